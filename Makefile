@@ -1,0 +1,26 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+NPM_STAMP := node_modules/.installed
+
+.PHONY: run test build typecheck clean bench
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+build: $(NPM_STAMP)
+	npx tsc -p tsconfig.json
+
+typecheck: $(NPM_STAMP)
+	npx tsc -p tsconfig.test.json
+
+run: build
+	node dist/server.js
+
+test: build typecheck
+	bash scripts/test.sh
+
+bench: build
+	node dist-bench/run.js 2>/dev/null || npx tsc -p bench/tsconfig.json && node dist-bench/bench/run.js
+
+clean:
+	rm -rf dist dist-bench .tap coverage

@@ -1,0 +1,165 @@
+-- The whole schema, applied idempotently at every start-up (see src/db.ts).
+-- Changes after the first release go through numbered migrations on PRAGMA user_version,
+-- never by editing a CREATE TABLE here alone.
+--
+-- Identifiers are UUID strings. Timestamps are ISO 8601 UTC strings (sortable as text).
+-- Messages also carry an integer `seq` (the rowid) that orders history and backs paging.
+
+CREATE TABLE IF NOT EXISTS users (
+  id            TEXT PRIMARY KEY,
+  username      TEXT NOT NULL UNIQUE COLLATE NOCASE, -- `Alice` cannot impersonate `alice`
+  password_hash TEXT NOT NULL,
+  is_admin      INTEGER NOT NULL DEFAULT 0,
+  standing      INTEGER NOT NULL DEFAULT 0 CHECK (standing BETWEEN 0 AND 4),
+  email         TEXT,
+  email_verified INTEGER NOT NULL DEFAULT 0,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
+
+CREATE TABLE IF NOT EXISTS servers (
+  id         TEXT PRIMARY KEY,
+  name       TEXT NOT NULL,
+  owner_id   TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS channels (
+  id         TEXT PRIMARY KEY,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name       TEXT NOT NULL,
+  position   INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (server_id, name COLLATE NOCASE)
+);
+
+CREATE TABLE IF NOT EXISTS roles (
+  id                TEXT PRIMARY KEY,
+  server_id         TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name              TEXT NOT NULL,
+  full_server_admin INTEGER NOT NULL DEFAULT 0,
+  created_at        TEXT NOT NULL,
+  UNIQUE (server_id, name COLLATE NOCASE)
+);
+
+-- One row per member; role_id is the member's custom role (at most one, set by PUT .../role).
+CREATE TABLE IF NOT EXISTS members (
+  server_id TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role_id   TEXT REFERENCES roles (id) ON DELETE SET NULL,
+  joined_at TEXT NOT NULL,
+  PRIMARY KEY (server_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
+
+CREATE TABLE IF NOT EXISTS invites (
+  token      TEXT PRIMARY KEY,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  created_by TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+
+-- A friendship is an accepted request. A rejected request is deleted so it can be sent again.
+CREATE TABLE IF NOT EXISTS friend_requests (
+  id          TEXT PRIMARY KEY,
+  from_user   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  to_user     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'accepted')),
+  -- the unordered pair, so one row at most exists between two users in either direction
+  pair_key    TEXT NOT NULL UNIQUE,
+  created_at  TEXT NOT NULL,
+  accepted_at TEXT
+);
+CREATE INDEX IF NOT EXISTS friend_requests_to ON friend_requests (to_user, status);
+CREATE INDEX IF NOT EXISTS friend_requests_from ON friend_requests (from_user, status);
+
+CREATE TABLE IF NOT EXISTS conversations (
+  id         TEXT PRIMARY KEY,
+  kind       TEXT NOT NULL CHECK (kind IN ('dm', 'group')),
+  name       TEXT,
+  -- for a DM, the unordered pair of its two users: the same DM whoever opens it
+  dm_key     TEXT UNIQUE,
+  created_by TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS conversation_members (
+  conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+  user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  PRIMARY KEY (conversation_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS conversation_members_by_user ON conversation_members (user_id);
+
+-- A message lives in exactly one container: a channel or a conversation.
+CREATE TABLE IF NOT EXISTS messages (
+  seq             INTEGER PRIMARY KEY,
+  id              TEXT NOT NULL UNIQUE,
+  channel_id      TEXT REFERENCES channels (id) ON DELETE CASCADE,
+  conversation_id TEXT REFERENCES conversations (id) ON DELETE CASCADE,
+  author_id       TEXT NOT NULL REFERENCES users (id),
+  content         TEXT NOT NULL,
+  -- kept when the target is deleted, so a reply can still say what it answered
+  reply_to        TEXT,
+  created_at      TEXT NOT NULL,
+  edited_at       TEXT,
+  CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
+);
+CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, seq) WHERE conversation_id IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS reactions (
+  message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  emoji       TEXT NOT NULL,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at  TEXT NOT NULL,
+  PRIMARY KEY (message_seq, emoji, user_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS attachments (
+  id           TEXT PRIMARY KEY,
+  message_seq  INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  name         TEXT NOT NULL,
+  content_type TEXT NOT NULL,
+  size         INTEGER NOT NULL,
+  preview_kind TEXT NOT NULL CHECK (preview_kind IN ('code', 'image', 'audio', 'video')),
+  position     INTEGER NOT NULL,
+  created_at   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (message_seq, position);
+
+-- Email tokens are stored only as SHA-256 hashes; the link carries the token itself.
+CREATE TABLE IF NOT EXISTS email_tokens (
+  token_hash TEXT PRIMARY KEY,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  purpose    TEXT NOT NULL CHECK (purpose IN ('verify', 'reset')),
+  email      TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS email_tokens_by_user ON email_tokens (user_id, purpose);
+
+CREATE TABLE IF NOT EXISTS warnings (
+  id         TEXT PRIMARY KEY,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  issued_by  TEXT NOT NULL REFERENCES users (id),
+  reason     TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS warnings_by_user ON warnings (user_id, created_at);
+
+-- A report keeps a JSON snapshot of its target, taken when filed, so deletions and edits
+-- cannot hide what was reported. target is not a foreign key for the same reason.
+CREATE TABLE IF NOT EXISTS reports (
+  id          TEXT PRIMARY KEY,
+  reporter_id TEXT NOT NULL REFERENCES users (id),
+  type        TEXT NOT NULL CHECK (type IN ('user', 'server', 'server_message', 'conversation_message')),
+  target      TEXT NOT NULL,
+  reason      TEXT NOT NULL,
+  snapshot    TEXT NOT NULL,
+  status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'resolved')),
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT,
+  updated_by  TEXT REFERENCES users (id)
+);
+CREATE INDEX IF NOT EXISTS reports_queue ON reports (status, created_at);

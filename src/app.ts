@@ -1,0 +1,212 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { type AuthLevel, type User, authenticate, clientAddress, isCrossSite } from './auth';
+import { type Clock, systemClock, MINUTE } from './clock';
+import { type Config, prepareDataDir } from './config';
+import { type DB, openDatabase } from './db';
+import { type Body, mediaType, readForm, readJson } from './http/body';
+import { HttpError } from './http/errors';
+import { type Reply, send, sendError, setBaseHeaders, redirect } from './http/respond';
+import { compile, match } from './http/router';
+import { type Limits, createLimits } from './limits';
+import { type Session, SessionStore } from './sessions';
+import { type StaticFiles, indexStaticFiles } from './static';
+import { type UserStore, createUserStore, grantConfiguredAdmins } from './accounts';
+import { type Mailer, createMailer } from './mail';
+import { type Hub, createHub } from './realtime';
+import { buildRoutes } from './routes';
+
+export interface App {
+  config: Config;
+  clock: Clock;
+  db: DB;
+  log: (line: string) => void;
+  sessions: SessionStore;
+  users: UserStore;
+  limits: Limits;
+  mailer: Mailer;
+  hub: Hub;
+  staticFiles: StaticFiles;
+}
+
+/**
+ * How a route takes its body:
+ * - none: the body is not read.
+ * - json: application/json only (415 otherwise), parsed into ctx.body.
+ * - auth-form: JSON, or a browser form (x-www-form-urlencoded) answered with redirects.
+ * - message: JSON or multipart; the handler reads it (uploads stream to disk).
+ */
+export type BodyKind = 'none' | 'json' | 'auth-form' | 'message';
+
+export interface Ctx<U extends User | null = User> {
+  app: App;
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  user: U;
+  session: U extends User ? Session : Session | undefined;
+  body: Body;
+  /** The request came from a browser form: answer with redirects, not JSON. */
+  form: boolean;
+  client: string;
+}
+
+interface RouteBase {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: BodyKind;
+}
+export type Route =
+  | (RouteBase & { auth: 'none'; handler: (ctx: Ctx<User | null>) => Reply | Promise<Reply> })
+  | (RouteBase & { auth?: Exclude<AuthLevel, 'none'>; handler: (ctx: Ctx<User>) => Reply | Promise<Reply> });
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  mailer?: Mailer;
+  log?: (line: string) => void;
+}
+
+export interface RunningApp {
+  app: App;
+  server: http.Server;
+  /** Stops accepting, lets in-flight requests finish (bounded), closes sockets and the database. */
+  close(): Promise<void>;
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Builds an unstarted server: the caller listens (src/server.ts on PORT, tests on port 0). */
+export function createApp(options: AppOptions): RunningApp {
+  const { config } = options;
+  prepareDataDir(config.dataDir);
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const db = openDatabase(path.join(config.dataDir, 'chat.db'));
+  const users = createUserStore(db);
+  grantConfiguredAdmins(db, config.adminUsers);
+  const app = {
+    config,
+    clock,
+    db,
+    log,
+    users,
+    sessions: new SessionStore(clock),
+    limits: createLimits(clock, config.rateLimit),
+    staticFiles: indexStaticFiles(path.join(__dirname, '..', 'static')),
+  } as App;
+  app.mailer = options.mailer ?? createMailer(app);
+  app.hub = createHub(app);
+  app.sessions.onEnd = (session) => app.hub.endSession(session.token);
+
+  const table = compile(buildRoutes(app));
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    // Queries can carry tokens (verify links): the log line has the path only.
+    res.on('finish', () => log(`${method} ${pathname} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`));
+    setBaseHeaders(res);
+    let route: Route | undefined;
+    try {
+      if (STATE_CHANGING.has(method) && isCrossSite(req, config.baseUrl)) {
+        throw new HttpError(403, 'cross-site request refused');
+      }
+      const found = match(table, method, pathname);
+      if (found === null) {
+        if ((method === 'GET' || method === 'HEAD') && app.staticFiles.serve(pathname, req, res)) return;
+        throw new HttpError(404, 'not found');
+      }
+      if ('allow' in found) {
+        throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
+      }
+      route = found.route;
+      const { session, user } = authenticate(app, req, route.auth ?? 'user');
+      const ctx = {
+        app,
+        req,
+        res,
+        params: found.params,
+        query: new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)),
+        user,
+        session,
+        body: Object.create(null) as Body,
+        form: false,
+        client: clientAddress(req, config.trustProxy),
+      };
+      await readBody(ctx, route.body ?? 'none');
+      const reply = await (route.handler as (ctx: Ctx<User | null>) => Reply | Promise<Reply>)(ctx);
+      send(res, reply, method === 'HEAD');
+    } catch (err) {
+      if (err instanceof HttpError && err.status < 500 && err.status !== 403 && isFormPost(req, route)) {
+        // Browser forms land back on the page with a readable reason, never a plain-text page.
+        send(res, redirect(`/?error=${encodeURIComponent(err.message)}`));
+        return;
+      }
+      sendError(res, err, log);
+    }
+  }
+
+  const server = http.createServer((req, res) => void handle(req, res));
+  // A slow-loris client is cut off after 15 s of header dribbling; a whole request (a 25 MiB
+  // upload on a slow link) may take 15 minutes; an idle socket is closed after a minute.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 15 * MINUTE;
+  server.keepAliveTimeout = 5_000;
+  server.timeout = MINUTE;
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => app.hub.handleUpgrade(req, socket, head));
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  const sweeper = setInterval(() => app.sessions.sweep(), 10 * MINUTE);
+  sweeper.unref();
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      clearInterval(sweeper);
+      app.hub.close();
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        app.mailer.close?.();
+        db.close();
+        resolve();
+      });
+      server.closeIdleConnections();
+    }));
+
+  return { app, server, close };
+}
+
+function isFormPost(req: IncomingMessage, route: Route | undefined): boolean {
+  return route?.body === 'auth-form' && mediaType(req) === 'application/x-www-form-urlencoded';
+}
+
+async function readBody(ctx: Ctx<User | null>, kind: BodyKind): Promise<void> {
+  if (kind === 'none' || kind === 'message') return;
+  if (kind === 'auth-form') {
+    if (mediaType(ctx.req) === 'application/x-www-form-urlencoded') {
+      ctx.form = true;
+      ctx.body = await readForm(ctx.req);
+      return;
+    }
+    // Logout from an API client has no body at all.
+    if (!hasBody(ctx.req)) return;
+  }
+  ctx.body = await readJson(ctx.req);
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}

@@ -1,0 +1,82 @@
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './http/errors';
+import { SUSPENDED, SUSPENDED_REASON } from './standing';
+import { SESSION_ABSOLUTE_MS, type Session } from './sessions';
+import type { App } from './app';
+
+/** The signed-in user as every handler sees it, read fresh from the database per request. */
+export interface User {
+  id: string;
+  username: string;
+  isAdmin: boolean;
+  standing: number;
+}
+
+/**
+ * Who may call a route:
+ * - none: anyone; a valid session is still read if present.
+ * - user: a session and an account that is not suspended (the default).
+ * - account: a session, suspended accounts included (GET /api/account, logout, account pages).
+ * - admin: a session, not suspended, and is_admin.
+ */
+export type AuthLevel = 'none' | 'user' | 'account' | 'admin';
+
+export const SESSION_COOKIE = 'app_session';
+
+export function readCookie(req: IncomingMessage, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export function sessionCookie(app: App, token: string): string {
+  const secure = app.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_ABSOLUTE_MS / 1000}${secure}`;
+}
+
+export const CLEARED_SESSION_COOKIE = `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`;
+
+/** Resolves the request's session and user and enforces the route's level (401, then 403). */
+export function authenticate(
+  app: App,
+  req: IncomingMessage,
+  level: AuthLevel,
+): { session: Session | undefined; user: User | null } {
+  const session = app.sessions.get(readCookie(req, SESSION_COOKIE));
+  const user = session ? app.users.byId(session.userId) : null;
+  if (level === 'none') return { session, user };
+  if (!session || !user) throw new HttpError(401, 'sign in required');
+  if (level !== 'account' && user.standing >= SUSPENDED) throw new HttpError(403, SUSPENDED_REASON);
+  if (level === 'admin' && !user.isAdmin) throw new HttpError(403, 'administrator access required');
+  return { session, user };
+}
+
+/** The client's address: the socket's, or the first X-Forwarded-For hop when TRUST_PROXY is on. */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-for'];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0].trim();
+    if (first) return first;
+  }
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/**
+ * Cross-site request defence. A browser sends Origin on cross-origin POSTs and on every
+ * fetch; Sec-Fetch-Site on modern browsers. Either one naming another site means a page
+ * elsewhere is trying to act with this user's cookie (CSRF, cross-site WebSocket hijacking).
+ * Requests with neither header (curl, API clients) carry no ambient credentials risk.
+ */
+export function isCrossSite(req: IncomingMessage, baseUrl: string): boolean {
+  if (req.headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  if (origin === new URL(baseUrl).origin) return false;
+  // The host the browser actually used (a LAN address rather than BASE_URL) is same-origin too.
+  const host = req.headers.host;
+  return !host || (origin !== `http://${host}` && origin !== `https://${host}`);
+}

@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Everything the environment can set. Only src/server.ts and src/cli.ts read process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  smtpUrl: string | null;
+  mailFrom: string;
+  adminUsers: string[];
+  trustProxy: boolean;
+  rateLimit: boolean;
+}
+
+/** A bad setting: start-up stops with this one-line reason. */
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
+  }
+  const host = env.HOST || '0.0.0.0';
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  let parsedBase: URL;
+  try {
+    parsedBase = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  }
+  if (parsedBase.protocol !== 'http:' && parsedBase.protocol !== 'https:') {
+    throw new ConfigError(`BASE_URL must start with http:// or https://, got "${baseUrl}"`);
+  }
+  const smtpUrl = env.SMTP_URL || null;
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  }
+  const onOff = (name: string, fallback: boolean): boolean => {
+    const value = (env[name] ?? '').toLowerCase();
+    if (value === '') return fallback;
+    if (['1', 'true', 'on', 'yes'].includes(value)) return true;
+    if (['0', 'false', 'off', 'no'].includes(value)) return false;
+    throw new ConfigError(`${name} must be on or off, got "${env[name]}"`);
+  };
+  return {
+    port,
+    host,
+    dataDir,
+    baseUrl,
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || `chat <no-reply@${parsedBase.hostname}>`,
+    adminUsers: (env.ADMIN_USERS ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+    trustProxy: onOff('TRUST_PROXY', false),
+    rateLimit: onOff('RATE_LIMIT', true),
+  };
+}
+
+/** Creates DATA_DIR if needed and proves it is writable, so a bad one fails at start, not at first upload. */
+export function prepareDataDir(dataDir: string): void {
+  try {
+    fs.mkdirSync(path.join(dataDir, 'uploads'), { recursive: true });
+    const probe = path.join(dataDir, `.write-test-${process.pid}`);
+    fs.writeFileSync(probe, '');
+    fs.unlinkSync(probe);
+  } catch (err) {
+    throw new ConfigError(`DATA_DIR ${dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}

@@ -1,0 +1,47 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type DB = Database.Database;
+
+/**
+ * Numbered migrations for changes after the first schema. Entry N moves a database from
+ * user_version N to N + 1. schema.sql always holds the latest full schema, so a new
+ * database runs schema.sql and is stamped with the latest version directly.
+ */
+const MIGRATIONS: ((db: DB) => void)[] = [];
+export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
+
+const SCHEMA_FILE = path.join(__dirname, '..', 'schema.sql');
+
+export function openDatabase(file: string): DB {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // NORMAL under WAL: a power cut can lose the last commits but never corrupts the file;
+  // FULL would fsync every message send, the hottest write we have.
+  db.pragma('synchronous = NORMAL');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: DB): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version === 0) {
+    db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    return;
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`database schema version ${version} is newer than this program (${SCHEMA_VERSION})`);
+  }
+  for (let v = version; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      MIGRATIONS[v - 1](db);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  // Idempotent: CREATE ... IF NOT EXISTS adds anything missing without touching data.
+  db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+}

@@ -1,0 +1,35 @@
+import { type Clock, MINUTE, HOUR, SECOND } from './clock';
+import { RateLimiter } from './ratelimit';
+
+/**
+ * Every rate limit of the service, with its default (README "Rate limits").
+ * RATE_LIMIT=off builds them all disabled.
+ */
+export const LIMIT_POLICIES = {
+  /** Failed logins per account: 5, then one more every minute. */
+  loginFailuresPerAccount: { burst: 5, refillMs: MINUTE },
+  /** Failed logins per client address: 20, then one more every 30 s. */
+  loginFailuresPerClient: { burst: 20, refillMs: 30 * SECOND },
+  /** Registrations per client address: 10, then one every 6 minutes. */
+  registrationsPerClient: { burst: 10, refillMs: 6 * MINUTE },
+  /** Verification and reset emails per address: 3, then one every 20 minutes. */
+  emailsPerAddress: { burst: 3, refillMs: 20 * MINUTE },
+  /** Verification and reset emails per client address: 10, then one every 6 minutes. */
+  emailsPerClient: { burst: 10, refillMs: 6 * MINUTE },
+  /** Messages per user: a burst of 20 for fast typing, then 2 per second. */
+  messagesPerUser: { burst: 20, refillMs: 500 },
+  /** Friend requests per user: 20, then one every 3 minutes. */
+  friendRequestsPerUser: { burst: 20, refillMs: 3 * MINUTE },
+  /** Reports per user: 10, then one every 6 minutes (60 an hour at most after the burst). */
+  reportsPerUser: { burst: 10, refillMs: HOUR / 10 },
+} as const;
+
+export type Limits = { -readonly [K in keyof typeof LIMIT_POLICIES]: RateLimiter };
+
+export function createLimits(clock: Clock, enabled: boolean): Limits {
+  const limits = {} as Limits;
+  for (const [name, policy] of Object.entries(LIMIT_POLICIES)) {
+    limits[name as keyof Limits] = new RateLimiter(name, policy, clock, enabled);
+  }
+  return limits;
+}

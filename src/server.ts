@@ -1,0 +1,33 @@
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config';
+
+/** The entry point: the only place that reads the environment, listens and handles signals. */
+function main(): void {
+  let running;
+  try {
+    const config = loadConfig(process.env);
+    running = createApp({ config });
+  } catch (err) {
+    const reason = err instanceof ConfigError ? err.message : `cannot start: ${(err as Error).message}`;
+    console.error(reason);
+    process.exit(1);
+  }
+  const { server, close, app } = running;
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    console.error(`cannot listen on ${app.config.host}:${app.config.port}: ${err.code ?? err.message}`);
+    process.exit(1);
+  });
+  server.listen(app.config.port, app.config.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : app.config.port;
+    console.log(`chat listening on http://${app.config.host}:${port} (data in ${app.config.dataDir}, links to ${app.config.baseUrl})`);
+  });
+  const stop = (signal: string) => {
+    console.log(`${signal}: finishing in-flight requests, then closing the database`);
+    close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main();

@@ -1,0 +1,5 @@
+import type { App, Route } from './app';
+
+export function uploadsRoutes(_app: App): Route[] {
+  return [];
+}

@@ -1,0 +1,83 @@
+import { badRequest } from './http/errors';
+import type { Body } from './http/body';
+import { isUuid } from './http/router';
+
+/** Field readers for request bodies: each returns the typed value or throws a 400 naming the field. */
+
+// Control characters other than tab and newline have no place in names or messages.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+export function text(body: Body, key: string, opts: { min?: number; max: number; trim?: boolean; multiline?: boolean }): string {
+  const raw = body[key];
+  if (typeof raw !== 'string') throw badRequest(`${key} must be a string`);
+  const value = opts.trim === false ? raw : raw.trim();
+  const min = opts.min ?? 1;
+  const length = [...value].length;
+  if (length < min) throw badRequest(min === 1 ? `${key} must not be empty` : `${key} must be at least ${min} characters`);
+  if (length > opts.max) throw badRequest(`${key} must be at most ${opts.max} characters`);
+  if (CONTROL.test(value) || (!opts.multiline && /[\r\n\t]/.test(value))) {
+    throw badRequest(`${key} contains control characters`);
+  }
+  return value;
+}
+
+export function bool(body: Body, key: string): boolean {
+  const value = body[key];
+  if (typeof value !== 'boolean') throw badRequest(`${key} must be true or false`);
+  return value;
+}
+
+export function integer(body: Body, key: string, min: number, max: number): number {
+  const value = body[key];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw badRequest(`${key} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+export function uuid(body: Body, key: string): string {
+  const value = body[key];
+  if (!isUuid(value)) throw badRequest(`${key} must be a UUID`);
+  return value.toLowerCase();
+}
+
+export function optionalUuid(body: Body, key: string): string | null {
+  const value = body[key];
+  if (value === undefined || value === null || value === '') return null;
+  return uuid(body, key);
+}
+
+export function oneOf<T extends string>(body: Body, key: string, allowed: readonly T[]): T {
+  const value = body[key];
+  if (typeof value !== 'string' || !allowed.includes(value as T)) {
+    throw badRequest(`${key} must be one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+export function stringArray(body: Body, key: string, min: number, max: number): string[] {
+  const value = body[key];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw badRequest(`${key} must be an array of strings`);
+  }
+  if (value.length < min || value.length > max) {
+    throw badRequest(min === max ? `${key} must hold exactly ${min}` : `${key} must hold ${min} to ${max} entries`);
+  }
+  return value as string[];
+}
+
+/** Paging query: `?limit=` defaults to 50, at most 100. */
+export function limitParam(query: URLSearchParams, fallback = 50, max = 100): number {
+  const raw = query.get('limit');
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > max) throw badRequest(`limit must be an integer from 1 to ${max}`);
+  return value;
+}
+
+export function uuidParam(query: URLSearchParams, key: string): string | null {
+  const raw = query.get(key);
+  if (raw === null || raw === '') return null;
+  if (!isUuid(raw)) throw badRequest(`${key} must be a UUID`);
+  return raw.toLowerCase();
+}

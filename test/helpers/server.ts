@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createApp, type App, type AppOptions } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import type { Clock } from '../../src/clock';
+
+/** A clock the tests move by hand. */
+export class FakeClock implements Clock {
+  constructor(public ms = Date.parse('2026-01-01T00:00:00Z')) {}
+  now(): number {
+    return this.ms;
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface TestServer {
+  url: string;
+  app: App;
+  dataDir: string;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real server on port 0 with a temporary data directory.
+ * Rate limits are off unless a test turns them on with env RATE_LIMIT=on.
+ */
+export async function startServer(
+  opts: { env?: Record<string, string>; clock?: Clock; mailer?: AppOptions['mailer']; config?: Partial<Config> } = {},
+): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
+  const config = { ...loadConfig({ RATE_LIMIT: 'off', DATA_DIR: dataDir, ...opts.env }), ...opts.config };
+  const logs: string[] = [];
+  const running = createApp({ config, clock: opts.clock, mailer: opts.mailer, log: (line) => logs.push(line) });
+  await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
+  const port = (running.server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  // Absolute links (invites, emails) point at the real test port unless a test set BASE_URL.
+  if (!opts.env?.BASE_URL && !opts.config?.baseUrl) running.app.config.baseUrl = url;
+  return {
+    url,
+    app: running.app,
+    dataDir,
+    logs,
+    close: async () => {
+      await running.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
