@@ -15,6 +15,9 @@ import { type StaticFiles, indexStaticFiles } from './static';
 import { type UserStore, createUserStore, grantConfiguredAdmins } from './accounts';
 import { type Mailer, createMailer } from './mail';
 import { type Hub, createHub } from './realtime';
+import { type Permissions, createPermissions } from './permissions';
+import { type MessageStore, createMessageStore } from './messages';
+import { type UploadStore, createUploadStore } from './uploads';
 import { buildRoutes } from './routes';
 
 export interface App {
@@ -28,6 +31,9 @@ export interface App {
   mailer: Mailer;
   hub: Hub;
   staticFiles: StaticFiles;
+  perms: Permissions;
+  messages: MessageStore;
+  uploads: UploadStore;
 }
 
 /**
@@ -97,9 +103,12 @@ export function createApp(options: AppOptions): RunningApp {
     sessions: new SessionStore(clock),
     limits: createLimits(clock, config.rateLimit),
     staticFiles: indexStaticFiles(path.join(__dirname, '..', 'static')),
+    perms: createPermissions(db),
   } as App;
   app.mailer = options.mailer ?? createMailer(app);
   app.hub = createHub(app);
+  app.uploads = createUploadStore(app);
+  app.messages = createMessageStore(app);
   app.sessions.onEnd = (session) => app.hub.endSession(session.token);
 
   const table = compile(buildRoutes(app));

@@ -16,8 +16,8 @@ export interface Hub {
   publish(container: Container, event: LiveEvent): void;
   /** Closes every socket opened with this session (logout, expiry, password reset). */
   endSession(token: string): void;
-  /** Closes a user's sockets: all of them, or those of one container (removed member). */
-  dropUser(userId: string, container?: Container): void;
+  /** Closes a user's sockets: all of them (suspension), or those of one server or conversation (removal). */
+  dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   close(): void;
 }

@@ -24,7 +24,7 @@ export class Client {
     if (this.cookie) h.cookie = this.cookie;
     if (body !== undefined) {
       if (typeof body === 'string' || body instanceof FormData || body instanceof URLSearchParams) {
-        init.body = body as BodyInit;
+        init.body = body as RequestInit['body'];
       } else {
         init.body = JSON.stringify(body);
         h['content-type'] ??= 'application/json';
