@@ -49,16 +49,19 @@ export interface MessageRecord {
   edited_at: string | null;
 }
 
-const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
-const PICTOGRAPHIC = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u;
+// One emoji, built the way Unicode builds them (UTS #51): a pictograph with an optional
+// variation selector or skin tone and optional tag characters (subdivision flags), possibly
+// joined to more of the same by ZWJ; or a flag (two regional indicators); or a keycap.
+// Anything else, such as text, two emoji, or an emoji under stacked combining marks, is not one.
+const PICTOGRAPH = String.raw`\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?(?:[\u{E0020}-\u{E007E}]+\u{E007F})?`;
+const ONE_EMOJI = new RegExp(
+  String.raw`^(?:\p{Regional_Indicator}{2}|[0-9#*]\uFE0F?\u20E3|${PICTOGRAPH}(?:\u200D${PICTOGRAPH})*)$`,
+  'u',
+);
 
-/** One emoji: a single grapheme that is pictographic (flags, keycaps and ZWJ sequences included). */
+/** One emoji (flags, keycaps and ZWJ sequences included), at most MAX_EMOJI_UTF16 code units. */
 export function isEmoji(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_EMOJI_UTF16) return false;
-  if (/\s/.test(value)) return false;
-  let graphemes = 0;
-  for (const _ of segmenter.segment(value)) if (++graphemes > 1) return false;
-  return PICTOGRAPHIC.test(value);
+  return typeof value === 'string' && value.length <= MAX_EMOJI_UTF16 && ONE_EMOJI.test(value);
 }
 
 interface MessageRow {
