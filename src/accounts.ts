@@ -111,8 +111,14 @@ export function accountRoutes(app: import('./app').App): Route[] {
         if (credentialsByUsername.get(username)) throw conflict('username is already taken');
         const hash = await hashPassword(password);
         const id = crypto.randomUUID();
-        // The unique index still decides a race between two registrations: it maps to 409.
-        insertUser.run(id, username, hash, adminNames.has(username.toLowerCase()) ? 1 : 0, iso(app.clock.now()));
+        // The unique index decides a race between two registrations that both passed the check
+        // above while hashing. Thrown as our 409 so a browser form still gets its redirect.
+        try {
+          insertUser.run(id, username, hash, adminNames.has(username.toLowerCase()) ? 1 : 0, iso(app.clock.now()));
+        } catch (err) {
+          if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('username is already taken');
+          throw err;
+        }
         return ctx.form ? redirect('/?registered=1') : created({ user_id: id });
       },
     },
@@ -133,13 +139,16 @@ export function accountRoutes(app: import('./app').App): Route[] {
         const accountKey = username.toLowerCase();
         app.limits.loginFailuresPerAccount.check(accountKey, 'failed logins for this account');
         app.limits.loginFailuresPerClient.check(ctx.client, 'failed logins from this address');
+        // Every attempt counts as a failure before the slow hash check, in the same tick as the
+        // check above: otherwise parallel guesses would all pass the check before any failure
+        // was recorded. A success gives the tokens back, so it never spends the budget.
+        app.limits.loginFailuresPerAccount.spend(accountKey);
+        app.limits.loginFailuresPerClient.spend(ctx.client);
         const row = USERNAME_RULE.test(username) ? credentialsByUsername.get(username) : undefined;
         const { ok, rehash } = await verifyPassword(row?.password_hash, password);
-        if (!ok || !row) {
-          app.limits.loginFailuresPerAccount.spend(accountKey);
-          app.limits.loginFailuresPerClient.spend(ctx.client);
-          throw new HttpError(401, 'invalid username or password');
-        }
+        if (!ok || !row) throw new HttpError(401, 'invalid username or password');
+        app.limits.loginFailuresPerAccount.refund(accountKey);
+        app.limits.loginFailuresPerClient.refund(ctx.client);
         if (rehash) updatePasswordHash.run(await hashPassword(password), row.id);
         const session = app.sessions.create(row.id);
         ctx.res.setHeader('Set-Cookie', sessionCookie(app, session.token));

@@ -62,6 +62,15 @@ export class RateLimiter {
     bucket.tokens = Math.max(bucket.tokens - 1, -this.policy.burst);
   }
 
+  /** Gives back a token spent by `spend` (an attempt counted up front that turned out fine). */
+  refund(key: string): void {
+    if (!this.enabled) return;
+    const bucket = this.refill(key);
+    if (!bucket) return;
+    bucket.tokens += 1;
+    if (bucket.tokens >= this.policy.burst) this.buckets.delete(key);
+  }
+
   get size(): number {
     return this.buckets.size;
   }
