@@ -56,7 +56,7 @@ export function moderationRoutes(app: App): Route[] {
   // Pending first, then newest first.
   const reportQueue = db.prepare<[string | null, string | null, number, number], ReportRow>(
     `SELECT ${REPORT_COLUMNS} WHERE (? IS NULL OR r.status = ?)
-      ORDER BY r.status = 'pending' DESC, r.created_at DESC, r.id LIMIT ? OFFSET ?`,
+      ORDER BY r.status = 'pending' DESC, r.created_at DESC, r.rowid DESC LIMIT ? OFFSET ?`,
   );
   const setReportStatus = db.prepare('UPDATE reports SET status = ?, updated_at = ?, updated_by = ? WHERE id = ?');
   const serverSnapshot = db.prepare<[string], { server_id: string; name: string; owner_id: string; owner_username: string }>(
@@ -70,10 +70,10 @@ export function moderationRoutes(app: App): Route[] {
   const WARNING_COLUMNS = `w.id, w.user_id, u.username, iu.username AS issued_by, w.reason, w.created_at
     FROM warnings w JOIN users u ON u.id = w.user_id JOIN users iu ON iu.id = w.issued_by`;
   const warningsOfUsers = db.prepare<[string], WarningRow>(
-    `SELECT ${WARNING_COLUMNS} WHERE w.user_id IN (SELECT value FROM json_each(?)) ORDER BY w.created_at DESC`,
+    `SELECT ${WARNING_COLUMNS} WHERE w.user_id IN (SELECT value FROM json_each(?)) ORDER BY w.created_at DESC, w.rowid DESC`,
   );
   const warningsPage = db.prepare<[number, number], WarningRow>(
-    `SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.id LIMIT ? OFFSET ?`,
+    `SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.rowid DESC LIMIT ? OFFSET ?`,
   );
   const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
   const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
