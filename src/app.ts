@@ -68,11 +68,26 @@ export type Route =
   | (RouteBase & { auth: 'none'; handler: (ctx: Ctx<User | null>) => Reply | Promise<Reply> })
   | (RouteBase & { auth?: Exclude<AuthLevel, 'none'>; handler: (ctx: Ctx<User>) => Reply | Promise<Reply> });
 
+/**
+ * Connection timeouts, set deliberately rather than left to Node's defaults: a slow-loris
+ * client dribbling headers is cut off after `headersMs`; a whole request (a 25 MiB upload on a
+ * slow link) may take `requestMs`; a connection idle for `idleMs` is closed.
+ */
+export interface Timeouts {
+  headersMs: number;
+  requestMs: number;
+  idleMs: number;
+  keepAliveMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 15_000, requestMs: 15 * MINUTE, idleMs: MINUTE, keepAliveMs: 5_000 };
+
 export interface AppOptions {
   config: Config;
   clock?: Clock;
   mailer?: Mailer;
   log?: (line: string) => void;
+  timeouts?: Partial<Timeouts>;
 }
 
 export interface RunningApp {
@@ -162,13 +177,19 @@ export function createApp(options: AppOptions): RunningApp {
     }
   }
 
-  const server = http.createServer((req, res) => void handle(req, res));
-  // A slow-loris client is cut off after 15 s of header dribbling; a whole request (a 25 MiB
-  // upload on a slow link) may take 15 minutes; an idle socket is closed after a minute.
-  server.headersTimeout = 15_000;
-  server.requestTimeout = 15 * MINUTE;
-  server.keepAliveTimeout = 5_000;
-  server.timeout = MINUTE;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const server = http.createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // How often Node checks the two timeouts above; its default (30 s) would let a
+      // slow-loris client hold a connection twice as long as headersTimeout says.
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    (req, res) => void handle(req, res),
+  );
+  server.timeout = timeouts.idleMs;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => app.hub.handleUpgrade(req, socket, head));
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');

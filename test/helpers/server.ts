@@ -30,12 +30,24 @@ export interface TestServer {
  * Rate limits are off unless a test turns them on with env RATE_LIMIT=on.
  */
 export async function startServer(
-  opts: { env?: Record<string, string>; clock?: Clock; mailer?: AppOptions['mailer']; config?: Partial<Config> } = {},
+  opts: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    mailer?: AppOptions['mailer'];
+    config?: Partial<Config>;
+    timeouts?: AppOptions['timeouts'];
+  } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
   const config = { ...loadConfig({ RATE_LIMIT: 'off', DATA_DIR: dataDir, ...opts.env }), ...opts.config };
   const logs: string[] = [];
-  const running = createApp({ config, clock: opts.clock, mailer: opts.mailer, log: (line) => logs.push(line) });
+  const running = createApp({
+    config,
+    clock: opts.clock,
+    mailer: opts.mailer,
+    timeouts: opts.timeouts,
+    log: (line) => logs.push(line),
+  });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const port = (running.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
