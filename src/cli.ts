@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db';
@@ -24,7 +25,18 @@ function main(argv: string[]): number {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 2;
   }
-  const db = openDatabase(path.join(dataDir, 'chat.db'));
+  if (!fs.existsSync(path.join(dataDir, 'chat.db'))) {
+    // Opening would create an empty database: a mistyped DATA_DIR must not look like "no users".
+    console.error(`no database at ${path.join(dataDir, 'chat.db')}; set DATA_DIR to the server's data directory`);
+    return 1;
+  }
+  let db;
+  try {
+    db = openDatabase(path.join(dataDir, 'chat.db'));
+  } catch (err) {
+    console.error(`cannot open the database in ${dataDir}: ${(err as Error).message}`);
+    return 1;
+  }
   try {
     if (command === 'list') {
       const rows = db.prepare('SELECT username FROM users WHERE is_admin = 1 ORDER BY username').all() as { username: string }[];
