@@ -1,11 +1,15 @@
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { App } from './app';
-import type { Container } from './messages';
+import { authenticate, isCrossSite } from './auth';
+import { HttpError } from './http/errors';
+import { compile, match } from './http/router';
+import type { Container, Reaction } from './messages';
 
 /** A live event for the sockets of one container (channel or conversation). */
 export interface LiveEvent {
-  /** The JSON payload as seen by a recipient who has reacted with nothing. */
+  /** The JSON payload; its `reactions[].reacted` is rewritten per recipient when `reactors` is given. */
   payload: Record<string, unknown>;
   /** For message records: emoji -> ids of users who reacted, so `reacted` is set per recipient. */
   reactors?: Map<string, Set<string>>;
@@ -19,18 +23,238 @@ export interface Hub {
   /** Closes a user's sockets: all of them (suspension), or those of one server or conversation (removal). */
   dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Open sockets, for tests and the benchmark. */
+  readonly size: number;
   close(): void;
 }
 
-// Placeholder until the WebSocket issue: refuses upgrades, publishes nowhere.
-export function createHub(_app: App): Hub {
+/** Clients send nothing meaningful yet: a small cap stops ws's 100 MiB default from buffering junk. */
+export const WS_MAX_PAYLOAD_BYTES = 4 * 1024;
+export const HEARTBEAT_MS = 30_000;
+/** Past this many bytes queued for one socket, its reader is too slow: it is closed, not buffered for. */
+export const SLOW_CONSUMER_BYTES = 1024 * 1024;
+export const FLOOD_MAX_FRAMES = 50;
+export const FLOOD_WINDOW_MS = 10_000;
+/** At shutdown, sockets that have not finished the closing handshake by then are cut. */
+export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
+
+/** Close codes (RFC 6455 section 7.4; 4000-4999 are ours). Documented in docs/parts/80-realtime.md. */
+export const CLOSE = {
+  goingAway: { code: 1001, reason: 'server shutting down' },
+  policy: { code: 1008, reason: 'too many frames' },
+  sessionEnded: { code: 4001, reason: 'session ended' },
+  accessRemoved: { code: 4003, reason: 'access removed' },
+  tooSlow: { code: 4008, reason: 'too slow' },
+} as const;
+
+export interface HubOptions {
+  heartbeatMs: number;
+}
+
+/** Defaults read when a hub is created; tests shorten the heartbeat here before starting a server. */
+export const realtimeSettings: HubOptions = { heartbeatMs: HEARTBEAT_MS };
+
+interface Peer {
+  ws: WebSocket;
+  userId: string;
+  token: string;
+  container: Container;
+  /** Answered the last ping. */
+  alive: boolean;
+  frames: number;
+  windowStart: number;
+}
+
+type Index = Map<string, Set<Peer>>;
+
+const containerKey = (c: Container) => `${c.kind}:${c.id}`;
+
+function addTo(index: Index, key: string, peer: Peer): void {
+  const set = index.get(key) ?? new Set<Peer>();
+  index.set(key, set);
+  set.add(peer);
+}
+
+function removeFrom(index: Index, key: string, peer: Peer): void {
+  const set = index.get(key);
+  set?.delete(peer);
+  if (set?.size === 0) index.delete(key);
+}
+
+const SOCKET_ROUTES = compile([
+  { method: 'GET', path: '/api/channels/:channel_id/ws', kind: 'channel' as const },
+  { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
+]);
+
+export function createHub(app: App, options: HubOptions = realtimeSettings): Hub {
+  // Per-message deflate stays off (the default): it costs memory per socket and would make
+  // every socket compress its own copy of a frame we serialize once.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
+  const peers = new Set<Peer>();
+  const byContainer: Index = new Map();
+  const byToken: Index = new Map();
+  const byUser: Index = new Map();
+  let closing = false;
+
+  const heartbeat = setInterval(() => {
+    for (const peer of peers) {
+      if (!peer.alive) {
+        peer.ws.terminate();
+        continue;
+      }
+      peer.alive = false;
+      peer.ws.ping();
+    }
+  }, options.heartbeatMs);
+  heartbeat.unref();
+
+  /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
+  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> {
+    if (closing) throw new HttpError(503, 'server shutting down');
+    // A page on another site can open a WebSocket to us and the browser attaches our cookie:
+    // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
+    if (isCrossSite(req, app.config.baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const found = match(SOCKET_ROUTES, req.method ?? 'GET', q === -1 ? rawUrl : rawUrl.slice(0, q));
+    if (found === null) throw new HttpError(404, 'not found');
+    if ('allow' in found) throw new HttpError(405, 'method not allowed');
+    const { session, user } = authenticate(app, req, 'user');
+    const container =
+      found.route.kind === 'channel'
+        ? app.perms.requireChannelById(user!, found.params.channel_id).container
+        : app.perms.requireConversation(user!, found.params.conversation_id);
+    return { userId: user!.id, token: session!.token, container };
+  }
+
+  function connect(ws: WebSocket, target: ReturnType<typeof authorize>): void {
+    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: app.clock.now() };
+    peers.add(peer);
+    addTo(byContainer, containerKey(peer.container), peer);
+    addTo(byToken, peer.token, peer);
+    addTo(byUser, peer.userId, peer);
+    ws.on('pong', () => {
+      peer.alive = true;
+    });
+    // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
+    const countFrame = () => {
+      const now = app.clock.now();
+      if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
+        peer.windowStart = now;
+        peer.frames = 0;
+      }
+      if (++peer.frames > FLOOD_MAX_FRAMES) drop(peer, CLOSE.policy);
+    };
+    ws.on('message', countFrame);
+    ws.on('ping', countFrame);
+    // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
+    ws.on('error', (err) => app.log(`websocket error: ${err.message}`));
+    ws.on('close', () => {
+      peers.delete(peer);
+      removeFrom(byContainer, containerKey(peer.container), peer);
+      removeFrom(byToken, peer.token, peer);
+      removeFrom(byUser, peer.userId, peer);
+    });
+  }
+
+  /** Starts the closing handshake; the peer leaves the indexes when the socket is closed. */
+  function drop(peer: Peer, how: { code: number; reason: string }): void {
+    peer.ws.close(how.code, how.reason);
+  }
+
+  function send(peer: Peer, frame: Buffer): void {
+    // The check comes before the send so one event never pushes a healthy socket over.
+    if (peer.ws.bufferedAmount > SLOW_CONSUMER_BYTES) {
+      drop(peer, CLOSE.tooSlow);
+      return;
+    }
+    peer.ws.send(frame, { binary: false });
+  }
+
   return {
-    publish: () => {},
-    endSession: () => {},
-    dropUser: () => {},
-    handleUpgrade: (_req, socket) => {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    publish(container, { payload, reactors }) {
+      const recipients = byContainer.get(containerKey(container));
+      if (!recipients) return;
+      // One serialization per distinct set of "my reactions": recipients in the same group see
+      // the same bytes. Emojis never contain spaces, so the joined list is an unambiguous key.
+      const frames = new Map<string, Buffer>();
+      const reactions = (payload.reactions ?? []) as Reaction[];
+      for (const peer of recipients) {
+        if (peer.ws.readyState !== WebSocket.OPEN) continue;
+        const mine = reactors ? reactions.filter((r) => reactors.get(r.emoji)?.has(peer.userId)).map((r) => r.emoji) : [];
+        const key = mine.join(' ');
+        let frame = frames.get(key);
+        if (frame === undefined) {
+          const body = reactors ? { ...payload, reactions: reactions.map((r) => ({ ...r, reacted: mine.includes(r.emoji) })) } : payload;
+          frame = Buffer.from(JSON.stringify(body));
+          frames.set(key, frame);
+        }
+        send(peer, frame);
+      }
     },
-    close: () => {},
+
+    endSession(token) {
+      for (const peer of byToken.get(token) ?? []) drop(peer, CLOSE.sessionEnded);
+    },
+
+    dropUser(userId, where) {
+      for (const peer of byUser.get(userId) ?? []) {
+        const c = peer.container;
+        const inScope =
+          where === undefined ||
+          ('serverId' in where && c.kind === 'channel' && c.serverId === where.serverId) ||
+          ('conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
+        if (inScope) drop(peer, CLOSE.accessRemoved);
+      }
+    },
+
+    handleUpgrade(req, socket, head) {
+      const started = performance.now();
+      const path = (req.url ?? '/').split('?')[0];
+      const log = (status: number) => app.log(`${req.method} ${path} ${status} ${(performance.now() - started).toFixed(1)}ms`);
+      let target: ReturnType<typeof authorize>;
+      try {
+        target = authorize(req);
+      } catch (err) {
+        const status = err instanceof HttpError ? err.status : 500;
+        if (status === 500) app.log(`unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
+        refuse(socket, status, status === 500 ? 'internal server error' : (err as Error).message);
+        log(status);
+        return;
+      }
+      // ws answers a malformed handshake (bad key, wrong version) with its own 400.
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        connect(ws, target);
+        log(101);
+      });
+    },
+
+    get size() {
+      return peers.size;
+    },
+
+    close() {
+      closing = true;
+      clearInterval(heartbeat);
+      for (const peer of peers) drop(peer, CLOSE.goingAway);
+      const force = setTimeout(() => {
+        for (const peer of peers) peer.ws.terminate();
+      }, SHUTDOWN_CLOSE_GRACE_MS);
+      force.unref();
+    },
   };
+}
+
+/** An upgrade refused before any socket exists: a plain HTTP response, as for any request. */
+function refuse(socket: Duplex, status: number, reason: string): void {
+  const body = `${reason}\n`;
+  socket.on('error', () => socket.destroy());
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Content-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }
