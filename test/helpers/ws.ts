@@ -1,0 +1,109 @@
+import WebSocket from 'ws';
+import type { Client } from './client';
+
+/** Every wait is bounded: a missing event fails the test with a reason instead of hanging it. */
+export const WAIT_MS = 5_000;
+
+export interface Closed {
+  code: number;
+  reason: string;
+}
+
+/** A real `ws` client that queues what it receives, so tests can await events in order. */
+export interface LiveSocket {
+  ws: WebSocket;
+  /** The next frame, parsed as JSON. */
+  next<T = any>(timeoutMs?: number): Promise<T>;
+  /** Resolves when the server (or the network) closed the socket. */
+  closed(timeoutMs?: number): Promise<Closed>;
+  close(): void;
+}
+
+export interface SocketOptions {
+  /** Whose cookie to send; none for an anonymous handshake. */
+  client?: Client;
+  origin?: string;
+  /** false: the client never answers pings (a dead peer, for the heartbeat). */
+  autoPong?: boolean;
+}
+
+const wsUrl = (base: string, path: string) => base.replace(/^http/, 'ws') + path;
+
+function headersFor(opts: SocketOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (opts.client?.cookie) headers.cookie = opts.client.cookie;
+  if (opts.origin) headers.origin = opts.origin;
+  return headers;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Opens a socket and resolves once the handshake succeeded. */
+export async function openSocket(base: string, path: string, opts: SocketOptions = {}): Promise<LiveSocket> {
+  const ws = new WebSocket(wsUrl(base, path), { headers: headersFor(opts), autoPong: opts.autoPong ?? true });
+  const queue: unknown[] = [];
+  const waiters: ((value: unknown) => void)[] = [];
+  ws.on('message', (data) => {
+    const value = JSON.parse(data.toString());
+    const waiter = waiters.shift();
+    if (waiter) waiter(value);
+    else queue.push(value);
+  });
+  ws.on('error', () => {});
+  const closed = new Promise<Closed>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  await withTimeout(
+    new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused with ${res.statusCode}`)));
+      ws.once('error', reject);
+    }),
+    WAIT_MS,
+    `the handshake of ${path}`,
+  );
+  return {
+    ws,
+    next: <T>(timeoutMs = WAIT_MS) =>
+      withTimeout(
+        new Promise<T>((resolve) => {
+          if (queue.length) resolve(queue.shift() as T);
+          else waiters.push(resolve as (value: unknown) => void);
+        }),
+        timeoutMs,
+        `an event on ${path}`,
+      ),
+    closed: (timeoutMs = WAIT_MS) => withTimeout(closed, timeoutMs, `the close of ${path}`),
+    close: () => ws.close(),
+  };
+}
+
+/** Attempts a handshake expected to fail; resolves with the plain HTTP answer. */
+export async function refusedUpgrade(
+  base: string,
+  path: string,
+  opts: SocketOptions = {},
+): Promise<{ status: number; contentType: string | undefined; body: string }> {
+  const ws = new WebSocket(wsUrl(base, path), { headers: headersFor(opts) });
+  ws.on('error', () => {});
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      ws.once('open', () => {
+        ws.close();
+        reject(new Error(`upgrade of ${path} was accepted`));
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body }));
+      });
+    }),
+    WAIT_MS,
+    `the refusal of ${path}`,
+  );
+}
