@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import type { App, Route } from './app';
 import { DAY, iso } from './clock';
-import { badRequest, forbidden, notFound } from './http/errors';
+import { badRequest, conflict, forbidden, notFound } from './http/errors';
 import { HANDLED, created, json, noContent } from './http/respond';
 import { assertAllowed } from './standing';
-import { text } from './validate';
+import { bool, text } from './validate';
 
 export const INVITE_LIFETIME_MS = 7 * DAY;
 export const MAX_NAME_CHARS = 100;
@@ -32,6 +32,9 @@ export function serversRoutes(app: App): Route[] {
     `SELECT s.id, s.name, s.owner_id, s.created_at
        FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
   );
+  const channelByName = db.prepare<[string, string], { id: string }>(
+    'SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE',
+  );
   const channelById = db.prepare('SELECT id, server_id, name, position, created_at FROM channels WHERE id = ?');
   const channelsOfServer = db.prepare(
     'SELECT id, server_id, name, position, created_at FROM channels WHERE server_id = ? ORDER BY position',
@@ -58,7 +61,7 @@ export function serversRoutes(app: App): Route[] {
     'SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE',
   );
   const rolesOfServer = db.prepare<[string], { id: string; server_id: string; name: string; full_server_admin: number; created_at: string }>(
-    'SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE server_id = ? ORDER BY created_at, name',
+    'SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE server_id = ? ORDER BY created_at, rowid',
   );
   const setMemberRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
   const insertInvite = db.prepare(
@@ -142,6 +145,7 @@ export function serversRoutes(app: App): Route[] {
         const serverId = ctx.params.server_id;
         perms.requireServerAdmin(ctx.user, serverId, 'create channels');
         const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+        if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
         const id = crypto.randomUUID();
         insertChannel.run(id, serverId, name, serverId, iso(app.clock.now()));
         return created(channelById.get(id));
@@ -178,7 +182,7 @@ export function serversRoutes(app: App): Route[] {
       },
     },
     {
-      // GET /api/servers/{server_id}/roles: members only.
+      // GET /api/servers/{server_id}/roles: members only, in creation order.
       method: 'GET',
       path: '/api/servers/:server_id/roles',
       handler: (ctx) => {
@@ -188,7 +192,8 @@ export function serversRoutes(app: App): Route[] {
     },
     {
       // POST /api/servers/{server_id}/roles {name, full_server_admin}
-      // - Owner only; 201 role; full_server_admin defaults to false; 409 for a duplicate name.
+      // - Owner only; 201 role; full_server_admin (a boolean) defaults to false.
+      // - 409 for a name already used in the server (any case).
       method: 'POST',
       path: '/api/servers/:server_id/roles',
       body: 'json',
@@ -196,8 +201,8 @@ export function serversRoutes(app: App): Route[] {
         const serverId = ctx.params.server_id;
         perms.requireOwner(ctx.user, serverId, 'create roles');
         const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
-        const admin = ctx.body.full_server_admin ?? false;
-        if (typeof admin !== 'boolean') throw badRequest('full_server_admin must be true or false');
+        const admin = ctx.body.full_server_admin === undefined ? false : bool(ctx.body, 'full_server_admin');
+        if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
         const id = crypto.randomUUID();
         insertRole.run(id, serverId, name, admin ? 1 : 0, iso(app.clock.now()));
         return created(roleRecord(roleById.get(id)!));
