@@ -1,0 +1,56 @@
+/**
+ * The baseline for bench/fanout.ts: the textbook `ws` broadcast (serialize once, send to every
+ * client) with no sessions, database or permissions. POST /messages {content} answers 201 with
+ * a record shaped like ours and broadcasts it; any upgrade path is accepted.
+ * Prints "bare listening on http://127.0.0.1:PORT". Stops on SIGTERM.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 });
+
+const server = http.createServer((req, res) => {
+  if (req.method !== 'POST' || req.url !== '/messages') {
+    res.writeHead(404).end();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const { content } = JSON.parse(Buffer.concat(chunks).toString());
+    const id = crypto.randomUUID();
+    const record = {
+      id,
+      author_id: id,
+      author: { user_id: id, username: 'bare' },
+      content,
+      reply_to: null,
+      reply_preview: null,
+      attachments: [],
+      reactions: [],
+      created_at: new Date().toISOString(),
+      edited_at: null,
+    };
+    const data = JSON.stringify(record);
+    for (const client of wss.clients) client.send(data);
+    res.writeHead(201, { 'Content-Type': 'application/json' }).end(data);
+  });
+});
+
+server.on('upgrade', (req, socket, head) => {
+  socket.on('error', () => socket.destroy());
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    ws.on('error', () => {});
+  });
+});
+
+server.listen(0, '127.0.0.1', () => {
+  console.log(`bare listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+});
+
+process.once('SIGTERM', () => {
+  for (const client of wss.clients) client.terminate();
+  server.close(() => process.exit(0));
+});
