@@ -18,7 +18,8 @@ export interface Config {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
+  // Digits only: Number() would also take ' ' (0), '0x50' and '1e3'.
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : /^\d{1,5}$/.test(env.PORT) ? Number(env.PORT) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
   }

@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { ConfigError, loadConfig, prepareDataDir } from '../../src/config';
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({});
+  t.equal(config.port, 8080);
+  t.equal(config.host, '0.0.0.0');
+  t.equal(config.dataDir, path.resolve('./data'));
+  t.equal(config.baseUrl, 'http://localhost:8080');
+  t.equal(config.smtpUrl, null);
+  t.equal(config.mailFrom, 'chat <no-reply@localhost>');
+  t.same(config.adminUsers, []);
+  t.equal(config.trustProxy, false);
+  t.equal(config.rateLimit, true);
+});
+
+t.test('values are read from the environment', async (t) => {
+  const config = loadConfig({
+    PORT: '3000',
+    HOST: '127.0.0.1',
+    DATA_DIR: '/var/lib/chat',
+    BASE_URL: 'https://chat.example/',
+    SMTP_URL: 'smtps://u:p@mail.example',
+    ADMIN_USERS: ' alice, ,bob ,',
+    TRUST_PROXY: 'on',
+    RATE_LIMIT: 'OFF',
+  });
+  t.equal(config.port, 3000);
+  t.equal(config.host, '127.0.0.1');
+  t.equal(config.dataDir, '/var/lib/chat');
+  t.equal(config.baseUrl, 'https://chat.example', 'a trailing slash is dropped');
+  t.equal(config.mailFrom, 'chat <no-reply@chat.example>');
+  t.same(config.adminUsers, ['alice', 'bob']);
+  t.equal(config.trustProxy, true);
+  t.equal(config.rateLimit, false);
+  t.equal(loadConfig({ PORT: '0' }).port, 0, 'port 0 picks a free port');
+  t.equal(loadConfig({ PORT: '65535' }).port, 65535);
+});
+
+t.test('bad values are a ConfigError with a one-line reason', async (t) => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ PORT: '70000' }, /PORT must be an integer from 0 to 65535, got "70000"/],
+    [{ PORT: '65536' }, /PORT/],
+    [{ PORT: '-1' }, /PORT/],
+    [{ PORT: 'abc' }, /PORT/],
+    [{ PORT: '80.5' }, /PORT/],
+    [{ PORT: ' ' }, /PORT/],
+    [{ PORT: '0x50' }, /PORT/],
+    [{ PORT: '1e3' }, /PORT/],
+    [{ BASE_URL: 'not a url' }, /BASE_URL must be an absolute http\(s\) URL/],
+    [{ BASE_URL: 'chat.example' }, /BASE_URL/],
+    [{ BASE_URL: 'ftp://chat.example' }, /BASE_URL must start with http:\/\/ or https:\/\//],
+    [{ SMTP_URL: 'mail.example' }, /SMTP_URL/],
+    [{ RATE_LIMIT: 'sometimes' }, /RATE_LIMIT must be on or off/],
+    [{ TRUST_PROXY: '2' }, /TRUST_PROXY/],
+  ];
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), message, JSON.stringify(env));
+    try {
+      loadConfig(env);
+    } catch (err) {
+      t.ok(err instanceof ConfigError, 'a ConfigError');
+      t.notMatch((err as Error).message, /\n/, 'one line');
+    }
+  }
+});
+
+t.test('prepareDataDir creates the directory tree and refuses one it cannot write', async (t) => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-config-'));
+  t.teardown(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  const dir = path.join(scratch, 'new', 'data');
+  prepareDataDir(dir);
+  t.ok(fs.statSync(path.join(dir, 'uploads')).isDirectory());
+  t.same(fs.readdirSync(dir), ['uploads'], 'the write probe is removed');
+
+  const file = path.join(scratch, 'file');
+  fs.writeFileSync(file, '');
+  t.throws(() => prepareDataDir(file), { message: /DATA_DIR .* is not writable \(ENOTDIR\)/ });
+  try {
+    prepareDataDir(file);
+  } catch (err) {
+    t.ok(err instanceof ConfigError, 'a ConfigError, so start-up prints only its message');
+  }
+});

@@ -1,0 +1,70 @@
+import t from 'tap';
+import { bool, integer, limitParam, oneOf, optionalUuid, stringArray, text, uuid, uuidParam } from '../../src/validate';
+
+const ID = '3F2B8C1E-7D4A-4B6E-9C0D-1A2B3C4D5E6F';
+const b = (value: unknown) => ({ field: value }) as Record<string, unknown>;
+const bad = (message: RegExp) => ({ status: 400, message });
+
+t.test('text trims, measures in characters and refuses control characters', async (t) => {
+  t.equal(text(b('  hi  '), 'field', { max: 2 }), 'hi');
+  t.equal(text(b('  hi  '), 'field', { max: 6, trim: false }), '  hi  ');
+  t.equal(text(b('😀😀'), 'field', { max: 2 }), '😀😀', 'an emoji is one character');
+  t.equal(text(b('a\nb\tc'), 'field', { max: 10, multiline: true }), 'a\nb\tc');
+  const cases: [unknown, object, RegExp][] = [
+    [undefined, { max: 5 }, /field must be a string/],
+    [5, { max: 5 }, /field must be a string/],
+    ['   ', { max: 5 }, /field must not be empty/],
+    ['ab', { min: 3, max: 5 }, /field must be at least 3 characters/],
+    ['abcdef', { max: 5 }, /field must be at most 5 characters/],
+    ['a\nb', { max: 5 }, /control characters/],
+    ['a\u0000b', { max: 5, multiline: true }, /control characters/],
+    ['a\u007fb', { max: 5 }, /control characters/],
+  ];
+  for (const [value, opts, message] of cases) {
+    t.throws(() => text(b(value), 'field', opts as { max: number }), bad(message), JSON.stringify(value));
+  }
+});
+
+t.test('bool and integer take only their own JSON types', async (t) => {
+  t.equal(bool(b(false), 'field'), false);
+  for (const value of ['true', 1, null, undefined]) t.throws(() => bool(b(value), 'field'), bad(/true or false/));
+  t.equal(integer(b(4), 'field', 0, 4), 4);
+  t.equal(integer(b(0), 'field', 0, 4), 0);
+  for (const value of [5, -1, 1.5, '2', null, Number.NaN]) {
+    t.throws(() => integer(b(value), 'field', 0, 4), bad(/field must be an integer from 0 to 4/), String(value));
+  }
+});
+
+t.test('uuid readers lower-case, and the optional one accepts absence', async (t) => {
+  t.equal(uuid(b(ID), 'field'), ID.toLowerCase());
+  t.throws(() => uuid(b('nope'), 'field'), bad(/field must be a UUID/));
+  t.equal(optionalUuid(b(undefined), 'field'), null);
+  t.equal(optionalUuid(b(null), 'field'), null);
+  t.equal(optionalUuid(b(''), 'field'), null);
+  t.equal(optionalUuid(b(ID), 'field'), ID.toLowerCase());
+  t.throws(() => optionalUuid(b(7), 'field'), bad(/UUID/));
+});
+
+t.test('oneOf and stringArray', async (t) => {
+  t.equal(oneOf(b('user'), 'field', ['user', 'server']), 'user');
+  t.throws(() => oneOf(b('User'), 'field', ['user', 'server']), bad(/field must be one of user, server/));
+  t.same(stringArray(b(['a', 'b']), 'field', 1, 2), ['a', 'b']);
+  t.throws(() => stringArray(b('a'), 'field', 1, 2), bad(/array of strings/));
+  t.throws(() => stringArray(b(['a', 1]), 'field', 1, 2), bad(/array of strings/));
+  t.throws(() => stringArray(b([]), 'field', 1, 2), bad(/1 to 2 entries/));
+  t.throws(() => stringArray(b(['a', 'b']), 'field', 1, 1), bad(/exactly 1/));
+});
+
+t.test('query readers', async (t) => {
+  const q = (s: string) => new URLSearchParams(s);
+  t.equal(limitParam(q('')), 50);
+  t.equal(limitParam(q('limit=1')), 1);
+  t.equal(limitParam(q('limit=100')), 100);
+  for (const raw of ['0', '101', '-1', '1.5', 'ten', '', ' 5']) {
+    t.throws(() => limitParam(q(`limit=${encodeURIComponent(raw)}`)), bad(/limit must be an integer from 1 to 100/), raw);
+  }
+  t.equal(uuidParam(q(''), 'before'), null);
+  t.equal(uuidParam(q('before='), 'before'), null);
+  t.equal(uuidParam(q(`before=${ID}`), 'before'), ID.toLowerCase());
+  t.throws(() => uuidParam(q('before=x'), 'before'), bad(/before must be a UUID/));
+});
