@@ -276,7 +276,8 @@ t.test('every state-changing route refuses cross-site requests with 403 and no s
     const { url } = scene.server;
     const owner = asOwner(scene);
     const { port, hostname } = new URL(url);
-    for (const headers of [{ origin: url }, { origin: url, 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'same-site' }]) {
+    const sameOrigin: Record<string, string>[] = [{ origin: url }, { origin: url, 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'same-site' }];
+    for (const headers of sameOrigin) {
       const res = await owner.post('/api/servers', { name: 'Same origin' }, headers);
       t.equal(res.status, 201, JSON.stringify(headers));
     }
