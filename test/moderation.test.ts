@@ -5,7 +5,7 @@ import { Client, signUp, uniqueName } from './helpers/client';
 const ADMIN = 'mod_admin';
 
 /** A server with an admin, an owner with a server + channel, and helpers to build scenes. */
-async function setup(t: Tap.Test) {
+async function setup(t: tap.Test) {
   const server = await startServer({ env: { ADMIN_USERS: ADMIN } });
   t.teardown(server.close);
   const admin = await signUp(server.url, ADMIN);
@@ -25,13 +25,6 @@ async function setup(t: Tap.Test) {
   const setStanding = (c: Client, standing: number) =>
     admin.put(`/api/admin/users/${c.userId}/standing`, { standing });
   return { server, admin, owner, srv, channel, channelMessages, invite, join, befriend, setStanding };
-}
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Tap {
-    type Test = import('tap').Test;
-  }
 }
 
 t.test('every administrator endpoint answers 401 without a session and 403 to a non-administrator', async (t) => {
