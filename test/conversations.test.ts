@@ -381,3 +381,38 @@ t.test('conversation endpoints need a session', async (t) => {
     t.equal((await anon.request(method, path)).status, 401, `${method} ${path}`);
   }
 });
+
+t.test('multipart messages follow the conversation rules', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const [alice, bob, outsider] = await users(server, 3);
+  await befriend(alice, bob);
+  const group = (await alice.post('/api/conversations/group', { name: 'files', usernames: [bob.username] })).body;
+  const dm = (await alice.post('/api/conversations/dm', { usernames: [bob.username] })).body;
+  const path = `/api/conversations/${group.id}/messages`;
+  const form = (fields: Record<string, string>) => {
+    const data = new FormData();
+    for (const [key, value] of Object.entries(fields)) data.append(key, value);
+    data.append('attachments', new Blob(['hello world\n'], { type: 'text/plain' }), 'note.txt');
+    return data;
+  };
+
+  const sent = await bob.post(path, form({ content: '' }));
+  t.equal(sent.status, 201, 'an attachment-only message');
+  t.match(sent.body, { conversation_id: group.id, content: '', attachments: [{ name: 'note.txt' }] });
+  const reply = await alice.post(path, form({ content: 'got it', reply_to: sent.body.id }));
+  t.equal(reply.status, 201);
+  t.equal(reply.body.reply_preview.id, sent.body.id);
+
+  const elsewhere = (await alice.post(`/api/conversations/${dm.id}/messages`, { content: 'in the DM' })).body;
+  const cross = await alice.post(path, form({ content: 'x', reply_to: elsewhere.id }));
+  t.equal(cross.status, 400, 'reply_to from another conversation');
+  t.equal((await outsider.post(path, form({ content: 'x' }))).status, 404, 'an outsider');
+  setStanding(server, bob, 2);
+  t.equal((await bob.post(path, form({ content: 'x' }))).status, 403, 'standing 2');
+  t.same(
+    (await alice.get(path)).body.map((m: { content: string }) => m.content),
+    ['got it', ''],
+    'only the accepted messages were stored',
+  );
+});
