@@ -457,6 +457,35 @@ t.test('deleting a message removes its files from disk', async (t) => {
   t.equal((await f.owner.get(`/uploads/${ids[0]}`)).status, 404, 'the download is gone with it');
 });
 
+t.test('conversation messages carry attachments too, visible to the conversation only', async (t) => {
+  const f = await setup(t);
+  const [bob, carol] = [await signUp(f.server.url), await signUp(f.server.url)];
+  const request = await f.owner.post('/api/friends/requests', { username: bob.username });
+  t.equal(request.status, 201);
+  t.equal((await bob.post(`/api/friends/requests/${request.body.id}/accept`)).status, 200);
+  const dm = await f.owner.post('/api/conversations/dm', { usernames: [bob.username] });
+  t.equal(dm.status, 201);
+  const messages = `/api/conversations/${dm.body.id}/messages`;
+
+  const res = await f.owner.post(messages, form({ content: '' }, [{ name: 'song.mp3', data: MP3, type: 'audio/mpeg' }]));
+  t.equal(res.status, 201);
+  const a = res.body.attachments[0];
+  t.equal(a.preview_kind, 'audio');
+  t.equal(res.body.conversation_id, dm.body.id);
+
+  const seen = await bob.get(a.url);
+  t.equal(seen.status, 200, 'the other member downloads it');
+  t.equal(seen.headers.get('content-type'), 'audio/mpeg');
+  t.match(seen.headers.get('content-disposition'), /^inline; /);
+  t.equal((await carol.get(a.url)).status, 404, 'an outsider gets 404');
+
+  const big = multipart([{ field: 'content', value: 'x' }, { file: 'attachments', filename: 'big.bin', size: MAX_ATTACHMENT_BYTES + 1 }]);
+  t.equal((await postMultipart(f.server.url, messages, big, { cookie: bob.cookie })).status, 413, 'the same limits apply');
+
+  t.equal((await f.owner.delete(`${messages}/${res.body.id}`)).status, 204);
+  t.same(await leftOnDisk(f.uploadsDir), [], 'deleting the DM message removes its file');
+});
+
 t.test('parseRange', async (t) => {
   const cases: [string | undefined, number, ReturnType<typeof parseRange>][] = [
     [undefined, 10, null],
