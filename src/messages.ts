@@ -421,11 +421,13 @@ export function containerMessageRoutes(app: App, scope: MessageScope): Route[] {
   if (ops.includes('edit')) {
     routes.push({
       // PUT {base}/{message_id} {content}: author only; returns the updated message.
+      // - A standing that may not send here may not edit either: an edit puts new words out.
       method: 'PUT',
       path: item,
       body: 'json',
       handler: (ctx) => {
         const { container } = scope.resolve(ctx);
+        assertAllowed(ctx.user, scope.sendAction);
         const { content } = messageFields(ctx.body);
         return json(app.messages.edit(container, ctx.params.message_id, ctx.user, content));
       },
