@@ -263,13 +263,16 @@ export function serversRoutes(app: App): Route[] {
     {
       // POST /api/invites/{token}/accept
       // - 200 {server_id}; joining twice is harmless (same answer, one membership).
-      // - Standing 1 or higher: 403. Unknown or expired token: 404.
+      // - Unknown or expired token: 404. Standing 1 or higher: 403, since that would join a
+      //   new server; a member re-accepting joins nothing new and gets the same answer.
       method: 'POST',
       path: '/api/invites/:token/accept',
       handler: (ctx) => {
-        assertAllowed(ctx.user, 'join_server');
         const invite = validInvite(ctx.params.token);
-        insertMember.run(invite.server_id, ctx.user.id, iso(app.clock.now()));
+        if (!memberOf.get(invite.server_id, ctx.user.id)) {
+          assertAllowed(ctx.user, 'join_server');
+          insertMember.run(invite.server_id, ctx.user.id, iso(app.clock.now()));
+        }
         return json({ server_id: invite.server_id });
       },
     },
