@@ -1,0 +1,320 @@
+/**
+ * Shared pieces of the benchmarks: starting servers as child processes on 127.0.0.1, temporary
+ * data directories, RSS from /proc, percentiles, the autocannon load runs and the tables.
+ * Everything a benchmark starts is killed and removed when the benchmark process exits.
+ */
+import autocannon from 'autocannon';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const SERVER_JS = path.join(ROOT, 'dist', 'server.js');
+export const START_TIMEOUT_MS = 30_000;
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+// Ctrl-C must still clean up: exit through the 'exit' handler above.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A temporary directory removed when the process exits. */
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Stale dist/ would measure yesterday's code: refuse rather than print wrong figures. */
+export function assertBuilt(): void {
+  if (!fs.existsSync(SERVER_JS)) throw new Error('dist/server.js is missing: run `make build` first');
+  const newest = Math.max(
+    ...fs
+      .readdirSync(path.join(ROOT, 'src'), { recursive: true })
+      .filter((f) => String(f).endsWith('.ts'))
+      .map((f) => fs.statSync(path.join(ROOT, 'src', String(f))).mtimeMs),
+  );
+  if (newest > fs.statSync(SERVER_JS).mtimeMs) throw new Error('dist/ is older than src/: run `make build` first');
+}
+
+export interface Started {
+  child: ChildProcess;
+  pid: number;
+  /** http://127.0.0.1:PORT */
+  base: string;
+  /** performance.now() at spawn. */
+  spawnedAt: number;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra arguments for node before the script (--cpu-prof ...). */
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+  /** Matches the line announcing the address; group 1 is the base URL. */
+  ready?: RegExp;
+}
+
+/** Spawns a script and resolves once it printed its listening line. stdout is drained after that. */
+export function startProcess(name: string, script: string, options: StartOptions = {}): Promise<Started> {
+  const ready = options.ready ?? /listening on (http:\/\/[^\s:]+:\d+)/;
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      children.delete(child);
+      return;
+    }
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+    children.delete(child);
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = ready.exec(out);
+      if (!found) return;
+      clearTimeout(timer);
+      // The chat server logs a line per request: keep reading so the pipe never blocks it.
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve({ child, pid: child.pid!, base: found[1], spawnedAt, stop });
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening`));
+    });
+  });
+}
+
+/** The chat server (dist/server.js) on an ephemeral port of 127.0.0.1, rate limits off. */
+export function startChat(dataDir: string, options: StartOptions = {}): Promise<Started> {
+  assertBuilt();
+  return startProcess('chat', SERVER_JS, {
+    ...options,
+    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', ...options.env },
+  });
+}
+
+/** Resident set size of a process in KiB (VmRSS). */
+export function rssKb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const found = /VmRSS:\s+(\d+) kB/.exec(status);
+  if (!found) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(found[1]);
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the peak in KiB. */
+export function sampleRss(pid: number, everyMs = 5): { stop(): number } {
+  let peak = rssKb(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssKb(pid));
+    } catch {
+      // The process ended: keep the peak seen so far.
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssKb(pid));
+    },
+  };
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+
+// ---------------------------------------------------------------------------------------------
+// HTTP calls for set-up (not measured)
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+export interface Answer {
+  status: number;
+  text: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** One request through a keep-alive agent; the whole body is read. */
+export function request(base: string, method: string, url: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + url, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString(), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A JSON call with an optional session cookie; anything but 2xx is an error. Returns the parsed body and the cookie. */
+export async function call(base: string, method: string, url: string, body?: unknown, cookie?: string): Promise<{ body: any; cookie?: string }> {
+  const headers: Record<string, string> = {};
+  if (cookie) headers.cookie = cookie;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await request(base, method, url, body === undefined ? undefined : JSON.stringify(body), headers);
+  if (res.status >= 300) throw new Error(`${method} ${url} answered ${res.status}: ${res.text.trim()}`);
+  const setCookie = String(res.headers['set-cookie'] ?? '').match(/app_session=([^;]+)/);
+  return { body: res.text ? JSON.parse(res.text) : undefined, cookie: setCookie ? `app_session=${setCookie[1]}` : cookie };
+}
+
+export const BENCH_PASSWORD = 'benchmark password';
+
+export async function register(base: string, username: string): Promise<void> {
+  await call(base, 'POST', '/api/register', { username, password: BENCH_PASSWORD });
+}
+
+export async function login(base: string, username: string): Promise<string> {
+  const { cookie } = await call(base, 'POST', '/api/login', { username, password: BENCH_PASSWORD });
+  if (!cookie) throw new Error('login set no session cookie');
+  return cookie;
+}
+
+/** A signed-in owner with a server and its first channel. */
+export async function ownerWithChannel(base: string, username: string): Promise<{ cookie: string; serverId: string; channelId: string; messagesUrl: string }> {
+  await register(base, username);
+  const cookie = await login(base, username);
+  const server = (await call(base, 'POST', '/api/servers', { name: 'bench' }, cookie)).body;
+  const channel = (await call(base, 'GET', `/api/servers/${server.id}/channels`, undefined, cookie)).body[0];
+  return { cookie, serverId: server.id, channelId: channel.id, messagesUrl: `/api/servers/${server.id}/channels/${channel.id}/messages` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load runs
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+  /** The status every response must have; anything else fails the run. */
+  expectStatus: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * One autocannon run. Latencies are collected from every response in full precision
+ * (autocannon's own histogram rounds to whole milliseconds).
+ */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let wrongStatus = 0;
+  let firstWrong = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: options.url,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        body: options.body,
+        connections: options.connections,
+        duration: options.seconds,
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode !== options.expectStatus) {
+        wrongStatus++;
+        firstWrong ||= statusCode;
+      }
+      latencies.push(responseTime);
+    });
+  });
+  if (wrongStatus > 0) throw new Error(`${wrongStatus} responses were not ${options.expectStatus} (first: ${firstWrong})`);
+  if (result.errors > 0 || result.timeouts > 0) throw new Error(`load run had ${result.errors} errors and ${result.timeouts} timeouts`);
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    rps: latencies.length / options.seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+/** Sequential requests, one at a time on one keep-alive connection: latency without queueing. */
+export async function sequentialLatency(base: string, url: string, headers: Record<string, string>, count: number, warmup: number): Promise<{ p50: number; p99: number; max: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < warmup + count; i++) {
+    const started = performance.now();
+    const res = await request(base, 'GET', url, undefined, headers);
+    const took = performance.now() - started;
+    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.text.trim()}`);
+    if (i >= warmup) times.push(took);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+
+export type Verdict = 'PASS' | 'MISS' | '';
+export type Row = [metric: string, value: string, target: string, result: Verdict];
+
+export const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'MISS');
+export const ms = (value: number) => `${value.toFixed(2)} ms`;
+export const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
+
+export function formatTable(title: string, rows: Row[]): string {
+  const header = ['metric', 'value', 'target', 'result'];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...[header, ...rows].map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  return [`## ${title}`, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function printTable(title: string, rows: Row[]): void {
+  console.log(`\n${formatTable(title, rows)}`);
+}
+
+/** The machine a run happened on, for the README. */
+export function machine(): string {
+  const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1].trim() ?? os.cpus()[0]?.model ?? 'unknown CPU';
+  const memGiB = os.totalmem() / 1024 ** 3;
+  return `${os.availableParallelism()} CPUs (${model}), ${memGiB.toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
+}
+
+/** Runs `main` when the file is executed directly (not when run.ts imports it). */
+export function runAlone(module: NodeModule, name: string, main: () => Promise<void>): void {
+  if (require.main !== module) return;
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`${name}: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}
