@@ -136,19 +136,23 @@ export function accountRoutes(app: import('./app').App): Route[] {
         if (typeof username !== 'string' || typeof password !== 'string') {
           throw badRequest('username and password are required');
         }
-        const accountKey = username.toLowerCase();
-        app.limits.loginFailuresPerAccount.check(accountKey, 'failed logins for this account');
-        app.limits.loginFailuresPerClient.check(ctx.client, 'failed logins from this address');
+        // A name that breaks the rules cannot be an account: only the address is charged, and
+        // no attacker-sized string becomes a limiter key.
+        const accountKey = USERNAME_RULE.test(username) ? username.toLowerCase() : null;
+        const perAccount = app.limits.loginFailuresPerAccount;
+        const perClient = app.limits.loginFailuresPerClient;
+        if (accountKey) perAccount.check(accountKey, 'failed logins for this account');
+        perClient.check(ctx.client, 'failed logins from this address');
         // Every attempt counts as a failure before the slow hash check, in the same tick as the
         // check above: otherwise parallel guesses would all pass the check before any failure
         // was recorded. A success gives the tokens back, so it never spends the budget.
-        app.limits.loginFailuresPerAccount.spend(accountKey);
-        app.limits.loginFailuresPerClient.spend(ctx.client);
-        const row = USERNAME_RULE.test(username) ? credentialsByUsername.get(username) : undefined;
+        if (accountKey) perAccount.spend(accountKey);
+        perClient.spend(ctx.client);
+        const row = accountKey ? credentialsByUsername.get(username) : undefined;
         const { ok, rehash } = await verifyPassword(row?.password_hash, password);
         if (!ok || !row) throw new HttpError(401, 'invalid username or password');
-        app.limits.loginFailuresPerAccount.refund(accountKey);
-        app.limits.loginFailuresPerClient.refund(ctx.client);
+        if (accountKey) perAccount.refund(accountKey);
+        perClient.refund(ctx.client);
         if (rehash) updatePasswordHash.run(await hashPassword(password), row.id);
         const session = app.sessions.create(row.id);
         ctx.res.setHeader('Set-Cookie', sessionCookie(app, session.token));

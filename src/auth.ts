@@ -55,12 +55,18 @@ export function authenticate(
   return { session, user };
 }
 
-/** The client's address: the socket's, or the first X-Forwarded-For hop when TRUST_PROXY is on. */
+/**
+ * The client's address: the socket's, or with TRUST_PROXY on, the last X-Forwarded-For hop.
+ * The proxy appends the address it accepted the connection from; every hop before it is
+ * whatever the client chose to send, so trusting the first one would let anyone pick a fresh
+ * address per request and walk around every per-address rate limit.
+ */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0].trim();
-    if (first) return first;
+    const header = req.headers['x-forwarded-for'];
+    const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',');
+    const last = hops[hops.length - 1].trim();
+    if (last) return last;
   }
   return req.socket.remoteAddress ?? 'unknown';
 }

@@ -539,6 +539,31 @@ t.test('failed-login rate limits', async (t) => {
     t.match(formError(res), /too many failed logins/);
   });
 
+  t.test('a login name no account can have counts only against the address', async (t) => {
+    const server = await startServer({ env: { RATE_LIMIT: 'on' }, clock: new FakeClock() });
+    t.teardown(server.close);
+    const attacker = new Client(server.url);
+    for (let i = 0; i < 5; i++) {
+      const res = await login(attacker, `${'x'.repeat(100_000)}${i}`, 'wrong-password');
+      t.equal(res.status, 401);
+    }
+    t.equal(server.app.limits.loginFailuresPerAccount.size, 0, 'no attacker-sized key is kept per account');
+    t.equal(server.app.limits.loginFailuresPerClient.size, 1, 'the address is still charged');
+  });
+
+  t.test('behind a proxy, the address is the one the proxy saw, not one the client made up', async (t) => {
+    const server = await startServer({ env: { RATE_LIMIT: 'on', TRUST_PROXY: 'on' }, clock: new FakeClock() });
+    t.teardown(server.close);
+    const anon = new Client(server.url);
+    const register = (forwardedFor: string) =>
+      anon.post('/api/register', { username: uniqueName(), password: 'password1' }, { 'x-forwarded-for': forwardedFor });
+    // The proxy appends the address it accepted the connection from; anything before it is
+    // whatever the client sent.
+    for (let i = 0; i < 10; i++) t.equal((await register(`10.9.9.${i}, 203.0.113.7`)).status, 201);
+    t.equal((await register('10.9.9.99, 203.0.113.7')).status, 429, 'a made-up first hop does not help');
+    t.equal((await register('203.0.113.8')).status, 201, 'another real client has its own allowance');
+  });
+
   t.test('registrations per client address are limited too', async (t) => {
     const server = await startServer({ env: { RATE_LIMIT: 'on' }, clock: new FakeClock() });
     t.teardown(server.close);
