@@ -94,6 +94,8 @@ interface Incoming {
 export function createUploadStore(app: App): UploadStore {
   const dir = path.join(app.config.dataDir, 'uploads');
   const pathOf = (id: string) => path.join(dir, id);
+  // A .part file was still streaming when an earlier process stopped: it belongs to no message.
+  for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(pathOf(name), { force: true });
 
   const unlink = (file: string) =>
     fs.unlink(file, (err) => {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startServer, type TestServer } from './helpers/server';
@@ -245,6 +246,10 @@ t.test('upload limits are enforced while the body streams', async (t) => {
     t.match(truncated.text, /malformed/);
   });
 
+  t.test('no refused or cut-off upload ended in a server error', async (t) => {
+    t.same(f.server.logs.filter((line) => / 5\d\d /.test(line) || line.startsWith('unexpected')), []);
+  });
+
   t.test('a cross-site multipart POST is 403 and writes nothing', async (t) => {
     const body = multipart([{ field: 'content', value: 'csrf' }, file(1, 1024 * 1024)]);
     const res = await postMultipart(f.server.url, f.messages, body, {
@@ -254,6 +259,20 @@ t.test('upload limits are enforced while the body streams', async (t) => {
     t.equal(res.status, 403);
     t.same(await leftOnDisk(f.uploadsDir, 200), []);
   });
+});
+
+t.test('partial files left by an earlier process are removed at start-up', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-uploads-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(dataDir, 'uploads'));
+  const partial = path.join(dataDir, 'uploads', `${UNKNOWN_ID}.part`);
+  const complete = path.join(dataDir, 'uploads', UNKNOWN_ID);
+  fs.writeFileSync(partial, 'half');
+  fs.writeFileSync(complete, 'whole');
+  const server = await startServer({ env: { DATA_DIR: dataDir } });
+  t.teardown(server.close);
+  t.notOk(fs.existsSync(partial), 'the partial file is gone');
+  t.ok(fs.existsSync(complete), 'a complete file is kept');
 });
 
 t.test('content types come from the bytes and the name, never from the claim alone', async (t) => {
