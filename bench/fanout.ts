@@ -49,9 +49,9 @@ interface Result {
   kbPerSocket: number;
 }
 
+/** Thrown, not exited on: bench/run.ts calls this benchmark as a function. */
 function fail(reason: string): never {
-  console.error(`fanout: ${reason}`);
-  process.exit(1);
+  throw new Error(reason);
 }
 
 function start(name: string, script: string, env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
@@ -175,7 +175,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-async function measure(target: Target): Promise<Result> {
+async function measure(target: Target, total: number): Promise<Result> {
   // received[n]: how many sockets have message n; done[n] resolves when all have it.
   const received = new Map<number, number>();
   const waiters = new Map<number, () => void>();
@@ -183,15 +183,15 @@ async function measure(target: Target): Promise<Result> {
     const n = Number(/^m(\d+)$/.exec(JSON.parse(data.toString()).content)?.[1]);
     const count = (received.get(n) ?? 0) + 1;
     received.set(n, count);
-    if (count === SOCKETS) waiters.get(n)?.();
+    if (count === total) waiters.get(n)?.();
   };
 
   await sleep(SETTLE_MS);
   const rssBefore = rssKb(target.child.pid!);
   const sockets: WebSocket[] = [];
-  for (let i = 0; i < SOCKETS; i += CONNECT_BATCH) {
+  for (let i = 0; i < total; i += CONNECT_BATCH) {
     await Promise.all(
-      Array.from({ length: Math.min(CONNECT_BATCH, SOCKETS - i) }, (_, j) => {
+      Array.from({ length: Math.min(CONNECT_BATCH, total - i) }, (_, j) => {
         const cookie = target.cookies[(i + j) % target.cookies.length];
         const ws = new WebSocket(target.socketUrl, { headers: cookie ? { cookie } : {} });
         sockets.push(ws);
@@ -211,7 +211,7 @@ async function measure(target: Target): Promise<Result> {
   for (let n = 0; n < WARMUP_MESSAGES + MESSAGES; n++) {
     const allReceived = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`${target.name}: message ${n} reached ${received.get(n) ?? 0} of ${SOCKETS} sockets in ${MESSAGE_TIMEOUT_MS} ms`)),
+        () => reject(new Error(`${target.name}: message ${n} reached ${received.get(n) ?? 0} of ${total} sockets in ${MESSAGE_TIMEOUT_MS} ms`)),
         MESSAGE_TIMEOUT_MS,
       );
       waiters.set(n, () => {
@@ -228,15 +228,29 @@ async function measure(target: Target): Promise<Result> {
   await stop(target.child);
 
   latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), kbPerSocket: (rssAfter - rssBefore) / SOCKETS };
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), kbPerSocket: (rssAfter - rssBefore) / total };
 }
 
-async function main(): Promise<void> {
-  console.log(`fanout: ${SOCKETS} sockets over ${USERS} users, ${MESSAGES} messages (after ${WARMUP_MESSAGES} warm-up)`);
-  const chat = await measure(await startChat());
-  const bare = await measure(await startBare());
-  const ratio = chat.p99 / bare.p99;
-  const rows: [string, string, string, string][] = [
+export interface FanoutFigures {
+  sockets: number;
+  chat: Result;
+  bare: Result;
+  /** chat p99 / bare p99 */
+  ratio: number;
+}
+
+export const fanoutSetup = (sockets: number) =>
+  `${sockets} sockets over ${USERS} users, ${MESSAGES} messages (after ${WARMUP_MESSAGES} warm-up)`;
+
+/** Both servers, one after the other, with the same clients; for bench/run.ts and main below. */
+export async function runFanout(sockets = SOCKETS): Promise<FanoutFigures> {
+  const chat = await measure(await startChat(), sockets);
+  const bare = await measure(await startBare(), sockets);
+  return { sockets, chat, bare, ratio: chat.p99 / bare.p99 };
+}
+
+export function fanoutRows({ chat, bare, ratio }: FanoutFigures): [string, string, string, '' | 'PASS' | 'MISS'][] {
+  return [
     ['chat: all received, p50', `${chat.p50.toFixed(1)} ms`, '', ''],
     ['chat: all received, p99', `${chat.p99.toFixed(1)} ms`, '', ''],
     ['bare ws: all received, p50', `${bare.p50.toFixed(1)} ms`, '', ''],
@@ -245,6 +259,11 @@ async function main(): Promise<void> {
     ['chat: server memory per socket', `${chat.kbPerSocket.toFixed(1)} KB`, `<= ${TARGET_KB_PER_SOCKET} KB`, chat.kbPerSocket <= TARGET_KB_PER_SOCKET ? 'PASS' : 'MISS'],
     ['bare ws: server memory per socket', `${bare.kbPerSocket.toFixed(1)} KB`, '', ''],
   ];
+}
+
+async function main(): Promise<void> {
+  console.log(`fanout: ${fanoutSetup(SOCKETS)}`);
+  const rows = fanoutRows(await runFanout());
   const widths = [0, 1, 2, 3].map((i) => Math.max(...[['metric', 'value', 'target', 'result'], ...rows].map((r) => r[i].length)));
   const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
   console.log(line(['metric', 'value', 'target', 'result']));
@@ -252,7 +271,12 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(line(row));
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => fail(err.message),
-);
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`fanout: ${err.message}`);
+      process.exit(1);
+    },
+  );
+}

@@ -265,13 +265,20 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 }
 
 /** Sequential requests, one at a time on one keep-alive connection: latency without queueing. */
-export async function sequentialLatency(base: string, url: string, headers: Record<string, string>, count: number, warmup: number): Promise<{ p50: number; p99: number; max: number }> {
+export async function sequentialLatency(
+  base: string,
+  url: string | (() => string),
+  headers: Record<string, string>,
+  count: number,
+  warmup: number,
+): Promise<{ p50: number; p99: number; max: number }> {
   const times: number[] = [];
   for (let i = 0; i < warmup + count; i++) {
+    const target = typeof url === 'string' ? url : url();
     const started = performance.now();
-    const res = await request(base, 'GET', url, undefined, headers);
+    const res = await request(base, 'GET', target, undefined, headers);
     const took = performance.now() - started;
-    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.text.trim()}`);
+    if (res.status !== 200) throw new Error(`GET ${target} answered ${res.status}: ${res.text.trim()}`);
     if (i >= warmup) times.push(took);
   }
   times.sort((a, b) => a - b);
