@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { App, Route } from './app';
 import { readPassword } from './accounts';
 import { HOUR, MINUTE, SECOND, iso } from './clock';
@@ -65,8 +66,9 @@ export function createMailer(app: App, options: MailerOptions = {}): Mailer {
 
 function smtpDelivery(url: string): Delivery {
   // Query parameters of SMTP_URL (?requireTLS=true, ?tls.rejectUnauthorized=false, ...) are
-  // nodemailer options and override these timeouts.
-  const transport = nodemailer.createTransport({ url, ...SMTP_TIMEOUTS });
+  // nodemailer options and override these timeouts. The transport is built directly because
+  // createTransport({url, ...}) keeps only what the URL says and drops the other options.
+  const transport = nodemailer.createTransport(new SMTPTransport({ url, ...SMTP_TIMEOUTS }));
   return {
     deliver: async (message) => {
       await transport.sendMail(message);
@@ -368,11 +370,12 @@ export function mailRoutes(app: App): Route[] {
   ];
 }
 
+// Messages name the site by host, not by URL: the only URL in a message is the link itself.
 function verifyText(username: string, baseUrl: string, link: string): string {
   return [
     `Hello ${username},`,
     '',
-    `This address was added to the chat account "${username}" at ${baseUrl}.`,
+    `This address was added to the chat account "${username}" at ${new URL(baseUrl).host}.`,
     'To confirm it, open this link within 24 hours:',
     '',
     link,
@@ -386,7 +389,7 @@ function resetText(username: string, baseUrl: string, link: string): string {
   return [
     `Hello ${username},`,
     '',
-    `Someone asked to reset the password of the chat account "${username}" at ${baseUrl}.`,
+    `Someone asked to reset the password of the chat account "${username}" at ${new URL(baseUrl).host}.`,
     'To choose a new password, open this link within 1 hour:',
     '',
     link,
