@@ -140,7 +140,7 @@ export function createUploadStore(app: App): UploadStore {
       // Ends the request at the first problem, while it may still be streaming: stop parsing,
       // drop what the client still sends (never buffered), answer at once and close the
       // connection after the answer, then remove every file of the request once its writes stop.
-      const fail = (err: Error) => {
+      const fail = (err: HttpError) => {
         if (failed) return;
         failed = true;
         req.unpipe(parser);
@@ -154,9 +154,14 @@ export function createUploadStore(app: App): UploadStore {
             unlink(item.final);
           }
         });
-        reject(err instanceof HttpError && !req.complete ? new HttpError(err.status, err.message, { ...err.headers, Connection: 'close' }) : err);
+        reject(req.complete ? err : new HttpError(err.status, err.message, { ...err.headers, Connection: 'close' }));
       };
       const tooLarge = (what: string) => fail(new HttpError(413, what));
+      // A disk problem (full, read-only) is ours, not the client's: logged, and a plain 500.
+      const diskFailed = (err: NodeJS.ErrnoException) => {
+        app.log(`could not store an upload: ${err.code ?? err.message}`);
+        fail(new HttpError(500, 'the upload could not be stored'));
+      };
 
       parser.on('field', (name, value, info) => {
         if (failed) return;
@@ -199,7 +204,7 @@ export function createUploadStore(app: App): UploadStore {
         stream.on('limit', () => tooLarge(`each attachment may be at most 25 MiB (${MAX_ATTACHMENT_BYTES} bytes)`));
 
         item.settled = new Promise<void>((settle) => {
-          item.writer.on('error', (err) => fail(err));
+          item.writer.on('error', diskFailed);
           item.writer.on('close', () => {
             if (failed || !item.writer.writableFinished) return settle();
             item.empty = item.file.size === 0 && !info.filename;
@@ -208,7 +213,7 @@ export function createUploadStore(app: App): UploadStore {
             item.file.previewKind = sniffed.previewKind;
             // A file has its final name only once whole; the rename is the commit point.
             fs.rename(item.temp, item.final, (err) => {
-              if (err) fail(err);
+              if (err) diskFailed(err);
               settle();
             });
           });
