@@ -142,7 +142,7 @@ function fromMagic(head: Uint8Array, ext: string): string | null {
     return 'video/mp4';
   }
   if (startsWith(head, [0x1a, 0x45, 0xdf, 0xa3])) {
-    // EBML: the DocType says WebM or Matroska; both are played as WebM by browsers that can.
+    // EBML: the DocType says WebM (played by browsers) or Matroska (not reliably: a download).
     const webm = includesAscii(head, 'webm', 64);
     if (!webm && !includesAscii(head, 'matroska', 64)) return null;
     if (!webm) return ext === 'mka' ? 'audio/x-matroska' : 'video/x-matroska';
