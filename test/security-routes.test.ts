@@ -321,3 +321,42 @@ t.test('ids cannot be probed: an outsider gets the same answer for a real id as 
   }
   t.same(snapshotDb(scene.server), before, 'the outsider changed nothing');
 });
+
+/** A WebSocket handshake by hand: the status the server answers (101 when it upgrades). */
+function upgradeStatus(base: string, urlPath: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + urlPath, {
+      headers: {
+        ...headers,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': crypto.randomBytes(16).toString('base64'),
+      },
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      resolve(101);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+t.test('WebSocket upgrades refuse cross-site pages (cross-site WebSocket hijacking)', async (t) => {
+  const scene = await buildScene();
+  t.teardown(scene.server.close);
+  const cookie = scene.owner.cookie!;
+  const sockets = [`/api/channels/${scene.params.channel_id}/ws`, `/api/conversations/${scene.params.conversation_id}/ws`];
+  for (const socketPath of sockets) {
+    for (const [how, headers] of CROSS_SITE) {
+      t.equal(await upgradeStatus(scene.server.url, socketPath, { cookie, ...headers }), 403, `${socketPath} with ${how}`);
+    }
+    t.equal(await upgradeStatus(scene.server.url, socketPath, { cookie, origin: scene.server.url }), 101, `${socketPath} from the own origin`);
+    t.equal(await upgradeStatus(scene.server.url, socketPath, { cookie }), 101, `${socketPath} without Origin (not a browser)`);
+  }
+});
