@@ -263,16 +263,14 @@ export function serversRoutes(app: App): Route[] {
     {
       // POST /api/invites/{token}/accept
       // - 200 {server_id}; joining twice is harmless (same answer, one membership).
-      // - Unknown or expired token: 404. Standing 1 or higher: 403, since that would join a
-      //   new server; a member re-accepting joins nothing new and gets the same answer.
+      // - Standing 1 or higher: 403 (spec section 3: "cannot accept invites"), even when already
+      //   a member. Unknown or expired token: 404.
       method: 'POST',
       path: '/api/invites/:token/accept',
       handler: (ctx) => {
+        assertAllowed(ctx.user, 'join_server');
         const invite = validInvite(ctx.params.token);
-        if (!memberOf.get(invite.server_id, ctx.user.id)) {
-          assertAllowed(ctx.user, 'join_server');
-          insertMember.run(invite.server_id, ctx.user.id, iso(app.clock.now()));
-        }
+        insertMember.run(invite.server_id, ctx.user.id, iso(app.clock.now()));
         return json({ server_id: invite.server_id });
       },
     },

@@ -538,7 +538,7 @@ t.test('invites', async (t) => {
     }
   });
 
-  t.test('standing 1 or higher cannot join through an invite (403)', async (t) => {
+  t.test('standing 1 or higher cannot accept an invite (403)', async (t) => {
     const { body: invite } = await must(owner.post(`${base}/invites`), 201);
     for (const standing of [1, 2, 3]) {
       const limited = await signUp(server.url);
@@ -553,8 +553,8 @@ t.test('invites', async (t) => {
     setStanding(server, member.userId, 1);
     const again = await member.post(`/api/invites/${invite.token}/accept`);
     setStanding(server, member.userId, 0);
-    t.equal(again.status, 200, 'a member at standing 1 re-accepting joins nothing new: harmless');
-    t.same(again.body, { server_id: serverId });
+    t.equal(again.status, 403, 'standing 1 cannot accept invites at all, even to a server it is in (spec section 3)');
+    t.equal((await member.get(base)).status, 200, 'and is still a member');
     const suspended = await signUp(server.url);
     setStanding(server, suspended.userId, 4);
     t.equal((await suspended.post(`/api/invites/${invite.token}/accept`)).status, 403, 'standing 4');
