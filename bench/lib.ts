@@ -32,8 +32,15 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
-/** Stale dist/ would measure yesterday's code: refuse rather than print wrong figures. */
+let checkedBuild = false;
+
+/**
+ * Stale dist/ would measure yesterday's code: refuse rather than print wrong figures.
+ * Checked once per run, so a source edited mid-run does not stop a run that started current.
+ */
 export function assertBuilt(): void {
+  if (checkedBuild) return;
+  checkedBuild = true;
   if (!fs.existsSync(SERVER_JS)) throw new Error('dist/server.js is missing: run `make build` first');
   const newest = Math.max(
     ...fs

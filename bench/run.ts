@@ -1,0 +1,131 @@
+/**
+ * `make bench` (issue 10): all six measurements in one run, each printed as a table with its
+ * target, then a summary. Every server is a child process on 127.0.0.1 with a temporary data
+ * directory; everything is stopped and removed at the end. A measurement that fails is
+ * reported as ERROR and the others still run; the exit code is 1 if any failed (a MISS is a
+ * figure, not a failure).
+ *
+ * Options (environment): FANOUT_5000=1 adds the optional 5 000-socket fan-out (about two
+ * minutes more); BENCH_SECONDS / BENCH_RUNS shorten the throughput runs for a quick look.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { coldStartRows, measureColdStart } from './cold-start';
+import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout';
+import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory, seedHistory } from './history';
+import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
+import { measureMemory, memoryRows } from './memory';
+import { measureThroughput, throughputRows, throughputSetup } from './post-message';
+
+/** One line of the final summary: a figure against its target. */
+const summary: Row[] = [];
+let failed = false;
+
+async function section(title: string, work: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  try {
+    await work();
+  } catch (err) {
+    failed = true;
+    console.log(`\n## ${title}\nERROR: ${(err as Error).stack ?? err}`);
+    summary.push([title, 'ERROR', '', 'MISS']);
+  }
+  console.log(`(${title}: ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+}
+
+/** The rows of a table that carry a target, for the summary. */
+const targets = (rows: Row[], prefix: string): Row[] => rows.filter((r) => r[3] !== '').map((r) => [`${prefix}: ${r[0]}`, r[1], r[2], r[3]]);
+
+/**
+ * bench/upload-memory.ts runs as a child process and prints one table; its rows are read
+ * back by splitting on the column gaps (two or more spaces).
+ */
+function uploadMemory(): Promise<Row[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'upload-memory.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`upload-memory exited with ${code}:\n${out}`));
+      const lines = out.split('\n');
+      const header = lines.findIndex((l) => /^metric\s{2,}value/.test(l));
+      if (header === -1) return reject(new Error(`no table in upload-memory's output:\n${out}`));
+      const rows = lines
+        .slice(header + 2)
+        .filter((l) => l.trim() !== '')
+        .map((l) => {
+          const cells = l.split(/\s{2,}/);
+          const result = (['PASS', 'MISS'].includes(cells[cells.length - 1]) ? cells.pop() : '') as Verdict;
+          return [cells[0] ?? '', cells[1] ?? '', cells[2] ?? '', result] as Row;
+        });
+      resolve(rows);
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  assertBuilt();
+  console.log(`make bench: ${new Date().toISOString()}`);
+  console.log(`machine: ${machine()}`);
+
+  await section('1-2. Throughput', async () => {
+    const f = await measureThroughput();
+    const rows = throughputRows(f);
+    printTable(`1. Ceiling: bare node:http, parse JSON, one prepared INSERT (WAL), answer JSON (${throughputSetup})`, rows.ceiling);
+    printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast)', rows.post);
+    summary.push(['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''], ...targets(rows.post, '2'));
+  });
+
+  let seeded: SeededHistory | undefined;
+  await section('3. History', async () => {
+    seeded = await seedHistory();
+    const rows = historyRows(await measureHistory(seeded));
+    printTable(`3. History: one channel of ${MESSAGES} messages (${historySetup})`, rows);
+    summary.push(...targets(rows, '3'));
+  });
+
+  await section('4. Fan-out', async () => {
+    const runs: FanoutFigures[] = [await runFanout(1000)];
+    if (process.env.FANOUT_5000 === '1') runs.push(await runFanout(5000));
+    for (const f of runs) {
+      const rows = fanoutRows(f);
+      printTable(`4. Fan-out: ${fanoutSetup(f.sockets)}`, rows);
+      summary.push(...targets(rows, `4/5. ${f.sockets} sockets`));
+    }
+  });
+
+  await section('5. Memory', async () => {
+    const f = await measureMemory();
+    const rows = memoryRows(f);
+    printTable('5. Memory: idle, 50 concurrent logins (RSS per socket: table 4)', rows);
+    summary.push(['5. idle RSS', rows[0][1], '', ''], ['5. 50 concurrent logins: peak RSS', rows[2][1], `cap ${rows[3][1]}`, '']);
+  });
+
+  await section('5. Upload memory', async () => {
+    const rows = await uploadMemory();
+    printTable('5. Memory: five concurrent 25 MiB uploads (bench/upload-memory.ts)', rows);
+    summary.push(...targets(rows, '5. uploads'));
+  });
+
+  await section('6. Cold start', async () => {
+    if (!seeded) throw new Error('no seeded history database (section 3 failed)');
+    const rows = coldStartRows(await measureColdStart(seeded.dataDir, seeded.messages));
+    printTable('6. Cold start: spawn to first 200 from /healthz', rows);
+    summary.push(...targets(rows, '6'));
+  });
+
+  console.log(`\n${formatTable('Summary', summary)}`);
+  const misses = summary.filter((r) => r[3] === 'MISS').length;
+  const passes = summary.filter((r) => r[3] === 'PASS').length;
+  console.log(`\n${passes} PASS, ${misses} MISS; whole run ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+main().then(
+  () => process.exit(failed ? 1 : 0),
+  (err: Error) => {
+    console.error(`bench: ${err.stack ?? err.message}`);
+    process.exit(1);
+  },
+);
