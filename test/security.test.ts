@@ -608,6 +608,18 @@ t.test('rate limits', async (t) => {
     assert429(t, await login(server.url, uniqueName('guess'), 'wrong password'), 'the 21st, for yet another name');
   });
 
+  t.test("logging in to one's own account buys no extra guesses against others", async (t) => {
+    const { server } = await limited();
+    t.teardown(server.close);
+    const own = await signUp(server.url);
+    for (let i = 1; i <= 20; i++) {
+      t.equal((await login(server.url, uniqueName('victim'), 'wrong password')).status, 401, `guess ${i}`);
+      if (i < 20) t.equal((await login(server.url, own.username, PASSWORD)).status, 200, `own login ${i}`);
+    }
+    assert429(t, await login(server.url, uniqueName('victim'), 'wrong password'), 'the 21st guess from this address');
+    assert429(t, await login(server.url, own.username, PASSWORD), 'and, the address being limited, even its own login waits');
+  });
+
   t.test('a rate-limited account can still request a password reset', async (t) => {
     const { server } = await limited();
     t.teardown(server.close);
