@@ -100,7 +100,8 @@ function outboxDelivery(dir: string, app: App): Delivery {
  * to logs (anyone reading the log could take over the account).
  */
 function retryingMailer(app: App, delivery: Delivery, delays: readonly number[]): Mailer {
-  const timers = new Set<NodeJS.Timeout>();
+  /** Pending retries, with the label of the message each one would send. */
+  const timers = new Map<NodeJS.Timeout, string>();
   let closed = false;
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
@@ -133,7 +134,7 @@ function retryingMailer(app: App, delivery: Delivery, delays: readonly number[])
           attempt(mail, message, n + 1);
         }, delay);
         timer.unref();
-        timers.add(timer);
+        timers.set(timer, label);
       },
     );
   };
@@ -150,9 +151,9 @@ function retryingMailer(app: App, delivery: Delivery, delays: readonly number[])
     },
     close() {
       closed = true;
-      for (const timer of timers) {
+      for (const [timer, label] of timers) {
         clearTimeout(timer);
-        app.log('mail retry dropped: shutting down');
+        app.log(`${label} retry dropped: shutting down`);
         finish();
       }
       timers.clear();
@@ -165,8 +166,9 @@ function retryingMailer(app: App, delivery: Delivery, delays: readonly number[])
 // RFC 5322 dot-atom: the characters a local part may hold without quoting. Quoted local parts,
 // comments and lists are refused so an address is always exactly one recipient.
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-// Letters, digits and hyphens, or any non-ASCII letter (nodemailer converts IDNs to punycode).
-const DOMAIN_LABEL = /^[A-Za-z0-9\u0080-\uffff]([A-Za-z0-9\u0080-\uffff-]{0,61}[A-Za-z0-9\u0080-\uffff])?$/u;
+// Letters (any script: nodemailer sends IDNs as punycode), digits and inner hyphens. No other
+// symbol, so no invisible or bidi-control character can make one domain look like another.
+const DOMAIN_LABEL = /^[\p{L}\p{N}]([\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?$/u;
 
 /**
  * One email address, trimmed, with its domain lower-cased (domains are case-insensitive; the
