@@ -168,6 +168,9 @@ export function createApp(options: AppOptions): RunningApp {
       const reply = await (route.handler as (ctx: Ctx<User | null>) => Reply | Promise<Reply>)(ctx);
       send(res, reply, method === 'HEAD');
     } catch (err) {
+      // Refused before its body was read (401, 403, 404, 429 on an upload): close rather than
+      // let Node drain up to 126 MiB of multipart just to keep the connection alive.
+      if (!req.complete) res.setHeader('Connection', 'close');
       if (err instanceof HttpError && err.status < 500 && err.status !== 403 && isFormPost(req, route)) {
         // Browser forms land back on the page with a readable reason, never a plain-text page.
         send(res, redirect(`/?error=${encodeURIComponent(err.message)}`));
@@ -191,8 +194,15 @@ export function createApp(options: AppOptions): RunningApp {
   );
   server.timeout = timeouts.idleMs;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => app.hub.handleUpgrade(req, socket, head));
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  // Requests Node rejects before a handler runs: timed-out (slow-loris) or malformed ones.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? '431 Request Header Fields Too Large'
+          : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });
 
