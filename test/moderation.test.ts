@@ -111,6 +111,8 @@ t.test('each standing level blocks exactly its restrictions and keeps the rest',
     await befriend(subject, friend);
     const dm = (await subject.post('/api/conversations/dm', { usernames: [friend.username] })).body;
     t.ok(dm.id, 'a DM exists before the standing changes');
+    const ownDm = (await subject.post(`/api/conversations/${dm.id}/messages`, { content: 'before' })).body;
+    const ownChannel = (await subject.post(channelMessages, { content: 'before' })).body;
     t.equal((await setStanding(subject, level)).status, 200);
 
     const outcomes = {
@@ -119,6 +121,9 @@ t.test('each standing level blocks exactly its restrictions and keeps the rest',
       'send a DM message': (await subject.post(`/api/conversations/${dm.id}/messages`, { content: 'hi' })).status,
       'send a channel message': (await subject.post(channelMessages, { content: 'hi' })).status,
       'send a legacy server message': (await subject.post(`/api/servers/${srv.id}/messages`, { content: 'hi' })).status,
+      'edit own DM message': (await subject.put(`/api/conversations/${dm.id}/messages/${ownDm.id}`, { content: 'x' })).status,
+      'edit own channel message': (await subject.put(`${channelMessages}/${ownChannel.id}`, { content: 'x' })).status,
+      'react in the DM': (await subject.put(`/api/conversations/${dm.id}/messages/${ownDm.id}/reactions`, { emoji: '👍' })).status,
       'list servers': (await subject.get('/api/servers')).status,
       'read channel messages': (await subject.get(channelMessages)).status,
       'read the account': (await subject.get('/api/account')).status,
@@ -130,6 +135,9 @@ t.test('each standing level blocks exactly its restrictions and keeps the rest',
       'send a DM message': blocked(2) ?? 201,
       'send a channel message': blocked(3) ?? 201,
       'send a legacy server message': blocked(3) ?? 201,
+      'edit own DM message': blocked(2) ?? 200,
+      'edit own channel message': blocked(3) ?? 200,
+      'react in the DM': blocked(4) ?? 200,
       'list servers': blocked(4) ?? 200,
       'read channel messages': blocked(4) ?? 200,
       'read the account': 200,
