@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { isIPv6 } from 'node:net';
 import { HttpError } from './http/errors';
 import { SUSPENDED, SUSPENDED_REASON } from './standing';
 import { SESSION_ABSOLUTE_MS, type Session } from './sessions';
@@ -56,19 +57,37 @@ export function authenticate(
 }
 
 /**
- * The client's address: the socket's, or with TRUST_PROXY on, the last X-Forwarded-For hop.
- * The proxy appends the address it accepted the connection from; every hop before it is
- * whatever the client chose to send, so trusting the first one would let anyone pick a fresh
- * address per request and walk around every per-address rate limit.
+ * The client as the per-address rate limits count it: the socket's address, or with
+ * TRUST_PROXY on, the last X-Forwarded-For hop. The proxy appends the address it accepted the
+ * connection from; every hop before it is whatever the client chose to send, so trusting the
+ * first one would let anyone pick a fresh address per request and walk around every limit.
  */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   if (trustProxy) {
     const header = req.headers['x-forwarded-for'];
     const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',');
     const last = hops[hops.length - 1].trim();
-    if (last) return last;
+    if (last) return addressKey(last);
   }
-  return req.socket.remoteAddress ?? 'unknown';
+  return addressKey(req.socket.remoteAddress ?? 'unknown');
+}
+
+/**
+ * One key per client: an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, what a dual-stack
+ * socket reports) is its IPv4 address, and an IPv6 address counts as its /64, because one
+ * subscriber is routinely given a whole /64 and could otherwise rotate through 2^64 addresses.
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1];
+  const bare = address.split('%')[0];
+  if (!isIPv6(bare)) return address;
+  const [head, tail] = bare.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const front = groups(head);
+  const back = tail === undefined ? [] : groups(tail);
+  const full = [...front, ...Array(8 - front.length - back.length).fill('0'), ...back];
+  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
 /**
