@@ -91,7 +91,7 @@ export function accountRoutes(app: import('./app').App): Route[] {
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
     `SELECT w.id, u.username AS issued_by, w.reason, w.created_at
        FROM warnings w JOIN users u ON u.id = w.issued_by
-      WHERE w.user_id = ? ORDER BY w.created_at DESC`,
+      WHERE w.user_id = ? ORDER BY w.created_at DESC, w.rowid DESC`,
   );
   const adminNames = new Set(app.config.adminUsers.map((name) => name.toLowerCase()));
 

@@ -135,7 +135,10 @@ export function createApp(options: AppOptions): RunningApp {
     const q = rawUrl.indexOf('?');
     const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
     // Queries can carry tokens (verify links): the log line has the path only.
-    res.on('finish', () => log(`${method} ${pathname} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`));
+    res.on('close', () => {
+      const outcome = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`;
+      log(`${method} ${pathname} ${outcome} ${(performance.now() - started).toFixed(1)}ms`);
+    });
     setBaseHeaders(res);
     let route: Route | undefined;
     try {
@@ -173,6 +176,7 @@ export function createApp(options: AppOptions): RunningApp {
       if (!req.complete) res.setHeader('Connection', 'close');
       if (err instanceof HttpError && err.status < 500 && err.status !== 403 && isFormPost(req, route)) {
         // Browser forms land back on the page with a readable reason, never a plain-text page.
+        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
         send(res, redirect(`/?error=${encodeURIComponent(err.message)}`));
         return;
       }

@@ -342,7 +342,8 @@ export function mailRoutes(app: App): Route[] {
     {
       // POST /api/password-reset
       // - 204: the password is set, every reset link of the account is used up and every
-      //   session of the account ends (their sockets close); the user signs in again.
+      //   session of the account ends (their sockets close); the user signs in again, at
+      //   once: the account's failed-login lock is lifted.
       // - 400 for a password outside the account rules (the token stays usable), and for a
       //   missing, unknown, used or expired token.
       method: 'POST',
@@ -366,6 +367,9 @@ export function mailRoutes(app: App): Route[] {
           return consumed.user_id;
         })();
         app.sessions.endAllForUser(userId);
+        // Whoever guessed at the old password locked the account; its owner just proved who they are.
+        const user = app.users.byId(userId);
+        if (user) app.limits.loginFailuresPerAccount.forget(user.username.toLowerCase());
         return noContent();
       },
     },

@@ -71,6 +71,11 @@ export class RateLimiter {
     if (bucket.tokens >= this.policy.burst) this.buckets.delete(key);
   }
 
+  /** Forgets a key entirely (a password reset proves the owner: their lock-out ends). */
+  forget(key: string): void {
+    this.buckets.delete(key);
+  }
+
   get size(): number {
     return this.buckets.size;
   }

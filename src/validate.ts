@@ -6,6 +6,7 @@ import { isUuid } from './http/router';
 
 // Control characters other than tab and newline have no place in names or messages.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function text(body: Body, key: string, opts: { min?: number; max: number; trim?: boolean; multiline?: boolean }): string {
   const raw = body[key];
@@ -15,6 +16,8 @@ export function text(body: Body, key: string, opts: { min?: number; max: number;
   const length = [...value].length;
   if (length < min) throw badRequest(min === 1 ? `${key} must not be empty` : `${key} must be at least ${min} characters`);
   if (length > opts.max) throw badRequest(`${key} must be at most ${opts.max} characters`);
+  // A lone surrogate cannot be stored as UTF-8: it would come back as U+FFFD.
+  if (LONE_SURROGATE.test(value)) throw badRequest(`${key} is not valid Unicode text`);
   if (CONTROL.test(value) || (!opts.multiline && /[\r\n\t]/.test(value))) {
     throw badRequest(`${key} contains control characters`);
   }

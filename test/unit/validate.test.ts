@@ -68,3 +68,10 @@ t.test('query readers', async (t) => {
   t.equal(uuidParam(q(`before=${ID}`), 'before'), ID.toLowerCase());
   t.throws(() => uuidParam(q('before=x'), 'before'), bad(/before must be a UUID/));
 });
+
+t.test('text refuses lone surrogates, which UTF-8 cannot store, and keeps real pairs', async (t) => {
+  const body = (value: string) => Object.assign(Object.create(null), { name: value });
+  t.throws(() => text(body('a\ud800b'), 'name', { max: 10 }), /not valid Unicode/);
+  t.throws(() => text(body('\udc00'), 'name', { max: 10 }), /not valid Unicode/);
+  t.equal(text(body('cat 🐱'), 'name', { max: 10 }), 'cat 🐱');
+});
