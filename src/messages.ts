@@ -59,9 +59,15 @@ const ONE_EMOJI = new RegExp(
   'u',
 );
 
-/** One emoji (flags, keycaps and ZWJ sequences included), at most MAX_EMOJI_UTF16 code units. */
+// A named emoji as chat clients write them (`:thumbsup:`, `:+1:`), for clients that send names.
+const SHORTCODE = /^:[a-z0-9_+-]{1,30}:$/;
+
+/**
+ * One emoji (flags, keycaps and ZWJ sequences included) or one `:shortcode:`, at most
+ * MAX_EMOJI_UTF16 code units: never free text.
+ */
 export function isEmoji(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_EMOJI_UTF16 && ONE_EMOJI.test(value);
+  return typeof value === 'string' && value.length <= MAX_EMOJI_UTF16 && (ONE_EMOJI.test(value) || SHORTCODE.test(value));
 }
 
 interface MessageRow {

@@ -14,6 +14,8 @@ t.test('accepts single emoji of every shape clients send', async (t) => {
     ['🏳️‍🌈', 'a ZWJ sequence with a variation selector'],
     ['🧑🏽‍🤝‍🧑🏻', 'a ZWJ sequence with modifiers'],
     ['🏴󠁧󠁢󠁳󠁣󠁴󠁿', 'a subdivision flag (tag sequence)'],
+    [':thumbsup:', 'a shortcode'],
+    [':+1:', 'a shortcode with a plus'],
   ];
   for (const [value, what] of valid) t.ok(isEmoji(value), `${what}: ${value}`);
 });
@@ -21,6 +23,10 @@ t.test('accepts single emoji of every shape clients send', async (t) => {
 t.test('rejects text, several emoji and anything that only contains an emoji', async (t) => {
   const invalid: [unknown, string][] = [
     ['hello', 'a word'],
+    [':not a shortcode:', 'a shortcode with spaces'],
+    [':' + 'x'.repeat(31) + ':', 'a shortcode over 30 characters'],
+    [':Thumbsup:', 'a shortcode with capitals'],
+    ['::', 'an empty shortcode'],
     ['', 'the empty string'],
     ['👍👍', 'two emoji'],
     ['🇫🇷🇩🇪', 'two flags'],
