@@ -1,33 +1,48 @@
-// The home page: shows the outcome of the last form post (?registered, ?logged_in, ?error)
-// and who is signed in. The forms themselves are plain HTML posts answered with redirects.
-// User text only ever goes in through textContent.
-'use strict';
+// The home page. Signed out, it shows the plain register/login forms (they work without this
+// script) and the outcome of the last form post. Signed in, it starts the chat app.
+import { api } from './api.js';
+import { $, showText, STANDING_NAMES } from './ui.js';
+import { startChat } from './chat.js';
 
-(function () {
-  const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+if (params.has('registered')) showText('notice', 'Registered. You can log in now.');
+if (params.has('logged_in')) showText('notice', 'Logged in.');
+if (params.get('error')) showText('problem', params.get('error'));
+// The message has been read: a reload should not show it again. ?server= stays.
+if (params.has('registered') || params.has('logged_in') || params.has('error')) {
+  for (const key of ['registered', 'logged_in', 'error']) params.delete(key);
+  const rest = params.toString();
+  history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : ''));
+}
 
-  function show(id, text) {
-    const el = $(id);
-    el.textContent = text;
-    el.hidden = false;
+function signedInHeader(account) {
+  showText('who', `signed in as ${account.username}`);
+  $('account-link').hidden = false;
+  $('admin-link').hidden = !account.is_admin;
+  $('logout-form').hidden = false;
+}
+
+async function start() {
+  // GET /api/account answers suspended accounts too (GET /api/users/me would be 403), so one
+  // request tells signed out, suspended and signed in apart.
+  let account;
+  try {
+    account = await api('GET', '/api/account');
+  } catch (err) {
+    if (err.status !== 401) showText('problem', err.message);
+    return; // the sign-in forms stay
   }
-
-  const query = new URLSearchParams(location.search);
-  if (query.has('registered')) show('notice', 'Registered. You can log in now.');
-  if (query.has('logged_in')) show('notice', 'Logged in.');
-  if (query.get('error')) show('problem', query.get('error'));
-  // The message has been read: a reload should not show it again.
-  if (query.has('registered') || query.has('logged_in') || query.has('error')) {
-    history.replaceState(null, '', location.pathname);
+  $('signed-out').hidden = true;
+  signedInHeader(account);
+  if (account.account_standing >= 4) {
+    $('suspended-text').textContent =
+      `Your account standing is ${account.account_standing} (${STANDING_NAMES[4]}). You can read your warnings and log out; everything else is closed.`;
+    $('suspended').hidden = false;
+    return;
   }
+  $('app').hidden = false;
+  document.body.classList.add('in-app');
+  await startChat({ user_id: account.user_id, username: account.username, standing: account.account_standing });
+}
 
-  fetch('/api/users/me', { credentials: 'same-origin' })
-    .then((res) => (res.ok ? res.json() : null))
-    .then((me) => {
-      if (!me) return;
-      show('who', 'signed in as ' + me.username);
-      $('signed-in').hidden = false;
-      $('signed-out').hidden = true;
-    })
-    .catch(() => {});
-})();
+start();

@@ -1,0 +1,45 @@
+// Every call to the server goes through api(): JSON in and out, and the server's plain-text
+// reason turned into an ApiError whose message can be shown to the user as it is.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/**
+ * api('GET', '/api/servers'), api('POST', path, {name}), api('POST', path, formData).
+ * Resolves to the parsed JSON body, or null for 204. Rejects with ApiError.
+ */
+export async function api(method, path, body) {
+  const init = { method, credentials: 'same-origin', headers: {} };
+  if (body instanceof FormData) {
+    init.body = body; // the browser sets the multipart boundary itself
+  } else if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, 'The server could not be reached. Check the connection and try again.');
+  }
+  if (!res.ok) {
+    const text = (await res.text().catch(() => '')).trim();
+    throw new ApiError(res.status, text || `The server answered ${res.status}.`);
+  }
+  if (res.status === 204) return null;
+  return res.json();
+}
+
+/** Builds a query string from the non-empty values: query({before: id, limit: 50}). */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') q.set(key, String(value));
+  }
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}
