@@ -3,7 +3,8 @@
 
 export const $ = (id) => document.getElementById(id);
 
-const REFUSED_PROPS = new Set(['style', 'innerHTML', 'outerHTML', 'srcdoc']);
+// Props that would bypass the CSP or parse markup are refused outright.
+const refused = (key) => key === 'style' || key === 'srcdoc' || /html$/i.test(key);
 
 /**
  * el('button', {class: 'x', text: 'Send', onclick: fn, 'aria-label': '…'}, ...children).
@@ -13,7 +14,7 @@ export function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
-    if (REFUSED_PROPS.has(key)) throw new Error(`el(): ${key} is not allowed`);
+    if (refused(key)) throw new Error(`el(): ${key} is not allowed`);
     if (key === 'class') node.className = value;
     else if (key === 'text') node.textContent = value;
     else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
