@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
-import type { BrowserContext, ConsoleMessage, Page } from 'playwright-core';
-import { uniqueName } from './helpers/client';
+import type { BrowserContext, ConsoleMessage, Page, WebSocketRoute } from 'playwright-core';
+import { Client, uniqueName } from './helpers/client';
 import { startServer, type TestServer } from './helpers/server';
 
 /**
@@ -17,8 +18,42 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgrou
 const WAIT = 10_000; // every wait below is bounded by this
 const PASSWORD = 'correct horse';
 const XSS = '<img src=x onerror=alert(1)>';
-// A 1x1 PNG.
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const PNG_WIDTH = 160;
+const PNG = gradientPng(PNG_WIDTH, 100);
+
+/** A small RGB gradient as a PNG file, so the screenshot shows a real picture. */
+function gradientPng(width: number, height: number): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc(body), body.length + 4);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      rows.set([60 + (x * 160) / width, 110 + (y * 120) / height, 210], y * (width * 3 + 1) + 1 + x * 3);
+    }
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
 
 /**
  * Chromium logs every 4xx answer as a console error. These two are how the pages learn who is
@@ -37,6 +72,8 @@ interface Browser {
   problems: string[];
   /** While false (a deliberate script block), console noise is not counted. */
   watching: boolean;
+  /** The page's WebSockets, routed through Playwright so a test can cut one. */
+  sockets: WebSocketRoute[];
 }
 
 async function openBrowser(t: Test, name: string): Promise<Browser> {
@@ -59,7 +96,11 @@ async function openBrowser(t: Test, name: string): Promise<Browser> {
     content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  const browser: Browser = { name, context, page, problems: [], watching: true };
+  const browser: Browser = { name, context, page, problems: [], watching: true, sockets: [] };
+  await page.routeWebSocket(/\/ws$/, (ws) => {
+    ws.connectToServer(); // frames pass through untouched
+    browser.sockets.push(ws);
+  });
   page.on('console', (msg: ConsoleMessage) => {
     if (msg.type() !== 'error' || !browser.watching) return;
     const url = msg.location().url;
@@ -88,7 +129,9 @@ async function registerAndLogin(t: Test, b: Browser, url: string, username: stri
   t.ok(cookies.some((c) => c.name === 'app_session' && c.httpOnly), `${b.name} holds the HttpOnly session cookie after the form login`);
 }
 
-const message = (page: Page, text: string) => page.locator('#messages > li.msg').filter({ has: page.locator('.content', { hasText: text }) });
+/** The message whose text contains `text` (or is exactly `text`). */
+const message = (page: Page, text: string, exact = false) =>
+  page.locator('#messages > li.msg').filter({ has: exact ? page.locator('.content').getByText(text, { exact: true }) : page.locator('.content', { hasText: text }) });
 
 t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP }, async (t) => {
   const aliceName = uniqueName('alice');
@@ -210,13 +253,14 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
   await step('an attached PNG renders as an image, for the sender and live for the other', async (t) => {
     const { page } = bob;
     await page.fill('#composer-text', 'a picture');
-    await page.setInputFiles('#composer-files', { name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+    await page.setInputFiles('#composer-files', { name: 'gradient.png', mimeType: 'image/png', buffer: PNG });
     await page.click('#send-button');
     for (const b of [bob, alice]) {
       const img = message(b.page, 'a picture').locator('.attachments img');
       await img.waitFor();
       t.match(await img.getAttribute('src'), /^\/uploads\/[0-9a-f-]{36}$/, `${b.name} sees an <img> of the upload`);
-      await b.page.waitForFunction((img: any) => img.complete && img.naturalWidth === 1, await img.elementHandle(), { timeout: WAIT });
+      const loaded = { img: await img.elementHandle(), width: PNG_WIDTH };
+      await b.page.waitForFunction((a: any) => a.img.complete && a.img.naturalWidth === a.width, loaded, { timeout: WAIT });
     }
     t.equal(await page.inputValue('#composer-files'), '', 'the file input is cleared after sending');
   });
@@ -250,7 +294,116 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     await alice.page.screenshot({ path: '/tmp/chat.png' });
   });
 
+  await step('at phone width the columns stack and nothing scrolls sideways', async (t) => {
+    const { page } = bob;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await message(page, 'nice picture').waitFor();
+    const layout = await page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const box = (id: string) => doc.getElementById(id).getBoundingClientRect();
+      return { scrollWidth: doc.documentElement.scrollWidth, nav: box('server-list'), room: box('room') };
+    });
+    t.ok(layout.scrollWidth <= 390, `the page is no wider than the screen (${layout.scrollWidth}px)`);
+    t.ok(layout.room.top > layout.nav.bottom, 'the messages come below the server list');
+    await page.screenshot({ path: '/tmp/chat-phone.png', fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  await step('a dropped socket reconnects and catches up on what it missed', async (t) => {
+    const { page } = bob;
+    const socket = bob.sockets.at(-1);
+    t.ok(socket, "bob's channel socket goes through the test's WebSocket route");
+    await socket!.close({ code: 1001, reason: 'test: server going away' });
+    await page.locator('#live-state', { hasText: 'offline' }).waitFor();
+    await alice.page.fill('#composer-text', 'sent while bob was away');
+    await alice.page.press('#composer-text', 'Enter');
+    await message(alice.page, 'sent while bob was away').waitFor();
+    // Backoff is about a second; then GET …/messages?after=<last id> brings the message.
+    await message(page, 'sent while bob was away').waitFor();
+    await page.locator('#live-state', { hasText: 'live' }).waitFor();
+    t.pass('bob sees the message posted while his socket was down, without reloading');
+  });
+
+  await step('edits and deletions show up live; a reply to a deleted message says so', async (t) => {
+    // While edited, the text is a form: find the message by its id, not its text.
+    const id = await message(alice.page, 'are you there, bob?').getAttribute('data-id');
+    const own = alice.page.locator(`#messages > li[data-id="${id}"]`);
+    await own.hover();
+    await own.getByRole('button', { name: 'Edit', exact: true }).click();
+    await own.locator('.edit-form textarea').fill('are you there, bob? (edited)');
+    await own.locator('.edit-form textarea').press('Enter');
+    const edited = message(bob.page, 'are you there, bob? (edited)');
+    await edited.locator('.edited').waitFor();
+    t.equal(await edited.locator('.reaction').textContent(), '👍 2', 'the reactions survive the edit');
+
+    // Alice owns the server, so she may delete Bob's message too.
+    const picture = message(alice.page, 'a picture');
+    await picture.hover();
+    await picture.getByRole('button', { name: 'Delete', exact: true }).click();
+    await alice.page.click('#ask-submit');
+    for (const b of [alice, bob]) {
+      await message(b.page, 'a picture').waitFor({ state: 'detached' });
+      await message(b.page, 'nice picture').locator('.reply-preview.deleted', { hasText: 'deleted message' }).waitFor();
+    }
+    t.pass('the message is gone for both, and the reply shows "deleted message"');
+  });
+
+  await step('friends, a direct message and a group through the people panel', async (t) => {
+    await alice.page.click('#home-button');
+    await alice.page.fill('#friend-name', bobName);
+    await alice.page.click('#friend-form button[type=submit]');
+    await alice.page.locator('#request-list li', { hasText: 'request sent' }).waitFor();
+
+    await bob.page.click('#home-button');
+    const request = bob.page.locator('#request-list li', { hasText: aliceName });
+    await request.getByRole('button', { name: 'Accept' }).click();
+    const friend = bob.page.locator('#friend-list li', { hasText: aliceName });
+    await friend.getByRole('button', { name: 'Message' }).click();
+    await bob.page.locator('#room-title', { hasText: `@ ${aliceName}` }).waitFor();
+    await bob.page.fill('#composer-text', 'hi alice, in private');
+    await bob.page.press('#composer-text', 'Enter');
+    await message(bob.page, 'hi alice, in private').waitFor();
+    t.match(bob.page.url(), /\?conversation=/, 'the address names the open conversation');
+
+    await alice.page.click('#new-dm');
+    await alice.page.selectOption('#dm-friend', bobName);
+    await alice.page.click('#dm-dialog button[type=submit]');
+    await message(alice.page, 'hi alice, in private').waitFor();
+    t.ok(await alice.page.isVisible(`#conversation-list button:has-text("@ ${bobName}")`), 'the DM is listed on the left');
+
+    await alice.page.click('#new-group');
+    await alice.page.fill('#group-name', 'Trio');
+    await alice.page.check(`#group-friends input[value="${bobName}"]`);
+    await alice.page.click('#group-dialog button[type=submit]');
+    await alice.page.locator('#room-title', { hasText: 'Trio' }).waitFor();
+    t.match(await alice.page.textContent('#room-title'), bobName, 'the group names its members');
+  });
+
+  await step('"Load older" pages back through a long history', async (t) => {
+    const { page } = alice;
+    const cookie = (await alice.context.cookies(server.url)).find((c) => c.name === 'app_session')!;
+    const api = new Client(server.url);
+    api.cookie = `app_session=${cookie.value}`;
+    const serverId = (await api.get('/api/servers')).body[0].id;
+    const channel = (await api.post(`/api/servers/${serverId}/channels`, { name: 'history' })).body;
+    for (let i = 1; i <= 60; i++) {
+      const res = await api.post(`/api/servers/${serverId}/channels/${channel.id}/messages`, { content: `old message ${i}` });
+      if (res.status !== 201) throw new Error(`seeding failed: ${res.status} ${res.text}`);
+    }
+    await page.goto(`${server.url}/?server=${serverId}&channel=${channel.id}`);
+    await message(page, 'old message 60', true).waitFor();
+    t.equal(await page.locator('#messages > li').count(), 50, 'the newest 50 are shown first');
+    t.equal(await page.locator('#messages > li .content').first().textContent(), 'old message 11', 'oldest at the top');
+    await page.click('#load-older');
+    await message(page, 'old message 1', true).waitFor();
+    t.equal(await page.locator('#messages > li').count(), 60, 'the older 10 are added');
+    t.equal(await page.locator('#messages > li .content').first().textContent(), 'old message 1');
+    t.ok(await page.isVisible('#history-start'), 'and the start of the history is marked');
+    t.notOk(await page.isVisible('#load-older'), '"Load older" is gone');
+  });
+
   await step('a report filed in the UI is listed on the admin page', async (t) => {
+    await bob.page.click('#server-list button');
     const target = message(bob.page, 'onerror');
     await target.hover();
     await target.getByRole('button', { name: 'Report', exact: true }).click();

@@ -1,12 +1,12 @@
 // The home page. Signed out, it shows the plain register/login forms (they work without this
 // script) and the outcome of the last form post. Signed in, it starts the chat app.
 import { api } from './api.js';
-import { $, showText, STANDING_NAMES } from './ui.js';
+import { $, notify, showText, STANDING_NAMES } from './ui.js';
 import { startChat } from './chat.js';
 
 const params = new URLSearchParams(location.search);
 if (params.has('registered')) showText('notice', 'Registered. You can log in now.');
-if (params.has('logged_in')) showText('notice', 'Logged in.');
+if (params.has('logged_in')) notify('Logged in.', false); // a passing toast: the app takes the page
 if (params.get('error')) showText('problem', params.get('error'));
 // The message has been read: a reload should not show it again. ?server= stays.
 if (params.has('registered') || params.has('logged_in') || params.has('error')) {

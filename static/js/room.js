@@ -51,6 +51,7 @@ function closeSocket(ws) {
 
 function setLive(text) {
   $('live-state').textContent = text;
+  $('live-state').classList.toggle('ok', text === 'live');
 }
 
 // ---- history ----------------------------------------------------------------------------
