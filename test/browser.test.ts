@@ -437,7 +437,7 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     t.equal(await page.locator('#user-list > li').filter({ hasText: bobName }).locator('select').inputValue(), '1', 'one warning: standing 1');
   });
 
-  await step('the account page shows the standing, the warnings and the email form', async (t) => {
+  await step('the account page shows the standing, the warnings and the email form; log out works', async (t) => {
     const { page } = bob;
     await page.goto(`${server.url}/account/warnings`);
     await page.locator('#warnings li', { hasText: 'be nice' }).waitFor();
@@ -447,6 +447,12 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     await page.click('#email-form button[type=submit]');
     await page.locator('#email-state', { hasText: 'bob@example.org' }).waitFor();
     t.match(await page.textContent('#email-state'), 'not verified yet');
+
+    // Log out is a plain form post too.
+    await Promise.all([page.waitForURL(`${server.url}/`), page.click('form[action="/api/logout"] button[type=submit]')]);
+    await page.locator('#login-username').waitFor();
+    t.notOk(await page.isVisible('#app'), 'after logging out the sign-in forms are back');
+    t.notOk((await bob.context.cookies(server.url)).some((c) => c.name === 'app_session'), 'and the cookie is gone');
   });
 
   t.same(alice.problems, [], 'no console error, page error, CSP violation or dialog for alice');

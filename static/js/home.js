@@ -42,7 +42,7 @@ async function start() {
   }
   $('app').hidden = false;
   document.body.classList.add('in-app');
-  await startChat({ user_id: account.user_id, username: account.username, standing: account.account_standing });
+  await startChat({ user_id: account.user_id, username: account.username });
 }
 
 start();
