@@ -1,12 +1,12 @@
 // The open channel or conversation: its history, its live socket and the composer.
 // One room is open at a time; openRoom() replaces it.
 import { api, query } from './api.js';
-import { $, el, notify, ask, formatTime, formatSize } from './ui.js';
+import { $, el, notify, ask } from './ui.js';
+import { buildMessage } from './message.js';
 
 const PAGE_SIZE = 50;
 const CATCH_UP_PAGE = 100;
 const MAX_FILES = 5;
-const QUICK_EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢'];
 
 /**
  * The open room: {base, wsPath, title, me, canModerate, reportType, messages: Map id -> record,
@@ -241,98 +241,31 @@ function removeMessage(r, id) {
   }
 }
 
-// ---- one message --------------------------------------------------------------------------
+// ---- what a message's buttons do --------------------------------------------------------------
 
+/** The message as DOM, with its buttons wired to this room. */
 function renderMessage(r, m) {
   const mine = m.author_id === r.me.user_id;
-  const item = el('li', { class: mine ? 'msg mine' : 'msg', 'data-id': m.id });
-  const created = new Date(m.created_at);
-  item.append(
-    el('div', { class: 'msg-head' },
-      el('span', { class: 'author', text: m.author ? m.author.username : 'unknown' }),
-      el('time', { dateTime: m.created_at, title: created.toLocaleString(), text: formatTime(m.created_at) }),
-      m.edited_at && el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' })),
-  );
-  if (m.reply_to) item.append(renderReplyPreview(m));
-  if (m.content) item.append(el('div', { class: 'content', text: m.content }));
-  if (m.attachments && m.attachments.length) item.append(el('div', { class: 'attachments' }, m.attachments.map(renderAttachment)));
-  item.append(renderReactions(r, m), renderActions(r, m, mine));
-  return item;
+  return buildMessage(m, {
+    mine,
+    canDelete: mine || r.canModerate,
+    canReport: !mine,
+    reply: () => setReply(r, m),
+    react: (emoji, add) => react(r, m.id, emoji, add),
+    edit: () => startEdit(r, m),
+    remove: () => deleteMessage(r, m),
+    report: () => report(r, m),
+    jump: jumpTo,
+    imageLoaded: () => { if (nearBottom()) scrollToBottom(); },
+  });
 }
 
-function renderReplyPreview(m) {
-  const p = m.reply_preview;
-  if (!p) return el('div', { class: 'reply-preview deleted', text: '↪ deleted message' });
-  return el('button', {
-    type: 'button',
-    class: 'reply-preview',
-    title: 'Show the message this answers',
-    onclick: () => {
-      const target = findItem(p.id);
-      if (!target) return notify('That message is further back: load older messages to see it.', false);
-      target.scrollIntoView({ block: 'center' });
-      target.classList.add('flash');
-      setTimeout(() => target.classList.remove('flash'), 1500);
-    },
-  }, '↪ ', el('strong', { text: p.author ? p.author.username : 'unknown' }), ' ', el('span', { text: p.content }));
-}
-
-function renderAttachment(a) {
-  // The server's own path for the id; never a URL taken from elsewhere.
-  const url = `/uploads/${encodeURIComponent(a.id)}`;
-  const label = `${a.name} (${formatSize(a.size)})`;
-  if (a.preview_kind === 'image') {
-    const img = el('img', { src: url, alt: a.name, loading: 'lazy' });
-    img.addEventListener('load', () => { if (nearBottom()) scrollToBottom(); }, { once: true });
-    return el('a', { class: 'attachment image', href: url, target: '_blank', rel: 'noopener', title: label }, img);
-  }
-  if (a.preview_kind === 'audio') {
-    return el('figure', { class: 'attachment' }, el('audio', { src: url, controls: true, preload: 'metadata' }), el('figcaption', { text: label }));
-  }
-  if (a.preview_kind === 'video') {
-    return el('figure', { class: 'attachment' }, el('video', { src: url, controls: true, preload: 'metadata' }), el('figcaption', { text: label }));
-  }
-  return el('a', { class: 'attachment file', href: url, download: a.name }, `⭳ ${a.name}`, el('small', { text: ` ${formatSize(a.size)}` }));
-}
-
-function renderReactions(r, m) {
-  const bar = el('div', { class: 'reactions' });
-  for (const reaction of m.reactions || []) {
-    bar.append(el('button', {
-      type: 'button',
-      class: reaction.reacted ? 'reaction reacted' : 'reaction',
-      'aria-pressed': String(reaction.reacted),
-      title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
-      onclick: () => react(r, m.id, reaction.emoji, !reaction.reacted),
-    }, `${reaction.emoji} ${reaction.count}`));
-  }
-  return bar;
-}
-
-function renderActions(r, m, mine) {
-  const picker = el('div', { class: 'emoji-picker', hidden: true, role: 'group', 'aria-label': 'Pick a reaction' },
-    QUICK_EMOJI.map((emoji) => el('button', {
-      type: 'button',
-      class: 'emoji',
-      'aria-label': `React with ${emoji}`,
-      title: `React with ${emoji}`,
-      onclick: () => {
-        picker.hidden = true;
-        const existing = (m.reactions || []).find((x) => x.emoji === emoji);
-        react(r, m.id, emoji, !(existing && existing.reacted));
-      },
-    }, emoji)));
-  const actions = el('div', { class: 'msg-actions' },
-    el('button', { type: 'button', class: 'small', onclick: () => setReply(r, m) }, 'Reply'),
-    el('button', { type: 'button', class: 'small', 'aria-expanded': 'false', onclick: (e) => {
-      picker.hidden = !picker.hidden;
-      e.currentTarget.setAttribute('aria-expanded', String(!picker.hidden));
-    } }, 'React'),
-    mine && el('button', { type: 'button', class: 'small', onclick: () => startEdit(r, m) }, 'Edit'),
-    (mine || r.canModerate) && el('button', { type: 'button', class: 'small danger', onclick: () => deleteMessage(r, m) }, 'Delete'),
-    !mine && el('button', { type: 'button', class: 'small', onclick: () => report(r, m) }, 'Report'),
-  );
-  return el('div', { class: 'msg-tools' }, actions, picker);
+function jumpTo(id) {
+  const target = findItem(id);
+  if (!target) return notify('That message is further back: load older messages to see it.', false);
+  target.scrollIntoView({ block: 'center' });
+  target.classList.add('flash');
+  setTimeout(() => target.classList.remove('flash'), 1500);
 }
 
 async function react(r, id, emoji, add) {
