@@ -34,7 +34,7 @@ async function section(title: string, work: () => Promise<void>): Promise<void> 
 }
 
 /** The rows of a table that carry a target, for the summary. */
-const targets = (rows: Row[], prefix: string): Row[] => rows.filter((r) => r[3] !== '').map((r) => [`${prefix}: ${r[0]}`, r[1], r[2], r[3]]);
+const targets = (rows: Row[], prefix: string): Row[] => rows.filter((r) => r[3] !== '').map((r) => [`${prefix} ${r[0]}`, r[1], r[2], r[3]]);
 
 /**
  * bench/upload-memory.ts runs as a child process and prints one table; its rows are read
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     const rows = throughputRows(f);
     printTable(`1. Ceiling: bare node:http, parse JSON, one prepared INSERT (WAL), answer JSON (${throughputSetup})`, rows.ceiling);
     printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast)', rows.post);
-    summary.push(['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''], ...targets(rows.post, '2'));
+    summary.push(['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''], ...targets(rows.post, '2.'));
   });
 
   let seeded: SeededHistory | undefined;
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     seeded = await seedHistory();
     const rows = historyRows(await measureHistory(seeded));
     printTable(`3. History: one channel of ${MESSAGES} messages (${historySetup})`, rows);
-    summary.push(...targets(rows, '3'));
+    summary.push(...targets(rows, '3.'));
   });
 
   await section('4. Fan-out', async () => {
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     for (const f of runs) {
       const rows = fanoutRows(f);
       printTable(`4. Fan-out: ${fanoutSetup(f.sockets)}`, rows);
-      summary.push(...targets(rows, `4/5. ${f.sockets} sockets`));
+      summary.push(...targets(rows, `4/5. ${f.sockets} sockets:`));
     }
   });
 
@@ -106,14 +106,14 @@ async function main(): Promise<void> {
   await section('5. Upload memory', async () => {
     const rows = await uploadMemory();
     printTable('5. Memory: five concurrent 25 MiB uploads (bench/upload-memory.ts)', rows);
-    summary.push(...targets(rows, '5. uploads'));
+    summary.push(...targets(rows, '5. uploads:'));
   });
 
   await section('6. Cold start', async () => {
     if (!seeded) throw new Error('no seeded history database (section 3 failed)');
     const rows = coldStartRows(await measureColdStart(seeded.dataDir, seeded.messages));
     printTable('6. Cold start: spawn to first 200 from /healthz', rows);
-    summary.push(...targets(rows, '6'));
+    summary.push(...targets(rows, '6.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);
