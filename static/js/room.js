@@ -230,6 +230,7 @@ function replaceMessage(r, message) {
 function removeMessage(r, id) {
   if (!r.messages.delete(id)) return;
   findItem(id)?.remove();
+  if (r.editing === id) r.editing = null;
   if (r.replyTo && r.replyTo.id === id) setReply(r, null);
   // Replies to it now show "deleted message", as the server will say from now on.
   for (const [otherId, other] of r.messages) {
@@ -351,7 +352,7 @@ function setReply(r, message) {
 async function send(e) {
   e.preventDefault();
   const r = room;
-  if (!r) return;
+  if (!r || r.sending) return; // Enter pressed again while the first send is on its way
   const text = $('composer-text');
   const files = $('composer-files');
   if (!text.value.trim() && files.files.length === 0) return;
@@ -366,6 +367,7 @@ async function send(e) {
   }
   const button = $('send-button');
   button.disabled = true;
+  r.sending = true;
   try {
     const message = await api('POST', `${r.base}/messages`, body);
     text.value = '';
@@ -378,6 +380,7 @@ async function send(e) {
   } catch (err) {
     notify(err.message);
   } finally {
+    r.sending = false;
     button.disabled = false;
     text.focus();
   }
