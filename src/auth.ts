@@ -97,7 +97,11 @@ export function addressKey(address: string): string {
  * Requests with neither header (curl, API clients) carry no ambient credentials risk.
  */
 export function isCrossSite(req: IncomingMessage, baseUrl: string): boolean {
-  if (req.headers['sec-fetch-site'] === 'cross-site') return true;
+  const fetchSite = req.headers['sec-fetch-site'];
+  if (fetchSite === 'cross-site') return true;
+  // Pages cannot set Sec-Fetch-Site. Under Referrer-Policy: no-referrer a browser form post
+  // sends `Origin: null` even from our own page, and this header is what says so.
+  if (fetchSite === 'same-origin') return false;
   const origin = req.headers.origin;
   if (origin === undefined) return false;
   if (origin === new URL(baseUrl).origin) return false;

@@ -170,7 +170,9 @@ export function createUploadStore(app: App): UploadStore {
         if (info.valueTruncated) {
           return fail(badRequest(name === 'content' ? `content must be at most ${MAX_CONTENT_CHARS} characters` : `${name} is too long`));
         }
-        fields[name] = value;
+        // Browsers send every line break of a form field as CRLF (HTML form encoding); store LF
+        // as a JSON client would have sent it.
+        fields[name] = value.replace(/\r\n/g, '\n');
       });
 
       parser.on('file', (name, stream, info) => {

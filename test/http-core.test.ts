@@ -263,6 +263,17 @@ t.test('cross-site requests', async (t) => {
     }
   });
 
+  t.test('a form from our own page that a browser sends with Origin: null is accepted', async (t) => {
+    // Chromium under Referrer-Policy: no-referrer sends Origin: null on a same-origin form post,
+    // together with Sec-Fetch-Site: same-origin, which no page can forge.
+    const name = uniqueName('form');
+    const form = new URLSearchParams({ username: name, password: 'password1' });
+    const res = await anon.post('/api/register', form, { origin: 'null', 'sec-fetch-site': 'same-origin' });
+    t.equal(res.status, 303);
+    t.equal(res.headers.get('location'), '/?registered=1');
+    t.equal((await register(name, {})).status, 409, 'the account exists');
+  });
+
   t.test('a foreign browser form is refused the same way', async (t) => {
     const name = uniqueName('csrf');
     const form = new URLSearchParams({ username: name, password: 'password1' });

@@ -135,6 +135,12 @@ t.test('uploading attachments to a channel message', async (t) => {
     }
   });
 
+  t.test('line breaks a browser sends as CRLF in a multipart field are stored as LF', async (t) => {
+    const res = await f.owner.post(f.messages, form({ content: 'first line\r\nsecond line' }, [{ name: 'a.txt', data: 'a' }]));
+    t.equal(res.status, 201);
+    t.equal(res.body.content, 'first line\nsecond line');
+  });
+
   t.test('reply_to works in a multipart message', async (t) => {
     const first = await f.owner.post(f.messages, { content: 'question' });
     const res = await f.owner.post(f.messages, form({ content: 'answer', reply_to: first.body.id }, [{ name: 'a.txt', data: 'x' }]));
