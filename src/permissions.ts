@@ -1,6 +1,6 @@
 import type { User } from './auth';
 import type { DB } from './db';
-import { forbidden, notFound } from './http/errors';
+import { badRequest, forbidden, notFound } from './http/errors';
 import type { Container } from './messages';
 
 /**
@@ -19,6 +19,11 @@ export interface Permissions {
   /** Owner or a role with full_server_admin (channel creation, deleting others' messages). */
   requireServerAdmin(user: User, serverId: string, action: string): Rank;
   requireOwner(user: User, serverId: string, action: string): void;
+  /**
+   * Removing a member: oneself (leaving; not the owner), or another member by the owner, or by
+   * a full server administrator when the other is a plain member.
+   */
+  requireCanRemove(user: User, serverId: string, targetId: string): void;
   /** A channel of a server the caller belongs to. */
   requireChannel(user: User, serverId: string, channelId: string): { container: Container; rank: Rank };
   /** The same, from a channel id alone (WebSocket path). */
@@ -70,6 +75,18 @@ export function createPermissions(db: DB): Permissions {
     },
     requireOwner(user, serverId, action) {
       if (requireMember(user, serverId) !== 'owner') throw forbidden(`only the server owner can ${action}`);
+    },
+    requireCanRemove(user, serverId, targetId) {
+      const callerRank = requireMember(user, serverId);
+      const targetRank = rank(targetId, serverId);
+      if (!targetRank) throw notFound('member not found');
+      if (targetId === user.id) {
+        if (callerRank === 'owner') throw badRequest('the owner cannot leave their own server');
+        return;
+      }
+      if (callerRank === 'member' || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
+        throw forbidden('you cannot remove this member');
+      }
     },
     requireChannel(user, serverId, channelId) {
       const found = requireChannelById(user, channelId);

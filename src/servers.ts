@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { App, Route } from './app';
 import { DAY, iso } from './clock';
-import { badRequest, conflict, forbidden, notFound } from './http/errors';
+import { conflict, notFound } from './http/errors';
 import { HANDLED, created, json, noContent } from './http/respond';
 import { assertAllowed } from './standing';
 import { bool, text } from './validate';
@@ -168,14 +168,7 @@ export function serversRoutes(app: App): Route[] {
       path: '/api/servers/:server_id/members/:user_id',
       handler: (ctx) => {
         const { server_id: serverId, user_id: userId } = ctx.params;
-        const callerRank = perms.requireMember(ctx.user, serverId);
-        const targetRank = perms.rank(userId, serverId);
-        if (!targetRank) throw notFound('member not found');
-        if (userId === ctx.user.id) {
-          if (callerRank === 'owner') throw badRequest('the owner cannot leave their own server');
-        } else if (callerRank === 'member' || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
-          throw forbidden('you cannot remove this member');
-        }
+        perms.requireCanRemove(ctx.user, serverId, userId);
         removeMember.run(serverId, userId);
         app.hub.dropUser(userId, { serverId });
         return noContent();

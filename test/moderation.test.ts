@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, type TestServer } from './helpers/server';
+import { startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
 
 const ADMIN = 'mod_admin';
