@@ -4,10 +4,8 @@ import { iso } from '../src/clock';
 import { MAX_CONTENT_CHARS, REPLY_PREVIEW_CHARS } from '../src/messages';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
+import { ACTORS, type Actor, type Expect, community as baseCommunity, must, setStanding } from './helpers/community';
 
-const ACTORS = ['owner', 'admin', 'roleMember', 'member', 'outsider', 'anon', 'suspended'] as const;
-type Actor = (typeof ACTORS)[number];
-type Expect = Record<Actor, number>;
 
 const MEMBERS_READ: Expect = { owner: 200, admin: 200, roleMember: 200, member: 200, outsider: 404, anon: 401, suspended: 403 };
 const MEMBERS_POST: Expect = { ...MEMBERS_READ, owner: 201, admin: 201, roleMember: 201, member: 201 };
@@ -29,36 +27,15 @@ interface Message {
   edited_at: string | null;
 }
 
-async function must<T = any>(res: Promise<Res<T>>, status: number): Promise<Res<T>> {
-  const done = await res;
-  if (done.status !== status) throw new Error(`expected ${status}, got ${done.status}: ${done.text}`);
-  return done;
-}
-
-const setStanding = (server: TestServer, userId: string, standing: number) =>
-  server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
-
 /**
  * A server with one caller of each kind (see test/servers.test.ts) and two channels:
  * general (the first, which the legacy routes use) and random.
  */
 async function community(server: TestServer) {
-  const [owner, admin, roleMember, member, outsider, suspended] = await Promise.all(
-    Array.from({ length: 6 }, () => signUp(server.url)),
-  );
-  const serverId: string = (await must(owner.post('/api/servers', { name: uniqueName('srv') }), 201)).body.id;
-  const base = `/api/servers/${serverId}`;
-  const token: string = (await must(owner.post(`${base}/invites`), 201)).body.token;
-  const join = (client: Client) => must(client.post(`/api/invites/${token}/accept`), 200);
-  await Promise.all([admin, roleMember, member, suspended].map(join));
-  await must(owner.post(`${base}/roles`, { name: 'mods', full_server_admin: true }), 201);
-  await must(owner.post(`${base}/roles`, { name: 'regulars', full_server_admin: false }), 201);
-  await must(owner.put(`${base}/members/${admin.userId}/role`, { role: 'mods' }), 200);
-  await must(owner.put(`${base}/members/${roleMember.userId}/role`, { role: 'regulars' }), 200);
-  setStanding(server, suspended.userId, 4);
+  const { serverId, base, clients, join } = await baseCommunity(server);
+  const { owner } = clients;
   const general: string = (await must(owner.get(`${base}/channels`), 200)).body[0].id;
   const random: string = (await must(owner.post(`${base}/channels`, { name: 'random' }), 201)).body.id;
-  const clients: Record<Actor, Client> = { owner, admin, roleMember, member, outsider, anon: new Client(server.url), suspended };
   const messagesOf = (channelId: string) => `${base}/channels/${channelId}/messages`;
   /** Creates a channel of its own for a test, so its history is only what the test put there. */
   const newChannel = async () =>

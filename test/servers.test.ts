@@ -2,13 +2,9 @@ import crypto from 'node:crypto';
 import t from 'tap';
 import { DAY, iso } from '../src/clock';
 import { INVITE_LIFETIME_MS, MAX_NAME_CHARS } from '../src/servers';
-import { Client, type Res, signUp, uniqueName } from './helpers/client';
-import { FakeClock, type TestServer, startServer } from './helpers/server';
-
-/** Everyone who can knock on a server's door, from its owner to someone not signed in. */
-const ACTORS = ['owner', 'admin', 'roleMember', 'member', 'outsider', 'anon', 'suspended'] as const;
-type Actor = (typeof ACTORS)[number];
-type Expect = Record<Actor, number>;
+import { Client, type Res, signUp } from './helpers/client';
+import { FakeClock, startServer } from './helpers/server';
+import { ACTORS, type Actor, type Expect, community, must, setStanding } from './helpers/community';
 
 /** Members read; outsiders learn nothing (404); no session 401; a suspended member 403. */
 const MEMBERS_READ: Expect = { owner: 200, admin: 200, roleMember: 200, member: 200, outsider: 404, anon: 401, suspended: 403 };
@@ -17,45 +13,6 @@ const OWNER_CREATES: Expect = { ...MEMBERS_READ, owner: 201, admin: 403, roleMem
 const OWNER_ONLY: Expect = { ...MEMBERS_READ, admin: 403, roleMember: 403, member: 403 };
 const MEMBERS_CREATE: Expect = { ...MEMBERS_READ, owner: 201, admin: 201, roleMember: 201, member: 201 };
 const ANYONE: Expect = { owner: 200, admin: 200, roleMember: 200, member: 200, outsider: 200, anon: 200, suspended: 200 };
-
-async function must<T = any>(res: Promise<Res<T>>, status: number): Promise<Res<T>> {
-  const done = await res;
-  if (done.status !== status) throw new Error(`expected ${status}, got ${done.status}: ${done.text}`);
-  return done;
-}
-
-const setStanding = (server: TestServer, userId: string, standing: number) =>
-  server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
-
-/**
- * A server with one caller of each kind: its owner, a member holding a full_server_admin role
- * ("mods"), a member holding a plain role ("regulars"), a plain member, a signed-in outsider,
- * an anonymous client and a member whose account is suspended.
- */
-async function community(server: TestServer) {
-  const [owner, admin, roleMember, member, outsider, suspended] = await Promise.all(
-    Array.from({ length: 6 }, () => signUp(server.url)),
-  );
-  const serverId: string = (await must(owner.post('/api/servers', { name: uniqueName('srv') }), 201)).body.id;
-  const base = `/api/servers/${serverId}`;
-  const token: string = (await must(owner.post(`${base}/invites`), 201)).body.token;
-  const join = (client: Client) => must(client.post(`/api/invites/${token}/accept`), 200);
-  await Promise.all([admin, roleMember, member, suspended].map(join));
-  await must(owner.post(`${base}/roles`, { name: 'mods', full_server_admin: true }), 201);
-  await must(owner.post(`${base}/roles`, { name: 'regulars', full_server_admin: false }), 201);
-  await must(owner.put(`${base}/members/${admin.userId}/role`, { role: 'mods' }), 200);
-  await must(owner.put(`${base}/members/${roleMember.userId}/role`, { role: 'regulars' }), 200);
-  setStanding(server, suspended.userId, 4);
-  const clients: Record<Actor, Client> = { owner, admin, roleMember, member, outsider, anon: new Client(server.url), suspended };
-  /** A fresh member, optionally holding a role. */
-  const newMember = async (role?: string) => {
-    const client = await signUp(server.url);
-    await join(client);
-    if (role) await must(owner.put(`${base}/members/${client.userId}/role`, { role }), 200);
-    return client;
-  };
-  return { serverId, base, token, clients, join, newMember };
-}
 
 t.test('who may do what in a server', async (t) => {
   const server = await startServer();

@@ -1,0 +1,47 @@
+import { Client, type Res, signUp, uniqueName } from './client';
+import type { TestServer } from './server';
+
+/** Every kind of caller a permission matrix checks. */
+export const ACTORS = ['owner', 'admin', 'roleMember', 'member', 'outsider', 'anon', 'suspended'] as const;
+export type Actor = (typeof ACTORS)[number];
+export type Expect = Record<Actor, number>;
+
+/** Awaits a response and fails the set-up loudly unless it has the expected status. */
+export async function must<T = any>(res: Promise<Res<T>>, status: number): Promise<Res<T>> {
+  const done = await res;
+  if (done.status !== status) throw new Error(`expected ${status}, got ${done.status}: ${done.text}`);
+  return done;
+}
+
+export const setStanding = (server: TestServer, userId: string, standing: number) =>
+  server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
+
+/**
+ * A server with one caller of each kind: its owner, a member holding a full_server_admin role
+ * ("mods"), a member holding a plain role ("regulars"), a plain member, a signed-in outsider,
+ * an anonymous client and a member whose account is suspended.
+ */
+export async function community(server: TestServer) {
+  const [owner, admin, roleMember, member, outsider, suspended] = await Promise.all(
+    Array.from({ length: 6 }, () => signUp(server.url)),
+  );
+  const serverId: string = (await must(owner.post('/api/servers', { name: uniqueName('srv') }), 201)).body.id;
+  const base = `/api/servers/${serverId}`;
+  const token: string = (await must(owner.post(`${base}/invites`), 201)).body.token;
+  const join = (client: Client) => must(client.post(`/api/invites/${token}/accept`), 200);
+  await Promise.all([admin, roleMember, member, suspended].map(join));
+  await must(owner.post(`${base}/roles`, { name: 'mods', full_server_admin: true }), 201);
+  await must(owner.post(`${base}/roles`, { name: 'regulars', full_server_admin: false }), 201);
+  await must(owner.put(`${base}/members/${admin.userId}/role`, { role: 'mods' }), 200);
+  await must(owner.put(`${base}/members/${roleMember.userId}/role`, { role: 'regulars' }), 200);
+  setStanding(server, suspended.userId, 4);
+  const clients: Record<Actor, Client> = { owner, admin, roleMember, member, outsider, anon: new Client(server.url), suspended };
+  /** A fresh member, optionally holding a role. */
+  const newMember = async (role?: string) => {
+    const client = await signUp(server.url);
+    await join(client);
+    if (role) await must(owner.put(`${base}/members/${client.userId}/role`, { role }), 200);
+    return client;
+  };
+  return { serverId, base, token, clients, join, newMember };
+}
