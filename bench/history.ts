@@ -11,7 +11,7 @@
 import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { type Row, call, login, ms, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
+import { type Latency, type Row, call, login, ms, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
 
 export const MESSAGES = Number(process.env.HISTORY_MESSAGES ?? 1_000_000);
 const ROWS_PER_TRANSACTION = 50_000;
@@ -152,8 +152,10 @@ export async function seedHistory(dataDir = tempDir('chat-bench-history-'), mess
 
 export interface HistoryFigures {
   seeded: SeededHistory;
-  newest: { p50: number; p99: number; max: number };
-  deep: { p50: number; p99: number; max: number };
+  /** GET /healthz in turn with the pages: what the machine and HTTP alone cost. */
+  floor: Latency;
+  newest: Latency;
+  deep: Latency;
   /** How full the pages were, to show they carried what they should. */
   newestPage: { messages: number; withReactions: number; withAttachments: number; withReplies: number };
 }
@@ -184,10 +186,10 @@ export async function measureHistory(seeded: SeededHistory): Promise<HistoryFigu
     };
     if (page.length !== 50) throw new Error(`the newest page held ${page.length} messages, not 50`);
 
-    const newest = await sequentialLatency(chat.base, url, headers, REQUESTS, WARMUP);
     let next = 0;
-    const deep = await sequentialLatency(chat.base, () => `${url}?before=${deepIds[next++ % deepIds.length]}`, headers, REQUESTS, WARMUP);
-    return { seeded, newest, deep, newestPage };
+    const deepUrl = () => `${url}?before=${deepIds[next++ % deepIds.length]}`;
+    const [floor, newest, deep] = await sequentialLatency(chat.base, ['/healthz', url, deepUrl], headers, REQUESTS, WARMUP);
+    return { seeded, floor, newest, deep, newestPage };
   } finally {
     await chat.stop();
   }
@@ -204,10 +206,11 @@ export function historyRows(f: HistoryFigures): Row[] {
     ['newest page of 50: p99', ms(f.newest.p99), `< ${TARGET_P99_MS} ms`, verdict(f.newest.p99 < TARGET_P99_MS)],
     [`deep page (?before=, ${DEEP_STARTS} starts in the older half): p50`, ms(f.deep.p50), '', ''],
     [`deep page: p99`, ms(f.deep.p99), `< ${TARGET_P99_MS} ms`, verdict(f.deep.p99 < TARGET_P99_MS)],
+    ['noise floor: GET /healthz in turn with the pages, p50 / p99', `${ms(f.floor.p50)} / ${ms(f.floor.p99)}`, '', ''],
   ];
 }
 
-export const historySetup = `${REQUESTS} requests each, one at a time on one keep-alive connection, after ${WARMUP} warm-up`;
+export const historySetup = `${REQUESTS} requests each, one at a time on one keep-alive connection, taking turns, after ${WARMUP} warm-up`;
 
 runAlone(module, 'history', async () => {
   const figures = await measureHistory(await seedHistory());

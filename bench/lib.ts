@@ -281,25 +281,39 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
-/** Sequential requests, one at a time on one keep-alive connection: latency without queueing. */
+export interface Latency {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * Latency without queueing: one request at a time on one keep-alive connection. With several
+ * URLs the requests take turns (a, b, c, a, b, c...), so a noisy moment on a shared machine
+ * hits each of them alike and a trivial URL among them shows the noise floor.
+ */
 export async function sequentialLatency(
   base: string,
-  url: string | (() => string),
+  urls: (string | (() => string))[],
   headers: Record<string, string>,
   count: number,
   warmup: number,
-): Promise<{ p50: number; p99: number; max: number }> {
-  const times: number[] = [];
+): Promise<Latency[]> {
+  const times = urls.map(() => [] as number[]);
   for (let i = 0; i < warmup + count; i++) {
-    const target = typeof url === 'string' ? url : url();
-    const started = performance.now();
-    const res = await request(base, 'GET', target, undefined, headers);
-    const took = performance.now() - started;
-    if (res.status !== 200) throw new Error(`GET ${target} answered ${res.status}: ${res.text.trim()}`);
-    if (i >= warmup) times.push(took);
+    for (const [u, url] of urls.entries()) {
+      const target = typeof url === 'string' ? url : url();
+      const started = performance.now();
+      const res = await request(base, 'GET', target, undefined, headers);
+      const took = performance.now() - started;
+      if (res.status !== 200) throw new Error(`GET ${target} answered ${res.status}: ${res.text.trim()}`);
+      if (i >= warmup) times[u].push(took);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1] };
+  return times.map((t) => {
+    t.sort((a, b) => a - b);
+    return { p50: percentile(t, 50), p99: percentile(t, 99), max: t[t.length - 1] };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
