@@ -58,6 +58,8 @@ export interface Started {
   base: string;
   /** performance.now() at spawn. */
   spawnedAt: number;
+  /** Where its stdout goes (the chat server's request log). */
+  logFile: string;
   stop(): Promise<void>;
 }
 
@@ -110,7 +112,7 @@ export function startProcess(name: string, script: string, options: StartOptions
       if (found) {
         clearInterval(poll);
         child.off('exit', onExit);
-        resolve({ child, pid: child.pid!, base: found[1], spawnedAt, stop });
+        resolve({ child, pid: child.pid!, base: found[1], spawnedAt, logFile, stop });
       } else if (performance.now() > deadline) {
         clearInterval(poll);
         child.off('exit', onExit);
@@ -314,6 +316,20 @@ export async function sequentialLatency(
     t.sort((a, b) => a - b);
     return { p50: percentile(t, 50), p99: percentile(t, 99), max: t[t.length - 1] };
   });
+}
+
+/**
+ * Server-side times of `method path` from the chat server's request log ("GET /x 200 1.2ms":
+ * from the request's arrival to the response handed to the kernel), in log order.
+ */
+export function loggedTimes(logFile: string, method: string, pathname: string): number[] {
+  const prefix = `${method} ${pathname} `;
+  return fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => Number(/ ([\d.]+)ms$/.exec(line)?.[1]))
+    .filter((t) => Number.isFinite(t));
 }
 
 // ---------------------------------------------------------------------------------------------
