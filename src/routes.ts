@@ -1,4 +1,5 @@
 import type { App, Route } from './app';
+import { json } from './http/respond';
 import { accountRoutes } from './accounts';
 import { serversRoutes } from './servers';
 import { messageRoutes } from './messages';
@@ -10,15 +11,16 @@ import { moderationRoutes } from './moderation';
 
 /** The whole API surface, one module per resource. */
 export function buildRoutes(app: App): Route[] {
+  const ping = app.db.prepare('SELECT 1');
   return [
     {
-      // GET /healthz: 200 once the database is open.
+      // GET /healthz: 200 once the database is open (and answering).
       method: 'GET',
       path: '/healthz',
       auth: 'none',
       handler: () => {
-        app.db.prepare('SELECT 1').get();
-        return { kind: 'json', status: 200, body: { ok: true } };
+        ping.get();
+        return json({ ok: true });
       },
     },
     ...accountRoutes(app),
