@@ -66,6 +66,8 @@ export interface Started {
 export interface StartOptions {
   /** Extra arguments for node before the script (--cpu-prof ...). */
   nodeArgs?: string[];
+  /** Arguments for the script itself (--sink ...). */
+  args?: string[];
   env?: Record<string, string>;
   /** Matches the line announcing the address; group 1 is the base URL. */
   ready?: RegExp;
@@ -82,7 +84,7 @@ export function startProcess(name: string, script: string, options: StartOptions
   const logFile = path.join(tempDir('chat-bench-log-'), `${name}.log`);
   const out = fs.openSync(logFile, 'w');
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...(options.args ?? [])], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', out, 'inherit'],
   });
@@ -342,11 +344,16 @@ export const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'MISS');
 export const ms = (value: number) => `${value.toFixed(2)} ms`;
 export const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 
-export function formatTable(title: string, rows: Row[]): string {
+/** The table without its title: header, rule, rows (bench/run.ts parses this from upload-memory). */
+export function formatRows(rows: Row[]): string {
   const header = ['metric', 'value', 'target', 'result'];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...[header, ...rows].map((r) => r[i].length)));
   const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
-  return [`## ${title}`, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function formatTable(title: string, rows: Row[]): string {
+  return `## ${title}\n${formatRows(rows)}`;
 }
 
 export function printTable(title: string, rows: Row[]): void {
