@@ -7,7 +7,7 @@ import { type Config, prepareDataDir } from './config';
 import { type DB, openDatabase } from './db';
 import { type Body, mediaType, readForm, readJson } from './http/body';
 import { HttpError } from './http/errors';
-import { type Reply, send, sendError, setBaseHeaders, redirect } from './http/respond';
+import { type Reply, requestLogLine, send, sendError, setBaseHeaders, redirect } from './http/respond';
 import { compile, match } from './http/router';
 import { type Limits, createLimits } from './limits';
 import { type Session, SessionStore } from './sessions';
@@ -155,7 +155,7 @@ export function createApp(options: AppOptions): RunningApp {
     // Queries can carry tokens (verify links): the log line has the path only.
     res.on('close', () => {
       const outcome = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`;
-      log(`${method} ${pathname} ${outcome} ${(performance.now() - started).toFixed(1)}ms`);
+      log(requestLogLine(method, pathname, outcome, started));
     });
     setBaseHeaders(res);
     let route: Route | undefined;

@@ -4,6 +4,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { App } from './app';
 import { authenticate, isCrossSite } from './auth';
 import { HttpError } from './http/errors';
+import { requestLogLine } from './http/respond';
 import { compile, match } from './http/router';
 import type { Container, Reaction } from './messages';
 
@@ -211,7 +212,7 @@ export function createHub(app: App, options: HubOptions = realtimeSettings): Hub
     handleUpgrade(req, socket, head) {
       const started = performance.now();
       const path = (req.url ?? '/').split('?')[0];
-      const log = (status: number) => app.log(`${req.method} ${path} ${status} ${(performance.now() - started).toFixed(1)}ms`);
+      const log = (status: number) => app.log(requestLogLine(req.method ?? 'GET', path, status, started));
       let target: ReturnType<typeof authorize>;
       try {
         target = authorize(req);

@@ -28,6 +28,10 @@ export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/** The one request log line (bench/history.ts reads it): `METHOD /path STATUS 1.2ms`, never a query. */
+export const requestLogLine = (method: string, path: string, outcome: string | number, startedMs: number): string =>
+  `${method} ${path} ${outcome} ${(performance.now() - startedMs).toFixed(1)}ms`;
+
 export function send(res: ServerResponse, reply: Reply, head = false): void {
   if (reply.kind === 'handled' || res.headersSent) return;
   if (reply.kind === 'redirect') {
