@@ -1,72 +1,26 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { type AuthLevel, type User, authenticate, clientAddress, isCrossSite } from './auth';
+import { buildRoutes } from './api';
+import { authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
 import { type Config, prepareDataDir } from './config';
-import { type DB, openDatabase } from './db';
-import { type Body, mediaType, readForm, readJson } from './http/body';
+import { openDatabase } from './db';
+import { mediaType, readForm, readJson } from './http/body';
 import { HttpError } from './http/errors';
-import { type Reply, requestLogLine, send, sendError, setBaseHeaders, redirect } from './http/respond';
-import { compile, match } from './http/router';
-import { type Limits, createLimits } from './limits';
-import { type Session, SessionStore } from './sessions';
-import { type StaticFiles, indexStaticFiles } from './static';
-import { type UserStore, createUserStore, grantConfiguredAdmins } from './accounts';
-import { type Mailer, createMailer } from './mail';
-import { type Hub, createHub } from './realtime';
-import { type Permissions, createPermissions } from './permissions';
-import { type MessageStore, createMessageStore } from './messages';
-import { type UploadStore, createUploadStore } from './uploads';
-import { buildRoutes } from './routes';
-
-export interface App {
-  config: Config;
-  clock: Clock;
-  db: DB;
-  log: (line: string) => void;
-  sessions: SessionStore;
-  users: UserStore;
-  limits: Limits;
-  mailer: Mailer;
-  hub: Hub;
-  staticFiles: StaticFiles;
-  perms: Permissions;
-  messages: MessageStore;
-  uploads: UploadStore;
-}
-
-/**
- * How a route takes its body:
- * - none: the body is not read.
- * - json: application/json only (415 otherwise), parsed into ctx.body.
- * - auth-form: JSON, or a browser form (x-www-form-urlencoded) answered with redirects.
- * - message: JSON or multipart; the handler reads it (uploads stream to disk).
- */
-export type BodyKind = 'none' | 'json' | 'auth-form' | 'message';
-
-export interface Ctx<U extends User | null = User> {
-  app: App;
-  req: IncomingMessage;
-  res: ServerResponse;
-  params: Record<string, string>;
-  query: URLSearchParams;
-  user: U;
-  session: U extends User ? Session : Session | undefined;
-  body: Body;
-  /** The request came from a browser form: answer with redirects, not JSON. */
-  form: boolean;
-  client: string;
-}
-
-interface RouteBase {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  path: string;
-  body?: BodyKind;
-}
-export type Route =
-  | (RouteBase & { auth: 'none'; handler: (ctx: Ctx<User | null>) => Reply | Promise<Reply> })
-  | (RouteBase & { auth?: Exclude<AuthLevel, 'none'>; handler: (ctx: Ctx<User>) => Reply | Promise<Reply> });
+import { requestLogLine, send, sendError, setBaseHeaders, redirect } from './http/respond';
+import { compile, match, splitUrl } from './http/router';
+import { createLimits } from './limits';
+import { type Mailer, type MailerOptions, createMailer } from './mail';
+import { createMessageStore } from './message-store';
+import { createPermissions } from './permissions';
+import { createHub } from './realtime';
+import type { Services } from './services';
+import { SessionStore } from './sessions';
+import { indexStaticFiles } from './static';
+import type { Body, BodyKind, Ctx, Handler, Log, Route, User } from './types';
+import { createUploadStore } from './upload-store';
+import { createUserStore, grantConfiguredAdmins } from './users';
 
 /**
  * Connection timeouts, set deliberately rather than left to Node's defaults: a slow-loris
@@ -85,13 +39,15 @@ export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 15_000, requestMs: 15 * M
 export interface AppOptions {
   config: Config;
   clock?: Clock;
+  /** A mailer of the caller's; otherwise one is built (SMTP or the outbox) with `mailerOptions`. */
   mailer?: Mailer;
-  log?: (line: string) => void;
+  mailerOptions?: MailerOptions;
+  log?: Log;
   timeouts?: Partial<Timeouts>;
 }
 
 export interface RunningApp {
-  app: App;
+  app: Services;
   server: http.Server;
   /** Stops accepting, lets in-flight requests finish (bounded), closes sockets and the database. */
   close(): Promise<void>;
@@ -124,34 +80,27 @@ export function createApp(options: AppOptions): RunningApp {
   prepareDataDir(config.dataDir);
   const clock = options.clock ?? systemClock;
   const log = options.log ?? stdoutLog;
+  // The parts, in order: each is built from the ones before it.
   const db = openDatabase(path.join(config.dataDir, 'chat.db'));
-  const users = createUserStore(db);
   grantConfiguredAdmins(db, config.adminUsers);
-  const app = {
-    config,
-    clock,
-    db,
-    log,
-    users,
-    sessions: new SessionStore(clock),
-    limits: createLimits(clock, config.rateLimit),
-    staticFiles: indexStaticFiles(path.join(__dirname, '..', 'static')),
-    perms: createPermissions(db),
-  } as App;
-  app.mailer = options.mailer ?? createMailer(app);
-  app.hub = createHub(app);
-  app.uploads = createUploadStore(app);
-  app.messages = createMessageStore(app);
-  app.sessions.onEnd = (session) => app.hub.endSession(session.token);
+  const users = createUserStore(db);
+  const sessions = new SessionStore(clock);
+  const limits = createLimits(clock, config.rateLimit);
+  const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
+  const perms = createPermissions(db);
+  const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
+  const hub = createHub({ config, clock, log, sessions, users, perms });
+  sessions.onEnd = (session) => hub.endSession(session.token);
+  const uploads = createUploadStore({ dataDir: config.dataDir, log });
+  const messages = createMessageStore({ db, clock, hub, uploads });
+  const app: Services = { config, clock, log, db, users, sessions, limits, staticFiles, perms, mailer, hub, uploads, messages };
 
   const table = compile(buildRoutes(app));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const method = req.method ?? 'GET';
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    const { pathname, search } = splitUrl(req.url);
     // Queries can carry tokens (verify links): the log line has the path only.
     res.on('close', () => {
       const outcome = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`;
@@ -165,28 +114,28 @@ export function createApp(options: AppOptions): RunningApp {
       }
       const found = match(table, method, pathname);
       if (found === null) {
-        if ((method === 'GET' || method === 'HEAD') && app.staticFiles.serve(pathname, req, res)) return;
+        if ((method === 'GET' || method === 'HEAD') && staticFiles.serve(pathname, req, res)) return;
         throw new HttpError(404, 'not found');
       }
       if ('allow' in found) {
         throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
       }
       route = found.route;
-      const { session, user } = authenticate(app, req, route.auth ?? 'user');
+      const { session, user } = authenticate(app, req, route.auth);
       const ctx = {
-        app,
         req,
         res,
         params: found.params,
-        query: new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)),
+        query: new URLSearchParams(search),
         user,
         session,
         body: Object.create(null) as Body,
         form: false,
         client: clientAddress(req, config.trustProxy),
       };
-      await readBody(ctx, route.body ?? 'none');
-      const reply = await (route.handler as (ctx: Ctx<User | null>) => Reply | Promise<Reply>)(ctx);
+      await readBody(ctx, route.body);
+      // authenticate() enforced route.auth: a route that needs a user has one here.
+      const reply = await (route.handler as Handler<User | null>)(ctx);
       send(res, reply, method === 'HEAD');
     } catch (err) {
       // Refused before its body was read (401, 403, 404, 429 on an upload): close rather than
@@ -215,7 +164,7 @@ export function createApp(options: AppOptions): RunningApp {
     (req, res) => void handle(req, res),
   );
   server.timeout = timeouts.idleMs;
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => app.hub.handleUpgrade(req, socket, head));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => hub.handleUpgrade(req, socket, head));
   // Requests Node rejects before a handler runs: timed-out (slow-loris) or malformed ones.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const status =
@@ -228,19 +177,19 @@ export function createApp(options: AppOptions): RunningApp {
     else socket.destroy();
   });
 
-  const sweeper = setInterval(() => app.sessions.sweep(), 10 * MINUTE);
+  const sweeper = setInterval(() => sessions.sweep(), 10 * MINUTE);
   sweeper.unref();
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       clearInterval(sweeper);
-      app.hub.close();
+      hub.close();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        app.mailer.close?.();
+        mailer.close?.();
         db.close();
         resolve();
       });

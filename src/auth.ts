@@ -2,25 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { HttpError } from './http/errors';
 import { SUSPENDED, SUSPENDED_REASON } from './standing';
-import { SESSION_ABSOLUTE_MS, type Session } from './sessions';
-import type { App } from './app';
-
-/** The signed-in user as every handler sees it, read fresh from the database per request. */
-export interface User {
-  id: string;
-  username: string;
-  isAdmin: boolean;
-  standing: number;
-}
-
-/**
- * Who may call a route:
- * - none: anyone; a valid session is still read if present.
- * - user: a session and an account that is not suspended (the default).
- * - account: a session, suspended accounts included (GET /api/account, logout, account pages).
- * - admin: a session, not suspended, and is_admin.
- */
-export type AuthLevel = 'none' | 'user' | 'account' | 'admin';
+import { SESSION_ABSOLUTE_MS, type SessionStore } from './sessions';
+import type { AuthLevel, Session, User } from './types';
+import type { UserStore } from './users';
 
 export const SESSION_COOKIE = 'app_session';
 
@@ -34,8 +18,8 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
   return undefined;
 }
 
-export function sessionCookie(app: App, token: string): string {
-  const secure = app.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+export function sessionCookie(baseUrl: string, token: string): string {
+  const secure = baseUrl.startsWith('https:') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_ABSOLUTE_MS / 1000}${secure}`;
 }
 
@@ -43,12 +27,12 @@ export const CLEARED_SESSION_COOKIE = `${SESSION_COOKIE}=; HttpOnly; SameSite=La
 
 /** Resolves the request's session and user and enforces the route's level (401, then 403). */
 export function authenticate(
-  app: App,
+  { sessions, users }: { sessions: SessionStore; users: UserStore },
   req: IncomingMessage,
   level: AuthLevel,
 ): { session: Session | undefined; user: User | null } {
-  const session = app.sessions.get(readCookie(req, SESSION_COOKIE));
-  const user = session ? app.users.byId(session.userId) : null;
+  const session = sessions.get(readCookie(req, SESSION_COOKIE));
+  const user = session ? users.byId(session.userId) : null;
   if (level === 'none') return { session, user };
   if (!session || !user) throw new HttpError(401, 'sign in required');
   if (level !== 'account' && user.standing >= SUSPENDED) throw new HttpError(403, SUSPENDED_REASON);

@@ -1,21 +1,45 @@
-import type { User } from './auth';
 import type { DB } from './db';
 import { badRequest, forbidden, notFound } from './http/errors';
-import type { Container } from './messages';
+import type { Container, User } from './types';
 
 /**
- * Server and conversation permissions (spec section 5.6): the one place that decides who may
- * do what inside a server or conversation.
+ * Who may see what, and who may do what inside a server or conversation (spec section 5.6):
+ * the one place that decides. Routes, downloads, sockets and reports all ask here.
  *
  * Someone outside a server or conversation gets 404 for anything inside it, exactly as for one
  * that does not exist, so ids cannot be probed. A member who lacks a permission gets 403.
  */
 export type Rank = 'owner' | 'admin' | 'member';
 
+/** A container the caller may see, and their rank there ('member' in a conversation). */
+export interface Access {
+  container: Container;
+  rank: Rank;
+}
+
+/** An attachment the caller may download. */
+export interface AttachmentAccess extends Access {
+  id: string;
+  name: string;
+  content_type: string;
+}
+
 export interface Permissions {
-  /** The caller's rank in the server, or null when not a member. */
+  /** The user's rank in a server, or null when not a member. */
   rank(userId: string, serverId: string): Rank | null;
-  requireMember(user: User, serverId: string): Rank;
+  /** The one visibility rule: a channel is seen by its server's members, a conversation by its own. */
+  rankIn(userId: string, container: Container): Rank | null;
+
+  // One access function per kind of thing: each answers 404 to anyone who may not see it.
+  serverAccess(user: User, serverId: string): Rank;
+  /** A channel; with `serverId`, it must also be a channel of that server. */
+  channelAccess(user: User, channelId: string, serverId?: string): Access;
+  conversationAccess(user: User, conversationId: string): Container;
+  /** Any message, wherever it lives (reports). */
+  messageAccess(user: User, messageId: string): Access;
+  attachmentAccess(user: User, attachmentId: string): AttachmentAccess;
+
+  // What a member may do.
   /** Owner or a role with full_server_admin (channel creation, deleting others' messages). */
   requireServerAdmin(user: User, serverId: string, action: string): Rank;
   requireOwner(user: User, serverId: string, action: string): void;
@@ -24,12 +48,6 @@ export interface Permissions {
    * a full server administrator when the other is a plain member.
    */
   requireCanRemove(user: User, serverId: string, targetId: string): void;
-  /** A channel of a server the caller belongs to. */
-  requireChannel(user: User, serverId: string, channelId: string): { container: Container; rank: Rank };
-  /** The same, from a channel id alone (WebSocket path). */
-  requireChannelById(user: User, channelId: string): { container: Container; rank: Rank };
-  requireConversation(user: User, conversationId: string): Container;
-  isConversationMember(userId: string, conversationId: string): boolean;
 }
 
 export function createPermissions(db: DB): Permissions {
@@ -44,6 +62,20 @@ export function createPermissions(db: DB): Permissions {
   const conversationMember = db.prepare<[string, string], { user_id: string }>(
     'SELECT user_id FROM conversation_members WHERE conversation_id = ? AND user_id = ?',
   );
+  const messageContainer = db.prepare<[string], { channel_id: string | null; conversation_id: string | null; server_id: string | null }>(
+    `SELECT m.channel_id, m.conversation_id, c.server_id
+       FROM messages m LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id = ?`,
+  );
+  const attachmentById = db.prepare<
+    [string],
+    { id: string; name: string; content_type: string; channel_id: string | null; conversation_id: string | null; server_id: string | null }
+  >(
+    `SELECT a.id, a.name, a.content_type, m.channel_id, m.conversation_id, c.server_id
+       FROM attachments a
+       JOIN messages m ON m.seq = a.message_seq
+       LEFT JOIN channels c ON c.id = m.channel_id
+      WHERE a.id = ?`,
+  );
 
   const rank = (userId: string, serverId: string): Rank | null => {
     const row = membership.get(serverId, userId);
@@ -52,32 +84,67 @@ export function createPermissions(db: DB): Permissions {
     return row.full_server_admin === 1 ? 'admin' : 'member';
   };
 
-  const requireMember = (user: User, serverId: string): Rank => {
+  const rankIn = (userId: string, container: Container): Rank | null =>
+    container.kind === 'channel'
+      ? rank(userId, container.serverId)
+      : conversationMember.get(container.id, userId)
+        ? 'member'
+        : null;
+
+  const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>
+    row.channel_id
+      ? { kind: 'channel', id: row.channel_id, serverId: row.server_id as string }
+      : { kind: 'conversation', id: row.conversation_id as string };
+
+  const serverAccess = (user: User, serverId: string): Rank => {
     const found = rank(user.id, serverId);
     if (!found) throw notFound('server not found');
     return found;
   };
 
-  const requireChannelById = (user: User, channelId: string) => {
-    const channel = channelServer.get(channelId);
-    const found = channel ? rank(user.id, channel.server_id) : null;
-    if (!channel || !found) throw notFound('channel not found');
-    return { container: { kind: 'channel' as const, id: channelId, serverId: channel.server_id }, rank: found };
-  };
-
   return {
     rank,
-    requireMember,
+    rankIn,
+    serverAccess,
+    channelAccess(user, channelId, serverId) {
+      const channel = channelServer.get(channelId);
+      const found = channel ? rank(user.id, channel.server_id) : null;
+      if (!channel || !found) throw notFound('channel not found');
+      if (serverId && channel.server_id !== serverId) {
+        // The channel exists elsewhere: outside the named server, that server is "not found".
+        serverAccess(user, serverId);
+        throw notFound('channel not found');
+      }
+      return { container: { kind: 'channel', id: channelId, serverId: channel.server_id }, rank: found };
+    },
+    conversationAccess(user, conversationId) {
+      if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');
+      return { kind: 'conversation', id: conversationId };
+    },
+    messageAccess(user, messageId) {
+      const row = messageContainer.get(messageId);
+      const container = row ? containerOf(row) : null;
+      const found = container ? rankIn(user.id, container) : null;
+      if (!container || !found) throw notFound('message not found');
+      return { container, rank: found };
+    },
+    attachmentAccess(user, attachmentId) {
+      const row = attachmentById.get(attachmentId);
+      const container = row ? containerOf(row) : null;
+      const found = container ? rankIn(user.id, container) : null;
+      if (!row || !container || !found) throw notFound('attachment not found');
+      return { id: row.id, name: row.name, content_type: row.content_type, container, rank: found };
+    },
     requireServerAdmin(user, serverId, action) {
-      const found = requireMember(user, serverId);
+      const found = serverAccess(user, serverId);
       if (found === 'member') throw forbidden(`only the owner or a full server administrator can ${action}`);
       return found;
     },
     requireOwner(user, serverId, action) {
-      if (requireMember(user, serverId) !== 'owner') throw forbidden(`only the server owner can ${action}`);
+      if (serverAccess(user, serverId) !== 'owner') throw forbidden(`only the server owner can ${action}`);
     },
     requireCanRemove(user, serverId, targetId) {
-      const callerRank = requireMember(user, serverId);
+      const callerRank = serverAccess(user, serverId);
       const targetRank = rank(targetId, serverId);
       if (!targetRank) throw notFound('member not found');
       if (targetId === user.id) {
@@ -88,19 +155,5 @@ export function createPermissions(db: DB): Permissions {
         throw forbidden('you cannot remove this member');
       }
     },
-    requireChannel(user, serverId, channelId) {
-      const found = requireChannelById(user, channelId);
-      if (found.container.serverId !== serverId) {
-        requireMember(user, serverId);
-        throw notFound('channel not found');
-      }
-      return found;
-    },
-    requireChannelById,
-    requireConversation(user, conversationId) {
-      if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');
-      return { kind: 'conversation', id: conversationId };
-    },
-    isConversationMember: (userId, conversationId) => conversationMember.get(conversationId, userId) !== undefined,
   };
 }

@@ -1,12 +1,17 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { App } from './app';
 import { authenticate, isCrossSite } from './auth';
+import type { Clock } from './clock';
+import type { Config } from './config';
 import { HttpError } from './http/errors';
-import { requestLogLine } from './http/respond';
-import { compile, match } from './http/router';
-import type { Container, Reaction } from './messages';
+import { requestLogLine, toHttpError } from './http/respond';
+import { compile, match, splitUrl } from './http/router';
+import type { Reaction } from './message-record';
+import type { Permissions } from './permissions';
+import type { SessionStore } from './sessions';
+import type { Container, Log } from './types';
+import type { UserStore } from './users';
 
 /** A live event for the sockets of one container (channel or conversation). */
 export interface LiveEvent {
@@ -39,7 +44,7 @@ export const FLOOD_WINDOW_MS = 10_000;
 /** At shutdown, sockets that have not finished the closing handshake by then are cut. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
 
-/** Close codes (RFC 6455 section 7.4; 4000-4999 are ours). Documented in docs/parts/80-realtime.md. */
+/** Close codes (RFC 6455 section 7.4; 4000-4999 are ours). Documented in docs/api.md ("Close codes"). */
 export const CLOSE = {
   goingAway: { code: 1001, reason: 'server shutting down' },
   policy: { code: 1008, reason: 'too many frames' },
@@ -87,7 +92,18 @@ const SOCKET_ROUTES = compile([
   { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
 ]);
 
-export function createHub(app: App, options: HubOptions = realtimeSettings): Hub {
+/** What a hub is built from: the pipeline's authentication and the access rules. */
+export interface HubParts {
+  config: Pick<Config, 'baseUrl'>;
+  clock: Clock;
+  log: Log;
+  sessions: SessionStore;
+  users: UserStore;
+  perms: Permissions;
+}
+
+export function createHub(parts: HubParts, options: HubOptions = realtimeSettings): Hub {
+  const { config, clock, log, perms } = parts;
   // Per-message deflate stays off (the default): it costs memory per socket and would make
   // every socket compress its own copy of a frame we serialize once.
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
@@ -114,22 +130,20 @@ export function createHub(app: App, options: HubOptions = realtimeSettings): Hub
     if (closing) throw new HttpError(503, 'server shutting down');
     // A page on another site can open a WebSocket to us and the browser attaches our cookie:
     // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
-    if (isCrossSite(req, app.config.baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const found = match(SOCKET_ROUTES, req.method ?? 'GET', q === -1 ? rawUrl : rawUrl.slice(0, q));
+    if (isCrossSite(req, config.baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
+    const found = match(SOCKET_ROUTES, req.method ?? 'GET', splitUrl(req.url).pathname);
     if (found === null) throw new HttpError(404, 'not found');
     if ('allow' in found) throw new HttpError(405, 'method not allowed');
-    const { session, user } = authenticate(app, req, 'user');
+    const { session, user } = authenticate(parts, req, 'user');
     const container =
       found.route.kind === 'channel'
-        ? app.perms.requireChannelById(user!, found.params.channel_id).container
-        : app.perms.requireConversation(user!, found.params.conversation_id);
+        ? perms.channelAccess(user!, found.params.channel_id).container
+        : perms.conversationAccess(user!, found.params.conversation_id);
     return { userId: user!.id, token: session!.token, container };
   }
 
   function connect(ws: WebSocket, target: ReturnType<typeof authorize>): void {
-    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: app.clock.now() };
+    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now() };
     peers.add(peer);
     addTo(byContainer, containerKey(peer.container), peer);
     addTo(byToken, peer.token, peer);
@@ -139,7 +153,7 @@ export function createHub(app: App, options: HubOptions = realtimeSettings): Hub
     });
     // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
     const countFrame = () => {
-      const now = app.clock.now();
+      const now = clock.now();
       if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
         peer.windowStart = now;
         peer.frames = 0;
@@ -149,7 +163,7 @@ export function createHub(app: App, options: HubOptions = realtimeSettings): Hub
     ws.on('message', countFrame);
     ws.on('ping', countFrame);
     // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
-    ws.on('error', (err) => app.log(`websocket error: ${err.message}`));
+    ws.on('error', (err) => log(`websocket error: ${err.message}`));
     ws.on('close', () => {
       peers.delete(peer);
       removeFrom(byContainer, containerKey(peer.container), peer);
@@ -211,22 +225,20 @@ export function createHub(app: App, options: HubOptions = realtimeSettings): Hub
 
     handleUpgrade(req, socket, head) {
       const started = performance.now();
-      const path = (req.url ?? '/').split('?')[0];
-      const log = (status: number) => app.log(requestLogLine(req.method ?? 'GET', path, status, started));
+      const logLine = (status: number) => log(requestLogLine(req.method ?? 'GET', splitUrl(req.url).pathname, status, started));
       let target: ReturnType<typeof authorize>;
       try {
         target = authorize(req);
       } catch (err) {
-        const status = err instanceof HttpError ? err.status : 500;
-        if (status === 500) app.log(`unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
-        refuse(socket, status, status === 500 ? 'internal server error' : (err as Error).message);
-        log(status);
+        const error = toHttpError(err, log);
+        refuse(socket, error.status, error.message);
+        logLine(error.status);
         return;
       }
       // ws answers a malformed handshake (bad key, wrong version) with its own 400.
       wss.handleUpgrade(req, socket, head, (ws) => {
         connect(ws, target);
-        log(101);
+        logLine(101);
       });
     },
 

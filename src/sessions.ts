@@ -1,17 +1,11 @@
 import crypto from 'node:crypto';
 import { type Clock, DAY } from './clock';
+import type { Session } from './types';
 
 /** Sessions live only in memory: they all end when the process stops (spec section 5.2). */
 export const SESSION_IDLE_MS = 7 * DAY;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
 export const MAX_SESSIONS_PER_USER = 20;
-
-export interface Session {
-  token: string;
-  userId: string;
-  createdAt: number;
-  lastSeenAt: number;
-}
 
 export class SessionStore {
   private readonly byToken = new Map<string, Session>();

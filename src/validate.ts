@@ -1,5 +1,5 @@
 import { badRequest } from './http/errors';
-import type { Body } from './http/body';
+import type { Body } from './types';
 import { isUuid } from './http/router';
 
 /** Field readers for request bodies: each returns the typed value or throws a 400 naming the field. */

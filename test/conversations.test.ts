@@ -1,19 +1,20 @@
 import crypto from 'node:crypto';
 import t from 'tap';
-import { FakeClock, startServer, type TestServer } from './helpers/server';
+import { FakeClock, startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
+import { befriend, setStanding, users } from './helpers/community';
 
-/** Sends a request from `from` to `to` and has `to` accept it. */
-async function befriend(from: Client, to: Client): Promise<void> {
-  const sent = await from.post('/api/friends/requests', { username: to.username });
-  if (sent.status !== 201) throw new Error(`request failed: ${sent.status} ${sent.text}`);
-  const accepted = await to.post(`/api/friends/requests/${sent.body.id}/accept`);
-  if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${accepted.text}`);
+/** A server on a fake clock, and alice, who is friends with bob and with carol. */
+async function aliceWithTwoFriends(t: tap.Test) {
+  const clock = new FakeClock();
+  const server = await startServer({ clock });
+  t.teardown(server.close);
+  const [alice, bob, carol] = await users(server, 3);
+  await befriend(alice, bob);
+  await befriend(alice, carol);
+  return { clock, server, alice, bob, carol };
 }
 
-const users = (server: TestServer, n: number) => Promise.all(Array.from({ length: n }, () => signUp(server.url)));
-const setStanding = (server: TestServer, user: Client, standing: number) =>
-  server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, user.userId);
 const member = (c: Client) => ({ user_id: c.userId, username: c.username });
 const byName = (a: { username: string }, b: { username: string }) =>
   a.username.toLowerCase() < b.username.toLowerCase() ? -1 : 1;
@@ -175,14 +176,14 @@ t.test('standing restrictions in conversations', async (t) => {
   const path = `/api/conversations/${dm.id}/messages`;
 
   t.test('standing 1 can still send and create groups', async (t) => {
-    setStanding(server, alice, 1);
+    setStanding(server, alice.userId, 1);
     t.equal((await alice.post(path, { content: 'still here' })).status, 201);
     t.equal((await alice.post('/api/conversations/group', { name: 'ok', usernames: [bob.username] })).status, 201);
   });
 
   for (const standing of [2, 3]) {
     t.test(`standing ${standing} cannot send or create a group, but can read and open DMs`, async (t) => {
-      setStanding(server, alice, standing);
+      setStanding(server, alice.userId, standing);
       const send = await alice.post(path, { content: 'blocked' });
       t.equal(send.status, 403);
       t.match(send.text, /standing/);
@@ -196,9 +197,9 @@ t.test('standing restrictions in conversations', async (t) => {
   }
 
   t.test('standing 4 is suspended from the API altogether', async (t) => {
-    setStanding(server, alice, 4);
+    setStanding(server, alice.userId, 4);
     t.equal((await alice.get(path)).status, 403);
-    setStanding(server, alice, 0);
+    setStanding(server, alice.userId, 0);
   });
 
   t.test('only the allowed messages were stored', async (t) => {
@@ -242,12 +243,7 @@ t.test('only members reach a conversation and its messages', async (t) => {
 });
 
 t.test('conversation messages share the channel message model', async (t) => {
-  const clock = new FakeClock();
-  const server = await startServer({ clock });
-  t.teardown(server.close);
-  const [alice, bob, carol] = await users(server, 3);
-  await befriend(alice, bob);
-  await befriend(alice, carol);
+  const { clock, alice, bob, carol } = await aliceWithTwoFriends(t);
   const dm = (await alice.post('/api/conversations/dm', { usernames: [bob.username] })).body;
   const group = (await alice.post('/api/conversations/group', { name: 'three', usernames: [bob.username, carol.username] })).body;
   const dmPath = `/api/conversations/${dm.id}/messages`;
@@ -338,12 +334,7 @@ t.test('conversation messages share the channel message model', async (t) => {
 });
 
 t.test('conversations are listed by most recent activity', async (t) => {
-  const clock = new FakeClock();
-  const server = await startServer({ clock });
-  t.teardown(server.close);
-  const [alice, bob, carol] = await users(server, 3);
-  await befriend(alice, bob);
-  await befriend(alice, carol);
+  const { clock, alice, bob, carol } = await aliceWithTwoFriends(t);
   const dm = (await alice.post('/api/conversations/dm', { usernames: [bob.username] })).body;
   clock.advance(1000);
   const group = (await alice.post('/api/conversations/group', { name: 'later', usernames: [bob.username, carol.username] })).body;
@@ -408,7 +399,7 @@ t.test('multipart messages follow the conversation rules', async (t) => {
   const cross = await alice.post(path, form({ content: 'x', reply_to: elsewhere.id }));
   t.equal(cross.status, 400, 'reply_to from another conversation');
   t.equal((await outsider.post(path, form({ content: 'x' }))).status, 404, 'an outsider');
-  setStanding(server, bob, 2);
+  setStanding(server, bob.userId, 2);
   t.equal((await bob.post(path, form({ content: 'x' }))).status, 403, 'standing 2');
   t.same(
     (await alice.get(path)).body.map((m: { content: string }) => m.content),

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { buildRoutes } from '../src/routes';
+import { buildRoutes } from '../src/api';
 import { startServer } from './helpers/server';
 
 t.test('every route in the route table is documented in docs/api.md', async (t) => {

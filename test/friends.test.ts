@@ -2,14 +2,7 @@ import crypto from 'node:crypto';
 import t from 'tap';
 import { FakeClock, startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
-
-/** Sends a request from `from` to `to` and has `to` accept it. */
-async function befriend(from: Client, to: Client): Promise<void> {
-  const sent = await from.post('/api/friends/requests', { username: to.username });
-  if (sent.status !== 201) throw new Error(`request failed: ${sent.status} ${sent.text}`);
-  const accepted = await to.post(`/api/friends/requests/${sent.body.id}/accept`);
-  if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${accepted.text}`);
-}
+import { befriend } from './helpers/community';
 
 t.test('friend lifecycle', async (t) => {
   const clock = new FakeClock();

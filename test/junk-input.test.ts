@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import t from 'tap';
-import { buildRoutes } from '../src/routes';
+import { buildRoutes } from '../src/api';
 import { Client, signUp } from './helpers/client';
 import { community, must } from './helpers/community';
 import { startServer } from './helpers/server';

@@ -3,7 +3,8 @@ import t, { type Test } from 'tap';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { SmtpSink, closedPort, linkIn, readOutbox, silentServer, tokenOf, type ReceivedMail } from './helpers/mail';
-import { MAX_EMAIL_LENGTH, RESET_TOKEN_LIFETIME_MS, VERIFY_TOKEN_LIFETIME_MS, createMailer } from '../src/mail';
+import { MAX_EMAIL_LENGTH, RESET_TOKEN_LIFETIME_MS, VERIFY_TOKEN_LIFETIME_MS } from '../src/api/email';
+import { createMailer } from '../src/mail';
 import { MINUTE } from '../src/clock';
 
 const uniqueEmail = (domain = 'example.com') => `${uniqueName('mail')}@${domain}`;
@@ -469,13 +470,11 @@ t.test('without SMTP_URL, messages are written to DATA_DIR/outbox', async (t) =>
 
 t.test('a mail server that is down', async (t) => {
   const port = await closedPort();
-  const server = await startServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  // Short retry delays so the tests see every attempt; the default waits minutes between them.
+  const server = await startServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` }, mailerOptions: { retryDelaysMs: [1, 1] } });
   t.teardown(server.close);
 
   t.test('the request still succeeds, and each failed attempt is logged until the mailer gives up', async (t) => {
-    // Short retry delays so the test sees every attempt; the default waits minutes between them.
-    server.app.mailer.close?.();
-    server.app.mailer = createMailer(server.app, { retryDelaysMs: [1, 1] });
     const email = uniqueEmail();
     const user = await signUp(server.url);
     const res = await user.put('/api/account/email', { email });
@@ -504,7 +503,6 @@ t.test('a mail server that is down', async (t) => {
 
   t.test('closing the mailer drops pending retries at once', async (t) => {
     const mailer = createMailer(server.app, { retryDelaysMs: [10 * MINUTE] });
-    server.app.mailer = mailer;
     const email = uniqueEmail();
     mailer.send({ to: email, subject: 'never delivered', text: 'body' });
     while (!server.logs.some((line) => line.includes('never delivered" failed (attempt 1 of 2)'))) {
@@ -536,13 +534,11 @@ t.test('a mail server that accepts connections and never answers does not hold u
 
 t.test('a message the SMTP server refuses once is delivered by a retry', async (t) => {
   const sink = await new SmtpSink().start();
-  const server = await startServer({ env: { SMTP_URL: sink.url } });
+  const server = await startServer({ env: { SMTP_URL: sink.url }, mailerOptions: { retryDelaysMs: [1, 1] } });
   t.teardown(async () => {
     await server.close();
     await sink.close();
   });
-  server.app.mailer.close?.();
-  server.app.mailer = createMailer(server.app, { retryDelaysMs: [1, 1] });
   sink.rejectNext = 1;
   const email = uniqueEmail();
   const user = await signUp(server.url);

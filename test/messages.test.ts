@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { iso } from '../src/clock';
-import { MAX_CONTENT_CHARS, REPLY_PREVIEW_CHARS } from '../src/messages';
+import { MAX_CONTENT_CHARS, type MessageRecord, REPLY_PREVIEW_CHARS } from '../src/message-record';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
 import { ACTORS, type Actor, type Expect, community as baseCommunity, must, setStanding } from './helpers/community';
@@ -12,20 +12,7 @@ const MEMBERS_POST: Expect = { ...MEMBERS_READ, owner: 201, admin: 201, roleMemb
 const AUTHOR_EDITS: Expect = { ...MEMBERS_READ, owner: 403, admin: 403, roleMember: 403, member: 200 };
 const AUTHOR_OR_ADMIN_DELETES: Expect = { ...MEMBERS_READ, owner: 204, admin: 204, roleMember: 403, member: 204 };
 
-interface Message {
-  id: string;
-  server_id: string;
-  channel_id: string;
-  author_id: string;
-  author: { user_id: string; username: string };
-  content: string;
-  reply_to: string | null;
-  reply_preview: { id: string; author: { user_id: string; username: string }; content: string } | null;
-  attachments: unknown[];
-  reactions: { emoji: string; count: number; reacted: boolean }[];
-  created_at: string;
-  edited_at: string | null;
-}
+type Message = MessageRecord & { server_id: string; channel_id: string };
 
 /**
  * A server with one caller of each kind (see test/servers.test.ts) and two channels:

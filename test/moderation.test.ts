@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
+import { befriend } from './helpers/community';
 
 const ADMIN = 'mod_admin';
 
@@ -17,10 +18,6 @@ async function setup(t: tap.Test) {
   const join = async (c: Client) => {
     const res = await c.post(`/api/invites/${await invite()}/accept`);
     if (res.status !== 200) throw new Error(`join failed ${res.status}`);
-  };
-  const befriend = async (a: Client, b: Client) => {
-    const req = await a.post('/api/friends/requests', { username: b.username });
-    await b.post(`/api/friends/requests/${req.body.id}/accept`);
   };
   const setStanding = (c: Client, standing: number) =>
     admin.put(`/api/admin/users/${c.userId}/standing`, { standing });

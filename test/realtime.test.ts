@@ -1,36 +1,10 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { CLOSE, realtimeSettings, WS_MAX_PAYLOAD_BYTES } from '../src/realtime';
-import { Client, signUp, uniqueName } from './helpers/client';
+import { Client, signUp } from './helpers/client';
+import { befriend, crowd, type Crowd as Community } from './helpers/community';
 import { startServer, type TestServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
-
-interface Community {
-  owner: Client;
-  members: Client[];
-  serverId: string;
-  /** The first channel ("general"), then a second one. */
-  general: string;
-  random: string;
-}
-
-/** A server with two channels, its owner and `count` members who joined by invite. */
-async function community(url: string, count: number): Promise<Community> {
-  const owner = await signUp(url);
-  const server = await owner.post('/api/servers', { name: uniqueName('srv') });
-  const serverId: string = server.body.id;
-  const general: string = (await owner.get(`/api/servers/${serverId}/channels`)).body[0].id;
-  const random: string = (await owner.post(`/api/servers/${serverId}/channels`, { name: 'random' })).body.id;
-  const invite = await owner.post(`/api/servers/${serverId}/invites`);
-  const members: Client[] = [];
-  for (let i = 0; i < count; i++) {
-    const member = await signUp(url);
-    const joined = await member.post(`/api/invites/${invite.body.token}/accept`);
-    if (joined.status !== 200) throw new Error(`join failed: ${joined.status} ${joined.text}`);
-    members.push(member);
-  }
-  return { owner, members, serverId, general, random };
-}
 
 const channelWs = (channelId: string) => `/api/channels/${channelId}/ws`;
 const messagesOf = (c: Community, channelId: string) => `/api/servers/${c.serverId}/channels/${channelId}/messages`;
@@ -44,7 +18,7 @@ async function post(client: Client, path: string, content: string) {
 t.test('message events on channel sockets', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
-  const c = await community(server.url, 2);
+  const c = await crowd(server, 2);
   const [alice, bob] = c.members;
   const sockets: LiveSocket[] = [];
   const open = async (client: Client, channelId = c.general) => {
@@ -144,11 +118,6 @@ t.test('conversation sockets', async (t) => {
   const anna = await signUp(server.url);
   const ben = await signUp(server.url);
   const carl = await signUp(server.url);
-  const befriend = async (a: Client, b: Client) => {
-    const request = await a.post('/api/friends/requests', { username: b.username });
-    t.equal(request.status, 201);
-    t.equal((await b.post(`/api/friends/requests/${request.body.id}/accept`)).status, 200);
-  };
   await befriend(anna, ben);
   await befriend(anna, carl);
   const dm = (await anna.post('/api/conversations/dm', { usernames: [ben.username] })).body;
@@ -201,7 +170,7 @@ t.test('conversation sockets', async (t) => {
 t.test('refused upgrades answer plain HTTP and open no socket', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
-  const c = await community(server.url, 1);
+  const c = await crowd(server, 1);
   const outsider = await signUp(server.url);
   const suspended = await signUp(server.url);
   const suspendedInvite = await c.owner.post(`/api/servers/${c.serverId}/invites`);
@@ -240,7 +209,7 @@ t.test('sockets close when access ends', async (t) => {
   const server = await startServer({ env: { ADMIN_USERS: 'rtadmin' } });
   t.teardown(server.close);
   const admin = await signUp(server.url, 'rtadmin');
-  const c = await community(server.url, 3);
+  const c = await crowd(server, 3);
   const [leaver, kicked, suspended] = c.members;
 
   t.test('logout closes the sockets of that session only, with 4001', async (t) => {
@@ -262,7 +231,7 @@ t.test('sockets close when access ends', async (t) => {
   t.test('a member who leaves or is kicked has their sockets of that server closed with 4003', async (t) => {
     const leaving = await openSocket(server.url, channelWs(c.random), { client: leaver });
     const kickedWs = await openSocket(server.url, channelWs(c.general), { client: kicked });
-    const elsewhere = await community(server.url, 0);
+    const elsewhere = await crowd(server, 0);
     const invite = await elsewhere.owner.post(`/api/servers/${elsewhere.serverId}/invites`);
     await kicked.post(`/api/invites/${invite.body.token}/accept`);
     const otherServerWs = await openSocket(server.url, channelWs(elsewhere.general), { client: kicked });
@@ -297,7 +266,7 @@ t.test('keeping the server healthy', async (t) => {
     realtimeSettings.heartbeatMs = 30_000;
   }
   t.teardown(server.close);
-  const c = await community(server.url, 1);
+  const c = await crowd(server, 1);
   const member = c.members[0];
   const healthy = await openSocket(server.url, channelWs(c.general), { client: c.owner });
   t.teardown(() => healthy.close());
@@ -334,7 +303,7 @@ t.test('a slow reader is closed with 4008 while other sockets keep receiving', a
   // The default heartbeat here: a reader this slow also misses pings, and a short heartbeat would cut it first.
   const server = await startServer();
   t.teardown(server.close);
-  const c = await community(server.url, 1);
+  const c = await crowd(server, 1);
   const reader = await openSocket(server.url, channelWs(c.general), { client: c.owner });
   const slow = await openSocket(server.url, channelWs(c.general), { client: c.members[0] });
   t.teardown(() => reader.close());

@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import argon2 from 'argon2';
 import t, { type Test } from 'tap';
-import { buildRoutes } from '../src/routes';
+import { buildRoutes } from '../src/api';
 import { DAY } from '../src/clock';
 import { PAGE_CSP } from '../src/http/respond';
 import type { Mail } from '../src/mail';
@@ -30,6 +30,17 @@ function assertBaseHeaders(t: Test, res: Res, what: string): void {
   t.equal(res.headers.get('referrer-policy'), 'no-referrer', `${what}: Referrer-Policy`);
   t.same(parseCsp(res.headers.get('content-security-policy')).get('frame-ancestors'), ["'none'"], `${what}: frame-ancestors 'none'`);
   t.equal(res.headers.get('access-control-allow-origin'), null, `${what}: no Access-Control-Allow-Origin`);
+}
+
+/** A signed-in user whose address is verified, and the mails captured since. */
+async function userWithVerifiedEmail(server: TestServer) {
+  const mails = captureMail(server);
+  const user = await signUp(server.url);
+  const email = `${user.username}@example.com`;
+  await user.put('/api/account/email', { email });
+  await server.app.mailer.idle?.();
+  await user.get(`/api/verify-email?token=${tokenIn(mails.at(-1)!)}`);
+  return { mails, user, email };
 }
 
 /** Captures every mail the server sends while still delivering it through the real mailer. */
@@ -616,12 +627,7 @@ t.test('rate limits', async (t) => {
   t.test('a rate-limited account can still request a password reset', async (t) => {
     const { server } = await limited();
     t.teardown(server.close);
-    const mails = captureMail(server);
-    const user = await signUp(server.url);
-    const email = `${user.username}@example.com`;
-    await user.put('/api/account/email', { email });
-    await server.app.mailer.idle?.();
-    await user.get(`/api/verify-email?token=${tokenIn(mails.at(-1)!)}`);
+    const { mails, user, email } = await userWithVerifiedEmail(server);
     for (let i = 0; i < 5; i++) await login(server.url, user.username, 'wrong password');
     assert429(t, await login(server.url, user.username, PASSWORD), 'login is limited');
     const res = await new Client(server.url).post('/api/password-reset/request', { email });
@@ -637,12 +643,7 @@ t.test('rate limits', async (t) => {
     async (t) => {
       const { server } = await limited();
       t.teardown(server.close);
-      const mails = captureMail(server);
-      const user = await signUp(server.url);
-      const email = `${user.username}@example.com`;
-      await user.put('/api/account/email', { email });
-      await server.app.mailer.idle?.();
-      await user.get(`/api/verify-email?token=${tokenIn(mails.at(-1)!)}`);
+      const { mails, user, email } = await userWithVerifiedEmail(server);
       for (let i = 0; i < 5; i++) await login(server.url, user.username, 'wrong password');
       await new Client(server.url).post('/api/password-reset/request', { email });
       await server.app.mailer.idle?.();

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { DAY, iso } from '../src/clock';
-import { INVITE_LIFETIME_MS, MAX_NAME_CHARS } from '../src/servers';
+import { INVITE_LIFETIME_MS, MAX_NAME_CHARS } from '../src/api/servers';
 import { Client, type Res, signUp } from './helpers/client';
 import { FakeClock, startServer } from './helpers/server';
 import { ACTORS, type Actor, type Expect, community, must, setStanding } from './helpers/community';

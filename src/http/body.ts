@@ -1,11 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import type { Body } from '../types';
 import { HttpError } from './errors';
 
 export const MAX_JSON_BYTES = 1024 * 1024;
 export const MAX_FORM_BYTES = 64 * 1024;
-
-/** A parsed request body: a plain object with no prototype, so no key can reach Object.prototype. */
-export type Body = Record<string, unknown>;
 
 export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

@@ -1,13 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import type { Log, Reply } from '../types';
 import { HttpError } from './errors';
-
-/** What a handler returns; `send` is the one place that turns it into bytes. */
-export type Reply =
-  | { kind: 'json'; status: number; body: unknown }
-  | { kind: 'empty'; status: number }
-  | { kind: 'redirect'; location: string }
-  /** The handler streamed the response itself (downloads, static files). */
-  | { kind: 'handled' };
 
 export const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, body });
 export const created = (body: unknown): Reply => ({ kind: 'json', status: 201, body });
@@ -62,19 +55,25 @@ export function sendText(res: ServerResponse, status: number, text: string, head
   res.end(body);
 }
 
-/** Maps any thrown value to a plain-text response: the spec's error format. */
-export function sendError(res: ServerResponse, err: unknown, log: (line: string) => void): number {
-  if (err instanceof HttpError) {
-    sendText(res, err.status, err.message, err.headers);
-    return err.status;
-  }
+/**
+ * The one mapping from a thrown value to an error answer (the spec's plain-text format), for
+ * requests and WebSocket upgrades alike: our HttpError as it says, a UNIQUE violation 409,
+ * anything else a generic 500 logged once with its stack.
+ */
+export function toHttpError(err: unknown, log: Log): HttpError {
+  if (err instanceof HttpError) return err;
   if (isSqliteConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE') || isSqliteConstraint(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) {
-    sendText(res, 409, 'that already exists');
-    return 409;
+    return new HttpError(409, 'that already exists');
   }
   log(`unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
-  sendText(res, 500, 'internal server error');
-  return 500;
+  return new HttpError(500, 'internal server error');
+}
+
+/** Answers any thrown value as plain text; returns the status sent. */
+export function sendError(res: ServerResponse, err: unknown, log: Log): number {
+  const error = toHttpError(err, log);
+  sendText(res, error.status, error.message, error.headers);
+  return error.status;
 }
 
 function isSqliteConstraint(err: unknown, code: string): boolean {

@@ -17,6 +17,13 @@ export type Match<R> =
   | { allow: string[] }
   | null;
 
+/** A request target split at the first `?`: the path routes, the query never reaches a log line. */
+export function splitUrl(rawUrl: string | undefined): { pathname: string; search: string } {
+  const url = rawUrl ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? { pathname: url, search: '' } : { pathname: url.slice(0, q), search: url.slice(q + 1) };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 

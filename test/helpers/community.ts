@@ -16,6 +16,33 @@ export async function must<T = any>(res: Promise<Res<T>>, status: number): Promi
 export const setStanding = (server: TestServer, userId: string, standing: number) =>
   server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
 
+/** `n` fresh users, each signed in. */
+export const users = (server: TestServer, n: number): Promise<Client[]> =>
+  Promise.all(Array.from({ length: n }, () => signUp(server.url)));
+
+/** Sends a friend request from `from` to `to` and has `to` accept it. */
+export async function befriend(from: Client, to: Client): Promise<void> {
+  const sent = await must(from.post('/api/friends/requests', { username: to.username }), 201);
+  await must(to.post(`/api/friends/requests/${sent.body.id}/accept`), 200);
+}
+
+/** A server with two channels ("general", the first, then "random"), its owner and `count` members who joined by invite. */
+export async function crowd(server: TestServer, count: number) {
+  const owner = await signUp(server.url);
+  const serverId: string = (await must(owner.post('/api/servers', { name: uniqueName('srv') }), 201)).body.id;
+  const general: string = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
+  const random: string = (await must(owner.post(`/api/servers/${serverId}/channels`, { name: 'random' }), 201)).body.id;
+  const token: string = (await must(owner.post(`/api/servers/${serverId}/invites`), 201)).body.token;
+  const members: Client[] = [];
+  for (let i = 0; i < count; i++) {
+    const member = await signUp(server.url);
+    await must(member.post(`/api/invites/${token}/accept`), 200);
+    members.push(member);
+  }
+  return { owner, members, serverId, general, random };
+}
+export type Crowd = Awaited<ReturnType<typeof crowd>>;
+
 /**
  * A server with one caller of each kind: its owner, a member holding a full_server_admin role
  * ("mods"), a member holding a plain role ("regulars"), a plain member, a signed-in outsider,

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createApp, type App, type AppOptions } from '../../src/app';
+import { createApp, type AppOptions } from '../../src/app';
+import type { Services as App } from '../../src/services';
 import { loadConfig, type Config } from '../../src/config';
 import type { Clock } from '../../src/clock';
 
@@ -34,6 +35,7 @@ export async function startServer(
     env?: Record<string, string>;
     clock?: Clock;
     mailer?: AppOptions['mailer'];
+    mailerOptions?: AppOptions['mailerOptions'];
     config?: Partial<Config>;
     timeouts?: AppOptions['timeouts'];
   } = {},
@@ -45,6 +47,7 @@ export async function startServer(
     config,
     clock: opts.clock,
     mailer: opts.mailer,
+    mailerOptions: opts.mailerOptions,
     timeouts: opts.timeouts,
     log: (line) => logs.push(line),
   });

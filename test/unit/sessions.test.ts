@@ -1,5 +1,6 @@
 import t from 'tap';
-import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, type Session, SessionStore } from '../../src/sessions';
+import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SessionStore } from '../../src/sessions';
+import type { Session } from '../../src/types';
 import { DAY } from '../../src/clock';
 import { FakeClock } from '../helpers/server';
 

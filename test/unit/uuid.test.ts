@@ -1,5 +1,5 @@
 import t from 'tap';
-import { timeOrderedUuid } from '../../src/messages';
+import { timeOrderedUuid } from '../../src/message-store';
 import { isUuid } from '../../src/http/router';
 
 t.test('message ids are version 7 UUIDs that sort by time', async (t) => {

@@ -1,16 +1,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import { pipeline } from 'node:stream';
 import busboy from 'busboy';
-import type { App, Route } from './app';
-import type { Body } from './http/body';
-import { HttpError, badRequest, notFound } from './http/errors';
-import { HANDLED } from './http/respond';
+import { HttpError, badRequest } from './http/errors';
 import { isUuid } from './http/router';
-import { MAX_CONTENT_CHARS } from './messages';
-import { type PreviewKind, SNIFF_BYTES, extensionOf, isInline, servedType, sniff } from './sniff';
+import { MAX_CONTENT_CHARS } from './message-record';
+import { type PreviewKind, SNIFF_BYTES, extensionOf, sniff } from './sniff';
+import type { Body, Log } from './types';
 
 /** Spec section 8: at most five files per message, each at most 25 MiB. */
 export const MAX_ATTACHMENTS = 5;
@@ -25,8 +22,6 @@ export const MAX_PART_HEADERS = 16;
 /** A whole multipart body: every file at its largest, plus room for fields and part headers. */
 export const MAX_MULTIPART_BYTES = MAX_ATTACHMENTS * MAX_ATTACHMENT_BYTES + 1024 * 1024;
 export const MAX_FILE_NAME_CHARS = 255;
-/** Downloads may sit in the browser's private cache: an attachment id never changes content. */
-export const DOWNLOAD_MAX_AGE_S = 24 * 60 * 60;
 
 const FIELD_NAMES = new Set(['content', 'reply_to']);
 const FILE_FIELD = 'attachments';
@@ -68,17 +63,6 @@ export function cleanFileName(raw: string | undefined): string {
   return name || 'file';
 }
 
-/**
- * Content-Disposition with a file name any browser reads safely (RFC 6266 section 4.3):
- * an ASCII `filename` for old clients, with quotes, backslashes and anything outside
- * printable ASCII replaced, and the exact name in `filename*` (RFC 8187 percent-encoding).
- */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
-}
-
 /** One file of the request being received: its temporary and final paths, and when it is done. */
 interface Incoming {
   file: ReceivedFile;
@@ -91,15 +75,16 @@ interface Incoming {
   empty: boolean;
 }
 
-export function createUploadStore(app: App): UploadStore {
-  const dir = path.join(app.config.dataDir, 'uploads');
+/** Attachment files under DATA_DIR/uploads/, named by attachment id. */
+export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log }): UploadStore {
+  const dir = path.join(dataDir, 'uploads');
   const pathOf = (id: string) => path.join(dir, id);
   // A .part file was still streaming when an earlier process stopped: it belongs to no message.
   for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(pathOf(name), { force: true });
 
   const unlink = (file: string) =>
     fs.unlink(file, (err) => {
-      if (err && err.code !== 'ENOENT') app.log(`could not remove upload ${file}: ${err.code ?? err.message}`);
+      if (err && err.code !== 'ENOENT') log(`could not remove upload ${file}: ${err.code ?? err.message}`);
     });
 
   function receive(req: IncomingMessage): Promise<{ fields: Body; files: ReceivedFile[] }> {
@@ -159,7 +144,7 @@ export function createUploadStore(app: App): UploadStore {
       const tooLarge = (what: string) => fail(new HttpError(413, what));
       // A disk problem (full, read-only) is ours, not the client's: logged, and a plain 500.
       const diskFailed = (err: NodeJS.ErrnoException) => {
-        app.log(`could not store an upload: ${err.code ?? err.message}`);
+        log(`could not store an upload: ${err.code ?? err.message}`);
         fail(new HttpError(500, 'the upload could not be stored'));
       };
 
@@ -255,136 +240,4 @@ export function createUploadStore(app: App): UploadStore {
       for (const id of attachmentIds) if (isUuid(id)) unlink(pathOf(id));
     },
   };
-}
-
-interface AttachmentRow {
-  id: string;
-  name: string;
-  content_type: string;
-  channel_id: string | null;
-  conversation_id: string | null;
-  server_id: string | null;
-}
-
-export function uploadsRoutes(app: App): Route[] {
-  const attachmentById = app.db.prepare<[string], AttachmentRow>(
-    `SELECT a.id, a.name, a.content_type, m.channel_id, m.conversation_id, c.server_id
-       FROM attachments a
-       JOIN messages m ON m.seq = a.message_seq
-       LEFT JOIN channels c ON c.id = m.channel_id
-      WHERE a.id = ?`,
-  );
-  const dir = path.join(app.config.dataDir, 'uploads');
-
-  const canSee = (userId: string, row: AttachmentRow) =>
-    row.server_id !== null
-      ? app.perms.rank(userId, row.server_id) !== null
-      : row.conversation_id !== null && app.perms.isConversationMember(userId, row.conversation_id);
-
-  return [
-    {
-      // GET /uploads/{attachment_id} (and HEAD)
-      // - Members of the attachment's server or conversation only; anyone else gets the same
-      //   404 as for an unknown id, so ids cannot be probed.
-      // - Raster images, audio and video render inline; everything else (HTML, SVG, XML,
-      //   scripts, text, documents) is a download. Always nosniff and a sandbox CSP.
-      // - Single byte ranges (206/416) so media can seek; ETag "<id>" with If-None-Match (304).
-      method: 'GET',
-      path: '/uploads/:attachment_id',
-      handler: async (ctx) => {
-        const row = attachmentById.get(ctx.params.attachment_id);
-        if (!row || !canSee(ctx.user.id, row)) throw notFound('attachment not found');
-        let handle: fs.promises.FileHandle;
-        try {
-          handle = await fs.promises.open(path.join(dir, row.id), 'r');
-        } catch (err) {
-          app.log(`attachment ${row.id} has no file: ${(err as NodeJS.ErrnoException).code ?? err}`);
-          throw notFound('attachment not found');
-        }
-        try {
-          const { size } = await handle.stat();
-          serveFile(ctx.req, ctx.res, row, handle, size);
-        } catch (err) {
-          await handle.close();
-          throw err;
-        }
-        return HANDLED;
-      },
-    },
-  ];
-}
-
-/** Writes the download from an open file; takes ownership of `handle` (closed when done). */
-function serveFile(req: IncomingMessage, res: ServerResponse, row: AttachmentRow, handle: fs.promises.FileHandle, size: number): void {
-  const etag = `"${row.id}"`;
-  const inline = isInline(row.content_type);
-  // The file is untrusted content on our origin: even opened directly it may run nothing,
-  // load nothing and be framed by no one.
-  res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'; frame-ancestors 'none'");
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-  res.setHeader('Cache-Control', `private, max-age=${DOWNLOAD_MAX_AGE_S}`);
-  res.setHeader('ETag', etag);
-  res.setHeader('Accept-Ranges', 'bytes');
-
-  if (etagMatches(req.headers['if-none-match'], etag)) {
-    void handle.close();
-    res.writeHead(304);
-    res.end();
-    return;
-  }
-
-  const ifRange = req.headers['if-range'];
-  const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, size) : null;
-  if (range === 'unsatisfiable') {
-    void handle.close();
-    throw new HttpError(416, 'range not satisfiable', { 'Content-Range': `bytes */${size}` });
-  }
-  const start = range ? range.start : 0;
-  const end = range ? range.end : size - 1;
-  res.writeHead(range ? 206 : 200, {
-    'Content-Type': servedType(row.content_type),
-    'Content-Disposition': contentDisposition(inline ? 'inline' : 'attachment', row.name),
-    'Content-Length': end - start + 1,
-    ...(range ? { 'Content-Range': `bytes ${start}-${end}/${size}` } : {}),
-  });
-  if (req.method === 'HEAD' || size === 0) {
-    void handle.close();
-    res.end();
-    return;
-  }
-  const stream = handle.createReadStream({ start, end });
-  pipeline(stream, res, () => {
-    // A client that stops reading (seeking, closing the tab) is normal; the stream closes the file.
-  });
-}
-
-/** If-None-Match against our one strong ETag (weak comparison, as RFC 9110 13.1.2 asks). */
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
-  });
-}
-
-/**
- * One byte range of RFC 9110 section 14.1.2: `a-b`, `a-` or `-n`. A header that is absent,
- * malformed, in another unit or asks for several ranges is ignored (the whole file, 200):
- * multipart/byteranges is not worth its complexity for media seeking.
- */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
-  if (!header) return null;
-  const found = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!found || (found[1] === '' && found[2] === '')) return null;
-  if (found[1] === '') {
-    const suffix = Number(found[2]);
-    if (suffix === 0 || size === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(found[1]);
-  const end = found[2] === '' ? Infinity : Number(found[2]);
-  if (end < start) return null;
-  if (start >= size) return 'unsatisfiable';
-  return { start, end: Math.min(end, size - 1) };
 }

@@ -1,87 +1,19 @@
 import crypto from 'node:crypto';
-import type { App, Ctx, Route } from './app';
-import type { User } from './auth';
+import type { Clock } from './clock';
 import { iso } from './clock';
-import { type Body, mediaType, readJson } from './http/body';
+import type { DB } from './db';
 import { badRequest, forbidden, notFound } from './http/errors';
-import { created, json, noContent } from './http/respond';
-import { type RestrictedAction, assertAllowed } from './standing';
-import type { ReceivedFile } from './uploads';
-import { limitParam, text, uuid, uuidParam } from './validate';
-
-/** Where a message lives. Channel and conversation messages share one model and one serializer. */
-export type Container = { kind: 'channel'; id: string; serverId: string } | { kind: 'conversation'; id: string };
-
-export const MAX_CONTENT_CHARS = 4000;
-export const REPLY_PREVIEW_CHARS = 100;
-export const MAX_EMOJI_UTF16 = 32;
-
-export interface Attachment {
-  id: string;
-  name: string;
-  url: string;
-  content_type: string;
-  size: number;
-  preview_kind: 'code' | 'image' | 'audio' | 'video';
-}
-
-export interface Reaction {
-  emoji: string;
-  count: number;
-  reacted: boolean;
-}
-
-/** The message record: REST responses and WebSocket events alike. */
-export interface MessageRecord {
-  id: string;
-  server_id?: string;
-  channel_id?: string;
-  conversation_id?: string;
-  author_id: string;
-  author: { user_id: string; username: string };
-  content: string;
-  reply_to: string | null;
-  /** null when there is no reply, or when the replied message was deleted. */
-  reply_preview: { id: string; author: { user_id: string; username: string }; content: string } | null;
-  attachments: Attachment[];
-  reactions: Reaction[];
-  created_at: string;
-  edited_at: string | null;
-}
-
-// One emoji, built the way Unicode builds them (UTS #51): a pictograph with an optional
-// variation selector or skin tone and optional tag characters (subdivision flags), possibly
-// joined to more of the same by ZWJ; or a flag (two regional indicators); or a keycap.
-// Anything else, such as text, two emoji, or an emoji under stacked combining marks, is not one.
-const PICTOGRAPH = String.raw`\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?(?:[\u{E0020}-\u{E007E}]+\u{E007F})?`;
-const ONE_EMOJI = new RegExp(
-  String.raw`^(?:\p{Regional_Indicator}{2}|[0-9#*]\uFE0F?\u20E3|${PICTOGRAPH}(?:\u200D${PICTOGRAPH})*)$`,
-  'u',
-);
-
-// A named emoji as chat clients write them (`:thumbsup:`, `:+1:`), for clients that send names.
-const SHORTCODE = /^:[a-z0-9_+-]{1,30}:$/;
-
-/**
- * One emoji (flags, keycaps and ZWJ sequences included) or one `:shortcode:`, at most
- * MAX_EMOJI_UTF16 code units: never free text.
- */
-export function isEmoji(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_EMOJI_UTF16 && (ONE_EMOJI.test(value) || SHORTCODE.test(value));
-}
-
-interface MessageRow {
-  seq: number;
-  id: string;
-  channel_id: string | null;
-  conversation_id: string | null;
-  author_id: string;
-  username: string;
-  content: string;
-  reply_to: string | null;
-  created_at: string;
-  edited_at: string | null;
-}
+import {
+  type Attachment,
+  type MessageRecord,
+  type MessageRow,
+  type Reaction,
+  toAttachment,
+  toRecord,
+} from './message-record';
+import type { Hub } from './realtime';
+import type { ReceivedFile, UploadStore } from './upload-store';
+import type { Container, User } from './types';
 
 export interface MessageInput {
   content: string;
@@ -105,15 +37,13 @@ export interface MessageStore {
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
-  /** The container a message belongs to (reports, downloads); null if it does not exist. */
-  locate(messageId: string): Container | null;
 }
 
 const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
   m.created_at, m.edited_at`;
 
-export function createMessageStore(app: App): MessageStore {
-  const { db } = app;
+/** The message store: every read and write of messages, reactions and attachment rows. */
+export function createMessageStore({ db, clock, hub, uploads }: { db: DB; clock: Clock; hub: Hub; uploads: UploadStore }): MessageStore {
 
   // Channel and conversation messages differ only in the column naming the container.
   const byContainer = (column: 'channel_id' | 'conversation_id') => ({
@@ -149,7 +79,7 @@ export function createMessageStore(app: App): MessageStore {
   const insertNew = (container: Container, author: User, content: string, replyTo: string | null, files: ReceivedFile[], now: string) => {
     const reply = replyTo ? rowIn(container, replyTo, 'reply_to') : undefined;
     const inserted = insertMessage.get(
-      timeOrderedUuid(app.clock.now()),
+      timeOrderedUuid(clock.now()),
       container.kind === 'channel' ? container.id : null,
       container.kind === 'conversation' ? container.id : null,
       author.id,
@@ -175,10 +105,6 @@ export function createMessageStore(app: App): MessageStore {
   const deleteReaction = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?');
   const reactorRows = db.prepare<[string], { emoji: string; user_id: string }>(
     `SELECT r.emoji, r.user_id FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?`,
-  );
-  const locateRow = db.prepare<[string], { channel_id: string | null; conversation_id: string | null; server_id: string | null }>(
-    `SELECT m.channel_id, m.conversation_id, c.server_id
-       FROM messages m LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id = ?`,
   );
 
   // A page is hydrated with three queries whatever its size (no N+1): reactions, attachments, replies.
@@ -232,7 +158,7 @@ export function createMessageStore(app: App): MessageStore {
   const seqIn = (container: Container, messageId: string, what: string): number => rowIn(container, messageId, what).seq;
 
   const publish = (container: Container, payload: Record<string, unknown>, reactors?: Map<string, Set<string>>) =>
-    app.hub.publish(container, { payload, reactors });
+    hub.publish(container, { payload, reactors });
 
   const store: MessageStore = {
     list(container, viewerId, { before, after, limit }) {
@@ -252,7 +178,7 @@ export function createMessageStore(app: App): MessageStore {
         throw badRequest('content must not be empty unless the message has attachments');
       }
       const write = files.length > 0 ? insertNewWithFiles : insertNew;
-      const { row, reply, attachments } = write(container, author, content, replyTo, files, iso(app.clock.now()));
+      const { row, reply, attachments } = write(container, author, content, replyTo, files, iso(clock.now()));
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       publish(container, record as unknown as Record<string, unknown>);
@@ -266,7 +192,7 @@ export function createMessageStore(app: App): MessageStore {
       if (content.trim() === '' && current.attachments.length === 0) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      updateContent.run(content, iso(app.clock.now()), row.seq);
+      updateContent.run(content, iso(clock.now()), row.seq);
       const record = store.get(container, messageId, editor.id);
       publish(container, { event: 'edited', ...record }, store.reactors(messageId));
       return record;
@@ -287,7 +213,7 @@ export function createMessageStore(app: App): MessageStore {
         return ids;
       })();
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
-      app.uploads.deleteFiles(fileIds);
+      uploads.deleteFiles(fileIds);
       publish(
         container,
         container.kind === 'channel'
@@ -298,7 +224,7 @@ export function createMessageStore(app: App): MessageStore {
 
     react(container, messageId, user, emoji, add) {
       const row = findRow(container, messageId);
-      if (add) insertReaction.run(row.seq, emoji, user.id, iso(app.clock.now()));
+      if (add) insertReaction.run(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
       const record = store.get(container, messageId, user.id);
       publish(container, { event: 'reaction', ...record }, store.reactors(messageId));
@@ -315,13 +241,6 @@ export function createMessageStore(app: App): MessageStore {
       return map;
     },
 
-    locate(messageId) {
-      const row = locateRow.get(messageId);
-      if (!row) return null;
-      return row.channel_id
-        ? { kind: 'channel', id: row.channel_id, serverId: row.server_id as string }
-        : { kind: 'conversation', id: row.conversation_id as string };
-    },
   };
   return store;
 }
@@ -339,206 +258,3 @@ export function timeOrderedUuid(nowMs: number): string {
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
 }
 
-const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
-  id: a.id,
-  name: a.name,
-  url: `/uploads/${a.id}`,
-  content_type: a.content_type,
-  size: a.size,
-  preview_kind: a.preview_kind,
-});
-
-/** The one place a message record is shaped, for pages, single reads and new messages alike. */
-function toRecord(
-  row: MessageRow,
-  container: Container,
-  attachments: Attachment[],
-  reactions: Reaction[],
-  reply: { id: string; author_id: string; username: string; content: string } | undefined,
-): MessageRecord {
-  const record: MessageRecord = {
-    id: row.id,
-    author_id: row.author_id,
-    author: { user_id: row.author_id, username: row.username },
-    content: row.content,
-    reply_to: row.reply_to,
-    reply_preview: reply
-      ? {
-          id: reply.id,
-          author: { user_id: reply.author_id, username: reply.username },
-          content: [...reply.content].slice(0, REPLY_PREVIEW_CHARS).join(''),
-        }
-      : null,
-    attachments,
-    reactions,
-    created_at: row.created_at,
-    edited_at: row.edited_at,
-  };
-  return withContainer(record, row, container);
-}
-
-function withContainer(record: MessageRecord, row: MessageRow, container: Container): MessageRecord {
-  const ids =
-    container.kind === 'channel'
-      ? { id: row.id, server_id: container.serverId, channel_id: container.id }
-      : { id: row.id, conversation_id: container.id };
-  // Object.assign, not `{ ...ids, ...record }`: V8 builds a literal of two spreads on a slow
-  // path, about 8 µs a message, half the time of a page of history (bench/history.ts).
-  // Same keys in the same order: id comes first either way.
-  return Object.assign(ids, record);
-}
-
-/**
- * How a family of message routes finds its container. Channel messages, the legacy server
- * messages and conversation messages are the same handlers over different scopes.
- */
-export interface MessageScope {
-  /** Path of the collection, e.g. /api/conversations/:conversation_id/messages */
-  base: string;
-  /** Resolves and authorizes the container (404 for outsiders); canModerate: may delete others' messages. */
-  resolve(ctx: Ctx): { container: Container; canModerate: boolean };
-  /** The standing restriction on sending here. */
-  sendAction: RestrictedAction;
-  /** Legacy server messages offer only list and create. */
-  only?: ('list' | 'create')[];
-}
-
-/** Reads a message body: JSON {content, reply_to?} or multipart with files streamed to disk. */
-async function readMessageInput(ctx: Ctx): Promise<MessageInput> {
-  if (mediaType(ctx.req) === 'multipart/form-data') {
-    const { fields, files } = await ctx.app.uploads.receive(ctx.req);
-    try {
-      return { ...messageFields(fields), files };
-    } catch (err) {
-      ctx.app.uploads.discard(files);
-      throw err;
-    }
-  }
-  return { ...messageFields(await readJson(ctx.req)), files: [] };
-}
-
-function messageFields(body: Body): Omit<MessageInput, 'files'> {
-  if (body.content === undefined) body.content = '';
-  const content = text(body, 'content', { min: 0, max: MAX_CONTENT_CHARS, trim: false, multiline: true });
-  const replyTo = body.reply_to === undefined || body.reply_to === null || body.reply_to === '' ? null : uuid(body, 'reply_to');
-  return { content, replyTo };
-}
-
-function readEmoji(body: Body): string {
-  if (!isEmoji(body.emoji)) throw badRequest('emoji must be a single emoji');
-  return body.emoji;
-}
-
-export function containerMessageRoutes(app: App, scope: MessageScope): Route[] {
-  const ops = scope.only ?? ['list', 'create', 'edit', 'delete', 'react'];
-  const item = `${scope.base}/:message_id`;
-  const routes: Route[] = [];
-  if (ops.includes('list')) {
-    routes.push({
-      // GET {base}?before=&after=&limit=
-      // - Newest first, `limit` (default 50, max 100) at a time; `before=<id>` pages back,
-      //   `after=<id>` catches up (oldest first). Ids from another container are 400.
-      method: 'GET',
-      path: scope.base,
-      handler: (ctx) => {
-        const { container } = scope.resolve(ctx);
-        const paging = { before: uuidParam(ctx.query, 'before'), after: uuidParam(ctx.query, 'after'), limit: limitParam(ctx.query) };
-        return json(app.messages.list(container, ctx.user.id, paging));
-      },
-    });
-  }
-  if (ops.includes('create')) {
-    routes.push({
-      // POST {base}
-      // - JSON {content, reply_to?} or multipart (content, reply_to, attachments files): 201 message.
-      // - Access, standing and rate limit are checked before a byte of an upload is read.
-      method: 'POST',
-      path: scope.base,
-      body: 'message',
-      handler: async (ctx) => {
-        const { container } = scope.resolve(ctx);
-        assertAllowed(ctx.user, scope.sendAction);
-        app.limits.messagesPerUser.take(ctx.user.id, 'messages');
-        const input = await readMessageInput(ctx);
-        try {
-          return created(app.messages.create(container, ctx.user, input));
-        } catch (err) {
-          app.uploads.discard(input.files);
-          throw err;
-        }
-      },
-    });
-  }
-  if (ops.includes('edit')) {
-    routes.push({
-      // PUT {base}/{message_id} {content}: author only; returns the updated message.
-      // - A standing that may not send here may not edit either: an edit puts new words out.
-      method: 'PUT',
-      path: item,
-      body: 'json',
-      handler: (ctx) => {
-        const { container } = scope.resolve(ctx);
-        assertAllowed(ctx.user, scope.sendAction);
-        const { content } = messageFields(ctx.body);
-        return json(app.messages.edit(container, ctx.params.message_id, ctx.user, content));
-      },
-    });
-  }
-  if (ops.includes('delete')) {
-    routes.push({
-      // DELETE {base}/{message_id}: the author, or a moderator of the container; 204.
-      method: 'DELETE',
-      path: item,
-      handler: (ctx) => {
-        const { container, canModerate } = scope.resolve(ctx);
-        app.messages.remove(container, ctx.params.message_id, ctx.user, canModerate);
-        return noContent();
-      },
-    });
-  }
-  if (ops.includes('react')) {
-    for (const method of ['PUT', 'DELETE'] as const) {
-      routes.push({
-        // PUT|DELETE {base}/{message_id}/reactions {emoji}
-        // - Adds or removes the caller's reaction (idempotent); returns the updated message.
-        method,
-        path: `${item}/reactions`,
-        body: 'json',
-        handler: (ctx) => {
-          const { container } = scope.resolve(ctx);
-          const emoji = readEmoji(ctx.body);
-          return json(app.messages.react(container, ctx.params.message_id, ctx.user, emoji, method === 'PUT'));
-        },
-      });
-    }
-  }
-  return routes;
-}
-
-/** Channel messages and the legacy server messages (mapped onto the server's first channel). */
-export function messageRoutes(app: App): Route[] {
-  const firstChannel = app.db.prepare<[string], { id: string }>(
-    'SELECT id FROM channels WHERE server_id = ? ORDER BY position, created_at LIMIT 1',
-  );
-  return [
-    ...containerMessageRoutes(app, {
-      base: '/api/servers/:server_id/channels/:channel_id/messages',
-      sendAction: 'send_message',
-      resolve: (ctx) => {
-        const { container, rank } = app.perms.requireChannel(ctx.user, ctx.params.server_id, ctx.params.channel_id);
-        return { container, canModerate: rank !== 'member' };
-      },
-    }),
-    ...containerMessageRoutes(app, {
-      base: '/api/servers/:server_id/messages',
-      sendAction: 'send_message',
-      only: ['list', 'create'],
-      resolve: (ctx) => {
-        const rank = app.perms.requireMember(ctx.user, ctx.params.server_id);
-        const channel = firstChannel.get(ctx.params.server_id);
-        if (!channel) throw notFound('this server has no channels');
-        return { container: { kind: 'channel', id: channel.id, serverId: ctx.params.server_id }, canModerate: rank !== 'member' };
-      },
-    }),
-  ];
-}

@@ -1,0 +1,152 @@
+import crypto from 'node:crypto';
+import { iso } from '../clock';
+import { pairKey } from '../friendship';
+import { badRequest, conflict, notFound } from '../http/errors';
+import { created, json, noContent } from '../http/respond';
+import type { Services } from '../services';
+import type { Ctx, Route } from '../types';
+import { readUsername } from '../users';
+
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits'>;
+
+/**
+ * Friends and friend requests (spec section 4 "Friends", section 3 "Friend request").
+ * One friend_requests row per pair: pending, then accepted (a friendship). Rejecting a request
+ * or removing a friend deletes the row, so the two can start over.
+ */
+export function friendRoutes(deps: Deps): Route[] {
+  const h = friendHandlers(deps);
+  const R = '/api/friends/requests';
+  return [
+    { method: 'POST', path: R, auth: 'user', body: 'json', handler: h.sendFriendRequest },
+    { method: 'GET', path: R, auth: 'user', body: 'none', handler: h.listFriendRequests },
+    { method: 'POST', path: `${R}/:request_id/accept`, auth: 'user', body: 'none', handler: h.acceptFriendRequest },
+    { method: 'POST', path: `${R}/:request_id/reject`, auth: 'user', body: 'none', handler: h.rejectFriendRequest },
+    { method: 'GET', path: '/api/friends', auth: 'user', body: 'none', handler: h.listFriends },
+    { method: 'DELETE', path: '/api/friends/:user_id', auth: 'user', body: 'none', handler: h.removeFriend },
+  ];
+}
+
+interface RequestRow {
+  id: string;
+  from_user: string;
+  from_username: string;
+  to_user: string;
+  to_username: string;
+  status: 'pending' | 'accepted';
+  created_at: string;
+}
+
+const REQUEST_COLUMNS = `r.id, r.from_user, f.username AS from_username, r.to_user, t.username AS to_username,
+  r.status, r.created_at`;
+const REQUEST_FROM = 'friend_requests r JOIN users f ON f.id = r.from_user JOIN users t ON t.id = r.to_user';
+
+const requestRecord = (r: RequestRow) => ({
+  id: r.id,
+  from: { user_id: r.from_user, username: r.from_username },
+  to: { user_id: r.to_user, username: r.to_username },
+  status: r.status,
+  created_at: r.created_at,
+});
+
+function friendHandlers({ db, clock, users, limits }: Deps) {
+  const insertRequest = db.prepare(
+    "INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at) VALUES (?, ?, ?, 'pending', ?, ?)",
+  );
+  const requestByPair = db.prepare<[string], { id: string; from_user: string; status: string }>(
+    'SELECT id, from_user, status FROM friend_requests WHERE pair_key = ?',
+  );
+  const requestById = db.prepare<[string], RequestRow>(`SELECT ${REQUEST_COLUMNS} FROM ${REQUEST_FROM} WHERE r.id = ?`);
+  const pendingIncoming = db.prepare<[string], RequestRow>(
+    `SELECT ${REQUEST_COLUMNS} FROM ${REQUEST_FROM}
+      WHERE r.to_user = ? AND r.status = 'pending' ORDER BY r.created_at DESC, r.rowid DESC`,
+  );
+  const pendingOutgoing = db.prepare<[string], RequestRow>(
+    `SELECT ${REQUEST_COLUMNS} FROM ${REQUEST_FROM}
+      WHERE r.from_user = ? AND r.status = 'pending' ORDER BY r.created_at DESC, r.rowid DESC`,
+  );
+  const acceptRequest = db.prepare(
+    "UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'",
+  );
+  const rejectRequest = db.prepare("DELETE FROM friend_requests WHERE id = ? AND to_user = ? AND status = 'pending'");
+  // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
+  const friendsOf = db.prepare<[string, string], { user_id: string; username: string; since: string }>(
+    `SELECT u.id AS user_id, u.username, f.since
+       FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
+             UNION ALL
+             SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
+       JOIN users u ON u.id = f.other
+      ORDER BY u.username, u.id`,
+  );
+  const friendRecord = db.prepare<[string], { user_id: string; username: string; since: string }>(
+    `SELECT u.id AS user_id, u.username, r.accepted_at AS since
+       FROM friend_requests r JOIN users u ON u.id = r.from_user WHERE r.id = ?`,
+  );
+  const removeFriendship = db.prepare("DELETE FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
+
+  return { sendFriendRequest, listFriendRequests, acceptFriendRequest, rejectFriendRequest, listFriends, removeFriend };
+
+  /**
+   * 201 pending request; 404 unknown name, 400 oneself, 409 when a request exists either way or
+   * they are friends already; limited per sender, failures included, so names cannot be probed fast.
+   */
+  function sendFriendRequest(ctx: Ctx) {
+    const username = readUsername(ctx.body);
+    limits.friendRequestsPerUser.take(ctx.user.id, 'friend requests');
+    const target = users.byUsername(username);
+    if (!target) throw notFound(`no user named ${username}`);
+    if (target.id === ctx.user.id) throw badRequest('you cannot send a friend request to yourself');
+    const id = crypto.randomUUID();
+    const key = pairKey(ctx.user.id, target.id);
+    db.transaction(() => {
+      const existing = requestByPair.get(key);
+      if (existing?.status === 'accepted') throw conflict(`you are already friends with ${target.username}`);
+      if (existing?.from_user === ctx.user.id) throw conflict(`you already sent a friend request to ${target.username}`);
+      if (existing) {
+        throw conflict(
+          `${target.username} already sent you a friend request; accept theirs instead ` +
+            `(POST /api/friends/requests/${existing.id}/accept)`,
+        );
+      }
+      insertRequest.run(id, ctx.user.id, target.id, key, iso(clock.now()));
+    })();
+    return created(requestRecord(requestById.get(id)!));
+  }
+
+  /** Pending requests to the caller (default), or with direction=outgoing the caller's own; newest first. */
+  function listFriendRequests(ctx: Ctx) {
+    const direction = ctx.query.get('direction') ?? 'incoming';
+    if (direction !== 'incoming' && direction !== 'outgoing') {
+      throw badRequest('direction must be one of incoming, outgoing');
+    }
+    const rows = (direction === 'incoming' ? pendingIncoming : pendingOutgoing).all(ctx.user.id);
+    return json(rows.map(requestRecord));
+  }
+
+  /** The addressee only (404 for anyone else, the sender included); 200 the sender's friend record. */
+  function acceptFriendRequest(ctx: Ctx) {
+    const id = ctx.params.request_id;
+    const { changes } = acceptRequest.run(iso(clock.now()), id, ctx.user.id);
+    if (changes === 0) throw notFound('friend request not found');
+    return json(friendRecord.get(id));
+  }
+
+  /** The addressee only (404 otherwise); 204; the request is deleted, so it may be sent again. */
+  function rejectFriendRequest(ctx: Ctx) {
+    const { changes } = rejectRequest.run(ctx.params.request_id, ctx.user.id);
+    if (changes === 0) throw notFound('friend request not found');
+    return noContent();
+  }
+
+  /** [{user_id, username, since}] sorted by username. */
+  function listFriends(ctx: Ctx) {
+    return json(friendsOf.all(ctx.user.id, ctx.user.id));
+  }
+
+  /** 204, 404 when not friends; existing DMs and groups stay, a new DM needs friendship again. */
+  function removeFriend(ctx: Ctx) {
+    const { changes } = removeFriendship.run(pairKey(ctx.user.id, ctx.params.user_id));
+    if (changes === 0) throw notFound('not a friend');
+    return noContent();
+  }
+}

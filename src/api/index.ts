@@ -1,0 +1,32 @@
+import { json } from '../http/respond';
+import type { Services } from '../services';
+import type { Route } from '../types';
+import { accountRoutes } from './accounts';
+import { conversationRoutes } from './conversations';
+import { emailRoutes } from './email';
+import { friendRoutes } from './friends';
+import { messageRoutes } from './messages';
+import { moderationRoutes } from './moderation';
+import { serverRoutes } from './servers';
+import { uploadRoutes } from './uploads';
+
+/**
+ * The whole API surface: one table per area, each on one screen at the top of its module
+ * (method, path, auth, body, handler). Order matters only where two patterns of one method
+ * overlap (`/api/users/me` before `/api/users/:user_id`).
+ */
+export function buildRoutes(services: Services): Route[] {
+  const ping = services.db.prepare('SELECT 1');
+  return [
+    // GET /healthz: 200 once the database is open (and answering).
+    { method: 'GET', path: '/healthz', auth: 'none', body: 'none', handler: () => (ping.get(), json({ ok: true })) },
+    ...accountRoutes(services),
+    ...emailRoutes(services),
+    ...serverRoutes(services),
+    ...messageRoutes(services),
+    ...friendRoutes(services),
+    ...conversationRoutes(services),
+    ...uploadRoutes(services),
+    ...moderationRoutes(services),
+  ];
+}

@@ -1,0 +1,273 @@
+import crypto from 'node:crypto';
+import { iso } from '../clock';
+import { badRequest, notFound } from '../http/errors';
+import { created, json } from '../http/respond';
+import type { Services } from '../services';
+import { SUSPENDED, standingForWarnings } from '../standing';
+import type { Ctx, Route, User } from '../types';
+import { integer, limitParam, oneOf, text, uuid } from '../validate';
+
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'hub'>;
+
+/** Reports (any user) and administration (spec section 4 "Reports and administration"). */
+export function moderationRoutes(deps: Deps): Route[] {
+  const h = moderationHandlers(deps);
+  return [
+    { method: 'POST', path: '/api/reports', auth: 'user', body: 'json', handler: h.fileReport },
+    { method: 'GET', path: '/api/admin/reports', auth: 'admin', body: 'none', handler: h.listReports },
+    { method: 'PUT', path: '/api/admin/reports/:report_id', auth: 'admin', body: 'json', handler: h.setReportStatus },
+    { method: 'GET', path: '/api/admin/me', auth: 'admin', body: 'none', handler: h.getAdminMe },
+    { method: 'GET', path: '/api/admin/users', auth: 'admin', body: 'none', handler: h.listUsers },
+    { method: 'GET', path: '/api/admin/warnings', auth: 'admin', body: 'none', handler: h.listWarnings },
+    { method: 'POST', path: '/api/admin/users/:user_id/warnings', auth: 'admin', body: 'json', handler: h.warnUser },
+    { method: 'DELETE', path: '/api/admin/warnings/:warning_id', auth: 'admin', body: 'none', handler: h.removeWarning },
+    { method: 'PUT', path: '/api/admin/users/:user_id/standing', auth: 'admin', body: 'json', handler: h.setUserStanding },
+  ];
+}
+
+export const REPORT_TYPES = ['user', 'server', 'server_message', 'conversation_message'] as const;
+export const REPORT_STATUSES = ['pending', 'resolved'] as const;
+export const MAX_REASON_CHARS = 1000;
+
+interface ReportRow {
+  id: string;
+  type: string;
+  target: string;
+  reason: string;
+  snapshot: string;
+  status: string;
+  created_at: string;
+  updated_at: string | null;
+  reporter_id: string;
+  reporter_username: string;
+  updated_by: string | null;
+  updated_by_username: string | null;
+}
+
+interface WarningRow {
+  id: string;
+  user_id: string;
+  username: string;
+  issued_by: string;
+  reason: string;
+  created_at: string;
+}
+
+/** `?offset=` for the administrator lists (they are paged by position, not by cursor). */
+function offsetParam(query: URLSearchParams): number {
+  const raw = query.get('offset');
+  if (raw === null) return 0;
+  if (!/^\d{1,9}$/.test(raw)) throw badRequest('offset must be a non-negative integer');
+  return Number(raw);
+}
+
+function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: Deps) {
+  const insertReport = db.prepare(
+    `INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const REPORT_COLUMNS = `r.id, r.type, r.target, r.reason, r.snapshot, r.status, r.created_at, r.updated_at,
+      r.reporter_id, ru.username AS reporter_username, r.updated_by, uu.username AS updated_by_username
+    FROM reports r JOIN users ru ON ru.id = r.reporter_id LEFT JOIN users uu ON uu.id = r.updated_by`;
+  const reportById = db.prepare<[string], ReportRow>(`SELECT ${REPORT_COLUMNS} WHERE r.id = ?`);
+  // Pending first, then newest first.
+  const reportQueue = db.prepare<[string | null, string | null, number, number], ReportRow>(
+    `SELECT ${REPORT_COLUMNS} WHERE (? IS NULL OR r.status = ?)
+      ORDER BY r.status = 'pending' DESC, r.created_at DESC, r.rowid DESC LIMIT ? OFFSET ?`,
+  );
+  const updateReportStatus = db.prepare('UPDATE reports SET status = ?, updated_at = ?, updated_by = ? WHERE id = ?');
+  const serverSnapshot = db.prepare<[string], { server_id: string; name: string; owner_id: string; owner_username: string }>(
+    `SELECT s.id AS server_id, s.name, s.owner_id, u.username AS owner_username
+       FROM servers s JOIN users u ON u.id = s.owner_id WHERE s.id = ?`,
+  );
+  const usersPage = db.prepare<[string, number, number], { id: string; username: string; standing: number; is_admin: number; created_at: string }>(
+    `SELECT id, username, standing, is_admin, created_at FROM users
+      WHERE username LIKE ? ESCAPE '\\' ORDER BY username LIMIT ? OFFSET ?`,
+  );
+  const WARNING_COLUMNS = `w.id, w.user_id, u.username, iu.username AS issued_by, w.reason, w.created_at
+    FROM warnings w JOIN users u ON u.id = w.user_id JOIN users iu ON iu.id = w.issued_by`;
+  const warningsOfUsers = db.prepare<[string], WarningRow>(
+    `SELECT ${WARNING_COLUMNS} WHERE w.user_id IN (SELECT value FROM json_each(?)) ORDER BY w.created_at DESC, w.rowid DESC`,
+  );
+  const warningsPage = db.prepare<[number, number], WarningRow>(
+    `SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.rowid DESC LIMIT ? OFFSET ?`,
+  );
+  const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
+  const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
+  const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ?');
+  const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
+  const setStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
+
+  const reportRecord = (r: ReportRow) => ({
+    id: r.id,
+    type: r.type,
+    target: r.target,
+    reason: r.reason,
+    status: r.status,
+    reporter: { user_id: r.reporter_id, username: r.reporter_username },
+    snapshot: JSON.parse(r.snapshot),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    updated_by: r.updated_by ? { user_id: r.updated_by, username: r.updated_by_username } : null,
+  });
+  const warningRecord = (w: WarningRow) => ({
+    id: w.id,
+    user_id: w.user_id,
+    username: w.username,
+    issued_by: w.issued_by,
+    reason: w.reason,
+    created_at: w.created_at,
+  });
+  const requireUser = (userId: string) => {
+    const user = users.byId(userId);
+    if (!user) throw notFound('user not found');
+    return user;
+  };
+  const adminUserRecord = (userId: string) => {
+    const user = requireUser(userId);
+    return {
+      user_id: user.id,
+      username: user.username,
+      account_standing: user.standing,
+      is_admin: user.isAdmin,
+      warnings: warningsOfUsers.all(JSON.stringify([user.id])).map(warningRecord),
+    };
+  };
+
+  /** Inside a warning write: the standing follows the warning count (spec section 3). */
+  const recalculateStanding = (userId: string): number => {
+    const standing = standingForWarnings(countWarnings.get(userId)!.n);
+    setStanding.run(standing, userId);
+    return standing;
+  };
+  /** After the commit: a suspension takes effect at once for open sockets too. */
+  const announceStanding = (userId: string, standing: number) => {
+    if (standing >= SUSPENDED) hub.dropUser(userId);
+  };
+
+  /** What the reported thing looked like when reported, so later edits or deletion hide nothing. */
+  function snapshotOf(type: (typeof REPORT_TYPES)[number], target: string, reporter: User): object {
+    if (type === 'user') {
+      const user = requireUser(target);
+      return { user_id: user.id, username: user.username };
+    }
+    if (type === 'server') {
+      const server = serverSnapshot.get(target);
+      if (!server) throw notFound('server not found');
+      return server;
+    }
+    // Message reports: the reporter must be able to see the message (404 as for one that does
+    // not exist), and it must be of the kind the report names.
+    const { container } = perms.messageAccess(reporter, target);
+    if (container.kind !== (type === 'server_message' ? 'channel' : 'conversation')) throw notFound('message not found');
+    const message = messages.get(container, target, reporter.id);
+    return {
+      message_id: message.id,
+      ...(container.kind === 'channel'
+        ? { server_id: container.serverId, channel_id: container.id }
+        : { conversation_id: container.id }),
+      author: message.author,
+      content: message.content,
+      attachments: message.attachments.map((a) => ({ id: a.id, name: a.name, content_type: a.content_type })),
+      created_at: message.created_at,
+      edited_at: message.edited_at,
+    };
+  }
+
+  return { fileReport, listReports, setReportStatus, getAdminMe, listUsers, listWarnings, warnUser, removeWarning, setUserStanding };
+
+  /** 201 pending report with a snapshot of its target taken now; 404 unknown target or a message the reporter cannot see. */
+  function fileReport(ctx: Ctx) {
+    const type = oneOf(ctx.body, 'type', REPORT_TYPES);
+    const target = uuid(ctx.body, 'target');
+    const reason = text(ctx.body, 'reason', { max: MAX_REASON_CHARS, multiline: true });
+    if (type === 'user' && target === ctx.user.id) throw badRequest('you cannot report yourself');
+    limits.reportsPerUser.take(ctx.user.id, 'reports');
+    const snapshot = snapshotOf(type, target, ctx.user);
+    const id = crypto.randomUUID();
+    insertReport.run(id, ctx.user.id, type, target, reason, JSON.stringify(snapshot), iso(clock.now()));
+    return created(reportRecord(reportById.get(id)!));
+  }
+
+  /** All reports (?status= filters), pending first, then newest first; 50 a page (max 100). */
+  function listReports(ctx: Ctx) {
+    const status = ctx.query.get('status');
+    if (status !== null && !REPORT_STATUSES.includes(status as never)) {
+      throw badRequest('status must be pending or resolved');
+    }
+    const rows = reportQueue.all(status, status, limitParam(ctx.query), offsetParam(ctx.query));
+    return json(rows.map(reportRecord));
+  }
+
+  /** pending or resolved; records who changed it and when; 200 report record. */
+  function setReportStatus(ctx: Ctx) {
+    const status = oneOf(ctx.body, 'status', REPORT_STATUSES);
+    const result = updateReportStatus.run(status, iso(clock.now()), ctx.user.id, ctx.params.report_id);
+    if (result.changes === 0) throw notFound('report not found');
+    return json(reportRecord(reportById.get(ctx.params.report_id)!));
+  }
+
+  /** 200 {user_id, username, is_admin: true} for an administrator; 403 for others. */
+  function getAdminMe(ctx: Ctx) {
+    return json({ user_id: ctx.user.id, username: ctx.user.username, is_admin: true });
+  }
+
+  /** Users by username (?prefix=, case-insensitive) with standing, is_admin and warnings; paged. */
+  function listUsers(ctx: Ctx) {
+    const prefix = (ctx.query.get('prefix') ?? '').replace(/[\\%_]/g, (c) => `\\${c}`);
+    const rows = usersPage.all(`${prefix}%`, limitParam(ctx.query), offsetParam(ctx.query));
+    const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
+    for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
+      warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
+    }
+    return json(
+      rows.map((u) => ({
+        user_id: u.id,
+        username: u.username,
+        account_standing: u.standing,
+        is_admin: u.is_admin === 1,
+        warnings: warnings.get(u.id) ?? [],
+        created_at: u.created_at,
+      })),
+    );
+  }
+
+  /** Every warning with the warned user, newest first; paged. */
+  function listWarnings(ctx: Ctx) {
+    return json(warningsPage.all(limitParam(ctx.query), offsetParam(ctx.query)).map(warningRecord));
+  }
+
+  /** 201 warning; the user's standing becomes min(warning count, 4) at once. */
+  function warnUser(ctx: Ctx) {
+    const userId = ctx.params.user_id;
+    requireUser(userId);
+    const reason = text(ctx.body, 'reason', { max: MAX_REASON_CHARS, multiline: true });
+    const id = crypto.randomUUID();
+    const standing = db.transaction(() => {
+      insertWarning.run(id, userId, ctx.user.id, reason, iso(clock.now()));
+      return recalculateStanding(userId);
+    })();
+    announceStanding(userId, standing);
+    return created({ ...warningRecord(warningById.get(id)!), account_standing: standing });
+  }
+
+  /** Removes it; the user's standing becomes min(remaining count, 4); 200 {user_id, account_standing}. */
+  function removeWarning(ctx: Ctx) {
+    const warning = warningById.get(ctx.params.warning_id);
+    if (!warning) throw notFound('warning not found');
+    const standing = db.transaction(() => {
+      deleteWarning.run(warning.id);
+      return recalculateStanding(warning.user_id);
+    })();
+    return json({ user_id: warning.user_id, account_standing: standing });
+  }
+
+  /** An integer 0 to 4 exactly; applies from the next request and closes the user's sockets at 4; 200 admin user record. */
+  function setUserStanding(ctx: Ctx) {
+    const userId = ctx.params.user_id;
+    requireUser(userId);
+    const standing = integer(ctx.body, 'standing', 0, SUSPENDED);
+    setStanding.run(standing, userId);
+    announceStanding(userId, standing);
+    return json(adminUserRecord(userId));
+  }
+}

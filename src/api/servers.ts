@@ -1,0 +1,268 @@
+import crypto from 'node:crypto';
+import { DAY, iso } from '../clock';
+import { conflict, notFound } from '../http/errors';
+import { HANDLED, created, json, noContent } from '../http/respond';
+import type { Services } from '../services';
+import { assertAllowed } from '../standing';
+import type { Ctx, PublicCtx, Route } from '../types';
+import { bool, text } from '../validate';
+
+export const INVITE_LIFETIME_MS = 7 * DAY;
+export const MAX_NAME_CHARS = 100;
+export const FIRST_CHANNEL_NAME = 'general';
+const INVITE_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
+
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'perms' | 'hub' | 'staticFiles'>;
+
+/** Servers, channels, roles, members and invites (spec section 4; who may do what: src/permissions.ts). */
+export function serverRoutes(deps: Deps): Route[] {
+  const h = serverHandlers(deps);
+  const S = '/api/servers/:server_id';
+  return [
+    { method: 'POST', path: '/api/servers', auth: 'user', body: 'json', handler: h.createServer },
+    { method: 'GET', path: '/api/servers', auth: 'user', body: 'none', handler: h.listServers },
+    { method: 'GET', path: S, auth: 'user', body: 'none', handler: h.getServer },
+    { method: 'GET', path: `${S}/channels`, auth: 'user', body: 'none', handler: h.listChannels },
+    { method: 'POST', path: `${S}/channels`, auth: 'user', body: 'json', handler: h.createChannel },
+    { method: 'GET', path: `${S}/members`, auth: 'user', body: 'none', handler: h.listMembers },
+    { method: 'DELETE', path: `${S}/members/:user_id`, auth: 'user', body: 'none', handler: h.removeMember },
+    { method: 'GET', path: `${S}/roles`, auth: 'user', body: 'none', handler: h.listRoles },
+    { method: 'POST', path: `${S}/roles`, auth: 'user', body: 'json', handler: h.createRole },
+    { method: 'PUT', path: `${S}/members/:user_id/role`, auth: 'user', body: 'json', handler: h.assignRole },
+    { method: 'POST', path: `${S}/invites`, auth: 'user', body: 'none', handler: h.createInvite },
+    { method: 'GET', path: '/api/invites/:token', auth: 'none', body: 'none', handler: h.getInvite },
+    { method: 'POST', path: '/api/invites/:token/accept', auth: 'user', body: 'none', handler: h.acceptInvite },
+    { method: 'GET', path: '/invites/:token', auth: 'none', body: 'none', handler: h.invitePage },
+  ];
+}
+
+interface ServerRow {
+  id: string;
+  name: string;
+  owner_id: string;
+  created_at: string;
+}
+interface RoleRow {
+  id: string;
+  server_id: string;
+  name: string;
+  full_server_admin: number;
+  created_at: string;
+}
+interface MemberRow {
+  user_id: string;
+  username: string;
+  role: string | null;
+  is_owner: number;
+  joined_at: string;
+}
+
+const roleRecord = (r: RoleRow) => ({ ...r, full_server_admin: r.full_server_admin === 1 });
+const memberRecord = (m: MemberRow) => ({
+  user_id: m.user_id,
+  username: m.username,
+  is_owner: m.is_owner === 1,
+  role: m.role,
+  roles: m.role ? [m.role] : [],
+  joined_at: m.joined_at,
+});
+
+function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
+  const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
+  const insertMember = db.prepare('INSERT OR IGNORE INTO members (server_id, user_id, joined_at) VALUES (?, ?, ?)');
+  const insertChannel = db.prepare(
+    `INSERT INTO channels (id, server_id, name, position, created_at)
+     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
+  );
+  const serverById = db.prepare<[string], ServerRow>('SELECT id, name, owner_id, created_at FROM servers WHERE id = ?');
+  const serversOfUser = db.prepare<[string], ServerRow>(
+    `SELECT s.id, s.name, s.owner_id, s.created_at
+       FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
+  );
+  const channelByName = db.prepare<[string, string], { id: string }>(
+    'SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE',
+  );
+  const channelById = db.prepare('SELECT id, server_id, name, position, created_at FROM channels WHERE id = ?');
+  const channelsOfServer = db.prepare(
+    'SELECT id, server_id, name, position, created_at FROM channels WHERE server_id = ? ORDER BY position',
+  );
+  const membersOfServer = db.prepare<[string], MemberRow>(
+    `SELECT m.user_id, u.username, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at
+       FROM members m
+       JOIN users u ON u.id = m.user_id
+       JOIN servers s ON s.id = m.server_id
+       LEFT JOIN roles r ON r.id = m.role_id
+      WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`,
+  );
+  const memberOf = db.prepare<[string, string], { user_id: string }>(
+    'SELECT user_id FROM members WHERE server_id = ? AND user_id = ?',
+  );
+  const deleteMember = db.prepare('DELETE FROM members WHERE server_id = ? AND user_id = ?');
+  const insertRole = db.prepare(
+    'INSERT INTO roles (id, server_id, name, full_server_admin, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const roleById = db.prepare<[string], RoleRow>('SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE id = ?');
+  const roleByName = db.prepare<[string, string], { id: string }>(
+    'SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE',
+  );
+  const rolesOfServer = db.prepare<[string], RoleRow>(
+    'SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE server_id = ? ORDER BY created_at, rowid',
+  );
+  const setMemberRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
+  const insertInvite = db.prepare(
+    'INSERT INTO invites (token, server_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const inviteByToken = db.prepare<[string], { server_id: string; expires_at: string; server_name: string }>(
+    `SELECT i.server_id, i.expires_at, s.name AS server_name
+       FROM invites i JOIN servers s ON s.id = i.server_id WHERE i.token = ?`,
+  );
+  const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE server_id = ?');
+
+  const validInvite = (token: string) => {
+    const invite = INVITE_TOKEN.test(token) ? inviteByToken.get(token) : undefined;
+    if (!invite || Date.parse(invite.expires_at) <= clock.now()) throw notFound('invite not found or expired');
+    return invite;
+  };
+
+  return {
+    createServer,
+    listServers,
+    getServer,
+    listChannels,
+    createChannel,
+    listMembers,
+    removeMember,
+    listRoles,
+    createRole,
+    assignRole,
+    createInvite,
+    getInvite,
+    acceptInvite,
+    invitePage,
+  };
+
+  /** 201 server; the caller owns it and is its first member; a "general" channel comes with it. */
+  function createServer(ctx: Ctx) {
+    const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    const id = crypto.randomUUID();
+    const now = iso(clock.now());
+    db.transaction(() => {
+      insertServer.run(id, name, ctx.user.id, now);
+      insertMember.run(id, ctx.user.id, now);
+      insertChannel.run(crypto.randomUUID(), id, FIRST_CHANNEL_NAME, id, now);
+    })();
+    return created(serverById.get(id));
+  }
+
+  /** The servers the caller belongs to, in the order joined. */
+  function listServers(ctx: Ctx) {
+    return json(serversOfUser.all(ctx.user.id));
+  }
+
+  /** One server, members only. */
+  function getServer(ctx: Ctx) {
+    perms.serverAccess(ctx.user, ctx.params.server_id);
+    return json(serverById.get(ctx.params.server_id));
+  }
+
+  /** The channels, members only, in position order. */
+  function listChannels(ctx: Ctx) {
+    perms.serverAccess(ctx.user, ctx.params.server_id);
+    return json(channelsOfServer.all(ctx.params.server_id));
+  }
+
+  /** Owner or full server administrator; 201 channel; 409 for a name already used (any case). */
+  function createChannel(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.requireServerAdmin(ctx.user, serverId, 'create channels');
+    const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
+    const id = crypto.randomUUID();
+    insertChannel.run(id, serverId, name, serverId, iso(clock.now()));
+    return created(channelById.get(id));
+  }
+
+  /** Members with is_owner and their role, members only. */
+  function listMembers(ctx: Ctx) {
+    perms.serverAccess(ctx.user, ctx.params.server_id);
+    return json(membersOfServer.all(ctx.params.server_id).map(memberRecord));
+  }
+
+  /** Leave (oneself; not the owner) or kick (the owner; an admin kicks plain members); 204; their sockets close. */
+  function removeMember(ctx: Ctx) {
+    const { server_id: serverId, user_id: userId } = ctx.params;
+    perms.requireCanRemove(ctx.user, serverId, userId);
+    deleteMember.run(serverId, userId);
+    hub.dropUser(userId, { serverId });
+    return noContent();
+  }
+
+  /** The roles, members only, in creation order. */
+  function listRoles(ctx: Ctx) {
+    perms.serverAccess(ctx.user, ctx.params.server_id);
+    return json(rolesOfServer.all(ctx.params.server_id).map(roleRecord));
+  }
+
+  /** Owner only; 201 role (full_server_admin defaults to false); 409 for a name already used (any case). */
+  function createRole(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.requireOwner(ctx.user, serverId, 'create roles');
+    const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    const admin = ctx.body.full_server_admin === undefined ? false : bool(ctx.body, 'full_server_admin');
+    if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
+    const id = crypto.randomUUID();
+    insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()));
+    return created(roleRecord(roleById.get(id)!));
+  }
+
+  /** Owner only: the member's one custom role by name (`role: null` clears it); 404 unknown role or member. */
+  function assignRole(ctx: Ctx) {
+    const { server_id: serverId, user_id: userId } = ctx.params;
+    perms.requireOwner(ctx.user, serverId, 'assign roles');
+    let roleId: string | null = null;
+    if (ctx.body.role !== null) {
+      const role = roleByName.get(serverId, text(ctx.body, 'role', { max: MAX_NAME_CHARS }));
+      if (!role) throw notFound('role not found');
+      roleId = role.id;
+    }
+    if (!memberOf.get(serverId, userId)) throw notFound('member not found');
+    setMemberRole.run(roleId, serverId, userId);
+    return json(memberRecord(membersOfServer.all(serverId).find((m) => m.user_id === userId)!));
+  }
+
+  /** Any member; 201 {token, server_id, expires_at, url}; valid seven days. */
+  function createInvite(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.serverAccess(ctx.user, serverId);
+    const token = crypto.randomBytes(18).toString('base64url');
+    const now = clock.now();
+    const expiresAt = iso(now + INVITE_LIFETIME_MS);
+    insertInvite.run(token, serverId, ctx.user.id, iso(now), expiresAt);
+    return created({ token, server_id: serverId, expires_at: expiresAt, url: `${config.baseUrl}/invites/${token}` });
+  }
+
+  /** What an invite leads to, for the invite page; holding the token is what entitles one to see it. */
+  function getInvite(ctx: PublicCtx) {
+    const invite = validInvite(ctx.params.token);
+    return json({
+      server_id: invite.server_id,
+      server_name: invite.server_name,
+      expires_at: invite.expires_at,
+      member_count: memberCount.get(invite.server_id)!.n,
+    });
+  }
+
+  /** 200 {server_id}, harmless twice; standing 1 and above 403 even when already a member; 404 unknown or expired. */
+  function acceptInvite(ctx: Ctx) {
+    assertAllowed(ctx.user, 'join_server');
+    const invite = validInvite(ctx.params.token);
+    insertMember.run(invite.server_id, ctx.user.id, iso(clock.now()));
+    return json({ server_id: invite.server_id });
+  }
+
+  /** The browser page naming the server, with a join button. */
+  function invitePage(ctx: PublicCtx) {
+    staticFiles.page('invite.html', ctx.res);
+    return HANDLED;
+  }
+}

@@ -1,0 +1,33 @@
+import type { Clock } from './clock';
+import type { Config } from './config';
+import type { DB } from './db';
+import type { Limits } from './limits';
+import type { Mailer } from './mail';
+import type { MessageStore } from './message-store';
+import type { Permissions } from './permissions';
+import type { Hub } from './realtime';
+import type { SessionStore } from './sessions';
+import type { StaticFiles } from './static';
+import type { Log } from './types';
+import type { UploadStore } from './upload-store';
+import type { UserStore } from './users';
+
+/**
+ * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
+ * Each part takes only the parts it uses; a route table names the ones it uses with Pick<>.
+ */
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Log;
+  db: DB;
+  users: UserStore;
+  sessions: SessionStore;
+  limits: Limits;
+  staticFiles: StaticFiles;
+  perms: Permissions;
+  mailer: Mailer;
+  hub: Hub;
+  uploads: UploadStore;
+  messages: MessageStore;
+}

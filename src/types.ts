@@ -1,0 +1,84 @@
+/**
+ * The types every layer shares. This module imports nothing of ours, so anything may import it
+ * without making a cycle: the request context, the route shape, the signed-in user, the session
+ * and the container a message lives in.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The signed-in user as every handler sees it, read fresh per request. */
+export interface User {
+  id: string;
+  username: string;
+  isAdmin: boolean;
+  standing: number;
+}
+
+export interface Session {
+  token: string;
+  userId: string;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+/**
+ * Who may call a route:
+ * - none: anyone; a valid session is still read if present.
+ * - user: a session and an account that is not suspended.
+ * - account: a session, suspended accounts included (GET /api/account, logout, account pages).
+ * - admin: a session, not suspended, and is_admin.
+ */
+export type AuthLevel = 'none' | 'user' | 'account' | 'admin';
+
+/** A parsed request body: a plain object with no prototype, so no key can reach Object.prototype. */
+export type Body = Record<string, unknown>;
+
+/** What a handler returns; `send` (http/respond.ts) is the one place that turns it into bytes. */
+export type Reply =
+  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'empty'; status: number }
+  | { kind: 'redirect'; location: string }
+  /** The handler streamed the response itself (downloads, static files). */
+  | { kind: 'handled' };
+
+/**
+ * How a route takes its body:
+ * - none: the body is not read.
+ * - json: application/json only (415 otherwise), parsed into ctx.body.
+ * - auth-form: JSON, or a browser form (x-www-form-urlencoded) answered with redirects.
+ * - message: JSON or multipart; the handler reads it (uploads stream to disk).
+ */
+export type BodyKind = 'none' | 'json' | 'auth-form' | 'message';
+
+export interface Ctx<U extends User | null = User> {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  user: U;
+  session: U extends User ? Session : Session | undefined;
+  body: Body;
+  /** The request came from a browser form: answer with redirects, not JSON. */
+  form: boolean;
+  /** The client as the per-address limits count it (src/auth.ts clientAddress). */
+  client: string;
+}
+
+/** The context of a route open to anyone (auth 'none'): the user, if any, is whoever's session came along. */
+export type PublicCtx = Ctx<User | null>;
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Handler<U extends User | null = User> = (ctx: Ctx<U>) => Reply | Promise<Reply>;
+
+interface RouteBase {
+  method: Method;
+  path: string;
+  body: BodyKind;
+}
+export type Route =
+  | (RouteBase & { auth: 'none'; handler: Handler<User | null> })
+  | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
+
+/** Where a message lives. Channel and conversation messages share one model and one serializer. */
+export type Container = { kind: 'channel'; id: string; serverId: string } | { kind: 'conversation'; id: string };
+
+export type Log = (line: string) => void;

@@ -1,0 +1,70 @@
+import type { DB } from './db';
+import { badRequest } from './http/errors';
+import type { Body, User } from './types';
+
+/** Account rules of spec section 2 and 8. */
+export const USERNAME_RULE = /^[A-Za-z0-9_-]{3,32}$/;
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 72;
+
+export function readUsername(body: Body): string {
+  const username = body.username;
+  if (typeof username !== 'string') throw badRequest('username must be a string');
+  if (!USERNAME_RULE.test(username)) {
+    throw badRequest('username must be 3 to 32 characters of letters, digits, _ and -');
+  }
+  return username;
+}
+
+export function readPassword(body: Body, key = 'password'): string {
+  const password = body[key];
+  if (typeof password !== 'string') throw badRequest(`${key} must be a string`);
+  const length = [...password].length;
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
+    throw badRequest(`${key} must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
+  return password;
+}
+
+interface UserRow {
+  id: string;
+  username: string;
+  is_admin: number;
+  standing: number;
+}
+
+const toUser = (row: UserRow): User => ({
+  id: row.id,
+  username: row.username,
+  isAdmin: row.is_admin === 1,
+  standing: row.standing,
+});
+
+export interface UserStore {
+  byId(id: string): User | null;
+  byUsername(username: string): User | null;
+}
+
+/** The user lookups every request makes (auth runs byId per request, so standing is always current). */
+export function createUserStore(db: DB): UserStore {
+  const byId = db.prepare<[string], UserRow>('SELECT id, username, is_admin, standing FROM users WHERE id = ?');
+  const byUsername = db.prepare<[string], UserRow>(
+    'SELECT id, username, is_admin, standing FROM users WHERE username = ? COLLATE NOCASE',
+  );
+  return {
+    byId: (id) => {
+      const row = byId.get(id);
+      return row ? toUser(row) : null;
+    },
+    byUsername: (username) => {
+      const row = byUsername.get(username);
+      return row ? toUser(row) : null;
+    },
+  };
+}
+
+/** ADMIN_USERS are administrators: granted here at start-up and at registration. */
+export function grantConfiguredAdmins(db: DB, usernames: string[]): void {
+  const grant = db.prepare('UPDATE users SET is_admin = 1 WHERE username = ? COLLATE NOCASE');
+  for (const name of usernames) grant.run(name);
+}
