@@ -52,6 +52,16 @@ CREATE TABLE IF NOT EXISTS members (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
 
+-- A member removed by someone else (kicked). Their old invites no longer let them back in:
+-- only an invite an owner or full server administrator created after the removal does.
+CREATE TABLE IF NOT EXISTS server_removals (
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  removed_by TEXT NOT NULL REFERENCES users (id),
+  removed_at TEXT NOT NULL,
+  PRIMARY KEY (server_id, user_id)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS invites (
   token      TEXT PRIMARY KEY,
   server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,

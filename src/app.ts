@@ -1,12 +1,13 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
-import { authenticate, clientAddress, isCrossSite } from './auth';
+import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
 import { type Config, prepareDataDir } from './config';
 import { openDatabase } from './db';
-import { mediaType, readForm, readJson } from './http/body';
+import { BODY_DEADLINE_MS, mediaType, readForm, readJson } from './http/body';
 import { HttpError } from './http/errors';
 import { requestLogLine, send, sendError, setBaseHeaders, redirect } from './http/respond';
 import { compile, match, splitUrl } from './http/router';
@@ -29,12 +30,20 @@ import { createUserStore, grantConfiguredAdmins } from './users';
  */
 export interface Timeouts {
   headersMs: number;
+  /** A JSON or form body, whole (uploads, read only once authenticated, have `requestMs`). */
+  bodyMs: number;
   requestMs: number;
   idleMs: number;
   keepAliveMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 15_000, requestMs: 15 * MINUTE, idleMs: MINUTE, keepAliveMs: 5_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  headersMs: 15_000,
+  bodyMs: BODY_DEADLINE_MS,
+  requestMs: 15 * MINUTE,
+  idleMs: MINUTE,
+  keepAliveMs: 5_000,
+};
 
 export interface AppOptions {
   config: Config;
@@ -81,7 +90,7 @@ export function createApp(options: AppOptions): RunningApp {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? stdoutLog;
   // The parts, in order: each is built from the ones before it.
-  const db = openDatabase(path.join(config.dataDir, 'chat.db'));
+  const db = openDatabase(path.join(config.dataDir, 'chat.db'), config.durability);
   grantConfiguredAdmins(db, config.adminUsers);
   const users = createUserStore(db);
   const sessions = new SessionStore(clock);
@@ -91,11 +100,14 @@ export function createApp(options: AppOptions): RunningApp {
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
   const hub = createHub({ config, clock, log, sessions, users, perms });
   sessions.onEnd = (session) => hub.endSession(session.token);
-  const uploads = createUploadStore({ dataDir: config.dataDir, log });
+  const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads });
   const app: Services = { config, clock, log, db, users, sessions, limits, staticFiles, perms, mailer, hub, uploads, messages };
 
   const table = compile(buildRoutes(app));
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  /** Set by close(): requests still arriving on kept-alive connections are turned away. */
+  let draining = false;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -103,12 +115,14 @@ export function createApp(options: AppOptions): RunningApp {
     const { pathname, search } = splitUrl(req.url);
     // Queries can carry tokens (verify links): the log line has the path only.
     res.on('close', () => {
-      const outcome = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`;
+      // A client that leaves before its answer is an ordinary event: one line, no stack.
+      const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
       log(requestLogLine(method, pathname, outcome, started));
     });
     setBaseHeaders(res);
     let route: Route | undefined;
     try {
+      if (draining) throw new HttpError(503, 'server shutting down', { Connection: 'close' });
       if (STATE_CHANGING.has(method) && isCrossSite(req, config.baseUrl)) {
         throw new HttpError(403, 'cross-site request refused');
       }
@@ -133,7 +147,7 @@ export function createApp(options: AppOptions): RunningApp {
         form: false,
         client: clientAddress(req, config.trustProxy),
       };
-      await readBody(ctx, route.body);
+      await readBody(ctx, route.body, timeouts.bodyMs);
       // authenticate() enforced route.auth: a route that needs a user has one here.
       const reply = await (route.handler as Handler<User | null>)(ctx);
       send(res, reply, method === 'HEAD');
@@ -142,16 +156,16 @@ export function createApp(options: AppOptions): RunningApp {
       // let Node drain up to 126 MiB of multipart just to keep the connection alive.
       if (!req.complete) res.setHeader('Connection', 'close');
       if (err instanceof HttpError && err.status < 500 && err.status !== 403 && isFormPost(req, route)) {
-        // Browser forms land back on the page with a readable reason, never a plain-text page.
+        // Browser forms land back on the page, never on a plain-text page. The URL names the
+        // error by a code and the page words it: text from a URL is never shown as ours.
         for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-        send(res, redirect(`/?error=${encodeURIComponent(err.message)}`));
+        send(res, redirect(`/?error=${err.code ?? FORM_ERROR_BY_STATUS[err.status] ?? 'bad_request'}`));
         return;
       }
       sendError(res, err, log);
     }
   }
 
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const server = http.createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -164,6 +178,8 @@ export function createApp(options: AppOptions): RunningApp {
     (req, res) => void handle(req, res),
   );
   server.timeout = timeouts.idleMs;
+  server.maxConnections = config.maxConnections;
+  limitConnectionsPerClient(server, config.connectionsPerClient);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => hub.handleUpgrade(req, socket, head));
   // Requests Node rejects before a handler runs: timed-out (slow-loris) or malformed ones.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -183,15 +199,20 @@ export function createApp(options: AppOptions): RunningApp {
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
+      draining = true;
       clearInterval(sweeper);
       hub.close();
+      // Uploads still streaming would hold the drain for minutes: they end now, files removed.
+      const uploadsStopped = uploads.abortAll();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        mailer.close?.();
-        db.close();
-        resolve();
+        void uploadsStopped.then(() => {
+          mailer.close?.();
+          db.close();
+          resolve();
+        });
       });
       server.closeIdleConnections();
     }));
@@ -203,18 +224,61 @@ function isFormPost(req: IncomingMessage, route: Route | undefined): boolean {
   return route?.body === 'auth-form' && mediaType(req) === 'application/x-www-form-urlencoded';
 }
 
-async function readBody(ctx: Ctx<User | null>, kind: BodyKind): Promise<void> {
+/** The form error code of an error that has none of its own (home.js words each code). */
+const FORM_ERROR_BY_STATUS: Record<number, string> = {
+  400: 'bad_request',
+  401: 'signed_out',
+  408: 'too_slow',
+  409: 'conflict',
+  413: 'too_large',
+  415: 'bad_request',
+  429: 'rate_limited',
+};
+
+async function readBody(ctx: Ctx<User | null>, kind: BodyKind, deadlineMs: number): Promise<void> {
   if (kind === 'none' || kind === 'message') return;
   if (kind === 'auth-form') {
     if (mediaType(ctx.req) === 'application/x-www-form-urlencoded') {
       ctx.form = true;
-      ctx.body = await readForm(ctx.req);
+      ctx.body = await readForm(ctx.req, deadlineMs);
       return;
     }
     // Logout from an API client has no body at all.
     if (!hasBody(ctx.req)) return;
   }
-  ctx.body = await readJson(ctx.req);
+  ctx.body = await readJson(ctx.req, deadlineMs);
+}
+
+/**
+ * At most `limit` open connections per client address. One client holding thousands (each
+ * dribbling a body, or idle) would use up the process's open files, and then nobody, the
+ * health check included, gets an answer. Past the limit a new connection is answered 503 at
+ * once and closed. Counted per socket address: a reverse proxy is one client here (its own
+ * connection limits apply in front of it).
+ */
+function limitConnectionsPerClient(server: http.Server, limit: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const key = addressKey(socket.remoteAddress ?? 'unknown');
+    const count = (open.get(key) ?? 0) + 1;
+    open.set(key, count);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+    });
+    if (count > limit) {
+      const body = `too many connections from this address (at most ${limit})\n`;
+      // Paused, so Node's parser never sees a request on it: nothing it sends is acted on.
+      socket.pause();
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 10\r\n' +
+          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      setTimeout(() => socket.destroy(), 2_000).unref();
+    }
+  });
 }
 
 function hasBody(req: IncomingMessage): boolean {

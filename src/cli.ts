@@ -1,20 +1,114 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './config';
-import { openDatabase } from './db';
+import { type DB, openDatabase } from './db';
+import { SUSPENDED, standingForWarnings } from './standing';
 
-const USAGE = `usage:
-  node dist/cli.js admin grant <username>
-  node dist/cli.js admin revoke <username>
-  node dist/cli.js admin list`;
+/** A command's outcome: what to print, and the exit code. */
+class Refusal extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** A command: the words of its arguments (for the usage text), and what it does. */
+interface Command {
+  args: string[];
+  run(db: DB, args: string[]): string;
+}
 
 /**
  * Administration for self-hosters, safe while the server runs: it writes the same SQLite file
- * (WAL allows it), and the server reads is_admin fresh on every request.
+ * (WAL allows it), and the server reads is_admin and standing fresh on every request.
  */
+const COMMANDS: Record<string, Command> = {
+  'admin grant': {
+    args: ['<username>'],
+    run: (db, [username]) => {
+      setAdmin(db, username, 1);
+      return `${username} is now an administrator`;
+    },
+  },
+  'admin revoke': {
+    args: ['<username>'],
+    run: (db, [username]) => {
+      setAdmin(db, username, 0);
+      return `${username} is no longer an administrator`;
+    },
+  },
+  'admin list': {
+    args: [],
+    run: (db) => {
+      const rows = db.prepare<[], { username: string }>('SELECT username FROM users WHERE is_admin = 1 ORDER BY username').all();
+      return rows.length ? rows.map((r) => r.username).join('\n') : '(no administrators)';
+    },
+  },
+  // The way back for an administrator who suspended themselves: the API refuses changes to
+  // one's own standing, and nobody else may be left to lift it.
+  'standing set': {
+    args: ['<username>', '<0-4>'],
+    run: (db, [username, value]) => {
+      if (!/^[0-4]$/.test(value)) throw new Refusal(`standing must be an integer from 0 to ${SUSPENDED}`, 2);
+      const user = userNamed(db, username);
+      db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(Number(value), user.id);
+      return `${user.username} now has standing ${value}`;
+    },
+  },
+  'warnings list': {
+    args: ['<username>'],
+    run: (db, [username]) => {
+      const user = userNamed(db, username);
+      const rows = db
+        .prepare<[string], { id: string; created_at: string; issued_by: string; reason: string }>(
+          `SELECT w.id, w.created_at, u.username AS issued_by, w.reason
+             FROM warnings w JOIN users u ON u.id = w.issued_by WHERE w.user_id = ? ORDER BY w.created_at, w.rowid`,
+        )
+        .all(user.id);
+      if (rows.length === 0) return `${user.username} has no warnings (standing ${user.standing})`;
+      const lines = rows.map((w) => `${w.created_at}  ${w.id}  by ${w.issued_by}: ${w.reason.replace(/\s+/g, ' ')}`);
+      return [...lines, `${rows.length} warning(s), standing ${user.standing}`].join('\n');
+    },
+  },
+  // Clearing warnings recalculates the standing from the count, as removing them one by one would.
+  'warnings clear': {
+    args: ['<username>'],
+    run: (db, [username]) => {
+      const user = userNamed(db, username);
+      const cleared = db.transaction(() => {
+        const { changes } = db.prepare('DELETE FROM warnings WHERE user_id = ?').run(user.id);
+        db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standingForWarnings(0), user.id);
+        return changes;
+      })();
+      return `removed ${cleared} warning(s) of ${user.username}; standing is now ${standingForWarnings(0)}`;
+    },
+  },
+};
+
+const USAGE = `usage:\n${Object.entries(COMMANDS)
+  .map(([name, command]) => `  node dist/cli.js ${[name, ...command.args].join(' ')}`)
+  .join('\n')}`;
+
+function userNamed(db: DB, username: string): { id: string; username: string; standing: number } {
+  const user = db
+    .prepare<[string], { id: string; username: string; standing: number }>('SELECT id, username, standing FROM users WHERE username = ? COLLATE NOCASE')
+    .get(username);
+  if (!user) throw new Refusal(`no user named ${username}`);
+  return user;
+}
+
+function setAdmin(db: DB, username: string, value: 0 | 1): void {
+  const result = db.prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE').run(value, username);
+  if (result.changes === 0) throw new Refusal(`no user named ${username}`);
+}
+
 function main(argv: string[]): number {
-  const [area, command, username] = argv;
-  if (area !== 'admin' || !['grant', 'revoke', 'list'].includes(command ?? '') || (command !== 'list' && !username)) {
+  const [area, verb, ...args] = argv;
+  const name = `${area} ${verb}`;
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command || args.length !== command.args.length) {
     console.error(USAGE);
     return 2;
   }
@@ -25,33 +119,26 @@ function main(argv: string[]): number {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 2;
   }
-  if (!fs.existsSync(path.join(dataDir, 'chat.db'))) {
+  const file = path.join(dataDir, 'chat.db');
+  if (!fs.existsSync(file)) {
     // Opening would create an empty database: a mistyped DATA_DIR must not look like "no users".
-    console.error(`no database at ${path.join(dataDir, 'chat.db')}; set DATA_DIR to the server's data directory`);
+    console.error(`no database at ${file}; set DATA_DIR to the server's data directory`);
     return 1;
   }
-  let db;
+  let db: DB;
   try {
-    db = openDatabase(path.join(dataDir, 'chat.db'));
+    db = openDatabase(file);
   } catch (err) {
     console.error(`cannot open the database in ${dataDir}: ${(err as Error).message}`);
     return 1;
   }
   try {
-    if (command === 'list') {
-      const rows = db.prepare('SELECT username FROM users WHERE is_admin = 1 ORDER BY username').all() as { username: string }[];
-      console.log(rows.length ? rows.map((r) => r.username).join('\n') : '(no administrators)');
-      return 0;
-    }
-    const result = db
-      .prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE')
-      .run(command === 'grant' ? 1 : 0, username);
-    if (result.changes === 0) {
-      console.error(`no user named ${username}`);
-      return 1;
-    }
-    console.log(`${username} ${command === 'grant' ? 'is now' : 'is no longer'} an administrator`);
+    console.log(command.run(db, args));
     return 0;
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    console.error(err.message);
+    return err.exitCode;
   } finally {
     db.close();
   }

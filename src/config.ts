@@ -12,7 +12,17 @@ export interface Config {
   adminUsers: string[];
   trustProxy: boolean;
   rateLimit: boolean;
+  /** Open connections one client address may hold; past it, new ones are refused with 503. */
+  connectionsPerClient: number;
+  /** Open connections in all; past it Node drops new ones. Leaves files for the database and uploads. */
+  maxConnections: number;
+  /** normal: SQLite synchronous=NORMAL; strict: FULL, and every upload fsynced before its row commits. */
+  durability: 'normal' | 'strict';
 }
+
+export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
+/** Files kept back from connections for the database, its WAL, uploads in flight and logs. */
+export const RESERVED_FILES = 256;
 
 /** A bad setting: start-up stops with this one-line reason. */
 export class ConfigError extends Error {}
@@ -59,7 +69,34 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       .filter(Boolean),
     trustProxy: onOff('TRUST_PROXY', false),
     rateLimit: onOff('RATE_LIMIT', true),
+    connectionsPerClient: count('CONNECTIONS_PER_CLIENT', DEFAULT_CONNECTIONS_PER_CLIENT),
+    maxConnections: count('MAX_CONNECTIONS', Math.max(64, openFilesLimit() - RESERVED_FILES)),
+    durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
   };
+
+  function count(name: string, fallback: number): number {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`);
+    return Number(raw);
+  }
+  function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = (env[name] ?? '').toLowerCase();
+    if (raw === '') return fallback;
+    if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${env[name]}"`);
+    return raw as T;
+  }
+}
+
+/** The process's soft limit on open files (Linux /proc); 4096 where it cannot be read. */
+export function openFilesLimit(): number {
+  try {
+    const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : 4096;
+  } catch {
+    return 4096;
+  }
 }
 
 /** Creates DATA_DIR if needed and proves it is writable, so a bad one fails at start, not at first upload. */

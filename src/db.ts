@@ -9,19 +9,30 @@ export type DB = Database.Database;
  * user_version N to N + 1. schema.sql always holds the latest full schema, so a new
  * database runs schema.sql and is stamped with the latest version directly.
  */
-const MIGRATIONS: ((db: DB) => void)[] = [];
+const MIGRATIONS: ((db: DB) => void)[] = [
+  // 1 -> 2: members removed from a server (kicked), so an old invite cannot bring them back.
+  (db) =>
+    db.exec(`CREATE TABLE server_removals (
+      server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+      user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+      removed_by TEXT NOT NULL REFERENCES users (id),
+      removed_at TEXT NOT NULL,
+      PRIMARY KEY (server_id, user_id)
+    ) WITHOUT ROWID`),
+];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 
 const SCHEMA_FILE = path.join(__dirname, '..', 'schema.sql');
 
-export function openDatabase(file: string): DB {
+export function openDatabase(file: string, durability: 'normal' | 'strict' = 'normal'): DB {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  // NORMAL under WAL: a power cut can lose the last commits but never corrupts the file;
-  // FULL would fsync every message send, the hottest write we have.
-  db.pragma('synchronous = NORMAL');
+  // NORMAL under WAL: a power cut can lose the last commits but never corrupts the file (a
+  // kill -9 loses nothing: the WAL is in the OS's hands). FULL (DURABILITY=strict) fsyncs
+  // the WAL at every commit, every message send, so a power cut loses nothing acknowledged.
+  db.pragma(durability === 'strict' ? 'synchronous = FULL' : 'synchronous = NORMAL');
   migrate(db);
   return db;
 }

@@ -22,6 +22,12 @@ export const LIMIT_POLICIES = {
   friendRequestsPerUser: { burst: 20, refillMs: 3 * MINUTE },
   /** Reports per user: 10, then one every 6 minutes (60 an hour at most after the burst). */
   reportsPerUser: { burst: 10, refillMs: HOUR / 10 },
+  /** Reactions added or removed per user: 30, then 3 a second (a toggle loop cannot flood a room). */
+  reactionsPerUser: { burst: 30, refillMs: 333 },
+  /** Servers created per user: 10, then one every 10 minutes. */
+  serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
+  /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
+  creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;
 
 export type Limits = { -readonly [K in keyof typeof LIMIT_POLICIES]: RateLimiter };

@@ -11,6 +11,11 @@ import {
   toAttachment,
   toRecord,
 } from './message-record';
+
+/** Different emoji on one message, as Discord allows. */
+export const MAX_REACTION_EMOJI = 20;
+/** Emoji one user may put on one message. */
+export const MAX_REACTIONS_PER_USER = 10;
 import type { Hub } from './realtime';
 import type { ReceivedFile, UploadStore } from './upload-store';
 import type { Container, User } from './types';
@@ -103,6 +108,25 @@ export function createMessageStore({ db, clock, hub, uploads }: { db: DB; clock:
     'INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)',
   );
   const deleteReaction = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?');
+  const hasEmoji = db.prepare<[number, string], { one: number }>('SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? LIMIT 1');
+  const distinctEmoji = db.prepare<[number], { n: number }>('SELECT COUNT(DISTINCT emoji) AS n FROM reactions WHERE message_seq = ?');
+  const reactionsOfUser = db.prepare<[number, string], { n: number }>(
+    'SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND user_id = ?',
+  );
+  const hasReaction = db.prepare<[number, string, string], { one: number }>(
+    'SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?',
+  );
+  /** Adds a reaction unless it would pass a cap: a message's emoji stay few, so its record stays small. */
+  const addReaction = db.transaction((seq: number, emoji: string, userId: string, now: string) => {
+    if (hasReaction.get(seq, emoji, userId)) return;
+    if (!hasEmoji.get(seq, emoji) && distinctEmoji.get(seq)!.n >= MAX_REACTION_EMOJI) {
+      throw badRequest(`a message may carry at most ${MAX_REACTION_EMOJI} different reactions`);
+    }
+    if (reactionsOfUser.get(seq, userId)!.n >= MAX_REACTIONS_PER_USER) {
+      throw badRequest(`you may react to one message with at most ${MAX_REACTIONS_PER_USER} emoji`);
+    }
+    insertReaction.run(seq, emoji, userId, now);
+  });
   const reactorRows = db.prepare<[string], { emoji: string; user_id: string }>(
     `SELECT r.emoji, r.user_id FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?`,
   );
@@ -224,7 +248,7 @@ export function createMessageStore({ db, clock, hub, uploads }: { db: DB; clock:
 
     react(container, messageId, user, emoji, add) {
       const row = findRow(container, messageId);
-      if (add) insertReaction.run(row.seq, emoji, user.id, iso(clock.now()));
+      if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
       const record = store.get(container, messageId, user.id);
       publish(container, { event: 'reaction', ...record }, store.reactors(messageId));

@@ -40,6 +40,9 @@ export const HEARTBEAT_MS = 30_000;
 /** Past this many bytes queued for one socket, its reader is too slow: it is closed, not buffered for. */
 export const SLOW_CONSUMER_BYTES = 1024 * 1024;
 export const FLOOD_MAX_FRAMES = 50;
+/** Open sockets one session may hold (tabs of one browser), and one user across sessions. */
+export const MAX_SOCKETS_PER_SESSION = 10;
+export const MAX_SOCKETS_PER_USER = 50;
 export const FLOOD_WINDOW_MS = 10_000;
 /** At shutdown, sockets that have not finished the closing handshake by then are cut. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
@@ -135,6 +138,14 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     if (found === null) throw new HttpError(404, 'not found');
     if ('allow' in found) throw new HttpError(405, 'method not allowed');
     const { session, user } = authenticate(parts, req, 'user');
+    // Every socket holds memory and a file, and every event is written to each: one session
+    // opening thousands would make every message cost thousands of writes.
+    if ((byToken.get(session!.token)?.size ?? 0) >= MAX_SOCKETS_PER_SESSION) {
+      throw new HttpError(429, `too many open sockets for this session (at most ${MAX_SOCKETS_PER_SESSION})`);
+    }
+    if ((byUser.get(user!.id)?.size ?? 0) >= MAX_SOCKETS_PER_USER) {
+      throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`);
+    }
     const container =
       found.route.kind === 'channel'
         ? perms.channelAccess(user!, found.params.channel_id).container
@@ -190,21 +201,9 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     publish(container, { payload, reactors }) {
       const recipients = byContainer.get(containerKey(container));
       if (!recipients) return;
-      // One serialization per distinct set of "my reactions": recipients in the same group see
-      // the same bytes. Emojis never contain spaces, so the joined list is an unambiguous key.
-      const frames = new Map<string, Buffer>();
-      const reactions = (payload.reactions ?? []) as Reaction[];
+      const frameFor = reactors ? perRecipientFrames(payload, reactors) : once(payload);
       for (const peer of recipients) {
-        if (peer.ws.readyState !== WebSocket.OPEN) continue;
-        const mine = reactors ? reactions.filter((r) => reactors.get(r.emoji)?.has(peer.userId)).map((r) => r.emoji) : [];
-        const key = mine.join(' ');
-        let frame = frames.get(key);
-        if (frame === undefined) {
-          const body = reactors ? { ...payload, reactions: reactions.map((r) => ({ ...r, reacted: mine.includes(r.emoji) })) } : payload;
-          frame = Buffer.from(JSON.stringify(body));
-          frames.set(key, frame);
-        }
-        send(peer, frame);
+        if (peer.ws.readyState === WebSocket.OPEN) send(peer, frameFor(peer.userId));
       }
     },
 
@@ -255,6 +254,36 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
       }, SHUTDOWN_CLOSE_GRACE_MS);
       force.unref();
     },
+  };
+}
+
+/** The same bytes for every recipient, serialized once. */
+function once(payload: Record<string, unknown>): (userId: string) => Buffer {
+  const frame = Buffer.from(JSON.stringify(payload));
+  return () => frame;
+}
+
+/**
+ * A message record whose `reactions[].reacted` is the recipient's own: everything but the
+ * reactions is serialized once, and each distinct set of "my reactions" joins those bytes with
+ * its own flags, so one more reaction costs the same however many recipients or reactions
+ * there are (a message holds at most MAX_REACTION_EMOJI emoji). `reactions` comes last.
+ */
+function perRecipientFrames(payload: Record<string, unknown>, reactors: Map<string, Set<string>>): (userId: string) => Buffer {
+  const reactions = (payload.reactions ?? []) as Reaction[];
+  const rest = JSON.stringify({ ...payload, reactions: undefined });
+  const head = `${rest.slice(0, -1)}${rest === '{}' ? '' : ','}"reactions":[`;
+  const pieces = reactions.map((r) => `{"emoji":${JSON.stringify(r.emoji)},"count":${r.count},"reacted":`);
+  const frames = new Map<string, Buffer>();
+  return (userId) => {
+    let key = '';
+    for (const r of reactions) key += reactors.get(r.emoji)?.has(userId) ? '1' : '0';
+    let frame = frames.get(key);
+    if (frame === undefined) {
+      frame = Buffer.from(`${head}${pieces.map((piece, i) => `${piece}${key[i] === '1'}}`).join(',')}]}`);
+      frames.set(key, frame);
+    }
+    return frame;
   };
 }
 

@@ -6,6 +6,8 @@ import busboy from 'busboy';
 import { HttpError, badRequest } from './http/errors';
 import { isUuid } from './http/router';
 import { MAX_CONTENT_CHARS } from './message-record';
+import type { Config } from './config';
+import type { DB } from './db';
 import { type PreviewKind, SNIFF_BYTES, extensionOf, sniff } from './sniff';
 import type { Body, Log } from './types';
 
@@ -38,6 +40,8 @@ export interface ReceivedFile {
 export interface UploadStore {
   /** Streams a multipart message body to disk: its text fields and its files. */
   receive(req: IncomingMessage): Promise<{ fields: Body; files: ReceivedFile[] }>;
+  /** Ends every upload still streaming with 503 (shutdown); resolves once their files are gone. */
+  abortAll(): Promise<void>;
   /** Removes files of a request that did not become a message. */
   discard(files: ReceivedFile[]): void;
   /** Removes the files of deleted attachments (after the delete committed). */
@@ -75,16 +79,41 @@ interface Incoming {
   empty: boolean;
 }
 
-/** Attachment files under DATA_DIR/uploads/, named by attachment id. */
-export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log }): UploadStore {
+export interface UploadStoreParts {
+  db: DB;
+  dataDir: string;
+  durability: Config['durability'];
+  log: Log;
+}
+
+/**
+ * Attachment files under DATA_DIR/uploads/, named by attachment id.
+ *
+ * Writes are ordered so a crash (kill -9, power loss) can leave at most a file without a row,
+ * never a row without a file: a file is renamed to its final name before its row is inserted,
+ * and a row is deleted before its file. Start-up removes such files (and `.part` files still
+ * streaming when the process stopped), and reports rows whose file is missing.
+ */
+export function createUploadStore({ db, dataDir, durability, log }: UploadStoreParts): UploadStore {
   const dir = path.join(dataDir, 'uploads');
   const pathOf = (id: string) => path.join(dir, id);
-  // A .part file was still streaming when an earlier process stopped: it belongs to no message.
-  for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(pathOf(name), { force: true });
+  sweepOrphans(db, dir, log);
+  /** Uploads still streaming, each with the way to end it. */
+  const active = new Set<(err: HttpError) => Promise<void>>();
 
-  const unlink = (file: string) =>
-    fs.unlink(file, (err) => {
-      if (err && err.code !== 'ENOENT') log(`could not remove upload ${file}: ${err.code ?? err.message}`);
+  const removeFile = (file: string) =>
+    fs.promises.unlink(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') log(`could not remove upload ${file}: ${err.code ?? err.message}`);
+    });
+  const unlink = (file: string) => void removeFile(file);
+  // DURABILITY=strict: a file and the directory entry naming it reach the disk before its row
+  // commits, so a power cut never leaves a row whose file is truncated or missing.
+  const syncDir = () =>
+    new Promise<void>((resolve, reject) => {
+      fs.open(dir, 'r', (err, fd) => {
+        if (err) return reject(err);
+        fs.fsync(fd, (syncErr) => fs.close(fd, () => (syncErr ? reject(syncErr) : resolve())));
+      });
     });
 
   function receive(req: IncomingMessage): Promise<{ fields: Body; files: ReceivedFile[] }> {
@@ -121,6 +150,7 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
       const fields: Body = Object.create(null);
       const incoming: Incoming[] = [];
       let failed = false;
+      let filesRemoved: Promise<void> = Promise.resolve();
 
       // Ends the request at the first problem, while it may still be streaming: stop parsing,
       // drop what the client still sends (never buffered), answer at once and close the
@@ -133,14 +163,17 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
         process.nextTick(() => parser.destroy());
         req.resume();
         for (const item of incoming) item.writer.destroy();
-        void Promise.allSettled(incoming.map((item) => item.settled)).then(() => {
-          for (const item of incoming) {
-            unlink(item.temp);
-            unlink(item.final);
-          }
+        filesRemoved = Promise.allSettled(incoming.map((item) => item.settled)).then(async () => {
+          await Promise.all(incoming.flatMap((item) => [removeFile(item.temp), removeFile(item.final)]));
         });
+        active.delete(stop);
         reject(req.complete ? err : new HttpError(err.status, err.message, { ...err.headers, Connection: 'close' }));
       };
+      const stop = (err: HttpError) => {
+        fail(err);
+        return filesRemoved;
+      };
+      active.add(stop);
       const tooLarge = (what: string) => fail(new HttpError(413, what));
       // A disk problem (full, read-only) is ours, not the client's: logged, and a plain 500.
       const diskFailed = (err: NodeJS.ErrnoException) => {
@@ -172,7 +205,8 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
           file: { id, name: cleanFileName(info.filename), contentType: '', size: 0, previewKind: 'code' },
           temp: pathOf(`${id}.part`),
           final: pathOf(id),
-          writer: fs.createWriteStream(pathOf(`${id}.part`), { flags: 'wx' }),
+          // flush: the file is fsynced before it closes (DURABILITY=strict).
+          writer: fs.createWriteStream(pathOf(`${id}.part`), { flags: 'wx', flush: durability === 'strict' }),
           empty: false,
         } as Incoming;
         incoming.push(item);
@@ -214,11 +248,17 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
       parser.on('error', () => fail(badRequest('malformed multipart body')));
       parser.on('close', () => {
         if (failed) return;
-        void Promise.all(incoming.map((item) => item.settled)).then(() => {
-          if (failed) return;
-          for (const item of incoming) if (item.empty) unlink(item.final);
-          resolve({ fields, files: incoming.filter((item) => !item.empty).map((item) => item.file) });
-        });
+        void Promise.all(incoming.map((item) => item.settled))
+          .then(() => (durability === 'strict' && incoming.length > 0 ? syncDir() : undefined))
+          .then(
+            () => {
+              if (failed) return;
+              active.delete(stop);
+              for (const item of incoming) if (item.empty) unlink(item.final);
+              resolve({ fields, files: incoming.filter((item) => !item.empty).map((item) => item.file) });
+            },
+            (err: NodeJS.ErrnoException) => diskFailed(err),
+          );
       });
 
       // A client that goes away mid-upload: nothing of its request stays on disk.
@@ -232,6 +272,9 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
 
   return {
     receive,
+    async abortAll() {
+      await Promise.all([...active].map((stop) => stop(new HttpError(503, 'server shutting down', { Connection: 'close' }))));
+    },
     discard(files) {
       for (const file of files) unlink(pathOf(file.id));
     },
@@ -240,4 +283,23 @@ export function createUploadStore({ dataDir, log }: { dataDir: string; log: Log 
       for (const id of attachmentIds) if (isUuid(id)) unlink(pathOf(id));
     },
   };
+}
+
+/** Start-up: files no row names are removed; rows no file backs are reported (they answer 404). */
+function sweepOrphans(db: DB, dir: string, log: Log): void {
+  const known = new Set(db.prepare<[], { id: string }>('SELECT id FROM attachments').all().map((row) => row.id));
+  let removed = 0;
+  for (const name of fs.readdirSync(dir)) {
+    const orphan = name.endsWith('.part') || (isUuid(name) && !known.has(name));
+    known.delete(name);
+    if (orphan) {
+      fs.rmSync(path.join(dir, name), { force: true });
+      removed++;
+    }
+  }
+  if (removed > 0) log(`uploads: removed ${removed} file(s) that no message holds (left by a crash or a stop mid-upload)`);
+  if (known.size > 0) {
+    const some = [...known].slice(0, 5).join(', ');
+    log(`uploads: ${known.size} attachment(s) have no file and answer 404: ${some}${known.size > 5 ? ', ...' : ''}`);
+  }
 }

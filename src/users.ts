@@ -9,19 +9,19 @@ export const PASSWORD_MAX = 72;
 
 export function readUsername(body: Body): string {
   const username = body.username;
-  if (typeof username !== 'string') throw badRequest('username must be a string');
+  if (typeof username !== 'string') throw badRequest('username must be a string', 'username_rule');
   if (!USERNAME_RULE.test(username)) {
-    throw badRequest('username must be 3 to 32 characters of letters, digits, _ and -');
+    throw badRequest('username must be 3 to 32 characters of letters, digits, _ and -', 'username_rule');
   }
   return username;
 }
 
 export function readPassword(body: Body, key = 'password'): string {
   const password = body[key];
-  if (typeof password !== 'string') throw badRequest(`${key} must be a string`);
+  if (typeof password !== 'string') throw badRequest(`${key} must be a string`, 'password_rule');
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
-    throw badRequest(`${key} must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    throw badRequest(`${key} must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, 'password_rule');
   }
   return password;
 }

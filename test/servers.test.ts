@@ -331,7 +331,7 @@ t.test('roles and role assignment', async (t) => {
 t.test('leaving and removing members (DELETE /api/servers/{id}/members/{user_id})', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
-  const { base, clients, newMember, join } = await community(server);
+  const { base, clients, newMember } = await community(server);
 
   type Who = 'owner' | 'admin' | 'roleMember' | 'member' | 'outsider' | 'anon' | 'suspended' | 'self' | 'nobody';
   // Each row uses fresh members so no row depends on another.
@@ -386,13 +386,15 @@ t.test('leaving and removing members (DELETE /api/servers/{id}/members/{user_id}
     });
   }
 
-  t.test('a removed member loses access (404) and may rejoin by invite, without their old role', async (t) => {
+  t.test('a removed member loses access (404) and may rejoin by a new invite, without their old role', async (t) => {
     const gone = await newMember('mods');
     await must(clients.owner.delete(`${base}/members/${gone.userId}`), 204);
     t.equal((await gone.get(base)).status, 404);
     t.equal((await gone.get(`${base}/channels`)).status, 404);
     t.notOk((await gone.get('/api/servers')).body.some((s: { id: string }) => base.endsWith(s.id)), 'not listed');
-    await join(gone);
+    // An invite made before the removal no longer lets them in (test/hardening.test.ts 4).
+    const anew = (await must(clients.owner.post(`${base}/invites`), 201)).body.token;
+    await must(gone.post(`/api/invites/${anew}/accept`), 200);
     t.equal((await gone.get(base)).status, 200);
     const me = (await gone.get(`${base}/members`)).body.find((m: { user_id: string }) => m.user_id === gone.userId);
     t.equal(me.role, null);

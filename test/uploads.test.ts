@@ -268,7 +268,7 @@ t.test('upload limits are enforced while the body streams', async (t) => {
   });
 });
 
-t.test('partial files left by an earlier process are removed at start-up', async (t) => {
+t.test('partial files, and files no message holds, left by an earlier process are removed at start-up', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-uploads-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dataDir, 'uploads'));
@@ -279,7 +279,7 @@ t.test('partial files left by an earlier process are removed at start-up', async
   const server = await startServer({ env: { DATA_DIR: dataDir } });
   t.teardown(server.close);
   t.notOk(fs.existsSync(partial), 'the partial file is gone');
-  t.ok(fs.existsSync(complete), 'a complete file is kept');
+  t.notOk(fs.existsSync(complete), 'a complete file no row holds is an orphan: removed too (test/hardening.test.ts 6)');
 });
 
 t.test('content types come from the bytes and the name, never from the claim alone', async (t) => {

@@ -49,7 +49,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
     const username = readUsername(ctx.body);
     const password = readPassword(ctx.body);
     limits.registrationsPerClient.take(ctx.client, 'registrations from this address');
-    if (credentialsByUsername.get(username)) throw conflict('username is already taken');
+    if (credentialsByUsername.get(username)) throw conflict('username is already taken', 'username_taken');
     const hash = await hashPassword(password);
     const id = crypto.randomUUID();
     // The unique index decides a race between two registrations that both passed the check
@@ -57,7 +57,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
     try {
       insertUser.run(id, username, hash, adminNames.has(username.toLowerCase()) ? 1 : 0, iso(clock.now()));
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('username is already taken');
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('username is already taken', 'username_taken');
       throw err;
     }
     return ctx.form ? redirect('/?registered=1') : created({ user_id: id });
@@ -70,7 +70,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
   async function login(ctx: PublicCtx) {
     const { username, password } = ctx.body;
     if (typeof username !== 'string' || typeof password !== 'string') {
-      throw badRequest('username and password are required');
+      throw badRequest('username and password are required', 'missing_fields');
     }
     // A name that breaks the rules cannot be an account: only the address is charged, and
     // no attacker-sized string becomes a limiter key.
@@ -86,7 +86,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
     perClient.spend(ctx.client);
     const row = accountKey ? credentialsByUsername.get(username) : undefined;
     const { ok, rehash } = await verifyPassword(row?.password_hash, password);
-    if (!ok || !row) throw new HttpError(401, 'invalid username or password');
+    if (!ok || !row) throw new HttpError(401, 'invalid username or password', {}, 'login_failed');
     if (accountKey) perAccount.refund(accountKey);
     perClient.refund(ctx.client);
     if (rehash) updatePasswordHash.run(await hashPassword(password), row.id);

@@ -1,4 +1,5 @@
-import { isEmoji } from '../emoji';
+import { authenticate } from '../auth';
+import { resolveEmoji } from '../emoji';
 import { mediaType, readJson } from '../http/body';
 import { badRequest, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
@@ -10,7 +11,7 @@ import type { Body, Container, Ctx, Route } from '../types';
 import type { UploadStore } from '../upload-store';
 import { limitParam, text, uuid, uuidParam } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'perms' | 'limits' | 'messages' | 'uploads'>;
+type Deps = Pick<Services, 'db' | 'perms' | 'limits' | 'messages' | 'uploads' | 'sessions' | 'users'>;
 
 /**
  * Messages, one model for three scopes: server channels, the legacy server messages (mapped
@@ -83,7 +84,7 @@ function conversationScope({ perms }: Deps): MessageScope {
   };
 }
 
-function messageHandlers({ limits, messages, uploads }: Deps, scope: MessageScope) {
+function messageHandlers({ limits, messages, uploads, sessions, users }: Deps, scope: MessageScope) {
   return { listMessages, sendMessage, editMessage, deleteMessage, addReaction, removeReaction };
 
   /**
@@ -96,14 +97,24 @@ function messageHandlers({ limits, messages, uploads }: Deps, scope: MessageScop
     return json(messages.list(container, ctx.user.id, paging));
   }
 
-  /** 201 message from JSON or multipart; access, standing and rate limit are checked before a byte of an upload is read. */
+  /**
+   * 201 message from JSON or multipart; access, standing and rate limit are checked before a
+   * byte of an upload is read, and again once it is in (its files are discarded if refused).
+   */
   async function sendMessage(ctx: Ctx) {
     const { container } = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     limits.messagesPerUser.take(ctx.user.id, 'messages');
+    const multipart = mediaType(ctx.req) === 'multipart/form-data';
     const input = await readMessageInput(ctx, uploads);
     try {
-      return created(messages.create(container, ctx.user, input));
+      if (!multipart) return created(messages.create(container, ctx.user, input));
+      // An upload may stream for minutes: a logout, suspension, restriction or removal that
+      // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
+      const { user } = authenticate({ sessions, users }, ctx.req, 'user');
+      const fresh = scope.resolve({ ...ctx, user: user! });
+      assertAllowed(user!, scope.sendAction);
+      return created(messages.create(fresh.container, user!, input));
     } catch (err) {
       uploads.discard(input.files);
       throw err;
@@ -138,6 +149,7 @@ function messageHandlers({ limits, messages, uploads }: Deps, scope: MessageScop
   function react(ctx: Ctx, add: boolean) {
     const { container } = scope.resolve(ctx);
     const emoji = readEmoji(ctx.body);
+    limits.reactionsPerUser.take(ctx.user.id, 'reactions');
     return json(messages.react(container, ctx.params.message_id, ctx.user, emoji, add));
   }
 }
@@ -164,6 +176,7 @@ function messageFields(body: Body): Omit<MessageInput, 'files'> {
 }
 
 function readEmoji(body: Body): string {
-  if (!isEmoji(body.emoji)) throw badRequest('emoji must be a single emoji');
-  return body.emoji;
+  const emoji = resolveEmoji(body.emoji);
+  if (emoji === null) throw badRequest('emoji must be a single emoji, or the :shortcode: of one');
+  return emoji;
 }

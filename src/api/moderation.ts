@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { iso } from '../clock';
-import { badRequest, notFound } from '../http/errors';
+import { badRequest, forbidden, notFound } from '../http/errors';
 import { created, json } from '../http/respond';
 import type { Services } from '../services';
 import { SUSPENDED, standingForWarnings } from '../standing';
@@ -133,6 +133,14 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     };
   };
 
+  /**
+   * An administrator never acts on their own standing through the API: a slip would suspend
+   * them with no administrator left to lift it. The CLI (`standing set`, `warnings clear`) can.
+   */
+  const requireOther = (ctx: Ctx, userId: string) => {
+    if (userId === ctx.user.id) throw forbidden('administrators cannot change their own standing or warnings; use the command line');
+  };
+
   /** Inside a warning write: the standing follows the warning count (spec section 3). */
   const recalculateStanding = (userId: string): number => {
     const standing = standingForWarnings(countWarnings.get(userId)!.n);
@@ -185,7 +193,10 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     const snapshot = snapshotOf(type, target, ctx.user);
     const id = crypto.randomUUID();
     insertReport.run(id, ctx.user.id, type, target, reason, JSON.stringify(snapshot), iso(clock.now()));
-    return created(reportRecord(reportById.get(id)!));
+    const record = reportRecord(reportById.get(id)!);
+    // The snapshot is for administrators: a reporter outside a server learns nothing of it here.
+    if (type === 'server' && perms.rank(ctx.user.id, target) === null) record.snapshot = { server_id: target };
+    return created(record);
   }
 
   /** All reports (?status= filters), pending first, then newest first; 50 a page (max 100). */
@@ -236,10 +247,11 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     return json(warningsPage.all(limitParam(ctx.query), offsetParam(ctx.query)).map(warningRecord));
   }
 
-  /** 201 warning; the user's standing becomes min(warning count, 4) at once. */
+  /** 201 warning; the user's standing becomes min(warning count, 4) at once; 403 on oneself. */
   function warnUser(ctx: Ctx) {
     const userId = ctx.params.user_id;
     requireUser(userId);
+    requireOther(ctx, userId);
     const reason = text(ctx.body, 'reason', { max: MAX_REASON_CHARS, multiline: true });
     const id = crypto.randomUUID();
     const standing = db.transaction(() => {
@@ -254,6 +266,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
   function removeWarning(ctx: Ctx) {
     const warning = warningById.get(ctx.params.warning_id);
     if (!warning) throw notFound('warning not found');
+    requireOther(ctx, warning.user_id);
     const standing = db.transaction(() => {
       deleteWarning.run(warning.id);
       return recalculateStanding(warning.user_id);
@@ -261,10 +274,11 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     return json({ user_id: warning.user_id, account_standing: standing });
   }
 
-  /** An integer 0 to 4 exactly; applies from the next request and closes the user's sockets at 4; 200 admin user record. */
+  /** An integer 0 to 4 exactly; applies from the next request and closes the user's sockets at 4; 200 admin user record; 403 on oneself. */
   function setUserStanding(ctx: Ctx) {
     const userId = ctx.params.user_id;
     requireUser(userId);
+    requireOther(ctx, userId);
     const standing = integer(ctx.body, 'standing', 0, SUSPENDED);
     setStanding.run(standing, userId);
     announceStanding(userId, standing);

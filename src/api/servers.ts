@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { DAY, iso } from '../clock';
-import { conflict, notFound } from '../http/errors';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors';
 import { HANDLED, created, json, noContent } from '../http/respond';
 import type { Services } from '../services';
 import { assertAllowed } from '../standing';
@@ -9,10 +9,15 @@ import { bool, text } from '../validate';
 
 export const INVITE_LIFETIME_MS = 7 * DAY;
 export const MAX_NAME_CHARS = 100;
+/** Caps on what one user can make exist (docs/security.md "Caps"), so no one fills the database. */
+export const MAX_SERVERS_PER_USER = 100;
+export const MAX_CHANNELS_PER_SERVER = 500;
+export const MAX_ROLES_PER_SERVER = 250;
+export const MAX_LIVE_INVITES_PER_SERVER = 1000;
 export const FIRST_CHANNEL_NAME = 'general';
 const INVITE_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'perms' | 'hub' | 'staticFiles'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'perms' | 'hub' | 'staticFiles' | 'limits'>;
 
 /** Servers, channels, roles, members and invites (spec section 4; who may do what: src/permissions.ts). */
 export function serverRoutes(deps: Deps): Route[] {
@@ -67,7 +72,7 @@ const memberRecord = (m: MemberRow) => ({
   joined_at: m.joined_at,
 });
 
-function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
+function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: Deps) {
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
   const insertMember = db.prepare('INSERT OR IGNORE INTO members (server_id, user_id, joined_at) VALUES (?, ?, ?)');
   const insertChannel = db.prepare(
@@ -112,11 +117,32 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
   const insertInvite = db.prepare(
     'INSERT INTO invites (token, server_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
   );
-  const inviteByToken = db.prepare<[string], { server_id: string; expires_at: string; server_name: string }>(
-    `SELECT i.server_id, i.expires_at, s.name AS server_name
+  const inviteByToken = db.prepare<[string], { server_id: string; expires_at: string; server_name: string; created_by: string; created_at: string }>(
+    `SELECT i.server_id, i.expires_at, s.name AS server_name, i.created_by, i.created_at
        FROM invites i JOIN servers s ON s.id = i.server_id WHERE i.token = ?`,
   );
   const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE server_id = ?');
+  const serverCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE user_id = ?');
+  const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
+  const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
+  const liveInviteCount = db.prepare<[string, string], { n: number }>(
+    'SELECT COUNT(*) AS n FROM invites WHERE server_id = ? AND expires_at > ?',
+  );
+  const insertRemoval = db.prepare(
+    'INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)',
+  );
+  const removalOf = db.prepare<[string, string], { removed_at: string }>(
+    'SELECT removed_at FROM server_removals WHERE server_id = ? AND user_id = ?',
+  );
+  const deleteRemoval = db.prepare('DELETE FROM server_removals WHERE server_id = ? AND user_id = ?');
+  const deleteInvitesBy = db.prepare('DELETE FROM invites WHERE server_id = ? AND created_by = ?');
+
+  /** 403 once the user is in as many servers as one account may be. */
+  const requireRoomForServer = (userId: string) => {
+    if (serverCount.get(userId)!.n >= MAX_SERVERS_PER_USER) {
+      throw forbidden(`you are in ${MAX_SERVERS_PER_USER} servers, the most one account may be in; leave one first`);
+    }
+  };
 
   const validInvite = (token: string) => {
     const invite = INVITE_TOKEN.test(token) ? inviteByToken.get(token) : undefined;
@@ -144,6 +170,8 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
   /** 201 server; the caller owns it and is its first member; a "general" channel comes with it. */
   function createServer(ctx: Ctx) {
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    requireRoomForServer(ctx.user.id);
+    limits.serversPerUser.take(ctx.user.id, 'servers created');
     const id = crypto.randomUUID();
     const now = iso(clock.now());
     db.transaction(() => {
@@ -171,12 +199,16 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
     return json(channelsOfServer.all(ctx.params.server_id));
   }
 
-  /** Owner or full server administrator; 201 channel; 409 for a name already used (any case). */
+  /** Owner or full server administrator; 201 channel; 409 for a name already used (any case); 400 past 500. */
   function createChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'create channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
+    if (channelCount.get(serverId)!.n >= MAX_CHANNELS_PER_SERVER) {
+      throw badRequest(`a server may have at most ${MAX_CHANNELS_PER_SERVER} channels`);
+    }
+    limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     insertChannel.run(id, serverId, name, serverId, iso(clock.now()));
     return created(channelById.get(id));
@@ -188,11 +220,19 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
     return json(membersOfServer.all(ctx.params.server_id).map(memberRecord));
   }
 
-  /** Leave (oneself; not the owner) or kick (the owner; an admin kicks plain members); 204; their sockets close. */
+  /**
+   * Leave (oneself; not the owner) or kick (the owner; an admin kicks plain members); 204; their
+   * sockets close and their invites are revoked; a kicked member needs a new invite from the
+   * owner or an administrator to come back.
+   */
   function removeMember(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     perms.requireCanRemove(ctx.user, serverId, userId);
-    deleteMember.run(serverId, userId);
+    db.transaction(() => {
+      deleteMember.run(serverId, userId);
+      deleteInvitesBy.run(serverId, userId);
+      if (userId !== ctx.user.id) insertRemoval.run(serverId, userId, ctx.user.id, iso(clock.now()));
+    })();
     hub.dropUser(userId, { serverId });
     return noContent();
   }
@@ -203,13 +243,15 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
     return json(rolesOfServer.all(ctx.params.server_id).map(roleRecord));
   }
 
-  /** Owner only; 201 role (full_server_admin defaults to false); 409 for a name already used (any case). */
+  /** Owner only; 201 role (full_server_admin defaults to false); 409 for a name already used (any case); 400 past 250. */
   function createRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'create roles');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const admin = ctx.body.full_server_admin === undefined ? false : bool(ctx.body, 'full_server_admin');
     if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
+    if (roleCount.get(serverId)!.n >= MAX_ROLES_PER_SERVER) throw badRequest(`a server may have at most ${MAX_ROLES_PER_SERVER} roles`);
+    limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()));
     return created(roleRecord(roleById.get(id)!));
@@ -230,12 +272,16 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
     return json(memberRecord(membersOfServer.all(serverId).find((m) => m.user_id === userId)!));
   }
 
-  /** Any member; 201 {token, server_id, expires_at, url}; valid seven days. */
+  /** Any member; 201 {token, server_id, expires_at, url}; valid seven days; 400 past 1000 live invites. */
   function createInvite(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.serverAccess(ctx.user, serverId);
-    const token = crypto.randomBytes(18).toString('base64url');
     const now = clock.now();
+    if (liveInviteCount.get(serverId, iso(now))!.n >= MAX_LIVE_INVITES_PER_SERVER) {
+      throw badRequest(`a server may have at most ${MAX_LIVE_INVITES_PER_SERVER} live invites`);
+    }
+    limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
+    const token = crypto.randomBytes(18).toString('base64url');
     const expiresAt = iso(now + INVITE_LIFETIME_MS);
     insertInvite.run(token, serverId, ctx.user.id, iso(now), expiresAt);
     return created({ token, server_id: serverId, expires_at: expiresAt, url: `${config.baseUrl}/invites/${token}` });
@@ -252,11 +298,26 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles }: Deps) {
     });
   }
 
-  /** 200 {server_id}, harmless twice; standing 1 and above 403 even when already a member; 404 unknown or expired. */
+  /**
+   * 200 {server_id}, harmless twice; standing 1 and above 403 even when already a member; 404
+   * unknown or expired; a kicked member 403 unless the invite is the owner's or an
+   * administrator's, made after the removal; 403 past the servers cap.
+   */
   function acceptInvite(ctx: Ctx) {
     assertAllowed(ctx.user, 'join_server');
     const invite = validInvite(ctx.params.token);
-    insertMember.run(invite.server_id, ctx.user.id, iso(clock.now()));
+    if (perms.rank(ctx.user.id, invite.server_id)) return json({ server_id: invite.server_id });
+    const removal = removalOf.get(invite.server_id, ctx.user.id);
+    const inviterRank = perms.rank(invite.created_by, invite.server_id);
+    const invitedAnew = removal && invite.created_at >= removal.removed_at && (inviterRank === 'owner' || inviterRank === 'admin');
+    if (removal && !invitedAnew) {
+      throw forbidden('you were removed from this server; ask its owner or an administrator for a new invite');
+    }
+    requireRoomForServer(ctx.user.id);
+    db.transaction(() => {
+      insertMember.run(invite.server_id, ctx.user.id, iso(clock.now()));
+      deleteRemoval.run(invite.server_id, ctx.user.id);
+    })();
     return json({ server_id: invite.server_id });
   }
 

@@ -9,22 +9,54 @@ export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 }
 
-/** Reads at most `limit` bytes; a larger declared or streamed body is 413 without reading it all. */
-export async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * A JSON or form body must arrive whole within this long. Headers already have a 15 s
+ * deadline; without one for the body, a client dribbling a byte every few seconds into a
+ * declared Content-Length holds a connection for the whole request timeout (15 minutes).
+ * Uploads keep the long timeout: they are read only after authentication.
+ */
+export const BODY_DEADLINE_MS = 30_000;
+
+/**
+ * Reads at most `limit` bytes within `deadlineMs`: a larger declared or streamed body is 413
+ * without reading it all, a late one 408, an interrupted one 400 (the client is gone: an
+ * ordinary event, not an error of ours).
+ */
+export function readRaw(req: IncomingMessage, limit: number, deadlineMs = BODY_DEADLINE_MS): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    throw new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' });
+    return Promise.reject(new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' }));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      throw new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' });
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err: HttpError | null) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onInterrupted).off('close', onClose);
+      if (err) {
+        // Nothing more is read: the answer goes out with Connection: close.
+        req.pause();
+        reject(err);
+      } else {
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return settle(new HttpError(413, `request body is larger than ${limit} bytes`, { Connection: 'close' }));
+      chunks.push(chunk);
+    };
+    const onEnd = () => settle(null);
+    const onInterrupted = () => settle(new HttpError(400, 'the request body was interrupted', { Connection: 'close' }));
+    const onClose = () => {
+      if (!req.readableEnded) onInterrupted();
+    };
+    const timer = setTimeout(
+      () => settle(new HttpError(408, `the request body did not arrive within ${Math.round(deadlineMs / 1000)} s`, { Connection: 'close' })),
+      deadlineMs,
+    );
+    req.on('data', onData).on('end', onEnd).on('error', onInterrupted).on('close', onClose);
+  });
 }
 
 // Keys that could reach a prototype if an object were ever merged; dropped at parse time.
@@ -47,16 +79,16 @@ export function parseJsonObject(text: string): Body {
   return value as Body;
 }
 
-export async function readJson(req: IncomingMessage): Promise<Body> {
+export async function readJson(req: IncomingMessage, deadlineMs = BODY_DEADLINE_MS): Promise<Body> {
   if (mediaType(req) !== 'application/json') {
     throw new HttpError(415, 'Content-Type must be application/json');
   }
-  const raw = await readRaw(req, MAX_JSON_BYTES);
+  const raw = await readRaw(req, MAX_JSON_BYTES, deadlineMs);
   return parseJsonObject(raw.toString('utf8'));
 }
 
-export async function readForm(req: IncomingMessage): Promise<Body> {
-  const raw = await readRaw(req, MAX_FORM_BYTES);
+export async function readForm(req: IncomingMessage, deadlineMs = BODY_DEADLINE_MS): Promise<Body> {
+  const raw = await readRaw(req, MAX_FORM_BYTES, deadlineMs);
   const body: Body = Object.create(null);
   for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
     if (!POISON_KEYS.has(key)) body[key] = value;

@@ -4,12 +4,17 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /**
+     * A stable name for the error where a browser form can end in it: the form is redirected to
+     * `/?error=<code>` and the page shows its own sentence for the code, never text from the URL.
+     */
+    readonly code?: string,
   ) {
     super(message);
   }
 }
 
-export const badRequest = (message: string) => new HttpError(400, message);
-export const forbidden = (message: string) => new HttpError(403, message);
+export const badRequest = (message: string, code?: string) => new HttpError(400, message, {}, code);
+export const forbidden = (message: string, code?: string) => new HttpError(403, message, {}, code);
 export const notFound = (message: string) => new HttpError(404, message);
-export const conflict = (message: string) => new HttpError(409, message);
+export const conflict = (message: string, code?: string) => new HttpError(409, message, {}, code);

@@ -139,3 +139,56 @@ export function postMultipart(
     pump();
   });
 }
+
+/**
+ * Starts a multipart POST and stops after `pauseAfter` bytes: the upload is in flight. Resolves
+ * once those bytes are written; `finish()` sends the rest and resolves with the answer.
+ */
+export async function startMultipart(
+  base: string,
+  path: string,
+  body: MultipartBody,
+  opts: { cookie?: string; pauseAfter: number },
+): Promise<{ finish(): Promise<UploadResponse> }> {
+  const req = http.request(base + path, {
+    method: 'POST',
+    headers: { 'content-type': body.contentType, 'content-length': String(body.length), ...(opts.cookie ? { cookie: opts.cookie } : {}) },
+  });
+  const answer = new Promise<UploadResponse>((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const isJson = String(res.headers['content-type']).startsWith('application/json');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: isJson && text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+  });
+  answer.catch(() => {});
+  const rest: Buffer[] = [];
+  let written = 0;
+  for (const chunk of body.chunks()) {
+    if (written >= opts.pauseAfter) {
+      rest.push(Buffer.from(chunk));
+      continue;
+    }
+    written += chunk.length;
+    if (!req.write(chunk)) await new Promise((resolve) => req.once('drain', resolve));
+  }
+  await new Promise<void>((resolve) => req.write('', () => resolve()));
+  return {
+    finish: async () => {
+      // The server may answer (and close) before taking the rest: stop writing then.
+      let answered = false;
+      void answer.finally(() => (answered = true));
+      for (const chunk of rest) {
+        if (answered || req.destroyed) break;
+        if (!req.write(chunk)) await Promise.race([new Promise((resolve) => req.once('drain', resolve)), answer.catch(() => {})]);
+      }
+      req.end();
+      return answer;
+    },
+  };
+}

@@ -38,9 +38,11 @@ export async function startServer(
     mailerOptions?: AppOptions['mailerOptions'];
     config?: Partial<Config>;
     timeouts?: AppOptions['timeouts'];
+    /** An existing data directory (a restart): the caller removes it; by default a fresh one is made and removed. */
+    dataDir?: string;
   } = {},
 ): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
   const config = { ...loadConfig({ RATE_LIMIT: 'off', DATA_DIR: dataDir, ...opts.env }), ...opts.config };
   const logs: string[] = [];
   const running = createApp({
@@ -63,7 +65,7 @@ export async function startServer(
     logs,
     close: async () => {
       await running.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
