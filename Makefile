@@ -1,7 +1,7 @@
 # Two commands set everything up on a fresh machine: `make run` and `make test`.
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test build typecheck clean bench
+.PHONY: run test build typecheck clean bench openapi
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -25,4 +25,9 @@ bench: build
 	node dist-bench/bench/run.js
 
 clean:
-	rm -rf dist dist-bench .tap coverage
+	rm -rf dist dist-bench dist-scripts .tap coverage
+
+# docs/openapi.json and the endpoint table of docs/api.md, from scripts/openapi/.
+openapi: $(NPM_STAMP)
+	npx tsc -p scripts/tsconfig.json
+	node dist-scripts/scripts/openapi/index.js

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
+import { claimDataDir } from './backup';
 import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
 import { type Config, prepareDataDir } from './config';
@@ -14,6 +15,7 @@ import { compile, match, splitUrl } from './http/router';
 import { createLimits } from './limits';
 import { type Mailer, type MailerOptions, createMailer } from './mail';
 import { createMessageStore } from './message-store';
+import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
 import { createHub } from './realtime';
 import type { Services } from './services';
@@ -87,6 +89,7 @@ function stdoutLog(line: string): void {
 export function createApp(options: AppOptions): RunningApp {
   const { config } = options;
   prepareDataDir(config.dataDir);
+  const releaseDataDir = claimDataDir(config.dataDir);
   const clock = options.clock ?? systemClock;
   const log = options.log ?? stdoutLog;
   // The parts, in order: each is built from the ones before it.
@@ -98,11 +101,19 @@ export function createApp(options: AppOptions): RunningApp {
   const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
   const perms = createPermissions(db);
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
-  const hub = createHub({ config, clock, log, sessions, users, perms });
+  const metrics = createMetrics({
+    enabled: config.metrics,
+    hosts: config.metricsHosts,
+    db,
+    databaseFile: path.join(config.dataDir, 'chat.db'),
+    // Read at scrape time, when the hub below exists.
+    openSockets: () => hub.openSockets(),
+  });
+  const hub = createHub({ config, clock, log, sessions, users, perms, metrics });
   sessions.onEnd = (session) => hub.endSession(session.token);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
-  const messages = createMessageStore({ db, clock, hub, uploads });
-  const app: Services = { config, clock, log, db, users, sessions, limits, staticFiles, perms, mailer, hub, uploads, messages };
+  const messages = createMessageStore({ db, clock, hub, uploads, metrics });
+  const app: Services = { config, clock, log, db, users, sessions, limits, staticFiles, metrics, perms, mailer, hub, uploads, messages };
 
   const table = compile(buildRoutes(app));
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -118,6 +129,7 @@ export function createApp(options: AppOptions): RunningApp {
       // A client that leaves before its answer is an ordinary event: one line, no stack.
       const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
       log(requestLogLine(method, pathname, outcome, started));
+      if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
     });
     setBaseHeaders(res);
     let route: Route | undefined;
@@ -125,6 +137,12 @@ export function createApp(options: AppOptions): RunningApp {
       if (draining) throw new HttpError(503, 'server shutting down', { Connection: 'close' });
       if (STATE_CHANGING.has(method) && isCrossSite(req, config.baseUrl)) {
         throw new HttpError(403, 'cross-site request refused');
+      }
+      if (pathname === '/metrics' && method === 'GET' && metrics.mayRead(req)) {
+        const { contentType, body } = await metrics.render();
+        res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+        return;
       }
       const found = match(table, method, pathname);
       if (found === null) {
@@ -210,7 +228,9 @@ export function createApp(options: AppOptions): RunningApp {
         clearTimeout(force);
         void uploadsStopped.then(() => {
           mailer.close?.();
+          metrics.close();
           db.close();
+          releaseDataDir();
           resolve();
         });
       });

@@ -74,6 +74,22 @@ export function addressKey(address: string): string {
   return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
+// host[:port]: a DNS name, an IPv4 address or a bracketed IPv6 address. Anything else in Host
+// (spaces, slashes, userinfo) never becomes part of a link.
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The origin the requester's browser used (`http://192.168.1.5:8080`), for links shown to that
+ * requester when BASE_URL is not set; null for a Host header that is not a plain host[:port].
+ * Behind a proxy (TRUST_PROXY=on) the scheme is the one X-Forwarded-Proto names.
+ */
+export function requestOrigin(req: IncomingMessage, trustProxy: boolean): string | null {
+  const host = req.headers.host;
+  if (!host || !HOST.test(host)) return null;
+  const proto = trustProxy && req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  return `${proto}://${host}`;
+}
+
 /**
  * Cross-site request defence. A browser sends Origin on cross-origin POSTs and on every
  * fetch; Sec-Fetch-Site on modern browsers. Either one naming another site means a page

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { BackupError, backup, restore } from './backup';
 import { ConfigError, loadConfig } from './config';
 import { type DB, openDatabase } from './db';
 import { SUSPENDED, standingForWarnings } from './standing';
@@ -17,7 +18,9 @@ class Refusal extends Error {
 /** A command: the words of its arguments (for the usage text), and what it does. */
 interface Command {
   args: string[];
-  run(db: DB, args: string[]): string;
+  run(db: DB, args: string[], dataDir: string): string | Promise<string>;
+  /** Runs without opening the database (restore replaces it). */
+  offline?: true;
 }
 
 /**
@@ -85,6 +88,25 @@ const COMMANDS: Record<string, Command> = {
       return `removed ${cleared} warning(s) of ${user.username}; standing is now ${standingForWarnings(0)}`;
     },
   },
+  // An online, consistent copy while the server runs (src/backup.ts says how).
+  backup: {
+    args: ['<dir>'],
+    run: async (db, [dir], dataDir) => {
+      const target = path.resolve(dir);
+      const result = await backup(db, dataDir, target);
+      const lines = [`backed up ${dataDir} to ${target}: the database and ${result.files} file(s), ${(result.bytes / 1024 / 1024).toFixed(1)} MiB`];
+      if (result.missing.length) lines.push(`${result.missing.length} attachment(s) already had no file in ${dataDir}: ${result.missing.slice(0, 5).join(', ')}`);
+      return lines.join('\n');
+    },
+  },
+  restore: {
+    args: ['<dir>'],
+    offline: true,
+    run: (_db, [dir], dataDir) => {
+      const { keptIn, files } = restore(path.resolve(dir), dataDir);
+      return `restored ${path.resolve(dir)} into ${dataDir} (the database and ${files} file(s)); what was there is kept in ${keptIn}`;
+    },
+  },
 };
 
 const USAGE = `usage:\n${Object.entries(COMMANDS)
@@ -104,9 +126,11 @@ function setAdmin(db: DB, username: string, value: 0 | 1): void {
   if (result.changes === 0) throw new Refusal(`no user named ${username}`);
 }
 
-function main(argv: string[]): number {
-  const [area, verb, ...args] = argv;
-  const name = `${area} ${verb}`;
+async function main(argv: string[]): Promise<number> {
+  // Commands are one word (backup) or two (admin grant).
+  const twoWords = argv.length >= 2 && Object.hasOwn(COMMANDS, `${argv[0]} ${argv[1]}`);
+  const name = twoWords ? `${argv[0]} ${argv[1]}` : (argv[0] ?? '');
+  const args = argv.slice(twoWords ? 2 : 1);
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command || args.length !== command.args.length) {
     console.error(USAGE);
@@ -119,6 +143,7 @@ function main(argv: string[]): number {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 2;
   }
+  if (command.offline) return finish(() => command.run(undefined as never, args, dataDir));
   const file = path.join(dataDir, 'chat.db');
   if (!fs.existsSync(file)) {
     // Opening would create an empty database: a mistyped DATA_DIR must not look like "no users".
@@ -133,15 +158,26 @@ function main(argv: string[]): number {
     return 1;
   }
   try {
-    console.log(command.run(db, args));
-    return 0;
-  } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
-    console.error(err.message);
-    return err.exitCode;
+    return await finish(() => command.run(db, args, dataDir));
   } finally {
     db.close();
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+/** Prints what a command says; a refusal is a message and an exit code, never a stack. */
+async function finish(work: () => string | Promise<string>): Promise<number> {
+  try {
+    console.log(await work());
+    return 0;
+  } catch (err) {
+    if (err instanceof BackupError) {
+      console.error(err.message);
+      return 1;
+    }
+    if (!(err instanceof Refusal)) throw err;
+    console.error(err.message);
+    return err.exitCode;
+  }
+}
+
+void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

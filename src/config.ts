@@ -7,6 +7,8 @@ export interface Config {
   host: string;
   dataDir: string;
   baseUrl: string;
+  /** BASE_URL was set. If not, links shown to a requester use the address their browser used. */
+  baseUrlConfigured: boolean;
   smtpUrl: string | null;
   mailFrom: string;
   adminUsers: string[];
@@ -18,6 +20,10 @@ export interface Config {
   maxConnections: number;
   /** normal: SQLite synchronous=NORMAL; strict: FULL, and every upload fsynced before its row commits. */
   durability: 'normal' | 'strict';
+  /** GET /metrics (Prometheus) is served at all. */
+  metrics: boolean;
+  /** The local addresses (interfaces) a /metrics request must arrive on; `*` for any. */
+  metricsHosts: string[];
 }
 
 export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
@@ -61,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     host,
     dataDir,
     baseUrl,
+    baseUrlConfigured: Boolean(env.BASE_URL),
     smtpUrl,
     mailFrom: env.MAIL_FROM || `chat <no-reply@${parsedBase.hostname}>`,
     adminUsers: (env.ADMIN_USERS ?? '')
@@ -72,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     connectionsPerClient: count('CONNECTIONS_PER_CLIENT', DEFAULT_CONNECTIONS_PER_CLIENT),
     maxConnections: count('MAX_CONNECTIONS', Math.max(64, openFilesLimit() - RESERVED_FILES)),
     durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
+    metrics: onOff('METRICS', false),
+    metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
   };
 
   function count(name: string, fallback: number): number {

@@ -81,11 +81,14 @@ function outboxDelivery(dir: string, clock: Clock): Delivery {
       const info = await transport.sendMail(message);
       await fs.promises.mkdir(dir, { recursive: true });
       // Names sort by time; the suffix keeps two messages in the same millisecond apart.
-      const name = `${iso(clock.now()).replace(/[:.]/g, '-')}-${crypto.randomBytes(4).toString('hex')}.eml`;
-      const file = path.join(dir, name);
-      // The message holds a live token: readable by the service's user only.
+      const name = `${iso(clock.now()).replace(/[:.]/g, '-')}-${crypto.randomBytes(4).toString('hex')}`;
+      const file = path.join(dir, `${name}.eml`);
+      // The message holds a live token: readable by the service's user only. Beside the .eml
+      // (quoted-printable, where a copied link comes out broken) goes a .txt to read and copy.
       await fs.promises.writeFile(file, info.message as Buffer, { mode: 0o600 });
-      return `written to ${file} (SMTP_URL is not set)`;
+      const to = typeof message.to === 'object' && message.to !== null && 'address' in message.to ? message.to.address : String(message.to);
+      await fs.promises.writeFile(path.join(dir, `${name}.txt`), `To: ${to}\nSubject: ${message.subject}\n\n${message.text}`, { mode: 0o600 });
+      return `written to ${file} and ${name}.txt beside it (SMTP_URL is not set)`;
     },
     close: () => {},
   };

@@ -16,6 +16,7 @@ import {
 export const MAX_REACTION_EMOJI = 20;
 /** Emoji one user may put on one message. */
 export const MAX_REACTIONS_PER_USER = 10;
+import type { Metrics } from './metrics';
 import type { Hub } from './realtime';
 import type { ReceivedFile, UploadStore } from './upload-store';
 import type { Container, User } from './types';
@@ -48,7 +49,7 @@ const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.us
   m.created_at, m.edited_at`;
 
 /** The message store: every read and write of messages, reactions and attachment rows. */
-export function createMessageStore({ db, clock, hub, uploads }: { db: DB; clock: Clock; hub: Hub; uploads: UploadStore }): MessageStore {
+export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: DB; clock: Clock; hub: Hub; uploads: UploadStore; metrics: Pick<Metrics, 'messageSent'> }): MessageStore {
 
   // Channel and conversation messages differ only in the column naming the container.
   const byContainer = (column: 'channel_id' | 'conversation_id') => ({
@@ -205,6 +206,7 @@ export function createMessageStore({ db, clock, hub, uploads }: { db: DB; clock:
       const { row, reply, attachments } = write(container, author, content, replyTo, files, iso(clock.now()));
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
+      metrics.messageSent();
       publish(container, record as unknown as Record<string, unknown>);
       return record;
     },

@@ -8,6 +8,7 @@ import { HttpError } from './http/errors';
 import { requestLogLine, toHttpError } from './http/respond';
 import { compile, match, splitUrl } from './http/router';
 import type { Reaction } from './message-record';
+import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
 import type { SessionStore } from './sessions';
 import type { Container, Log } from './types';
@@ -31,6 +32,8 @@ export interface Hub {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Open sockets, for tests and the benchmark. */
   readonly size: number;
+  /** Open sockets by kind, for the metrics. */
+  openSockets(): Record<string, number>;
   close(): void;
 }
 
@@ -90,23 +93,26 @@ function removeFrom(index: Index, key: string, peer: Peer): void {
   if (set?.size === 0) index.delete(key);
 }
 
-const SOCKET_ROUTES = compile([
+/** The WebSocket upgrades: the route table's GET operations that switch protocols. */
+export const SOCKET_PATHS = [
   { method: 'GET', path: '/api/channels/:channel_id/ws', kind: 'channel' as const },
   { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
-]);
+];
+const SOCKET_ROUTES = compile(SOCKET_PATHS);
 
 /** What a hub is built from: the pipeline's authentication and the access rules. */
 export interface HubParts {
   config: Pick<Config, 'baseUrl'>;
   clock: Clock;
   log: Log;
+  metrics: Pick<Metrics, 'framesSent'>;
   sessions: SessionStore;
   users: UserStore;
   perms: Permissions;
 }
 
 export function createHub(parts: HubParts, options: HubOptions = realtimeSettings): Hub {
-  const { config, clock, log, perms } = parts;
+  const { config, clock, log, perms, metrics } = parts;
   // Per-message deflate stays off (the default): it costs memory per socket and would make
   // every socket compress its own copy of a frame we serialize once.
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
@@ -202,9 +208,13 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
       const recipients = byContainer.get(containerKey(container));
       if (!recipients) return;
       const frameFor = reactors ? perRecipientFrames(payload, reactors) : once(payload);
+      let sent = 0;
       for (const peer of recipients) {
-        if (peer.ws.readyState === WebSocket.OPEN) send(peer, frameFor(peer.userId));
+        if (peer.ws.readyState !== WebSocket.OPEN) continue;
+        send(peer, frameFor(peer.userId));
+        sent++;
       }
+      metrics.framesSent(sent);
     },
 
     endSession(token) {
@@ -243,6 +253,12 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
 
     get size() {
       return peers.size;
+    },
+
+    openSockets() {
+      const counts: Record<string, number> = { channel: 0, conversation: 0 };
+      for (const peer of peers) counts[peer.container.kind]++;
+      return counts;
     },
 
     close() {

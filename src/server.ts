@@ -21,6 +21,12 @@ function main(): void {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : app.config.port;
     console.log(`chat listening on http://${app.config.host}:${port} (data in ${app.config.dataDir}, links to ${app.config.baseUrl})`);
+    if (!app.config.baseUrlConfigured) {
+      console.log(
+        `warning: BASE_URL is not set. Invite links use the address each browser used; links in emails point to ${app.config.baseUrl}. ` +
+          'Set BASE_URL to the address people use (https://chat.example.com).',
+      );
+    }
   });
   const stop = (signal: string) => {
     console.log(`${signal}: finishing in-flight requests, then closing the database`);

@@ -4,6 +4,7 @@ import type { DB } from './db';
 import type { Limits } from './limits';
 import type { Mailer } from './mail';
 import type { MessageStore } from './message-store';
+import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
 import type { Hub } from './realtime';
 import type { SessionStore } from './sessions';
@@ -25,6 +26,7 @@ export interface Services {
   sessions: SessionStore;
   limits: Limits;
   staticFiles: StaticFiles;
+  metrics: Metrics;
   perms: Permissions;
   mailer: Mailer;
   hub: Hub;

@@ -455,7 +455,13 @@ t.test('without SMTP_URL, messages are written to DATA_DIR/outbox', async (t) =>
   t.equal(fs.statSync(mail.file).mode & 0o777, 0o600, 'readable by the service only');
   t.ok(server.logs.some((line) => line.includes(`mail to ${email}`) && line.includes(mail.file)), 'the log says where the file is');
 
+  const text = fs.readFileSync(mail.file.replace(/\.eml$/, '.txt'), 'utf8');
+  t.equal(fs.statSync(mail.file.replace(/\.eml$/, '.txt')).mode & 0o777, 0o600, 'the .txt too');
+  t.match(text, new RegExp(`^To: ${email.replace(/[.+]/g, '\\$&')}\nSubject: Confirm your email address\n\n`), 'the .txt starts with who and what');
+  const plainLink = /http:\/\/\S+\/api\/verify-email\?token=\S+/.exec(text)?.[0];
+  t.ok(plainLink, 'the .txt has the link whole, on one line, as it can be copied');
   const link = verifyLink(t, server, mail);
+  t.equal(plainLink, link.toString(), 'the same link as in the .eml');
   t.same((await open(server, link)).body, { email, email_verified: true });
 
   await new Client(server.url).post('/api/password-reset/request', { email });

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
@@ -269,4 +270,38 @@ t.test('the user list filters by username prefix, pages, and shows standing, adm
   t.equal(me.is_admin, true);
   const warnings = (await admin.get('/api/admin/warnings')).body;
   t.match(warnings, [{ user_id: clients[0].userId, username: 'zed_a1', issued_by: ADMIN, reason: 'first' }]);
+});
+
+t.test('administrator lists are whole without a limit, and paged with X-Total-Count and Link with one', async (t) => {
+  const { server, admin } = await setup(t);
+  // More rows than one streamed page (500) and more than the old default page (50).
+  const insert = server.app.db.prepare('INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)');
+  const warn = server.app.db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
+  server.app.db.transaction(() => {
+    for (let i = 0; i < 1200; i++) {
+      const id = crypto.randomUUID();
+      insert.run(id, `bulk_${String(i).padStart(4, '0')}`, 'x', '2026-01-01T00:00:00.000Z');
+      warn.run(crypto.randomUUID(), id, admin.userId, `w${i}`, `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`);
+    }
+  })();
+
+  const all = await admin.get('/api/admin/users?prefix=bulk_');
+  t.equal(all.status, 200);
+  t.equal(all.body.length, 1200, 'every matching user, in one answer');
+  t.equal(all.body[1199].username, 'bulk_1199', 'in order');
+  t.equal(all.headers.get('x-total-count'), null, 'a whole list needs no count');
+  t.equal((await admin.get('/api/admin/warnings')).body.length, 1200, 'every warning');
+
+  const first = await admin.get('/api/admin/users?prefix=bulk_&limit=100');
+  t.equal(first.body.length, 100);
+  t.equal(first.headers.get('x-total-count'), '1200');
+  t.equal(first.headers.get('link'), '</api/admin/users?prefix=bulk_&limit=100&offset=100>; rel="next"');
+  const next = await admin.get(first.headers.get('link')!.slice(1, first.headers.get('link')!.indexOf('>')));
+  t.equal(next.body[0].username, 'bulk_0100', 'the next link leads to the next page');
+  const last = await admin.get('/api/admin/users?prefix=bulk_&limit=100&offset=1100');
+  t.equal(last.body.length, 100);
+  t.equal(last.headers.get('link'), null, 'no next link on the last page');
+  const paged = await admin.get('/api/admin/warnings?offset=1190');
+  t.equal(paged.body.length, 10, 'offset alone pages too (limit 50)');
+  t.equal(paged.headers.get('x-total-count'), '1200');
 });

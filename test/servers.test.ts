@@ -1,3 +1,4 @@
+import http from 'node:http';
 import crypto from 'node:crypto';
 import t from 'tap';
 import { DAY, iso } from '../src/clock';
@@ -419,6 +420,26 @@ t.test('invites', async (t) => {
     t.equal(res.body.url, `${server.url}/invites/${res.body.token}`);
     const again = await clients.member.post(`${base}/invites`);
     t.not(again.body.token, res.body.token, 'every invite has its own token');
+  });
+
+  t.test('without BASE_URL, the url is the address the browser used; emails still use the configured base', async (t) => {
+    // fetch cannot set Host: a plain request, as a browser on another address sends it.
+    const inviteVia = (host: string) =>
+      new Promise<{ token: string; url: string }>((resolve, reject) => {
+        const req = http.request(`${server.url}${base}/invites`, { method: 'POST', headers: { host, cookie: clients.member.cookie! } }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve(JSON.parse(text)));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const lan = await inviteVia('chat.lan:8080');
+    t.equal(lan.url, `http://chat.lan:8080/invites/${lan.token}`);
+    const ipv6 = await inviteVia('[fd00::5]:8080');
+    t.equal(ipv6.url, `http://[fd00::5]:8080/invites/${ipv6.token}`);
+    const odd = await inviteVia('evil.example/x?');
+    t.equal(odd.url, `${server.app.config.baseUrl}/invites/${odd.token}`, 'a Host that is not host[:port] is not used');
   });
 
   t.test('the url is built from BASE_URL', async (t) => {

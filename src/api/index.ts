@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { json } from '../http/respond';
 import type { Services } from '../services';
 import type { Route } from '../types';
@@ -10,6 +12,8 @@ import { moderationRoutes } from './moderation';
 import { serverRoutes } from './servers';
 import { uploadRoutes } from './uploads';
 
+const OPENAPI_FILE = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
+
 /**
  * The whole API surface: one table per area, each on one screen at the top of its module
  * (method, path, auth, body, handler). Order matters only where two patterns of one method
@@ -17,9 +21,12 @@ import { uploadRoutes } from './uploads';
  */
 export function buildRoutes(services: Services): Route[] {
   const ping = services.db.prepare('SELECT 1');
+  const contract = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as unknown;
   return [
     // GET /healthz: 200 once the database is open (and answering).
     { method: 'GET', path: '/healthz', auth: 'none', body: 'none', handler: () => (ping.get(), json({ ok: true })) },
+    // GET /api/openapi.json: the machine-readable contract (docs/openapi.json), read once at start.
+    { method: 'GET', path: '/api/openapi.json', auth: 'none', body: 'none', handler: () => json(contract) },
     ...accountRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),

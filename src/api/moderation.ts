@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import { iso } from '../clock';
 import { badRequest, forbidden, notFound } from '../http/errors';
-import { created, json } from '../http/respond';
+import { HANDLED, created, json, streamJsonArray } from '../http/respond';
+import { splitUrl } from '../http/router';
 import type { Services } from '../services';
 import { SUSPENDED, standingForWarnings } from '../standing';
-import type { Ctx, Route, User } from '../types';
+import type { Ctx, Reply, Route, User } from '../types';
 import { integer, limitParam, oneOf, text, uuid } from '../validate';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'hub'>;
@@ -61,6 +62,40 @@ function offsetParam(query: URLSearchParams): number {
   return Number(raw);
 }
 
+/** Rows read at a time when an administrator list is sent whole. */
+const STREAM_PAGE = 500;
+
+/**
+ * An administrator list. The spec says "all": without `limit` and `offset` every row is sent,
+ * streamed a page at a time. With either, one page (`limit` 1-100, default 50) and
+ * `X-Total-Count` (the rows matching); while more exist, `Link: <...>; rel="next"`.
+ */
+async function adminList(ctx: Ctx, total: () => number, page: (limit: number, offset: number) => unknown[]): Promise<Reply> {
+  if (!ctx.query.has('limit') && !ctx.query.has('offset')) {
+    await streamJsonArray(ctx.res, pagesOf(page), ctx.req.method === 'HEAD');
+    return HANDLED;
+  }
+  const limit = limitParam(ctx.query);
+  const offset = offsetParam(ctx.query);
+  const count = total();
+  ctx.res.setHeader('X-Total-Count', String(count));
+  if (offset + limit < count) {
+    const next = new URLSearchParams(ctx.query);
+    next.set('offset', String(offset + limit));
+    next.set('limit', String(limit));
+    ctx.res.setHeader('Link', `<${splitUrl(ctx.req.url).pathname}?${next}>; rel="next"`);
+  }
+  return json(page(limit, offset));
+}
+
+function* pagesOf(page: (limit: number, offset: number) => unknown[]): Generator<unknown[]> {
+  for (let offset = 0; ; offset += STREAM_PAGE) {
+    const rows = page(STREAM_PAGE, offset);
+    yield rows;
+    if (rows.length < STREAM_PAGE) return;
+  }
+}
+
 function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: Deps) {
   const insertReport = db.prepare(
     `INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -74,6 +109,9 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     `SELECT ${REPORT_COLUMNS} WHERE (? IS NULL OR r.status = ?)
       ORDER BY r.status = 'pending' DESC, r.created_at DESC, r.rowid DESC LIMIT ? OFFSET ?`,
   );
+  const reportCount = db.prepare<[string | null, string | null], { n: number }>(
+    'SELECT COUNT(*) AS n FROM reports r WHERE (? IS NULL OR r.status = ?)',
+  );
   const updateReportStatus = db.prepare('UPDATE reports SET status = ?, updated_at = ?, updated_by = ? WHERE id = ?');
   const serverSnapshot = db.prepare<[string], { server_id: string; name: string; owner_id: string; owner_username: string }>(
     `SELECT s.id AS server_id, s.name, s.owner_id, u.username AS owner_username
@@ -83,6 +121,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     `SELECT id, username, standing, is_admin, created_at FROM users
       WHERE username LIKE ? ESCAPE '\\' ORDER BY username LIMIT ? OFFSET ?`,
   );
+  const userCount = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM users WHERE username LIKE ? ESCAPE '\\'");
   const WARNING_COLUMNS = `w.id, w.user_id, u.username, iu.username AS issued_by, w.reason, w.created_at
     FROM warnings w JOIN users u ON u.id = w.user_id JOIN users iu ON iu.id = w.issued_by`;
   const warningsOfUsers = db.prepare<[string], WarningRow>(
@@ -91,6 +130,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
   const warningsPage = db.prepare<[number, number], WarningRow>(
     `SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.rowid DESC LIMIT ? OFFSET ?`,
   );
+  const warningCount = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM warnings');
   const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
   const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
   const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ?');
@@ -199,14 +239,17 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     return created(record);
   }
 
-  /** All reports (?status= filters), pending first, then newest first; 50 a page (max 100). */
+  /** Every report (?status= filters), pending first, then newest first; paged with ?limit/?offset. */
   function listReports(ctx: Ctx) {
     const status = ctx.query.get('status');
     if (status !== null && !REPORT_STATUSES.includes(status as never)) {
       throw badRequest('status must be pending or resolved');
     }
-    const rows = reportQueue.all(status, status, limitParam(ctx.query), offsetParam(ctx.query));
-    return json(rows.map(reportRecord));
+    return adminList(
+      ctx,
+      () => reportCount.get(status, status)!.n,
+      (limit, offset) => reportQueue.all(status, status, limit, offset).map(reportRecord),
+    );
   }
 
   /** pending or resolved; records who changed it and when; 200 report record. */
@@ -222,29 +265,29 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     return json({ user_id: ctx.user.id, username: ctx.user.username, is_admin: true });
   }
 
-  /** Users by username (?prefix=, case-insensitive) with standing, is_admin and warnings; paged. */
+  /** Every user by username (?prefix=, case-insensitive) with standing, is_admin and warnings; paged with ?limit/?offset. */
   function listUsers(ctx: Ctx) {
-    const prefix = (ctx.query.get('prefix') ?? '').replace(/[\\%_]/g, (c) => `\\${c}`);
-    const rows = usersPage.all(`${prefix}%`, limitParam(ctx.query), offsetParam(ctx.query));
-    const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
-    for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
-      warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
-    }
-    return json(
-      rows.map((u) => ({
+    const pattern = `${(ctx.query.get('prefix') ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return adminList(ctx, () => userCount.get(pattern)!.n, (limit, offset) => {
+      const rows = usersPage.all(pattern, limit, offset);
+      const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
+      for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
+        warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
+      }
+      return rows.map((u) => ({
         user_id: u.id,
         username: u.username,
         account_standing: u.standing,
         is_admin: u.is_admin === 1,
         warnings: warnings.get(u.id) ?? [],
         created_at: u.created_at,
-      })),
-    );
+      }));
+    });
   }
 
-  /** Every warning with the warned user, newest first; paged. */
+  /** Every warning with the warned user, newest first; paged with ?limit/?offset. */
   function listWarnings(ctx: Ctx) {
-    return json(warningsPage.all(limitParam(ctx.query), offsetParam(ctx.query)).map(warningRecord));
+    return adminList(ctx, () => warningCount.get()!.n, (limit, offset) => warningsPage.all(limit, offset).map(warningRecord));
   }
 
   /** 201 warning; the user's standing becomes min(warning count, 4) at once; 403 on oneself. */

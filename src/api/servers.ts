@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { requestOrigin } from '../auth';
 import { DAY, iso } from '../clock';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors';
 import { HANDLED, created, json, noContent } from '../http/respond';
@@ -272,7 +273,7 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
     return json(memberRecord(membersOfServer.all(serverId).find((m) => m.user_id === userId)!));
   }
 
-  /** Any member; 201 {token, server_id, expires_at, url}; valid seven days; 400 past 1000 live invites. */
+  /** Any member; 201 {token, server_id, expires_at, url (BASE_URL, else the address the caller used)}; valid seven days; 400 past 1000 live invites. */
   function createInvite(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.serverAccess(ctx.user, serverId);
@@ -284,7 +285,10 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
     const token = crypto.randomBytes(18).toString('base64url');
     const expiresAt = iso(now + INVITE_LIFETIME_MS);
     insertInvite.run(token, serverId, ctx.user.id, iso(now), expiresAt);
-    return created({ token, server_id: serverId, expires_at: expiresAt, url: `${config.baseUrl}/invites/${token}` });
+    // Without BASE_URL, the link leads where this browser already is (a LAN address, say),
+    // where the user is signed in; never a guess like localhost.
+    const base = config.baseUrlConfigured ? config.baseUrl : (requestOrigin(ctx.req, config.trustProxy) ?? config.baseUrl);
+    return created({ token, server_id: serverId, expires_at: expiresAt, url: `${base}/invites/${token}` });
   }
 
   /** What an invite leads to, for the invite page; holding the token is what entitles one to see it. */

@@ -45,6 +45,26 @@ export function send(res: ServerResponse, reply: Reply, head = false): void {
   res.end(head ? undefined : body);
 }
 
+/**
+ * Writes a JSON array of every item `pages` yields, a page at a time, waiting for the client
+ * to take each before reading the next: an array of any length costs one page of memory.
+ */
+export async function streamJsonArray(res: ServerResponse, pages: Iterable<unknown[]>, head = false): Promise<void> {
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+  if (head) return void res.end();
+  let first = true;
+  res.write('[');
+  for (const page of pages) {
+    if (page.length === 0) continue;
+    const chunk = page.map((item) => JSON.stringify(item)).join(',');
+    const more = res.write(first ? chunk : `,${chunk}`);
+    first = false;
+    if (!more) await new Promise((resolve) => res.once('drain', resolve));
+    if (res.destroyed) return;
+  }
+  res.end(']');
+}
+
 export function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.destroy();

@@ -1,3 +1,5 @@
+import { checkAgainstContract } from './contract';
+
 /** A small HTTP client with a cookie jar of one session, for black-box tests. */
 export interface Res<T = any> {
   status: number;
@@ -35,6 +37,8 @@ export class Client {
     const match = setCookie?.match(/app_session=([^;]*)/);
     if (match) this.cookie = match[1] ? `app_session=${match[1]}` : undefined;
     const text = await res.text();
+    // Every answer is held against docs/openapi.json: a mismatch fails the test.
+    checkAgainstContract(method, path, res.status, res.headers.get('content-type'), text);
     let parsed: unknown = undefined;
     if (res.headers.get('content-type')?.startsWith('application/json')) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, text, body: parsed as T };

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { checkAgainstContract } from './contract';
 
 /**
  * Hand-built multipart/form-data bodies for upload tests. Large files are generated while
@@ -108,6 +109,11 @@ export function postMultipart(
       res.on('close', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const isJson = String(res.headers['content-type']).startsWith('application/json');
+        try {
+          if (res.complete) checkAgainstContract('POST', path, res.statusCode ?? 0, res.headers['content-type'] ?? null, text);
+        } catch (err) {
+          return reject(err);
+        }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: isJson && text ? JSON.parse(text) : undefined });
       });
     });
@@ -161,6 +167,11 @@ export async function startMultipart(
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const isJson = String(res.headers['content-type']).startsWith('application/json');
+        try {
+          checkAgainstContract('POST', path, res.statusCode ?? 0, res.headers['content-type'] ?? null, text);
+        } catch (err) {
+          return reject(err);
+        }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: isJson && text ? JSON.parse(text) : undefined });
       });
     });

@@ -1,0 +1,98 @@
+/** The records the API answers with (components/schemas of docs/openapi.json). */
+import { type Schema, arr, bool, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
+
+export const schemas: Record<string, Schema> = {
+  UserRef: obj({ user_id: uuid, username: str }),
+  Ok: obj({ ok: { const: true } }),
+  Registered: obj({ user_id: uuid }),
+  LoggedIn: obj({ user_id: uuid, suspended: bool }),
+  AccountWarning: obj({ id: uuid, issued_by: withDescription(str, 'username of the administrator'), reason: str, created_at: time }),
+  Account: obj({
+    user_id: uuid,
+    username: str,
+    is_admin: bool,
+    account_standing: { type: 'integer', minimum: 0, maximum: 4 },
+    warnings: arr(ref('AccountWarning')),
+    email: nullable(str),
+    email_verified: bool,
+  }),
+  EmailStatus: obj({ email: str, email_verified: bool }),
+
+  Server: obj({ id: uuid, name: str, owner_id: uuid, created_at: time }),
+  Channel: obj({ id: uuid, server_id: uuid, name: str, position: int, created_at: time }),
+  Role: obj({ id: uuid, server_id: uuid, name: str, full_server_admin: bool, created_at: time }),
+  Member: obj({ user_id: uuid, username: str, is_owner: bool, role: nullable(str), roles: arr(str), joined_at: time }),
+  Invite: obj({ token: str, server_id: uuid, expires_at: time, url: str }),
+  InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int }),
+  Joined: obj({ server_id: uuid }),
+
+  Attachment: obj({
+    id: uuid,
+    name: str,
+    url: str,
+    content_type: str,
+    size: int,
+    preview_kind: oneOf('code', 'image', 'audio', 'video'),
+  }),
+  Reaction: obj({ emoji: str, count: int, reacted: bool }),
+  ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
+  Message: obj(
+    {
+      id: uuid,
+      server_id: uuid,
+      channel_id: uuid,
+      conversation_id: uuid,
+      author_id: uuid,
+      author: ref('UserRef'),
+      content: str,
+      reply_to: nullable(uuid),
+      reply_preview: nullable(ref('ReplyPreview')),
+      attachments: arr(ref('Attachment')),
+      reactions: arr(ref('Reaction')),
+      created_at: time,
+      edited_at: nullable(time),
+    },
+    ['server_id', 'channel_id', 'conversation_id'],
+  ),
+
+  FriendRequest: obj({ id: uuid, from: ref('UserRef'), to: ref('UserRef'), status: oneOf('pending', 'accepted'), created_at: time }),
+  Friend: obj({ user_id: uuid, username: str, since: time }),
+  Conversation: obj({
+    id: uuid,
+    kind: oneOf('dm', 'group'),
+    name: nullable(str),
+    members: arr(ref('UserRef')),
+    created_at: time,
+    last_message_at: nullable(time),
+  }),
+
+  Report: obj({
+    id: uuid,
+    type: oneOf('user', 'server', 'server_message', 'conversation_message'),
+    target: uuid,
+    reason: str,
+    status: oneOf('pending', 'resolved'),
+    reporter: ref('UserRef'),
+    snapshot: { type: 'object', description: 'what the target looked like when reported' },
+    created_at: time,
+    updated_at: nullable(time),
+    updated_by: nullable(ref('UserRef')),
+  }),
+  AdminWarning: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time }),
+  WarningIssued: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time, account_standing: int }),
+  StandingOf: obj({ user_id: uuid, account_standing: int }),
+  AdminUser: obj({
+    user_id: uuid,
+    username: str,
+    account_standing: int,
+    is_admin: bool,
+    warnings: arr(ref('AdminWarning')),
+    created_at: time,
+  }),
+  AdminUserRecord: obj({ user_id: uuid, username: str, account_standing: int, is_admin: bool, warnings: arr(ref('AdminWarning')) }),
+  AdminMe: obj({ user_id: uuid, username: str, is_admin: { const: true } }),
+};
+
+function withDescription(schema: Schema, description: string): Schema {
+  return { ...schema, description };
+}

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DB } from './db';
+
+/**
+ * Prometheus metrics (prom-client, the maintained client every Node exporter uses), off unless
+ * METRICS=on. Everything here is a no-op when off, so the request path pays nothing for it.
+ */
+export interface Metrics {
+  readonly enabled: boolean;
+  /** One answered request: its route pattern (never the raw path: ids would explode the labels). */
+  request(method: string, route: string, status: string, seconds: number): void;
+  messageSent(): void;
+  framesSent(count: number): void;
+  /** May this request read /metrics? Only when on, and only where METRICS_HOST allows. */
+  mayRead(req: IncomingMessage): boolean;
+  /** The text exposition format, and its content type. */
+  render(): Promise<{ contentType: string; body: string }>;
+  close(): void;
+}
+
+export interface MetricsParts {
+  enabled: boolean;
+  /** Local addresses (interfaces) on which /metrics answers; `*` for any. */
+  hosts: string[];
+  db: DB;
+  databaseFile: string;
+  /** Open sockets by kind, read when scraped. */
+  openSockets(): Record<string, number>;
+}
+
+const NONE: Metrics = {
+  enabled: false,
+  request: () => {},
+  messageSent: () => {},
+  framesSent: () => {},
+  mayRead: () => false,
+  render: () => Promise.reject(new Error('metrics are off')),
+  close: () => {},
+};
+
+export function createMetrics(parts: MetricsParts): Metrics {
+  if (!parts.enabled) return NONE;
+  const registry = new Registry();
+  // Event-loop delay (nodejs_eventloop_lag_*), memory, handles, GC: prom-client's defaults.
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({ name: 'chat_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'chat_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer handed to the kernel, by route',
+    labelNames: ['method', 'route'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  const messages = new Counter({ name: 'chat_messages_sent_total', help: 'Messages stored (channels and conversations)', registers: [registry] });
+  const frames = new Counter({ name: 'chat_websocket_frames_sent_total', help: 'WebSocket frames written to sockets (fan-out)', registers: [registry] });
+  new Gauge({
+    name: 'chat_websockets_open',
+    help: 'Open WebSockets by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, count] of Object.entries(parts.openSockets())) this.set({ kind }, count);
+    },
+  });
+  const pageBytes = parts.db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
+  new Gauge({
+    name: 'chat_database_bytes',
+    help: 'Size of the SQLite database file and its write-ahead log',
+    registers: [registry],
+    collect() {
+      let wal = 0;
+      try {
+        wal = fs.statSync(`${parts.databaseFile}-wal`).size;
+      } catch {
+        // no WAL file at this moment
+      }
+      this.set(pageBytes.get()!.bytes + wal);
+    },
+  });
+  const anyHost = parts.hosts.includes('*');
+  const hosts = new Set(parts.hosts.flatMap((h) => [h, `::ffff:${h}`]));
+
+  return {
+    enabled: true,
+    request(method, route, status, seconds) {
+      requests.inc({ method, route, status });
+      latency.observe({ method, route }, seconds);
+    },
+    messageSent: () => messages.inc(),
+    framesSent: (count) => frames.inc(count),
+    mayRead(req) {
+      // A reverse proxy on this machine connects over loopback too: a request it relays names
+      // the outside client in these headers, and is not let in.
+      if (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) return false;
+      return anyHost || hosts.has(req.socket.localAddress ?? '');
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    close: () => registry.clear(),
+  };
+}

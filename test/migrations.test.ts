@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { SCHEMA_VERSION, openDatabase } from '../src/db';
+import { Client } from './helpers/client';
+import { startServer } from './helpers/server';
+
+// test/fixtures/schema-v1.sql: a database as the last release (schema version 1) made it, with
+// rows in every table. Each migration since must carry every one of them over.
+const FIXTURE = path.join(__dirname, 'fixtures', 'schema-v1.sql');
+
+function v1Database(): { dataDir: string; file: string; counts: Record<string, number> } {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+  const file = path.join(dataDir, 'chat.db');
+  const db = new Database(file);
+  db.exec(fs.readFileSync(FIXTURE, 'utf8'));
+  const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all();
+  const counts = Object.fromEntries(tables.map(({ name }) => [name, (db.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).get() as { n: number }).n]));
+  db.close();
+  return { dataDir, file, counts };
+}
+
+t.test('a version 1 database is migrated to the current schema with every row kept', async (t) => {
+  const { dataDir, file, counts } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  t.ok(Object.values(counts).every((n) => n > 0), `the fixture has rows in every table: ${JSON.stringify(counts)}`);
+
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION, `user_version is now ${SCHEMA_VERSION}`);
+  for (const [table, n] of Object.entries(counts)) {
+    t.equal((db.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).get() as { n: number }).n, n, `${table}: ${n} row(s) kept`);
+  }
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+  t.same(db.pragma('foreign_key_check'), [], 'no row points at nothing');
+  const message = db.prepare("SELECT content, edited_at FROM messages WHERE id = '019a0000-0000-7000-8000-000000000002'").get();
+  t.same(message, { content: 'hi @alice', edited_at: '2026-11-01T10:02:00.000Z' }, 'values are kept, not only rows');
+  // Every table the current schema has exists after the migration.
+  const fresh = new Database(':memory:');
+  fresh.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));
+  const want = fresh.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'").all();
+  fresh.close();
+  const have = new Set(db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all().map((r) => r.name));
+  for (const { name } of want) t.ok(have.has(name), `${name} exists`);
+});
+
+t.test('the server starts on a migrated database and serves its history', async (t) => {
+  const { dataDir } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startServer({ dataDir });
+  t.teardown(server.close);
+  // The fixture's password hashes are not real: sign in as a new user and join by the old invite.
+  const client = new Client(server.url);
+  await client.post('/api/register', { username: 'newcomer', password: 'correct horse' });
+  await client.post('/api/login', { username: 'newcomer', password: 'correct horse' });
+  t.equal((await client.post('/api/invites/AbCdEfGhIjKlMnOpQrStUvWx/accept')).status, 404, 'the old invite expired long ago');
+  server.app.db.prepare("UPDATE invites SET expires_at = '2999-01-01T00:00:00.000Z'").run();
+  t.equal((await client.post('/api/invites/AbCdEfGhIjKlMnOpQrStUvWx/accept')).status, 200);
+  const history = await client.get('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages');
+  t.equal(history.status, 200);
+  t.same(history.body.map((m: { content: string }) => m.content), ['hi @alice', 'hello town']);
+  t.equal(history.body[0].reply_preview.content, 'hello town');
+  t.same(history.body[1].reactions, [{ emoji: '👍', count: 1, reacted: false }]);
+});
