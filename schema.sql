@@ -13,7 +13,9 @@ CREATE TABLE IF NOT EXISTS users (
   standing      INTEGER NOT NULL DEFAULT 0 CHECK (standing BETWEEN 0 AND 4),
   email         TEXT,
   email_verified INTEGER NOT NULL DEFAULT 0,
-  created_at    TEXT NOT NULL
+  created_at    TEXT NOT NULL,
+  -- what the user chose to show: online, idle, dnd or invisible (offline to others)
+  presence      TEXT NOT NULL DEFAULT 'online'
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 
@@ -43,11 +45,13 @@ CREATE TABLE IF NOT EXISTS roles (
 );
 
 -- One row per member; role_id is the member's custom role (at most one, set by PUT .../role).
+-- joined_seq: the newest message seq when they joined; everything up to it counts as read.
 CREATE TABLE IF NOT EXISTS members (
-  server_id TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
-  user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  role_id   TEXT REFERENCES roles (id) ON DELETE SET NULL,
-  joined_at TEXT NOT NULL,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role_id    TEXT REFERENCES roles (id) ON DELETE SET NULL,
+  joined_at  TEXT NOT NULL,
+  joined_seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (server_id, user_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
@@ -97,6 +101,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE TABLE IF NOT EXISTS conversation_members (
   conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
   user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  joined_seq      INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (conversation_id, user_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conversation_members_by_user ON conversation_members (user_id);
@@ -113,10 +118,34 @@ CREATE TABLE IF NOT EXISTS messages (
   reply_to        TEXT,
   created_at      TEXT NOT NULL,
   edited_at       TEXT,
+  -- the users the content mentions (a JSON array of ids), NULL when none
+  mentions        TEXT,
+  -- @everyone by the owner or a full server administrator
+  mention_everyone INTEGER NOT NULL DEFAULT 0,
   CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, seq) WHERE conversation_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id, seq) WHERE mention_everyone = 1;
+
+-- One row per mentioned user of a message, so a user's mentions after their read marker are an
+-- index range. container_id is the message's channel or conversation.
+CREATE TABLE IF NOT EXISTS message_mentions (
+  user_id      TEXT NOT NULL,
+  container_id TEXT NOT NULL,
+  message_seq  INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  PRIMARY KEY (user_id, container_id, message_seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS message_mentions_by_message ON message_mentions (message_seq);
+
+-- How far each user has read each channel or conversation (only ever moves forward). Without a
+-- row, the member's joined_seq is their marker.
+CREATE TABLE IF NOT EXISTS read_states (
+  user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  container_id  TEXT NOT NULL,
+  last_read_seq INTEGER NOT NULL,
+  PRIMARY KEY (user_id, container_id)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS reactions (
   message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,

@@ -14,14 +14,18 @@ import { requestLogLine, send, sendError, setBaseHeaders, redirect } from './htt
 import { compile, match, splitUrl } from './http/router';
 import { createLimits } from './limits';
 import { type Mailer, type MailerOptions, createMailer } from './mail';
+import { createDirectory } from './directory';
 import { createMessageStore } from './message-store';
 import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
+import { createPresence } from './presence';
+import { buildReady } from './ready';
 import { createHub } from './realtime';
 import type { Services } from './services';
 import { SessionStore } from './sessions';
 import { indexStaticFiles } from './static';
 import type { Body, BodyKind, Ctx, Handler, Log, Route, User } from './types';
+import { createReadStates } from './unread';
 import { createUploadStore } from './upload-store';
 import { createUserStore, grantConfiguredAdmins } from './users';
 
@@ -100,6 +104,8 @@ export function createApp(options: AppOptions): RunningApp {
   const limits = createLimits(clock, config.rateLimit);
   const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
   const perms = createPermissions(db);
+  const directory = createDirectory(db);
+  const readStates = createReadStates(db);
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
   const metrics = createMetrics({
     enabled: config.metrics,
@@ -109,11 +115,35 @@ export function createApp(options: AppOptions): RunningApp {
     // Read at scrape time, when the hub below exists.
     openSockets: () => hub.openSockets(),
   });
-  const hub = createHub({ config, clock, log, sessions, users, perms, metrics });
+  const hub = createHub({ config, clock, log, sessions, users, perms, metrics, directory });
   sessions.onEnd = (session) => hub.endSession(session.token);
+  const presence = createPresence({ db, hub });
+  hub.hooks = {
+    ready: (user) => buildReady({ directory, readStates, presence }, user),
+    online: presence.online,
+    offline: presence.offline,
+  };
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
-  const messages = createMessageStore({ db, clock, hub, uploads, metrics });
-  const app: Services = { config, clock, log, db, users, sessions, limits, staticFiles, metrics, perms, mailer, hub, uploads, messages };
+  const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates });
+  const app: Services = {
+    config,
+    clock,
+    log,
+    db,
+    users,
+    sessions,
+    limits,
+    staticFiles,
+    metrics,
+    perms,
+    directory,
+    readStates,
+    mailer,
+    hub,
+    presence,
+    uploads,
+    messages,
+  };
 
   const table = compile(buildRoutes(app));
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -219,6 +249,7 @@ export function createApp(options: AppOptions): RunningApp {
     (closing ??= new Promise<void>((resolve) => {
       draining = true;
       clearInterval(sweeper);
+      presence.close();
       hub.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.
       const uploadsStopped = uploads.abortAll();

@@ -19,6 +19,30 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       removed_at TEXT NOT NULL,
       PRIMARY KEY (server_id, user_id)
     ) WITHOUT ROWID`),
+  // 2 -> 3: read markers, mentions, presence. Members who were there before start with
+  // everything read, as a new member does.
+  (db) =>
+    db.exec(`
+      CREATE TABLE read_states (
+        user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        container_id  TEXT NOT NULL,
+        last_read_seq INTEGER NOT NULL,
+        PRIMARY KEY (user_id, container_id)
+      ) WITHOUT ROWID;
+      ALTER TABLE members ADD COLUMN joined_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversation_members ADD COLUMN joined_seq INTEGER NOT NULL DEFAULT 0;
+      UPDATE members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages);
+      UPDATE conversation_members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages);
+      ALTER TABLE messages ADD COLUMN mentions TEXT;
+      ALTER TABLE messages ADD COLUMN mention_everyone INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE message_mentions (
+        user_id      TEXT NOT NULL,
+        container_id TEXT NOT NULL,
+        message_seq  INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+        PRIMARY KEY (user_id, container_id, message_seq)
+      ) WITHOUT ROWID;
+      ALTER TABLE users ADD COLUMN presence TEXT NOT NULL DEFAULT 'online';
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -28,6 +28,9 @@ export interface MessageRecord {
   author_id: string;
   author: { user_id: string; username: string };
   content: string;
+  /** The users the content mentions (`@name`), and whether it mentions everyone. */
+  mentions: string[];
+  mention_everyone: boolean;
   reply_to: string | null;
   /** null when there is no reply, or when the replied message was deleted. */
   reply_preview: { id: string; author: { user_id: string; username: string }; content: string } | null;
@@ -48,6 +51,9 @@ export interface MessageRow {
   reply_to: string | null;
   created_at: string;
   edited_at: string | null;
+  /** A JSON array of user ids, or null. */
+  mentions: string | null;
+  mention_everyone: number;
 }
 
 export const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
@@ -72,6 +78,8 @@ export function toRecord(
     author_id: row.author_id,
     author: { user_id: row.author_id, username: row.username },
     content: row.content,
+    mentions: row.mentions ? (JSON.parse(row.mentions) as string[]) : [],
+    mention_everyone: row.mention_everyone === 1,
     reply_to: row.reply_to,
     reply_preview: reply
       ? {
@@ -87,6 +95,10 @@ export function toRecord(
   };
   return withContainer(record, row, container);
 }
+
+/** The ids that place an event about a container: server and channel, or conversation. */
+export const placeOf = (container: Container): Record<string, string> =>
+  container.kind === 'channel' ? { server_id: container.serverId, channel_id: container.id } : { conversation_id: container.id };
 
 function withContainer(record: MessageRecord, row: MessageRow, container: Container): MessageRecord {
   const ids =

@@ -3,28 +3,36 @@ import type { Clock } from './clock';
 import { iso } from './clock';
 import type { DB } from './db';
 import { badRequest, forbidden, notFound } from './http/errors';
+import { type Mentioned, createMentions } from './mentions';
 import {
   type Attachment,
   type MessageRecord,
   type MessageRow,
   type Reaction,
+  placeOf,
   toAttachment,
   toRecord,
 } from './message-record';
+import type { Metrics } from './metrics';
+import type { Hub } from './realtime';
+import type { Container, User } from './types';
+import type { ReadStates } from './unread';
+import type { ReceivedFile, UploadStore } from './upload-store';
 
 /** Different emoji on one message, as Discord allows. */
 export const MAX_REACTION_EMOJI = 20;
 /** Emoji one user may put on one message. */
 export const MAX_REACTIONS_PER_USER = 10;
-import type { Metrics } from './metrics';
-import type { Hub } from './realtime';
-import type { ReceivedFile, UploadStore } from './upload-store';
-import type { Container, User } from './types';
 
 export interface MessageInput {
   content: string;
   replyTo: string | null;
   files: ReceivedFile[];
+}
+
+/** What the author may do here beyond writing: mention everyone (owners and full server administrators). */
+export interface AuthorRights {
+  mayMentionEveryone: boolean;
 }
 
 export interface Paging {
@@ -37,8 +45,8 @@ export interface MessageStore {
   /** Newest first; with `after`, the messages after that one, oldest first. */
   list(container: Container, viewerId: string, paging: Paging): MessageRecord[];
   get(container: Container, messageId: string, viewerId: string): MessageRecord;
-  create(container: Container, author: User, input: MessageInput): MessageRecord;
-  edit(container: Container, messageId: string, editor: User, content: string): MessageRecord;
+  create(container: Container, author: User, input: MessageInput, rights: AuthorRights): MessageRecord;
+  edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
   remove(container: Container, messageId: string, remover: User, canModerate: boolean): void;
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
@@ -46,10 +54,23 @@ export interface MessageStore {
 }
 
 const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
-  m.created_at, m.edited_at`;
+  m.created_at, m.edited_at, m.mentions, m.mention_everyone`;
 
-/** The message store: every read and write of messages, reactions and attachment rows. */
-export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: DB; clock: Clock; hub: Hub; uploads: UploadStore; metrics: Pick<Metrics, 'messageSent'> }): MessageStore {
+export interface MessageStoreParts {
+  db: DB;
+  clock: Clock;
+  hub: Hub;
+  uploads: UploadStore;
+  metrics: Pick<Metrics, 'messageSent'>;
+  readStates: Pick<ReadStates, 'advance'>;
+}
+
+/**
+ * The message store: every read and write of messages, reactions, mentions and attachment
+ * rows, and the live events they cause (committed first, then announced).
+ */
+export function createMessageStore({ db, clock, hub, uploads, metrics, readStates }: MessageStoreParts): MessageStore {
+  const mentions = createMentions(db);
 
   // Channel and conversation messages differ only in the column naming the container.
   const byContainer = (column: 'channel_id' | 'conversation_id') => ({
@@ -72,36 +93,56 @@ export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: D
   const queries = { channel: byContainer('channel_id'), conversation: byContainer('conversation_id') };
 
   // RETURNING: the new message's record is built from the rows as committed, without reading them back.
-  const insertMessage = db.prepare<[string, string | null, string | null, string, string, string | null, string], Omit<MessageRow, 'username'>>(
-    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
-     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at`,
+  const insertMessage = db.prepare<
+    [string, string | null, string | null, string, string, string | null, string, string | null, number],
+    Omit<MessageRow, 'username'>
+  >(
+    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone`,
   );
+  const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
+  const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
+  const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ? WHERE seq = ?');
+  /** The rows that let a user's mentions be counted; the author's own name is not one. */
+  const storeMentions = (container: Container, seq: number, authorId: string, found: Mentioned) => {
+    for (const userId of found.userIds) if (userId !== authorId) insertMention.run(userId, container.id, seq);
+  };
   const insertAttachment = db.prepare<[string, number, string, string, number, string, number, string], Omit<Attachment, 'url'>>(
     `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      RETURNING id, name, content_type, size, preview_kind`,
   );
-  const insertNew = (container: Container, author: User, content: string, replyTo: string | null, files: ReceivedFile[], now: string) => {
-    const reply = replyTo ? rowIn(container, replyTo, 'reply_to') : undefined;
-    const inserted = insertMessage.get(
-      timeOrderedUuid(clock.now()),
-      container.kind === 'channel' ? container.id : null,
-      container.kind === 'conversation' ? container.id : null,
-      author.id,
-      content,
-      replyTo,
-      now,
-    )!;
-    const attachments = files.map((f, position) =>
-      toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
-    );
-    return { row: { ...inserted, username: author.username }, reply, attachments };
-  };
-  // A message with attachments is several rows: one transaction (built once, like the
-  // statements). Without, it is one INSERT, which SQLite makes atomic by itself; BEGIN and
-  // COMMIT around it cost a sixth of a message post (bench/post-message.ts).
-  const insertNewWithFiles = db.transaction(insertNew);
+  // One transaction (built once, like the statements): the message, its attachments and
+  // mentions, and the sender's read marker, which moves to what they sent.
+  const insertNew = db.transaction(
+    (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
+      const reply = input.replyTo ? rowIn(container, input.replyTo, 'reply_to') : undefined;
+      const inserted = insertMessage.get(
+        timeOrderedUuid(clock.now()),
+        container.kind === 'channel' ? container.id : null,
+        container.kind === 'conversation' ? container.id : null,
+        author.id,
+        input.content,
+        input.replyTo,
+        now,
+        found.userIds.length ? JSON.stringify(found.userIds) : null,
+        found.everyone ? 1 : 0,
+      )!;
+      const attachments = input.files.map((f, position) =>
+        toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
+      );
+      storeMentions(container, inserted.seq, author.id, found);
+      readStates.advance(author.id, container.id, inserted.seq);
+      return { row: { ...inserted, username: author.username }, reply, attachments };
+    },
+  );
+  const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string) => {
+    updateContent.run(content, now, row.seq);
+    updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, row.seq);
+    deleteMentions.run(row.seq);
+    storeMentions(container, row.seq, row.author_id, found);
+  });
   const updateContent = db.prepare('UPDATE messages SET content = ?, edited_at = ? WHERE seq = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], { id: string }>('SELECT id FROM attachments WHERE message_seq = ?');
@@ -182,8 +223,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: D
   }
   const seqIn = (container: Container, messageId: string, what: string): number => rowIn(container, messageId, what).seq;
 
-  const publish = (container: Container, payload: Record<string, unknown>, reactors?: Map<string, Set<string>>) =>
-    hub.publish(container, { payload, reactors });
+  /** To the room sockets in their shapes, and to the user streams as `{event, message}`. */
+  const announce = (container: Container, record: MessageRecord, room: string | null, stream: string, reactors?: () => Map<string, Set<string>>) => {
+    const payload = record as unknown as Record<string, unknown>;
+    hub.publish(container, { payload: room ? { event: room, ...payload } : payload, reactors });
+    hub.toContainer(container, { payload, reactors, within: { event: stream, key: 'message' } });
+  };
+  const reactionCount = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND emoji = ?');
 
   const store: MessageStore = {
     list(container, viewerId, { before, after, limit }) {
@@ -198,29 +244,30 @@ export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: D
       return hydrate([findRow(container, messageId)], viewerId, container)[0];
     },
 
-    create(container, author, { content, replyTo, files }) {
-      if (content.trim() === '' && files.length === 0) {
+    create(container, author, input, rights) {
+      if (input.content.trim() === '' && input.files.length === 0) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      const write = files.length > 0 ? insertNewWithFiles : insertNew;
-      const { row, reply, attachments } = write(container, author, content, replyTo, files, iso(clock.now()));
+      const found = mentions.find(container, input.content, rights.mayMentionEveryone);
+      const { row, reply, attachments } = insertNew(container, author, input, found, iso(clock.now()));
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       metrics.messageSent();
-      publish(container, record as unknown as Record<string, unknown>);
+      announce(container, record, null, 'message');
       return record;
     },
 
-    edit(container, messageId, editor, content) {
+    edit(container, messageId, editor, content, rights) {
       const row = findRow(container, messageId);
       if (row.author_id !== editor.id) throw forbidden('only the author can edit a message');
       const current = store.get(container, messageId, editor.id);
       if (content.trim() === '' && current.attachments.length === 0) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      updateContent.run(content, iso(clock.now()), row.seq);
+      // An edit recomputes its mentions: a name added is now mentioned, a name removed is not.
+      editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
       const record = store.get(container, messageId, editor.id);
-      publish(container, { event: 'edited', ...record }, store.reactors(messageId));
+      announce(container, record, 'edited', 'message_edited', () => store.reactors(messageId));
       return record;
     },
 
@@ -240,12 +287,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: D
       })();
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
       uploads.deleteFiles(fileIds);
-      publish(
-        container,
-        container.kind === 'channel'
-          ? { event: 'deleted', id: messageId, server_id: container.serverId, channel_id: container.id }
-          : { event: 'deleted', id: messageId, conversation_id: container.id },
-      );
+      hub.publish(container, { payload: { event: 'deleted', id: messageId, ...placeOf(container) } });
+      hub.toContainer(container, { payload: { event: 'message_deleted', message_id: messageId, ...placeOf(container) } });
     },
 
     react(container, messageId, user, emoji, add) {
@@ -253,7 +296,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics }: { db: D
       if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
       const record = store.get(container, messageId, user.id);
-      publish(container, { event: 'reaction', ...record }, store.reactors(messageId));
+      hub.publish(container, { payload: { event: 'reaction', ...record }, reactors: () => store.reactors(messageId) });
+      // The user stream carries the change alone, the same bytes for everyone: a recipient's
+      // own `reacted` changes only when user_id is theirs.
+      const count = reactionCount.get(row.seq, emoji)!.n;
+      hub.toContainer(container, {
+        payload: { event: 'reaction', message_id: messageId, ...placeOf(container), emoji, user_id: user.id, added: add, count },
+      });
       return record;
     },
 

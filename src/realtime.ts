@@ -7,28 +7,42 @@ import type { Config } from './config';
 import { HttpError } from './http/errors';
 import { requestLogLine, toHttpError } from './http/respond';
 import { compile, match, splitUrl } from './http/router';
-import type { Reaction } from './message-record';
+import type { Directory } from './directory';
+import { type LiveEvent, framesOf } from './frames';
 import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
 import type { SessionStore } from './sessions';
-import type { Container, Log } from './types';
+import type { Container, Log, User } from './types';
 import type { UserStore } from './users';
 
-/** A live event for the sockets of one container (channel or conversation). */
-export interface LiveEvent {
-  /** The JSON payload; its `reactions[].reacted` is rewritten per recipient when `reactors` is given. */
-  payload: Record<string, unknown>;
-  /** For message records: emoji -> ids of users who reacted, so `reacted` is set per recipient. */
-  reactors?: Map<string, Set<string>>;
-}
+export type { LiveEvent } from './frames';
 
+/**
+ * Live delivery. Two kinds of socket: the spec's room sockets (one channel or conversation,
+ * its events in the record shapes of docs/api.md "WebSocket"), and the user stream (`/api/ws`:
+ * everything the user can see, each frame `{"event": ...}`). Every publish is called after
+ * the write committed.
+ */
 export interface Hub {
-  /** Called after the write committed. */
+  /** To the room sockets of one channel or conversation. */
   publish(container: Container, event: LiveEvent): void;
+  /** To the user streams of everyone who can see a channel or conversation (`except` one user). */
+  toContainer(container: Container, event: LiveEvent, except?: string): void;
+  /** To the user streams of every member of a server. */
+  toServer(serverId: string, event: LiveEvent): void;
+  /** To the user streams of these users. */
+  toUsers(userIds: Iterable<string>, event: LiveEvent): void;
+  /** Whether a user has a user stream open (presence: who needs events at all). */
+  hasStream(userId: string): boolean;
   /** Closes every socket opened with this session (logout, expiry, password reset). */
   endSession(token: string): void;
-  /** Closes a user's sockets: all of them (suspension), or those of one server or conversation (removal). */
+  /**
+   * Closes a user's sockets: all of them, user streams included (suspension), or the room sockets
+   * of one server or conversation (removal: the user stream stays and gets `server_left`).
+   */
   dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
+  /** What the user stream asks of the rest of the service; set once by createApp(). */
+  hooks: StreamHooks;
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Open sockets, for tests and the benchmark. */
   readonly size: number;
@@ -59,6 +73,15 @@ export const CLOSE = {
   tooSlow: { code: 4008, reason: 'too slow' },
 } as const;
 
+/** What the user stream needs from elsewhere: its first frame, and who is online. */
+export interface StreamHooks {
+  /** The `ready` frame, built in the same turn as the subscription: nothing falls in between. */
+  ready(user: User): Record<string, unknown>;
+  /** A user's first socket opened, or their last one closed. */
+  online(userId: string): void;
+  offline(userId: string): void;
+}
+
 export interface HubOptions {
   heartbeatMs: number;
 }
@@ -70,7 +93,8 @@ interface Peer {
   ws: WebSocket;
   userId: string;
   token: string;
-  container: Container;
+  /** The room of a room socket; null for a user stream. */
+  container: Container | null;
   /** Answered the last ping. */
   alive: boolean;
   frames: number;
@@ -95,6 +119,7 @@ function removeFrom(index: Index, key: string, peer: Peer): void {
 
 /** The WebSocket upgrades: the route table's GET operations that switch protocols. */
 export const SOCKET_PATHS = [
+  { method: 'GET', path: '/api/ws', kind: 'user' as const },
   { method: 'GET', path: '/api/channels/:channel_id/ws', kind: 'channel' as const },
   { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
 ];
@@ -109,10 +134,11 @@ export interface HubParts {
   sessions: SessionStore;
   users: UserStore;
   perms: Permissions;
+  directory: Pick<Directory, 'serverMemberIds' | 'conversationMemberIds'>;
 }
 
 export function createHub(parts: HubParts, options: HubOptions = realtimeSettings): Hub {
-  const { config, clock, log, perms, metrics } = parts;
+  const { config, clock, log, perms, metrics, directory } = parts;
   // Per-message deflate stays off (the default): it costs memory per socket and would make
   // every socket compress its own copy of a frame we serialize once.
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
@@ -120,7 +146,10 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
   const byContainer: Index = new Map();
   const byToken: Index = new Map();
   const byUser: Index = new Map();
+  /** User streams only, by user. */
+  const streams: Index = new Map();
   let closing = false;
+  let hooks: StreamHooks = { ready: () => ({ event: 'ready' }), online: () => {}, offline: () => {} };
 
   const heartbeat = setInterval(() => {
     for (const peer of peers) {
@@ -135,7 +164,7 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
   heartbeat.unref();
 
   /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
-  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> {
+  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> & { user: User } {
     if (closing) throw new HttpError(503, 'server shutting down');
     // A page on another site can open a WebSocket to us and the browser attaches our cookie:
     // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
@@ -152,19 +181,30 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     if ((byUser.get(user!.id)?.size ?? 0) >= MAX_SOCKETS_PER_USER) {
       throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`);
     }
+    const { kind } = found.route;
     const container =
-      found.route.kind === 'channel'
-        ? perms.channelAccess(user!, found.params.channel_id).container
-        : perms.conversationAccess(user!, found.params.conversation_id);
-    return { userId: user!.id, token: session!.token, container };
+      kind === 'user'
+        ? null
+        : kind === 'channel'
+          ? perms.channelAccess(user!, found.params.channel_id).container
+          : perms.conversationAccess(user!, found.params.conversation_id);
+    return { user: user!, userId: user!.id, token: session!.token, container };
   }
 
-  function connect(ws: WebSocket, target: ReturnType<typeof authorize>): void {
+  function connect(ws: WebSocket, { user, ...target }: ReturnType<typeof authorize>): void {
     const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now() };
     peers.add(peer);
-    addTo(byContainer, containerKey(peer.container), peer);
     addTo(byToken, peer.token, peer);
     addTo(byUser, peer.userId, peer);
+    if (byUser.get(peer.userId)!.size === 1) hooks.online(peer.userId);
+    if (peer.container) {
+      addTo(byContainer, containerKey(peer.container), peer);
+    } else {
+      // The snapshot is taken in the same turn as the subscription: every event committed
+      // after it reaches this socket, and none before it is missing from the snapshot.
+      addTo(streams, peer.userId, peer);
+      send(peer, Buffer.from(JSON.stringify(hooks.ready(user))));
+    }
     ws.on('pong', () => {
       peer.alive = true;
     });
@@ -183,9 +223,11 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     ws.on('error', (err) => log(`websocket error: ${err.message}`));
     ws.on('close', () => {
       peers.delete(peer);
-      removeFrom(byContainer, containerKey(peer.container), peer);
+      if (peer.container) removeFrom(byContainer, containerKey(peer.container), peer);
+      else removeFrom(streams, peer.userId, peer);
       removeFrom(byToken, peer.token, peer);
       removeFrom(byUser, peer.userId, peer);
+      if (!byUser.has(peer.userId)) hooks.offline(peer.userId);
     });
   }
 
@@ -203,19 +245,51 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     peer.ws.send(frame, { binary: false });
   }
 
-  return {
-    publish(container, { payload, reactors }) {
+  /** Writes an event to these peers; one serialization per distinct content. */
+  function deliver(recipients: Iterable<Peer>, event: LiveEvent): void {
+    let frameFor: ((userId: string) => Buffer) | undefined;
+    let sent = 0;
+    for (const peer of recipients) {
+      if (peer.ws.readyState !== WebSocket.OPEN) continue;
+      // Serialized on the first recipient: an event nobody receives costs nothing.
+      frameFor ??= framesOf(event);
+      send(peer, frameFor(peer.userId));
+      sent++;
+    }
+    if (sent) metrics.framesSent(sent);
+  }
+
+  /** The user streams of these users. */
+  function* streamsOf(userIds: Iterable<string>, except?: string): Generator<Peer> {
+    for (const userId of userIds) {
+      if (userId === except) continue;
+      const own = streams.get(userId);
+      if (own) yield* own;
+    }
+  }
+
+  const hub: Hub = {
+    publish(container, event) {
       const recipients = byContainer.get(containerKey(container));
-      if (!recipients) return;
-      const frameFor = reactors ? perRecipientFrames(payload, reactors) : once(payload);
-      let sent = 0;
-      for (const peer of recipients) {
-        if (peer.ws.readyState !== WebSocket.OPEN) continue;
-        send(peer, frameFor(peer.userId));
-        sent++;
-      }
-      metrics.framesSent(sent);
+      if (recipients) deliver(recipients, event);
     },
+
+    toContainer(container, event, except) {
+      // Nobody streaming, nobody to ask the database about.
+      if (streams.size === 0) return;
+      const audience = container.kind === 'channel' ? directory.serverMemberIds(container.serverId) : directory.conversationMemberIds(container.id);
+      deliver(streamsOf(audience, except), event);
+    },
+
+    toServer(serverId, event) {
+      if (streams.size > 0) deliver(streamsOf(directory.serverMemberIds(serverId)), event);
+    },
+
+    toUsers(userIds, event) {
+      if (streams.size > 0) deliver(streamsOf(userIds), event);
+    },
+
+    hasStream: (userId) => streams.has(userId),
 
     endSession(token) {
       for (const peer of byToken.get(token) ?? []) drop(peer, CLOSE.sessionEnded);
@@ -226,10 +300,17 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
         const c = peer.container;
         const inScope =
           where === undefined ||
-          ('serverId' in where && c.kind === 'channel' && c.serverId === where.serverId) ||
-          ('conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
+          (c !== null && 'serverId' in where && c.kind === 'channel' && c.serverId === where.serverId) ||
+          (c !== null && 'conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
         if (inScope) drop(peer, CLOSE.accessRemoved);
       }
+    },
+
+    get hooks() {
+      return hooks;
+    },
+    set hooks(value) {
+      hooks = value;
     },
 
     handleUpgrade(req, socket, head) {
@@ -256,51 +337,24 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     },
 
     openSockets() {
-      const counts: Record<string, number> = { channel: 0, conversation: 0 };
-      for (const peer of peers) counts[peer.container.kind]++;
+      const counts: Record<string, number> = { user: 0, channel: 0, conversation: 0 };
+      for (const peer of peers) counts[peer.container?.kind ?? 'user']++;
       return counts;
     },
 
     close() {
       closing = true;
       clearInterval(heartbeat);
-      for (const peer of peers) drop(peer, CLOSE.goingAway);
+      // Sessions live in memory: a restart ends every one, and a user stream says so (4001),
+      // so a client signs in again rather than retrying a dead cookie.
+      for (const peer of peers) drop(peer, peer.container ? CLOSE.goingAway : CLOSE.sessionEnded);
       const force = setTimeout(() => {
         for (const peer of peers) peer.ws.terminate();
       }, SHUTDOWN_CLOSE_GRACE_MS);
       force.unref();
     },
   };
-}
-
-/** The same bytes for every recipient, serialized once. */
-function once(payload: Record<string, unknown>): (userId: string) => Buffer {
-  const frame = Buffer.from(JSON.stringify(payload));
-  return () => frame;
-}
-
-/**
- * A message record whose `reactions[].reacted` is the recipient's own: everything but the
- * reactions is serialized once, and each distinct set of "my reactions" joins those bytes with
- * its own flags, so one more reaction costs the same however many recipients or reactions
- * there are (a message holds at most MAX_REACTION_EMOJI emoji). `reactions` comes last.
- */
-function perRecipientFrames(payload: Record<string, unknown>, reactors: Map<string, Set<string>>): (userId: string) => Buffer {
-  const reactions = (payload.reactions ?? []) as Reaction[];
-  const rest = JSON.stringify({ ...payload, reactions: undefined });
-  const head = `${rest.slice(0, -1)}${rest === '{}' ? '' : ','}"reactions":[`;
-  const pieces = reactions.map((r) => `{"emoji":${JSON.stringify(r.emoji)},"count":${r.count},"reacted":`);
-  const frames = new Map<string, Buffer>();
-  return (userId) => {
-    let key = '';
-    for (const r of reactions) key += reactors.get(r.emoji)?.has(userId) ? '1' : '0';
-    let frame = frames.get(key);
-    if (frame === undefined) {
-      frame = Buffer.from(`${head}${pieces.map((piece, i) => `${piece}${key[i] === '1'}}`).join(',')}]}`);
-      frames.set(key, frame);
-    }
-    return frame;
-  };
+  return hub;
 }
 
 /** An upgrade refused before any socket exists: a plain HTTP response, as for any request. */

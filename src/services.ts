@@ -1,15 +1,18 @@
 import type { Clock } from './clock';
 import type { Config } from './config';
 import type { DB } from './db';
+import type { Directory } from './directory';
 import type { Limits } from './limits';
 import type { Mailer } from './mail';
 import type { MessageStore } from './message-store';
 import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
+import type { Presence } from './presence';
 import type { Hub } from './realtime';
 import type { SessionStore } from './sessions';
 import type { StaticFiles } from './static';
 import type { Log } from './types';
+import type { ReadStates } from './unread';
 import type { UploadStore } from './upload-store';
 import type { UserStore } from './users';
 
@@ -28,8 +31,11 @@ export interface Services {
   staticFiles: StaticFiles;
   metrics: Metrics;
   perms: Permissions;
+  directory: Directory;
+  readStates: ReadStates;
   mailer: Mailer;
   hub: Hub;
+  presence: Presence;
   uploads: UploadStore;
   messages: MessageStore;
 }

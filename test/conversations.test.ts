@@ -46,7 +46,8 @@ t.test('a DM is created once and reused from either side', async (t) => {
   t.equal(again.status, 200);
   t.equal(again.body.id, first.body.id);
   t.equal((await alice.get('/api/conversations')).body.length, 1, 'one conversation only');
-  t.same((await bob.get('/api/conversations')).body, [first.body]);
+  const nothingRead = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
+  t.same((await bob.get('/api/conversations')).body, [{ ...first.body, ...nothingRead }], 'listed with its read state');
   t.same((await bob.get(`/api/conversations/${first.body.id}`)).body, first.body, 'readable by id');
 });
 
@@ -256,6 +257,8 @@ t.test('conversation messages share the channel message model', async (t) => {
     author_id: alice.userId,
     author: member(alice),
     content: 'hi bob',
+    mentions: [],
+    mention_everyone: false,
     reply_to: null,
     reply_preview: null,
     attachments: [],
@@ -351,7 +354,7 @@ t.test('conversations are listed by most recent activity', async (t) => {
   await carol.post(`/api/conversations/${group.id}/messages`, { content: 'group bump' });
   t.same(await order(alice), [group.id, dm.id, dmCarol.id]);
   const listed = (await alice.get('/api/conversations')).body;
-  t.same(listed[0], { ...group, last_message_at: '2026-01-01T00:00:04.000Z' });
+  t.match(listed[0], { ...group, last_message_at: '2026-01-01T00:00:04.000Z', unread_count: 1, mention_count: 1 });
   t.equal(listed[1].last_message_at, '2026-01-01T00:00:03.000Z');
   t.equal(listed[2].last_message_at, null);
 });

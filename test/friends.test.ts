@@ -64,8 +64,8 @@ t.test('friend lifecycle', async (t) => {
     const res = await bob.post(`/api/friends/requests/${request.id}/accept`);
     t.equal(res.status, 200);
     t.same(res.body, { user_id: alice.userId, username: alice.username, since: '2026-01-01T00:01:00.000Z' });
-    t.same((await alice.get('/api/friends')).body, [{ user_id: bob.userId, username: bob.username, since: '2026-01-01T00:01:00.000Z' }]);
-    t.same((await bob.get('/api/friends')).body, [res.body]);
+    t.same((await alice.get('/api/friends')).body, [{ user_id: bob.userId, username: bob.username, since: '2026-01-01T00:01:00.000Z', presence: 'offline' }]);
+    t.same((await bob.get('/api/friends')).body, [{ ...res.body, presence: 'offline' }], 'with their presence (no socket open: offline)');
     t.same((await bob.get('/api/friends/requests')).body, [], 'no longer pending');
     t.same((await alice.get('/api/friends/requests?direction=outgoing')).body, []);
     t.equal((await bob.post(`/api/friends/requests/${request.id}/accept`)).status, 404, 'accepting twice');

@@ -147,6 +147,8 @@ t.test('creating, reading and editing messages', async (t) => {
       author_id: member.userId,
       author: { user_id: member.userId, username: member.username },
       content: 'first words',
+      mentions: [],
+      mention_everyone: false,
       reply_to: null,
       reply_preview: null,
       attachments: [],

@@ -48,6 +48,14 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
   ];
 }
 
+/** Marking a channel or conversation read, and saying one is typing there. */
+function liveOps(base: string, tag: string, what: string): Ops {
+  return [
+    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, ok: [json(200, ref('ReadState'))] }],
+    ['POST', `${base}/typing`, { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] }],
+  ];
+}
+
 export const operations: Ops = [
   ['GET', '/healthz', { tag: 'Accounts', summary: 'Health check: 200 once the database answers', auth: 'none', ok: [json(200, ref('Ok'))] }],
   ['GET', '/api/openapi.json', { tag: 'Accounts', summary: 'This document', auth: 'none', ok: [json(200, { type: 'object' })] }],
@@ -59,6 +67,7 @@ export const operations: Ops = [
   ['GET', '/api/users/me', { tag: 'Accounts', summary: 'Who is signed in', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/users/{user_id}', { tag: 'Accounts', summary: 'Look a user up', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/account', { tag: 'Accounts', summary: 'The account status record (suspended accounts too)', auth: 'account', ok: [json(200, ref('Account'))] }],
+  ['PUT', '/api/account/presence', { tag: 'Accounts', summary: 'Choose online, idle, dnd or invisible', auth: 'user', body: { kind: 'json', schema: input({ status: oneOf('online', 'idle', 'dnd', 'invisible') }) }, ok: [json(200, ref('Presence'))] }],
 
   // Email (src/api/email.ts)
   ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link', auth: 'user', body: { kind: 'json', schema: input({ email: str }) }, ok: [json(200, ref('EmailStatus'))], errors: [409, 429] }],
@@ -68,9 +77,9 @@ export const operations: Ops = [
 
   // Servers (src/api/servers.ts)
   ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Server'))], errors: [429] }],
-  ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to', auth: 'user', ok: [json(200, arr(ref('Server')))] }],
+  ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to, with unread and mention counts', auth: 'user', ok: [json(200, arr(ref('ServerWithUnread')))] }],
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
-  ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server', auth: 'user', ok: [json(200, arr(ref('Channel')))] }],
+  ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
   ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Channel'))], errors: [409, 429] }],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
   ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member', auth: 'user', ok: [empty('removed')] }],
@@ -82,6 +91,10 @@ export const operations: Ops = [
   ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', ok: [json(200, ref('Joined'))] }],
   ['GET', '/invites/{token}', { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] }],
 
+  // Read state and typing (src/api/messages.ts)
+  ...liveOps('/api/servers/{server_id}/channels/{channel_id}', 'Messages', 'channel'),
+  ...liveOps('/api/conversations/{conversation_id}', 'Conversations', 'conversation'),
+
   // Messages (src/api/messages.ts)
   ...messageOps('/api/servers/{server_id}/channels/{channel_id}/messages', 'Messages', 'channel', true),
   ...messageOps('/api/servers/{server_id}/messages', 'Messages', 'legacy server (the first channel)', false),
@@ -92,11 +105,11 @@ export const operations: Ops = [
   ['GET', '/api/friends/requests', { tag: 'Friends', summary: 'Pending requests: incoming (default) or outgoing', auth: 'user', query: { direction: oneOf('incoming', 'outgoing') }, ok: [json(200, arr(ref('FriendRequest')))] }],
   ['POST', '/api/friends/requests/{request_id}/accept', { tag: 'Friends', summary: 'Accept a request (its addressee)', auth: 'user', ok: [json(200, ref('Friend'))] }],
   ['POST', '/api/friends/requests/{request_id}/reject', { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] }],
-  ['GET', '/api/friends', { tag: 'Friends', summary: 'Friends, by username', auth: 'user', ok: [json(200, arr(ref('Friend')))] }],
+  ['GET', '/api/friends', { tag: 'Friends', summary: 'Friends, by username, with presence', auth: 'user', ok: [json(200, arr(ref('FriendWithPresence')))] }],
   ['DELETE', '/api/friends/{user_id}', { tag: 'Friends', summary: 'Remove a friend', auth: 'user', ok: [empty('no longer friends')] }],
 
   // Conversations (src/api/conversations.ts)
-  ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first', auth: 'user', ok: [json(200, arr(ref('Conversation')))] }],
+  ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first, with read state', auth: 'user', ok: [json(200, arr(ref('ConversationWithState')))] }],
   ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: arr(str) }) }, ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
   ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name: str, usernames: arr(str) }) }, ok: [json(201, ref('Conversation'))], errors: [404] }],
   ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
@@ -119,6 +132,7 @@ export const operations: Ops = [
   ],
 
   // WebSocket upgrades (src/realtime.ts)
+  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], errors: [429] }],
   ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], errors: [429] }],
   ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], errors: [429] }],
 

@@ -19,9 +19,14 @@ export const schemas: Record<string, Schema> = {
   EmailStatus: obj({ email: str, email_verified: bool }),
 
   Server: obj({ id: uuid, name: str, owner_id: uuid, created_at: time }),
+  ServerWithUnread: obj({ id: uuid, name: str, owner_id: uuid, created_at: time, unread: bool, mention_count: int }),
   Channel: obj({ id: uuid, server_id: uuid, name: str, position: int, created_at: time }),
+  ChannelWithState: obj({ id: uuid, server_id: uuid, name: str, position: int, created_at: time, ...readState() }),
+  ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
+  Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
   Role: obj({ id: uuid, server_id: uuid, name: str, full_server_admin: bool, created_at: time }),
-  Member: obj({ user_id: uuid, username: str, is_owner: bool, role: nullable(str), roles: arr(str), joined_at: time }),
+  Member: obj({ user_id: uuid, username: str, is_owner: bool, role: nullable(str), roles: arr(str), joined_at: time, presence: ref('Shown') }),
+  Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
   Invite: obj({ token: str, server_id: uuid, expires_at: time, url: str }),
   InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int }),
   Joined: obj({ server_id: uuid }),
@@ -45,6 +50,8 @@ export const schemas: Record<string, Schema> = {
       author_id: uuid,
       author: ref('UserRef'),
       content: str,
+      mentions: withDescription(arr(uuid), 'the users the content mentions with @name'),
+      mention_everyone: bool,
       reply_to: nullable(uuid),
       reply_preview: nullable(ref('ReplyPreview')),
       attachments: arr(ref('Attachment')),
@@ -57,14 +64,9 @@ export const schemas: Record<string, Schema> = {
 
   FriendRequest: obj({ id: uuid, from: ref('UserRef'), to: ref('UserRef'), status: oneOf('pending', 'accepted'), created_at: time }),
   Friend: obj({ user_id: uuid, username: str, since: time }),
-  Conversation: obj({
-    id: uuid,
-    kind: oneOf('dm', 'group'),
-    name: nullable(str),
-    members: arr(ref('UserRef')),
-    created_at: time,
-    last_message_at: nullable(time),
-  }),
+  FriendWithPresence: obj({ user_id: uuid, username: str, since: time, presence: ref('Shown') }),
+  Conversation: obj(conversation()),
+  ConversationWithState: obj({ ...conversation(), ...readState() }),
 
   Report: obj({
     id: uuid,
@@ -92,6 +94,26 @@ export const schemas: Record<string, Schema> = {
   AdminUserRecord: obj({ user_id: uuid, username: str, account_standing: int, is_admin: bool, warnings: arr(ref('AdminWarning')) }),
   AdminMe: obj({ user_id: uuid, username: str, is_admin: { const: true } }),
 };
+
+function readState(): Record<string, Schema> {
+  return {
+    last_message_id: nullable(uuid),
+    last_read_id: withDescription(nullable(uuid), 'the newest message at or before the read marker'),
+    unread_count: withDescription({ type: 'integer', minimum: 0, maximum: 100 }, 'messages after the marker by others, at most 100 ("99+")'),
+    mention_count: withDescription({ type: 'integer', minimum: 0, maximum: 100 }, 'of those, the ones that mention the caller or everyone (all of them in a DM or group)'),
+  };
+}
+
+function conversation(): Record<string, Schema> {
+  return {
+    id: uuid,
+    kind: oneOf('dm', 'group'),
+    name: nullable(str),
+    members: arr(ref('UserRef')),
+    created_at: time,
+    last_message_at: nullable(time),
+  };
+}
 
 function withDescription(schema: Schema, description: string): Schema {
   return { ...schema, description };

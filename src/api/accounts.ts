@@ -5,11 +5,13 @@ import { HttpError, badRequest, conflict, notFound } from '../http/errors';
 import { created, json, noContent, redirect } from '../http/respond';
 import { hashPassword, verifyPassword } from '../passwords';
 import type { Services } from '../services';
+import { STATUSES } from '../presence';
 import { SUSPENDED } from '../standing';
 import type { Ctx, PublicCtx, Route } from '../types';
 import { USERNAME_RULE, readPassword, readUsername } from '../users';
+import { oneOf } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence'>;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
 export function accountRoutes(deps: Deps): Route[] {
@@ -21,10 +23,11 @@ export function accountRoutes(deps: Deps): Route[] {
     { method: 'GET', path: '/api/users/me', auth: 'user', body: 'none', handler: h.getMe },
     { method: 'GET', path: '/api/users/:user_id', auth: 'user', body: 'none', handler: h.getUser },
     { method: 'GET', path: '/api/account', auth: 'account', body: 'none', handler: h.getAccount },
+    { method: 'PUT', path: '/api/account/presence', auth: 'user', body: 'json', handler: h.setPresence },
   ];
 }
 
-function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
+function accountHandlers({ db, clock, config, users, sessions, limits, presence }: Deps) {
   const insertUser = db.prepare(
     'INSERT INTO users (id, username, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -42,7 +45,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
   );
   const adminNames = new Set(config.adminUsers.map((name) => name.toLowerCase()));
 
-  return { register, login, logout, getMe, getUser, getAccount };
+  return { register, login, logout, getMe, getUser, getAccount, setPresence };
 
   /** 201 {user_id}; 409 when the name is taken in any letter case; a form is redirected to /?registered=1. */
   async function register(ctx: PublicCtx) {
@@ -114,6 +117,16 @@ function accountHandlers({ db, clock, config, users, sessions, limits }: Deps) {
     const user = users.byId(ctx.params.user_id);
     if (!user) throw notFound('user not found');
     return json({ user_id: user.id, username: user.username });
+  }
+
+  /**
+   * 200 {status, presence}: what the caller chose (online, idle, dnd, invisible) and what others
+   * now see (invisible shows as offline); friends and members of shared servers get `presence`.
+   */
+  function setPresence(ctx: Ctx) {
+    const status = oneOf(ctx.body, 'status', STATUSES);
+    presence.set(ctx.user.id, status);
+    return json({ status, presence: presence.of(ctx.user.id) });
   }
 
   /** The account status record; open to suspended accounts so they can see why. */

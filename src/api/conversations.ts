@@ -4,6 +4,7 @@ import { createFriendCheck, pairKey } from '../friendship';
 import { badRequest, notFound } from '../http/errors';
 import { created, json } from '../http/respond';
 import type { Services } from '../services';
+import { conversationEntry } from '../ready';
 import { assertAllowed } from '../standing';
 import type { Ctx, Route, User } from '../types';
 import { USERNAME_RULE } from '../users';
@@ -14,7 +15,7 @@ export const MIN_GROUP_FRIENDS = 1;
 export const MAX_GROUP_FRIENDS = 25;
 export const MAX_GROUP_NAME_CHARS = 100;
 
-type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'hub' | 'directory' | 'readStates' | 'presence'>;
 
 /** Direct messages and group chats (spec section 4); their messages are in src/api/messages.ts. */
 export function conversationRoutes(deps: Deps): Route[] {
@@ -27,62 +28,27 @@ export function conversationRoutes(deps: Deps): Route[] {
   ];
 }
 
-interface ConversationRow {
-  id: string;
-  kind: 'dm' | 'group';
-  name: string | null;
-  created_at: string;
-  last_message_at: string | null;
-}
-
-interface MemberRow {
-  conversation_id: string;
-  user_id: string;
-  username: string;
-}
-
-const conversationRecord = (row: ConversationRow, members: MemberRow[]) => ({
-  id: row.id,
-  kind: row.kind,
-  name: row.name,
-  members: members.map((m) => ({ user_id: m.user_id, username: m.username })),
-  created_at: row.created_at,
-  last_message_at: row.last_message_at,
-});
-
-function conversationHandlers({ db, clock, users, perms }: Deps) {
+function conversationHandlers(deps: Deps) {
+  const { db, clock, users, perms, hub, directory, readStates } = deps;
   const areFriends = createFriendCheck(db);
   const insertConversation = db.prepare(
     'INSERT INTO conversations (id, kind, name, dm_key, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const insertMember = db.prepare('INSERT OR IGNORE INTO conversation_members (conversation_id, user_id) VALUES (?, ?)');
+  // A member starts with everything already there read.
+  const insertMember = db.prepare(
+    `INSERT OR IGNORE INTO conversation_members (conversation_id, user_id, joined_seq)
+     VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) FROM messages))`,
+  );
   const dmByKey = db.prepare<[string], { id: string }>('SELECT id FROM conversations WHERE dm_key = ?');
-  // The last message is found through messages_by_conversation (conversation_id, seq).
-  const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_at,
-    (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
-  const conversationById = db.prepare<[string], ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`,
-  );
-  const conversationsOfUser = db.prepare<[string], ConversationRow>(
-    `SELECT ${CONVERSATION_COLUMNS}
-       FROM conversation_members cm JOIN conversations c ON c.id = cm.conversation_id
-      WHERE cm.user_id = ?
-      ORDER BY COALESCE(last_message_at, c.created_at) DESC, c.rowid DESC`,
-  );
-  const membersOf = db.prepare<[string], MemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username
-       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
-      WHERE cm.conversation_id = ? ORDER BY u.username, u.id`,
-  );
-  // Every member of every conversation of one user in one query: the list has no N+1.
-  const membersOfUsersConversations = db.prepare<[string], MemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username
-       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
-      WHERE cm.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ?)
-      ORDER BY u.username, u.id`,
-  );
-
-  const recordById = (id: string) => conversationRecord(conversationById.get(id)!, membersOf.all(id));
+  const recordById = (id: string) => directory.conversation(id)!;
+  /** Every member's streams learn of the new conversation, each with their own read state. */
+  const announceCreated = (id: string) => {
+    const record = recordById(id);
+    for (const member of record.members) {
+      hub.toUsers([member.user_id], { payload: { event: 'conversation_created', conversation: conversationEntry(deps, member.user_id, record) } });
+    }
+    return record;
+  };
 
   /** Resolves a listed username to a user: 400 malformed, 404 unknown, 400 oneself. */
   const otherUser = (caller: User, name: string): User => {
@@ -95,15 +61,15 @@ function conversationHandlers({ db, clock, users, perms }: Deps) {
 
   return { listConversations, openDm, createGroup, getConversation };
 
-  /** The caller's DMs and groups, most recent activity first (last message, else creation). */
+  /** The caller's DMs and groups, most recent activity first (last message, else creation), each with its read state. */
   function listConversations(ctx: Ctx) {
-    const members = new Map<string, MemberRow[]>();
-    for (const m of membersOfUsersConversations.all(ctx.user.id)) {
-      const list = members.get(m.conversation_id) ?? [];
-      list.push(m);
-      members.set(m.conversation_id, list);
-    }
-    return json(conversationsOfUser.all(ctx.user.id).map((c) => conversationRecord(c, members.get(c.id) ?? [])));
+    const states = readStates.conversations(ctx.user.id);
+    return json(
+      directory.conversationsOf(ctx.user.id).map((conversation) => {
+        const { conversation_id: _id, ...state } = states.get(conversation.id)!;
+        return { ...conversation, ...state };
+      }),
+    );
   }
 
   /**
@@ -123,7 +89,7 @@ function conversationHandlers({ db, clock, users, perms }: Deps) {
       insertMember.run(id, other.id);
       return true;
     })();
-    return isNew ? created(recordById(id)) : json(recordById(dmByKey.get(key)!.id));
+    return isNew ? created(announceCreated(id)) : json(recordById(dmByKey.get(key)!.id));
   }
 
   /**
@@ -146,7 +112,7 @@ function conversationHandlers({ db, clock, users, perms }: Deps) {
       insertMember.run(id, ctx.user.id);
       for (const userId of members.keys()) insertMember.run(id, userId);
     })();
-    return created(recordById(id));
+    return created(announceCreated(id));
   }
 
   /** One conversation, members only (404 otherwise). */

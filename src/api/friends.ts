@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import type { Ctx, Route } from '../types';
 import { readUsername } from '../users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence'>;
 
 /**
  * Friends and friend requests (spec section 4 "Friends", section 3 "Friend request").
@@ -49,7 +49,7 @@ const requestRecord = (r: RequestRow) => ({
   created_at: r.created_at,
 });
 
-function friendHandlers({ db, clock, users, limits }: Deps) {
+function friendHandlers({ db, clock, users, limits, hub, directory, presence }: Deps) {
   const insertRequest = db.prepare(
     "INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at) VALUES (?, ?, ?, 'pending', ?, ?)",
   );
@@ -69,15 +69,6 @@ function friendHandlers({ db, clock, users, limits }: Deps) {
     "UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'",
   );
   const rejectRequest = db.prepare("DELETE FROM friend_requests WHERE id = ? AND to_user = ? AND status = 'pending'");
-  // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
-  const friendsOf = db.prepare<[string, string], { user_id: string; username: string; since: string }>(
-    `SELECT u.id AS user_id, u.username, f.since
-       FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
-             UNION ALL
-             SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
-       JOIN users u ON u.id = f.other
-      ORDER BY u.username, u.id`,
-  );
   const friendRecord = db.prepare<[string], { user_id: string; username: string; since: string }>(
     `SELECT u.id AS user_id, u.username, r.accepted_at AS since
        FROM friend_requests r JOIN users u ON u.id = r.from_user WHERE r.id = ?`,
@@ -110,7 +101,9 @@ function friendHandlers({ db, clock, users, limits }: Deps) {
       }
       insertRequest.run(id, ctx.user.id, target.id, key, iso(clock.now()));
     })();
-    return created(requestRecord(requestById.get(id)!));
+    const request = requestRecord(requestById.get(id)!);
+    hub.toUsers([target.id], { payload: { event: 'friend_request', request } });
+    return created(request);
   }
 
   /** Pending requests to the caller (default), or with direction=outgoing the caller's own; newest first. */
@@ -128,7 +121,13 @@ function friendHandlers({ db, clock, users, limits }: Deps) {
     const id = ctx.params.request_id;
     const { changes } = acceptRequest.run(iso(clock.now()), id, ctx.user.id);
     if (changes === 0) throw notFound('friend request not found');
-    return json(friendRecord.get(id));
+    const sender = friendRecord.get(id)!;
+    const since = sender.since;
+    // Each side learns of the other, with the presence they may now see.
+    hub.toUsers([ctx.user.id], { payload: { event: 'friend_added', friend: { ...sender, presence: presence.of(sender.user_id) } } });
+    const me = { user_id: ctx.user.id, username: ctx.user.username, since, presence: presence.of(ctx.user.id) };
+    hub.toUsers([sender.user_id], { payload: { event: 'friend_added', friend: me } });
+    return json(sender);
   }
 
   /** The addressee only (404 otherwise); 204; the request is deleted, so it may be sent again. */
@@ -138,15 +137,17 @@ function friendHandlers({ db, clock, users, limits }: Deps) {
     return noContent();
   }
 
-  /** [{user_id, username, since}] sorted by username. */
+  /** [{user_id, username, since, presence}] sorted by username. */
   function listFriends(ctx: Ctx) {
-    return json(friendsOf.all(ctx.user.id, ctx.user.id));
+    return json(directory.friendsOf(ctx.user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })));
   }
 
   /** 204, 404 when not friends; existing DMs and groups stay, a new DM needs friendship again. */
   function removeFriend(ctx: Ctx) {
     const { changes } = removeFriendship.run(pairKey(ctx.user.id, ctx.params.user_id));
     if (changes === 0) throw notFound('not a friend');
+    hub.toUsers([ctx.user.id], { payload: { event: 'friend_removed', user_id: ctx.params.user_id } });
+    hub.toUsers([ctx.params.user_id], { payload: { event: 'friend_removed', user_id: ctx.user.id } });
     return noContent();
   }
 }

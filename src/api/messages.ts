@@ -3,7 +3,7 @@ import { resolveEmoji } from '../emoji';
 import { mediaType, readJson } from '../http/body';
 import { badRequest, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
-import { MAX_CONTENT_CHARS } from '../message-record';
+import { MAX_CONTENT_CHARS, placeOf } from '../message-record';
 import type { MessageInput } from '../message-store';
 import type { Services } from '../services';
 import { type RestrictedAction, assertAllowed } from '../standing';
@@ -11,7 +11,10 @@ import type { Body, Container, Ctx, Route } from '../types';
 import type { UploadStore } from '../upload-store';
 import { limitParam, text, uuid, uuidParam } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'perms' | 'limits' | 'messages' | 'uploads' | 'sessions' | 'users'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates'>;
+
+/** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
+export const TYPING_REPEAT_MS = 3_000;
 
 /**
  * Messages, one model for three scopes: server channels, the legacy server messages (mapped
@@ -19,13 +22,20 @@ type Deps = Pick<Services, 'db' | 'perms' | 'limits' | 'messages' | 'uploads' | 
  * moderate (src/permissions.ts) and which standing restriction applies to sending.
  */
 export function messageRoutes(deps: Deps): Route[] {
-  const channel = messageHandlers(deps, channelScope(deps));
-  const legacy = messageHandlers(deps, legacyScope(deps));
-  const dm = messageHandlers(deps, conversationScope(deps));
-  const C = '/api/servers/:server_id/channels/:channel_id/messages';
+  const typing = new Map<string, number>();
+  const channel = messageHandlers(deps, channelScope(deps), typing);
+  const legacy = messageHandlers(deps, legacyScope(deps), typing);
+  const dm = messageHandlers(deps, conversationScope(deps), typing);
+  const CH = '/api/servers/:server_id/channels/:channel_id';
+  const C = `${CH}/messages`;
   const L = '/api/servers/:server_id/messages';
-  const D = '/api/conversations/:conversation_id/messages';
+  const DC = '/api/conversations/:conversation_id';
+  const D = `${DC}/messages`;
   return [
+    { method: 'PUT', path: `${CH}/read`, auth: 'user', body: 'json', handler: channel.markRead },
+    { method: 'POST', path: `${CH}/typing`, auth: 'user', body: 'none', handler: channel.startTyping },
+    { method: 'PUT', path: `${DC}/read`, auth: 'user', body: 'json', handler: dm.markRead },
+    { method: 'POST', path: `${DC}/typing`, auth: 'user', body: 'none', handler: dm.startTyping },
     { method: 'GET', path: C, auth: 'user', body: 'none', handler: channel.listMessages },
     { method: 'POST', path: C, auth: 'user', body: 'message', handler: channel.sendMessage },
     { method: 'PUT', path: `${C}/:message_id`, auth: 'user', body: 'json', handler: channel.editMessage },
@@ -84,8 +94,13 @@ function conversationScope({ perms }: Deps): MessageScope {
   };
 }
 
-function messageHandlers({ limits, messages, uploads, sessions, users }: Deps, scope: MessageScope) {
-  return { listMessages, sendMessage, editMessage, deleteMessage, addReaction, removeReaction };
+function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, number>) {
+  const { clock, limits, messages, uploads, sessions, users, hub, readStates } = deps;
+  /** @everyone is for the owner and full server administrators, in server channels. */
+  const rightsOf = (resolved: { container: Container; canModerate: boolean }) => ({
+    mayMentionEveryone: resolved.container.kind === 'channel' && resolved.canModerate,
+  });
+  return { listMessages, sendMessage, editMessage, deleteMessage, addReaction, removeReaction, markRead, startTyping };
 
   /**
    * Newest first, `limit` (default 50, max 100) at a time; `before=<id>` pages back, `after=<id>`
@@ -102,19 +117,19 @@ function messageHandlers({ limits, messages, uploads, sessions, users }: Deps, s
    * byte of an upload is read, and again once it is in (its files are discarded if refused).
    */
   async function sendMessage(ctx: Ctx) {
-    const { container } = scope.resolve(ctx);
+    const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     limits.messagesPerUser.take(ctx.user.id, 'messages');
     const multipart = mediaType(ctx.req) === 'multipart/form-data';
     const input = await readMessageInput(ctx, uploads);
     try {
-      if (!multipart) return created(messages.create(container, ctx.user, input));
+      if (!multipart) return created(messages.create(resolved.container, ctx.user, input, rightsOf(resolved)));
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       const { user } = authenticate({ sessions, users }, ctx.req, 'user');
       const fresh = scope.resolve({ ...ctx, user: user! });
       assertAllowed(user!, scope.sendAction);
-      return created(messages.create(fresh.container, user!, input));
+      return created(messages.create(fresh.container, user!, input, rightsOf(fresh)));
     } catch (err) {
       uploads.discard(input.files);
       throw err;
@@ -123,10 +138,10 @@ function messageHandlers({ limits, messages, uploads, sessions, users }: Deps, s
 
   /** Author only; returns the updated message; a standing that may not send here may not edit either. */
   function editMessage(ctx: Ctx) {
-    const { container } = scope.resolve(ctx);
+    const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     const { content } = messageFields(ctx.body);
-    return json(messages.edit(container, ctx.params.message_id, ctx.user, content));
+    return json(messages.edit(resolved.container, ctx.params.message_id, ctx.user, content, rightsOf(resolved)));
   }
 
   /** The author, or a moderator of the container; 204. */
@@ -144,6 +159,37 @@ function messageHandlers({ limits, messages, uploads, sessions, users }: Deps, s
   /** Removes the caller's reaction (idempotent); returns the updated message. */
   function removeReaction(ctx: Ctx) {
     return react(ctx, false);
+  }
+
+  /**
+   * The caller has read up to message_id: forward only (an older id changes nothing), 400 for a
+   * message of another container; 200 the container's read state; their other streams get `read`.
+   */
+  function markRead(ctx: Ctx) {
+    const { container } = scope.resolve(ctx);
+    const messageId = uuid(ctx.body, 'message_id');
+    const moved = readStates.markRead(ctx.user.id, container, messageId);
+    const state = readStates.of(ctx.user.id, container);
+    if (moved) hub.toUsers([ctx.user.id], { payload: { event: 'read', ...placeOf(container), ...state } });
+    return json({ ...placeOf(container), ...state });
+  }
+
+  /**
+   * 204; a `typing` event reaches the other members' user streams, at most once per
+   * TYPING_REPEAT_MS per user and room; only those who may send here may type.
+   */
+  function startTyping(ctx: Ctx) {
+    const { container } = scope.resolve(ctx);
+    assertAllowed(ctx.user, scope.sendAction);
+    const key = `${ctx.user.id}:${container.id}`;
+    const now = clock.now();
+    if (now - (typing.get(key) ?? -Infinity) < TYPING_REPEAT_MS) return noContent();
+    typing.set(key, now);
+    // Entries older than the window carry nothing: they are dropped as the map grows.
+    if (typing.size > 10_000) for (const [k, at] of typing) if (now - at >= TYPING_REPEAT_MS) typing.delete(k);
+    const event = { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, ...placeOf(container) };
+    hub.toContainer(container, { payload: event }, ctx.user.id);
+    return noContent();
   }
 
   function react(ctx: Ctx, add: boolean) {

@@ -187,8 +187,9 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     setStanding.run(standing, userId);
     return standing;
   };
-  /** After the commit: a suspension takes effect at once for open sockets too. */
+  /** After the commit: the user's streams learn it, and a suspension closes every socket at once. */
   const announceStanding = (userId: string, standing: number) => {
+    hub.toUsers([userId], { payload: { event: 'standing', account_standing: standing } });
     if (standing >= SUSPENDED) hub.dropUser(userId);
   };
 
@@ -314,6 +315,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
       deleteWarning.run(warning.id);
       return recalculateStanding(warning.user_id);
     })();
+    announceStanding(warning.user_id, standing);
     return json({ user_id: warning.user_id, account_standing: standing });
   }
 

@@ -4,6 +4,7 @@ import { DAY, iso } from '../clock';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors';
 import { HANDLED, created, json, noContent } from '../http/respond';
 import type { Services } from '../services';
+import { channelWithState, serverEntry } from '../ready';
 import { assertAllowed } from '../standing';
 import type { Ctx, PublicCtx, Route } from '../types';
 import { bool, text } from '../validate';
@@ -18,7 +19,7 @@ export const MAX_LIVE_INVITES_PER_SERVER = 1000;
 export const FIRST_CHANNEL_NAME = 'general';
 const INVITE_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'perms' | 'hub' | 'staticFiles' | 'limits'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'perms' | 'hub' | 'staticFiles' | 'limits' | 'directory' | 'readStates' | 'presence'>;
 
 /** Servers, channels, roles, members and invites (spec section 4; who may do what: src/permissions.ts). */
 export function serverRoutes(deps: Deps): Route[] {
@@ -42,12 +43,6 @@ export function serverRoutes(deps: Deps): Route[] {
   ];
 }
 
-interface ServerRow {
-  id: string;
-  name: string;
-  owner_id: string;
-  created_at: string;
-}
 interface RoleRow {
   id: string;
   server_id: string;
@@ -64,42 +59,36 @@ interface MemberRow {
 }
 
 const roleRecord = (r: RoleRow) => ({ ...r, full_server_admin: r.full_server_admin === 1 });
-const memberRecord = (m: MemberRow) => ({
-  user_id: m.user_id,
-  username: m.username,
-  is_owner: m.is_owner === 1,
-  role: m.role,
-  roles: m.role ? [m.role] : [],
-  joined_at: m.joined_at,
-});
-
-function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: Deps) {
+function serverHandlers(deps: Deps) {
+  const { db, clock, config, perms, hub, staticFiles, limits, directory, readStates, presence } = deps;
+  const memberRecord = (m: MemberRow) => ({
+    user_id: m.user_id,
+    username: m.username,
+    is_owner: m.is_owner === 1,
+    role: m.role,
+    roles: m.role ? [m.role] : [],
+    joined_at: m.joined_at,
+    presence: presence.of(m.user_id),
+  });
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
-  const insertMember = db.prepare('INSERT OR IGNORE INTO members (server_id, user_id, joined_at) VALUES (?, ?, ?)');
+  // A new member starts with everything already in the server read.
+  const insertMember = db.prepare(
+    'INSERT OR IGNORE INTO members (server_id, user_id, joined_at, joined_seq) VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) FROM messages))',
+  );
   const insertChannel = db.prepare(
     `INSERT INTO channels (id, server_id, name, position, created_at)
      VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
   );
-  const serverById = db.prepare<[string], ServerRow>('SELECT id, name, owner_id, created_at FROM servers WHERE id = ?');
-  const serversOfUser = db.prepare<[string], ServerRow>(
-    `SELECT s.id, s.name, s.owner_id, s.created_at
-       FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
-  );
   const channelByName = db.prepare<[string, string], { id: string }>(
     'SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE',
   );
-  const channelById = db.prepare('SELECT id, server_id, name, position, created_at FROM channels WHERE id = ?');
-  const channelsOfServer = db.prepare(
-    'SELECT id, server_id, name, position, created_at FROM channels WHERE server_id = ? ORDER BY position',
-  );
-  const membersOfServer = db.prepare<[string], MemberRow>(
-    `SELECT m.user_id, u.username, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at
+  const MEMBER_COLUMNS = `m.user_id, u.username, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at
        FROM members m
        JOIN users u ON u.id = m.user_id
        JOIN servers s ON s.id = m.server_id
-       LEFT JOIN roles r ON r.id = m.role_id
-      WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`,
-  );
+       LEFT JOIN roles r ON r.id = m.role_id`;
+  const membersOfServer = db.prepare<[string], MemberRow>(`SELECT ${MEMBER_COLUMNS} WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`);
+  const memberById = db.prepare<[string, string], MemberRow>(`SELECT ${MEMBER_COLUMNS} WHERE m.server_id = ? AND m.user_id = ?`);
   const memberOf = db.prepare<[string, string], { user_id: string }>(
     'SELECT user_id FROM members WHERE server_id = ? AND user_id = ?',
   );
@@ -180,24 +169,34 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
       insertMember.run(id, ctx.user.id, now);
       insertChannel.run(crypto.randomUUID(), id, FIRST_CHANNEL_NAME, id, now);
     })();
-    return created(serverById.get(id));
+    const server = directory.server(id)!;
+    hub.toUsers([ctx.user.id], { payload: { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) } });
+    return created(server);
   }
 
-  /** The servers the caller belongs to, in the order joined. */
+  /** The servers the caller belongs to, in the order joined, each with `unread` and `mention_count`. */
   function listServers(ctx: Ctx) {
-    return json(serversOfUser.all(ctx.user.id));
+    const states = [...readStates.channels(ctx.user.id).values()];
+    return json(
+      directory.serversOf(ctx.user.id).map((server) => {
+        const mine = states.filter((state) => state.server_id === server.id);
+        return { ...server, unread: mine.some((c) => c.unread_count > 0), mention_count: mine.reduce((sum, c) => sum + c.mention_count, 0) };
+      }),
+    );
   }
 
   /** One server, members only. */
   function getServer(ctx: Ctx) {
     perms.serverAccess(ctx.user, ctx.params.server_id);
-    return json(serverById.get(ctx.params.server_id));
+    return json(directory.server(ctx.params.server_id));
   }
 
-  /** The channels, members only, in position order. */
+  /** The channels, members only, in position order, each with the caller's read state. */
   function listChannels(ctx: Ctx) {
-    perms.serverAccess(ctx.user, ctx.params.server_id);
-    return json(channelsOfServer.all(ctx.params.server_id));
+    const serverId = ctx.params.server_id;
+    perms.serverAccess(ctx.user, serverId);
+    const states = readStates.channels(ctx.user.id, serverId);
+    return json(directory.channelsOf(serverId).map((channel) => channelWithState(channel, states)));
   }
 
   /** Owner or full server administrator; 201 channel; 409 for a name already used (any case); 400 past 500. */
@@ -212,7 +211,9 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     insertChannel.run(id, serverId, name, serverId, iso(clock.now()));
-    return created(channelById.get(id));
+    const channel = directory.channel(id)!;
+    hub.toServer(serverId, { payload: { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) } });
+    return created(channel);
   }
 
   /** Members with is_owner and their role, members only. */
@@ -229,12 +230,15 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
   function removeMember(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     perms.requireCanRemove(ctx.user, serverId, userId);
+    const kicked = userId !== ctx.user.id;
     db.transaction(() => {
       deleteMember.run(serverId, userId);
       deleteInvitesBy.run(serverId, userId);
-      if (userId !== ctx.user.id) insertRemoval.run(serverId, userId, ctx.user.id, iso(clock.now()));
+      if (kicked) insertRemoval.run(serverId, userId, ctx.user.id, iso(clock.now()));
     })();
     hub.dropUser(userId, { serverId });
+    hub.toUsers([userId], { payload: { event: 'server_left', server_id: serverId, reason: kicked ? 'kicked' : 'left' } });
+    hub.toServer(serverId, { payload: { event: 'member_left', server_id: serverId, user_id: userId } });
     return noContent();
   }
 
@@ -270,7 +274,9 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
     }
     if (!memberOf.get(serverId, userId)) throw notFound('member not found');
     setMemberRole.run(roleId, serverId, userId);
-    return json(memberRecord(membersOfServer.all(serverId).find((m) => m.user_id === userId)!));
+    const member = memberRecord(memberById.get(serverId, userId)!);
+    hub.toServer(serverId, { payload: { event: 'member_updated', server_id: serverId, member } });
+    return json(member);
   }
 
   /** Any member; 201 {token, server_id, expires_at, url (BASE_URL, else the address the caller used)}; valid seven days; 400 past 1000 live invites. */
@@ -322,6 +328,10 @@ function serverHandlers({ db, clock, config, perms, hub, staticFiles, limits }: 
       insertMember.run(invite.server_id, ctx.user.id, iso(clock.now()));
       deleteRemoval.run(invite.server_id, ctx.user.id);
     })();
+    const server = directory.server(invite.server_id)!;
+    hub.toUsers([ctx.user.id], { payload: { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) } });
+    const member = memberRecord(memberById.get(server.id, ctx.user.id)!);
+    hub.toServer(server.id, { payload: { event: 'member_joined', server_id: server.id, member } });
     return json({ server_id: invite.server_id });
   }
 

@@ -14,6 +14,12 @@ export interface LiveSocket {
   ws: WebSocket;
   /** The next frame, parsed as JSON. */
   next<T = any>(timeoutMs?: number): Promise<T>;
+  /** The next frame that matches, skipping the others (bounded like next()). */
+  until<T = any>(match: (frame: any) => boolean, timeoutMs?: number): Promise<T>;
+  /** The next frame whose `event` is `name`, skipping the others. */
+  event<T = any>(name: string, timeoutMs?: number): Promise<T>;
+  /** Every frame received within `ms` (for asserting that something did not arrive). */
+  drain(ms: number): Promise<any[]>;
   /** Resolves when the server (or the network) closed the socket. */
   closed(timeoutMs?: number): Promise<Closed>;
   close(): void;
@@ -66,17 +72,31 @@ export async function openSocket(base: string, path: string, opts: SocketOptions
     WAIT_MS,
     `the handshake of ${path}`,
   );
+  const next = <T>(timeoutMs = WAIT_MS) =>
+    withTimeout(
+      new Promise<T>((resolve) => {
+        if (queue.length) resolve(queue.shift() as T);
+        else waiters.push(resolve as (value: unknown) => void);
+      }),
+      timeoutMs,
+      `an event on ${path}`,
+    );
+  const until = async <T>(match: (frame: any) => boolean, timeoutMs = WAIT_MS): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const frame = await next<T>(Math.max(1, deadline - Date.now()));
+      if (match(frame)) return frame;
+    }
+  };
   return {
     ws,
-    next: <T>(timeoutMs = WAIT_MS) =>
-      withTimeout(
-        new Promise<T>((resolve) => {
-          if (queue.length) resolve(queue.shift() as T);
-          else waiters.push(resolve as (value: unknown) => void);
-        }),
-        timeoutMs,
-        `an event on ${path}`,
-      ),
+    next,
+    until,
+    event: <T>(name: string, timeoutMs?: number) => until<T>((frame) => frame.event === name, timeoutMs),
+    drain: async (ms: number) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return queue.splice(0);
+    },
     closed: (timeoutMs = WAIT_MS) => withTimeout(closed, timeoutMs, `the close of ${path}`),
     close: () => ws.close(),
   };

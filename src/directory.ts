@@ -1,0 +1,159 @@
+import type { DB } from './db';
+
+/**
+ * The read side of servers, channels, conversations and friends: the records the API lists and
+ * the user stream's `ready` snapshot sends, shaped in one place so both say the same.
+ */
+export interface ServerRecord {
+  id: string;
+  name: string;
+  owner_id: string;
+  created_at: string;
+}
+
+export interface ChannelRecord {
+  id: string;
+  server_id: string;
+  name: string;
+  position: number;
+  created_at: string;
+}
+
+export interface ConversationRecord {
+  id: string;
+  kind: 'dm' | 'group';
+  name: string | null;
+  members: { user_id: string; username: string }[];
+  created_at: string;
+  last_message_at: string | null;
+}
+
+export interface FriendRecord {
+  user_id: string;
+  username: string;
+  since: string;
+}
+
+export interface Directory {
+  server(id: string): ServerRecord | undefined;
+  /** The servers a user belongs to, in the order joined. */
+  serversOf(userId: string): ServerRecord[];
+  channel(id: string): ChannelRecord | undefined;
+  /** A server's channels in position order. */
+  channelsOf(serverId: string): ChannelRecord[];
+  /** The channels of every server a user belongs to, each server's in position order. */
+  channelsOfUser(userId: string): ChannelRecord[];
+  conversation(id: string): ConversationRecord | undefined;
+  /** A user's DMs and groups, most recent activity first. */
+  conversationsOf(userId: string): ConversationRecord[];
+  friendsOf(userId: string): FriendRecord[];
+  /** Who can see what happens in a server or conversation: its members. */
+  serverMemberIds(serverId: string): string[];
+  conversationMemberIds(conversationId: string): string[];
+  /** Pending friend requests addressed to a user. */
+  incomingRequestCount(userId: string): number;
+}
+
+interface ConversationRow {
+  id: string;
+  kind: 'dm' | 'group';
+  name: string | null;
+  created_at: string;
+  last_message_at: string | null;
+}
+
+interface ConversationMemberRow {
+  conversation_id: string;
+  user_id: string;
+  username: string;
+}
+
+const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at';
+const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at';
+// The last message is found through messages_by_conversation (conversation_id, seq).
+const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_at,
+  (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
+
+export function createDirectory(db: DB): Directory {
+  const serverById = db.prepare<[string], ServerRecord>(`SELECT ${SERVER_COLUMNS} FROM servers s WHERE s.id = ?`);
+  const serversOfUser = db.prepare<[string], ServerRecord>(
+    `SELECT ${SERVER_COLUMNS} FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
+  );
+  const channelById = db.prepare<[string], ChannelRecord>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
+  const channelsOfServer = db.prepare<[string], ChannelRecord>(
+    `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
+  );
+  const channelsOfUser = db.prepare<[string], ChannelRecord>(
+    `SELECT ${CHANNEL_COLUMNS} FROM members m JOIN channels c ON c.server_id = m.server_id
+      WHERE m.user_id = ? ORDER BY m.joined_at, c.server_id, c.position`,
+  );
+  const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
+  const conversationsOfUser = db.prepare<[string], ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS}
+       FROM conversation_members cm JOIN conversations c ON c.id = cm.conversation_id
+      WHERE cm.user_id = ?
+      ORDER BY COALESCE(last_message_at, c.created_at) DESC, c.rowid DESC`,
+  );
+  const membersOfConversation = db.prepare<[string], ConversationMemberRow>(
+    `SELECT cm.conversation_id, u.id AS user_id, u.username
+       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+      WHERE cm.conversation_id = ? ORDER BY u.username, u.id`,
+  );
+  // Every member of every conversation of one user in one query: the list has no N+1.
+  const membersOfUsersConversations = db.prepare<[string], ConversationMemberRow>(
+    `SELECT cm.conversation_id, u.id AS user_id, u.username
+       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+      WHERE cm.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ?)
+      ORDER BY u.username, u.id`,
+  );
+  // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
+  const friendsOfUser = db.prepare<[string, string], FriendRecord>(
+    `SELECT u.id AS user_id, u.username, f.since
+       FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
+             UNION ALL
+             SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
+       JOIN users u ON u.id = f.other
+      ORDER BY u.username, u.id`,
+  );
+  const serverMembers = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE server_id = ?');
+  const conversationMembers = db.prepare<[string], { user_id: string }>(
+    'SELECT user_id FROM conversation_members WHERE conversation_id = ?',
+  );
+  const incomingRequests = db.prepare<[string], { n: number }>(
+    "SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'",
+  );
+
+  const conversationRecord = (row: ConversationRow, members: ConversationMemberRow[]): ConversationRecord => ({
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    members: members.map((m) => ({ user_id: m.user_id, username: m.username })),
+    created_at: row.created_at,
+    last_message_at: row.last_message_at,
+  });
+
+  return {
+    server: (id) => serverById.get(id),
+    serversOf: (userId) => serversOfUser.all(userId),
+    channel: (id) => channelById.get(id),
+    channelsOf: (serverId) => channelsOfServer.all(serverId),
+    channelsOfUser: (userId) => channelsOfUser.all(userId),
+    conversation(id) {
+      const row = conversationById.get(id);
+      return row && conversationRecord(row, membersOfConversation.all(id));
+    },
+    conversationsOf(userId) {
+      const members = new Map<string, ConversationMemberRow[]>();
+      for (const m of membersOfUsersConversations.all(userId)) {
+        const list = members.get(m.conversation_id) ?? [];
+        list.push(m);
+        members.set(m.conversation_id, list);
+      }
+      return conversationsOfUser.all(userId).map((c) => conversationRecord(c, members.get(c.id) ?? []));
+    },
+    friendsOf: (userId) => friendsOfUser.all(userId, userId),
+    serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
+    conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
+    incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
+  };
+}

@@ -1,0 +1,73 @@
+import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from './directory';
+import type { Presence } from './presence';
+import type { User } from './types';
+import type { ChannelState, ConversationState, ReadStates } from './unread';
+
+/**
+ * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
+ * conversation entries of `server_joined` and `conversation_created`. Every channel and
+ * conversation carries its read state. A fixed number of queries however much there is.
+ */
+export interface SidebarParts {
+  directory: Directory;
+  readStates: ReadStates;
+  presence: Presence;
+}
+
+export function buildReady(parts: SidebarParts, user: User): Record<string, unknown> {
+  const { directory, readStates, presence } = parts;
+  const states = readStates.channels(user.id);
+  const channelsByServer = new Map<string, ChannelRecord[]>();
+  for (const channel of directory.channelsOfUser(user.id)) {
+    const list = channelsByServer.get(channel.server_id) ?? [];
+    list.push(channel);
+    channelsByServer.set(channel.server_id, list);
+  }
+  const conversationStates = readStates.conversations(user.id);
+  return {
+    event: 'ready',
+    user: { user_id: user.id, username: user.username, status: presence.chosen(user.id) },
+    servers: directory.serversOf(user.id).map((server) => serverWithState(server, channelsByServer.get(server.id) ?? [], states)),
+    conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
+    friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
+    incoming_friend_requests: directory.incomingRequestCount(user.id),
+  };
+}
+
+/** One server as the sidebar shows it to `userId`. */
+export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord) {
+  return serverWithState(server, parts.directory.channelsOf(server.id), parts.readStates.channels(userId, server.id));
+}
+
+/** One conversation as the sidebar shows it to `userId`. */
+export function conversationEntry(parts: SidebarParts, userId: string, conversation: ConversationRecord) {
+  return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
+}
+
+/** A channel record with the caller's read state. */
+export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>) {
+  const found = states.get(channel.id);
+  if (!found) return { ...channel, ...NOTHING_READ };
+  const { channel_id: _c, server_id: _s, ...state } = found;
+  return { ...channel, ...state };
+}
+
+/** A container without messages, or one the caller has just been shown. */
+const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
+
+function serverWithState(server: ServerRecord, channels: ChannelRecord[], states: Map<string, ChannelState>) {
+  const entries = channels.map((channel) => channelWithState(channel, states));
+  return {
+    ...server,
+    unread: entries.some((c) => c.unread_count > 0),
+    mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
+    channels: entries,
+  };
+}
+
+function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>) {
+  const found = states.get(conversation.id);
+  if (!found) return { ...conversation, ...NOTHING_READ };
+  const { conversation_id: _id, ...state } = found;
+  return { ...conversation, ...state };
+}
