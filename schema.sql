@@ -20,10 +20,11 @@ CREATE TABLE IF NOT EXISTS users (
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 
 CREATE TABLE IF NOT EXISTS servers (
-  id         TEXT PRIMARY KEY,
-  name       TEXT NOT NULL,
-  owner_id   TEXT NOT NULL REFERENCES users (id),
-  created_at TEXT NOT NULL
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  owner_id    TEXT NOT NULL REFERENCES users (id),
+  created_at  TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT ''
 );
 
 CREATE TABLE IF NOT EXISTS channels (
@@ -32,6 +33,9 @@ CREATE TABLE IF NOT EXISTS channels (
   name       TEXT NOT NULL,
   position   INTEGER NOT NULL,
   created_at TEXT NOT NULL,
+  topic      TEXT NOT NULL DEFAULT '',
+  -- seconds a member (not the owner or a full server administrator) waits between messages here
+  slowmode_seconds INTEGER NOT NULL DEFAULT 0,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 
@@ -52,6 +56,8 @@ CREATE TABLE IF NOT EXISTS members (
   role_id    TEXT REFERENCES roles (id) ON DELETE SET NULL,
   joined_at  TEXT NOT NULL,
   joined_seq INTEGER NOT NULL DEFAULT 0,
+  -- until then the member can read but not send, edit, react or type in the server
+  timeout_until TEXT,
   PRIMARY KEY (server_id, user_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
@@ -71,8 +77,44 @@ CREATE TABLE IF NOT EXISTS invites (
   server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
   created_by TEXT NOT NULL REFERENCES users (id),
   created_at TEXT NOT NULL,
-  expires_at TEXT NOT NULL
+  expires_at TEXT NOT NULL,
+  max_uses   INTEGER,           -- NULL: unlimited
+  uses       INTEGER NOT NULL DEFAULT 0
 );
+
+-- A banned user cannot join the server again until unbanned.
+CREATE TABLE IF NOT EXISTS bans (
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  reason     TEXT,
+  banned_by  TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (server_id, user_id)
+) WITHOUT ROWID;
+
+-- What owners and administrators did in a server, written in the same transaction as the change.
+CREATE TABLE IF NOT EXISTS audit_log (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT NOT NULL UNIQUE,
+  server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  action      TEXT NOT NULL,
+  actor_id    TEXT NOT NULL REFERENCES users (id),
+  target_id   TEXT,
+  target_kind TEXT,
+  reason      TEXT,
+  changes     TEXT,  -- JSON
+  created_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_log_by_server ON audit_log (server_id, seq);
+
+-- Who blocked whom. Either direction keeps the two apart in DMs, groups and friend requests.
+CREATE TABLE IF NOT EXISTS blocks (
+  blocker_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  blocked_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (blocker_id, blocked_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blocks_by_blocked ON blocks (blocked_id);
 
 -- A friendship is an accepted request. A rejected request is deleted so it can be sent again.
 CREATE TABLE IF NOT EXISTS friend_requests (
@@ -122,11 +164,23 @@ CREATE TABLE IF NOT EXISTS messages (
   mentions        TEXT,
   -- @everyone by the owner or a full server administrator
   mention_everyone INTEGER NOT NULL DEFAULT 0,
+  pinned_at       TEXT,
+  pinned_by       TEXT,
   CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, seq) WHERE conversation_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id, seq) WHERE mention_everyone = 1;
+CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
+
+-- Every earlier version of an edited message, oldest first (the current one is in messages).
+CREATE TABLE IF NOT EXISTS message_edits (
+  message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  content     TEXT NOT NULL,
+  written_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS message_edits_by_message ON message_edits (message_seq);
 
 -- One row per mentioned user of a message, so a user's mentions after their read marker are an
 -- index range. container_id is the message's channel or conversation.

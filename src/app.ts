@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
+import { createAuditLog } from './audit';
 import { claimDataDir } from './backup';
 import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
@@ -15,6 +16,7 @@ import { compile, match, splitUrl } from './http/router';
 import { createLimits } from './limits';
 import { type Mailer, type MailerOptions, createMailer } from './mail';
 import { createDirectory } from './directory';
+import { createMembers } from './members';
 import { createMessageStore } from './message-store';
 import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
@@ -103,7 +105,7 @@ export function createApp(options: AppOptions): RunningApp {
   const sessions = new SessionStore(clock);
   const limits = createLimits(clock, config.rateLimit);
   const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
-  const perms = createPermissions(db);
+  const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
   const readStates = createReadStates(db);
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
@@ -125,6 +127,8 @@ export function createApp(options: AppOptions): RunningApp {
   };
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates });
+  const members = createMembers({ db, clock, presence });
+  const audit = createAuditLog(db, clock);
   const app: Services = {
     config,
     clock,
@@ -143,6 +147,8 @@ export function createApp(options: AppOptions): RunningApp {
     presence,
     uploads,
     messages,
+    members,
+    audit,
   };
 
   const table = compile(buildRoutes(app));
@@ -297,6 +303,7 @@ async function readBody(ctx: Ctx<User | null>, kind: BodyKind, deadlineMs: numbe
     // Logout from an API client has no body at all.
     if (!hasBody(ctx.req)) return;
   }
+  if (kind === 'json-optional' && !hasBody(ctx.req)) return;
   ctx.body = await readJson(ctx.req, deadlineMs);
 }
 

@@ -43,6 +43,50 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       ) WITHOUT ROWID;
       ALTER TABLE users ADD COLUMN presence TEXT NOT NULL DEFAULT 'online';
     `),
+  // 3 -> 4: community tools: descriptions, topics, slow mode, invite limits, bans, timeouts,
+  // the audit log, pins, edit history, blocks.
+  (db) =>
+    db.exec(`
+      ALTER TABLE servers ADD COLUMN description TEXT NOT NULL DEFAULT '';
+      ALTER TABLE channels ADD COLUMN topic TEXT NOT NULL DEFAULT '';
+      ALTER TABLE channels ADD COLUMN slowmode_seconds INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE invites ADD COLUMN max_uses INTEGER;
+      ALTER TABLE invites ADD COLUMN uses INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE members ADD COLUMN timeout_until TEXT;
+      ALTER TABLE messages ADD COLUMN pinned_at TEXT;
+      ALTER TABLE messages ADD COLUMN pinned_by TEXT;
+      CREATE TABLE bans (
+        server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        reason     TEXT,
+        banned_by  TEXT NOT NULL REFERENCES users (id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (server_id, user_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE audit_log (
+        seq         INTEGER PRIMARY KEY,
+        id          TEXT NOT NULL UNIQUE,
+        server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        action      TEXT NOT NULL,
+        actor_id    TEXT NOT NULL REFERENCES users (id),
+        target_id   TEXT,
+        target_kind TEXT,
+        reason      TEXT,
+        changes     TEXT,
+        created_at  TEXT NOT NULL
+      );
+      CREATE TABLE message_edits (
+        message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+        content     TEXT NOT NULL,
+        written_at  TEXT NOT NULL
+      );
+      CREATE TABLE blocks (
+        blocker_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        blocked_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (blocker_id, blocked_id)
+      ) WITHOUT ROWID;
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -9,6 +9,7 @@ export interface ServerRecord {
   name: string;
   owner_id: string;
   created_at: string;
+  description: string;
 }
 
 export interface ChannelRecord {
@@ -17,12 +18,16 @@ export interface ChannelRecord {
   name: string;
   position: number;
   created_at: string;
+  topic: string;
+  slowmode_seconds: number;
 }
 
 export interface ConversationRecord {
   id: string;
   kind: 'dm' | 'group';
   name: string | null;
+  /** Who made it: in a group, the one who may remove others. */
+  created_by: string;
   members: { user_id: string; username: string }[];
   created_at: string;
   last_message_at: string | null;
@@ -58,6 +63,7 @@ interface ConversationRow {
   id: string;
   kind: 'dm' | 'group';
   name: string | null;
+  created_by: string;
   created_at: string;
   last_message_at: string | null;
 }
@@ -68,10 +74,10 @@ interface ConversationMemberRow {
   username: string;
 }
 
-const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at';
-const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at';
+const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
+const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds';
 // The last message is found through messages_by_conversation (conversation_id, seq).
-const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_at,
+const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
 
 export function createDirectory(db: DB): Directory {
@@ -127,6 +133,7 @@ export function createDirectory(db: DB): Directory {
     id: row.id,
     kind: row.kind,
     name: row.name,
+    created_by: row.created_by,
     members: members.map((m) => ({ user_id: m.user_id, username: m.username })),
     created_at: row.created_at,
     last_message_at: row.last_message_at,

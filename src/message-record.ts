@@ -34,6 +34,8 @@ export interface MessageRecord {
   reply_to: string | null;
   /** null when there is no reply, or when the replied message was deleted. */
   reply_preview: { id: string; author: { user_id: string; username: string }; content: string } | null;
+  /** Pinned to its channel or conversation. */
+  pinned: boolean;
   attachments: Attachment[];
   reactions: Reaction[];
   created_at: string;
@@ -54,6 +56,7 @@ export interface MessageRow {
   /** A JSON array of user ids, or null. */
   mentions: string | null;
   mention_everyone: number;
+  pinned_at: string | null;
 }
 
 export const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
@@ -88,6 +91,7 @@ export function toRecord(
           content: [...reply.content].slice(0, REPLY_PREVIEW_CHARS).join(''),
         }
       : null,
+    pinned: row.pinned_at !== null,
     attachments,
     reactions,
     created_at: row.created_at,

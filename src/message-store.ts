@@ -47,14 +47,33 @@ export interface MessageStore {
   get(container: Container, messageId: string, viewerId: string): MessageRecord;
   create(container: Container, author: User, input: MessageInput, rights: AuthorRights): MessageRecord;
   edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
-  remove(container: Container, messageId: string, remover: User, canModerate: boolean): void;
+  /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
+  remove(container: Container, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
+  /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
+  pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
+  /** The pinned messages, most recently pinned first. */
+  pins(container: Container, viewerId: string): MessageRecord[];
+  /** Every version of a message, oldest first, the current one last. */
+  history(container: Container, messageId: string): { author_id: string; versions: MessageVersion[] };
+  /** The row's author (who may read its history, delete it...). */
+  authorOf(container: Container, messageId: string): string;
 }
 
 const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
-  m.created_at, m.edited_at, m.mentions, m.mention_everyone`;
+  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.pinned_at`;
+
+/** Pinned messages one channel or conversation may hold. */
+export const MAX_PINS = 50;
+
+/** One version of a message, oldest first in a history. */
+export interface MessageVersion {
+  content: string;
+  /** When this version was written by an edit; null for the original. */
+  edited_at: string | null;
+}
 
 export interface MessageStoreParts {
   db: DB;
@@ -99,7 +118,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   >(
     `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone`,
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, pinned_at`,
   );
   const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
   const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
@@ -137,7 +156,22 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return { row: { ...inserted, username: author.username }, reply, attachments };
     },
   );
+  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
+  const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
+    'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
+  );
+  const setPinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
+  const byColumn = (column: 'channel_id' | 'conversation_id') => ({
+    pinCount: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM messages WHERE ${column} = ? AND pinned_at IS NOT NULL`),
+    pinned: db.prepare<[string], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id
+        WHERE m.${column} = ? AND m.pinned_at IS NOT NULL ORDER BY m.pinned_at DESC, m.seq DESC`,
+    ),
+  });
+  const pinQueries = { channel: byColumn('channel_id'), conversation: byColumn('conversation_id') };
   const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string) => {
+    // The version this edit replaces is kept: the history, and what a report of it shows.
+    insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
     updateContent.run(content, now, row.seq);
     updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, row.seq);
     deleteMentions.run(row.seq);
@@ -271,7 +305,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return record;
     },
 
-    remove(container, messageId, remover, canModerate) {
+    remove(container, messageId, remover, canModerate, write) {
       const row = findRow(container, messageId);
       if (row.author_id !== remover.id && !canModerate) {
         throw forbidden(
@@ -283,6 +317,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const fileIds = db.transaction(() => {
         const ids = attachmentIdsOf.all(row.seq).map((a) => a.id);
         deleteMessage.run(row.seq);
+        write?.();
         return ids;
       })();
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
@@ -305,6 +340,35 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       });
       return record;
     },
+
+    pin(container, messageId, user, pinned, write) {
+      const row = findRow(container, messageId);
+      db.transaction(() => {
+        if ((row.pinned_at !== null) === pinned) return;
+        if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
+          throw badRequest(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
+        }
+        setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
+        write?.();
+      })();
+      const record = store.get(container, messageId, user.id);
+      hub.toContainer(container, {
+        payload: record as unknown as Record<string, unknown>,
+        reactors: () => store.reactors(messageId),
+        within: { event: pinned ? 'message_pinned' : 'message_unpinned', key: 'message' },
+      });
+      return record;
+    },
+
+    pins: (container, viewerId) => hydrate(pinQueries[container.kind].pinned.all(container.id), viewerId, container),
+
+    history(container, messageId) {
+      const row = findRow(container, messageId);
+      const earlier = versionsOf.all(row.seq).map((v, i) => ({ content: v.content, edited_at: i === 0 ? null : v.written_at }));
+      return { author_id: row.author_id, versions: [...earlier, { content: row.content, edited_at: row.edited_at }] };
+    },
+
+    authorOf: (container, messageId) => findRow(container, messageId).author_id,
 
     reactors(messageId) {
       const map = new Map<string, Set<string>>();

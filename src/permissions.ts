@@ -1,3 +1,4 @@
+import { type Clock, iso } from './clock';
 import type { DB } from './db';
 import { badRequest, forbidden, notFound } from './http/errors';
 import type { Container, User } from './types';
@@ -37,6 +38,11 @@ export interface Permissions {
   conversationAccess(user: User, conversationId: string): Container;
   /** Any message, wherever it lives (reports). */
   messageAccess(user: User, messageId: string): Access;
+  /**
+   * Where a message lives, whoever asks: only for site administrators acting on reports
+   * (GET /api/admin/reports/{id}, DELETE /api/admin/messages/{id}), behind auth 'admin'.
+   */
+  locateMessage(messageId: string): Container | null;
   attachmentAccess(user: User, attachmentId: string): AttachmentAccess;
 
   // What a member may do.
@@ -48,9 +54,21 @@ export interface Permissions {
    * a full server administrator when the other is a plain member.
    */
   requireCanRemove(user: User, serverId: string, targetId: string): void;
+  /**
+   * Acting on another user in a server (ban, timeout): the owner or a full server administrator;
+   * never on the owner or oneself; an administrator not on another administrator. `mustBeMember`:
+   * 404 when the target is not a member (a ban may name anyone).
+   */
+  requireCanModerate(user: User, serverId: string, targetId: string, action: string, mustBeMember: boolean): Rank;
+  /** 403 naming the end when the member is timed out in this server: they may read, not write. */
+  requireNotTimedOut(user: User, serverId: string): void;
+  /** Blocks either way between two users stop DMs, groups and friend requests (403). */
+  requireNotBlocked(a: string, b: string, action: string): void;
+  /** Whether `blocker` blocked `blocked` (one direction). */
+  hasBlocked(blocker: string, blocked: string): boolean;
 }
 
-export function createPermissions(db: DB): Permissions {
+export function createPermissions(db: DB, clock: Clock): Permissions {
   const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null }>(
     `SELECT s.owner_id, r.full_server_admin
        FROM members m
@@ -76,6 +94,12 @@ export function createPermissions(db: DB): Permissions {
        LEFT JOIN channels c ON c.id = m.channel_id
       WHERE a.id = ?`,
   );
+
+  const timeoutOf = db.prepare<[string, string], { timeout_until: string | null }>(
+    'SELECT timeout_until FROM members WHERE server_id = ? AND user_id = ?',
+  );
+  const blockRow = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
+  const hasBlocked = (blocker: string, blocked: string) => blockRow.get(blocker, blocked) !== undefined;
 
   const rank = (userId: string, serverId: string): Rank | null => {
     const row = membership.get(serverId, userId);
@@ -128,6 +152,10 @@ export function createPermissions(db: DB): Permissions {
       if (!container || !found) throw notFound('message not found');
       return { container, rank: found };
     },
+    locateMessage(messageId) {
+      const row = messageContainer.get(messageId);
+      return row ? containerOf(row) : null;
+    },
     attachmentAccess(user, attachmentId) {
       const row = attachmentById.get(attachmentId);
       const container = row ? containerOf(row) : null;
@@ -155,5 +183,24 @@ export function createPermissions(db: DB): Permissions {
         throw forbidden('you cannot remove this member');
       }
     },
+    requireCanModerate(user, serverId, targetId, action, mustBeMember) {
+      const callerRank = serverAccess(user, serverId);
+      if (callerRank === 'member') throw forbidden(`only the owner or a full server administrator can ${action}`);
+      const targetRank = rank(targetId, serverId);
+      if (mustBeMember && !targetRank) throw notFound('member not found');
+      if (targetId === user.id) throw badRequest(`you cannot ${action} yourself`);
+      if (targetRank === 'owner') throw forbidden(`the owner cannot be the target of ${action}`);
+      if (callerRank === 'admin' && targetRank === 'admin') throw forbidden(`only the owner can ${action} a full server administrator`);
+      return callerRank;
+    },
+    requireNotTimedOut(user, serverId) {
+      const until = timeoutOf.get(serverId, user.id)?.timeout_until;
+      if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
+    },
+    requireNotBlocked(a, b, action) {
+      if (hasBlocked(a, b)) throw forbidden(`you blocked this user: unblock them to ${action}`);
+      if (hasBlocked(b, a)) throw forbidden(`this user does not accept ${action} from you`);
+    },
+    hasBlocked,
   };
 }

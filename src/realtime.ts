@@ -41,6 +41,8 @@ export interface Hub {
    * of one server or conversation (removal: the user stream stays and gets `server_left`).
    */
   dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
+  /** Closes the room sockets of a channel or conversation that no longer exists (4003). */
+  closeRoom(container: Container): void;
   /** What the user stream asks of the rest of the service; set once by createApp(). */
   hooks: StreamHooks;
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
@@ -304,6 +306,10 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
           (c !== null && 'conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
         if (inScope) drop(peer, CLOSE.accessRemoved);
       }
+    },
+
+    closeRoom(container) {
+      for (const peer of byContainer.get(containerKey(container)) ?? []) drop(peer, CLOSE.accessRemoved);
     },
 
     get hooks() {

@@ -1,9 +1,11 @@
+import type { AuditLog } from './audit';
 import type { Clock } from './clock';
 import type { Config } from './config';
 import type { DB } from './db';
 import type { Directory } from './directory';
 import type { Limits } from './limits';
 import type { Mailer } from './mail';
+import type { Members } from './members';
 import type { MessageStore } from './message-store';
 import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
@@ -38,4 +40,6 @@ export interface Services {
   presence: Presence;
   uploads: UploadStore;
   messages: MessageStore;
+  members: Members;
+  audit: AuditLog;
 }

@@ -44,10 +44,11 @@ export type Reply =
  * How a route takes its body:
  * - none: the body is not read.
  * - json: application/json only (415 otherwise), parsed into ctx.body.
+ * - json-optional: as json when a body is sent; none at all is an empty body.
  * - auth-form: JSON, or a browser form (x-www-form-urlencoded) answered with redirects.
  * - message: JSON or multipart; the handler reads it (uploads stream to disk).
  */
-export type BodyKind = 'none' | 'json' | 'auth-form' | 'message';
+export type BodyKind = 'none' | 'json' | 'json-optional' | 'auth-form' | 'message';
 
 export interface Ctx<U extends User | null = User> {
   req: IncomingMessage;

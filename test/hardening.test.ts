@@ -9,12 +9,9 @@ import path from 'node:path';
 import t from 'tap';
 import { MAX_REACTIONS_PER_USER, MAX_REACTION_EMOJI } from '../src/message-store';
 import { MAX_SOCKETS_PER_SESSION, MAX_SOCKETS_PER_USER } from '../src/realtime';
-import {
-  MAX_CHANNELS_PER_SERVER,
-  MAX_LIVE_INVITES_PER_SERVER,
-  MAX_ROLES_PER_SERVER,
-  MAX_SERVERS_PER_USER,
-} from '../src/api/servers';
+import { MAX_CHANNELS_PER_SERVER } from '../src/api/channels';
+import { MAX_LIVE_INVITES_PER_SERVER } from '../src/api/invites';
+import { MAX_ROLES_PER_SERVER, MAX_SERVERS_PER_USER } from '../src/api/servers';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { befriend, crowd, must, setStanding } from './helpers/community';
 import { multipart, startMultipart } from './helpers/multipart';

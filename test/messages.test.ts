@@ -151,6 +151,7 @@ t.test('creating, reading and editing messages', async (t) => {
       mention_everyone: false,
       reply_to: null,
       reply_preview: null,
+      pinned: false,
       attachments: [],
       reactions: [],
       created_at: iso(clock.now()),

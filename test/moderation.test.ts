@@ -237,9 +237,11 @@ t.test('a report keeps its snapshot after the message is edited and deleted', as
 t.test('the report queue lists pending first, newest first, and records who resolved what', async (t) => {
   const { server, admin, owner } = await setup(t);
   const reporter = await signUp(server.url);
+  // Four different targets: a second pending report of the same target by the same reporter is merged.
+  const targets = [owner, ...(await Promise.all([signUp(server.url), signUp(server.url), signUp(server.url)]))];
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) {
-    ids.push((await reporter.post('/api/reports', { type: 'user', target: owner.userId, reason: `r${i}` })).body.id);
+    ids.push((await reporter.post('/api/reports', { type: 'user', target: targets[i].userId, reason: `r${i}` })).body.id);
   }
   const resolved = await admin.put(`/api/admin/reports/${ids[3]}`, { status: 'resolved' });
   t.equal(resolved.status, 200);

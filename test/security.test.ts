@@ -685,9 +685,14 @@ t.test('rate limits', async (t) => {
     const { server } = await limited();
     t.teardown(server.close);
     const user = await signUp(server.url);
-    const target = await signUp(server.url);
-    for (let i = 1; i <= 10; i++) t.equal((await user.post('/api/reports', { type: 'user', target: target.userId, reason: `r${i}` })).status, 201, `report ${i}`);
-    assert429(t, await user.post('/api/reports', { type: 'user', target: target.userId, reason: 'again' }), 'the 11th');
+    // Eleven different targets (messages of the reporter's own server): a second report of the
+    // same target while it is pending is merged, not counted again.
+    const srv = (await user.post('/api/servers', { name: 'Reported' })).body;
+    const channel = (await user.get(`/api/servers/${srv.id}/channels`)).body[0];
+    const targets: string[] = [];
+    for (let i = 0; i < 11; i++) targets.push((await user.post(`/api/servers/${srv.id}/channels/${channel.id}/messages`, { content: `m${i}` })).body.id);
+    for (let i = 1; i <= 10; i++) t.equal((await user.post('/api/reports', { type: 'server_message', target: targets[i - 1], reason: `r${i}` })).status, 201, `report ${i}`);
+    assert429(t, await user.post('/api/reports', { type: 'server_message', target: targets[10], reason: 'again' }), 'the 11th');
   });
 
   t.test('message sends per user: a burst of 20, then one per 500 ms', async (t) => {

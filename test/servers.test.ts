@@ -2,7 +2,8 @@ import http from 'node:http';
 import crypto from 'node:crypto';
 import t from 'tap';
 import { DAY, iso } from '../src/clock';
-import { INVITE_LIFETIME_MS, MAX_NAME_CHARS } from '../src/api/servers';
+import { INVITE_LIFETIME_MS } from '../src/api/invites';
+import { MAX_NAME_CHARS } from '../src/api/servers';
 import { Client, type Res, signUp } from './helpers/client';
 import { FakeClock, startServer } from './helpers/server';
 import { ACTORS, type Actor, type Expect, community, must, setStanding } from './helpers/community';
@@ -92,7 +93,7 @@ t.test('servers', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body, { name: 'Book club', owner_id: alice.userId, created_at: iso(clock.now()) });
     t.match(res.body.id, /^[0-9a-f-]{36}$/);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'id', 'name', 'owner_id']);
+    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'name', 'owner_id']);
     t.same((await alice.get(`/api/servers/${res.body.id}`)).body, res.body, 'GET returns the same record');
   });
 
@@ -174,7 +175,7 @@ t.test('channels', async (t) => {
     const res = await owner.post(`${base}/channels`, { name: 'random' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'random', position: 1, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['created_at', 'id', 'name', 'position', 'server_id']);
+    t.same(Object.keys(res.body).sort(), ['created_at', 'id', 'name', 'position', 'server_id', 'slowmode_seconds', 'topic']);
     const byAdmin = await admin.post(`${base}/channels`, { name: 'mods-made' });
     t.equal(byAdmin.status, 201, 'a full server administrator may create one');
     t.equal(byAdmin.body.position, 2);
@@ -325,7 +326,7 @@ t.test('roles and role assignment', async (t) => {
     t.match(byId.get(clients.roleMember.userId), { is_owner: false, role: 'regulars', roles: ['regulars'] });
     t.match(byId.get(clients.member.userId), { is_owner: false, role: null, roles: [] });
     t.notOk(byId.has(clients.outsider.userId));
-    t.same(Object.keys(res.body[0]).sort(), ['is_owner', 'joined_at', 'presence', 'role', 'roles', 'user_id', 'username']);
+    t.same(Object.keys(res.body[0]).sort(), ['is_owner', 'joined_at', 'presence', 'role', 'roles', 'timeout_until', 'user_id', 'username']);
   });
 });
 
@@ -412,7 +413,7 @@ t.test('invites', async (t) => {
   t.test('the invite record: URL-safe token, server_id, expires_at seven days on, url under BASE_URL', async (t) => {
     const res = await clients.member.post(`${base}/invites`);
     t.equal(res.status, 201);
-    t.same(Object.keys(res.body).sort(), ['expires_at', 'server_id', 'token', 'url']);
+    t.same(Object.keys(res.body).sort(), ['created_at', 'created_by', 'expires_at', 'max_uses', 'server_id', 'token', 'url', 'uses']);
     t.match(res.body.token, /^[A-Za-z0-9_-]{16,}$/);
     t.equal(res.body.server_id, serverId);
     t.equal(INVITE_LIFETIME_MS, 7 * DAY);
@@ -547,7 +548,8 @@ t.test('invites', async (t) => {
     const server_ = (await owner.get(base)).body;
     const res = await new Client(server.url).get(`/api/invites/${invite.token}`);
     t.equal(res.status, 200);
-    t.same(res.body, { server_id: serverId, server_name: server_.name, expires_at: invite.expires_at, member_count: members });
+    t.same(res.body, { server_id: serverId, server_name: server_.name, expires_at: invite.expires_at, member_count: members, member: false });
+    t.equal((await owner.get(`/api/invites/${invite.token}`)).body.member, true, 'a member is told so (the page shows "Open")');
   });
 
   t.test('GET /invites/{token} is the HTML invite page', async (t) => {

@@ -43,6 +43,7 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
     ...ops,
     ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: str }) }, ok: [json(200, ref('Message'))] }],
     ['DELETE', item, { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', ok: [empty('deleted')] }],
+    ['GET', `${item}/history`, { tag, summary: 'Every version of a message (author, moderators, site administrators)', auth: 'user', ok: [json(200, ref('MessageHistory'))] }],
     ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, ok: [json(200, ref('Message'))], errors: [429] }],
     ['DELETE', `${item}/reactions`, { tag, summary: 'Remove the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, ok: [json(200, ref('Message'))], errors: [429] }],
   ];
@@ -51,6 +52,9 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
 /** Marking a channel or conversation read, and saying one is typing there. */
 function liveOps(base: string, tag: string, what: string): Ops {
   return [
+    ['GET', `${base}/pins`, { tag, summary: `The ${what}'s pinned messages`, auth: 'user', ok: [json(200, arr(ref('Message')))] }],
+    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what})`, auth: 'user', ok: [json(200, ref('Message'))] }],
+    ['DELETE', `${base}/pins/{message_id}`, { tag, summary: 'Unpin a message', auth: 'user', ok: [json(200, ref('Message'))] }],
     ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, ok: [json(200, ref('ReadState'))] }],
     ['POST', `${base}/typing`, { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] }],
   ];
@@ -79,14 +83,29 @@ export const operations: Ops = [
   ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Server'))], errors: [429] }],
   ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to, with unread and mention counts', auth: 'user', ok: [json(200, arr(ref('ServerWithUnread')))] }],
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
+  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Rename or describe a server (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str, description: str }, ['name', 'description']) }, ok: [json(200, ref('Server'))] }],
+  ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
+  ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, ok: [json(200, ref('Server'))] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
   ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Channel'))], errors: [409, 429] }],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
   ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
   ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name: str, full_server_admin: bool }, ['full_server_admin']) }, ok: [json(201, ref('Role'))], errors: [409, 429] }],
+  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename a role or change its admin flag (owner)', auth: 'user', body: { kind: 'json', schema: input({ name: str, full_server_admin: bool }, ['name', 'full_server_admin']) }, ok: [json(200, ref('Role'))], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', ok: [empty('deleted')] }],
+  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move or slow a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str, topic: str, position: int, slowmode_seconds: int }, ['name', 'topic', 'position', 'slowmode_seconds']) }, ok: [json(200, ref('Channel'))], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', ok: [empty('deleted')] }],
+  ['GET', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Live invites: all (owner, admins) or one\'s own (members)', auth: 'user', ok: [json(200, arr(ref('Invite')))] }],
+  ['DELETE', '/api/invites/{token}', { tag: 'Servers', summary: 'Revoke an invite (its creator, the owner, a full server admin)', auth: 'user', ok: [empty('revoked')] }],
+  ['GET', '/api/servers/{server_id}/bans', { tag: 'Servers', summary: 'The bans (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('Ban')))] }],
+  ['PUT', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Ban a user: removed, and refused by invites until unbanned', auth: 'user', body: { kind: 'json', schema: input({ reason: str }, ['reason']), optional: true }, ok: [empty('banned')] }],
+  ['DELETE', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Lift a ban', auth: 'user', ok: [empty('unbanned')] }],
+  ['PUT', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'Time a member out: they may read, not write', auth: 'user', body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) }, ok: [json(200, ref('Member'))] }],
+  ['DELETE', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'End a timeout', auth: 'user', ok: [json(200, ref('Member'))] }],
+  ['GET', '/api/servers/{server_id}/audit-log', { tag: 'Servers', summary: 'What owners and admins did, newest first (owner or full server admin)', auth: 'user', query: { before: { ...uuid, description: 'an entry id: the entries before it' }, limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' } }, ok: [json(200, arr(ref('AuditEntry')))] }],
   ['PUT', '/api/servers/{server_id}/members/{user_id}/role', { tag: 'Servers', summary: 'Assign a role by name, or null to clear (owner)', auth: 'user', body: { kind: 'json', schema: input({ role: { anyOf: [str, { type: 'null' }] } }) }, ok: [json(200, ref('Member'))] }],
-  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member)', auth: 'user', ok: [json(201, ref('Invite'))], errors: [429] }],
+  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: { type: 'integer', minimum: 1, maximum: 1000 }, expires_in_seconds: { type: 'integer', minimum: 300, maximum: 604800 } }, ['max_uses', 'expires_in_seconds']), optional: true }, ok: [json(201, ref('Invite'))], errors: [429] }],
   ['GET', '/api/invites/{token}', { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', ok: [json(200, ref('InviteInfo'))] }],
   ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', ok: [json(200, ref('Joined'))] }],
   ['GET', '/invites/{token}', { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] }],
@@ -107,12 +126,18 @@ export const operations: Ops = [
   ['POST', '/api/friends/requests/{request_id}/reject', { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] }],
   ['GET', '/api/friends', { tag: 'Friends', summary: 'Friends, by username, with presence', auth: 'user', ok: [json(200, arr(ref('FriendWithPresence')))] }],
   ['DELETE', '/api/friends/{user_id}', { tag: 'Friends', summary: 'Remove a friend', auth: 'user', ok: [empty('no longer friends')] }],
+  ['GET', '/api/blocks', { tag: 'Friends', summary: 'The users the caller blocked', auth: 'user', ok: [json(200, arr(ref('Block')))] }],
+  ['PUT', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Block a user: no friendship, DM or group between the two', auth: 'user', ok: [empty('blocked')] }],
+  ['DELETE', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Unblock a user', auth: 'user', ok: [empty('unblocked')] }],
 
   // Conversations (src/api/conversations.ts)
   ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first, with read state', auth: 'user', ok: [json(200, arr(ref('ConversationWithState')))] }],
   ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: arr(str) }) }, ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
   ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name: str, usernames: arr(str) }) }, ok: [json(201, ref('Conversation'))], errors: [404] }],
   ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
+  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(200, ref('Conversation'))] }],
+  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
+  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone', auth: 'user', ok: [empty('removed')] }],
 
   // Attachments (src/api/uploads.ts)
   [
@@ -137,8 +162,10 @@ export const operations: Ops = [
   ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], errors: [429] }],
 
   // Moderation (src/api/moderation.ts)
-  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason: str }) }, ok: [json(201, ref('Report'))], errors: [404, 429] }],
+  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason: str }) }, ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
   ['GET', '/api/admin/reports', { tag: 'Moderation', summary: 'Every report, pending first, newest first', auth: 'admin', query: { status: oneOf('pending', 'resolved'), ...adminPaging }, ok: [{ status: 200, json: arr(ref('Report')), headers: pageHeaders }] }],
+  ['GET', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'One report with its context', auth: 'admin', ok: [json(200, ref('ReportWithContext'))] }],
+  ['DELETE', '/api/admin/messages/{message_id}', { tag: 'Moderation', summary: 'Delete any message', auth: 'admin', ok: [empty('deleted')] }],
   ['PUT', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'Set a report\'s status', auth: 'admin', body: { kind: 'json', schema: input({ status: oneOf('pending', 'resolved') }) }, ok: [json(200, ref('Report'))] }],
   ['GET', '/api/admin/me', { tag: 'Moderation', summary: 'Check administrator access', auth: 'admin', ok: [json(200, ref('AdminMe'))] }],
   ['GET', '/api/admin/users', { tag: 'Moderation', summary: 'Users with standing, administrator flag and warnings', auth: 'admin', query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging }, ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }] }],

@@ -18,17 +18,52 @@ export const schemas: Record<string, Schema> = {
   }),
   EmailStatus: obj({ email: str, email_verified: bool }),
 
-  Server: obj({ id: uuid, name: str, owner_id: uuid, created_at: time }),
-  ServerWithUnread: obj({ id: uuid, name: str, owner_id: uuid, created_at: time, unread: bool, mention_count: int }),
-  Channel: obj({ id: uuid, server_id: uuid, name: str, position: int, created_at: time }),
-  ChannelWithState: obj({ id: uuid, server_id: uuid, name: str, position: int, created_at: time, ...readState() }),
+  Server: obj(server()),
+  ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
+  Channel: obj(channel()),
+  ChannelWithState: obj({ ...channel(), ...readState() }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
   Role: obj({ id: uuid, server_id: uuid, name: str, full_server_admin: bool, created_at: time }),
-  Member: obj({ user_id: uuid, username: str, is_owner: bool, role: nullable(str), roles: arr(str), joined_at: time, presence: ref('Shown') }),
+  Member: obj({
+    user_id: uuid,
+    username: str,
+    is_owner: bool,
+    role: nullable(str),
+    roles: arr(str),
+    joined_at: time,
+    presence: ref('Shown'),
+    timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
+  }),
   Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
-  Invite: obj({ token: str, server_id: uuid, expires_at: time, url: str }),
-  InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int }),
+  Invite: obj({
+    token: str,
+    server_id: uuid,
+    created_by: ref('UserRef'),
+    created_at: time,
+    expires_at: time,
+    max_uses: withDescription(nullable(int), 'null: unlimited'),
+    uses: int,
+    url: str,
+  }),
+  InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int, member: withDescription(bool, 'the caller is already a member') }),
+  Ban: obj({ user_id: uuid, username: str, reason: nullable(str), banned_by: withDescription(uuid, 'the user id of who banned'), created_at: time }),
+  AuditEntry: obj({
+    id: uuid,
+    action: oneOf(
+      'server_update', 'owner_transfer', 'channel_create', 'channel_update', 'channel_delete', 'role_create', 'role_update',
+      'role_delete', 'role_assign', 'member_kick', 'member_ban', 'member_unban', 'member_timeout', 'member_timeout_remove',
+      'invite_revoke', 'message_delete', 'message_pin', 'message_unpin',
+    ),
+    actor: ref('UserRef'),
+    target_id: nullable(str),
+    target_kind: nullable(oneOf('server', 'user', 'channel', 'role', 'invite', 'message')),
+    reason: nullable(str),
+    changes: nullable({ type: 'object' }),
+    created_at: time,
+  }),
+  Block: obj({ user_id: uuid, username: str, created_at: time }),
+  MessageHistory: obj({ message_id: uuid, versions: arr(obj({ content: str, edited_at: nullable(time) })) }),
   Joined: obj({ server_id: uuid }),
 
   Attachment: obj({
@@ -54,6 +89,7 @@ export const schemas: Record<string, Schema> = {
       mention_everyone: bool,
       reply_to: nullable(uuid),
       reply_preview: nullable(ref('ReplyPreview')),
+      pinned: bool,
       attachments: arr(ref('Attachment')),
       reactions: arr(ref('Reaction')),
       created_at: time,
@@ -68,17 +104,16 @@ export const schemas: Record<string, Schema> = {
   Conversation: obj(conversation()),
   ConversationWithState: obj({ ...conversation(), ...readState() }),
 
-  Report: obj({
-    id: uuid,
-    type: oneOf('user', 'server', 'server_message', 'conversation_message'),
-    target: uuid,
-    reason: str,
-    status: oneOf('pending', 'resolved'),
-    reporter: ref('UserRef'),
-    snapshot: { type: 'object', description: 'what the target looked like when reported' },
-    created_at: time,
-    updated_at: nullable(time),
-    updated_by: nullable(ref('UserRef')),
+  Report: obj(report()),
+  ReportWithContext: obj({
+    ...report(),
+    context: obj(
+      {
+        reporter: ref('UserRef'),
+        target: withDescription({ type: ['object', 'null'] }, 'the reported user {user_id, username}, server {server_id, name}, or message author'),
+        messages: withDescription(arr(ref('Message')), 'a reported message among up to 5 messages on each side, oldest first; [] otherwise'),
+      },
+    ),
   }),
   AdminWarning: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time }),
   WarningIssued: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time, account_standing: int }),
@@ -104,11 +139,36 @@ function readState(): Record<string, Schema> {
   };
 }
 
+function report(): Record<string, Schema> {
+  return {
+    id: uuid,
+    type: oneOf('user', 'server', 'server_message', 'conversation_message'),
+    target: uuid,
+    reason: str,
+    status: oneOf('pending', 'resolved'),
+    reporter: ref('UserRef'),
+    snapshot: { type: 'object', description: 'what the target looked like when reported (a message with all its versions)' },
+    created_at: time,
+    updated_at: nullable(time),
+    updated_by: nullable(ref('UserRef')),
+    target_deleted: withDescription(bool, 'the reported message or server no longer exists'),
+  };
+}
+
+function server(): Record<string, Schema> {
+  return { id: uuid, name: str, owner_id: uuid, created_at: time, description: str };
+}
+
+function channel(): Record<string, Schema> {
+  return { id: uuid, server_id: uuid, name: str, position: int, created_at: time, topic: str, slowmode_seconds: int };
+}
+
 function conversation(): Record<string, Schema> {
   return {
     id: uuid,
     kind: oneOf('dm', 'group'),
     name: nullable(str),
+    created_by: uuid,
     members: arr(ref('UserRef')),
     created_at: time,
     last_message_at: nullable(time),

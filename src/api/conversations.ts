@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { iso } from '../clock';
 import { createFriendCheck, pairKey } from '../friendship';
-import { badRequest, notFound } from '../http/errors';
-import { created, json } from '../http/respond';
+import { badRequest, forbidden, notFound } from '../http/errors';
+import { created, json, noContent } from '../http/respond';
 import type { Services } from '../services';
 import { conversationEntry } from '../ready';
 import { assertAllowed } from '../standing';
@@ -13,6 +13,8 @@ import { stringArray, text } from '../validate';
 /** Friends named at group creation (spec section 8), the creator not counted. */
 export const MIN_GROUP_FRIENDS = 1;
 export const MAX_GROUP_FRIENDS = 25;
+/** A group holds the creator and 25 more, however they came in. */
+export const MAX_GROUP_MEMBERS = MAX_GROUP_FRIENDS + 1;
 export const MAX_GROUP_NAME_CHARS = 100;
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'hub' | 'directory' | 'readStates' | 'presence'>;
@@ -25,6 +27,9 @@ export function conversationRoutes(deps: Deps): Route[] {
     { method: 'POST', path: '/api/conversations/dm', auth: 'user', body: 'json', handler: h.openDm },
     { method: 'POST', path: '/api/conversations/group', auth: 'user', body: 'json', handler: h.createGroup },
     { method: 'GET', path: '/api/conversations/:conversation_id', auth: 'user', body: 'none', handler: h.getConversation },
+    { method: 'PATCH', path: '/api/conversations/:conversation_id', auth: 'user', body: 'json', handler: h.renameGroup },
+    { method: 'PUT', path: '/api/conversations/:conversation_id/members/:user_id', auth: 'user', body: 'none', handler: h.addGroupMember },
+    { method: 'DELETE', path: '/api/conversations/:conversation_id/members/:user_id', auth: 'user', body: 'none', handler: h.removeGroupMember },
   ];
 }
 
@@ -59,7 +64,31 @@ function conversationHandlers(deps: Deps) {
     return user;
   };
 
-  return { listConversations, openDm, createGroup, getConversation };
+  const renameRow = db.prepare('UPDATE conversations SET name = ? WHERE id = ?');
+  const deleteMember = db.prepare('DELETE FROM conversation_members WHERE conversation_id = ? AND user_id = ?');
+  const deleteReadState = db.prepare('DELETE FROM read_states WHERE user_id = ? AND container_id = ?');
+  const creatorOf = db.prepare<[string], { created_by: string; kind: string }>('SELECT created_by, kind FROM conversations WHERE id = ?');
+  const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM conversation_members WHERE conversation_id = ?');
+
+  /** A group the caller is in: 404 for outsiders, 400 for a DM (two people, nothing to manage). */
+  const groupOf = (ctx: Ctx) => {
+    const conversationId = ctx.params.conversation_id;
+    perms.conversationAccess(ctx.user, conversationId);
+    const row = creatorOf.get(conversationId)!;
+    if (row.kind !== 'group') throw badRequest('a DM cannot be changed: only group chats have a name and members to manage');
+    return { conversationId, createdBy: row.created_by };
+  };
+  /** After a change: every member's streams get the new record. */
+  const announceUpdated = (id: string) => {
+    const record = recordById(id);
+    hub.toUsers(
+      record.members.map((m) => m.user_id),
+      { payload: { event: 'conversation_updated', conversation_id: id, conversation: record } },
+    );
+    return record;
+  };
+
+  return { listConversations, openDm, createGroup, getConversation, renameGroup, addGroupMember, removeGroupMember };
 
   /** The caller's DMs and groups, most recent activity first (last message, else creation), each with its read state. */
   function listConversations(ctx: Ctx) {
@@ -79,6 +108,7 @@ function conversationHandlers(deps: Deps) {
   function openDm(ctx: Ctx) {
     const [name] = stringArray(ctx.body, 'usernames', 1, 1);
     const other = otherUser(ctx.user, name);
+    perms.requireNotBlocked(ctx.user.id, other.id, 'direct messages');
     const key = pairKey(ctx.user.id, other.id);
     const id = crypto.randomUUID();
     const isNew = db.transaction(() => {
@@ -103,6 +133,7 @@ function conversationHandlers(deps: Deps) {
     const members = new Map<string, User>();
     for (const listed of names) {
       const user = otherUser(ctx.user, listed);
+      perms.requireNotBlocked(ctx.user.id, user.id, 'group chats');
       if (!areFriends(ctx.user.id, user.id)) throw badRequest(`${user.username} is not your friend`);
       members.set(user.id, user);
     }
@@ -119,5 +150,54 @@ function conversationHandlers(deps: Deps) {
   function getConversation(ctx: Ctx) {
     perms.conversationAccess(ctx.user, ctx.params.conversation_id);
     return json(recordById(ctx.params.conversation_id));
+  }
+
+  /** Any member of a group: {name}; 200 conversation; members get conversation_updated; a DM 400. */
+  function renameGroup(ctx: Ctx) {
+    const { conversationId } = groupOf(ctx);
+    assertAllowed(ctx.user, 'send_private_message');
+    renameRow.run(text(ctx.body, 'name', { max: MAX_GROUP_NAME_CHARS }), conversationId);
+    return json(announceUpdated(conversationId));
+  }
+
+  /**
+   * A member adds a friend of theirs: 200 conversation; at most 26 people (400); not someone
+   * either side blocked (403); the added user gets conversation_created, the others conversation_updated.
+   */
+  function addGroupMember(ctx: Ctx) {
+    const { conversationId } = groupOf(ctx);
+    assertAllowed(ctx.user, 'create_group');
+    const userId = ctx.params.user_id;
+    const user = users.byId(userId);
+    if (!user) throw notFound('user not found');
+    if (perms.rankIn(userId, { kind: 'conversation', id: conversationId })) return json(recordById(conversationId));
+    perms.requireNotBlocked(ctx.user.id, userId, 'group chats');
+    if (!areFriends(ctx.user.id, userId)) throw badRequest(`${user.username} is not your friend`);
+    db.transaction(() => {
+      if (memberCount.get(conversationId)!.n >= MAX_GROUP_MEMBERS) throw badRequest(`a group chat holds at most ${MAX_GROUP_MEMBERS} people`);
+      insertMember.run(conversationId, userId);
+    })();
+    const record = announceUpdated(conversationId);
+    hub.toUsers([userId], { payload: { event: 'conversation_created', conversation: conversationEntry(deps, userId, record) } });
+    return json(record);
+  }
+
+  /**
+   * Oneself (leaving) or, for the group's creator, anyone else; 204; the removed user's room
+   * sockets close and they get conversation_left; the rest conversation_updated; a DM 400.
+   */
+  function removeGroupMember(ctx: Ctx) {
+    const { conversationId, createdBy } = groupOf(ctx);
+    const userId = ctx.params.user_id;
+    if (userId !== ctx.user.id && createdBy !== ctx.user.id) throw forbidden('only the creator of a group can remove others from it');
+    if (!perms.rankIn(userId, { kind: 'conversation', id: conversationId })) throw notFound('member not found');
+    db.transaction(() => {
+      deleteMember.run(conversationId, userId);
+      deleteReadState.run(userId, conversationId);
+    })();
+    hub.dropUser(userId, { conversationId });
+    hub.toUsers([userId], { payload: { event: 'conversation_left', conversation_id: conversationId } });
+    announceUpdated(conversationId);
+    return noContent();
   }
 }

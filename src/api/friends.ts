@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import type { Ctx, Route } from '../types';
 import { readUsername } from '../users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence' | 'perms'>;
 
 /**
  * Friends and friend requests (spec section 4 "Friends", section 3 "Friend request").
@@ -24,6 +24,9 @@ export function friendRoutes(deps: Deps): Route[] {
     { method: 'POST', path: `${R}/:request_id/reject`, auth: 'user', body: 'none', handler: h.rejectFriendRequest },
     { method: 'GET', path: '/api/friends', auth: 'user', body: 'none', handler: h.listFriends },
     { method: 'DELETE', path: '/api/friends/:user_id', auth: 'user', body: 'none', handler: h.removeFriend },
+    { method: 'GET', path: '/api/blocks', auth: 'user', body: 'none', handler: h.listBlocks },
+    { method: 'PUT', path: '/api/users/:user_id/block', auth: 'user', body: 'none', handler: h.blockUser },
+    { method: 'DELETE', path: '/api/users/:user_id/block', auth: 'user', body: 'none', handler: h.unblockUser },
   ];
 }
 
@@ -49,7 +52,7 @@ const requestRecord = (r: RequestRow) => ({
   created_at: r.created_at,
 });
 
-function friendHandlers({ db, clock, users, limits, hub, directory, presence }: Deps) {
+function friendHandlers({ db, clock, users, limits, hub, directory, presence, perms }: Deps) {
   const insertRequest = db.prepare(
     "INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at) VALUES (?, ?, ?, 'pending', ?, ?)",
   );
@@ -75,7 +78,25 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence }: 
   );
   const removeFriendship = db.prepare("DELETE FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
 
-  return { sendFriendRequest, listFriendRequests, acceptFriendRequest, rejectFriendRequest, listFriends, removeFriend };
+  const insertBlock = db.prepare('INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)');
+  const deleteBlock = db.prepare('DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
+  const deletePair = db.prepare<[string], { status: string }>('DELETE FROM friend_requests WHERE pair_key = ? RETURNING status');
+  const blocksOf = db.prepare<[string], { user_id: string; username: string; created_at: string }>(
+    `SELECT b.blocked_id AS user_id, u.username, b.created_at FROM blocks b JOIN users u ON u.id = b.blocked_id
+      WHERE b.blocker_id = ? ORDER BY u.username`,
+  );
+
+  return {
+    sendFriendRequest,
+    listFriendRequests,
+    acceptFriendRequest,
+    rejectFriendRequest,
+    listFriends,
+    removeFriend,
+    listBlocks,
+    blockUser,
+    unblockUser,
+  };
 
   /**
    * 201 pending request; 404 unknown name, 400 oneself, 409 when a request exists either way or
@@ -85,8 +106,10 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence }: 
     const username = readUsername(ctx.body);
     limits.friendRequestsPerUser.take(ctx.user.id, 'friend requests');
     const target = users.byUsername(username);
-    if (!target) throw notFound(`no user named ${username}`);
+    // Someone who blocked the caller does not exist for the caller's requests: the same 404.
+    if (!target || perms.hasBlocked(target.id, ctx.user.id)) throw notFound(`no user named ${username}`);
     if (target.id === ctx.user.id) throw badRequest('you cannot send a friend request to yourself');
+    perms.requireNotBlocked(ctx.user.id, target.id, 'friend requests');
     const id = crypto.randomUUID();
     const key = pairKey(ctx.user.id, target.id);
     db.transaction(() => {
@@ -148,6 +171,36 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence }: 
     if (changes === 0) throw notFound('not a friend');
     hub.toUsers([ctx.user.id], { payload: { event: 'friend_removed', user_id: ctx.params.user_id } });
     hub.toUsers([ctx.params.user_id], { payload: { event: 'friend_removed', user_id: ctx.user.id } });
+    return noContent();
+  }
+
+  /** The users the caller blocked: [{user_id, username, created_at}] by username. */
+  function listBlocks(ctx: Ctx) {
+    return json(blocksOf.all(ctx.user.id));
+  }
+
+  /**
+   * 204: a friendship or request between the two ends (the blocked user sees only what an
+   * unfriend shows: friend_removed); they can no longer DM, group or befriend each other.
+   */
+  function blockUser(ctx: Ctx) {
+    const userId = ctx.params.user_id;
+    if (userId === ctx.user.id) throw badRequest('you cannot block yourself');
+    if (!users.byId(userId)) throw notFound('user not found');
+    const ended = db.transaction(() => {
+      insertBlock.run(ctx.user.id, userId, iso(clock.now()));
+      return deletePair.all(pairKey(ctx.user.id, userId)).map((r) => r.status);
+    })();
+    if (ended.includes('accepted')) {
+      hub.toUsers([ctx.user.id], { payload: { event: 'friend_removed', user_id: userId } });
+      hub.toUsers([userId], { payload: { event: 'friend_removed', user_id: ctx.user.id } });
+    }
+    return noContent();
+  }
+
+  /** 204; 404 when the caller had not blocked them. Nothing that the block ended comes back. */
+  function unblockUser(ctx: Ctx) {
+    if (deleteBlock.run(ctx.user.id, ctx.params.user_id).changes === 0) throw notFound('not blocked');
     return noContent();
   }
 }

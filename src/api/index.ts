@@ -4,9 +4,12 @@ import { json } from '../http/respond';
 import type { Services } from '../services';
 import type { Route } from '../types';
 import { accountRoutes } from './accounts';
+import { channelRoutes } from './channels';
+import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
 import { emailRoutes } from './email';
 import { friendRoutes } from './friends';
+import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { serverRoutes } from './servers';
@@ -30,6 +33,9 @@ export function buildRoutes(services: Services): Route[] {
     ...accountRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),
+    ...channelRoutes(services),
+    ...inviteRoutes(services),
+    ...communityRoutes(services),
     ...messageRoutes(services),
     ...friendRoutes(services),
     ...conversationRoutes(services),

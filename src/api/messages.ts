@@ -1,17 +1,22 @@
 import { authenticate } from '../auth';
 import { resolveEmoji } from '../emoji';
 import { mediaType, readJson } from '../http/body';
-import { badRequest, notFound } from '../http/errors';
+import { auditReason } from '../audit';
+import { HttpError, badRequest, forbidden, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
 import { MAX_CONTENT_CHARS, placeOf } from '../message-record';
 import type { MessageInput } from '../message-store';
+import { MAX_SLOWMODE_SECONDS } from './channels';
 import type { Services } from '../services';
 import { type RestrictedAction, assertAllowed } from '../standing';
 import type { Body, Container, Ctx, Route } from '../types';
 import type { UploadStore } from '../upload-store';
 import { limitParam, text, uuid, uuidParam } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates'>;
+type Deps = Pick<
+  Services,
+  'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'directory' | 'audit'
+>;
 
 /** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
 export const TYPING_REPEAT_MS = 3_000;
@@ -22,10 +27,11 @@ export const TYPING_REPEAT_MS = 3_000;
  * moderate (src/permissions.ts) and which standing restriction applies to sending.
  */
 export function messageRoutes(deps: Deps): Route[] {
-  const typing = new Map<string, number>();
-  const channel = messageHandlers(deps, channelScope(deps), typing);
-  const legacy = messageHandlers(deps, legacyScope(deps), typing);
-  const dm = messageHandlers(deps, conversationScope(deps), typing);
+  // Shared by the three scopes: the legacy routes post into a channel too.
+  const pace: Pace = { typing: new Map(), lastSent: new Map() };
+  const channel = messageHandlers(deps, channelScope(deps), pace);
+  const legacy = messageHandlers(deps, legacyScope(deps), pace);
+  const dm = messageHandlers(deps, conversationScope(deps), pace);
   const CH = '/api/servers/:server_id/channels/:channel_id';
   const C = `${CH}/messages`;
   const L = '/api/servers/:server_id/messages';
@@ -34,8 +40,16 @@ export function messageRoutes(deps: Deps): Route[] {
   return [
     { method: 'PUT', path: `${CH}/read`, auth: 'user', body: 'json', handler: channel.markRead },
     { method: 'POST', path: `${CH}/typing`, auth: 'user', body: 'none', handler: channel.startTyping },
+    { method: 'GET', path: `${CH}/pins`, auth: 'user', body: 'none', handler: channel.listPins },
+    { method: 'PUT', path: `${CH}/pins/:message_id`, auth: 'user', body: 'none', handler: channel.pinMessage },
+    { method: 'DELETE', path: `${CH}/pins/:message_id`, auth: 'user', body: 'none', handler: channel.unpinMessage },
+    { method: 'GET', path: `${C}/:message_id/history`, auth: 'user', body: 'none', handler: channel.messageHistory },
     { method: 'PUT', path: `${DC}/read`, auth: 'user', body: 'json', handler: dm.markRead },
     { method: 'POST', path: `${DC}/typing`, auth: 'user', body: 'none', handler: dm.startTyping },
+    { method: 'GET', path: `${DC}/pins`, auth: 'user', body: 'none', handler: dm.listPins },
+    { method: 'PUT', path: `${DC}/pins/:message_id`, auth: 'user', body: 'none', handler: dm.pinMessage },
+    { method: 'DELETE', path: `${DC}/pins/:message_id`, auth: 'user', body: 'none', handler: dm.unpinMessage },
+    { method: 'GET', path: `${D}/:message_id/history`, auth: 'user', body: 'none', handler: dm.messageHistory },
     { method: 'GET', path: C, auth: 'user', body: 'none', handler: channel.listMessages },
     { method: 'POST', path: C, auth: 'user', body: 'message', handler: channel.sendMessage },
     { method: 'PUT', path: `${C}/:message_id`, auth: 'user', body: 'json', handler: channel.editMessage },
@@ -55,23 +69,51 @@ export function messageRoutes(deps: Deps): Route[] {
 
 /** How a family of message routes finds its container. */
 interface MessageScope {
-  /** Resolves and authorizes the container (404 for outsiders); canModerate: may delete others' messages. */
-  resolve(ctx: Ctx): { container: Container; canModerate: boolean };
+  /**
+   * Resolves and authorizes the container (404 for outsiders). canModerate: may delete others'
+   * messages and pin (owners and full server administrators in a channel).
+   */
+  resolve(ctx: Ctx): Resolved;
   /** The standing restriction on sending here. */
   sendAction: RestrictedAction;
+  /** Checks before anything is written here: a timeout in a server, a block in a DM (403). */
+  guardWrite(ctx: Ctx, container: Container): void;
+  /** Who may pin here. */
+  mayPin(resolved: Resolved): boolean;
 }
 
-function channelScope({ perms }: Deps): MessageScope {
+/** In-memory pacing: when each user last typed and last sent (user:container -> ms). */
+interface Pace {
+  typing: Map<string, number>;
+  lastSent: Map<string, number>;
+}
+
+interface Resolved {
+  container: Container;
+  canModerate: boolean;
+}
+
+/** In a server, a timed-out member may read but not write. */
+const serverGuard =
+  ({ perms }: Deps) =>
+  (ctx: Ctx, container: Container) => {
+    if (container.kind === 'channel') perms.requireNotTimedOut(ctx.user, container.serverId);
+  };
+
+function channelScope(deps: Deps): MessageScope {
   return {
     sendAction: 'send_message',
     resolve: (ctx) => {
-      const { container, rank } = perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
+      const { container, rank } = deps.perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
       return { container, canModerate: rank !== 'member' };
     },
+    guardWrite: serverGuard(deps),
+    mayPin: (resolved) => resolved.canModerate,
   };
 }
 
-function legacyScope({ db, perms }: Deps): MessageScope {
+function legacyScope(deps: Deps): MessageScope {
+  const { db, perms } = deps;
   const firstChannel = db.prepare<[string], { id: string }>(
     'SELECT id FROM channels WHERE server_id = ? ORDER BY position, created_at LIMIT 1',
   );
@@ -83,24 +125,79 @@ function legacyScope({ db, perms }: Deps): MessageScope {
       if (!channel) throw notFound('this server has no channels');
       return { container: { kind: 'channel', id: channel.id, serverId: ctx.params.server_id }, canModerate: rank !== 'member' };
     },
+    guardWrite: serverGuard(deps),
+    mayPin: (resolved) => resolved.canModerate,
   };
 }
 
-/** Only members reach a conversation (404 otherwise); only authors delete: there is no moderator. */
-function conversationScope({ perms }: Deps): MessageScope {
+/**
+ * Only members reach a conversation (404 otherwise); only authors delete: there is no
+ * moderator; any member pins. A DM between two people where one blocked the other takes no
+ * new words (403); its history stays readable.
+ */
+function conversationScope({ db, perms }: Deps): MessageScope {
+  const dmPartner = db.prepare<[string, string], { user_id: string }>(
+    `SELECT cm.user_id FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id
+      WHERE c.id = ? AND c.kind = 'dm' AND cm.user_id <> ?`,
+  );
   return {
     sendAction: 'send_private_message',
     resolve: (ctx) => ({ container: perms.conversationAccess(ctx.user, ctx.params.conversation_id), canModerate: false }),
+    guardWrite(ctx, container) {
+      const partner = dmPartner.get(container.id, ctx.user.id);
+      if (partner) perms.requireNotBlocked(ctx.user.id, partner.user_id, 'messages');
+    },
+    mayPin: () => true,
   };
 }
 
-function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, number>) {
-  const { clock, limits, messages, uploads, sessions, users, hub, readStates } = deps;
+function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: Pace) {
+  const { clock, limits, messages, uploads, sessions, users, hub, readStates, audit, directory } = deps;
   /** @everyone is for the owner and full server administrators, in server channels. */
   const rightsOf = (resolved: { container: Container; canModerate: boolean }) => ({
     mayMentionEveryone: resolved.container.kind === 'channel' && resolved.canModerate,
   });
-  return { listMessages, sendMessage, editMessage, deleteMessage, addReaction, removeReaction, markRead, startTyping };
+  /**
+   * Slow mode: a member (not the owner or an administrator) sends one message per
+   * slowmode_seconds in the channel; sooner is 429 with Retry-After. Returns what records a send.
+   */
+  const slowMode = (ctx: Ctx, resolved: Resolved): (() => void) => {
+    const { container } = resolved;
+    if (container.kind !== 'channel' || resolved.canModerate) return () => {};
+    const seconds = directory.channel(container.id)?.slowmode_seconds ?? 0;
+    if (seconds === 0) return () => {};
+    const key = `${ctx.user.id}:${container.id}`;
+    const wait = (lastSent.get(key) ?? -Infinity) + seconds * 1000 - clock.now();
+    if (wait > 0) {
+      const retry = Math.ceil(wait / 1000);
+      throw new HttpError(429, `slow mode: one message every ${seconds} s here; try again in ${retry} s`, { 'Retry-After': String(retry) });
+    }
+    return () => {
+      const now = clock.now();
+      lastSent.set(key, now);
+      if (lastSent.size > 100_000) for (const [k, at] of lastSent) if (now - at > MAX_SLOWMODE_SECONDS * 1000) lastSent.delete(k);
+    };
+  };
+  /** The audit entry of a moderator deleting or pinning someone's message in a channel. */
+  const auditFor = (ctx: Ctx, container: Container, action: 'message_delete' | 'message_pin' | 'message_unpin', messageId: string) =>
+    container.kind === 'channel'
+      ? () => audit.write({ serverId: container.serverId, action, actorId: ctx.user.id, targetId: messageId, targetKind: 'message', reason: auditReason(ctx) })
+      : undefined;
+
+  return {
+    listMessages,
+    sendMessage,
+    editMessage,
+    deleteMessage,
+    addReaction,
+    removeReaction,
+    markRead,
+    startTyping,
+    listPins,
+    pinMessage,
+    unpinMessage,
+    messageHistory,
+  };
 
   /**
    * Newest first, `limit` (default 50, max 100) at a time; `before=<id>` pages back, `after=<id>`
@@ -119,17 +216,26 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
   async function sendMessage(ctx: Ctx) {
     const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
+    scope.guardWrite(ctx, resolved.container);
     limits.messagesPerUser.take(ctx.user.id, 'messages');
+    const sent = slowMode(ctx, resolved);
     const multipart = mediaType(ctx.req) === 'multipart/form-data';
     const input = await readMessageInput(ctx, uploads);
     try {
-      if (!multipart) return created(messages.create(resolved.container, ctx.user, input, rightsOf(resolved)));
+      if (!multipart) {
+        const message = messages.create(resolved.container, ctx.user, input, rightsOf(resolved));
+        sent();
+        return created(message);
+      }
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       const { user } = authenticate({ sessions, users }, ctx.req, 'user');
       const fresh = scope.resolve({ ...ctx, user: user! });
       assertAllowed(user!, scope.sendAction);
-      return created(messages.create(fresh.container, user!, input, rightsOf(fresh)));
+      scope.guardWrite({ ...ctx, user: user! }, fresh.container);
+      const message = messages.create(fresh.container, user!, input, rightsOf(fresh));
+      sent();
+      return created(message);
     } catch (err) {
       uploads.discard(input.files);
       throw err;
@@ -140,14 +246,17 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
   function editMessage(ctx: Ctx) {
     const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
+    scope.guardWrite(ctx, resolved.container);
     const { content } = messageFields(ctx.body);
     return json(messages.edit(resolved.container, ctx.params.message_id, ctx.user, content, rightsOf(resolved)));
   }
 
-  /** The author, or a moderator of the container; 204. */
+  /** The author, or a moderator of the container; 204; audited (message_delete) when not the author's own. */
   function deleteMessage(ctx: Ctx) {
     const { container, canModerate } = scope.resolve(ctx);
-    messages.remove(container, ctx.params.message_id, ctx.user, canModerate);
+    const messageId = ctx.params.message_id;
+    const byOther = messages.authorOf(container, messageId) !== ctx.user.id;
+    messages.remove(container, messageId, ctx.user, canModerate, byOther ? auditFor(ctx, container, 'message_delete', messageId) : undefined);
     return noContent();
   }
 
@@ -181,6 +290,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
   function startTyping(ctx: Ctx) {
     const { container } = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
+    scope.guardWrite(ctx, container);
     const key = `${ctx.user.id}:${container.id}`;
     const now = clock.now();
     if (now - (typing.get(key) ?? -Infinity) < TYPING_REPEAT_MS) return noContent();
@@ -192,8 +302,46 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     return noContent();
   }
 
+  /** The pinned messages, members only, most recently pinned first. */
+  function listPins(ctx: Ctx) {
+    const { container } = scope.resolve(ctx);
+    return json(messages.pins(container, ctx.user.id));
+  }
+
+  /** Owners and full server admins in a channel, any member in a conversation; 200 message; 400 past 50; audited in servers. */
+  function pinMessage(ctx: Ctx) {
+    return pin(ctx, true);
+  }
+
+  /** The same people; 200 message (idempotent). */
+  function unpinMessage(ctx: Ctx) {
+    return pin(ctx, false);
+  }
+
+  function pin(ctx: Ctx, pinned: boolean) {
+    const resolved = scope.resolve(ctx);
+    if (!scope.mayPin(resolved)) throw forbidden('only the owner or a full server administrator can pin messages here');
+    const messageId = ctx.params.message_id;
+    const write = auditFor(ctx, resolved.container, pinned ? 'message_pin' : 'message_unpin', messageId);
+    return json(messages.pin(resolved.container, messageId, ctx.user, pinned, write));
+  }
+
+  /**
+   * Every version of a message, oldest first, the current one last; for its author, the
+   * server's owner and full administrators, and site administrators (403 for other members).
+   */
+  function messageHistory(ctx: Ctx) {
+    const { container, canModerate } = scope.resolve(ctx);
+    const { author_id, versions } = messages.history(container, ctx.params.message_id);
+    if (author_id !== ctx.user.id && !canModerate && !ctx.user.isAdmin) {
+      throw forbidden('only the author, the owner, a full server administrator or a site administrator can read the edit history');
+    }
+    return json({ message_id: ctx.params.message_id, versions });
+  }
+
   function react(ctx: Ctx, add: boolean) {
     const { container } = scope.resolve(ctx);
+    scope.guardWrite(ctx, container);
     const emoji = readEmoji(ctx.body);
     limits.reactionsPerUser.take(ctx.user.id, 'reactions');
     return json(messages.react(container, ctx.params.message_id, ctx.user, emoji, add));

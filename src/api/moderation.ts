@@ -1,14 +1,18 @@
 import crypto from 'node:crypto';
+import { auditReason } from '../audit';
 import { iso } from '../clock';
 import { badRequest, forbidden, notFound } from '../http/errors';
-import { HANDLED, created, json, streamJsonArray } from '../http/respond';
+import { HANDLED, created, json, noContent, streamJsonArray } from '../http/respond';
 import { splitUrl } from '../http/router';
 import type { Services } from '../services';
 import { SUSPENDED, standingForWarnings } from '../standing';
 import type { Ctx, Reply, Route, User } from '../types';
 import { integer, limitParam, oneOf, text, uuid } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'hub'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'hub' | 'audit' | 'directory'>;
+
+/** Messages shown on each side of a reported one. */
+export const REPORT_CONTEXT_MESSAGES = 5;
 
 /** Reports (any user) and administration (spec section 4 "Reports and administration"). */
 export function moderationRoutes(deps: Deps): Route[] {
@@ -16,7 +20,9 @@ export function moderationRoutes(deps: Deps): Route[] {
   return [
     { method: 'POST', path: '/api/reports', auth: 'user', body: 'json', handler: h.fileReport },
     { method: 'GET', path: '/api/admin/reports', auth: 'admin', body: 'none', handler: h.listReports },
+    { method: 'GET', path: '/api/admin/reports/:report_id', auth: 'admin', body: 'none', handler: h.getReport },
     { method: 'PUT', path: '/api/admin/reports/:report_id', auth: 'admin', body: 'json', handler: h.setReportStatus },
+    { method: 'DELETE', path: '/api/admin/messages/:message_id', auth: 'admin', body: 'none', handler: h.deleteAnyMessage },
     { method: 'GET', path: '/api/admin/me', auth: 'admin', body: 'none', handler: h.getAdminMe },
     { method: 'GET', path: '/api/admin/users', auth: 'admin', body: 'none', handler: h.listUsers },
     { method: 'GET', path: '/api/admin/warnings', auth: 'admin', body: 'none', handler: h.listWarnings },
@@ -43,6 +49,7 @@ interface ReportRow {
   reporter_username: string;
   updated_by: string | null;
   updated_by_username: string | null;
+  target_deleted: number;
 }
 
 interface WarningRow {
@@ -96,13 +103,19 @@ function* pagesOf(page: (limit: number, offset: number) => unknown[]): Generator
   }
 }
 
-function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: Deps) {
+function moderationHandlers({ db, clock, users, perms, messages, limits, hub, audit, directory }: Deps) {
   const insertReport = db.prepare(
     `INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
+  // A reported message that is gone (its author or an administrator deleted it) shows as such.
   const REPORT_COLUMNS = `r.id, r.type, r.target, r.reason, r.snapshot, r.status, r.created_at, r.updated_at,
-      r.reporter_id, ru.username AS reporter_username, r.updated_by, uu.username AS updated_by_username
+      r.reporter_id, ru.username AS reporter_username, r.updated_by, uu.username AS updated_by_username,
+      (r.type IN ('server_message', 'conversation_message') AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.target))
+        OR (r.type = 'server' AND NOT EXISTS (SELECT 1 FROM servers s WHERE s.id = r.target)) AS target_deleted
     FROM reports r JOIN users ru ON ru.id = r.reporter_id LEFT JOIN users uu ON uu.id = r.updated_by`;
+  const pendingDuplicate = db.prepare<[string, string, string], { id: string }>(
+    "SELECT id FROM reports WHERE reporter_id = ? AND type = ? AND target = ? AND status = 'pending'",
+  );
   const reportById = db.prepare<[string], ReportRow>(`SELECT ${REPORT_COLUMNS} WHERE r.id = ?`);
   // Pending first, then newest first.
   const reportQueue = db.prepare<[string | null, string | null, number, number], ReportRow>(
@@ -148,6 +161,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     created_at: r.created_at,
     updated_at: r.updated_at,
     updated_by: r.updated_by ? { user_id: r.updated_by, username: r.updated_by_username } : null,
+    target_deleted: r.target_deleted === 1,
   });
   const warningRecord = (w: WarningRow) => ({
     id: w.id,
@@ -219,10 +233,46 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
       attachments: message.attachments.map((a) => ({ id: a.id, name: a.name, content_type: a.content_type })),
       created_at: message.created_at,
       edited_at: message.edited_at,
+      // Every earlier version too: an edit after the fact cannot hide what was said.
+      versions: messages.history(container, target).versions,
     };
   }
 
-  return { fileReport, listReports, setReportStatus, getAdminMe, listUsers, listWarnings, warnUser, removeWarning, setUserStanding };
+  /** What an administrator needs beside a report: who is who, and a reported message among its neighbours. */
+  function contextOf(report: ReturnType<typeof reportRecord>, admin: User) {
+    const snapshot = report.snapshot as Record<string, unknown>;
+    const context: Record<string, unknown> = { reporter: report.reporter, target: null, messages: [] };
+    if (report.type === 'user') {
+      const user = users.byId(report.target);
+      context.target = { user_id: report.target, username: user?.username ?? snapshot.username };
+    } else if (report.type === 'server') {
+      const server = directory.server(report.target);
+      context.target = { server_id: report.target, name: server?.name ?? snapshot.name };
+    } else {
+      context.target = snapshot.author;
+      const container = perms.locateMessage(report.target);
+      if (container) {
+        const around = (before: boolean) =>
+          messages.list(container, admin.id, { before: before ? report.target : null, after: before ? null : report.target, limit: REPORT_CONTEXT_MESSAGES });
+        context.messages = [...around(true).reverse(), messages.get(container, report.target, admin.id), ...around(false)];
+      }
+    }
+    return context;
+  }
+
+  return {
+    fileReport,
+    listReports,
+    getReport,
+    setReportStatus,
+    deleteAnyMessage,
+    getAdminMe,
+    listUsers,
+    listWarnings,
+    warnUser,
+    removeWarning,
+    setUserStanding,
+  };
 
   /** 201 pending report with a snapshot of its target taken now; 404 unknown target or a message the reporter cannot see. */
   function fileReport(ctx: Ctx) {
@@ -232,12 +282,35 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub }: 
     if (type === 'user' && target === ctx.user.id) throw badRequest('you cannot report yourself');
     limits.reportsPerUser.take(ctx.user.id, 'reports');
     const snapshot = snapshotOf(type, target, ctx.user);
-    const id = crypto.randomUUID();
-    insertReport.run(id, ctx.user.id, type, target, reason, JSON.stringify(snapshot), iso(clock.now()));
+    // The same reporter reporting the same thing again while the first is pending: one report.
+    const duplicate = pendingDuplicate.get(ctx.user.id, type, target);
+    const id = duplicate?.id ?? crypto.randomUUID();
+    if (!duplicate) insertReport.run(id, ctx.user.id, type, target, reason, JSON.stringify(snapshot), iso(clock.now()));
     const record = reportRecord(reportById.get(id)!);
     // The snapshot is for administrators: a reporter outside a server learns nothing of it here.
     if (type === 'server' && perms.rank(ctx.user.id, target) === null) record.snapshot = { server_id: target };
-    return created(record);
+    return duplicate ? json(record) : created(record);
+  }
+
+  /** One report with its context: the names involved and, for a message, up to 5 messages each side. */
+  function getReport(ctx: Ctx) {
+    const row = reportById.get(ctx.params.report_id);
+    if (!row) throw notFound('report not found');
+    const report = reportRecord(row);
+    return json({ ...report, context: contextOf(report, ctx.user) });
+  }
+
+  /** Deletes any message, anywhere; 204; its reports then show target_deleted; audited in its server. */
+  function deleteAnyMessage(ctx: Ctx) {
+    const messageId = ctx.params.message_id;
+    const container = perms.locateMessage(messageId);
+    if (!container) throw notFound('message not found');
+    const write =
+      container.kind === 'channel'
+        ? () => audit.write({ serverId: container.serverId, action: 'message_delete', actorId: ctx.user.id, targetId: messageId, targetKind: 'message', reason: auditReason(ctx) })
+        : undefined;
+    messages.remove(container, messageId, ctx.user, true, write);
+    return noContent();
   }
 
   /** Every report (?status= filters), pending first, then newest first; paged with ?limit/?offset. */

@@ -1,0 +1,144 @@
+import crypto from 'node:crypto';
+import { auditReason } from '../audit';
+import { iso } from '../clock';
+import { badRequest, conflict, notFound } from '../http/errors';
+import { created, json, noContent } from '../http/respond';
+import { channelWithState } from '../ready';
+import type { Services } from '../services';
+import type { Ctx, Route } from '../types';
+import { integer, text } from '../validate';
+import { MAX_NAME_CHARS, diff } from './servers';
+
+export const MAX_CHANNELS_PER_SERVER = 500;
+export const MAX_TOPIC_CHARS = 1024;
+/** Slow mode, as Discord allows it: up to six hours between a member's messages. */
+export const MAX_SLOWMODE_SECONDS = 21_600;
+
+type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads'>;
+
+/** The channels of a server (who may change them: the owner and full server administrators). */
+export function channelRoutes(deps: Deps): Route[] {
+  const h = channelHandlers(deps);
+  const C = '/api/servers/:server_id/channels';
+  return [
+    { method: 'GET', path: C, auth: 'user', body: 'none', handler: h.listChannels },
+    { method: 'POST', path: C, auth: 'user', body: 'json', handler: h.createChannel },
+    { method: 'PATCH', path: `${C}/:channel_id`, auth: 'user', body: 'json', handler: h.updateChannel },
+    { method: 'DELETE', path: `${C}/:channel_id`, auth: 'user', body: 'none', handler: h.deleteChannel },
+  ];
+}
+
+function channelHandlers({ db, clock, perms, hub, limits, directory, readStates, audit, uploads }: Deps) {
+  const insertChannel = db.prepare(
+    `INSERT INTO channels (id, server_id, name, position, created_at)
+     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
+  );
+  const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
+  const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
+  const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ? WHERE id = ?');
+  const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
+  const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
+  const attachmentsOf = db.prepare<[string], { id: string }>(
+    'SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id = ?',
+  );
+  const deleteReadStates = db.prepare('DELETE FROM read_states WHERE container_id = ?');
+
+  /** A channel of this server (404 otherwise). */
+  const channelIn = (serverId: string, channelId: string) => {
+    const channel = directory.channel(channelId);
+    if (!channel || channel.server_id !== serverId) throw notFound('channel not found');
+    return channel;
+  };
+  /** Puts `channelId` at `position` (0-based, clamped) and renumbers the rest 0..n-1: positions stay dense. */
+  const reorder = (serverId: string, channelId: string, position: number) => {
+    const order = directory.channelsOf(serverId).map((c) => c.id).filter((id) => id !== channelId);
+    order.splice(Math.min(position, order.length), 0, channelId);
+    order.forEach((id, index) => setPosition.run(index, id));
+  };
+  const renumber = (serverId: string) => directory.channelsOf(serverId).forEach((c, index) => setPosition.run(index, c.id));
+
+  return { listChannels, createChannel, updateChannel, deleteChannel };
+
+  /** The channels, members only, in position order, each with the caller's read state. */
+  function listChannels(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.serverAccess(ctx.user, serverId);
+    const states = readStates.channels(ctx.user.id, serverId);
+    return json(directory.channelsOf(serverId).map((channel) => channelWithState(channel, states)));
+  }
+
+  /** Owner or full server administrator; 201 channel; 409 for a name already used (any case); 400 past 500; audited. */
+  function createChannel(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.requireServerAdmin(ctx.user, serverId, 'create channels');
+    const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    const reason = auditReason(ctx);
+    if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
+    if (channelCount.get(serverId)!.n >= MAX_CHANNELS_PER_SERVER) {
+      throw badRequest(`a server may have at most ${MAX_CHANNELS_PER_SERVER} channels`);
+    }
+    limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
+    const id = crypto.randomUUID();
+    db.transaction(() => {
+      insertChannel.run(id, serverId, name, serverId, iso(clock.now()));
+      audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
+    })();
+    const channel = directory.channel(id)!;
+    hub.toServer(serverId, { payload: { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) } });
+    return created(channel);
+  }
+
+  /**
+   * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?}; 200
+   * channel; positions stay 0..n-1; 409 for a name in use; audited; members get channel_updated.
+   */
+  function updateChannel(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.requireServerAdmin(ctx.user, serverId, 'change channels');
+    const before = channelIn(serverId, ctx.params.channel_id);
+    const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    const topic = ctx.body.topic === undefined ? before.topic : text(ctx.body, 'topic', { min: 0, max: MAX_TOPIC_CHARS, multiline: true });
+    const slowmode = ctx.body.slowmode_seconds === undefined ? before.slowmode_seconds : integer(ctx.body, 'slowmode_seconds', 0, MAX_SLOWMODE_SECONDS);
+    const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_CHANNELS_PER_SERVER);
+    const reason = auditReason(ctx);
+    const clash = channelByName.get(serverId, name);
+    if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
+    db.transaction(() => {
+      updateRow.run(name, topic, slowmode, before.id);
+      if (position !== null) reorder(serverId, before.id, position);
+      const after = directory.channel(before.id)!;
+      const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position });
+      audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
+    })();
+    // A move shifts others: every channel whose position changed is announced.
+    const moved = position === null ? [] : directory.channelsOf(serverId).filter((c) => c.id !== before.id);
+    const channel = directory.channel(before.id)!;
+    for (const c of [channel, ...moved]) {
+      hub.toServer(serverId, { payload: { event: 'channel_updated', server_id: serverId, channel_id: c.id, channel: c } });
+    }
+    return json(channel);
+  }
+
+  /**
+   * Owner or full server administrator: the channel and its messages go; files after the commit;
+   * the rest renumbered; audited; its room sockets close; members get channel_deleted. 204.
+   */
+  function deleteChannel(ctx: Ctx) {
+    const serverId = ctx.params.server_id;
+    perms.requireServerAdmin(ctx.user, serverId, 'delete channels');
+    const channel = channelIn(serverId, ctx.params.channel_id);
+    const reason = auditReason(ctx);
+    const fileIds = db.transaction(() => {
+      const ids = attachmentsOf.all(channel.id).map((a) => a.id);
+      deleteRow.run(channel.id);
+      deleteReadStates.run(channel.id);
+      renumber(serverId);
+      audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
+      return ids;
+    })();
+    uploads.deleteFiles(fileIds);
+    hub.closeRoom({ kind: 'channel', id: channel.id, serverId });
+    hub.toServer(serverId, { payload: { event: 'channel_deleted', server_id: serverId, channel_id: channel.id } });
+    return noContent();
+  }
+}
