@@ -174,6 +174,24 @@ CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id,
 CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
 
+-- The search index (src/search.ts): the current text of every message, tokenized by unicode61
+-- with case and diacritics folded. External content: the text itself stays in messages only.
+-- The triggers keep it in step inside the transaction that inserts, edits or deletes (cascades too).
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+  content, content = 'messages', content_rowid = 'seq',
+  tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
+);
+CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+
 -- Every earlier version of an edited message, oldest first (the current one is in messages).
 CREATE TABLE IF NOT EXISTS message_edits (
   message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,

@@ -11,7 +11,7 @@
 import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { type Latency, type Row, call, loggedTimes, login, ms, percentile, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
+import { type Latency, type Row, call, checkpointedSize, openForSeeding, rng, loggedTimes, login, ms, percentile, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
 
 export const MESSAGES = Number(process.env.HISTORY_MESSAGES ?? 1_000_000);
 const ROWS_PER_TRANSACTION = 50_000;
@@ -39,18 +39,6 @@ export interface SeededHistory {
 const EMOJIS = ['👍', '🎉', '😂', '❤️', '🚀', '👀'];
 const WORDS = 'the build is green again and we can ship the release after lunch if nobody objects to the new theme or the migration plan we talked about yesterday in the call'.split(' ');
 
-/** Deterministic pseudo-random numbers, so every run seeds the same shapes. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Creates the schema, the reader and the server through the real server (so the file is
  * exactly what the app makes), stops it, then bulk-inserts the history.
@@ -69,11 +57,7 @@ export async function seedHistory(dataDir = tempDir('chat-bench-history-'), mess
     await chat.stop();
   }
 
-  const db = new Database(path.join(dataDir, 'chat.db'));
-  // A fixture: no fsync and no foreign key checks while seeding; the rows are consistent by construction.
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  db.pragma('foreign_keys = OFF');
+  const db = openForSeeding(dataDir);
   const now = Date.now();
   const iso = (ms: number) => new Date(ms).toISOString();
   const insertUser = db.prepare('INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)');
@@ -142,10 +126,9 @@ export async function seedHistory(dataDir = tempDir('chat-bench-history-'), mess
     })();
   }
   // Start-up must not replay a huge WAL: fold it into the database file, as a long-running server would have.
-  db.pragma('wal_checkpoint(TRUNCATE)');
   // No ANALYZE or PRAGMA optimize: statistics would steer the query planner differently from
   // a database the server built itself, which never has any.
-  const dbBytes = (db.prepare('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').get() as { bytes: number }).bytes;
+  const dbBytes = checkpointedSize(db);
   db.close();
   return { dataDir, serverId, channelId, messages, reactions, attachments, replies, seedMs: performance.now() - started, dbBytes };
 }

@@ -4,6 +4,7 @@
  * Everything a benchmark starts is killed and removed when the benchmark process exits.
  */
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -22,6 +23,36 @@ process.on('exit', () => {
 });
 // Ctrl-C must still clean up: exit through the 'exit' handler above.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
+/** Deterministic pseudo-random numbers (mulberry32), so every run seeds the same data. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Opens a data directory's database for bulk seeding, after the real server made it: no fsync
+ * and no foreign key checks (the rows are consistent by construction).
+ */
+export function openForSeeding(dataDir: string): Database.Database {
+  const db = new Database(path.join(dataDir, 'chat.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.pragma('foreign_keys = OFF');
+  return db;
+}
+
+/** The database file's size in bytes, once the WAL is folded in. */
+export function checkpointedSize(db: Database.Database): number {
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return (db.prepare('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').get() as { bytes: number }).bytes;
+}
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

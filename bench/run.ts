@@ -1,5 +1,5 @@
 /**
- * `make bench` (issue 10): all six measurements in one run, each printed as a table with its
+ * `make bench` (issue 10): every measurement in one run, each printed as a table with its
  * target, then a summary. Every server is a child process on 127.0.0.1 with a temporary data
  * directory; everything is stopped and removed at the end. A measurement that fails is
  * reported as ERROR and the others still run; the exit code is 1 if any failed (a MISS is a
@@ -18,6 +18,7 @@ import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { measureMemory, memoryRows } from './memory';
 import { measureThroughput, throughputRows, throughputSetup } from './post-message';
+import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
 
 /** One line of the final summary: a figure against its target. */
 const summary: Row[] = [];
@@ -124,6 +125,12 @@ async function main(): Promise<void> {
     const rows = coldStartRows(await measureColdStart(seeded.dataDir, seeded.messages));
     printTable('6. Cold start: spawn to first 200 from /healthz', rows);
     summary.push(...targets(rows, '6.'));
+  });
+
+  await section('7. Search', async () => {
+    const rows = searchRows(await measureSearch(await seedSearch()));
+    printTable(`7. Search: ${SEARCH_MESSAGES} messages over 100 channels (${searchSetup})`, rows);
+    summary.push(...targets(rows, '7.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);

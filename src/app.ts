@@ -18,6 +18,7 @@ import { type Mailer, type MailerOptions, createMailer } from './mail';
 import { createDirectory } from './directory';
 import { createMembers } from './members';
 import { createMessageStore } from './message-store';
+import { createSearch } from './search';
 import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
 import { createPresence } from './presence';
@@ -129,6 +130,7 @@ export function createApp(options: AppOptions): RunningApp {
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates });
   const members = createMembers({ db, clock, presence });
   const audit = createAuditLog(db, clock);
+  const search = createSearch(db, messages);
   const app: Services = {
     config,
     clock,
@@ -149,6 +151,7 @@ export function createApp(options: AppOptions): RunningApp {
     messages,
     members,
     audit,
+    search,
   };
 
   const table = compile(buildRoutes(app));

@@ -87,6 +87,25 @@ const MIGRATIONS: ((db: DB) => void)[] = [
         PRIMARY KEY (blocker_id, blocked_id)
       ) WITHOUT ROWID;
     `),
+  // 4 -> 5: the search index and the triggers that keep it in step, built from every message.
+  (db) =>
+    db.exec(`
+      CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
+      );
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+      END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+      END;
+      CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+      END;
+      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -24,6 +24,8 @@ export const LIMIT_POLICIES = {
   reportsPerUser: { burst: 10, refillMs: HOUR / 10 },
   /** Reactions added or removed per user: 30, then 3 a second (a toggle loop cannot flood a room). */
   reactionsPerUser: { burst: 30, refillMs: 333 },
+  /** Searches per user: 20, then 2 a second (each is a scan of the index). */
+  searchesPerUser: { burst: 20, refillMs: 500 },
   /** Servers created per user: 10, then one every 10 minutes. */
   serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */

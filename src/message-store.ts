@@ -38,13 +38,20 @@ export interface AuthorRights {
 export interface Paging {
   before: string | null;
   after: string | null;
+  /** The page centred on this message (docs/api.md "Paging"). */
+  around: string | null;
   limit: number;
 }
+
+/** A message row with the server of its channel (null in a conversation): enough to place it. */
+export type PlacedRow = MessageRow & { server_id: string | null };
 
 export interface MessageStore {
   /** Newest first; with `after`, the messages after that one, oldest first. */
   list(container: Container, viewerId: string, paging: Paging): MessageRecord[];
   get(container: Container, messageId: string, viewerId: string): MessageRecord;
+  /** Records of rows from anywhere (search results), in the given order. */
+  records(rows: PlacedRow[], viewerId: string): MessageRecord[];
   create(container: Container, author: User, input: MessageInput, rights: AuthorRights): MessageRecord;
   edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
@@ -62,7 +69,7 @@ export interface MessageStore {
   authorOf(container: Container, messageId: string): string;
 }
 
-const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
+export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
   m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.pinned_at`;
 
 /** Pinned messages one channel or conversation may hold. */
@@ -222,7 +229,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM messages m JOIN users u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
-  function hydrate(rows: MessageRow[], viewerId: string, container: Container): MessageRecord[] {
+  function hydrate(rows: MessageRow[], viewerId: string, container: Container | ((row: MessageRow) => Container)): MessageRecord[] {
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
@@ -239,8 +246,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     }
     const replyIds = rows.map((r) => r.reply_to).filter((id): id is string => id !== null);
     const replies = new Map(replyIds.length ? repliesOfPage.all(JSON.stringify(replyIds)).map((r) => [r.id, r]) : []);
+    const containerOf = typeof container === 'function' ? container : () => container;
     return rows.map((row) =>
-      toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], row.reply_to ? replies.get(row.reply_to) : undefined),
+      toRecord(row, containerOf(row), attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], row.reply_to ? replies.get(row.reply_to) : undefined),
     );
   }
 
@@ -266,9 +274,16 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const reactionCount = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND emoji = ?');
 
   const store: MessageStore = {
-    list(container, viewerId, { before, after, limit }) {
-      if (before && after) throw badRequest('use before or after, not both');
+    list(container, viewerId, { before, after, around, limit }) {
+      if ([before, after, around].filter(Boolean).length > 1) throw badRequest('use one of before, after and around');
       const q = queries[container.kind];
+      if (around) {
+        // The message, up to half the rest newer and the others older; newest first like every page.
+        const centre = rowIn(container, around, 'around');
+        const newer = q.after.all(container.id, centre.seq, Math.floor((limit - 1) / 2)).reverse();
+        const older = q.before.all(container.id, centre.seq, limit - 1 - Math.floor((limit - 1) / 2));
+        return hydrate([...newer, centre, ...older], viewerId, container);
+      }
       if (before) return hydrate(q.before.all(container.id, seqIn(container, before, 'before'), limit), viewerId, container);
       if (after) return hydrate(q.after.all(container.id, seqIn(container, after, 'after'), limit), viewerId, container);
       return hydrate(q.newest.all(container.id, limit), viewerId, container);
@@ -276,6 +291,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
 
     get(container, messageId, viewerId) {
       return hydrate([findRow(container, messageId)], viewerId, container)[0];
+    },
+
+    records(rows, viewerId) {
+      return hydrate(rows, viewerId, (row) => {
+        const { channel_id, conversation_id, server_id } = row as PlacedRow;
+        return channel_id ? { kind: 'channel', id: channel_id, serverId: server_id! } : { kind: 'conversation', id: conversation_id! };
+      });
     },
 
     create(container, author, input, rights) {

@@ -10,6 +10,7 @@ import type { MessageStore } from './message-store';
 import type { Metrics } from './metrics';
 import type { Permissions } from './permissions';
 import type { Presence } from './presence';
+import type { Search } from './search';
 import type { Hub } from './realtime';
 import type { SessionStore } from './sessions';
 import type { StaticFiles } from './static';
@@ -42,4 +43,5 @@ export interface Services {
   messages: MessageStore;
   members: Members;
   audit: AuditLog;
+  search: Search;
 }

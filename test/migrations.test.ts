@@ -64,3 +64,39 @@ t.test('the server starts on a migrated database and serves its history', async 
   t.equal(history.body[0].reply_preview.content, 'hello town');
   t.same(history.body[1].reactions, [{ emoji: '👍', count: 1, reacted: false }]);
 });
+
+t.test('a version 4 database with messages gains the search index (4 -> 5), kept in step afterwards', async (t) => {
+  // Built as version 4 made it: that schema, the rows of the v1 fixture (every later column has a default).
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const old = new Database(path.join(dataDir, 'chat.db'));
+  old.exec(fs.readFileSync(path.join(__dirname, 'fixtures', 'schema-v4.sql'), 'utf8'));
+  const rows = fs.readFileSync(FIXTURE, 'utf8').split('\n').filter((line) => line.startsWith('INSERT INTO'));
+  old.exec(rows.join('\n'));
+  old.pragma('user_version = 4');
+  t.equal((old.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'messages_fts'").get() as { n: number }).n, 0, 'no index before');
+  old.close();
+
+  const server = await startServer({ dataDir });
+  t.teardown(server.close);
+  const db = server.app.db;
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  const matches = (q: string) => db.prepare<[string], { rowid: number }>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid').all(q).map((r) => r.rowid);
+  t.same(matches('"town"'), [1], 'the old messages are indexed');
+  t.same(matches('"private"'), [3]);
+
+  const client = new Client(server.url);
+  await client.post('/api/register', { username: 'newcomer', password: 'correct horse' });
+  await client.post('/api/login', { username: 'newcomer', password: 'correct horse' });
+  server.app.db.prepare("UPDATE invites SET expires_at = '2999-01-01T00:00:00.000Z'").run();
+  t.equal((await client.post('/api/invites/AbCdEfGhIjKlMnOpQrStUvWx/accept')).status, 200);
+  const found = await client.get('/api/search?q=town');
+  t.same(found.body.results.map((m: { content: string }) => m.content), ['hello town'], 'an old message is found through the API');
+  t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
+  const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', { content: 'town hall tonight' });
+  t.equal(posted.status, 201);
+  t.same((await client.get('/api/search?q=town')).body.results.map((m: { content: string }) => m.content), ['town hall tonight', 'hello town'], 'new messages join the index');
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+  // FTS5's own check: throws (SQLITE_CORRUPT_VTAB) when the index differs from the messages.
+  t.doesNotThrow(() => db.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run(), 'the index matches the messages');
+});

@@ -23,6 +23,7 @@ const TAGS: [string, string][] = [
   ['Messages', 'Channel messages, reactions and attachments'],
   ['Friends', 'Friends and friend requests'],
   ['Conversations', 'Direct messages and group chats'],
+  ['Search', 'Message search'],
   ['Attachments', 'Downloads'],
   ['WebSocket', 'Live events (upgrades)'],
   ['Moderation', 'Reports and administration'],

@@ -10,6 +10,7 @@ const credentials = input({ username: str, password: str });
 const paging = {
   before: { ...uuid, description: 'a message id: the page before it, newest first' },
   after: { ...uuid, description: 'a message id: the messages after it, oldest first (catching up)' },
+  around: { ...uuid, description: 'a message id: the page centred on it, newest first (jumping to a search result)' },
   limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' },
 };
 const adminPaging = {
@@ -23,7 +24,7 @@ const emojiBody = input({ emoji: str });
 /** The message routes of one scope (channel, legacy server messages, conversation). */
 function messageOps(base: string, tag: string, what: string, full: boolean): Ops {
   const ops: Ops = [
-    ['GET', base, { tag, summary: `List ${what} messages (newest first; before/after cursors)`, auth: 'user', query: paging, ok: [json(200, arr(ref('Message')))] }],
+    ['GET', base, { tag, summary: `List ${what} messages (newest first; before/after/around cursors)`, auth: 'user', query: paging, ok: [json(200, arr(ref('Message')))] }],
     [
       'POST',
       base,
@@ -153,6 +154,30 @@ export const operations: Ops = [
         { status: 304, kind: 'not-modified', description: 'If-None-Match matched the ETag' },
       ],
       errors: [416],
+    },
+  ],
+
+  // Search (src/api/search.ts)
+  [
+    'GET',
+    '/api/search',
+    {
+      tag: 'Search',
+      summary: 'Search the messages the caller can see now, newest first',
+      auth: 'user',
+      query: {
+        q: { ...str, description: 'words, "phrases", prefix*, -exclusions; 1 to 256 characters (required)' },
+        server_id: uuid,
+        channel_id: uuid,
+        conversation_id: uuid,
+        author_id: uuid,
+        has: { ...str, description: 'attachment, image, video, audio, file or link; several comma-separated must all hold' },
+        before: { ...uuid, description: 'a message id: results older than it' },
+        after: { ...uuid, description: 'a message id: results newer than it' },
+        limit: { type: 'integer', minimum: 1, maximum: 50, description: 'default 25' },
+      },
+      ok: [json(200, ref('SearchResults'))],
+      errors: [404, 429],
     },
   ],
 

@@ -76,27 +76,20 @@ export const schemas: Record<string, Schema> = {
   }),
   Reaction: obj({ emoji: str, count: int, reacted: bool }),
   ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
-  Message: obj(
-    {
-      id: uuid,
-      server_id: uuid,
-      channel_id: uuid,
-      conversation_id: uuid,
-      author_id: uuid,
-      author: ref('UserRef'),
-      content: str,
-      mentions: withDescription(arr(uuid), 'the users the content mentions with @name'),
-      mention_everyone: bool,
-      reply_to: nullable(uuid),
-      reply_preview: nullable(ref('ReplyPreview')),
-      pinned: bool,
-      attachments: arr(ref('Attachment')),
-      reactions: arr(ref('Reaction')),
-      created_at: time,
-      edited_at: nullable(time),
-    },
-    ['server_id', 'channel_id', 'conversation_id'],
-  ),
+  Message: obj(messageFields(), ['server_id', 'channel_id', 'conversation_id']),
+
+  SearchResults: obj({
+    results: arr(
+      obj(
+        {
+          ...messageFields(),
+          highlight: withDescription(arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }), '[start, end] offsets of the matched terms in UTF-16 code units of content'),
+        },
+        ['server_id', 'channel_id', 'conversation_id'],
+      ),
+    ),
+    next_before: withDescription(nullable(uuid), 'pass as before= for the next page; null when this page is not full'),
+  }),
 
   FriendRequest: obj({ id: uuid, from: ref('UserRef'), to: ref('UserRef'), status: oneOf('pending', 'accepted'), created_at: time }),
   Friend: obj({ user_id: uuid, username: str, since: time }),
@@ -177,4 +170,26 @@ function conversation(): Record<string, Schema> {
 
 function withDescription(schema: Schema, description: string): Schema {
   return { ...schema, description };
+}
+
+/** The fields of a message record (src/message-record.ts). */
+function messageFields(): Record<string, Schema> {
+  return {
+    id: uuid,
+    server_id: uuid,
+    channel_id: uuid,
+    conversation_id: uuid,
+    author_id: uuid,
+    author: ref('UserRef'),
+    content: str,
+    mentions: withDescription(arr(uuid), 'the users the content mentions with @name'),
+    mention_everyone: bool,
+    reply_to: nullable(uuid),
+    reply_preview: nullable(ref('ReplyPreview')),
+    pinned: bool,
+    attachments: arr(ref('Attachment')),
+    reactions: arr(ref('Reaction')),
+    created_at: time,
+    edited_at: nullable(time),
+  };
 }

@@ -12,6 +12,7 @@ import { friendRoutes } from './friends';
 import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
+import { searchRoutes } from './search';
 import { serverRoutes } from './servers';
 import { uploadRoutes } from './uploads';
 
@@ -37,6 +38,7 @@ export function buildRoutes(services: Services): Route[] {
     ...inviteRoutes(services),
     ...communityRoutes(services),
     ...messageRoutes(services),
+    ...searchRoutes(services),
     ...friendRoutes(services),
     ...conversationRoutes(services),
     ...uploadRoutes(services),

@@ -205,7 +205,12 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
    */
   function listMessages(ctx: Ctx) {
     const { container } = scope.resolve(ctx);
-    const paging = { before: uuidParam(ctx.query, 'before'), after: uuidParam(ctx.query, 'after'), limit: limitParam(ctx.query) };
+    const paging = {
+      before: uuidParam(ctx.query, 'before'),
+      after: uuidParam(ctx.query, 'after'),
+      around: uuidParam(ctx.query, 'around'),
+      limit: limitParam(ctx.query),
+    };
     return json(messages.list(container, ctx.user.id, paging));
   }
 

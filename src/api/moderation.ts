@@ -252,9 +252,8 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
       context.target = snapshot.author;
       const container = perms.locateMessage(report.target);
       if (container) {
-        const around = (before: boolean) =>
-          messages.list(container, admin.id, { before: before ? report.target : null, after: before ? null : report.target, limit: REPORT_CONTEXT_MESSAGES });
-        context.messages = [...around(true).reverse(), messages.get(container, report.target, admin.id), ...around(false)];
+        const paging = { before: null, after: null, around: report.target, limit: 2 * REPORT_CONTEXT_MESSAGES + 1 };
+        context.messages = messages.list(container, admin.id, paging).reverse();
       }
     }
     return context;
