@@ -15,9 +15,36 @@ CREATE TABLE IF NOT EXISTS users (
   email_verified INTEGER NOT NULL DEFAULT 0,
   created_at    TEXT NOT NULL,
   -- what the user chose to show: online, idle, dnd or invisible (offline to others)
-  presence      TEXT NOT NULL DEFAULT 'online'
+  presence      TEXT NOT NULL DEFAULT 'online',
+  -- shown instead of the username where names are shown; NULL: the username
+  display_name  TEXT,
+  -- 0: no avatar; n: /avatars/<id>?v=n (a new upload is a new URL, so it may be cached forever)
+  avatar_version INTEGER NOT NULL DEFAULT 0,
+  -- a deleted account keeps its row (its messages keep their author) under the name deleted-<id>
+  deleted_at    TEXT,
+  -- TOTP secrets, encrypted with the data directory's key (src/secret-box.ts); pending until confirmed
+  totp_secret   TEXT,
+  totp_pending  TEXT,
+  -- the last time step whose code was accepted: a code is good once
+  totp_last_step INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
+
+-- How a user is shown to others: a deleted account as deleted-user / Deleted user.
+CREATE VIEW IF NOT EXISTS profiles AS
+SELECT id,
+       -- COLLATE NOCASE: lists ordered by this name sort as the column does, in any letter case
+       CASE WHEN deleted_at IS NULL THEN username ELSE 'deleted-user' END COLLATE NOCASE AS username,
+       CASE WHEN deleted_at IS NULL THEN display_name ELSE 'Deleted user' END AS display_name,
+       CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url
+  FROM users;
+
+-- Two-factor recovery codes (SHA-256 of each; high-entropy codes need no slow hash): each works once.
+CREATE TABLE IF NOT EXISTS recovery_codes (
+  user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  code_hash TEXT NOT NULL,
+  PRIMARY KEY (user_id, code_hash)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS servers (
   id          TEXT PRIMARY KEY,
@@ -170,6 +197,8 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, seq) WHERE conversation_id IS NOT NULL;
+-- a user's own messages: the account export reads them in order
+CREATE INDEX IF NOT EXISTS messages_by_author ON messages (author_id, seq);
 CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id, seq) WHERE mention_everyone = 1;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;

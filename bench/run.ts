@@ -16,6 +16,7 @@ import { coldStartRows, measureColdStart } from './cold-start';
 import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout';
 import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory, seedHistory } from './history';
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
+import { exportRows, measureExport } from './export';
 import { measureMemory, memoryRows } from './memory';
 import { measureThroughput, throughputRows, throughputSetup } from './post-message';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
@@ -131,6 +132,12 @@ async function main(): Promise<void> {
     const rows = searchRows(await measureSearch(await seedSearch()));
     printTable(`7. Search: ${SEARCH_MESSAGES} messages over 100 channels (${searchSetup})`, rows);
     summary.push(...targets(rows, '7.'));
+  });
+
+  await section('8. Account export', async () => {
+    const rows = exportRows(await measureExport());
+    printTable('8. Account export: 100 000 messages and 1 GiB of files, in-process server, event loop watched', rows);
+    summary.push(...targets(rows, '8.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);

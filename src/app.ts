@@ -19,6 +19,11 @@ import { createDirectory } from './directory';
 import { createMembers } from './members';
 import { createMessageStore } from './message-store';
 import { createSearch } from './search';
+import { createSecretBox, loadSecretKey } from './secret-box';
+import { createTwoFactor } from './two-factor';
+import { createAvatars } from './avatars';
+import { createExports } from './account-export';
+import { createAccountDeletion } from './account-deletion';
 import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
 import { createPresence } from './presence';
@@ -131,6 +136,21 @@ export function createApp(options: AppOptions): RunningApp {
   const members = createMembers({ db, clock, presence });
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages);
+  const twoFactor = createTwoFactor({ db, clock, box: createSecretBox(loadSecretKey(config.dataDir, config.secretKey)), log });
+  const avatars = createAvatars({ db, dataDir: config.dataDir, log });
+  const accountExports = createExports({ db, clock, directory, dataDir: config.dataDir, log });
+  const deletion = createAccountDeletion({
+    db,
+    clock,
+    directory,
+    members,
+    hub,
+    sessions,
+    removeFiles: (userId) => {
+      avatars.remove(userId);
+      accountExports.remove(userId);
+    },
+  });
   const app: Services = {
     config,
     clock,
@@ -152,6 +172,10 @@ export function createApp(options: AppOptions): RunningApp {
     members,
     audit,
     search,
+    twoFactor,
+    avatars,
+    accountExports,
+    deletion,
   };
 
   const table = compile(buildRoutes(app));
@@ -262,11 +286,12 @@ export function createApp(options: AppOptions): RunningApp {
       hub.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.
       const uploadsStopped = uploads.abortAll();
+      const exportsStopped = accountExports.close();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void uploadsStopped.then(() => {
+        void Promise.all([uploadsStopped, exportsStopped]).then(() => {
           mailer.close?.();
           metrics.close();
           db.close();
@@ -296,7 +321,7 @@ const FORM_ERROR_BY_STATUS: Record<number, string> = {
 };
 
 async function readBody(ctx: Ctx<User | null>, kind: BodyKind, deadlineMs: number): Promise<void> {
-  if (kind === 'none' || kind === 'message') return;
+  if (kind === 'none' || kind === 'message' || kind === 'multipart') return;
   if (kind === 'auth-form') {
     if (mediaType(ctx.req) === 'application/x-www-form-urlencoded') {
       ctx.form = true;

@@ -47,13 +47,18 @@ export function authenticate(
  * first one would let anyone pick a fresh address per request and walk around every limit.
  */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  return addressKey(remoteAddress(req, trustProxy));
+}
+
+/** The client's address as it is (a session list shows it): the socket's, or the proxy's last hop. */
+export function remoteAddress(req: IncomingMessage, trustProxy: boolean): string {
   if (trustProxy) {
     const header = req.headers['x-forwarded-for'];
     const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',');
     const last = hops[hops.length - 1].trim();
-    if (last) return addressKey(last);
+    if (last) return last.replace(/^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i, '$1');
   }
-  return addressKey(req.socket.remoteAddress ?? 'unknown');
+  return (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i, '$1');
 }
 
 /**

@@ -12,10 +12,14 @@ import type { DB } from './db';
  * file even if the server deletes it meanwhile), then the database is copied in one step (one
  * read transaction: a snapshot, never a half-written state), then files that appeared during the
  * copy are linked too, and only the files the copied database names go into the backup.
+ * The avatars and the secret key (mode 0600) are copied as they are.
  */
 export const DATABASE_FILE = 'chat.db';
 export const PID_FILE = 'server.pid';
 const UPLOADS = 'uploads';
+const AVATARS = 'avatars';
+/** The key that opens the TOTP secrets (src/secret-box.ts): without it, two-factor codes stop working. */
+const KEY_FILE = 'secret.key';
 const STAGING_PREFIX = '.backup-staging-';
 
 export interface BackupResult {
@@ -53,6 +57,7 @@ export async function backup(db: DB, dataDir: string, target: string): Promise<B
       result.files++;
       result.bytes += fs.statSync(staged).size;
     }
+    copyExtras(dataDir, target);
     return result;
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -102,7 +107,7 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
   fs.mkdirSync(dataDir, { recursive: true });
   const keptIn = path.join(dataDir, `before-restore-${now.toISOString().replace(/[:.]/g, '-')}`);
   fs.mkdirSync(keptIn);
-  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS]) {
+  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS, AVATARS, KEY_FILE]) {
     if (fs.existsSync(path.join(dataDir, name))) fs.renameSync(path.join(dataDir, name), path.join(keptIn, name));
   }
   fs.copyFileSync(database, path.join(dataDir, DATABASE_FILE));
@@ -113,7 +118,21 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
     fs.copyFileSync(path.join(uploads, name), path.join(dataDir, UPLOADS, name));
     files++;
   }
+  copyExtras(source, dataDir);
   return { keptIn, files };
+}
+
+/** The avatars and the secret key, from one data directory (or backup) to another. */
+function copyExtras(from: string, to: string): void {
+  const avatars = path.join(from, AVATARS);
+  fs.mkdirSync(path.join(to, AVATARS), { recursive: true });
+  for (const name of fs.existsSync(avatars) ? fs.readdirSync(avatars) : []) {
+    if (!name.endsWith('.part')) fs.copyFileSync(path.join(avatars, name), path.join(to, AVATARS, name));
+  }
+  if (fs.existsSync(path.join(from, KEY_FILE))) {
+    fs.copyFileSync(path.join(from, KEY_FILE), path.join(to, KEY_FILE));
+    fs.chmodSync(path.join(to, KEY_FILE), 0o600);
+  }
 }
 
 /** Staging folders of backups that were killed midway (their process is gone). */

@@ -4,6 +4,7 @@ import { BackupError, backup, restore } from './backup';
 import { ConfigError, loadConfig } from './config';
 import { type DB, openDatabase } from './db';
 import { SUSPENDED, standingForWarnings } from './standing';
+import { turnOffTwoFactor } from './two-factor';
 
 /** A command's outcome: what to print, and the exit code. */
 class Refusal extends Error {
@@ -88,6 +89,16 @@ const COMMANDS: Record<string, Command> = {
       return `removed ${cleared} warning(s) of ${user.username}; standing is now ${standingForWarnings(0)}`;
     },
   },
+  // For a user who lost their authenticator and their recovery codes: they sign in with the
+  // password alone again (and can turn two-factor sign-in back on from the account page).
+  '2fa reset': {
+    args: ['<username>'],
+    run: (db, [username]) => {
+      const user = userNamed(db, username);
+      turnOffTwoFactor(db, user.id);
+      return `two-factor sign-in is off for ${user.username}; they sign in with their password`;
+    },
+  },
   // An online, consistent copy while the server runs (src/backup.ts says how).
   backup: {
     args: ['<dir>'],
@@ -115,7 +126,9 @@ const USAGE = `usage:\n${Object.entries(COMMANDS)
 
 function userNamed(db: DB, username: string): { id: string; username: string; standing: number } {
   const user = db
-    .prepare<[string], { id: string; username: string; standing: number }>('SELECT id, username, standing FROM users WHERE username = ? COLLATE NOCASE')
+    .prepare<[string], { id: string; username: string; standing: number }>(
+      'SELECT id, username, standing FROM users WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL',
+    )
     .get(username);
   if (!user) throw new Refusal(`no user named ${username}`);
   return user;

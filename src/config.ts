@@ -24,6 +24,8 @@ export interface Config {
   metrics: boolean;
   /** The local addresses (interfaces) a /metrics request must arrive on; `*` for any. */
   metricsHosts: string[];
+  /** SECRET_KEY: 32 bytes as 64 hex digits, the key that encrypts TOTP secrets; null: DATA_DIR/secret.key. */
+  secretKey: Buffer | null;
 }
 
 export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
@@ -81,7 +83,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
     metrics: onOff('METRICS', false),
     metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
+    secretKey: secretKey(),
   };
+
+  function secretKey(): Buffer | null {
+    const raw = env.SECRET_KEY ?? '';
+    if (raw === '') return null;
+    if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError('SECRET_KEY must be 64 hex digits (32 bytes), e.g. from: openssl rand -hex 32');
+    return Buffer.from(raw, 'hex');
+  }
 
   function count(name: string, fallback: number): number {
     const raw = env[name];

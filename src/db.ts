@@ -106,6 +106,22 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       END;
       INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
     `),
+  // 5 -> 6: profiles (display name, avatar), two-factor sign-in, deleted accounts.
+  (db) =>
+    db.exec(`
+      ALTER TABLE users ADD COLUMN display_name TEXT;
+      ALTER TABLE users ADD COLUMN avatar_version INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE users ADD COLUMN deleted_at TEXT;
+      ALTER TABLE users ADD COLUMN totp_secret TEXT;
+      ALTER TABLE users ADD COLUMN totp_pending TEXT;
+      ALTER TABLE users ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE recovery_codes (
+        user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash TEXT NOT NULL,
+        PRIMARY KEY (user_id, code_hash)
+      ) WITHOUT ROWID;
+      CREATE INDEX messages_by_author ON messages (author_id, seq);
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

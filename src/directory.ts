@@ -1,4 +1,5 @@
 import type { DB } from './db';
+import type { UserRef } from './types';
 
 /**
  * The read side of servers, channels, conversations and friends: the records the API lists and
@@ -28,7 +29,7 @@ export interface ConversationRecord {
   name: string | null;
   /** Who made it: in a group, the one who may remove others. */
   created_by: string;
-  members: { user_id: string; username: string }[];
+  members: UserRef[];
   created_at: string;
   last_message_at: string | null;
 }
@@ -36,6 +37,8 @@ export interface ConversationRecord {
 export interface FriendRecord {
   user_id: string;
   username: string;
+  display_name: string | null;
+  avatar_url: string | null;
   since: string;
 }
 
@@ -57,6 +60,8 @@ export interface Directory {
   conversationMemberIds(conversationId: string): string[];
   /** Pending friend requests addressed to a user. */
   incomingRequestCount(userId: string): number;
+  /** Everyone who sees a user's name somewhere: friends, members of shared servers and conversations, themselves. */
+  peopleWhoSee(userId: string): string[];
 }
 
 interface ConversationRow {
@@ -68,10 +73,8 @@ interface ConversationRow {
   last_message_at: string | null;
 }
 
-interface ConversationMemberRow {
+interface ConversationMemberRow extends UserRef {
   conversation_id: string;
-  user_id: string;
-  username: string;
 }
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
@@ -101,29 +104,37 @@ export function createDirectory(db: DB): Directory {
       ORDER BY COALESCE(last_message_at, c.created_at) DESC, c.rowid DESC`,
   );
   const membersOfConversation = db.prepare<[string], ConversationMemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username
-       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+       FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
       WHERE cm.conversation_id = ? ORDER BY u.username, u.id`,
   );
   // Every member of every conversation of one user in one query: the list has no N+1.
   const membersOfUsersConversations = db.prepare<[string], ConversationMemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username
-       FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+       FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
       WHERE cm.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ?)
       ORDER BY u.username, u.id`,
   );
   // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
   const friendsOfUser = db.prepare<[string, string], FriendRecord>(
-    `SELECT u.id AS user_id, u.username, f.since
+    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, f.since
        FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
              UNION ALL
              SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
-       JOIN users u ON u.id = f.other
+       JOIN profiles u ON u.id = f.other
       ORDER BY u.username, u.id`,
   );
   const serverMembers = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE server_id = ?');
   const conversationMembers = db.prepare<[string], { user_id: string }>(
     'SELECT user_id FROM conversation_members WHERE conversation_id = ?',
+  );
+  const peopleWhoSee = db.prepare<Record<string, string>, { user_id: string }>(
+    `SELECT :id AS user_id
+     UNION SELECT to_user FROM friend_requests WHERE from_user = :id AND status = 'accepted'
+     UNION SELECT from_user FROM friend_requests WHERE to_user = :id AND status = 'accepted'
+     UNION SELECT m2.user_id FROM members m1 JOIN members m2 ON m2.server_id = m1.server_id WHERE m1.user_id = :id
+     UNION SELECT c2.user_id FROM conversation_members c1 JOIN conversation_members c2 ON c2.conversation_id = c1.conversation_id
+      WHERE c1.user_id = :id`,
   );
   const incomingRequests = db.prepare<[string], { n: number }>(
     "SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'",
@@ -134,7 +145,7 @@ export function createDirectory(db: DB): Directory {
     kind: row.kind,
     name: row.name,
     created_by: row.created_by,
-    members: members.map((m) => ({ user_id: m.user_id, username: m.username })),
+    members: members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name, avatar_url: m.avatar_url })),
     created_at: row.created_at,
     last_message_at: row.last_message_at,
   });
@@ -162,5 +173,6 @@ export function createDirectory(db: DB): Directory {
     serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
     conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
     incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
+    peopleWhoSee: (userId) => peopleWhoSee.all({ id: userId }).map((r) => r.user_id),
   };
 }

@@ -26,6 +26,8 @@ export const LIMIT_POLICIES = {
   reactionsPerUser: { burst: 30, refillMs: 333 },
   /** Searches per user: 20, then 2 a second (each is a scan of the index). */
   searchesPerUser: { burst: 20, refillMs: 500 },
+  /** Account exports started per user: 3, then one an hour (each reads every message and file of the user). */
+  exportsPerUser: { burst: 3, refillMs: HOUR },
   /** Servers created per user: 10, then one every 10 minutes. */
   serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
@@ -40,4 +42,30 @@ export function createLimits(clock: Clock, enabled: boolean): Limits {
     limits[name as keyof Limits] = new RateLimiter(name, policy, clock, enabled);
   }
   return limits;
+}
+
+/**
+ * A login attempt, or a password or code re-typed while signed in: counted as a failure per
+ * account and per client address before the slow check (so parallel guesses cannot all pass
+ * the check first), and given back once it succeeds. 429 when either budget is used up.
+ */
+export function createLoginGuard(limits: Pick<Limits, 'loginFailuresPerAccount' | 'loginFailuresPerClient'>) {
+  const perAccount = limits.loginFailuresPerAccount;
+  const perClient = limits.loginFailuresPerClient;
+  return {
+    /** accountKey: the lower-case username, or null when the name cannot be an account. */
+    begin(accountKey: string | null, client: string) {
+      if (accountKey) perAccount.check(accountKey, 'failed logins for this account');
+      perClient.check(client, 'failed logins from this address');
+      if (accountKey) perAccount.spend(accountKey);
+      perClient.spend(client);
+      return {
+        accountKey,
+        succeeded() {
+          if (accountKey) perAccount.refund(accountKey);
+          perClient.refund(client);
+        },
+      };
+    },
+  };
 }

@@ -9,6 +9,8 @@ export const MAX_SERVERS_PER_USER = 100;
 export interface MemberRecord {
   user_id: string;
   username: string;
+  display_name: string | null;
+  avatar_url: string | null;
   is_owner: boolean;
   role: string | null;
   roles: string[];
@@ -37,6 +39,8 @@ export interface Members {
 interface Row {
   user_id: string;
   username: string;
+  display_name: string | null;
+  avatar_url: string | null;
   role: string | null;
   is_owner: number;
   joined_at: string;
@@ -44,9 +48,9 @@ interface Row {
 }
 
 export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: Pick<Presence, 'of'> }): Members {
-  const COLUMNS = `m.user_id, u.username, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until
+  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until
        FROM members m
-       JOIN users u ON u.id = m.user_id
+       JOIN profiles u ON u.id = m.user_id
        JOIN servers s ON s.id = m.server_id
        LEFT JOIN roles r ON r.id = m.role_id`;
   const all = db.prepare<[string], Row>(`SELECT ${COLUMNS} WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`);
@@ -61,6 +65,8 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
   const record = (row: Row): MemberRecord => ({
     user_id: row.user_id,
     username: row.username,
+    display_name: row.display_name,
+    avatar_url: row.avatar_url,
     is_owner: row.is_owner === 1,
     role: row.role,
     roles: row.role ? [row.role] : [],

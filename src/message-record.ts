@@ -1,5 +1,5 @@
 /** The message record: its fields, its limits and the one function that shapes it. */
-import type { Container } from './types';
+import type { Container, UserRef } from './types';
 
 export const MAX_CONTENT_CHARS = 4000;
 export const REPLY_PREVIEW_CHARS = 100;
@@ -26,14 +26,14 @@ export interface MessageRecord {
   channel_id?: string;
   conversation_id?: string;
   author_id: string;
-  author: { user_id: string; username: string };
+  author: UserRef;
   content: string;
   /** The users the content mentions (`@name`), and whether it mentions everyone. */
   mentions: string[];
   mention_everyone: boolean;
   reply_to: string | null;
   /** null when there is no reply, or when the replied message was deleted. */
-  reply_preview: { id: string; author: { user_id: string; username: string }; content: string } | null;
+  reply_preview: { id: string; author: UserRef; content: string } | null;
   /** Pinned to its channel or conversation. */
   pinned: boolean;
   attachments: Attachment[];
@@ -48,7 +48,10 @@ export interface MessageRow {
   channel_id: string | null;
   conversation_id: string | null;
   author_id: string;
+  /** The author as the profiles view shows them. */
   username: string;
+  display_name: string | null;
+  avatar_url: string | null;
   content: string;
   reply_to: string | null;
   created_at: string;
@@ -57,6 +60,16 @@ export interface MessageRow {
   mentions: string | null;
   mention_everyone: number;
   pinned_at: string | null;
+}
+
+/** The replied-to message, as much as a reply preview shows. */
+export interface ReplyRow {
+  id: string;
+  author_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  content: string;
 }
 
 export const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
@@ -74,12 +87,12 @@ export function toRecord(
   container: Container,
   attachments: Attachment[],
   reactions: Reaction[],
-  reply: { id: string; author_id: string; username: string; content: string } | undefined,
+  reply: ReplyRow | undefined,
 ): MessageRecord {
   const record: MessageRecord = {
     id: row.id,
     author_id: row.author_id,
-    author: { user_id: row.author_id, username: row.username },
+    author: { user_id: row.author_id, username: row.username, display_name: row.display_name, avatar_url: row.avatar_url },
     content: row.content,
     mentions: row.mentions ? (JSON.parse(row.mentions) as string[]) : [],
     mention_everyone: row.mention_everyone === 1,
@@ -87,7 +100,7 @@ export function toRecord(
     reply_preview: reply
       ? {
           id: reply.id,
-          author: { user_id: reply.author_id, username: reply.username },
+          author: { user_id: reply.author_id, username: reply.username, display_name: reply.display_name, avatar_url: reply.avatar_url },
           content: [...reply.content].slice(0, REPLY_PREVIEW_CHARS).join(''),
         }
       : null,

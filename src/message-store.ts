@@ -9,6 +9,7 @@ import {
   type MessageRecord,
   type MessageRow,
   type Reaction,
+  type ReplyRow,
   placeOf,
   toAttachment,
   toRecord,
@@ -69,7 +70,7 @@ export interface MessageStore {
   authorOf(container: Container, messageId: string): string;
 }
 
-export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, m.content, m.reply_to,
+export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, u.display_name, u.avatar_url, m.content, m.reply_to,
   m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.pinned_at`;
 
 /** Pinned messages one channel or conversation may hold. */
@@ -101,19 +102,19 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   // Channel and conversation messages differ only in the column naming the container.
   const byContainer = (column: 'channel_id' | 'conversation_id') => ({
     newest: db.prepare<[string, number], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
         WHERE m.${column} = ? ORDER BY m.seq DESC LIMIT ?`,
     ),
     before: db.prepare<[string, number, number], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
         WHERE m.${column} = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`,
     ),
     after: db.prepare<[string, number, number], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
         WHERE m.${column} = ? AND m.seq > ? ORDER BY m.seq ASC LIMIT ?`,
     ),
     one: db.prepare<[string, string], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id WHERE m.id = ? AND m.${column} = ?`,
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id = ? AND m.${column} = ?`,
     ),
   });
   const queries = { channel: byContainer('channel_id'), conversation: byContainer('conversation_id') };
@@ -121,7 +122,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   // RETURNING: the new message's record is built from the rows as committed, without reading them back.
   const insertMessage = db.prepare<
     [string, string | null, string | null, string, string, string | null, string, string | null, number],
-    Omit<MessageRow, 'username'>
+    Omit<MessageRow, 'username' | 'display_name' | 'avatar_url'>
   >(
     `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -160,7 +161,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       );
       storeMentions(container, inserted.seq, author.id, found);
       readStates.advance(author.id, container.id, inserted.seq);
-      return { row: { ...inserted, username: author.username }, reply, attachments };
+      return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl }, reply, attachments };
     },
   );
   const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
@@ -171,7 +172,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const byColumn = (column: 'channel_id' | 'conversation_id') => ({
     pinCount: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM messages WHERE ${column} = ? AND pinned_at IS NOT NULL`),
     pinned: db.prepare<[string], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN users u ON u.id = m.author_id
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
         WHERE m.${column} = ? AND m.pinned_at IS NOT NULL ORDER BY m.pinned_at DESC, m.seq DESC`,
     ),
   });
@@ -224,9 +225,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     `SELECT message_seq, id, name, content_type, size, preview_kind
        FROM attachments WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
   );
-  const repliesOfPage = db.prepare<[string], { id: string; author_id: string; username: string; content: string }>(
-    `SELECT m.id, m.author_id, u.username, m.content
-       FROM messages m JOIN users u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
+  const repliesOfPage = db.prepare<[string], ReplyRow>(
+    `SELECT m.id, m.author_id, u.username, u.display_name, u.avatar_url, m.content
+       FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
   function hydrate(rows: MessageRow[], viewerId: string, container: Container | ((row: MessageRow) => Container)): MessageRecord[] {

@@ -1,6 +1,6 @@
 import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from './directory';
 import type { Presence } from './presence';
-import type { User } from './types';
+import { type User, refOf } from './types';
 import type { ChannelState, ConversationState, ReadStates } from './unread';
 
 /**
@@ -26,7 +26,7 @@ export function buildReady(parts: SidebarParts, user: User): Record<string, unkn
   const conversationStates = readStates.conversations(user.id);
   return {
     event: 'ready',
-    user: { user_id: user.id, username: user.username, status: presence.chosen(user.id) },
+    user: { ...refOf(user), status: presence.chosen(user.id) },
     servers: directory.serversOf(user.id).map((server) => serverWithState(server, channelsByServer.get(server.id) ?? [], states)),
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),

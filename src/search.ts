@@ -47,7 +47,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
     `SELECT ${COLUMNS}, c.server_id
        FROM messages_fts
        JOIN messages m ON m.seq = messages_fts.rowid
-       JOIN users u ON u.id = m.author_id
+       JOIN profiles u ON u.id = m.author_id
        LEFT JOIN channels c ON c.id = m.channel_id
       WHERE messages_fts MATCH :match
         AND messages_fts.rowid < :before AND messages_fts.rowid > :after

@@ -1,4 +1,7 @@
+import type { AccountDeletion } from './account-deletion';
+import type { Exports } from './account-export';
 import type { AuditLog } from './audit';
+import type { Avatars } from './avatars';
 import type { Clock } from './clock';
 import type { Config } from './config';
 import type { DB } from './db';
@@ -14,6 +17,7 @@ import type { Search } from './search';
 import type { Hub } from './realtime';
 import type { SessionStore } from './sessions';
 import type { StaticFiles } from './static';
+import type { TwoFactor } from './two-factor';
 import type { Log } from './types';
 import type { ReadStates } from './unread';
 import type { UploadStore } from './upload-store';
@@ -44,4 +48,8 @@ export interface Services {
   members: Members;
   audit: AuditLog;
   search: Search;
+  twoFactor: TwoFactor;
+  avatars: Avatars;
+  accountExports: Exports;
+  deletion: AccountDeletion;
 }

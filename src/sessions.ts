@@ -6,6 +6,8 @@ import type { Session } from './types';
 export const SESSION_IDLE_MS = 7 * DAY;
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
 export const MAX_SESSIONS_PER_USER = 20;
+/** A user agent longer than this is cut: it is shown, never parsed. */
+export const MAX_USER_AGENT_CHARS = 256;
 
 export class SessionStore {
   private readonly byToken = new Map<string, Session>();
@@ -15,10 +17,21 @@ export class SessionStore {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Always a fresh 256-bit token: a token offered by the client is never adopted. */
-  create(userId: string): Session {
+  /**
+   * Always a fresh 256-bit token: a token offered by the client is never adopted. The id is a
+   * separate random UUID, the handle a user sees in their session list.
+   */
+  create(userId: string, seen: { userAgent?: string; address?: string } = {}): Session {
     const now = this.clock.now();
-    const session: Session = { token: crypto.randomBytes(32).toString('base64url'), userId, createdAt: now, lastSeenAt: now };
+    const session: Session = {
+      token: crypto.randomBytes(32).toString('base64url'),
+      id: crypto.randomUUID(),
+      userId,
+      createdAt: now,
+      lastSeenAt: now,
+      userAgent: (seen.userAgent ?? '').slice(0, MAX_USER_AGENT_CHARS),
+      address: seen.address ?? '',
+    };
     this.byToken.set(session.token, session);
     const tokens = this.byUser.get(userId) ?? new Set<string>();
     this.byUser.set(userId, tokens);
@@ -52,8 +65,23 @@ export class SessionStore {
     this.onEnd(session);
   }
 
-  endAllForUser(userId: string): void {
-    for (const token of [...(this.byUser.get(userId) ?? [])]) this.end(token);
+  /** Ends every session of a user but `keep` (the caller's own, when it asks to end the others). */
+  endAllForUser(userId: string, keep?: string): void {
+    for (const token of [...(this.byUser.get(userId) ?? [])]) if (token !== keep) this.end(token);
+  }
+
+  /** A user's live sessions, oldest first. */
+  listForUser(userId: string): Session[] {
+    const now = this.clock.now();
+    return [...(this.byUser.get(userId) ?? [])].map((token) => this.byToken.get(token)!).filter((s) => !this.expired(s, now));
+  }
+
+  /** Ends the user's session with this id; false when they have none by that id. */
+  endById(userId: string, id: string): boolean {
+    const session = this.listForUser(userId).find((s) => s.id === id);
+    if (!session) return false;
+    this.end(session.token);
+    return true;
   }
 
   /** Drops expired sessions; run on a timer so idle sessions do not pile up. */

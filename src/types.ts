@@ -11,13 +11,35 @@ export interface User {
   username: string;
   isAdmin: boolean;
   standing: number;
+  displayName: string | null;
+  avatarUrl: string | null;
 }
+
+/** How a user is shown to others (messages, members, friends): the `profiles` view of schema.sql. */
+export interface UserRef {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+}
+
+/** The UserRef of a signed-in user. */
+export const refOf = (user: User): UserRef => ({
+  user_id: user.id,
+  username: user.username,
+  display_name: user.displayName,
+  avatar_url: user.avatarUrl,
+});
 
 export interface Session {
   token: string;
+  /** The public id of the session (GET /api/account/sessions): never the token. */
+  id: string;
   userId: string;
   createdAt: number;
   lastSeenAt: number;
+  userAgent: string;
+  address: string;
 }
 
 /**
@@ -47,8 +69,9 @@ export type Reply =
  * - json-optional: as json when a body is sent; none at all is an empty body.
  * - auth-form: JSON, or a browser form (x-www-form-urlencoded) answered with redirects.
  * - message: JSON or multipart; the handler reads it (uploads stream to disk).
+ * - multipart: multipart only; the handler reads it (an avatar streams to disk).
  */
-export type BodyKind = 'none' | 'json' | 'json-optional' | 'auth-form' | 'message';
+export type BodyKind = 'none' | 'json' | 'json-optional' | 'auth-form' | 'message' | 'multipart';
 
 export interface Ctx<U extends User | null = User> {
   req: IncomingMessage;

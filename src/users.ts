@@ -31,6 +31,8 @@ interface UserRow {
   username: string;
   is_admin: number;
   standing: number;
+  display_name: string | null;
+  avatar_url: string | null;
 }
 
 const toUser = (row: UserRow): User => ({
@@ -38,19 +40,21 @@ const toUser = (row: UserRow): User => ({
   username: row.username,
   isAdmin: row.is_admin === 1,
   standing: row.standing,
+  displayName: row.display_name,
+  avatarUrl: row.avatar_url,
 });
 
 export interface UserStore {
   byId(id: string): User | null;
+  /** A live account by name in any letter case (deleted accounts have no name). */
   byUsername(username: string): User | null;
 }
 
 /** The user lookups every request makes (auth runs byId per request, so standing is always current). */
 export function createUserStore(db: DB): UserStore {
-  const byId = db.prepare<[string], UserRow>('SELECT id, username, is_admin, standing FROM users WHERE id = ?');
-  const byUsername = db.prepare<[string], UserRow>(
-    'SELECT id, username, is_admin, standing FROM users WHERE username = ? COLLATE NOCASE',
-  );
+  const COLUMNS = 'u.id, p.username, u.is_admin, u.standing, p.display_name, p.avatar_url FROM users u JOIN profiles p ON p.id = u.id';
+  const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE u.id = ?`);
+  const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE u.username = ? COLLATE NOCASE AND u.deleted_at IS NULL`);
   return {
     byId: (id) => {
       const row = byId.get(id);

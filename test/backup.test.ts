@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import t from 'tap';
 import { Client } from './helpers/client';
 import { crowd } from './helpers/community';
@@ -37,12 +38,19 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   const messages = `/api/servers/${c.serverId}/channels/${c.general}/messages`;
   const before = (await c.owner.post(messages, withFile('before', 'kept bytes'))).body;
   await c.owner.post(messages, { content: 'also before' });
+  const avatar = new FormData();
+  avatar.append('avatar', new Blob([await sharp({ create: { width: 8, height: 8, channels: 3, background: 'red' } }).png().toBuffer()]), 'me.png');
+  const avatarUrl: string = (await c.owner.put('/api/account/avatar', avatar)).body.avatar_url;
+  const key = fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8');
 
   const backedUp = await cli(dataDir, 'backup', target);
   t.equal(backedUp.code, 0, backedUp.out);
   t.match(backedUp.out, /the database and 1 file\(s\)/);
   t.same(fs.readdirSync(path.join(target, 'uploads')), [before.attachments[0].id], 'the file its rows name');
   t.same(fs.readdirSync(dataDir).filter((n) => n.startsWith('.backup-staging')), [], 'no staging folder is left');
+  t.same(fs.readdirSync(path.join(target, 'avatars')), [`${c.owner.userId}.webp`], 'the avatars');
+  t.equal(fs.readFileSync(path.join(target, 'secret.key'), 'utf8'), key, 'the key that opens two-factor secrets');
+  t.equal(fs.statSync(path.join(target, 'secret.key')).mode & 0o777, 0o600, 'still readable by its owner only');
 
   const after = (await c.owner.post(messages, withFile('after', 'later bytes'))).body;
   const refused = await cli(dataDir, 'restore', target);
@@ -65,6 +73,8 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   t.equal((await owner.get(after.attachments[0].url)).status, 404, 'the later file is not');
   const uploads = fs.readdirSync(path.join(dataDir, 'uploads'));
   t.same(uploads, [before.attachments[0].id], 'no orphan file came back');
+  t.equal((await fetch(server.url + avatarUrl)).status, 200, 'the avatar came back');
+  t.equal(fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8'), key, 'and the same key');
 });
 
 t.test('backup and restore refuse what they cannot do, with a reason', async (t) => {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import t from 'tap';
 import { FakeClock, startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
-import { befriend, setStanding, users } from './helpers/community';
+import { befriend, ref, setStanding, users } from './helpers/community';
 
 /** A server on a fake clock, and alice, who is friends with bob and with carol. */
 async function aliceWithTwoFriends(t: tap.Test) {
@@ -15,7 +15,7 @@ async function aliceWithTwoFriends(t: tap.Test) {
   return { clock, server, alice, bob, carol };
 }
 
-const member = (c: Client) => ({ user_id: c.userId, username: c.username });
+const member = ref;
 const byName = (a: { username: string }, b: { username: string }) =>
   a.username.toLowerCase() < b.username.toLowerCase() ? -1 : 1;
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import t from 'tap';
 import { FakeClock, startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
-import { befriend } from './helpers/community';
+import { befriend, ref } from './helpers/community';
 
 t.test('friend lifecycle', async (t) => {
   const clock = new FakeClock();
@@ -63,8 +63,8 @@ t.test('friend lifecycle', async (t) => {
     const [request] = (await bob.get('/api/friends/requests')).body;
     const res = await bob.post(`/api/friends/requests/${request.id}/accept`);
     t.equal(res.status, 200);
-    t.same(res.body, { user_id: alice.userId, username: alice.username, since: '2026-01-01T00:01:00.000Z' });
-    t.same((await alice.get('/api/friends')).body, [{ user_id: bob.userId, username: bob.username, since: '2026-01-01T00:01:00.000Z', presence: 'offline' }]);
+    t.same(res.body, { ...ref(alice), since: '2026-01-01T00:01:00.000Z' });
+    t.same((await alice.get('/api/friends')).body, [{ ...ref(bob), since: '2026-01-01T00:01:00.000Z', presence: 'offline' }]);
     t.same((await bob.get('/api/friends')).body, [{ ...res.body, presence: 'offline' }], 'with their presence (no socket open: offline)');
     t.same((await bob.get('/api/friends/requests')).body, [], 'no longer pending');
     t.same((await alice.get('/api/friends/requests?direction=outgoing')).body, []);

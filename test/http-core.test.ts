@@ -94,7 +94,7 @@ t.test('routing', async (t) => {
       ['GET', '/api/logout', 'POST'],
       ['DELETE', '/api/users/me', 'GET'],
       ['POST', `/api/users/${user.userId}`, 'GET'],
-      ['POST', '/api/account', 'GET'],
+      ['POST', '/api/account', 'GET, PATCH, DELETE'],
       ['POST', '/healthz', 'GET'],
     ];
     for (const [method, path, allow] of cases) {

@@ -4,7 +4,7 @@ import { iso } from '../src/clock';
 import { MAX_CONTENT_CHARS, type MessageRecord, REPLY_PREVIEW_CHARS } from '../src/message-record';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
-import { ACTORS, type Actor, type Expect, community as baseCommunity, must, setStanding } from './helpers/community';
+import { ACTORS, type Actor, type Expect, community as baseCommunity, must, ref, setStanding } from './helpers/community';
 
 
 const MEMBERS_READ: Expect = { owner: 200, admin: 200, roleMember: 200, member: 200, outsider: 404, anon: 401, suspended: 403 };
@@ -145,7 +145,7 @@ t.test('creating, reading and editing messages', async (t) => {
       server_id: serverId,
       channel_id: general,
       author_id: member.userId,
-      author: { user_id: member.userId, username: member.username },
+      author: ref(member),
       content: 'first words',
       mentions: [],
       mention_everyone: false,
@@ -200,7 +200,7 @@ t.test('creating, reading and editing messages', async (t) => {
     t.equal(reply.body.reply_to, target.id);
     t.same(reply.body.reply_preview, {
       id: target.id,
-      author: { user_id: owner.userId, username: owner.username },
+      author: ref(owner),
       content: 'the question',
     });
 

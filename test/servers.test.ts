@@ -326,7 +326,7 @@ t.test('roles and role assignment', async (t) => {
     t.match(byId.get(clients.roleMember.userId), { is_owner: false, role: 'regulars', roles: ['regulars'] });
     t.match(byId.get(clients.member.userId), { is_owner: false, role: null, roles: [] });
     t.notOk(byId.has(clients.outsider.userId));
-    t.same(Object.keys(res.body[0]).sort(), ['is_owner', 'joined_at', 'presence', 'role', 'roles', 'timeout_until', 'user_id', 'username']);
+    t.same(Object.keys(res.body[0]).sort(), ['avatar_url', 'display_name', 'is_owner', 'joined_at', 'presence', 'role', 'roles', 'timeout_until', 'user_id', 'username']);
   });
 });
 

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import t from 'tap';
 import { presenceSettings } from '../src/presence';
 import { type Client, signUp } from './helpers/client';
-import { befriend, crowd, must, setStanding, users } from './helpers/community';
+import { befriend, crowd, must, ref, setStanding, users } from './helpers/community';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
 
@@ -45,7 +45,7 @@ t.test('ready has everything a sidebar needs, read states included', async (t) =
   const s = await stream(server, alice);
   t.teardown(() => s.close());
   const { ready } = s;
-  t.same(ready.user, { user_id: alice.userId, username: alice.username, status: 'online' });
+  t.same(ready.user, { ...ref(alice), status: 'online' });
   t.equal(ready.servers.length, 1);
   const srv = ready.servers[0];
   t.match(srv, { id: c.serverId, unread: true, mention_count: 0 });
@@ -56,7 +56,7 @@ t.test('ready has everything a sidebar needs, read states included', async (t) =
   t.match(general, { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 });
   t.equal(ready.conversations.length, 1);
   t.match(ready.conversations[0], { id: dm.id, unread_count: 1, mention_count: 1, last_read_id: null });
-  t.same(ready.friends, [{ user_id: bob.userId, username: bob.username, since: String(ready.friends[0].since), presence: 'offline' }]);
+  t.same(ready.friends, [{ ...ref(bob), since: String(ready.friends[0].since), presence: 'offline' }]);
   t.equal(ready.incoming_friend_requests, 1);
 });
 
@@ -230,7 +230,7 @@ t.test('typing: those who may send, once per few seconds, to the other members',
   t.teardown(() => [sa, sb].forEach((s) => s.close()));
   const typing = `/api/servers/${c.serverId}/channels/${c.general}/typing`;
   await must(alice.post(typing), 204);
-  t.same(await sb.event('typing'), { event: 'typing', user_id: alice.userId, username: alice.username, server_id: c.serverId, channel_id: c.general });
+  t.same(await sb.event('typing'), { event: 'typing', user_id: alice.userId, username: alice.username, display_name: null, server_id: c.serverId, channel_id: c.general });
   await must(alice.post(typing), 204);
   t.same((await sb.drain(100)).filter((f) => f.event === 'typing'), [], 'again at once: no second event');
   t.same((await sa.drain(0)).filter((f) => f.event === 'typing'), [], 'the typist is not told');

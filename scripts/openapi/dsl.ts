@@ -44,8 +44,8 @@ export interface OpSpec {
   description?: string;
   /** Query parameters: name -> schema (all optional). */
   query?: Record<string, Schema & { description?: string }>;
-  /** json: application/json; form: JSON or a browser form; message: JSON or multipart. */
-  body?: { kind: 'json' | 'form' | 'message'; schema: Schema; optional?: boolean };
+  /** json: application/json; form: JSON or a browser form; message: JSON or multipart; multipart: multipart only (the schema is its parts). */
+  body?: { kind: 'json' | 'form' | 'message' | 'multipart'; schema: Schema; optional?: boolean };
   ok: Success[];
   /** Statuses particular to this operation (409, 429, ...), on top of those of its kind. */
   errors?: number[];
@@ -114,6 +114,7 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
 }
 
 function requestBody({ kind, schema, optional }: NonNullable<OpSpec['body']>): Record<string, unknown> {
+  if (kind === 'multipart') return { required: !optional, content: { 'multipart/form-data': { schema } } };
   const content: Record<string, unknown> = { 'application/json': { schema } };
   if (kind === 'form') content['application/x-www-form-urlencoded'] = { schema };
   if (kind === 'message') {

@@ -67,11 +67,26 @@ export const operations: Ops = [
 
   // Accounts (src/api/accounts.ts)
   ['POST', '/api/register', { tag: 'Accounts', summary: 'Register', auth: 'none', body: { kind: 'form', schema: credentials }, ok: [json(201, ref('Registered')), redirect('a browser form: /?registered=1, or /?error=<code>')], errors: [409, 429] }],
-  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie', auth: 'none', body: { kind: 'form', schema: credentials }, ok: [json(200, ref('LoggedIn')), redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>')], errors: [401, 429] }],
+  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code' } }, ['code']) }, ok: [json(200, ref('LoggedIn')), redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>')], errors: [401, 429] }],
   ['POST', '/api/logout', { tag: 'Accounts', summary: 'Log out: ends this session', auth: 'account', body: { kind: 'form', schema: input({}), optional: true }, ok: [empty('signed out'), redirect('a browser form: /')] }],
   ['GET', '/api/users/me', { tag: 'Accounts', summary: 'Who is signed in', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/users/{user_id}', { tag: 'Accounts', summary: 'Look a user up', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/account', { tag: 'Accounts', summary: 'The account status record (suspended accounts too)', auth: 'account', ok: [json(200, ref('Account'))] }],
+  ['PATCH', '/api/account', { tag: 'Accounts', summary: 'Set or clear the display name (1 to 32 characters, any script)', auth: 'user', body: { kind: 'json', schema: input({ display_name: { anyOf: [str, { type: 'null' }] } }) }, ok: [json(200, ref('Account'))] }],
+  ['DELETE', '/api/account', { tag: 'Accounts', summary: 'Delete the account (password, and a code with two-factor sign-in on)', auth: 'account', body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) }, ok: [empty('deleted; the session cookie is cleared')], errors: [409, 429] }],
+  ['PUT', '/api/account/password', { tag: 'Accounts', summary: 'Change the password; every other session ends', auth: 'account', body: { kind: 'json', schema: input({ current_password: str, new_password: str }) }, ok: [empty('changed')], errors: [429] }],
+  ['GET', '/api/account/sessions', { tag: 'Accounts', summary: 'The live sessions of the account, most recently used first', auth: 'account', ok: [json(200, arr(ref('Session')))] }],
+  ['DELETE', '/api/account/sessions', { tag: 'Accounts', summary: 'End every session but this one', auth: 'account', ok: [empty('ended')] }],
+  ['DELETE', '/api/account/sessions/{session_id}', { tag: 'Accounts', summary: 'End one session', auth: 'account', ok: [empty('ended')] }],
+  ['POST', '/api/account/2fa/setup', { tag: 'Accounts', summary: 'Start two-factor setup: a new TOTP secret', auth: 'account', ok: [json(200, ref('TwoFactorSetup'))], errors: [409] }],
+  ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with a code from the new secret', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409] }],
+  ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [empty('off')], errors: [409, 429] }],
+  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['avatar'] } }, ok: [json(200, ref('AvatarSet'))] }],
+  ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
+  ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
+  ['POST', '/api/account/export', { tag: 'Accounts', summary: 'Start an export of the account (a zip of JSON and uploaded files)', auth: 'account', ok: [json(202, ref('ExportStatus'))], errors: [409, 429] }],
+  ['GET', '/api/account/export', { tag: 'Accounts', summary: 'How the export goes', auth: 'account', ok: [json(200, ref('ExportStatus'))] }],
+  ['GET', '/api/account/export/file', { tag: 'Accounts', summary: 'Download the finished export', auth: 'account', ok: [{ status: 200, kind: 'file', description: 'application/zip' }], errors: [404] }],
   ['PUT', '/api/account/presence', { tag: 'Accounts', summary: 'Choose online, idle, dnd or invisible', auth: 'user', body: { kind: 'json', schema: input({ status: oneOf('online', 'idle', 'dnd', 'invisible') }) }, ok: [json(200, ref('Presence'))] }],
 
   // Email (src/api/email.ts)

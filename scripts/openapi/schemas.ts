@@ -2,7 +2,8 @@
 import { type Schema, arr, bool, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 export const schemas: Record<string, Schema> = {
-  UserRef: obj({ user_id: uuid, username: str }),
+  UserRef: obj({ ...profile() }),
+  NameRef: withDescription(obj({ user_id: uuid, username: str }), 'a user as administrators and the audit log name them'),
   Ok: obj({ ok: { const: true } }),
   Registered: obj({ user_id: uuid }),
   LoggedIn: obj({ user_id: uuid, suspended: bool }),
@@ -15,7 +16,30 @@ export const schemas: Record<string, Schema> = {
     warnings: arr(ref('AccountWarning')),
     email: nullable(str),
     email_verified: bool,
+    display_name: nullable(str),
+    avatar_url: nullable(str),
+    two_factor: withDescription(bool, 'two-factor sign-in is on'),
   }),
+  Session: obj({
+    id: withDescription(uuid, 'the handle to end it by (never the cookie value)'),
+    created_at: time,
+    last_seen_at: time,
+    user_agent: str,
+    address: str,
+    current: withDescription(bool, 'the session of this request'),
+  }),
+  TwoFactorSetup: obj({ secret: withDescription(str, 'base32, for typing into an authenticator'), otpauth_url: withDescription(str, 'otpauth://totp/... for a QR code') }),
+  RecoveryCodes: obj({ recovery_codes: withDescription(arr(str), 'ten single-use codes, shown once') }),
+  AvatarSet: obj({ avatar_url: str }),
+  ExportStatus: obj(
+    {
+      status: oneOf('none', 'running', 'ready'),
+      url: withDescription(str, '/api/account/export/file, when ready'),
+      created_at: time,
+      size: withDescription(int, 'bytes of the zip'),
+    },
+    ['url', 'created_at', 'size'],
+  ),
   EmailStatus: obj({ email: str, email_verified: bool }),
 
   Server: obj(server()),
@@ -26,8 +50,7 @@ export const schemas: Record<string, Schema> = {
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
   Role: obj({ id: uuid, server_id: uuid, name: str, full_server_admin: bool, created_at: time }),
   Member: obj({
-    user_id: uuid,
-    username: str,
+    ...profile(),
     is_owner: bool,
     role: nullable(str),
     roles: arr(str),
@@ -39,7 +62,7 @@ export const schemas: Record<string, Schema> = {
   Invite: obj({
     token: str,
     server_id: uuid,
-    created_by: ref('UserRef'),
+    created_by: ref('NameRef'),
     created_at: time,
     expires_at: time,
     max_uses: withDescription(nullable(int), 'null: unlimited'),
@@ -47,7 +70,7 @@ export const schemas: Record<string, Schema> = {
     url: str,
   }),
   InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int, member: withDescription(bool, 'the caller is already a member') }),
-  Ban: obj({ user_id: uuid, username: str, reason: nullable(str), banned_by: withDescription(uuid, 'the user id of who banned'), created_at: time }),
+  Ban: obj({ ...profile(), reason: nullable(str), banned_by: withDescription(uuid, 'the user id of who banned'), created_at: time }),
   AuditEntry: obj({
     id: uuid,
     action: oneOf(
@@ -55,14 +78,14 @@ export const schemas: Record<string, Schema> = {
       'role_delete', 'role_assign', 'member_kick', 'member_ban', 'member_unban', 'member_timeout', 'member_timeout_remove',
       'invite_revoke', 'message_delete', 'message_pin', 'message_unpin',
     ),
-    actor: ref('UserRef'),
+    actor: ref('NameRef'),
     target_id: nullable(str),
     target_kind: nullable(oneOf('server', 'user', 'channel', 'role', 'invite', 'message')),
     reason: nullable(str),
     changes: nullable({ type: 'object' }),
     created_at: time,
   }),
-  Block: obj({ user_id: uuid, username: str, created_at: time }),
+  Block: obj({ ...profile(), created_at: time }),
   MessageHistory: obj({ message_id: uuid, versions: arr(obj({ content: str, edited_at: nullable(time) })) }),
   Joined: obj({ server_id: uuid }),
 
@@ -92,8 +115,8 @@ export const schemas: Record<string, Schema> = {
   }),
 
   FriendRequest: obj({ id: uuid, from: ref('UserRef'), to: ref('UserRef'), status: oneOf('pending', 'accepted'), created_at: time }),
-  Friend: obj({ user_id: uuid, username: str, since: time }),
-  FriendWithPresence: obj({ user_id: uuid, username: str, since: time, presence: ref('Shown') }),
+  Friend: obj({ ...profile(), since: time }),
+  FriendWithPresence: obj({ ...profile(), since: time, presence: ref('Shown') }),
   Conversation: obj(conversation()),
   ConversationWithState: obj({ ...conversation(), ...readState() }),
 
@@ -102,7 +125,7 @@ export const schemas: Record<string, Schema> = {
     ...report(),
     context: obj(
       {
-        reporter: ref('UserRef'),
+        reporter: ref('NameRef'),
         target: withDescription({ type: ['object', 'null'] }, 'the reported user {user_id, username}, server {server_id, name}, or message author'),
         messages: withDescription(arr(ref('Message')), 'a reported message among up to 5 messages on each side, oldest first; [] otherwise'),
       },
@@ -139,11 +162,11 @@ function report(): Record<string, Schema> {
     target: uuid,
     reason: str,
     status: oneOf('pending', 'resolved'),
-    reporter: ref('UserRef'),
+    reporter: ref('NameRef'),
     snapshot: { type: 'object', description: 'what the target looked like when reported (a message with all its versions)' },
     created_at: time,
     updated_at: nullable(time),
-    updated_by: nullable(ref('UserRef')),
+    updated_by: nullable(ref('NameRef')),
     target_deleted: withDescription(bool, 'the reported message or server no longer exists'),
   };
 }
@@ -165,6 +188,16 @@ function conversation(): Record<string, Schema> {
     members: arr(ref('UserRef')),
     created_at: time,
     last_message_at: nullable(time),
+  };
+}
+
+/** How a user is shown (the profiles view): deleted accounts as deleted-user / Deleted user. */
+function profile(): Record<string, Schema> {
+  return {
+    user_id: uuid,
+    username: str,
+    display_name: withDescription(nullable(str), 'shown instead of the username where set'),
+    avatar_url: withDescription(nullable(str), '/avatars/<user_id>?v=<n>, or null'),
   };
 }
 

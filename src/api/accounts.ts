@@ -1,17 +1,29 @@
 import crypto from 'node:crypto';
-import { CLEARED_SESSION_COOKIE, sessionCookie } from '../auth';
+import { CLEARED_SESSION_COOKIE, remoteAddress, sessionCookie } from '../auth';
 import { iso } from '../clock';
-import { HttpError, badRequest, conflict, notFound } from '../http/errors';
+import { HttpError, badRequest, conflict, forbidden, notFound } from '../http/errors';
+import { createLoginGuard } from '../limits';
 import { created, json, noContent, redirect } from '../http/respond';
 import { hashPassword, verifyPassword } from '../passwords';
 import type { Services } from '../services';
 import { STATUSES } from '../presence';
 import { SUSPENDED } from '../standing';
-import type { Ctx, PublicCtx, Route } from '../types';
+import { type Ctx, type PublicCtx, type Route, refOf } from '../types';
 import { USERNAME_RULE, readPassword, readUsername } from '../users';
-import { oneOf } from '../validate';
+import { codeRequired } from '../two-factor';
+import { oneOf, text } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence'>;
+/** A display name: any script, at most this many characters. */
+export const MAX_DISPLAY_NAME_CHARS = 32;
+/** The name every deleted account shows (schema.sql, the profiles view). */
+export const DELETED_USERNAME = 'deleted-user';
+/** Characters that reorder or hide text: a name with them could pass for someone else's. */
+const DIRECTION_CONTROLS = /[\u0080-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/;
+
+type Deps = Pick<
+  Services,
+  'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence' | 'twoFactor' | 'hub' | 'directory' | 'deletion'
+>;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
 export function accountRoutes(deps: Deps): Route[] {
@@ -23,11 +35,13 @@ export function accountRoutes(deps: Deps): Route[] {
     { method: 'GET', path: '/api/users/me', auth: 'user', body: 'none', handler: h.getMe },
     { method: 'GET', path: '/api/users/:user_id', auth: 'user', body: 'none', handler: h.getUser },
     { method: 'GET', path: '/api/account', auth: 'account', body: 'none', handler: h.getAccount },
+    { method: 'PATCH', path: '/api/account', auth: 'user', body: 'json', handler: h.updateProfile },
+    { method: 'DELETE', path: '/api/account', auth: 'account', body: 'json', handler: h.deleteAccount },
     { method: 'PUT', path: '/api/account/presence', auth: 'user', body: 'json', handler: h.setPresence },
   ];
 }
 
-function accountHandlers({ db, clock, config, users, sessions, limits, presence }: Deps) {
+function accountHandlers({ db, clock, config, users, sessions, limits, presence, twoFactor, hub, directory, deletion }: Deps) {
   const insertUser = db.prepare(
     'INSERT INTO users (id, username, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -35,9 +49,10 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence 
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
   const updatePasswordHash = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
-  const accountById = db.prepare<[string], { email: string | null; email_verified: number }>(
-    'SELECT email, email_verified FROM users WHERE id = ?',
+  const accountById = db.prepare<[string], { email: string | null; email_verified: number; password_hash: string }>(
+    'SELECT email, email_verified, password_hash FROM users WHERE id = ?',
   );
+  const setDisplayName = db.prepare('UPDATE users SET display_name = ? WHERE id = ?');
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
     `SELECT w.id, u.username AS issued_by, w.reason, w.created_at
        FROM warnings w JOIN users u ON u.id = w.issued_by
@@ -45,14 +60,19 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence 
   );
   const adminNames = new Set(config.adminUsers.map((name) => name.toLowerCase()));
 
-  return { register, login, logout, getMe, getUser, getAccount, setPresence };
+  const loginGuard = createLoginGuard(limits);
+
+  return { register, login, logout, getMe, getUser, getAccount, setPresence, updateProfile, deleteAccount };
 
   /** 201 {user_id}; 409 when the name is taken in any letter case; a form is redirected to /?registered=1. */
   async function register(ctx: PublicCtx) {
     const username = readUsername(ctx.body);
     const password = readPassword(ctx.body);
     limits.registrationsPerClient.take(ctx.client, 'registrations from this address');
-    if (credentialsByUsername.get(username)) throw conflict('username is already taken', 'username_taken');
+    // deleted-user is how deleted accounts are shown: nobody may take the name.
+    if (credentialsByUsername.get(username) || username.toLowerCase() === DELETED_USERNAME) {
+      throw conflict('username is already taken', 'username_taken');
+    }
     const hash = await hashPassword(password);
     const id = crypto.randomUUID();
     // The unique index decides a race between two registrations that both passed the check
@@ -71,29 +91,30 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence 
    * same 401 in about the same time; failures are limited per account and per address (429).
    */
   async function login(ctx: PublicCtx) {
-    const { username, password } = ctx.body;
+    const { username, password, code } = ctx.body;
     if (typeof username !== 'string' || typeof password !== 'string') {
       throw badRequest('username and password are required', 'missing_fields');
     }
     // A name that breaks the rules cannot be an account: only the address is charged, and
     // no attacker-sized string becomes a limiter key.
-    const accountKey = USERNAME_RULE.test(username) ? username.toLowerCase() : null;
-    const perAccount = limits.loginFailuresPerAccount;
-    const perClient = limits.loginFailuresPerClient;
-    if (accountKey) perAccount.check(accountKey, 'failed logins for this account');
-    perClient.check(ctx.client, 'failed logins from this address');
-    // Every attempt counts as a failure before the slow hash check, in the same tick as the
-    // check above: otherwise parallel guesses would all pass the check before any failure
-    // was recorded. A success gives the tokens back, so it never spends the budget.
-    if (accountKey) perAccount.spend(accountKey);
-    perClient.spend(ctx.client);
-    const row = accountKey ? credentialsByUsername.get(username) : undefined;
+    const attempt = loginGuard.begin(USERNAME_RULE.test(username) ? username.toLowerCase() : null, ctx.client);
+    const row = attempt.accountKey ? credentialsByUsername.get(username) : undefined;
     const { ok, rehash } = await verifyPassword(row?.password_hash, password);
     if (!ok || !row) throw new HttpError(401, 'invalid username or password', {}, 'login_failed');
-    if (accountKey) perAccount.refund(accountKey);
-    perClient.refund(ctx.client);
+    if (twoFactor.isOn(row.id)) {
+      if (code === undefined || code === '') {
+        // The password was right: not a failed guess. The client asks for the code and sends both again.
+        attempt.succeeded();
+        throw codeRequired();
+      }
+      // A wrong code stays counted as a failed login.
+      if (typeof code !== 'string' || !twoFactor.check(row.id, code)) {
+        throw new HttpError(401, 'invalid two-factor code', {}, 'two_factor_failed');
+      }
+    }
+    attempt.succeeded();
     if (rehash) updatePasswordHash.run(await hashPassword(password), row.id);
-    const session = sessions.create(row.id);
+    const session = sessions.create(row.id, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy) });
     ctx.res.setHeader('Set-Cookie', sessionCookie(config.baseUrl, session.token));
     const suspended = row.standing >= SUSPENDED;
     if (ctx.form) return redirect(suspended ? '/account/warnings' : '/?logged_in=1');
@@ -109,14 +130,14 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence 
 
   /** {user_id, username} of the session's user. */
   function getMe(ctx: Ctx) {
-    return json({ user_id: ctx.user.id, username: ctx.user.username });
+    return json(refOf(ctx.user));
   }
 
   /** {user_id, username}; 404 for an unknown id. */
   function getUser(ctx: Ctx) {
     const user = users.byId(ctx.params.user_id);
     if (!user) throw notFound('user not found');
-    return json({ user_id: user.id, username: user.username });
+    return json(refOf(user));
   }
 
   /**
@@ -140,6 +161,61 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence 
       warnings: warningsForUser.all(ctx.user.id),
       email: account?.email ?? null,
       email_verified: account?.email_verified === 1,
+      display_name: ctx.user.displayName,
+      avatar_url: ctx.user.avatarUrl,
+      two_factor: twoFactor.isOn(ctx.user.id),
     });
+  }
+
+  /**
+   * PATCH {display_name}: 1 to 32 characters of any script, or null for none (the username
+   * shows); 200 the account record; everyone who sees the user gets user_updated.
+   */
+  function updateProfile(ctx: Ctx) {
+    if (!('display_name' in ctx.body)) throw badRequest('nothing to change: send display_name');
+    const value = ctx.body.display_name;
+    const name = value === null ? null : text(ctx.body, 'display_name', { max: MAX_DISPLAY_NAME_CHARS });
+    if (name && DIRECTION_CONTROLS.test(name)) throw badRequest('display_name contains invisible or direction-changing characters');
+    setDisplayName.run(name, ctx.user.id);
+    announceProfile(ctx.user.id);
+    return getAccount({ ...ctx, user: users.byId(ctx.user.id)! });
+  }
+
+  /**
+   * DELETE {password, code?}: the account goes (src/account-deletion.ts); 409 naming the servers
+   * the user still owns; a wrong password or code is 403 and counts as a failed login.
+   */
+  async function deleteAccount(ctx: Ctx) {
+    const password = ctx.body.password;
+    if (typeof password !== 'string') throw badRequest('password is required to delete the account');
+    deletion.requireNoOwnedServers(ctx.user.id);
+    await confirmIdentity(ctx, password, ctx.body.code);
+    deletion.deleteAccount(ctx.user.id);
+    ctx.res.setHeader('Set-Cookie', CLEARED_SESSION_COOKIE);
+    return noContent();
+  }
+
+  /**
+   * The account holder, proven again: the password and, with two-factor sign-in on, a code.
+   * Each failure is a failed login (403 here: the caller is signed in).
+   */
+  async function confirmIdentity(ctx: Ctx, password: string, code: unknown): Promise<void> {
+    const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
+    const { ok } = await verifyPassword(accountById.get(ctx.user.id)?.password_hash, password);
+    if (!ok) throw forbidden('password is wrong');
+    if (twoFactor.isOn(ctx.user.id)) {
+      if (code === undefined || code === '') {
+        attempt.succeeded();
+        throw forbidden('two-factor code required', 'two_factor_required');
+      }
+      if (typeof code !== 'string' || !twoFactor.check(ctx.user.id, code)) throw forbidden('invalid two-factor code');
+    }
+    attempt.succeeded();
+  }
+
+  /** The new name and avatar, to everyone who shows them. */
+  function announceProfile(userId: string) {
+    const user = users.byId(userId)!;
+    hub.toUsers(directory.peopleWhoSee(userId), { payload: { event: 'user_updated', user: refOf(user) } });
   }
 }

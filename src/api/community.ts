@@ -3,7 +3,7 @@ import { iso } from '../clock';
 import { notFound } from '../http/errors';
 import { json, noContent } from '../http/respond';
 import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
+import type { Ctx, Route, UserRef } from '../types';
 import { integer, limitParam, text, uuidParam } from '../validate';
 
 /** Timeouts last from a minute to 28 days, as on Discord. */
@@ -27,9 +27,7 @@ export function communityRoutes(deps: Deps): Route[] {
   ];
 }
 
-interface BanRow {
-  user_id: string;
-  username: string;
+interface BanRow extends UserRef {
   reason: string | null;
   banned_by: string;
   created_at: string;
@@ -39,8 +37,8 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
   const insertBan = db.prepare('INSERT OR REPLACE INTO bans (server_id, user_id, reason, banned_by, created_at) VALUES (?, ?, ?, ?, ?)');
   const deleteBan = db.prepare('DELETE FROM bans WHERE server_id = ? AND user_id = ?');
   const bansOf = db.prepare<[string], BanRow>(
-    `SELECT b.user_id, u.username, b.reason, b.banned_by, b.created_at
-       FROM bans b JOIN users u ON u.id = b.user_id WHERE b.server_id = ? ORDER BY b.created_at DESC, u.username`,
+    `SELECT b.user_id, u.username, u.display_name, u.avatar_url, b.reason, b.banned_by, b.created_at
+       FROM bans b JOIN profiles u ON u.id = b.user_id WHERE b.server_id = ? ORDER BY b.created_at DESC, u.username`,
   );
   const userExists = db.prepare<[string], { id: string }>('SELECT id FROM users WHERE id = ?');
   const setTimeout = db.prepare('UPDATE members SET timeout_until = ? WHERE server_id = ? AND user_id = ?');

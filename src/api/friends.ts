@@ -4,7 +4,8 @@ import { pairKey } from '../friendship';
 import { badRequest, conflict, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
 import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
+import type { FriendRecord } from '../directory';
+import { type Ctx, type Route, type UserRef, refOf } from '../types';
 import { readUsername } from '../users';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence' | 'perms'>;
@@ -34,20 +35,25 @@ interface RequestRow {
   id: string;
   from_user: string;
   from_username: string;
+  from_display_name: string | null;
+  from_avatar_url: string | null;
   to_user: string;
   to_username: string;
+  to_display_name: string | null;
+  to_avatar_url: string | null;
   status: 'pending' | 'accepted';
   created_at: string;
 }
 
-const REQUEST_COLUMNS = `r.id, r.from_user, f.username AS from_username, r.to_user, t.username AS to_username,
-  r.status, r.created_at`;
-const REQUEST_FROM = 'friend_requests r JOIN users f ON f.id = r.from_user JOIN users t ON t.id = r.to_user';
+const REQUEST_COLUMNS = `r.id, r.from_user, f.username AS from_username, f.display_name AS from_display_name,
+  f.avatar_url AS from_avatar_url, r.to_user, t.username AS to_username, t.display_name AS to_display_name,
+  t.avatar_url AS to_avatar_url, r.status, r.created_at`;
+const REQUEST_FROM = 'friend_requests r JOIN profiles f ON f.id = r.from_user JOIN profiles t ON t.id = r.to_user';
 
 const requestRecord = (r: RequestRow) => ({
   id: r.id,
-  from: { user_id: r.from_user, username: r.from_username },
-  to: { user_id: r.to_user, username: r.to_username },
+  from: { user_id: r.from_user, username: r.from_username, display_name: r.from_display_name, avatar_url: r.from_avatar_url },
+  to: { user_id: r.to_user, username: r.to_username, display_name: r.to_display_name, avatar_url: r.to_avatar_url },
   status: r.status,
   created_at: r.created_at,
 });
@@ -72,17 +78,17 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     "UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'",
   );
   const rejectRequest = db.prepare("DELETE FROM friend_requests WHERE id = ? AND to_user = ? AND status = 'pending'");
-  const friendRecord = db.prepare<[string], { user_id: string; username: string; since: string }>(
-    `SELECT u.id AS user_id, u.username, r.accepted_at AS since
-       FROM friend_requests r JOIN users u ON u.id = r.from_user WHERE r.id = ?`,
+  const friendRecord = db.prepare<[string], FriendRecord>(
+    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, r.accepted_at AS since
+       FROM friend_requests r JOIN profiles u ON u.id = r.from_user WHERE r.id = ?`,
   );
   const removeFriendship = db.prepare("DELETE FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
 
   const insertBlock = db.prepare('INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)');
   const deleteBlock = db.prepare('DELETE FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
   const deletePair = db.prepare<[string], { status: string }>('DELETE FROM friend_requests WHERE pair_key = ? RETURNING status');
-  const blocksOf = db.prepare<[string], { user_id: string; username: string; created_at: string }>(
-    `SELECT b.blocked_id AS user_id, u.username, b.created_at FROM blocks b JOIN users u ON u.id = b.blocked_id
+  const blocksOf = db.prepare<[string], UserRef & { created_at: string }>(
+    `SELECT b.blocked_id AS user_id, u.username, u.display_name, u.avatar_url, b.created_at FROM blocks b JOIN profiles u ON u.id = b.blocked_id
       WHERE b.blocker_id = ? ORDER BY u.username`,
   );
 
@@ -148,7 +154,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     const since = sender.since;
     // Each side learns of the other, with the presence they may now see.
     hub.toUsers([ctx.user.id], { payload: { event: 'friend_added', friend: { ...sender, presence: presence.of(sender.user_id) } } });
-    const me = { user_id: ctx.user.id, username: ctx.user.username, since, presence: presence.of(ctx.user.id) };
+    const me = { ...refOf(ctx.user), since, presence: presence.of(ctx.user.id) };
     hub.toUsers([sender.user_id], { payload: { event: 'friend_added', friend: me } });
     return json(sender);
   }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { json } from '../http/respond';
 import type { Services } from '../services';
 import type { Route } from '../types';
+import { accountExportRoutes } from './account-export';
+import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
 import { channelRoutes } from './channels';
 import { communityRoutes } from './community';
@@ -12,6 +14,7 @@ import { friendRoutes } from './friends';
 import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
+import { profileRoutes } from './profile';
 import { searchRoutes } from './search';
 import { serverRoutes } from './servers';
 import { uploadRoutes } from './uploads';
@@ -32,6 +35,9 @@ export function buildRoutes(services: Services): Route[] {
     // GET /api/openapi.json: the machine-readable contract (docs/openapi.json), read once at start.
     { method: 'GET', path: '/api/openapi.json', auth: 'none', body: 'none', handler: () => json(contract) },
     ...accountRoutes(services),
+    ...accountSecurityRoutes(services),
+    ...profileRoutes(services),
+    ...accountExportRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),
     ...channelRoutes(services),

@@ -136,8 +136,9 @@ function legacyScope(deps: Deps): MessageScope {
  * new words (403); its history stays readable.
  */
 function conversationScope({ db, perms }: Deps): MessageScope {
-  const dmPartner = db.prepare<[string, string], { user_id: string }>(
-    `SELECT cm.user_id FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id
+  const dmPartner = db.prepare<[string, string], { user_id: string; deleted: number }>(
+    `SELECT cm.user_id, u.deleted_at IS NOT NULL AS deleted
+       FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id JOIN users u ON u.id = cm.user_id
       WHERE c.id = ? AND c.kind = 'dm' AND cm.user_id <> ?`,
   );
   return {
@@ -145,6 +146,7 @@ function conversationScope({ db, perms }: Deps): MessageScope {
     resolve: (ctx) => ({ container: perms.conversationAccess(ctx.user, ctx.params.conversation_id), canModerate: false }),
     guardWrite(ctx, container) {
       const partner = dmPartner.get(container.id, ctx.user.id);
+      if (partner?.deleted) throw forbidden('this account was deleted: the conversation can be read, not written to');
       if (partner) perms.requireNotBlocked(ctx.user.id, partner.user_id, 'messages');
     },
     mayPin: () => true,
@@ -302,7 +304,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     typing.set(key, now);
     // Entries older than the window carry nothing: they are dropped as the map grows.
     if (typing.size > 10_000) for (const [k, at] of typing) if (now - at >= TYPING_REPEAT_MS) typing.delete(k);
-    const event = { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, ...placeOf(container) };
+    const event = { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, display_name: ctx.user.displayName, ...placeOf(container) };
     hub.toContainer(container, { payload: event }, ctx.user.id);
     return noContent();
   }

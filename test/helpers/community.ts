@@ -13,6 +13,9 @@ export async function must<T = any>(res: Promise<Res<T>>, status: number): Promi
   return done;
 }
 
+/** A user as records show them (messages, members, friends) before any profile is set. */
+export const ref = (client: Client) => ({ user_id: client.userId, username: client.username, display_name: null, avatar_url: null });
+
 export const setStanding = (server: TestServer, userId: string, standing: number) =>
   server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
 

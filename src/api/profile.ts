@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import { notFound } from '../http/errors';
+import { HANDLED, json, noContent } from '../http/respond';
+import type { Services } from '../services';
+import { type Ctx, type PublicCtx, type Route, refOf } from '../types';
+
+type Deps = Pick<Services, 'users' | 'avatars' | 'hub' | 'directory'>;
+
+/** A year: an avatar URL carries its version, so its bytes never change. */
+export const AVATAR_MAX_AGE_S = 365 * 24 * 60 * 60;
+
+/** Avatars: upload (re-encoded to 256 × 256 WebP), removal, and the images themselves. */
+export function profileRoutes(deps: Deps): Route[] {
+  const h = profileHandlers(deps);
+  return [
+    { method: 'PUT', path: '/api/account/avatar', auth: 'user', body: 'multipart', handler: h.uploadAvatar },
+    { method: 'DELETE', path: '/api/account/avatar', auth: 'user', body: 'none', handler: h.removeAvatar },
+    { method: 'GET', path: '/avatars/:user_id', auth: 'none', body: 'none', handler: h.downloadAvatar },
+  ];
+}
+
+function profileHandlers({ users, avatars, hub, directory }: Deps) {
+  return { uploadAvatar, removeAvatar, downloadAvatar };
+
+  /** The new name and picture, to everyone who shows them. */
+  function announce(userId: string) {
+    const user = users.byId(userId)!;
+    hub.toUsers(directory.peopleWhoSee(userId), { payload: { event: 'user_updated', user: refOf(user) } });
+    return user;
+  }
+
+  /** Multipart, one image (PNG, JPEG, GIF, WebP; at most 8 MiB) in `avatar`: 200 {avatar_url}; 400 for anything that does not decode. */
+  async function uploadAvatar(ctx: Ctx) {
+    await avatars.replace(ctx.user.id, ctx.req);
+    return json({ avatar_url: announce(ctx.user.id).avatarUrl });
+  }
+
+  /** 204; the initials show again. */
+  function removeAvatar(ctx: Ctx) {
+    if (avatars.remove(ctx.user.id)) announce(ctx.user.id);
+    return noContent();
+  }
+
+  /**
+   * The WebP, cached for a year (`?v=` changes with every upload); 404 when the user has none.
+   * Public like a profile picture on any chat service: the URL holds an unguessable user id.
+   */
+  async function downloadAvatar(ctx: PublicCtx) {
+    const file = avatars.file(ctx.params.user_id);
+    const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
+    if (!body) throw notFound('no avatar');
+    ctx.res.writeHead(200, {
+      'Content-Type': 'image/webp',
+      'Content-Length': body.length,
+      'Cache-Control': `public, max-age=${AVATAR_MAX_AGE_S}, immutable`,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "sandbox; default-src 'none'",
+    });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+    return HANDLED;
+  }
+}
