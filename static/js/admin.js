@@ -127,10 +127,14 @@ async function setStandingWithConfirmation(user, standing, done) {
   }, done);
 }
 
+/** A standing select; without `selected` (the current standing is not known here) it asks to choose. */
 function standingSelect(label, selected) {
-  return el('select', { name: 'standing', 'aria-label': label },
+  return el('select', { name: 'standing', 'aria-label': label, required: true },
+    selected === undefined ? el('option', { value: '', text: 'choose…', selected: true, disabled: true }) : null,
     STANDING_NAMES.map((name, value) => el('option', { value: String(value), text: `${value} · ${name}`, selected: value === selected })));
 }
+
+let myId = null;
 
 const reports = pagedList({
   name: 'reports',
@@ -140,14 +144,14 @@ const reports = pagedList({
     const next = report.status === 'pending' ? 'resolved' : 'pending';
     const user = reportedUser(report);
     const actions = el('div', { class: 'report-actions' });
-    if (user && user.user_id) {
+    if (user && user.user_id && user.user_id !== myId) {
       const reason = el('input', { name: 'reason', required: true, maxLength: 1000, autocomplete: 'off', value: `Reported: ${report.reason}`.slice(0, 1000) });
       const warnForm = el('form', {}, el('label', {}, `Warn ${user.username}`, reason), el('button', { type: 'submit', class: 'small' }, 'Warn'));
       warnForm.addEventListener('submit', (e) => {
         e.preventDefault();
         warnWithConfirmation(user, reason.value, refreshAll);
       });
-      const select = standingSelect(`Standing of ${user.username}`, 0);
+      const select = standingSelect(`Standing of ${user.username}`);
       const standingForm = el('form', {}, el('label', {}, `Set ${user.username}'s standing`, select), el('button', { type: 'submit', class: 'small' }, 'Apply'));
       standingForm.addEventListener('submit', (e) => {
         e.preventDefault();
@@ -211,7 +215,9 @@ const users = pagedList({
       user.warnings.length
         ? el('ul', { class: 'warning-list' }, user.warnings.map((w) => renderWarningLine(w, user.username)))
         : el('p', { class: 'muted', text: 'No warnings.' }),
-      el('div', { class: 'row-forms' }, standingForm, warnForm));
+      user.user_id === myId
+        ? el('p', { class: 'muted', text: 'Your own standing and warnings change only from the command line.' })
+        : el('div', { class: 'row-forms' }, standingForm, warnForm));
   },
 });
 
@@ -254,6 +260,7 @@ async function start() {
   try {
     const me = await api('GET', '/api/admin/me');
     showText('who', `signed in as ${me.username}`);
+    myId = me.user_id;
   } catch (err) {
     if (err.status === 401) problem('Sign in first: this page is for administrators only.');
     else if (err.status === 403) problem(`This page is for administrators only. (${err.message})`);

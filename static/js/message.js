@@ -43,7 +43,11 @@ export function buildMessage(m, on) {
   if (m.content) {
     const content = el('div', { class: 'content' });
     content.append(renderMarkdown(m.content, on.mention));
-    if (m.edited_at) content.append(el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: ' (edited)' }));
+    if (m.edited_at) {
+      // Inside the last paragraph, so "(edited)" follows the text on its line.
+      const last = content.lastElementChild;
+      (last && last.tagName === 'P' ? last : content).append(' ', el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' }));
+    }
     body.append(content);
   } else if (m.edited_at) {
     body.append(el('span', { class: 'edited', text: '(edited)' }));
