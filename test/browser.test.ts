@@ -746,7 +746,6 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     t.equal(await page.textContent('#room-title'), 'random', 'the same room is open');
     t.equal(await page.inputValue('#composer-text'), 'half a thought', 'the draft is kept');
     await page.press('#composer-text', 'Enter');
-    await message(alice.page, 'half a thought').waitFor({ timeout: WAIT }).catch(() => {});
     await message(page, 'half a thought').waitFor();
     t.pass('and sending works again');
   });

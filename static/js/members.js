@@ -8,6 +8,7 @@ import { openPopup, closePopup, menuKeys } from './popup.js';
 import { state, on, emit, findServer, findConversation, isFriend, learnUser } from './store.js';
 
 const loading = new Map(); // server id -> promise
+const reloadedAt = new Map(); // server id -> when its roles were last reloaded for a new role
 const hooks = { openDm: async () => {}, chooseRole: async () => {} };
 
 export function setMemberHooks(h) {
@@ -150,7 +151,9 @@ on('members', (serverId) => {
   // A member holds a role created since we loaded the roles: load them again (its permissions).
   const members = state.members.get(serverId);
   const roles = state.roles.get(serverId);
-  if (members && roles && !loading.has(serverId) && members.some((m) => m.roles.some((n) => !roles.some((r) => r.name === n)))) {
+  const stale = members && roles && members.some((m) => m.roles.some((n) => !roles.some((r) => r.name === n)));
+  if (stale && !loading.has(serverId) && Date.now() - (reloadedAt.get(serverId) || 0) > 5000) {
+    reloadedAt.set(serverId, Date.now()); // at most once in 5 s, whatever the server answers
     loadMembers(serverId, true).catch(() => {});
   }
   renderMembers();
