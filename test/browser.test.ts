@@ -201,6 +201,7 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     t.notMatch(await page.textContent('#problem'), 'img', 'text from the URL is never shown: an unknown code gets the page\'s own words');
     t.equal(await page.locator('#problem img').count(), 0, 'and creates no element');
     t.ok(await page.isVisible('a[href="/reset-password"]'), 'signed out, a "Forgot your password?" link is shown');
+    await shot(page, 'sign-in');
     // With script, a failed login keeps the username (only the password is cleared).
     await page.fill('#login-username', aliceName);
     await page.fill('#login-password', 'not the password');
@@ -369,6 +370,7 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     const friend = bob.page.locator('#friend-list li', { hasText: aliceName });
     await friend.locator('.presence.online').waitFor();
     t.pass('the new friend is listed with a green presence dot');
+    await shot(bob.page, 'friends');
     // Bob goes back to the server; Alice writes to him.
     await bob.page.locator(`#server-list button[data-id="${serverId}"]`).click();
     await alice.page.locator('#friend-list li', { hasText: bobName }).getByRole('button', { name: 'Message' }).click();

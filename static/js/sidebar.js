@@ -37,7 +37,8 @@ export function render() {
       badge(mentions, `${mentions} mentions`));
   }));
   const homeSelected = cur && cur.kind !== 'channel';
-  $('home-button').toggleAttribute('aria-current', Boolean(homeSelected));
+  if (homeSelected) $('home-button').setAttribute('aria-current', 'true');
+  else $('home-button').removeAttribute('aria-current');
   $('home-button').closest('li').classList.toggle('selected', Boolean(homeSelected));
   const dmUnread = state.conversations.reduce((n, c) => n + c.unread_count, 0);
   $('home-button').closest('li').querySelector('.badge-count')?.remove();
@@ -80,7 +81,8 @@ export function render() {
       badge(c.unread_count, `${c.unread_count} unread`)));
   }));
   $('no-conversations').hidden = state.conversations.length > 0;
-  $('friends-button').toggleAttribute('aria-current', cur?.kind === 'friends');
+  if (cur?.kind === 'friends') $('friends-button').setAttribute('aria-current', 'true');
+  else $('friends-button').removeAttribute('aria-current');
   renderRequestBadge();
 }
 
