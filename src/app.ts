@@ -210,6 +210,8 @@ export function createApp(options: AppOptions): RunningApp {
       const found = match(table, method, pathname);
       if (found === null) {
         if ((method === 'GET' || method === 'HEAD') && staticFiles.serve(pathname, req, res)) return;
+        // A person following a bad link gets a page with a way on; API clients keep plain text.
+        if (wantsPage(req, method, pathname)) return staticFiles.page('not-found.html', res, 404);
         throw new HttpError(404, 'not found');
       }
       if ('allow' in found) {
@@ -370,4 +372,11 @@ function limitConnectionsPerClient(server: http.Server, limit: number): void {
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** A browser asking for a page (not the API, not a download) at an address that has none. */
+function wantsPage(req: IncomingMessage, method: string, pathname: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  if (pathname === '/api' || pathname.startsWith('/api/') || pathname.startsWith('/uploads/')) return false;
+  return (req.headers.accept ?? '').includes('text/html');
 }

@@ -12,7 +12,28 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.ico': 'image/x-icon',
   '.txt': 'text/plain; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
 };
+
+/**
+ * Front-end libraries, served from our own origin straight out of node_modules (pinned by
+ * package-lock.json), so neither a CDN nor a copy step is needed. An explicit allowlist: a URL
+ * path maps to one file resolved at start-up, and nothing else under node_modules is reachable.
+ * Each entry: [package entry to resolve, file relative to the directory of that entry].
+ */
+export const VENDOR_FILES: Record<string, [string, string]> = {
+  // markdown-it's self-contained browser ES module (its dependencies bundled in).
+  '/vendor/markdown-it.js': ['markdown-it/package.json', 'dist/browser/markdown-it.esm.min.mjs'],
+  // DOMPurify's ES module build.
+  '/vendor/purify.js': ['dompurify', 'purify.es.mjs'],
+  // Emojibase's compact English data set (the one the server checks shortcodes with).
+  '/vendor/emoji.json': ['emojibase-data/en/compact.json', 'compact.json'],
+};
+
+function vendorPath(entry: string, relative: string): string {
+  return path.join(path.dirname(require.resolve(entry)), relative);
+}
 
 interface StaticFile {
   body: Buffer;
@@ -24,7 +45,7 @@ export interface StaticFiles {
   /** Serves the file for a URL path if there is one; false otherwise. */
   serve(urlPath: string, req: IncomingMessage, res: ServerResponse): boolean;
   /** Serves a named page (for routes like /invites/:token that answer with a page). */
-  page(file: string, res: ServerResponse): void;
+  page(file: string, res: ServerResponse, status?: number): void;
 }
 
 /**
@@ -59,8 +80,18 @@ export function indexStaticFiles(root: string): StaticFiles {
     }
   };
   walk(root, '');
+  for (const [urlPath, [entry, relative]] of Object.entries(VENDOR_FILES)) {
+    const full = vendorPath(entry, relative);
+    // A source-map comment would make devtools ask for a file we do not serve.
+    const body = Buffer.from(fs.readFileSync(full, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+    files.set(urlPath, {
+      body,
+      type: TYPES[path.extname(urlPath)] ?? 'application/octet-stream',
+      etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    });
+  }
 
-  const write = (file: StaticFile, req: IncomingMessage | null, res: ServerResponse) => {
+  const write = (file: StaticFile, req: IncomingMessage | null, res: ServerResponse, status = 200) => {
     if (file.type.startsWith('text/html')) res.setHeader('Content-Security-Policy', PAGE_CSP);
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('ETag', file.etag);
@@ -69,7 +100,7 @@ export function indexStaticFiles(root: string): StaticFiles {
       res.end();
       return;
     }
-    res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length });
+    res.writeHead(status, { 'Content-Type': file.type, 'Content-Length': file.body.length });
     res.end(req?.method === 'HEAD' ? undefined : file.body);
   };
 
@@ -80,10 +111,10 @@ export function indexStaticFiles(root: string): StaticFiles {
       write(file, req, res);
       return true;
     },
-    page(name, res) {
+    page(name, res, status = 200) {
       const file = files.get(`/${name}`);
       if (!file) throw new Error(`static page ${name} is missing`);
-      write(file, null, res);
+      write(file, null, res, status);
     },
   };
 }

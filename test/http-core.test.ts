@@ -87,6 +87,29 @@ t.test('routing', async (t) => {
     }
   });
 
+  t.test('a browser asking for an unknown page gets a styled 404 page; API clients keep plain text', async (t) => {
+    const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    const page = await user.get('/no-such-page', html);
+    t.equal(page.status, 404);
+    t.match(page.headers.get('content-type'), /^text\/html/);
+    t.match(page.headers.get('content-security-policy'), "script-src 'self'", 'under the page CSP');
+    t.match(page.text, 'There is no page here');
+    t.match(page.text, 'href="/"', 'with a way on');
+    const head = await user.request('HEAD', '/no/such/page', undefined, html);
+    t.equal(head.status, 404);
+    t.equal(head.text, '', 'HEAD has no body');
+    for (const [method, path] of [
+      ['GET', '/api/nothing-here'],
+      ['GET', '/api'],
+      ['GET', '/uploads/00000000-0000-4000-8000-000000000000'],
+      ['POST', '/no-such-page'],
+    ]) {
+      const res = await user.request(method, path, undefined, html);
+      t.equal(res.status, 404, `${method} ${path}`);
+      t.match(res.headers.get('content-type'), /^text\/plain/, `${method} ${path} stays plain text`);
+    }
+  });
+
   t.test('a known path with the wrong method is 405 with an Allow header', async (t) => {
     const cases: [string, string, string][] = [
       ['GET', '/api/register', 'POST'],

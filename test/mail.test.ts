@@ -101,6 +101,42 @@ t.test('email through a real SMTP server', async (t) => {
     t.match(page.text, 'Email address verified');
   });
 
+  t.test('a browser opening a used, bad or contested verification link lands on a page that says so', async (t) => {
+    const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    const user = await signUp(server.url);
+    const email = uniqueEmail();
+    await user.put('/api/account/email', { email });
+    const link = verifyLink(t, server, await sink.next(email));
+    t.equal((await open(server, link, html)).status, 303, 'the first opening verifies');
+    const used = await open(server, link, html);
+    t.equal(used.status, 303, 'a used link is not a plain-text page for a browser');
+    t.equal(used.headers.get('location'), '/email-verified?error=used');
+    const missing = await new Client(server.url).get('/api/verify-email', html);
+    t.equal(missing.headers.get('location'), '/email-verified?error=missing', 'a link without its token');
+    const bogus = await new Client(server.url).get('/api/verify-email?token=nothing-like-a-token', html);
+    t.equal(bogus.headers.get('location'), '/email-verified?error=used', 'an unknown token');
+
+    // Two accounts set one address; the second to open its link finds it taken.
+    const shared = uniqueEmail();
+    const first = await signUp(server.url);
+    const second = await signUp(server.url);
+    await first.put('/api/account/email', { email: shared });
+    const firstLink = verifyLink(t, server, await sink.next(shared));
+    await second.put('/api/account/email', { email: shared });
+    const secondLink = verifyLink(t, server, await sink.next(shared));
+    t.equal((await open(server, firstLink)).status, 200);
+    const taken = await open(server, secondLink, html);
+    t.equal(taken.headers.get('location'), '/email-verified?error=conflict', 'an address verified on another account');
+
+    // API clients keep the plain-text answers.
+    const api = await open(server, link);
+    t.equal(api.status, 400);
+    t.match(api.headers.get('content-type'), /^text\/plain/);
+    const page = await new Client(server.url).get('/email-verified?error=used');
+    t.equal(page.status, 200, 'the page is served for any code (its script words the code)');
+    t.match(page.text, 'email-verified.js');
+  });
+
   t.test('changing the address unverifies it and only the newest link verifies', async (t) => {
     const first = uniqueEmail();
     const user = await verifiedUser(t, server, sink, first);
@@ -388,6 +424,8 @@ t.test('tokens expire (verification after 24 h, reset after 1 h)', async (t) => 
     const res = await open(server, lateLink);
     t.equal(res.status, 400);
     t.match(res.text, 'expired');
+    const page = await open(server, lateLink, { accept: 'text/html' });
+    t.equal(page.headers.get('location'), '/email-verified?error=expired', 'a browser lands on the page offering a new link');
     t.match((await user.get('/api/account')).body, { email: late, email_verified: false });
   });
 

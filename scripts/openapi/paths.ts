@@ -91,7 +91,7 @@ export const operations: Ops = [
 
   // Email (src/api/email.ts)
   ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link', auth: 'user', body: { kind: 'json', schema: input({ email: str }) }, ok: [json(200, ref('EmailStatus'))], errors: [409, 429] }],
-  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, description: 'the token of the emailed link' } }, ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified')], errors: [409] }],
+  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, description: 'the token of the emailed link' } }, ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
   ['POST', '/api/password-reset/request', { tag: 'Email', summary: 'Mail a reset link to a verified address (always 202)', auth: 'none', body: { kind: 'json', schema: input({ email: str }) }, ok: [json(202, ref('Ok'))], errors: [429] }],
   ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: str, password: str }) }, ok: [empty('the password is set; every session of the account ended')] }],
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { HOUR, iso } from '../clock';
-import { badRequest, conflict } from '../http/errors';
+import { badRequest, conflict, HttpError } from '../http/errors';
 import { json, noContent, redirect } from '../http/respond';
 import { hashPassword } from '../passwords';
 import type { Services } from '../services';
@@ -56,6 +56,14 @@ export function readEmail(body: Body, key = 'email'): string {
     throw badRequest(`${key} must be one email address like name@example.com`);
   }
   return `${local}@${domain}`;
+}
+
+/** The code /email-verified?error= words for a refused verification link. */
+function verifyErrorCode(err: HttpError): 'missing' | 'expired' | 'conflict' | 'used' {
+  if (err.status === 409) return 'conflict';
+  if (err.message.includes('expired')) return 'expired';
+  if (err.message.includes('required')) return 'missing';
+  return 'used';
 }
 
 /** Tokens are 256 random bits; only their SHA-256 is stored, so a database leak opens no link. */
@@ -148,6 +156,18 @@ function emailHandlers({ db, clock, config, users, sessions, limits, mailer }: D
    * redirected to /email-verified, others get 200; 400 for a bad, used or expired token.
    */
   function verifyEmail(ctx: PublicCtx) {
+    if (!wantsHtml(ctx.req.headers.accept)) return verify(ctx);
+    // A browser gets a page with a way on, never a bare plain-text error: the page words the
+    // code itself (nothing from the URL is shown).
+    try {
+      return verify(ctx);
+    } catch (err) {
+      if (!(err instanceof HttpError) || err.status >= 500) throw err;
+      return redirect(`/email-verified?error=${verifyErrorCode(err)}`);
+    }
+  }
+
+  function verify(ctx: PublicCtx) {
     const hash = hashToken(readToken(ctx.query.get('token'), 'token'));
     // Throwing inside the transaction rolls the consumption back; an expired or
     // unknown token stays dead either way.

@@ -1,15 +1,9 @@
 // The account page (/account/warnings): standing, warnings and the email address. GET
 // /api/account works for suspended accounts too, so this is where a suspended user learns why.
+import './theme.js';
 import { api } from './api.js';
-import { $, el, showText, formatTime, STANDING_NAMES } from './ui.js';
+import { $, el, showText, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
 
-const STANDING_HELP = [
-  'Nothing is restricted.',
-  'You cannot join servers.',
-  'You cannot join servers, create group chats or send direct or group messages.',
-  'You cannot join servers, create group chats or send any message.',
-  'Everything but this page is closed.',
-];
 
 function warningItem(warning) {
   return el('li', {},

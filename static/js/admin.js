@@ -1,12 +1,19 @@
 // The administration page: reports, users (standing, warnings) and all warnings. Every value
 // shown comes from users (names, reasons, message snapshots) and goes in as text only.
+import './theme.js';
 import { api, query } from './api.js';
-import { $, el, showText, formatTime, STANDING_NAMES } from './ui.js';
+import { $, el, showText, formatTime, confirmAction, STANDING_NAMES } from './ui.js';
 
 const LIMIT = 20;
 
 function problem(text) {
+  showText('notice', '');
   showText('problem', text);
+}
+
+function notice(text) {
+  showText('problem', '');
+  showText('notice', text);
 }
 
 /** A list (ids: `list`, no-<name>, <name>-prev/-next/-page) paged over limit/offset. */
@@ -45,21 +52,10 @@ function field(label, value) {
   return [el('dt', { text: label }), el('dd', { text: value })];
 }
 
-/** A snapshot's fields as text: people by name, attachments by file name. */
-function snapshotText(value) {
-  if (value === null || value === undefined) return '—';
-  if (Array.isArray(value)) return value.length ? value.map(snapshotText).join(', ') : '(none)';
-  if (typeof value === 'object') {
-    if ('username' in value) return `${value.username} (${value.user_id})`;
-    if ('name' in value) return `${value.name}${value.content_type ? ` (${value.content_type})` : ''}`;
-    return JSON.stringify(value);
-  }
-  return String(value);
-}
-
 async function act(work, done) {
   try {
     showText('problem', '');
+    showText('notice', '');
     await work();
     await done();
   } catch (err) {
@@ -69,28 +65,114 @@ async function act(work, done) {
 
 // ---- reports ----------------------------------------------------------------------------------
 
+const TYPE_TITLES = { server_message: 'Message in a server channel', conversation_message: 'Message in a direct or group chat', user: 'User', server: 'Server' };
+
+/** The user a report is about (whose standing an action would change), from its snapshot. */
+function reportedUser(report) {
+  const s = report.snapshot || {};
+  if (report.type === 'user') return s.user_id ? { user_id: s.user_id, username: s.username } : null;
+  if (report.type === 'server') return s.owner_id ? { user_id: s.owner_id, username: s.owner_username } : null;
+  return s.author ? s.author : null;
+}
+
+/** What was reported, as people read it: names, the message quoted, its files. */
+function reportSubject(report) {
+  const s = report.snapshot || {};
+  if (report.type === 'user') return el('p', {}, 'The account ', el('strong', { text: s.username || report.target }));
+  if (report.type === 'server') {
+    return el('p', {}, 'The server ', el('strong', { text: s.name || report.target }),
+      s.owner_username ? ` (owner ${s.owner_username})` : ' (the reporter is not a member; no details were recorded)');
+  }
+  const files = (s.attachments || []).map((a) => `${a.name} (${a.content_type})`).join(', ');
+  return el('div', { class: 'quoted' },
+    el('div', { class: 'quote-head' }, el('strong', { text: s.author ? s.author.username : 'unknown' }),
+      ` wrote, ${s.created_at ? formatTime(s.created_at) : ''}${s.edited_at ? ' (edited)' : ''}:`),
+    el('div', { class: 'quote-text', text: s.content || '(no text)' }),
+    files ? el('div', { class: 'muted', text: `Files: ${files}` }) : null);
+}
+
+/** The user record (standing, warnings) of the admin list, found by name. */
+async function adminUser(user) {
+  const list = await api('GET', `/api/admin/users${query({ prefix: user.username, limit: 100 })}`);
+  const found = list.find((u) => u.user_id === user.user_id);
+  if (!found) throw new Error(`${user.username} was not found.`);
+  return found;
+}
+
+function standingWords(n) {
+  return `${n} (${STANDING_NAMES[n]})`;
+}
+
+/** Warn, with the change of standing said before it happens. */
+async function warnWithConfirmation(user, reason, done) {
+  await act(async () => {
+    const record = await adminUser(user);
+    const next = Math.min(record.warnings.length + 1, 4);
+    const change = next === record.account_standing
+      ? `${user.username}'s standing stays at ${standingWords(next)}.`
+      : `This sets ${user.username}'s standing from ${record.account_standing} to ${next} (${STANDING_NAMES[next]}).`;
+    if (!(await confirmAction(`Warn ${user.username}?`, `${user.username} has ${record.warnings.length} warning(s). ${change}`, 'Warn'))) return;
+    await api('POST', `/api/admin/users/${user.user_id}/warnings`, { reason });
+    notice(`${user.username} was warned. Standing: ${standingWords(next)}.`);
+  }, done);
+}
+
+async function setStandingWithConfirmation(user, standing, done) {
+  await act(async () => {
+    const record = await adminUser(user);
+    if (record.account_standing === standing) return notice(`${user.username}'s standing is already ${standingWords(standing)}.`);
+    if (!(await confirmAction(`Change ${user.username}'s standing?`, `This sets ${user.username}'s standing from ${record.account_standing} to ${standing} (${STANDING_NAMES[standing]}).${standing === 4 ? ' A suspended account can only read its warnings and log out.' : ''}`, 'Apply'))) return;
+    await api('PUT', `/api/admin/users/${user.user_id}/standing`, { standing });
+    notice(`${user.username}'s standing is now ${standingWords(standing)}.`);
+  }, done);
+}
+
+/** A standing select; without `selected` (the current standing is not known here) it asks to choose. */
+function standingSelect(label, selected) {
+  return el('select', { name: 'standing', 'aria-label': label, required: true },
+    selected === undefined ? el('option', { value: '', text: 'choose…', selected: true, disabled: true }) : null,
+    STANDING_NAMES.map((name, value) => el('option', { value: String(value), text: `${value} · ${name}`, selected: value === selected })));
+}
+
+let myId = null;
+
 const reports = pagedList({
   name: 'reports',
   list: 'report-list',
   fetchPage: (limit, offset) => api('GET', `/api/admin/reports${query({ status: $('report-status').value, limit, offset })}`),
   render: (report) => {
     const next = report.status === 'pending' ? 'resolved' : 'pending';
-    return el('li', {},
-      el('div', { class: 'title' }, `${report.type} report`, el('span', { class: `badge ${report.status}`, text: report.status })),
+    const user = reportedUser(report);
+    const actions = el('div', { class: 'report-actions' });
+    if (user && user.user_id && user.user_id !== myId) {
+      const reason = el('input', { name: 'reason', required: true, maxLength: 1000, autocomplete: 'off', value: `Reported: ${report.reason}`.slice(0, 1000) });
+      const warnForm = el('form', {}, el('label', {}, `Warn ${user.username}`, reason), el('button', { type: 'submit', class: 'small' }, 'Warn'));
+      warnForm.addEventListener('submit', (e) => {
+        e.preventDefault();
+        warnWithConfirmation(user, reason.value, refreshAll);
+      });
+      const select = standingSelect(`Standing of ${user.username}`);
+      const standingForm = el('form', {}, el('label', {}, `Set ${user.username}'s standing`, select), el('button', { type: 'submit', class: 'small' }, 'Apply'));
+      standingForm.addEventListener('submit', (e) => {
+        e.preventDefault();
+        setStandingWithConfirmation(user, Number(select.value), refreshAll);
+      });
+      actions.append(el('div', { class: 'row-forms' }, warnForm, standingForm));
+    }
+    actions.append(el('button', {
+      type: 'button',
+      class: next === 'resolved' ? 'small primary' : 'small',
+      onclick: () => act(() => api('PUT', `/api/admin/reports/${report.id}`, { status: next }), reports.load),
+    }, next === 'resolved' ? 'Resolve' : 'Reopen'));
+    return el('li', { 'data-type': report.type },
+      el('div', { class: 'title' }, TYPE_TITLES[report.type] || report.type, el('span', { class: `badge ${report.status}`, text: report.status })),
+      reportSubject(report),
       el('dl', {},
-        field('Reporter', report.reporter.username),
+        field('Reported by', report.reporter.username),
         field('Reason', report.reason),
-        field('Target', report.target),
         field('Filed', formatTime(report.created_at)),
         report.updated_by ? field('Last change', `${formatTime(report.updated_at)} by ${report.updated_by.username}`) : []),
-      el('details', { open: true },
-        el('summary', { text: 'Snapshot taken when reported' }),
-        el('dl', {}, Object.entries(report.snapshot || {}).map(([key, value]) => field(key, snapshotText(value))))),
-      el('button', {
-        type: 'button',
-        class: 'small',
-        onclick: () => act(() => api('PUT', `/api/admin/reports/${report.id}`, { status: next }), reports.load),
-      }, next === 'resolved' ? 'Resolve' : 'Reopen'));
+      actions);
   },
 });
 
@@ -100,19 +182,22 @@ function refreshPeople() {
   return Promise.all([users.load(), warnings.load()]);
 }
 
+function refreshAll() {
+  return Promise.all([users.load(), warnings.load(), reports.load()]);
+}
+
 const users = pagedList({
   name: 'users',
   list: 'user-list',
   fetchPage: (limit, offset) => api('GET', `/api/admin/users${query({ prefix: $('user-prefix').value.trim(), limit, offset })}`),
   render: (user) => {
-    const select = el('select', { name: 'standing', 'aria-label': `Standing of ${user.username}` },
-      STANDING_NAMES.map((label, value) => el('option', { value: String(value), text: `${value} · ${label}`, selected: value === user.account_standing })));
+    const select = standingSelect(`Standing of ${user.username}`, user.account_standing);
     const standingForm = el('form', {},
       el('label', {}, 'Standing', select),
       el('button', { type: 'submit', class: 'small' }, 'Apply'));
     standingForm.addEventListener('submit', (e) => {
       e.preventDefault();
-      act(() => api('PUT', `/api/admin/users/${user.user_id}/standing`, { standing: Number(select.value) }), refreshPeople);
+      setStandingWithConfirmation(user, Number(select.value), refreshPeople);
     });
     const reason = el('input', { name: 'reason', required: true, maxLength: 1000, autocomplete: 'off' });
     const warnForm = el('form', {},
@@ -120,30 +205,39 @@ const users = pagedList({
       el('button', { type: 'submit', class: 'small' }, 'Warn'));
     warnForm.addEventListener('submit', (e) => {
       e.preventDefault();
-      act(() => api('POST', `/api/admin/users/${user.user_id}/warnings`, { reason: reason.value }), refreshPeople);
+      warnWithConfirmation(user, reason.value, refreshPeople);
     });
     return el('li', {},
       el('div', { class: 'title' }, user.username,
         user.is_admin && el('span', { class: 'badge admin', text: 'administrator' }),
         el('span', { class: 'badge', text: `standing ${user.account_standing} · ${STANDING_NAMES[user.account_standing]}` })),
-      el('div', { class: 'muted', text: `registered ${formatTime(user.created_at)} · ${user.user_id}` }),
+      el('div', { class: 'muted', text: `registered ${formatTime(user.created_at)}` }),
       user.warnings.length
-        ? el('ul', { class: 'warning-list' }, user.warnings.map(renderWarningLine))
+        ? el('ul', { class: 'warning-list' }, user.warnings.map((w) => renderWarningLine(w, user.username)))
         : el('p', { class: 'muted', text: 'No warnings.' }),
-      el('div', { class: 'row-forms' }, standingForm, warnForm));
+      user.user_id === myId
+        ? el('p', { class: 'muted', text: 'Your own standing and warnings change only from the command line.' })
+        : el('div', { class: 'row-forms' }, standingForm, warnForm));
   },
 });
 
-function removeButton(warning) {
+function removeButton(warning, username) {
   return el('button', {
     type: 'button',
     class: 'small danger',
-    onclick: () => act(() => api('DELETE', `/api/admin/warnings/${warning.id}`), refreshPeople),
+    onclick: async () => {
+      const who = username || warning.username;
+      if (!(await confirmAction(`Remove this warning of ${who}?`, `"${warning.reason}". ${who}'s standing is recalculated from the warnings left.`, 'Remove warning'))) return;
+      act(async () => {
+        const result = await api('DELETE', `/api/admin/warnings/${warning.id}`);
+        notice(`Warning removed. ${who}'s standing is now ${standingWords(result.account_standing)}.`);
+      }, refreshAll);
+    },
   }, 'Remove');
 }
 
-function renderWarningLine(warning) {
-  return el('li', {}, el('span', { text: `${warning.reason} · by ${warning.issued_by}, ${formatTime(warning.created_at)}` }), removeButton(warning));
+function renderWarningLine(warning, username) {
+  return el('li', {}, el('span', { text: `${warning.reason} · by ${warning.issued_by}, ${formatTime(warning.created_at)}` }), removeButton(warning, username));
 }
 
 // ---- all warnings -------------------------------------------------------------------------------
@@ -166,6 +260,7 @@ async function start() {
   try {
     const me = await api('GET', '/api/admin/me');
     showText('who', `signed in as ${me.username}`);
+    myId = me.user_id;
   } catch (err) {
     if (err.status === 401) problem('Sign in first: this page is for administrators only.');
     else if (err.status === 403) problem(`This page is for administrators only. (${err.message})`);

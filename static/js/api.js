@@ -43,3 +43,32 @@ export function query(params) {
   const text = q.toString();
   return text ? `?${text}` : '';
 }
+
+/**
+ * A multipart POST with upload progress (fetch cannot report it): {promise, abort}.
+ * onProgress(sent, total) is called as bytes leave. Rejects with ApiError; abort() rejects
+ * with status -1.
+ */
+export function upload(path, formData, onProgress) {
+  const xhr = new XMLHttpRequest();
+  const promise = new Promise((resolve, reject) => {
+    xhr.open('POST', path);
+    xhr.responseType = 'text';
+    xhr.upload.addEventListener('progress', (e) => { if (e.lengthComputable) onProgress(e.loaded, e.total); });
+    xhr.addEventListener('load', () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        try {
+          resolve(JSON.parse(xhr.responseText));
+        } catch {
+          reject(new ApiError(xhr.status, 'The server sent an answer that could not be read.'));
+        }
+      } else {
+        reject(new ApiError(xhr.status, (xhr.responseText || '').trim() || `The server answered ${xhr.status}.`));
+      }
+    });
+    xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload was cut off. Check the connection and try again.')));
+    xhr.addEventListener('abort', () => reject(new ApiError(-1, 'Upload cancelled.')));
+    xhr.send(formData);
+  });
+  return { promise, abort: () => xhr.abort() };
+}

@@ -1,8 +1,12 @@
-// The home page. Signed out, it shows the plain register/login forms (they work without this
-// script) and the outcome of the last form post. Signed in, it starts the chat app.
+// The home page. Signed out, it shows the register/login forms: plain form posts that work
+// without this script, which (when it runs) sends them as JSON instead so a failed login keeps
+// the username, registering signs the user in, and both return to where the user was going
+// (?next=/invites/… from an invite page, or the room of a tab that was signed out). Signed in,
+// it starts the chat app.
+import './theme.js';
 import { api } from './api.js';
-import { $, notify, showText, STANDING_NAMES } from './ui.js';
-import { startChat } from './chat.js';
+import { $, showText, toast, STANDING_NAMES } from './ui.js';
+import { startApp } from './app.js';
 
 // What a failed form post comes back with: /?error=<code>. The page words each code itself, so
 // no one can put a sentence of their own on this page through a link.
@@ -20,24 +24,73 @@ const FORM_ERRORS = {
   too_large: 'That was too much to send at once.',
 };
 const GENERIC_ERROR = 'That did not work. Check what you entered and try again.';
+const NEXT_KEY = 'chat:next';
+
+/** Only a path on this site: "/invites/x", never "//elsewhere" or "https://…". */
+export function safeNext(value) {
+  return typeof value === 'string' && /^\/(?![/\\])[^\s\\]*$/.test(value) ? value : null;
+}
 
 const params = new URLSearchParams(location.search);
+const next = safeNext(params.get('next'));
+if (next) sessionStorage.setItem(NEXT_KEY, next);
 if (params.has('registered')) showText('notice', 'Registered. You can log in now.');
-if (params.has('logged_in')) notify('Logged in.', false); // a passing toast: the app takes the page
+if (params.has('logged_in')) toast('Logged in.', false);
 const errorCode = params.get('error');
 if (errorCode) showText('problem', Object.hasOwn(FORM_ERRORS, errorCode) ? FORM_ERRORS[errorCode] : GENERIC_ERROR);
 // The message has been read: a reload should not show it again. ?server= stays.
-if (params.has('registered') || params.has('logged_in') || params.has('error')) {
-  for (const key of ['registered', 'logged_in', 'error']) params.delete(key);
+if (['registered', 'logged_in', 'error', 'next'].some((key) => params.has(key))) {
+  for (const key of ['registered', 'logged_in', 'error', 'next']) params.delete(key);
   const rest = params.toString();
   history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : ''));
 }
 
-function signedInHeader(account) {
-  showText('who', `signed in as ${account.username}`);
-  $('account-link').hidden = false;
-  $('admin-link').hidden = !account.is_admin;
-  $('logout-form').hidden = false;
+/** After signing in: where the user was going, or the page as it is (its ?server= and so on). */
+function goOn(suspended) {
+  const target = safeNext(sessionStorage.getItem(NEXT_KEY));
+  sessionStorage.removeItem(NEXT_KEY);
+  if (suspended) location.replace('/account/warnings');
+  else if (target && target !== '/') location.replace(target);
+  else location.replace(location.pathname + location.search);
+}
+
+const LOGIN_ERRORS = { 401: FORM_ERRORS.login_failed, 429: FORM_ERRORS.rate_limited };
+
+function wireForms() {
+  const login = $('login-form');
+  login.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const button = login.querySelector('button[type=submit]');
+    button.disabled = true;
+    showText('problem', '');
+    try {
+      const result = await api('POST', '/api/login', { username: login.username.value, password: login.password.value });
+      goOn(result.suspended);
+    } catch (err) {
+      showText('problem', LOGIN_ERRORS[err.status] || err.message);
+      // The username stays; only the password is cleared for another try.
+      login.password.value = '';
+      login.password.focus();
+      button.disabled = false;
+    }
+  });
+  const register = $('register-form');
+  register.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const button = register.querySelector('button[type=submit]');
+    button.disabled = true;
+    showText('problem', '');
+    const credentials = { username: register.username.value, password: register.password.value };
+    try {
+      await api('POST', '/api/register', credentials);
+      // Registered: sign in straight away rather than asking for the same two fields again.
+      const result = await api('POST', '/api/login', credentials);
+      goOn(result.suspended);
+    } catch (err) {
+      showText('problem', err.status === 409 ? FORM_ERRORS.username_taken : err.message);
+      button.disabled = false;
+    }
+  });
 }
 
 async function start() {
@@ -48,10 +101,18 @@ async function start() {
     account = await api('GET', '/api/account');
   } catch (err) {
     if (err.status !== 401) showText('problem', err.message);
+    $('next-note').hidden = !sessionStorage.getItem(NEXT_KEY);
+    wireForms();
     return; // the sign-in forms stay
   }
+  // Signed in while a ?next= was waiting (signed in through the no-script form): go there now.
+  const target = safeNext(sessionStorage.getItem(NEXT_KEY));
+  if (target && target !== '/') {
+    sessionStorage.removeItem(NEXT_KEY);
+    location.replace(target);
+    return;
+  }
   $('signed-out').hidden = true;
-  signedInHeader(account);
   if (account.account_standing >= 4) {
     $('suspended-text').textContent =
       `Your account standing is ${account.account_standing} (${STANDING_NAMES[4]}). You can read your warnings and log out; everything else is closed.`;
@@ -60,7 +121,7 @@ async function start() {
   }
   $('app').hidden = false;
   document.body.classList.add('in-app');
-  await startChat({ user_id: account.user_id, username: account.username });
+  await startApp(account);
 }
 
 start();

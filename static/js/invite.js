@@ -1,4 +1,6 @@
-// Invite page: names the server behind /invites/<token> and joins it on click.
+// Invite page: names the server behind /invites/<token>. Signed in, "Join server" (or "Open"
+// for a member already in it); signed out, a sign-in link that comes back here afterwards.
+import './theme.js';
 import { api } from './api.js';
 import { $ } from './ui.js';
 
@@ -10,15 +12,31 @@ async function load() {
   try {
     invite = await api('GET', path);
   } catch (err) {
-    $('invite-status').textContent = err.status === 404 ? 'This invitation is unknown or has expired.' : err.message;
+    $('invite-heading').textContent = 'This invitation does not work';
+    $('invite-status').textContent = err.status === 404
+      ? 'It is unknown or has expired (invitations last seven days). Ask for a new one.'
+      : err.message;
     return;
   }
   const members = invite.member_count === 1 ? '1 member' : `${invite.member_count} members`;
-  $('invite-status').textContent = `Join "${invite.server_name}" (${members}).`;
+  $('invite-heading').textContent = `Join ${invite.server_name}`;
+  $('invite-status').textContent = `${invite.server_name} has ${members}.`;
   // Signed in or not: GET /api/account also answers suspended accounts (they get the join 403).
-  const signedIn = await api('GET', '/api/account').then(() => true, () => false);
-  $('join').hidden = !signedIn;
-  $('signin').hidden = signedIn;
+  const account = await api('GET', '/api/account').catch(() => null);
+  if (!account) {
+    $('signin-link').href = `/?next=${encodeURIComponent(location.pathname)}`;
+    $('signin').hidden = false;
+    return;
+  }
+  // Already a member: open it rather than joining again.
+  const servers = await api('GET', '/api/servers').catch(() => []);
+  if (servers.some((s) => s.id === invite.server_id)) {
+    $('invite-status').textContent = `You are already a member of ${invite.server_name} (${members}).`;
+    $('open').href = `/?server=${encodeURIComponent(invite.server_id)}`;
+    $('open').hidden = false;
+    return;
+  }
+  $('join').hidden = false;
 }
 
 $('join').addEventListener('click', async () => {

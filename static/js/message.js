@@ -1,36 +1,77 @@
 // One message as DOM. Pure rendering: what its buttons do comes from the caller (room.js).
-// Everything users wrote goes in as text; attachment URLs are built from the id alone.
-import { el, formatTime, formatSize } from './ui.js';
+// The text goes through markdown.js (markdown-it, then DOMPurify); names, file names and
+// everything else go in as text. Attachment URLs are built from the id alone.
+import { el, iconButton, formatTime, formatClock, formatSize, avatar } from './ui.js';
+import { icon } from './icons.js';
+import { renderMarkdown } from './markdown.js';
 
-const QUICK_EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢'];
+const GROUP_WINDOW_MS = 7 * 60 * 1000;
+
+/** Does `m` continue `prev` (same author, a few minutes apart, same day, not a reply)? */
+export function continues(prev, m) {
+  if (!prev || m.reply_to) return false;
+  if (prev.author_id !== m.author_id) return false;
+  const a = new Date(prev.created_at);
+  const b = new Date(m.created_at);
+  return b - a < GROUP_WINDOW_MS && a.toDateString() === b.toDateString();
+}
 
 /**
- * m: a message record. on: {mine, canDelete, canReport, reply(), react(emoji, add), edit(),
- * remove(), report(), jump(id), imageLoaded()}.
+ * m: a message record. on: {me, continued, mine, canDelete, canReport, mentionsMe,
+ * mention(name), reply(), react(anchor), toggleReaction(emoji, add), edit(), remove(), report(),
+ * menu(anchor), jump(id), open(attachment), imageLoaded()}.
  */
 export function buildMessage(m, on) {
-  const item = el('li', { class: on.mine ? 'msg mine' : 'msg', 'data-id': m.id });
-  item.append(
-    el('div', { class: 'msg-head' },
-      el('span', { class: 'author', text: m.author ? m.author.username : 'unknown' }),
-      el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
-      m.edited_at && el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' })),
-  );
-  if (m.reply_to) item.append(replyPreview(m, on));
-  if (m.content) item.append(el('div', { class: 'content', text: m.content }));
-  if (m.attachments && m.attachments.length) {
-    item.append(el('div', { class: 'attachments' }, m.attachments.map((a) => attachment(a, on))));
+  const classes = ['msg'];
+  if (on.mine) classes.push('mine');
+  if (on.continued) classes.push('continued');
+  if (on.mentionsMe) classes.push('mentions-me');
+  const author = m.author ? m.author.username : 'unknown';
+  const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${author}, ${formatTime(m.created_at)}` });
+
+  const gutter = on.continued
+    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }))
+    : el('div', { class: 'msg-gutter' }, avatar(m.author || { user_id: m.author_id, username: author }));
+
+  const body = el('div', { class: 'msg-body' });
+  body.append(on.continued
+    ? el('span', { class: 'visually-hidden author-hidden', text: author })
+    : el('div', { class: 'msg-head' },
+      el('span', { class: 'author', text: author }),
+      el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) })));
+  if (m.reply_to) body.append(replyPreview(m, on));
+  if (m.content) {
+    const content = el('div', { class: 'content' });
+    content.append(renderMarkdown(m.content, on.mention));
+    if (m.edited_at) {
+      // Inside the last paragraph, so "(edited)" follows the text on its line.
+      const last = content.lastElementChild;
+      (last && last.tagName === 'P' ? last : content).append(' ', el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' }));
+    }
+    body.append(content);
+  } else if (m.edited_at) {
+    body.append(el('span', { class: 'edited', text: '(edited)' }));
   }
-  item.append(reactions(m, on), tools(m, on));
+  if (m.attachments && m.attachments.length) {
+    body.append(el('div', { class: 'attachments' }, m.attachments.map((a) => attachment(a, on))));
+  }
+  body.append(reactions(m, on));
+  item.append(gutter, body, toolbar(m, on));
+  // Right click, or a long press on a touch screen (Chromium turns it into contextmenu).
+  item.addEventListener('contextmenu', (e) => {
+    if (e.target.closest('a, img, video, audio, textarea, input')) return;
+    e.preventDefault();
+    on.menu(item.querySelector('.more-button'));
+  });
   return item;
 }
 
 function replyPreview(m, on) {
   const p = m.reply_preview;
   // The server sends null once the message answered is deleted; reply_to stays.
-  if (!p) return el('div', { class: 'reply-preview deleted', text: '↪ deleted message' });
+  if (!p) return el('div', { class: 'reply-preview deleted' }, icon('reply', 'flip'), el('span', { text: 'deleted message' }));
   return el('button', { type: 'button', class: 'reply-preview', title: 'Show the message this answers', onclick: () => on.jump(p.id) },
-    '↪ ', el('strong', { text: p.author ? p.author.username : 'unknown' }), ' ', el('span', { text: p.content }));
+    icon('reply', 'flip'), el('strong', { text: p.author ? p.author.username : 'unknown' }), ' ', el('span', { text: p.content || '(attachment)' }));
 }
 
 function attachment(a, on) {
@@ -39,50 +80,39 @@ function attachment(a, on) {
   if (a.preview_kind === 'image') {
     const img = el('img', { src: url, alt: a.name, loading: 'lazy' });
     img.addEventListener('load', on.imageLoaded, { once: true });
-    return el('a', { class: 'attachment image', href: url, target: '_blank', rel: 'noopener', title: label }, img);
+    return el('button', { type: 'button', class: 'attachment image', title: label, 'aria-label': `Open image ${a.name}`, onclick: () => on.open(a) }, img);
   }
   if (a.preview_kind === 'audio' || a.preview_kind === 'video') {
-    return el('figure', { class: 'attachment' },
+    return el('figure', { class: `attachment media ${a.preview_kind}` },
       el(a.preview_kind, { src: url, controls: true, preload: 'metadata' }),
-      el('figcaption', { text: label }));
+      el('figcaption', {}, el('span', { class: 'file-name', text: a.name }), el('span', { class: 'muted', text: ` ${formatSize(a.size)}` }),
+        el('a', { href: url, download: a.name, class: 'icon-link', 'aria-label': `Download ${a.name}`, title: 'Download' }, icon('download'))));
   }
   // Everything else (text, documents, SVG, unknown) is a download, never shown inline.
-  return el('a', { class: 'attachment file', href: url, download: a.name }, `⭳ ${a.name}`, el('small', { text: ` ${formatSize(a.size)}` }));
+  return el('a', { class: 'attachment file', href: url, download: a.name, title: `Download ${label}` },
+    icon('file', 'file-icon'),
+    el('span', { class: 'file-meta' }, el('span', { class: 'file-name', text: a.name }), el('span', { class: 'muted file-size', text: formatSize(a.size) })),
+    icon('download', 'download-icon'));
 }
 
 function reactions(m, on) {
-  return el('div', { class: 'reactions' }, (m.reactions || []).map((reaction) => el('button', {
+  const list = el('div', { class: 'reactions' }, (m.reactions || []).map((reaction) => el('button', {
     type: 'button',
     class: reaction.reacted ? 'reaction reacted' : 'reaction',
     'aria-pressed': String(reaction.reacted),
+    'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
     title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
-    onclick: () => on.react(reaction.emoji, !reaction.reacted),
-  }, `${reaction.emoji} ${reaction.count}`)));
+    onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
+  }, el('span', { class: 'r-emoji', text: reaction.emoji }), ' ', el('span', { class: 'r-count', text: String(reaction.count) }))));
+  if ((m.reactions || []).length) {
+    list.append(iconButton('smile', 'Add a reaction', (e) => on.react(e.currentTarget), { class: 'add-reaction' }));
+  }
+  return list;
 }
 
-function tools(m, on) {
-  const picker = el('div', { class: 'emoji-picker', hidden: true, role: 'group', 'aria-label': 'Pick a reaction' },
-    QUICK_EMOJI.map((emoji) => el('button', {
-      type: 'button',
-      class: 'emoji',
-      'aria-label': `React with ${emoji}`,
-      title: `React with ${emoji}`,
-      onclick: () => {
-        picker.hidden = true;
-        const existing = (m.reactions || []).find((x) => x.emoji === emoji);
-        on.react(emoji, !(existing && existing.reacted));
-      },
-    }, emoji)));
-  const toggle = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'React');
-  toggle.addEventListener('click', () => {
-    picker.hidden = !picker.hidden;
-    toggle.setAttribute('aria-expanded', String(!picker.hidden));
-  });
-  const actions = el('div', { class: 'msg-actions' },
-    el('button', { type: 'button', class: 'small', onclick: on.reply }, 'Reply'),
-    toggle,
-    on.mine && el('button', { type: 'button', class: 'small', onclick: on.edit }, 'Edit'),
-    on.canDelete && el('button', { type: 'button', class: 'small danger', onclick: on.remove }, 'Delete'),
-    on.canReport && el('button', { type: 'button', class: 'small', onclick: on.report }, 'Report'));
-  return el('div', { class: 'msg-tools' }, actions, picker);
+function toolbar(m, on) {
+  return el('div', { class: 'msg-toolbar', role: 'toolbar', 'aria-label': 'Message actions' },
+    iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }),
+    iconButton('reply', 'Reply', on.reply),
+    iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }));
 }

@@ -1,122 +1,134 @@
-// The people panel (friends, friend requests) and the "New DM" / "New group" dialogs.
+// The friends view (friends with presence, requests in and out, add a friend) and the
+// "New DM" / "New group" dialogs. Friends and the request count come from the store; the
+// request lists are asked for when the view opens and whenever the stream says they changed.
 import { api } from './api.js';
-import { $, el, notify, formatTime } from './ui.js';
+import { $, el, toast, confirmAction, avatar, presenceDot, formatTime } from './ui.js';
+import { icon } from './icons.js';
+import { state, on, emit } from './store.js';
+import { addFriend, reportUser } from './members.js';
 
-let hooks = null; // {me, openConversation(record), conversationsChanged()}
-let friends = [];
+let hooks = null; // {openConversation(record)}
+let incoming = [];
+let outgoing = [];
 
 export function initPeople(options) {
   hooks = options;
-  $('friend-form').addEventListener('submit', sendRequest);
+  $('friend-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const input = $('friend-name');
+    const name = input.value.trim();
+    if (!name) return;
+    await addFriend(name);
+    input.value = '';
+  });
   $('new-dm').addEventListener('click', openDmDialog);
   $('new-group').addEventListener('click', openGroupDialog);
   $('dm-dialog').addEventListener('close', createDm);
   $('group-dialog').addEventListener('close', createGroup);
+  on('friends', () => {
+    if (!$('people-view').hidden) loadRequests();
+  });
+  on('presence', () => {
+    if (!$('people-view').hidden) renderFriends();
+  });
 }
 
-/** Shows the people panel in the middle column and refreshes it. */
 export function showPeople() {
-  $('people-panel').hidden = false;
-  refreshPeople();
+  $('people-view').hidden = false;
+  renderFriends();
+  loadRequests();
 }
 
-export async function refreshPeople() {
+async function loadRequests() {
   try {
-    const [list, incoming, outgoing] = await Promise.all([
-      api('GET', '/api/friends'),
-      api('GET', '/api/friends/requests'),
-      api('GET', '/api/friends/requests?direction=outgoing'),
-    ]);
-    friends = list;
+    [incoming, outgoing] = await Promise.all([api('GET', '/api/friends/requests'), api('GET', '/api/friends/requests?direction=outgoing')]);
+    if (state.incomingRequests !== incoming.length) {
+      state.incomingRequests = incoming.length;
+      emit('friends-count');
+    }
+    renderRequests();
     renderFriends();
-    renderRequests(incoming, outgoing);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
+function personCell(user, sub) {
+  const presence = state.presence.get(user.user_id) || 'offline';
+  return el('span', { class: 'person' },
+    el('span', { class: 'avatar-wrap' }, avatar(user), sub === undefined ? presenceDot(presence) : null),
+    el('span', { class: 'person-text' }, el('span', { class: 'person-name', text: user.username }),
+      el('span', { class: 'muted person-sub', text: sub === undefined ? (presence === 'dnd' ? 'do not disturb' : presence) : sub })));
+}
+
 function renderFriends() {
-  $('friend-list').replaceChildren(...friends.map((friend) => el('li', {},
-    el('span', { class: 'person', text: friend.username, title: `friends since ${formatTime(friend.since)}` }),
-    el('span', { class: 'button-row' },
-      el('button', { type: 'button', class: 'small', onclick: () => openDm(friend.username) }, 'Message'),
+  const order = { online: 0, idle: 1, dnd: 2, offline: 3 };
+  const friends = [...state.friends].sort((a, b) => (order[state.presence.get(a.user_id) || 'offline'] - order[state.presence.get(b.user_id) || 'offline']) || a.username.localeCompare(b.username));
+  $('friend-list').replaceChildren(...friends.map((friend) => el('li', { class: 'person-row', title: `friends since ${formatTime(friend.since)}` },
+    personCell(friend),
+    el('span', { class: 'row-actions' },
+      el('button', { type: 'button', class: 'small', onclick: () => openDm(friend.username) }, icon('chat'), ' Message'),
+      el('button', { type: 'button', class: 'small', onclick: () => reportUser(friend) }, 'Report'),
       el('button', { type: 'button', class: 'small danger', onclick: () => removeFriend(friend) }, 'Remove')))));
   $('no-friends').hidden = friends.length > 0;
 }
 
-function renderRequests(incoming, outgoing) {
+function renderRequests() {
   const items = [
-    ...incoming.map((request) => el('li', {},
-      el('span', { class: 'person', text: request.from.username }),
-      el('span', { class: 'button-row' },
+    ...incoming.map((request) => el('li', { class: 'person-row incoming' },
+      personCell(request.from, 'wants to be your friend'),
+      el('span', { class: 'row-actions' },
         el('button', { type: 'button', class: 'small primary', onclick: () => answer(request, 'accept') }, 'Accept'),
         el('button', { type: 'button', class: 'small', onclick: () => answer(request, 'reject') }, 'Reject')))),
-    ...outgoing.map((request) => el('li', { class: 'outgoing' },
-      el('span', { class: 'person', text: request.to.username }),
-      el('span', { class: 'muted', text: 'request sent' }))),
+    ...outgoing.map((request) => el('li', { class: 'person-row outgoing' },
+      personCell(request.to, 'request sent'))),
   ];
   $('request-list').replaceChildren(...items);
   $('no-requests').hidden = items.length > 0;
 }
 
-async function sendRequest(e) {
-  e.preventDefault();
-  const input = $('friend-name');
-  try {
-    const request = await api('POST', '/api/friends/requests', { username: input.value.trim() });
-    input.value = '';
-    notify(`Friend request sent to ${request.to.username}.`, false);
-    refreshPeople();
-  } catch (err) {
-    notify(err.message);
-  }
-}
-
 async function answer(request, verb) {
   try {
     await api('POST', `/api/friends/requests/${request.id}/${verb}`);
-    refreshPeople();
+    loadRequests();
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
 async function removeFriend(friend) {
+  if (!(await confirmAction(`Remove ${friend.username} as a friend?`, 'Your direct messages stay, but you can no longer start new ones until one of you asks again.', 'Remove friend'))) return;
   try {
     await api('DELETE', `/api/friends/${friend.user_id}`);
-    refreshPeople();
+    state.friends = state.friends.filter((f) => f.user_id !== friend.user_id);
+    renderFriends();
+    emit('friends');
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
-async function openDm(username) {
+export async function openDm(username) {
   try {
     const conversation = await api('POST', '/api/conversations/dm', { usernames: [username] });
-    await hooks.conversationsChanged();
-    hooks.openConversation(conversation);
+    if (!state.conversations.some((c) => c.id === conversation.id)) {
+      state.conversations.unshift({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...conversation });
+      emit('nav');
+    }
+    hooks.openConversation(conversation.id);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
 // ---- dialogs ------------------------------------------------------------------------------
 
-async function loadFriends() {
-  try {
-    friends = await api('GET', '/api/friends');
-  } catch (err) {
-    notify(err.message);
-  }
-}
-
-async function openDmDialog() {
-  await loadFriends();
+function openDmDialog() {
   const select = $('dm-friend');
-  select.replaceChildren(...friends.map((f) => el('option', { value: f.username, text: f.username })));
-  select.hidden = friends.length === 0;
-  select.required = friends.length > 0; // a hidden required field would block the form
-  $('dm-empty').hidden = friends.length > 0;
+  select.replaceChildren(...state.friends.map((f) => el('option', { value: f.username, text: f.username })));
+  select.hidden = state.friends.length === 0;
+  select.required = state.friends.length > 0; // a hidden required field would block the form
+  $('dm-empty').hidden = state.friends.length > 0;
   $('dm-dialog').returnValue = '';
   $('dm-dialog').showModal();
 }
@@ -126,13 +138,13 @@ function createDm() {
   openDm($('dm-friend').value);
 }
 
-async function openGroupDialog() {
-  await loadFriends();
+function openGroupDialog() {
+  if (state.standing >= 2) return toast('Your account standing (very limited) does not allow creating group chats.');
   $('group-name').value = '';
-  $('group-friends').replaceChildren(...friends.map((f, i) => el('li', {},
+  $('group-friends').replaceChildren(...state.friends.map((f, i) => el('li', {},
     el('input', { type: 'checkbox', id: `group-friend-${i}`, value: f.username }),
     el('label', { for: `group-friend-${i}`, text: f.username }))));
-  $('group-empty').hidden = friends.length > 0;
+  $('group-empty').hidden = state.friends.length > 0;
   $('group-dialog').returnValue = '';
   $('group-dialog').showModal();
 }
@@ -140,12 +152,15 @@ async function openGroupDialog() {
 async function createGroup() {
   if ($('group-dialog').returnValue !== 'ok') return;
   const usernames = [...$('group-friends').querySelectorAll('input:checked')].map((box) => box.value);
-  if (usernames.length === 0) return notify('Pick at least one friend for the group.');
+  if (usernames.length === 0) return toast('Pick at least one friend for the group.');
   try {
     const conversation = await api('POST', '/api/conversations/group', { name: $('group-name').value, usernames });
-    await hooks.conversationsChanged();
-    hooks.openConversation(conversation);
+    if (!state.conversations.some((c) => c.id === conversation.id)) {
+      state.conversations.unshift({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...conversation });
+      emit('nav');
+    }
+    hooks.openConversation(conversation.id);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }

@@ -56,7 +56,17 @@
         resetForm.hidden = true;
         show('Your password is changed and every session of the account has ended. Sign in with the new password.', false);
       } else {
-        show(await res.text(), true);
+        const reason = (await res.text()).trim();
+        // A used or expired link cannot be retried: offer to send a new one right here.
+        if (/expired|invalid|already been used/.test(reason)) {
+          resetForm.hidden = true;
+          requestForm.hidden = false;
+          show(/expired/.test(reason)
+            ? 'This reset link has expired (links last one hour). Enter your address to get a new one.'
+            : 'This reset link was already used. Enter your address to get a new one.', true);
+        } else {
+          show(reason, true);
+        }
       }
     } catch {
       show('The server could not be reached; try again.', true);

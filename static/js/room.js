@@ -1,89 +1,104 @@
-// The open channel or conversation: its history, its live socket and the composer.
-// One room is open at a time; openRoom() replaces it.
+// The open channel or conversation: its history (grouped, with day separators and a "new
+// messages" divider), live updates from the user stream, read marking, the typing line and the
+// message actions. One room is open at a time; openRoom() replaces it.
 import { api, query } from './api.js';
-import { $, el, notify, ask } from './ui.js';
-import { buildMessage } from './message.js';
+import { $, el, toast, confirmAction, ask, formatDay } from './ui.js';
+import { icon } from './icons.js';
+import { buildMessage, continues } from './message.js';
+import { openEmojiPicker } from './emoji.js';
+import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openLightbox } from './lightbox.js';
+import {
+  state, on, emit, roomKey, findChannel, findServer, findConversation, canManageServer, maySend, applyRead,
+} from './store.js';
 
 const PAGE_SIZE = 50;
 const CATCH_UP_PAGE = 100;
-const MAX_FILES = 5;
 
 /**
- * The open room: {base, wsPath, title, me, canModerate, reportType, messages: Map id -> record,
- * socket, retries, timer, closed, replyTo, editing}. `base` is the REST path the messages live
- * under (…/channels/{id} or /api/conversations/{id}).
+ * The open room: {key, kind, serverId, channelId, conversationId, base, list (oldest first),
+ * byId, hasOlder, loadingOlder, dividerAfter, editing, replyTo, closed}.
  */
 let room = null;
+const hooks = { replyChanged: () => {}, opened: () => {} };
 
-export function openRoom(options) {
+export const currentRoom = () => room;
+export function setRoomHooks(h) {
+  Object.assign(hooks, h);
+}
+
+export function container(r = room) {
+  if (!r) return null;
+  return r.kind === 'channel' ? findChannel(r.serverId, r.channelId) : findConversation(r.conversationId);
+}
+
+export function openRoom(place) {
   closeRoom();
-  const r = { ...options, messages: new Map(), retries: 0, timer: 0, closed: false, replyTo: null, editing: null };
+  const kind = place.kind;
+  const r = {
+    kind,
+    serverId: place.serverId || null,
+    channelId: place.channelId || null,
+    conversationId: kind === 'conversation' ? place.id : null,
+    list: [],
+    byId: new Map(),
+    hasOlder: false,
+    loadingOlder: false,
+    dividerAfter: undefined,
+    editing: null,
+    replyTo: null,
+    closed: false,
+  };
+  r.key = kind === 'channel' ? `c:${r.channelId}` : `d:${r.conversationId}`;
+  r.base = kind === 'channel' ? `/api/servers/${r.serverId}/channels/${r.channelId}` : `/api/conversations/${r.conversationId}`;
   room = r;
-  $('room-title').textContent = options.title;
+  // The divider goes after the last message read when the room was opened; it stays put
+  // while the room is open, as in other chat apps.
+  const c = container(r);
+  r.dividerAfter = c && c.unread_count > 0 ? c.last_read_id : undefined;
   $('messages').replaceChildren();
-  $('load-older').hidden = true;
   $('history-start').hidden = true;
-  $('no-room').hidden = true;
-  $('room').hidden = false;
-  setReply(r, null);
-  setLive('connecting…');
-  r.loading = loadNewest(r).catch((err) => notify(err.message));
-  connect(r);
+  $('room-loading').hidden = false;
+  $('jump-present').hidden = true;
+  renderTyping();
+  r.loading = loadNewest(r).catch((err) => toast(err.message));
+  hooks.opened(r);
+  return r;
 }
 
 export function closeRoom() {
   if (!room) return;
-  const r = room;
+  room.closed = true;
   room = null;
-  r.closed = true;
-  clearTimeout(r.timer);
-  closeSocket(r.socket);
-  $('room').hidden = true;
-  $('no-room').hidden = false;
-}
-
-// Closing a socket that is still connecting makes the browser log an error: let it open first.
-function closeSocket(ws) {
-  if (!ws) return;
-  if (ws.readyState === WebSocket.CONNECTING) ws.addEventListener('open', () => ws.close(1000));
-  else if (ws.readyState === WebSocket.OPEN) ws.close(1000);
-}
-
-function setLive(text) {
-  $('live-state').textContent = text;
-  $('live-state').classList.toggle('ok', text === 'live');
 }
 
 // ---- history ----------------------------------------------------------------------------
 
-/** Replaces the list with the newest page (oldest of it at the top). */
 async function loadNewest(r) {
   const page = await api('GET', `${r.base}/messages${query({ limit: PAGE_SIZE })}`);
   if (r.closed) return;
-  r.messages.clear();
-  $('messages').replaceChildren();
-  for (const message of page.reverse()) addMessage(r, message, false);
-  showHistoryEdge(page.length === PAGE_SIZE);
-  scrollToBottom();
-}
-
-function showHistoryEdge(hasOlder) {
-  $('load-older').hidden = !hasOlder;
-  $('history-start').hidden = hasOlder;
+  r.list = page.reverse();
+  r.byId = new Map(r.list.map((m) => [m.id, m]));
+  r.hasOlder = page.length === PAGE_SIZE;
+  $('room-loading').hidden = true;
+  renderAll(r);
+  const divider = $('messages').querySelector('.new-divider');
+  if (divider) divider.scrollIntoView({ block: 'center' });
+  else scrollToBottom();
+  markRead();
 }
 
 async function loadOlder() {
   const r = room;
-  if (!r) return;
-  const button = $('load-older');
-  button.disabled = true;
+  if (!r || r.loadingOlder || !r.hasOlder || !r.list.length) return;
+  r.loadingOlder = true;
+  $('loading-older').hidden = false;
   try {
     // The oldest message may have been deleted meanwhile (400): try the next one we hold.
-    const ids = [...$('messages').children].map((li) => li.dataset.id);
     let page = null;
-    for (const id of ids.slice(0, 5)) {
+    for (const m of r.list.slice(0, 5)) {
       try {
-        page = await api('GET', `${r.base}/messages${query({ before: id, limit: PAGE_SIZE })}`);
+        page = await api('GET', `${r.base}/messages${query({ before: m.id, limit: PAGE_SIZE })}`);
         break;
       } catch (err) {
         if (err.status !== 400) throw err;
@@ -92,200 +107,346 @@ async function loadOlder() {
     if (r.closed || !page) return;
     const scroller = $('message-scroll');
     const fromBottom = scroller.scrollHeight - scroller.scrollTop;
-    const list = $('messages');
-    for (const message of page) {
-      if (r.messages.has(message.id)) continue;
-      r.messages.set(message.id, message);
-      list.prepend(renderMessage(r, message));
-    }
+    const older = page.reverse().filter((m) => !r.byId.has(m.id));
+    for (const m of older) r.byId.set(m.id, m);
+    r.list = [...older, ...r.list];
+    r.hasOlder = page.length === PAGE_SIZE;
+    renderAll(r);
     scroller.scrollTop = scroller.scrollHeight - fromBottom; // keep what the reader was looking at
-    showHistoryEdge(page.length === PAGE_SIZE);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   } finally {
-    button.disabled = false;
+    r.loadingOlder = false;
+    $('loading-older').hidden = true;
   }
 }
 
-/** Everything posted after the newest message we hold, oldest first. */
-async function catchUp(r) {
-  const last = $('messages').lastElementChild;
-  if (!last) return loadNewest(r);
-  let after = last.dataset.id;
-  for (;;) {
-    let page;
-    try {
-      page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
-    } catch (err) {
-      // 400: our newest message was deleted meanwhile, so the server cannot say what is after it.
-      if (err.status === 400) return loadNewest(r);
-      throw err;
-    }
-    if (r.closed) return;
-    for (const message of page) addMessage(r, message, true);
-    if (page.length < CATCH_UP_PAGE) return;
-    after = page[page.length - 1].id;
+/** After a reconnect: everything posted after the newest message we hold, oldest first. */
+export async function catchUp() {
+  const r = room;
+  if (!r) return;
+  await r.loading;
+  if (r.closed) return;
+  const newest = r.list.at(-1);
+  if (!newest) {
+    r.loading = loadNewest(r).catch((err) => toast(err.message));
+    return;
   }
-}
-
-// ---- live socket --------------------------------------------------------------------------
-
-function connect(r) {
-  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(`${scheme}//${location.host}${r.wsPath}`);
-  r.socket = ws;
-  // Events that arrive while we catch up over REST wait here, so none falls in between.
-  let buffer = [];
-
-  ws.addEventListener('message', (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch {
-      return;
-    }
-    if (buffer) buffer.push(event);
-    else applyEvent(r, event);
-  });
-
-  ws.addEventListener('open', async () => {
-    r.retries = 0;
-    setLive('live');
-    try {
-      await r.loading;
-      await catchUp(r);
-    } catch (err) {
-      notify(err.message);
-    }
-    if (r.closed || r.socket !== ws) return;
-    for (const event of buffer) applyEvent(r, event);
-    buffer = null;
-  });
-
-  ws.addEventListener('close', (e) => {
-    if (r.closed || r.socket !== ws) return;
-    if (e.code === 4001) {
-      setLive('signed out');
-      notify('Your session has ended. Sign in again.');
-      return;
-    }
-    if (e.code === 4003) {
-      setLive('no access');
-      notify('You no longer have access to this conversation or server.');
-      return;
-    }
-    // Backoff with jitter: 1 s, 2 s, 4 s … up to 30 s.
-    const delay = Math.min(30000, 1000 * 2 ** r.retries) * (0.75 + Math.random() / 4);
-    r.retries += 1;
-    setLive(`offline, retrying in ${Math.round(delay / 1000)} s`);
-    r.timer = setTimeout(() => {
-      if (!r.closed) {
-        r.loading = Promise.resolve();
-        connect(r);
+  let after = newest.id;
+  try {
+    for (;;) {
+      let page;
+      try {
+        page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
+      } catch (err) {
+        // 400: our newest message was deleted meanwhile, so the server cannot say what is after it.
+        if (err.status === 400) return void (r.loading = loadNewest(r));
+        throw err;
       }
-    }, delay);
+      if (r.closed) return;
+      for (const m of page) addMessage(r, m);
+      if (page.length < CATCH_UP_PAGE) break;
+      after = page.at(-1).id;
+    }
+    markRead();
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+// ---- rendering --------------------------------------------------------------------------
+
+function mentionKind(name) {
+  const lower = name.toLowerCase();
+  if (lower === 'everyone') return 'everyone';
+  if (lower === state.me.username.toLowerCase()) return 'me';
+  for (const username of state.users.values()) if (username.toLowerCase() === lower) return 'user';
+  return null;
+}
+
+function render(r, m, prev) {
+  const mine = m.author_id === state.me.user_id;
+  const server = r.kind === 'channel' ? findServer(r.serverId) : null;
+  const mentionsMe = !mine && ((m.mentions || []).includes(state.me.user_id) || m.mention_everyone);
+  return buildMessage(m, {
+    mine,
+    continued: continues(prev, m) && !(r.dividerAfter && prev && prev.id === r.dividerAfter),
+    mentionsMe,
+    mention: (name) => {
+      const kind = mentionKind(name);
+      if (kind === 'me') return mentionsMe ? 'me' : 'user';
+      if (kind === 'everyone') return m.mention_everyone ? 'me' : null;
+      return kind;
+    },
+    reply: () => setReply(r, m),
+    react: (anchor) => openEmojiPicker(anchor, (emoji) => toggleReaction(r, m.id, emoji, true)),
+    toggleReaction: (emoji, add) => toggleReaction(r, m.id, emoji, add),
+    menu: (anchor) => openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
+    jump: jumpTo,
+    open: openLightbox,
+    imageLoaded: () => { if (nearBottom(200)) scrollToBottom(); },
   });
 }
 
-function applyEvent(r, event) {
-  if (!event || typeof event.id !== 'string') return;
-  if (!event.event) addMessage(r, event, true);
-  else if (event.event === 'edited' || event.event === 'reaction') replaceMessage(r, event);
-  else if (event.event === 'deleted') removeMessage(r, event.id);
+function daySeparator(m) {
+  return el('li', { class: 'day-sep', role: 'separator', 'aria-label': formatDay(m.created_at) }, el('span', { text: formatDay(m.created_at) }));
 }
 
-// ---- the list -----------------------------------------------------------------------------
+const newDivider = () => el('li', { class: 'new-divider', role: 'separator', 'aria-label': 'New messages' }, el('span', { text: 'New messages' }));
 
-function nearBottom() {
-  const s = $('message-scroll');
-  return s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+function sameDay(a, b) {
+  return new Date(a.created_at).toDateString() === new Date(b.created_at).toDateString();
 }
 
-function scrollToBottom() {
-  const s = $('message-scroll');
-  s.scrollTop = s.scrollHeight;
-}
-
-/** Appends a message unless it is already shown (the socket and our own POST both bring it). */
-function addMessage(r, message, follow) {
-  if (r.messages.has(message.id)) return;
-  const stick = follow && nearBottom();
-  r.messages.set(message.id, message);
-  $('messages').append(renderMessage(r, message));
-  if (stick) scrollToBottom();
+/** Rebuilds the whole list (open, older page, delete). */
+function renderAll(r) {
+  const items = [];
+  let prev = null;
+  let dividerPlaced = false;
+  for (const m of r.list) {
+    if (!prev || !sameDay(prev, m)) items.push(daySeparator(m));
+    // null: nothing was read yet, so the divider goes before the first message.
+    if (!prev && r.dividerAfter === null) {
+      items.push(newDivider());
+      dividerPlaced = true;
+    }
+    items.push(render(r, m, prev));
+    if (!dividerPlaced && r.dividerAfter && m.id === r.dividerAfter && m !== r.list.at(-1)) {
+      items.push(newDivider());
+      dividerPlaced = true;
+    }
+    prev = m;
+  }
+  $('messages').replaceChildren(...items);
+  $('history-start').hidden = r.hasOlder || r.list.length === 0;
+  $('room-empty').hidden = r.list.length > 0;
 }
 
 function findItem(id) {
-  return [...$('messages').children].find((li) => li.dataset.id === id) || null;
+  return $('messages').querySelector(`li.msg[data-id="${CSS.escape(id)}"]`);
 }
 
-function replaceMessage(r, message) {
-  const { event, ...record } = message;
-  if (!r.messages.has(record.id)) return;
-  r.messages.set(record.id, record);
-  if (r.editing === record.id) return; // redrawn when the edit ends
-  findItem(record.id)?.replaceWith(renderMessage(r, record));
+function addMessage(r, m) {
+  if (r.byId.has(m.id)) return;
+  const stick = nearBottom();
+  const prev = r.list.at(-1);
+  r.list.push(m);
+  r.byId.set(m.id, m);
+  const list = $('messages');
+  if (!prev || !sameDay(prev, m)) list.append(daySeparator(m));
+  list.append(render(r, m, prev));
+  $('room-empty').hidden = true;
+  $('history-start').hidden = r.hasOlder;
+  if (stick || m.author_id === state.me.user_id) scrollToBottom();
+  else showJump(true);
+}
+
+/** Our own POST answered: show it at once (the stream brings it too; the id dedupes). */
+export function addOwnMessage(m) {
+  if (!room || m.id === undefined) return;
+  const r = room;
+  if ((m.channel_id && m.channel_id !== r.channelId) || (m.conversation_id && m.conversation_id !== r.conversationId)) return;
+  addMessage(r, m);
+  scrollToBottom();
+}
+
+/** Redraws one message in place, keeping keyboard focus where it was. */
+function replaceMessage(r, m) {
+  if (!r.byId.has(m.id)) return;
+  const i = r.list.findIndex((x) => x.id === m.id);
+  r.list[i] = m;
+  r.byId.set(m.id, m);
+  if (r.editing === m.id) return; // redrawn when the edit ends
+  const old = findItem(m.id);
+  if (!old) return;
+  const focusables = [...old.querySelectorAll('button, a, [tabindex]')];
+  const at = focusables.indexOf(document.activeElement);
+  const fresh = render(r, m, r.list[i - 1]);
+  old.replaceWith(fresh);
+  if (at >= 0) ([...fresh.querySelectorAll('button, a, [tabindex]')][at] || fresh.querySelector('.more-button'))?.focus();
 }
 
 function removeMessage(r, id) {
-  if (!r.messages.delete(id)) return;
-  findItem(id)?.remove();
+  if (!r.byId.delete(id)) return;
+  r.list = r.list.filter((m) => m.id !== id);
   if (r.editing === id) r.editing = null;
   if (r.replyTo && r.replyTo.id === id) setReply(r, null);
   // Replies to it now show "deleted message", as the server will say from now on.
-  for (const [otherId, other] of r.messages) {
-    if (other.reply_to === id && other.reply_preview) {
-      const updated = { ...other, reply_preview: null };
-      r.messages.set(otherId, updated);
-      findItem(otherId)?.replaceWith(renderMessage(r, updated));
-    }
-  }
+  r.list = r.list.map((m) => (m.reply_to === id && m.reply_preview ? { ...m, reply_preview: null } : m));
+  r.byId = new Map(r.list.map((m) => [m.id, m]));
+  const scroller = $('message-scroll');
+  const top = scroller.scrollTop;
+  renderAll(r);
+  scroller.scrollTop = top;
 }
 
-// ---- what a message's buttons do --------------------------------------------------------------
+// ---- scrolling, reading -----------------------------------------------------------------
 
-/** The message as DOM, with its buttons wired to this room. */
-function renderMessage(r, m) {
-  const mine = m.author_id === r.me.user_id;
-  return buildMessage(m, {
-    mine,
-    canDelete: mine || r.canModerate,
-    canReport: !mine,
-    reply: () => setReply(r, m),
-    react: (emoji, add) => react(r, m.id, emoji, add),
-    edit: () => startEdit(r, m),
-    remove: () => deleteMessage(r, m),
-    report: () => report(r, m),
-    jump: jumpTo,
-    imageLoaded: () => { if (nearBottom()) scrollToBottom(); },
-  });
+export function nearBottom(slack = 80) {
+  const s = $('message-scroll');
+  return s.scrollHeight - s.scrollTop - s.clientHeight < slack;
+}
+
+export function scrollToBottom() {
+  const s = $('message-scroll');
+  s.scrollTop = s.scrollHeight;
+  showJump(false);
+}
+
+function showJump(show) {
+  $('jump-present').hidden = !show;
+}
+
+let readTimer = 0;
+/** Marks the room read up to its newest message when it is seen: at the bottom, tab visible. */
+export function markRead() {
+  clearTimeout(readTimer);
+  readTimer = setTimeout(async () => {
+    const r = room;
+    const c = container(r);
+    if (!r || !c || document.hidden || !nearBottom() || !r.list.length) return;
+    if (c.unread_count === 0 && c.mention_count === 0) return;
+    const newest = r.list.at(-1);
+    c.unread_count = 0;
+    c.mention_count = 0;
+    emit('nav');
+    try {
+      const result = await api('PUT', `${r.base}/read`, { message_id: newest.id });
+      applyRead({ ...result, ...(r.kind === 'channel' ? { server_id: r.serverId, channel_id: r.channelId } : { conversation_id: r.conversationId }) });
+    } catch (err) {
+      if (err.status !== 400) toast(err.message);
+    }
+  }, 150);
 }
 
 function jumpTo(id) {
   const target = findItem(id);
-  if (!target) return notify('That message is further back: load older messages to see it.', false);
+  if (!target) return toast('That message is further back: scroll up to load older messages.', false);
   target.scrollIntoView({ block: 'center' });
   target.classList.add('flash');
   setTimeout(() => target.classList.remove('flash'), 1500);
 }
 
-async function react(r, id, emoji, add) {
+// ---- live events ------------------------------------------------------------------------
+
+function inRoom(r, ev) {
+  if (!r) return false;
+  if (r.kind === 'channel') return ev.channel_id === r.channelId;
+  return ev.conversation_id === r.conversationId;
+}
+
+on('event', (ev) => {
+  const r = room;
+  if (ev.event === 'message' && inRoom(r, ev.message)) {
+    addMessage(r, ev.message);
+    markRead();
+  } else if (ev.event === 'message_edited' && inRoom(r, ev.message)) {
+    replaceMessage(r, ev.message);
+  } else if (ev.event === 'message_deleted' && inRoom(r, ev)) {
+    removeMessage(r, ev.message_id);
+  } else if (ev.event === 'reaction' && inRoom(r, ev)) {
+    const m = r.byId.get(ev.message_id);
+    if (!m) return;
+    let list = (m.reactions || []).map((x) => ({ ...x }));
+    const existing = list.find((x) => x.emoji === ev.emoji);
+    const mine = ev.user_id === state.me.user_id;
+    if (existing) {
+      existing.count = ev.count;
+      if (mine) existing.reacted = ev.added;
+    } else if (ev.count > 0) {
+      list.push({ emoji: ev.emoji, count: ev.count, reacted: mine && ev.added });
+    }
+    list = list.filter((x) => x.count > 0);
+    replaceMessage(r, { ...m, reactions: list });
+  } else if (ev.event === 'typing' || ev.event === 'message') {
+    renderTyping();
+  }
+});
+
+on('typing', renderTyping);
+on('members', () => {
+  // Once the member list is in, "Delete" on others' messages may apply: redraw the menus lazily.
+});
+
+let typingTimer = 0;
+function renderTyping() {
+  clearTimeout(typingTimer);
+  const line = $('typing-line');
+  const r = room;
+  const typers = r ? state.typing.get(r.key) : null;
+  const now = Date.now();
+  const names = [];
+  let next = Infinity;
+  for (const [id, t] of typers || []) {
+    if (t.until <= now) typers.delete(id);
+    else {
+      names.push(t.username);
+      next = Math.min(next, t.until);
+    }
+  }
+  let text = '';
+  if (names.length === 1) text = `${names[0]} is typing…`;
+  else if (names.length === 2) text = `${names[0]} and ${names[1]} are typing…`;
+  else if (names.length > 2) text = 'Several people are typing…';
+  line.replaceChildren(...(text ? [el('span', { class: 'typing-dots', 'aria-hidden': 'true' }, el('i'), el('i'), el('i')), el('span', { text })] : []));
+  line.classList.toggle('active', Boolean(text));
+  if (next < Infinity) typingTimer = setTimeout(renderTyping, next - now + 50);
+}
+
+// ---- message actions --------------------------------------------------------------------
+
+export function setReply(r, message) {
+  if (!r) return;
+  r.replyTo = message;
+  hooks.replyChanged(message);
+}
+
+async function toggleReaction(r, id, emoji, add) {
+  const m = r.byId.get(id);
+  if (add && m && !(m.reactions || []).some((x) => x.emoji === emoji)) {
+    if ((m.reactions || []).length >= 20) return toast('A message may carry at most 20 different reactions.');
+    if ((m.reactions || []).filter((x) => x.reacted).length >= 10) return toast('You may react to one message with at most 10 emoji.');
+  }
   try {
     const updated = await api(add ? 'PUT' : 'DELETE', `${r.base}/messages/${id}/reactions`, { emoji });
-    replaceMessage(r, updated);
+    if (!r.closed) replaceMessage(r, updated);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
+let menuEl = null;
+function openMenu(r, m, anchor, { mine, canDelete }) {
+  const item = (label, iconName, run, extra = {}) => el('button', {
+    type: 'button', role: 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, disabled: extra.disabled,
+    onclick: () => { closePopup(); run(); },
+  }, icon(iconName), el('span', { text: label }));
+  const mayWrite = maySend(r.kind);
+  const items = [
+    item('Reply', 'reply', () => setReply(r, m)),
+    item('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    m.content && item('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
+    mine && mayWrite && item('Edit', 'edit', () => startEdit(r, m)),
+    canDelete && item('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
+    !mine && item('Report', 'flag', () => report(r, m), { danger: true }),
+  ].filter(Boolean);
+  if (!menuEl) {
+    menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });
+    menuKeys(menuEl);
+  }
+  menuEl.replaceChildren(...items);
+  openPopup(menuEl, anchor);
+  menuEl.querySelector('[role="menuitem"]')?.focus();
+}
+
 async function deleteMessage(r, m) {
-  const answer = await ask({ title: 'Delete this message?', submit: 'Delete', confirm: true });
-  if (answer === null) return;
+  const mine = m.author_id === state.me.user_id;
+  if (!(await confirmAction('Delete this message?', mine ? 'It is removed for everyone, with its attachments. This cannot be undone.' : `${m.author.username}'s message is removed for everyone. This cannot be undone.`, 'Delete'))) return;
   try {
     await api('DELETE', `${r.base}/messages/${m.id}`);
     removeMessage(r, m.id);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
@@ -293,105 +454,91 @@ async function report(r, m) {
   const reason = await ask({ title: `Report ${m.author.username}'s message`, label: 'What is wrong with it?', submit: 'Report' });
   if (reason === null) return;
   try {
-    await api('POST', '/api/reports', { type: r.reportType, target: m.id, reason });
-    notify('Reported. The administrators will have a look.', false);
+    await api('POST', '/api/reports', { type: r.kind === 'channel' ? 'server_message' : 'conversation_message', target: m.id, reason });
+    toast('Reported. The administrators will have a look.', false);
   } catch (err) {
-    notify(err.message);
+    toast(err.message);
   }
 }
 
-function startEdit(r, m) {
+/** Edits a message in place: Enter saves, Shift+Enter is a new line, Escape cancels. */
+export function startEdit(r, m) {
   const item = findItem(m.id);
   if (!item || r.editing) return;
   r.editing = m.id;
-  const text = el('textarea', { value: m.content, rows: 3, maxLength: 4000, 'aria-label': 'Edit message' });
+  const text = el('textarea', { value: m.content, rows: 2, maxLength: 4000, 'aria-label': 'Edit message', class: 'edit-text' });
   const finish = () => {
     r.editing = null;
-    const latest = r.messages.get(m.id);
-    if (latest) findItem(m.id)?.replaceWith(renderMessage(r, latest));
+    const latest = r.byId.get(m.id);
+    if (latest) {
+      const i = r.list.indexOf(latest);
+      const fresh = render(r, latest, r.list[i - 1]);
+      findItem(m.id)?.replaceWith(fresh);
+      fresh.querySelector('.more-button')?.focus();
+    }
   };
   const form = el('form', { class: 'edit-form' }, text,
-    el('div', { class: 'button-row' },
-      el('button', { type: 'button', class: 'small', onclick: finish }, 'Cancel'),
-      el('button', { type: 'submit', class: 'small primary' }, 'Save')));
+    el('div', { class: 'edit-hint muted' }, 'Escape to ',
+      el('button', { type: 'button', class: 'link-button', onclick: finish }, 'cancel'), ' · Enter to ',
+      el('button', { type: 'submit', class: 'link-button' }, 'save')));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    if (!text.value.trim() && !(m.attachments || []).length) return toast('A message without attachments cannot be empty: delete it instead.');
     try {
       const updated = await api('PUT', `${r.base}/messages/${m.id}`, { content: text.value });
-      r.messages.set(updated.id, updated);
+      r.byId.set(updated.id, updated);
+      r.list[r.list.findIndex((x) => x.id === updated.id)] = updated;
       finish();
     } catch (err) {
-      notify(err.message);
+      toast(err.message);
     }
   });
   text.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') finish();
-    else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      finish();
+    } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       form.requestSubmit();
     }
   });
   const content = item.querySelector('.content');
   if (content) content.replaceWith(form);
-  else item.querySelector('.msg-head').after(form);
+  else item.querySelector('.msg-body').append(form);
   text.focus();
+  text.setSelectionRange(text.value.length, text.value.length);
 }
 
-// ---- composer -----------------------------------------------------------------------------
-
-function setReply(r, message) {
-  r.replyTo = message;
-  $('reply-bar').hidden = !message;
-  if (message) {
-    const preview = message.content ? message.content.slice(0, 80) : '(attachment)';
-    $('reply-text').textContent = `Replying to ${message.author.username}: ${preview}`;
-    $('composer-text').focus();
-  }
-}
-
-async function send(e) {
-  e.preventDefault();
+/** ↑ in an empty composer: edit the newest message of mine in this room. */
+export function editLastOwn() {
   const r = room;
-  if (!r || r.sending) return; // Enter pressed again while the first send is on its way
-  const text = $('composer-text');
-  const files = $('composer-files');
-  if (!text.value.trim() && files.files.length === 0) return;
-  if (files.files.length > MAX_FILES) return notify(`A message may carry at most ${MAX_FILES} files.`);
-  // Text alone goes as JSON: multipart encoding turns every line break into CRLF (HTML spec).
-  let body = { content: text.value, reply_to: r.replyTo ? r.replyTo.id : null };
-  if (files.files.length) {
-    body = new FormData();
-    body.append('content', text.value);
-    if (r.replyTo) body.append('reply_to', r.replyTo.id);
-    for (const file of files.files) body.append('attachments', file, file.name);
-  }
-  const button = $('send-button');
-  button.disabled = true;
-  r.sending = true;
-  try {
-    const message = await api('POST', `${r.base}/messages`, body);
-    text.value = '';
-    files.value = '';
-    setReply(r, null);
-    if (room === r) {
-      addMessage(r, message, false);
-      scrollToBottom();
-    }
-  } catch (err) {
-    notify(err.message);
-  } finally {
-    r.sending = false;
-    button.disabled = false;
-    text.focus();
-  }
+  if (!r || !maySend(r.kind)) return false;
+  const mine = [...r.list].reverse().find((m) => m.author_id === state.me.user_id);
+  if (!mine) return false;
+  findItem(mine.id)?.scrollIntoView({ block: 'nearest' });
+  startEdit(r, mine);
+  return true;
 }
 
-$('composer').addEventListener('submit', send);
-$('composer-text').addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-    e.preventDefault();
-    $('composer').requestSubmit();
-  }
-});
-$('reply-cancel').addEventListener('click', () => room && setReply(room, null));
-$('load-older').addEventListener('click', loadOlder);
+// ---- wiring -----------------------------------------------------------------------------
+
+export function initRoom() {
+  const scroller = $('message-scroll');
+  scroller.addEventListener('scroll', () => {
+    if (scroller.scrollTop < 300) loadOlder();
+    if (nearBottom()) {
+      showJump(false);
+      markRead();
+    } else if (room && room.list.length) {
+      showJump(true);
+    }
+  }, { passive: true });
+  $('jump-present').addEventListener('click', () => {
+    scrollToBottom();
+    markRead();
+    $('composer-text').focus();
+  });
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) markRead(); });
+  window.addEventListener('focus', markRead);
+}

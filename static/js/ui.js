@@ -1,5 +1,7 @@
 // Small DOM helpers shared by the pages. User text only ever enters the page as text nodes
-// (textContent or append of a string), never as HTML.
+// (textContent or append of a string), never as HTML. The one exception, rendered markdown, is
+// sanitized by DOMPurify in markdown.js and never passes through here.
+import { icon } from './icons.js';
 
 export const $ = (id) => document.getElementById(id);
 
@@ -25,17 +27,32 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
-let toastTimer = 0;
-/** A short message at the bottom of the page; errors stay until the next one. */
-export function notify(text, isError = true) {
-  const toast = $('toast');
-  if (!toast) return;
-  toast.textContent = text;
-  toast.classList.toggle('error', isError);
-  toast.hidden = false;
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { toast.hidden = true; }, isError ? 8000 : 4000);
+/** A button holding an icon, labelled for screen readers (and a tooltip). */
+export function iconButton(name, label, onclick, extra = {}) {
+  const { class: cls, ...rest } = extra;
+  return el('button', { type: 'button', class: `icon-button${cls ? ` ${cls}` : ''}`, 'aria-label': label, title: label, onclick, ...rest }, icon(name));
 }
+
+let toastTimer = 0;
+/**
+ * One toast at a time, in a corner away from the messages. An error stays until dismissed or
+ * replaced; a success replaces any earlier error and passes by itself.
+ */
+export function toast(text, isError = true) {
+  let box = $('toast');
+  if (!box) {
+    box = el('div', { id: 'toast', class: 'toast', role: 'status', hidden: true });
+    document.body.append(box);
+  }
+  const close = iconButton('x', 'Dismiss', () => { box.hidden = true; }, { class: 'toast-close' });
+  box.replaceChildren(el('span', { class: 'toast-text', text }), close);
+  box.classList.toggle('error', isError);
+  box.setAttribute('role', isError ? 'alert' : 'status');
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.hidden = true; }, isError ? 12000 : 3500);
+}
+export const notify = toast;
 
 /** Shows `text` in a notice paragraph (hidden when text is empty). */
 export function showText(id, text) {
@@ -52,6 +69,19 @@ export function formatTime(isoText) {
   return `${date.toLocaleDateString()} ${time}`;
 }
 
+export function formatClock(isoText) {
+  return new Date(isoText).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+export function formatDay(isoText) {
+  const date = new Date(isoText);
+  const today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (date.toDateString() === today.toDateString()) return 'Today';
+  if (date.toDateString() === yesterday.toDateString()) return 'Yesterday';
+  return date.toLocaleDateString([], { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
+}
+
 export function formatSize(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -59,26 +89,55 @@ export function formatSize(bytes) {
 }
 
 export const STANDING_NAMES = ['All good', 'Limited', 'Very limited', 'At risk', 'Suspended'];
+export const STANDING_HELP = [
+  'Nothing is restricted.',
+  'You cannot join servers.',
+  'You cannot join servers, create group chats or send direct or group messages.',
+  'You cannot join servers, create group chats or send any message.',
+  'Everything but your account page is closed.',
+];
+
+/** A count for a badge: 1 … 99, then 99+ (the server caps counts at 100). */
+export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
 
 /**
- * The page's one text dialog (#ask-dialog): resolves to the text typed, or null when
- * cancelled. With {confirm: true} it only asks yes or no and resolves to '' or null.
+ * The page's one text dialog (#ask-dialog, created on first use): resolves to the text typed,
+ * or null when cancelled. With {confirm: true} it only asks yes or no and resolves to '' or null.
  */
-export function ask({ title, label = '', submit = 'OK', value = '', confirm = false, maxLength = 1000 }) {
-  const dialog = $('ask-dialog');
+export function ask({ title, label = '', text = '', submit = 'OK', value = '', confirm = false, danger = false, maxLength = 1000 }) {
+  let dialog = $('ask-dialog');
+  if (!dialog) {
+    dialog = el('dialog', { id: 'ask-dialog', 'aria-labelledby': 'ask-title' },
+      el('form', { method: 'dialog', class: 'dialog-form' },
+        el('h2', { id: 'ask-title' }),
+        el('p', { id: 'ask-text', class: 'dialog-text' }),
+        el('label', { id: 'ask-field' }, el('span', { id: 'ask-label' }), el('input', { id: 'ask-input', autocomplete: 'off' })),
+        el('div', { class: 'button-row' },
+          el('button', { type: 'button', 'data-cancel': true, onclick: () => dialog.close() }, 'Cancel'),
+          el('button', { id: 'ask-submit', type: 'submit', value: 'ok', class: 'primary' }, 'OK'))));
+    document.body.append(dialog);
+  }
   const input = $('ask-input');
   $('ask-title').textContent = title;
+  showText('ask-text', text);
   $('ask-label').textContent = label;
   $('ask-submit').textContent = submit;
+  $('ask-submit').classList.toggle('danger-fill', danger);
   $('ask-field').hidden = confirm;
   input.required = !confirm;
   input.maxLength = maxLength;
   input.value = value;
   dialog.returnValue = '';
   dialog.showModal();
+  if (confirm) $('ask-submit').focus();
   return new Promise((resolve) => {
     dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok' ? (confirm ? '' : input.value) : null), { once: true });
   });
+}
+
+/** Asks before something that cannot be undone; resolves true to go ahead. */
+export async function confirmAction(title, text, submit = 'Confirm', danger = true) {
+  return (await ask({ title, text, submit, confirm: true, danger })) !== null;
 }
 
 /** Wires the cancel buttons of every <dialog> on the page (forms use method="dialog"). */
@@ -86,4 +145,25 @@ export function wireDialogs() {
   for (const button of document.querySelectorAll('dialog [data-cancel]')) {
     button.addEventListener('click', () => button.closest('dialog').close());
   }
+}
+
+/** Initials for an avatar circle. */
+export const initials = (name) => (name || '?').replace(/[^A-Za-z0-9]/g, '').slice(0, 2).toUpperCase() || '?';
+
+/** One of eight avatar colours, picked from the user id (classes, never a style attribute). */
+export function avatarClass(id) {
+  let h = 0;
+  for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return `avatar tone-${h % 8}`;
+}
+
+export function avatar(user, small = false) {
+  return el('span', { class: `${avatarClass(user.user_id || user.id)}${small ? ' small' : ''}`, 'aria-hidden': 'true', text: initials(user.username || user.name) });
+}
+
+/** A presence dot with its word for screen readers. */
+export function presenceDot(presence) {
+  const value = presence || 'offline';
+  const words = { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' };
+  return el('span', { class: `presence ${value}`, role: 'img', 'aria-label': words[value] || value, title: words[value] || value });
 }

@@ -63,11 +63,34 @@ const jsRules: [string, RegExp][] = [
   ['createContextualFragment or DOMParser (HTML parsing)', /\bcreateContextualFragment\b|\bDOMParser\b/],
 ];
 
+/**
+ * The one deliberate HTML sink: message text rendered by markdown-it (configured with
+ * `html: false`) and sanitized by DOMPurify into a DocumentFragment, in static/js/markdown.js.
+ * A sanitize call anywhere else, or a second one there, fails like any other sink.
+ */
+const SANITIZE = /\bsanitize\s*\(/;
+const SANITIZER_FILE = path.join('js', 'markdown.js');
+
 for (const file of js) {
   t.test(`${file.name} never inserts HTML`, async (t) => {
     for (const [what, pattern] of jsRules) t.same(hits(file.text, pattern), [], `no ${what}`);
+    const sanitizes = hits(file.text, SANITIZE);
+    if (file.name === SANITIZER_FILE) t.equal(sanitizes.length, 1, 'exactly one DOMPurify.sanitize call: the message body');
+    else t.same(sanitizes, [], 'no HTML sanitized (and so parsed) outside js/markdown.js');
   });
 }
+
+t.test('the one HTML sink is markdown-it without raw HTML, through DOMPurify, as a fragment', async (t) => {
+  const file = js.find((f) => f.name === SANITIZER_FILE);
+  t.ok(file, `${SANITIZER_FILE} exists`);
+  if (!file) return;
+  t.match(file.text, /new MarkdownIt\([^)]*\bhtml:\s*false/, 'markdown-it is configured with html: false');
+  t.match(file.text, /\blinkify:\s*true/, 'and linkify: true');
+  t.match(file.text, /DOMPurify\.sanitize\(md\.render\(/, 'what is sanitized is the markdown-it output');
+  t.match(file.text, /RETURN_DOM_FRAGMENT:\s*true/, 'DOMPurify returns a fragment: the sanitized HTML is never parsed again');
+  t.match(file.text, /rel', 'noopener noreferrer nofollow'/, 'links get rel="noopener noreferrer nofollow"');
+  t.same(hits(file.text, /\bimport\b[^;]*from\s+['"](?!\/vendor\/|\.\/)/), [], 'libraries come from our own /vendor/ paths only');
+});
 
 for (const file of files.filter((f) => f.name.endsWith('.css'))) {
   t.test(`${file.name} loads nothing from elsewhere`, async (t) => {
@@ -103,5 +126,6 @@ t.test('the rules catch what they are meant to catch', async (t) => {
     "el.setAttribute('style', x)",
   ];
   for (const sample of badJs) t.ok(jsRules.some(([, p]) => p.test(sample)), `caught: ${sample}`);
+  t.ok(SANITIZE.test('body.append(DOMPurify.sanitize(html, config))'), 'caught: a sanitize call (allowed once, in js/markdown.js)');
   t.notOk(jsRules.some(([, p]) => p.test('el.textContent = name; setTimeout(go, 1)')), 'textContent and function timers are fine');
 });

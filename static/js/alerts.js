@@ -1,0 +1,61 @@
+// The title ("(3) #general · Book club · chat") and desktop notifications for mentions and
+// direct messages while the tab is hidden. Permission is asked only when the user clicks
+// "Enable desktop notifications", never on load.
+import { state, on, attentionCount, conversationTitle, findConversation, findServer, findChannel } from './store.js';
+
+let roomName = '';
+let openPlace = () => {};
+
+export function initAlerts(onOpen) {
+  openPlace = onOpen;
+  on('nav', updateTitle);
+  on('event', (ev) => {
+    if (ev.event === 'message') maybeNotify(ev.message);
+  });
+}
+
+export function setRoomName(name) {
+  roomName = name;
+  updateTitle();
+}
+
+export function updateTitle() {
+  const n = attentionCount();
+  document.title = `${n ? `(${n >= 100 ? '99+' : n}) ` : ''}${roomName ? `${roomName} · ` : ''}chat`;
+}
+
+export const notificationsSupported = () => 'Notification' in window;
+export const notificationsOn = () => notificationsSupported() && Notification.permission === 'granted' && localStorage.getItem('chat:notify') !== 'off';
+
+/** Called from a click: asks the browser for permission (or turns notifications off again). */
+export async function toggleNotifications(wantOn) {
+  if (!notificationsSupported()) return 'unsupported';
+  if (!wantOn) {
+    localStorage.setItem('chat:notify', 'off');
+    return 'off';
+  }
+  localStorage.removeItem('chat:notify');
+  const answer = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
+  return answer === 'granted' ? 'on' : answer;
+}
+
+function maybeNotify(m) {
+  if (!notificationsOn() || !document.hidden || m.author_id === state.me.user_id) return;
+  if (state.status === 'dnd') return;
+  const mentioned = (m.mentions || []).includes(state.me.user_id) || m.mention_everyone;
+  if (!m.conversation_id && !mentioned) return;
+  let where;
+  if (m.conversation_id) {
+    const c = findConversation(m.conversation_id);
+    where = c && c.kind === 'group' ? conversationTitle(c) : 'Direct message';
+  } else {
+    where = `#${findChannel(m.server_id, m.channel_id)?.name || ''} · ${findServer(m.server_id)?.name || ''}`;
+  }
+  const body = m.content ? m.content.slice(0, 140) : `${m.attachments.length} attachment(s)`;
+  const n = new Notification(`${m.author.username} (${where})`, { body, tag: m.conversation_id || m.channel_id });
+  n.addEventListener('click', () => {
+    window.focus();
+    openPlace(m.conversation_id ? { kind: 'conversation', id: m.conversation_id } : { kind: 'channel', serverId: m.server_id, channelId: m.channel_id });
+    n.close();
+  });
+}

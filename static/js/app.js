@@ -1,0 +1,391 @@
+// The signed-in app: wires the views (sidebar, room, composer, members, people, settings,
+// switcher, alerts) to the store and the user stream, and decides what is open: the address
+// (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the selection.
+import { api } from './api.js';
+import { $, el, toast, ask, iconButton, wireDialogs, avatar, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
+import { icon } from './icons.js';
+import { toggleTheme, currentTheme } from './theme.js';
+import { openPopup, closePopup, menuKeys } from './popup.js';
+import { state, on, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner } from './store.js';
+import { connect, onReady, reconnectNow } from './stream.js';
+import { initSidebar } from './sidebar.js';
+import { initRoom, openRoom, closeRoom, currentRoom, catchUp } from './room.js';
+import { initComposer, restoreDraft, applyStanding } from './composer.js';
+import { loadMembers, renderMembers, setMemberHooks } from './members.js';
+import { initPeople, showPeople, openDm } from './people.js';
+import { initSettings, openServerMenu, newChannel, chooseRole } from './settings.js';
+import { initSwitcher } from './switcher.js';
+import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported } from './alerts.js';
+
+const LAST_PLACE = 'chat:last-place';
+const LAST_CHANNEL = 'chat:last-channel:';
+let started = false;
+
+function fillIcons() {
+  const put = (id, name) => $(id).replaceChildren(icon(name));
+  put('home-button', 'chat');
+  put('new-server', 'plus');
+  put('server-menu-button', 'dots');
+  put('new-channel', 'plus');
+  put('new-dm', 'plus');
+  put('new-group', 'users');
+  put('room-back', 'back');
+  put('people-back', 'back');
+  put('members-button', 'users');
+  put('attach-button', 'paperclip');
+  put('emoji-button', 'smile');
+  put('newline-button', 'newline');
+  put('send-button', 'send');
+  put('reply-cancel', 'x');
+  put('settings-close', 'x');
+  $('switcher-button').prepend(icon('search'));
+  $('friends-button').prepend(icon('users', 'nav-icon'));
+  $('jump-present').append(icon('down'));
+}
+
+// ---- phone panes ------------------------------------------------------------------------
+
+/** Below 760 px one pane shows at a time: the lists (nav), the room, or its members. */
+function setPane(pane) {
+  const app = $('app');
+  app.classList.remove('pane-nav', 'pane-room', 'pane-members');
+  app.classList.add(`pane-${pane}`);
+}
+
+// ---- selection --------------------------------------------------------------------------
+
+function remember(params) {
+  const q = new URLSearchParams(params).toString();
+  history.replaceState(null, '', `/${q ? `?${q}` : ''}`);
+  localStorage.setItem(LAST_PLACE, q);
+}
+
+function showMain(which) {
+  $('no-room').hidden = which !== 'none';
+  $('people-view').hidden = which !== 'people';
+  $('room').hidden = which !== 'room';
+}
+
+/** Opens a place: {kind: 'channel', serverId, channelId?} | {kind: 'conversation', id} | {kind: 'friends'}. */
+export function select(place, { focusRoom = true } = {}) {
+  closePopup();
+  if (place.kind === 'channel') {
+    const server = findServer(place.serverId);
+    if (!server) {
+      toast('That server is not one of yours (or no longer exists).');
+      return select({ kind: 'friends' });
+    }
+    const channel = findChannel(server.id, place.channelId)
+      || findChannel(server.id, localStorage.getItem(LAST_CHANNEL + server.id))
+      || server.channels[0];
+    if (!channel) return;
+    localStorage.setItem(LAST_CHANNEL + server.id, channel.id);
+    state.current = { kind: 'channel', serverId: server.id, channelId: channel.id };
+    remember({ server: server.id, channel: channel.id });
+    showMain('room');
+    const r = openRoom(state.current);
+    $('room-icon').replaceChildren(icon('hash'));
+    $('room-title').textContent = channel.name;
+    $('room-sub').textContent = server.name;
+    setRoomName(`#${channel.name} · ${server.name}`);
+    restoreDraft(r);
+    renderMembers();
+    loadMembers(server.id).catch((err) => toast(err.message));
+  } else if (place.kind === 'conversation') {
+    const conversation = findConversation(place.id);
+    if (!conversation) {
+      toast('That conversation is not one of yours.');
+      return select({ kind: 'friends' });
+    }
+    state.current = { kind: 'conversation', id: conversation.id };
+    remember({ conversation: conversation.id });
+    showMain('room');
+    const r = openRoom(state.current);
+    const partner = dmPartner(conversation);
+    $('room-icon').replaceChildren(icon(partner ? 'user' : 'users'));
+    $('room-title').textContent = conversationTitle(conversation);
+    $('room-sub').textContent = partner ? 'Direct message' : conversation.members.map((m) => m.username).join(', ');
+    setRoomName(partner ? `@${partner.username}` : conversationTitle(conversation));
+    restoreDraft(r);
+    renderMembers();
+  } else {
+    closeRoom();
+    state.current = { kind: 'friends' };
+    remember({ view: 'friends' });
+    showMain('people');
+    showPeople();
+    setRoomName('Friends');
+  }
+  applyStanding();
+  setPane('room');
+  emit('nav');
+  if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text').disabled) $('composer-text').focus();
+}
+
+function firstPlace() {
+  const params = new URLSearchParams(location.search);
+  const stored = new URLSearchParams(localStorage.getItem(LAST_PLACE) || '');
+  for (const p of [params, stored]) {
+    if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel') };
+    if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation') };
+    if (p.get('view') === 'friends') return { kind: 'friends' };
+  }
+  if (state.servers.length) return { kind: 'channel', serverId: state.servers[0].id };
+  return { kind: 'friends' };
+}
+
+// ---- header pieces: connection, standing, the user panel ----------------------------------
+
+function renderConnection() {
+  const bar = $('connection-bar');
+  const c = state.connection;
+  if (c === 'offline') {
+    bar.replaceChildren(el('span', { text: `Connection lost. Reconnecting in ${state.retryIn} s…` }),
+      el('button', { type: 'button', class: 'link-button', onclick: reconnectNow }, 'Retry now'));
+  } else if (c === 'connecting' && started) {
+    bar.replaceChildren(el('span', { text: 'Reconnecting…' }));
+  } else if (c === 'signed-out') {
+    bar.replaceChildren(el('span', { text: 'You were signed out.' }),
+      el('button', { type: 'button', class: 'link-button', onclick: openSignIn }, 'Sign in'));
+    openSignIn();
+  } else if (c === 'suspended') {
+    bar.replaceChildren(el('span', { text: 'Your account is suspended.' }), el('a', { href: '/account/warnings' }, 'See why'));
+  } else {
+    bar.replaceChildren();
+  }
+  bar.hidden = !bar.childNodes.length;
+  bar.classList.toggle('error', c === 'signed-out' || c === 'suspended');
+  $('me-button').classList.toggle('offline', c !== 'live');
+}
+
+function openSignIn() {
+  const dialog = $('signin-dialog');
+  if (dialog.open) return;
+  $('signin-username').value = state.me?.username || '';
+  $('signin-password').value = '';
+  $('signin-problem').hidden = true;
+  const link = dialog.querySelector('a.button-link');
+  link.href = `/?next=${encodeURIComponent(location.pathname + location.search)}`;
+  dialog.showModal();
+  $('signin-password').focus();
+}
+
+async function signInAgain(e) {
+  e.preventDefault();
+  const button = $('signin-form').querySelector('button[type=submit]');
+  button.disabled = true;
+  try {
+    const result = await api('POST', '/api/login', { username: $('signin-username').value, password: $('signin-password').value });
+    if (result.suspended) return void location.assign('/account/warnings');
+    $('signin-dialog').close();
+    toast('Signed in again.', false);
+    reconnectNow();
+  } catch (err) {
+    $('signin-problem').textContent = err.status === 401 ? 'Wrong username or password.' : err.message;
+    $('signin-problem').hidden = false;
+    $('signin-password').value = '';
+    $('signin-password').focus();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function renderStanding() {
+  const banner = $('standing-banner');
+  const s = state.connection === 'suspended' ? 4 : state.standing;
+  if (!s) {
+    banner.hidden = true;
+    return;
+  }
+  banner.replaceChildren(icon('shield'),
+    el('span', { text: `Your account standing is ${STANDING_NAMES[s]} (${s}). ${STANDING_HELP[s]}` }),
+    el('a', { href: '/account/warnings' }, 'See your account'));
+  banner.classList.toggle('severe', s >= 3);
+  banner.hidden = false;
+}
+
+const STATUS_LABELS = { online: 'Online', idle: 'Idle', dnd: 'Do not disturb', invisible: 'Invisible' };
+
+function renderMe() {
+  if (!state.me) return;
+  const shown = state.status === 'invisible' ? 'offline' : state.status;
+  $('me-button').replaceChildren(
+    el('span', { class: 'avatar-wrap' }, avatar(state.me, true), presenceDot(shown)),
+    el('span', { class: 'me-text' }, el('span', { class: 'me-name', text: state.me.username }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })));
+  $('me-button').setAttribute('aria-label', `${state.me.username}, ${STATUS_LABELS[state.status] || state.status}: status and account menu`);
+  const dark = currentTheme() === 'dark';
+  $('theme-button').replaceChildren(icon(dark ? 'sun' : 'moon'));
+  $('theme-button').setAttribute('aria-label', dark ? 'Switch to the light theme' : 'Switch to the dark theme');
+}
+
+let meMenu = null;
+function openMeMenu(anchor) {
+  if (!meMenu) {
+    meMenu = el('div', { id: 'me-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Status and account' });
+    menuKeys(meMenu);
+  }
+  const item = (label, iconName, run, extra = {}) => el('button', {
+    type: 'button', role: extra.role || 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, 'aria-checked': extra.checked === undefined ? null : String(extra.checked),
+    onclick: () => { closePopup(); run(); },
+  }, iconName ? icon(iconName) : null, el('span', { text: label }));
+  const statusItem = (value) => el('button', {
+    type: 'button', role: 'menuitemradio', class: 'menu-item', 'aria-checked': String(state.status === value),
+    onclick: () => { closePopup(); setStatus(value); },
+  }, presenceDot(value === 'invisible' ? 'offline' : value), el('span', { text: STATUS_LABELS[value] }));
+  const notifyLabel = !notificationsSupported() ? null : notificationsOn() ? 'Turn off desktop notifications' : 'Enable desktop notifications';
+  meMenu.replaceChildren(
+    el('div', { class: 'menu-label', text: 'Status' }),
+    ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
+    el('div', { class: 'menu-sep', role: 'separator' }),
+    notifyLabel && item(notifyLabel, 'bell', async () => {
+      const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
+      toast(result === 'on' ? 'Desktop notifications are on for mentions and direct messages while this tab is hidden.'
+        : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
+    }),
+    item('Account and standing', 'user', () => location.assign('/account/warnings')),
+    state.isAdmin && item('Administration', 'shield', () => location.assign('/admin')),
+    item('Log out', 'logout', logOut, { danger: true }));
+  openPopup(meMenu, anchor);
+  meMenu.querySelector('[role^="menuitem"]')?.focus();
+}
+
+async function setStatus(status) {
+  try {
+    const result = await api('PUT', '/api/account/presence', { status });
+    state.status = result.status;
+    state.presence.set(state.me.user_id, result.presence);
+    renderMe();
+    emit('presence');
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+async function logOut() {
+  try {
+    await api('POST', '/api/logout');
+  } catch {
+    // signed out already: the sign-in page is where we go either way
+  }
+  location.assign('/');
+}
+
+async function newServer() {
+  const name = await ask({ title: 'Create a server', text: 'You will own it; it comes with a #general channel. Invite people from its menu.', label: 'Server name', submit: 'Create server', maxLength: 100 });
+  if (name === null) return;
+  try {
+    const server = await api('POST', '/api/servers', { name });
+    // server_joined arrives on the stream too; add it now so it opens at once.
+    if (!findServer(server.id)) {
+      const channels = await api('GET', `/api/servers/${server.id}/channels`);
+      if (!findServer(server.id)) state.servers.push({ ...server, unread: false, mention_count: 0, channels });
+    }
+    select({ kind: 'channel', serverId: server.id });
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+// ---- start ------------------------------------------------------------------------------
+
+export async function startApp(account) {
+  state.standing = account.account_standing;
+  state.isAdmin = account.is_admin;
+  state.me = { user_id: account.user_id, username: account.username };
+  fillIcons();
+  wireDialogs();
+  initSidebar(select);
+  initRoom();
+  initComposer();
+  initPeople({ openConversation: (id) => select({ kind: 'conversation', id }) });
+  initSettings({
+    leftServer: (id) => {
+      state.servers = state.servers.filter((s) => s.id !== id);
+      select({ kind: 'friends' });
+    },
+    openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
+  });
+  setMemberHooks({ openDm, chooseRole });
+  initSwitcher(select);
+  initAlerts(select);
+
+  $('home-button').addEventListener('click', () => select({ kind: 'friends' }));
+  $('friends-button').addEventListener('click', () => select({ kind: 'friends' }));
+  $('new-server').addEventListener('click', newServer);
+  $('server-menu-button').addEventListener('click', (e) => {
+    const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
+    if (server) openServerMenu(server, e.currentTarget);
+  });
+  $('new-channel').addEventListener('click', () => {
+    const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
+    if (server) newChannel(server);
+  });
+  $('room-back').addEventListener('click', () => setPane('nav'));
+  $('people-back').addEventListener('click', () => setPane('nav'));
+  $('members-button').addEventListener('click', () => {
+    if (matchMedia('(max-width: 760px)').matches) {
+      setPane($('app').classList.contains('pane-members') ? 'room' : 'members');
+      return;
+    }
+    const hidden = $('app').classList.toggle('members-hidden');
+    $('members-button').setAttribute('aria-pressed', String(!hidden));
+  });
+  $('me-button').addEventListener('click', (e) => openMeMenu(e.currentTarget));
+  $('theme-button').addEventListener('click', () => {
+    toggleTheme();
+    renderMe();
+  });
+  $('signin-form').addEventListener('submit', signInAgain);
+
+  on('connection', renderConnection);
+  on('connection', renderStanding);
+  on('account', renderStanding);
+  on('account', renderMe);
+  on('presence', renderMe);
+  on('members', (serverId) => {
+    const cur = state.current;
+    if (cur?.kind === 'channel' && cur.serverId === serverId) $('new-channel').hidden = !canManage(serverId);
+  });
+  on('nav', () => {
+    const cur = state.current;
+    if (cur?.kind === 'channel') {
+      $('new-channel').hidden = !canManage(cur.serverId);
+      if (!findServer(cur.serverId)) {
+        toast('You are no longer a member of that server.', false);
+        select({ kind: 'friends' });
+      }
+    }
+  });
+  on('event', (ev) => {
+    if (ev.event === 'server_left' && ev.reason !== 'left') toast(ev.reason === 'banned' ? 'You were banned from a server.' : 'You were removed from a server.');
+  });
+
+  onReady(() => {
+    renderMe();
+    renderStanding();
+    if (!started) {
+      started = true;
+      const params = new URLSearchParams(location.search);
+      const named = params.get('server') || params.get('conversation');
+      select(firstPlace(), { focusRoom: true });
+      // On a phone, a fresh start shows the lists first unless the address named a room.
+      if (!named) setPane('nav');
+      return;
+    }
+    // A reconnect: the sidebar is fresh from ready; the open room fetches what it missed.
+    if (currentRoom()) catchUp();
+    if (state.current?.kind === 'channel') loadMembers(state.current.serverId).catch(() => {});
+    emit('nav');
+  });
+  connect();
+}
+
+function canManage(serverId) {
+  const server = findServer(serverId);
+  if (!server) return false;
+  if (server.owner_id === state.me.user_id) return true;
+  const members = state.members.get(serverId);
+  const roles = state.roles.get(serverId);
+  const mine = members?.find((m) => m.user_id === state.me.user_id);
+  return Boolean(mine && roles?.some((r) => r.full_server_admin && mine.roles.includes(r.name)));
+}

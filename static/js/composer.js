@@ -1,0 +1,354 @@
+// The composer: text with drafts per room (kept across reloads), Enter to send (Shift+Enter, or
+// the new-line button on a phone, for a new line), ↑ to edit the last message, files as chips
+// (checked for count and size before anything is sent) with drag-and-drop and paste, uploads
+// with a progress bar and Cancel, @ autocomplete, the emoji picker, typing notices, and the
+// standing rules. Sending never clears what was typed after it began.
+import { api, upload } from './api.js';
+import { $, el, iconButton, toast, formatSize } from './ui.js';
+import { icon } from './icons.js';
+import { openEmojiPicker } from './emoji.js';
+import { openPopup, closePopup, isOpen } from './popup.js';
+import { state, on, findServer, maySend, conversationTitle, findConversation, findChannel } from './store.js';
+import { currentRoom, addOwnMessage, setRoomHooks, setReply, editLastOwn } from './room.js';
+
+export const MAX_FILES = 5;
+export const MAX_FILE_BYTES = 25 * 1024 * 1024;
+export const MAX_CHARS = 4000;
+const DRAFT_PREFIX = 'chat:draft:';
+const TYPING_EVERY_MS = 3000;
+
+let files = []; // File objects waiting to be sent with the next message
+let lastTyping = 0;
+const coarse = matchMedia('(pointer: coarse)');
+
+const text = () => $('composer-text');
+
+// ---- drafts -----------------------------------------------------------------------------
+
+function saveDraft() {
+  const r = currentRoom();
+  if (!r) return;
+  const value = text().value;
+  if (value) localStorage.setItem(DRAFT_PREFIX + r.key, value);
+  else localStorage.removeItem(DRAFT_PREFIX + r.key);
+}
+
+export function restoreDraft(r) {
+  text().value = localStorage.getItem(DRAFT_PREFIX + r.key) || '';
+  files = [];
+  renderChips();
+  updateCounter();
+  applyStanding();
+}
+
+// ---- files ------------------------------------------------------------------------------
+
+/** Adds files after checking the caps; refusals are said at once, before any byte is sent. */
+export function addFiles(list) {
+  const problems = [];
+  for (const file of list) {
+    if (files.length >= MAX_FILES) {
+      problems.push(`A message may carry at most ${MAX_FILES} files: ${file.name} was left out.`);
+      continue;
+    }
+    if (file.size > MAX_FILE_BYTES) {
+      problems.push(`${file.name} is ${formatSize(file.size)}; each file may be at most 25 MB.`);
+      continue;
+    }
+    files.push(file);
+  }
+  renderChips();
+  if (problems.length) toast(problems.join(' '));
+  text().focus();
+}
+
+function renderChips() {
+  const box = $('file-chips');
+  box.replaceChildren(...files.map((file, i) => el('li', { class: 'chip' },
+    icon(file.type.startsWith('image/') ? 'file' : 'paperclip'),
+    el('span', { class: 'chip-name', text: file.name }),
+    el('span', { class: 'chip-size muted', text: formatSize(file.size) }),
+    iconButton('x', `Remove ${file.name}`, () => {
+      files.splice(i, 1);
+      renderChips();
+      text().focus();
+    }, { class: 'chip-remove' }))));
+  box.hidden = files.length === 0;
+}
+
+// ---- sending ----------------------------------------------------------------------------
+
+function updateCounter() {
+  const n = [...text().value].length;
+  const counter = $('char-counter');
+  counter.textContent = n > MAX_CHARS - 500 ? `${MAX_CHARS - n}` : '';
+  counter.classList.toggle('over', n > MAX_CHARS);
+}
+
+/**
+ * Sends what the composer holds. The text, files and reply are taken at once and the composer
+ * is cleared, so the user can go on typing (or send again) while an upload runs; a failed send
+ * puts its text back if the composer is still empty.
+ */
+async function send() {
+  const r = currentRoom();
+  if (!r) return;
+  if (!maySend(r.kind)) return toast(standingSentence(r.kind));
+  const content = text().value;
+  const sending = files;
+  if (!content.trim() && sending.length === 0) return;
+  if ([...content].length > MAX_CHARS) return toast(`A message may be at most ${MAX_CHARS} characters; this one has ${[...content].length}.`);
+  const replyTo = r.replyTo;
+  text().value = '';
+  files = [];
+  renderChips();
+  saveDraft();
+  updateCounter();
+  setReply(r, null);
+  const restore = (err) => {
+    toast(err.message);
+    if (currentRoom() === r && !text().value) {
+      text().value = content;
+      saveDraft();
+      updateCounter();
+      if (!files.length) {
+        files = sending;
+        renderChips();
+      }
+    }
+  };
+  if (sending.length === 0) {
+    try {
+      // Text alone goes as JSON: multipart encoding turns every line break into CRLF (HTML spec).
+      const message = await api('POST', `${r.base}/messages`, { content, reply_to: replyTo ? replyTo.id : null });
+      addOwnMessage(message);
+    } catch (err) {
+      restore(err);
+    }
+    return;
+  }
+  const form = new FormData();
+  form.append('content', content);
+  if (replyTo) form.append('reply_to', replyTo.id);
+  for (const file of sending) form.append('attachments', file, file.name);
+  const total = sending.reduce((n, f) => n + f.size, 0);
+  const bar = el('progress', { max: 100, value: 0, 'aria-label': 'Upload progress' });
+  const label = el('span', { class: 'upload-label', text: `Uploading ${sending.length === 1 ? sending[0].name : `${sending.length} files`} · ${formatSize(total)}` });
+  const job = upload(`${r.base}/messages`, form, (sent, all) => { bar.value = Math.round((sent / all) * 100); });
+  const row = el('li', { class: 'upload' }, icon('paperclip'), label, bar,
+    el('button', { type: 'button', class: 'small', onclick: () => job.abort() }, 'Cancel'));
+  $('uploads').append(row);
+  try {
+    const message = await job.promise;
+    addOwnMessage(message);
+  } catch (err) {
+    if (err.status === -1) toast('Upload cancelled.', false);
+    else restore(err);
+  } finally {
+    row.remove();
+  }
+}
+
+// ---- typing, autocomplete ---------------------------------------------------------------
+
+function typing() {
+  const r = currentRoom();
+  if (!r || !text().value.trim() || !maySend(r.kind)) return;
+  const now = Date.now();
+  if (now - lastTyping < TYPING_EVERY_MS) return;
+  lastTyping = now;
+  api('POST', `${r.base}/typing`).catch(() => {});
+}
+
+let suggest = null; // {start, items, index}
+const suggestBox = el('ul', { id: 'mention-suggest', class: 'popup suggest', role: 'listbox', 'aria-label': 'People to mention' });
+
+function candidates() {
+  const r = currentRoom();
+  if (!r) return [];
+  if (r.kind === 'channel') {
+    const members = state.members.get(r.serverId) || [];
+    const list = members.map((m) => ({ user_id: m.user_id, username: m.username }));
+    const server = findServer(r.serverId);
+    if (server && server.owner_id === state.me.user_id) list.push({ user_id: 'everyone', username: 'everyone' });
+    return list;
+  }
+  return findConversation(r.conversationId)?.members || [];
+}
+
+function updateSuggest() {
+  const area = text();
+  const before = area.value.slice(0, area.selectionStart);
+  const match = /(^|[^A-Za-z0-9_.@+-])@([A-Za-z0-9_-]{0,32})$/.exec(before);
+  if (!match) return hideSuggest();
+  const partial = match[2].toLowerCase();
+  const items = candidates()
+    .filter((u) => u.user_id !== state.me.user_id && u.username.toLowerCase().startsWith(partial))
+    .sort((a, b) => a.username.localeCompare(b.username))
+    .slice(0, 8);
+  if (!items.length) return hideSuggest();
+  suggest = { start: before.length - match[2].length - 1, items, index: 0 };
+  renderSuggest();
+  if (!isOpen(suggestBox)) openPopup(suggestBox, $('composer-box'), { focus: false });
+}
+
+function renderSuggest() {
+  suggestBox.replaceChildren(...suggest.items.map((u, i) => el('li', {
+    role: 'option', id: `suggest-${i}`, class: 'suggest-item', 'aria-selected': String(i === suggest.index),
+    onmousedown: (e) => { e.preventDefault(); choose(i); },
+  }, el('span', { class: 'suggest-at', text: '@' }), el('span', { text: u.username }))));
+  text().setAttribute('aria-activedescendant', `suggest-${suggest.index}`);
+}
+
+function hideSuggest() {
+  suggest = null;
+  text().removeAttribute('aria-activedescendant');
+  if (isOpen(suggestBox)) closePopup();
+}
+
+function choose(i) {
+  const area = text();
+  const u = suggest.items[i];
+  const end = area.selectionStart;
+  const insert = `@${u.username} `;
+  area.value = area.value.slice(0, suggest.start) + insert + area.value.slice(end);
+  const caret = suggest.start + insert.length;
+  area.setSelectionRange(caret, caret);
+  hideSuggest();
+  saveDraft();
+  area.focus();
+}
+
+function insertAtCaret(value) {
+  const area = text();
+  const start = area.selectionStart ?? area.value.length;
+  const end = area.selectionEnd ?? start;
+  area.value = area.value.slice(0, start) + value + area.value.slice(end);
+  area.setSelectionRange(start + value.length, start + value.length);
+  area.focus();
+  saveDraft();
+  updateCounter();
+}
+
+// ---- standing and reply bar -------------------------------------------------------------
+
+function standingSentence(kind) {
+  if (state.standing >= 3) return 'Your account standing (at risk) does not allow sending messages.';
+  if (state.standing >= 2 && kind === 'conversation') return 'Your account standing (very limited) does not allow sending direct or group messages.';
+  return '';
+}
+
+export function applyStanding() {
+  const r = currentRoom();
+  const blocked = r ? !maySend(r.kind) : false;
+  const offline = state.connection === 'signed-out' || state.connection === 'suspended';
+  text().disabled = blocked || offline;
+  $('send-button').disabled = blocked || offline;
+  $('attach-button').disabled = blocked || offline;
+  $('emoji-button').disabled = blocked || offline;
+  $('newline-button').disabled = blocked || offline;
+  if (blocked) text().placeholder = standingSentence(r.kind);
+  else if (r) text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
+  $('composer').classList.toggle('blocked', blocked);
+}
+
+function showReply(message) {
+  $('reply-bar').hidden = !message;
+  if (message) {
+    const preview = message.content ? message.content.slice(0, 80) : '(attachment)';
+    $('reply-text').replaceChildren('Replying to ', el('strong', { text: message.author.username }), `: ${preview}`);
+    text().focus();
+  }
+}
+
+// ---- wiring -----------------------------------------------------------------------------
+
+export function initComposer() {
+  const area = text();
+  setRoomHooks({ replyChanged: showReply });
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    send();
+  });
+  area.addEventListener('keydown', (e) => {
+    if (suggest) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        suggest.index = (suggest.index + (e.key === 'ArrowDown' ? 1 : -1) + suggest.items.length) % suggest.items.length;
+        return renderSuggest();
+      }
+      if (e.key === 'Enter' || e.key === 'Tab') {
+        e.preventDefault();
+        return choose(suggest.index);
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        return hideSuggest();
+      }
+    }
+    if (e.key === 'Escape' && currentRoom()?.replyTo) {
+      e.preventDefault();
+      setReply(currentRoom(), null);
+      return;
+    }
+    if (e.key === 'ArrowUp' && !area.value && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      if (editLastOwn()) e.preventDefault();
+      return;
+    }
+    // On a touch screen the keyboard's Enter makes a new line and the send button sends.
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !coarse.matches) {
+      e.preventDefault();
+      send();
+    }
+  });
+  area.addEventListener('input', () => {
+    saveDraft();
+    updateCounter();
+    typing();
+    updateSuggest();
+  });
+  area.addEventListener('click', updateSuggest);
+  area.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== area) hideSuggest(); }, 100));
+  area.addEventListener('paste', (e) => {
+    const pasted = [...(e.clipboardData?.files || [])];
+    if (pasted.length) {
+      e.preventDefault();
+      addFiles(pasted);
+    }
+  });
+  $('attach-button').addEventListener('click', () => $('composer-files').click());
+  $('composer-files').addEventListener('change', () => {
+    addFiles([...$('composer-files').files]);
+    $('composer-files').value = '';
+  });
+  $('emoji-button').addEventListener('click', (e) => openEmojiPicker(e.currentTarget, insertAtCaret));
+  $('newline-button').addEventListener('click', () => insertAtCaret('\n'));
+  $('reply-cancel').addEventListener('click', () => setReply(currentRoom(), null));
+
+  // Files dropped anywhere on the room go to the composer.
+  const zone = $('room');
+  let depth = 0;
+  zone.addEventListener('dragenter', (e) => {
+    if (![...(e.dataTransfer?.types || [])].includes('Files')) return;
+    depth += 1;
+    zone.classList.add('dropping');
+  });
+  zone.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (!depth) zone.classList.remove('dropping');
+  });
+  zone.addEventListener('dragover', (e) => {
+    if ([...(e.dataTransfer?.types || [])].includes('Files')) e.preventDefault();
+  });
+  zone.addEventListener('drop', (e) => {
+    depth = 0;
+    zone.classList.remove('dropping');
+    const dropped = [...(e.dataTransfer?.files || [])];
+    if (!dropped.length) return;
+    e.preventDefault();
+    const r = currentRoom();
+    if (r && maySend(r.kind)) addFiles(dropped);
+  });
+  on('account', applyStanding);
+  on('connection', applyStanding);
+}

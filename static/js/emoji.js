@@ -1,0 +1,160 @@
+// The emoji picker: search, categories and recently used, over Emojibase's compact data set
+// served from our own origin (/vendor/emoji.json, the data the server checks shortcodes with).
+// Built here because emoji-picker-element injects <style> elements and style attributes,
+// which the page CSP (style-src 'self') refuses.
+import { el } from './ui.js';
+import { openPopup, closePopup } from './popup.js';
+
+const GROUPS = [
+  [0, 'Smileys & emotion', '😀'],
+  [1, 'People & body', '👋'],
+  [3, 'Animals & nature', '🐻'],
+  [4, 'Food & drink', '🍔'],
+  [5, 'Travel & places', '🚗'],
+  [6, 'Activities', '⚽'],
+  [7, 'Objects', '💡'],
+  [8, 'Symbols', '❤️'],
+  [9, 'Flags', '🏁'],
+];
+const RECENT_KEY = 'chat:recent-emoji';
+const COLUMNS = 8;
+const DEFAULT_RECENT = ['👍', '❤️', '😂', '🎉', '😮', '😢', '🙏', '👀'];
+
+let data = null; // [{unicode, label, tags, group, order}]
+let loading = null;
+let panel = null;
+let onPick = null;
+let activeGroup = -1; // -1: recent
+
+function loadData() {
+  if (!loading) {
+    loading = fetch('/vendor/emoji.json', { credentials: 'same-origin' })
+      .then((res) => {
+        if (!res.ok) throw new Error(`emoji data: ${res.status}`);
+        return res.json();
+      })
+      .then((list) => {
+        data = list.filter((e) => e.group !== undefined && e.group !== 2 && e.unicode).sort((a, b) => a.order - b.order);
+      })
+      .catch((err) => {
+        loading = null;
+        throw err;
+      });
+  }
+  return loading;
+}
+
+export function recentEmoji() {
+  try {
+    const list = JSON.parse(localStorage.getItem(RECENT_KEY) || '[]');
+    return Array.isArray(list) && list.length ? list : DEFAULT_RECENT;
+  } catch {
+    return DEFAULT_RECENT;
+  }
+}
+
+function remember(emoji) {
+  const list = [emoji, ...recentEmoji().filter((e) => e !== emoji)].slice(0, 24);
+  localStorage.setItem(RECENT_KEY, JSON.stringify(list));
+}
+
+function labelOf(emoji) {
+  return data?.find((e) => e.unicode === emoji)?.label || emoji;
+}
+
+function emojiButton(emoji, label) {
+  return el('button', { type: 'button', class: 'emoji-cell', role: 'gridcell', 'aria-label': label, title: label, 'data-emoji': emoji, tabIndex: -1 }, emoji);
+}
+
+function build() {
+  const search = el('input', { type: 'search', class: 'emoji-search', placeholder: 'Search emoji', 'aria-label': 'Search emoji', autocomplete: 'off' });
+  const tabs = el('div', { class: 'emoji-tabs', role: 'tablist', 'aria-label': 'Emoji categories' },
+    el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': '-1', 'aria-label': 'Recently used', title: 'Recently used' }, '🕘'),
+    GROUPS.map(([id, name, glyph]) => el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': String(id), 'aria-label': name, title: name }, glyph)));
+  const heading = el('p', { class: 'emoji-heading', 'aria-live': 'polite' });
+  const grid = el('div', { class: 'emoji-grid', role: 'grid', 'aria-label': 'Emoji' });
+  panel = el('div', { id: 'emoji-picker', class: 'popup emoji-panel', role: 'dialog', 'aria-label': 'Pick an emoji' }, search, tabs, heading, grid);
+
+  tabs.addEventListener('click', (e) => {
+    const tab = e.target.closest('[data-group]');
+    if (!tab) return;
+    search.value = '';
+    activeGroup = Number(tab.dataset.group);
+    render();
+  });
+  search.addEventListener('input', render);
+  search.addEventListener('keydown', (e) => {
+    if (e.key === 'ArrowDown' || e.key === 'Enter') {
+      const first = grid.querySelector('.emoji-cell');
+      if (!first) return;
+      e.preventDefault();
+      if (e.key === 'Enter') pick(first.dataset.emoji);
+      else first.focus();
+    }
+  });
+  grid.addEventListener('click', (e) => {
+    const cell = e.target.closest('.emoji-cell');
+    if (cell) pick(cell.dataset.emoji);
+  });
+  grid.addEventListener('keydown', (e) => {
+    const cells = [...grid.querySelectorAll('.emoji-cell')];
+    const i = cells.indexOf(document.activeElement);
+    if (i < 0) return;
+    const moves = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: COLUMNS, ArrowUp: -COLUMNS };
+    if (e.key in moves) {
+      e.preventDefault();
+      const next = i + moves[e.key];
+      if (next < 0) search.focus();
+      else cells[Math.min(next, cells.length - 1)]?.focus();
+    }
+  });
+}
+
+function render() {
+  const grid = panel.querySelector('.emoji-grid');
+  const heading = panel.querySelector('.emoji-heading');
+  const q = panel.querySelector('.emoji-search').value.trim().toLowerCase();
+  for (const tab of panel.querySelectorAll('.emoji-tab')) {
+    tab.setAttribute('aria-selected', String(!q && Number(tab.dataset.group) === activeGroup));
+  }
+  let list;
+  if (q) {
+    const words = q.split(/\s+/);
+    list = (data || []).filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
+      .slice(0, 160).map((e) => [e.unicode, e.label]);
+    heading.textContent = list.length ? `Results for "${q}"` : `No emoji match "${q}"`;
+  } else if (activeGroup === -1) {
+    list = recentEmoji().map((e) => [e, labelOf(e)]);
+    heading.textContent = 'Recently used';
+  } else {
+    list = (data || []).filter((e) => e.group === activeGroup).map((e) => [e.unicode, e.label]);
+    heading.textContent = GROUPS.find(([id]) => id === activeGroup)?.[1] || '';
+  }
+  grid.replaceChildren(...list.map(([emoji, label]) => emojiButton(emoji, label)));
+  const first = grid.querySelector('.emoji-cell');
+  if (first) first.tabIndex = 0;
+}
+
+function pick(emoji) {
+  remember(emoji);
+  const fn = onPick;
+  closePopup();
+  fn?.(emoji);
+}
+
+/** Opens the picker beside `anchor`; onChoose(emoji) is called with the one picked. */
+export async function openEmojiPicker(anchor, onChoose) {
+  if (!panel) build();
+  onPick = onChoose;
+  activeGroup = -1;
+  panel.querySelector('.emoji-search').value = '';
+  render();
+  openPopup(panel, anchor);
+  panel.querySelector('.emoji-search').focus();
+  try {
+    await loadData();
+    render();
+  } catch {
+    panel.querySelector('.emoji-heading').textContent = 'The emoji list could not be loaded; recently used ones still work.';
+  }
+}

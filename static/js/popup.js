@@ -1,0 +1,58 @@
+// Popups (menus, the emoji picker, autocomplete) live in the top layer through the popover API
+// and are placed beside the button that opened them with CSS anchor positioning: the button
+// gets the class `anchor` for as long as its popup is open. No style is ever set from script.
+let current = null; // {popup, anchor, restoreFocus}
+
+export function openPopup(popup, anchor, { focus = true } = {}) {
+  closePopup();
+  if (!popup.isConnected) document.body.append(popup);
+  if (!popup.hasAttribute('popover')) {
+    popup.setAttribute('popover', 'auto');
+    // Escape closes it, whatever inside has focus (a search field would otherwise take it).
+    popup.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && popup.matches(':popover-open')) {
+        e.preventDefault();
+        e.stopPropagation();
+        popup.hidePopover();
+      }
+    });
+  }
+  anchor?.classList.add('anchor');
+  current = { popup, anchor, restoreFocus: focus ? document.activeElement : null };
+  popup.addEventListener('toggle', onToggle);
+  popup.showPopover();
+}
+
+function onToggle(e) {
+  if (e.newState !== 'closed' || !current || e.target !== current.popup) return;
+  const { popup, anchor, restoreFocus } = current;
+  current = null;
+  popup.removeEventListener('toggle', onToggle);
+  anchor?.classList.remove('anchor');
+  if (restoreFocus && restoreFocus.isConnected && (!document.activeElement || document.activeElement === document.body || popup.contains(document.activeElement))) restoreFocus.focus();
+}
+
+export function closePopup() {
+  if (current && current.popup.matches(':popover-open')) current.popup.hidePopover();
+}
+
+export function isOpen(popup) {
+  return popup.matches(':popover-open');
+}
+
+/**
+ * A menu of actions: [{label, icon, run, danger}], arrow keys move, Escape closes and gives
+ * focus back to the button.
+ */
+export function menuKeys(menu) {
+  menu.addEventListener('keydown', (e) => {
+    const items = [...menu.querySelectorAll('[role="menuitem"]:not([disabled])')];
+    const i = items.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown') items[(i + 1) % items.length]?.focus();
+    else if (e.key === 'ArrowUp') items[(i - 1 + items.length) % items.length]?.focus();
+    else if (e.key === 'Home') items[0]?.focus();
+    else if (e.key === 'End') items.at(-1)?.focus();
+    else return;
+    e.preventDefault();
+  });
+}

@@ -1,0 +1,95 @@
+// The server rail and the sidebar: servers with an unread dot and a mention badge, a server's
+// channels (unread in bold, mention counts), and the direct messages and groups, most recent
+// first, with unread badges. Everything is drawn from the store.
+import { $, el, badgeText, avatar, presenceDot, initials, avatarClass } from './ui.js';
+import { icon } from './icons.js';
+import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner } from './store.js';
+
+let select = () => {};
+
+export function initSidebar(onSelect) {
+  select = onSelect;
+  on('nav', render);
+  on('presence', render);
+  on('friends', renderRequestBadge);
+  on('friends-count', renderRequestBadge);
+}
+
+function badge(count, label) {
+  return count > 0 ? el('span', { class: 'badge-count', 'aria-label': label, text: badgeText(count) }) : null;
+}
+
+export function render() {
+  if (!state.ready) return;
+  const cur = state.current;
+  // The rail: one round button per server.
+  $('server-list').replaceChildren(...state.servers.map((server) => {
+    const mentions = serverMentions(server);
+    const unread = serverUnread(server);
+    const selected = cur?.kind === 'channel' && cur.serverId === server.id;
+    const label = `${server.name}${mentions ? `, ${mentions} mention${mentions === 1 ? '' : 's'}` : unread ? ', unread messages' : ''}`;
+    return el('li', { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}` },
+      el('span', { class: 'rail-pill', 'aria-hidden': 'true' }),
+      el('button', {
+        type: 'button', class: `rail-item server ${avatarClass(server.id)}`, 'data-id': server.id, 'aria-label': label, title: server.name,
+        'aria-current': selected ? 'true' : null, onclick: () => select({ kind: 'channel', serverId: server.id }),
+      }, el('span', { class: 'rail-initials', text: initials(server.name) })),
+      badge(mentions, `${mentions} mentions`));
+  }));
+  const homeSelected = cur && cur.kind !== 'channel';
+  if (homeSelected) $('home-button').setAttribute('aria-current', 'true');
+  else $('home-button').removeAttribute('aria-current');
+  $('home-button').closest('li').classList.toggle('selected', Boolean(homeSelected));
+  const dmUnread = state.conversations.reduce((n, c) => n + c.unread_count, 0);
+  $('home-button').closest('li').querySelector('.badge-count')?.remove();
+  if (dmUnread) $('home-button').closest('li').append(badge(dmUnread, `${dmUnread} unread direct messages`));
+
+  // The sidebar: the open server's channels, or the conversations.
+  const server = cur?.kind === 'channel' ? state.servers.find((s) => s.id === cur.serverId) : null;
+  $('channel-section').hidden = !server;
+  $('dm-section').hidden = Boolean(server);
+  $('server-menu-button').hidden = !server;
+  $('sidebar-title').textContent = server ? server.name : 'Direct messages';
+  if (server) {
+    $('channel-list').replaceChildren(...server.channels.map((channel) => {
+      const current = cur.channelId === channel.id;
+      const unread = channel.unread_count > 0;
+      return el('li', {},
+        el('button', {
+          type: 'button', class: `nav-item channel${unread ? ' unread' : ''}`, 'data-id': channel.id, 'aria-current': current ? 'true' : null,
+          'aria-label': `${channel.name}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
+          onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
+        }, icon('hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)));
+    }));
+  }
+  $('conversation-list').replaceChildren(...state.conversations.map((c) => {
+    const current = cur?.kind === 'conversation' && cur.id === c.id;
+    const unread = c.unread_count > 0;
+    const partner = dmPartner(c);
+    const lead = partner
+      ? el('span', { class: 'avatar-wrap' }, avatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
+      : el('span', { class: 'avatar-wrap' }, el('span', { class: `${avatarClass(c.id)} small group-avatar`, 'aria-hidden': 'true' }, icon('users')));
+    const title = conversationTitle(c);
+    return el('li', {},
+      el('button', {
+        type: 'button', class: `nav-item conversation ${c.kind}${unread ? ' unread' : ''}`, 'data-id': c.id, 'aria-current': current ? 'true' : null,
+        'aria-label': `${c.kind === 'dm' ? 'Direct message with ' : 'Group '}${title}${unread ? `, ${c.unread_count} unread` : ''}`,
+        onclick: () => select({ kind: 'conversation', id: c.id }),
+      }, lead,
+      el('span', { class: 'nav-label' }, el('span', { class: 'nav-name', text: c.kind === 'group' ? title : `@ ${title}` }),
+        c.kind === 'group' ? el('span', { class: 'nav-sub muted', text: `${c.members.length} members` }) : null),
+      badge(c.unread_count, `${c.unread_count} unread`)));
+  }));
+  $('no-conversations').hidden = state.conversations.length > 0;
+  if (cur?.kind === 'friends') $('friends-button').setAttribute('aria-current', 'true');
+  else $('friends-button').removeAttribute('aria-current');
+  renderRequestBadge();
+}
+
+function renderRequestBadge() {
+  const n = state.incomingRequests;
+  const b = $('request-badge');
+  b.hidden = n === 0;
+  b.textContent = badgeText(n);
+  b.setAttribute('aria-label', `${n} pending friend request${n === 1 ? '' : 's'}`);
+}

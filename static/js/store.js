@@ -1,0 +1,293 @@
+// The one client-side store: what the user stream's ready frame says, kept current by its
+// events. Views read `state` and subscribe to topics; nothing else holds a copy of the lists.
+//
+// Topics: 'nav' (servers, channels, conversations, unread and mention counts), 'friends'
+// (friends, requests), 'presence', 'members' (a server's members or roles), 'typing',
+// 'connection', 'account' (standing, status), 'event' (every stream event, for the open room).
+
+export const state = {
+  me: null, // {user_id, username}
+  status: 'online', // what the user chose: online, idle, dnd, invisible
+  standing: 0,
+  isAdmin: false,
+  servers: [], // as in ready: each with channels (each with its read state)
+  conversations: [], // most recent first, each with its read state
+  friends: [],
+  incomingRequests: 0,
+  presence: new Map(), // user id -> online | idle | dnd | offline
+  users: new Map(), // user id -> username: everyone we have seen a name for
+  members: new Map(), // server id -> member records (loaded when a server is opened)
+  roles: new Map(), // server id -> role records
+  typing: new Map(), // room key -> Map(user id -> {username, until})
+  connection: 'connecting', // connecting | live | offline | signed-out | suspended
+  retryIn: 0,
+  ready: false,
+  current: null, // {kind: 'channel', serverId, channelId} | {kind: 'conversation', id} | {kind: 'friends'}
+};
+
+const listeners = new Map();
+
+export function on(topic, fn) {
+  if (!listeners.has(topic)) listeners.set(topic, new Set());
+  listeners.get(topic).add(fn);
+  return () => listeners.get(topic).delete(fn);
+}
+
+export function emit(topic, detail) {
+  for (const fn of listeners.get(topic) || []) {
+    try {
+      fn(detail);
+    } catch (err) {
+      console.warn(err); // one broken view must not stop the others
+    }
+  }
+}
+
+// ---- lookups ----------------------------------------------------------------------------------
+
+export const findServer = (id) => state.servers.find((s) => s.id === id) || null;
+export const findChannel = (serverId, channelId) => findServer(serverId)?.channels.find((c) => c.id === channelId) || null;
+export const findConversation = (id) => state.conversations.find((c) => c.id === id) || null;
+export const isFriend = (userId) => state.friends.some((f) => f.user_id === userId);
+
+/** 'c:<channel id>' or 'd:<conversation id>': the key of a room in drafts, typing and so on. */
+export function roomKey(place) {
+  if (!place) return '';
+  if (place.channel_id || place.channelId) return `c:${place.channel_id || place.channelId}`;
+  if (place.conversation_id) return `d:${place.conversation_id}`;
+  if (place.kind === 'conversation') return `d:${place.id}`;
+  return '';
+}
+
+/** The read-state record (channel or conversation) an event or message belongs to. */
+export function containerOf(place) {
+  if (place.channel_id) return findChannel(place.server_id, place.channel_id);
+  if (place.conversation_id) return findConversation(place.conversation_id);
+  return null;
+}
+
+export function conversationTitle(conversation) {
+  if (conversation.kind === 'group') return conversation.name || 'Group';
+  const other = conversation.members.find((m) => m.user_id !== state.me.user_id);
+  return other ? other.username : 'just you';
+}
+
+export function dmPartner(conversation) {
+  if (conversation.kind !== 'dm') return null;
+  return conversation.members.find((m) => m.user_id !== state.me.user_id) || null;
+}
+
+export function learnUser(user) {
+  if (user && user.user_id && user.username) state.users.set(user.user_id, user.username);
+}
+
+/** The server a user id owns, or whose member with a full_server_admin role they are. */
+export function canManageServer(server) {
+  if (!server || !state.me) return false;
+  if (server.owner_id === state.me.user_id) return true;
+  const members = state.members.get(server.id);
+  const roles = state.roles.get(server.id);
+  if (!members || !roles) return false;
+  const mine = members.find((m) => m.user_id === state.me.user_id);
+  return Boolean(mine && roles.some((role) => role.full_server_admin && mine.roles.includes(role.name)));
+}
+
+/** What the title bar counts: mentions in channels plus unread DMs and groups. */
+export function attentionCount() {
+  let n = 0;
+  for (const server of state.servers) for (const c of server.channels) n += c.mention_count;
+  for (const c of state.conversations) n += c.unread_count;
+  return n;
+}
+
+export function serverUnread(server) {
+  return server.channels.some((c) => c.unread_count > 0);
+}
+export function serverMentions(server) {
+  return server.channels.reduce((n, c) => n + c.mention_count, 0);
+}
+
+/** May the user send in this room, given their standing? (2: no DMs or groups; 3: nothing.) */
+export function maySend(kind) {
+  if (state.standing >= 3) return false;
+  if (state.standing >= 2 && kind === 'conversation') return false;
+  return true;
+}
+
+// ---- ready and events -------------------------------------------------------------------------
+
+export function applyReady(frame) {
+  state.me = { user_id: frame.user.user_id, username: frame.user.username };
+  state.status = frame.user.status || 'online';
+  state.servers = frame.servers;
+  state.conversations = frame.conversations;
+  state.friends = frame.friends;
+  state.incomingRequests = frame.incoming_friend_requests || 0;
+  learnUser(state.me);
+  for (const friend of frame.friends) {
+    learnUser(friend);
+    state.presence.set(friend.user_id, friend.presence);
+  }
+  for (const c of frame.conversations) c.members.forEach(learnUser);
+  state.presence.set(state.me.user_id, state.status === 'invisible' ? 'offline' : state.status);
+  state.ready = true;
+  // Member lists may have changed while we were away: load them again when needed.
+  state.members.clear();
+  state.roles.clear();
+  emit('nav');
+  emit('friends');
+  emit('account');
+  emit('presence');
+}
+
+const sortConversations = () => state.conversations.sort((a, b) => (b.last_message_at || b.created_at).localeCompare(a.last_message_at || a.created_at));
+
+function onMessage(message) {
+  learnUser(message.author);
+  const container = containerOf(message);
+  if (!container) return;
+  container.last_message_id = message.id;
+  if (message.author_id === state.me.user_id) {
+    // Sending marks the room read up to the message (the server does the same).
+    container.last_read_id = message.id;
+    container.unread_count = 0;
+    container.mention_count = 0;
+  } else {
+    container.unread_count = Math.min(100, container.unread_count + 1);
+    const mentioned = message.conversation_id || message.mention_everyone || (message.mentions || []).includes(state.me.user_id);
+    if (mentioned) container.mention_count = Math.min(100, container.mention_count + 1);
+  }
+  if (message.conversation_id) {
+    container.last_message_at = message.created_at;
+    sortConversations();
+  }
+  // Whoever writes has stopped typing.
+  const typers = state.typing.get(roomKey(message));
+  if (typers && typers.delete(message.author_id)) emit('typing');
+  emit('nav');
+}
+
+export function applyRead(place) {
+  const container = containerOf(place);
+  if (!container) return;
+  container.last_read_id = place.last_read_id;
+  container.unread_count = place.unread_count;
+  container.mention_count = place.mention_count;
+  emit('nav');
+}
+
+export function applyEvent(ev) {
+  switch (ev.event) {
+    case 'message':
+      onMessage(ev.message);
+      break;
+    case 'read':
+      applyRead(ev);
+      break;
+    case 'typing': {
+      if (ev.user_id === state.me.user_id) break;
+      const key = roomKey(ev);
+      if (!state.typing.has(key)) state.typing.set(key, new Map());
+      state.typing.get(key).set(ev.user_id, { username: ev.username, until: Date.now() + 6000 });
+      learnUser(ev);
+      emit('typing');
+      break;
+    }
+    case 'presence':
+      state.presence.set(ev.user_id, ev.presence);
+      if (ev.user_id === state.me.user_id && ev.status) {
+        state.status = ev.status;
+        emit('account');
+      }
+      emit('presence');
+      break;
+    case 'conversation_created':
+      if (!findConversation(ev.conversation.id)) {
+        state.conversations.unshift(ev.conversation);
+        ev.conversation.members.forEach(learnUser);
+        sortConversations();
+        emit('nav');
+      }
+      break;
+    case 'friend_request':
+      if (ev.request.to.user_id === state.me.user_id) state.incomingRequests += 1;
+      learnUser(ev.request.from);
+      emit('friends', ev);
+      break;
+    case 'friend_added':
+      if (!isFriend(ev.friend.user_id)) state.friends.push(ev.friend);
+      state.friends.sort((a, b) => a.username.localeCompare(b.username));
+      state.presence.set(ev.friend.user_id, ev.friend.presence);
+      learnUser(ev.friend);
+      emit('friends', ev);
+      emit('presence');
+      break;
+    case 'friend_removed':
+      state.friends = state.friends.filter((f) => f.user_id !== ev.user_id);
+      emit('friends', ev);
+      break;
+    case 'server_joined':
+      if (!findServer(ev.server.id)) state.servers.push(ev.server);
+      emit('nav');
+      break;
+    case 'server_left':
+      state.servers = state.servers.filter((s) => s.id !== ev.server_id);
+      state.members.delete(ev.server_id);
+      emit('nav');
+      break;
+    case 'server_updated': {
+      const server = findServer(ev.server_id);
+      if (server) Object.assign(server, ev.server);
+      emit('nav');
+      break;
+    }
+    case 'channel_created': {
+      const server = findServer(ev.server_id);
+      if (server && !server.channels.some((c) => c.id === ev.channel.id)) {
+        server.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...ev.channel });
+        server.channels.sort((a, b) => a.position - b.position);
+      }
+      emit('nav');
+      break;
+    }
+    case 'channel_updated': {
+      const channel = findChannel(ev.server_id, ev.channel_id);
+      if (channel) Object.assign(channel, ev.channel);
+      findServer(ev.server_id)?.channels.sort((a, b) => a.position - b.position);
+      emit('nav');
+      break;
+    }
+    case 'channel_deleted': {
+      const server = findServer(ev.server_id);
+      if (server) server.channels = server.channels.filter((c) => c.id !== ev.channel_id);
+      emit('nav');
+      break;
+    }
+    case 'member_joined':
+    case 'member_updated': {
+      learnUser(ev.member);
+      if (ev.member.presence) state.presence.set(ev.member.user_id, ev.member.presence);
+      const list = state.members.get(ev.server_id);
+      if (list) {
+        const i = list.findIndex((m) => m.user_id === ev.member.user_id);
+        if (i >= 0) list[i] = { ...list[i], ...ev.member };
+        else list.push(ev.member);
+      }
+      emit('members', ev.server_id);
+      break;
+    }
+    case 'member_left': {
+      const list = state.members.get(ev.server_id);
+      if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));
+      emit('members', ev.server_id);
+      break;
+    }
+    case 'standing':
+      state.standing = ev.account_standing;
+      emit('account');
+      break;
+    default:
+      break;
+  }
+  emit('event', ev);
+}

@@ -1,0 +1,118 @@
+// The user stream: one WebSocket (GET /api/ws) for everything the user can see. It feeds the
+// store; on a drop it reconnects with backoff and the next ready frame says what changed.
+import { api } from './api.js';
+import { state, emit, applyReady, applyEvent } from './store.js';
+
+let socket = null;
+let retries = 0;
+let timer = 0;
+let countdown = 0;
+let stopped = false;
+/** Called after every ready frame (first and reconnects): the open room catches up. */
+let onReadyHooks = [];
+
+export function onReady(fn) {
+  onReadyHooks.push(fn);
+}
+
+function setConnection(value, retryIn = 0) {
+  state.connection = value;
+  state.retryIn = retryIn;
+  emit('connection');
+}
+
+export function connect() {
+  stopped = false;
+  clearTimeout(timer);
+  clearInterval(countdown);
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(`${scheme}//${location.host}/api/ws`);
+  socket = ws;
+  let opened = false;
+  setConnection('connecting');
+
+  ws.addEventListener('open', () => {
+    opened = true;
+  });
+
+  ws.addEventListener('message', (e) => {
+    let frame;
+    try {
+      frame = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    if (!frame || typeof frame.event !== 'string') return;
+    if (frame.event === 'ready') {
+      retries = 0;
+      applyReady(frame);
+      setConnection('live');
+      for (const fn of onReadyHooks) fn(frame);
+      return;
+    }
+    applyEvent(frame);
+  });
+
+  ws.addEventListener('close', async (e) => {
+    if (socket !== ws || stopped) return;
+    socket = null;
+    if (e.code === 4001) return setConnection('signed-out');
+    if (e.code === 4003) {
+      state.standing = 4;
+      emit('account');
+      return setConnection('suspended');
+    }
+    // A socket that never opened may have been refused (401 after a restart ended the session,
+    // 403 when suspended): ask once rather than retrying a dead cookie forever.
+    if (!opened) {
+      try {
+        const account = await api('GET', '/api/account');
+        if (account.account_standing >= 4) {
+          state.standing = 4;
+          emit('account');
+          return setConnection('suspended');
+        }
+      } catch (err) {
+        if (err.status === 401) return setConnection('signed-out');
+      }
+    }
+    scheduleRetry();
+  });
+}
+
+function scheduleRetry() {
+  // Backoff with jitter: 1 s, 2 s, 4 s … up to 30 s.
+  const delay = Math.min(30000, 1000 * 2 ** retries) * (0.75 + Math.random() / 4);
+  retries += 1;
+  let left = Math.round(delay / 1000);
+  setConnection('offline', left);
+  clearInterval(countdown);
+  countdown = setInterval(() => {
+    left = Math.max(0, left - 1);
+    if (state.connection === 'offline') setConnection('offline', left);
+  }, 1000);
+  timer = setTimeout(() => {
+    clearInterval(countdown);
+    connect();
+  }, delay);
+}
+
+/** Reconnect now (the "Retry now" button, the browser coming back online, a new sign-in). */
+export function reconnectNow() {
+  if (socket && socket.readyState <= WebSocket.OPEN) return;
+  retries = 0;
+  connect();
+}
+
+/** Closes the stream for good (signing out of this tab). */
+export function stop() {
+  stopped = true;
+  clearTimeout(timer);
+  clearInterval(countdown);
+  if (socket && socket.readyState === WebSocket.OPEN) socket.close(1000);
+  socket = null;
+}
+
+window.addEventListener('online', () => {
+  if (state.connection === 'offline') reconnectNow();
+});

@@ -1,0 +1,72 @@
+// Ctrl+K (⌘K): a quick switcher to any channel or conversation.
+import { $, el } from './ui.js';
+import { icon } from './icons.js';
+import { state, conversationTitle } from './store.js';
+
+let go = () => {};
+let matches = [];
+let index = 0;
+
+export function initSwitcher(onSelect) {
+  go = onSelect;
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'k') {
+      e.preventDefault();
+      openSwitcher();
+    }
+  });
+  $('switcher-button').addEventListener('click', openSwitcher);
+  const input = $('switcher-input');
+  input.addEventListener('input', () => { index = 0; render(); });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      if (matches.length) index = (index + (e.key === 'ArrowDown' ? 1 : -1) + matches.length) % matches.length;
+      render();
+    } else if (e.key === 'Enter') {
+      e.preventDefault();
+      pick(index);
+    }
+  });
+  $('switcher').addEventListener('click', (e) => { if (e.target === $('switcher')) $('switcher').close(); });
+}
+
+function entries() {
+  const list = [];
+  for (const c of state.conversations) {
+    list.push({ label: c.kind === 'dm' ? `@ ${conversationTitle(c)}` : conversationTitle(c), sub: c.kind === 'dm' ? 'Direct message' : 'Group', unread: c.unread_count, icon: c.kind === 'dm' ? 'user' : 'users', place: { kind: 'conversation', id: c.id } });
+  }
+  for (const s of state.servers) {
+    for (const ch of s.channels) list.push({ label: ch.name, sub: s.name, unread: ch.unread_count, icon: 'hash', place: { kind: 'channel', serverId: s.id, channelId: ch.id } });
+  }
+  return list;
+}
+
+export function openSwitcher() {
+  if (!state.ready) return;
+  $('switcher-input').value = '';
+  index = 0;
+  render();
+  $('switcher').showModal();
+  $('switcher-input').focus();
+}
+
+function render() {
+  const q = $('switcher-input').value.trim().toLowerCase();
+  const all = entries();
+  matches = (q ? all.filter((e) => `${e.label} ${e.sub}`.toLowerCase().includes(q)) : all.sort((a, b) => (b.unread > 0) - (a.unread > 0))).slice(0, 12);
+  $('switcher-list').replaceChildren(...matches.map((m, i) => el('li', {
+    role: 'option', id: `switch-${i}`, class: `switch-item${m.unread ? ' unread' : ''}`, 'aria-selected': String(i === index),
+    onclick: () => pick(i),
+  }, icon(m.icon, 'nav-icon'), el('span', { class: 'switch-label', text: m.label }), el('span', { class: 'muted switch-sub', text: m.sub }))));
+  if (!matches.length) $('switcher-list').append(el('li', { class: 'muted switch-none', text: 'Nothing matches.' }));
+  $('switcher-input').setAttribute('aria-activedescendant', matches.length ? `switch-${index}` : '');
+  $(`switch-${index}`)?.scrollIntoView({ block: 'nearest' });
+}
+
+function pick(i) {
+  const m = matches[i];
+  if (!m) return;
+  $('switcher').close();
+  go(m.place);
+}
