@@ -125,12 +125,16 @@ export function startProcess(name: string, script: string, options: StartOptions
   });
 }
 
-/** The chat server (dist/server.js) on an ephemeral port of 127.0.0.1, rate limits off. */
+/**
+ * The chat server (dist/server.js) on an ephemeral port of 127.0.0.1, rate limits off. Every
+ * bench client comes from 127.0.0.1, so the per-address connection cap (128 by default) is
+ * raised far past what any bench opens; callers may override it.
+ */
 export function startChat(dataDir: string, options: StartOptions = {}): Promise<Started> {
   assertBuilt();
   return startProcess('chat', SERVER_JS, {
     ...options,
-    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', ...options.env },
+    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', CONNECTIONS_PER_CLIENT: '100000', ...options.env },
   });
 }
 
