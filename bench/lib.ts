@@ -185,6 +185,9 @@ export interface Answer {
 
 /** One request through a keep-alive agent; the whole body is read. */
 export function request(base: string, method: string, url: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  // Node sends a DELETE's body with neither Content-Length nor chunked encoding (so the server
+  // reads no body, then the JSON as the next request): always state the length.
+  if (body !== undefined) headers = { 'content-length': String(Buffer.byteLength(body)), ...headers };
   return new Promise((resolve, reject) => {
     const req = http.request(base + url, { method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
