@@ -1,7 +1,8 @@
 /**
- * `make bench` (issue 10): all six measurements in one run, each printed as a table with its
- * target, then a summary. Every server is a child process on 127.0.0.1 with a temporary data
- * directory; everything is stopped and removed at the end. A measurement that fails is
+ * `make bench` (issue 10): all six measurements in one run, and the reaction fan-out (7,
+ * bench/reactions.ts), each printed as a table with its target, then a summary. Every server
+ * is a child process on 127.0.0.1 with a temporary data directory; everything is stopped and
+ * removed at the end. A measurement that fails is
  * reported as ERROR and the others still run; the exit code is 1 if any failed (a MISS is a
  * figure, not a failure).
  *
@@ -18,6 +19,7 @@ import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { measureMemory, memoryRows } from './memory';
 import { measureThroughput, throughputRows, throughputSetup } from './post-message';
+import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 
 /** One line of the final summary: a figure against its target. */
 const summary: Row[] = [];
@@ -124,6 +126,13 @@ async function main(): Promise<void> {
     const rows = coldStartRows(await measureColdStart(seeded.dataDir, seeded.messages));
     printTable('6. Cold start: spawn to first 200 from /healthz', rows);
     summary.push(...targets(rows, '6.'));
+  });
+
+  await section('7. Reactions', async () => {
+    const f = await measureReactions();
+    const rows = reactionsRows(f);
+    printTable(`7. Reactions: ${reactionsSetup(f)}`, rows);
+    summary.push(...targets(rows, '7.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);
