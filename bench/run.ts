@@ -2,9 +2,8 @@
  * `make bench` (issue 10): all six measurements in one run, and the reaction fan-out (7,
  * bench/reactions.ts), each printed as a table with its target, then a summary. Every server
  * is a child process on 127.0.0.1 with a temporary data directory; everything is stopped and
- * removed at the end. A measurement that fails is
- * reported as ERROR and the others still run; the exit code is 1 if any failed (a MISS is a
- * figure, not a failure).
+ * removed at the end. A measurement that fails is reported as ERROR and the others still run;
+ * the exit code is 1 if any failed (a MISS is a figure, not a failure).
  *
  * The optional 5 000-socket fan-out (about a minute more) runs when the open-files limit
  * allows it; FANOUT_5000=0 skips it. BENCH_SECONDS / BENCH_RUNS shorten the throughput runs
@@ -18,7 +17,7 @@ import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout
 import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory, seedHistory } from './history';
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { measureMemory, memoryRows } from './memory';
-import { measureThroughput, throughputRows, throughputSetup } from './post-message';
+import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 
 /** One line of the final summary: a figure against its target. */
@@ -84,8 +83,13 @@ async function main(): Promise<void> {
     const f = await measureThroughput();
     const rows = throughputRows(f);
     printTable(`1. Ceiling: bare node:http, parse JSON, one prepared INSERT (WAL), answer JSON (${throughputSetup})`, rows.ceiling);
-    printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast)', rows.post);
-    summary.push(['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''], ...targets(rows.post, '2.'));
+    printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast; then with DURABILITY=strict)', rows.post);
+    summary.push(
+      ['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''],
+      ...targets(rows.post, '2.'),
+      ['2. post (DURABILITY=strict) / ceiling req/s', percent(f.strictRatio), '', ''],
+      ['2. strict / normal req/s', percent(f.strictVsNormal), '', ''],
+    );
   });
 
   let seeded: SeededHistory | undefined;
