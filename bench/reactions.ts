@@ -1,5 +1,5 @@
 /**
- * Reaction fan-out (issue 14): one channel watched by 1 000 viewers, each its own user with its
+ * Reaction fan-out: one channel watched by 1 000 viewers, each its own user with its
  * own socket, each holding their own reaction on one message (spread over 20 distinct emoji,
  * the most a message may carry). Then one more user toggles a reaction with one of those emoji
  * (add, remove, add...), one change at a time, each time waiting until every socket has the

@@ -1,5 +1,5 @@
 /**
- * Soak (issue 14): moderate, steady mixed traffic against one chat server for SOAK_MINUTES
+ * Soak: moderate, steady mixed traffic against one chat server for SOAK_MINUTES
  * (default 30), to find leaks rather than limits. About 20 users in one channel:
  *
  *   - JSON message posts, and multipart posts with one file of 100 to 500 KB
