@@ -19,6 +19,11 @@
  * 1 if any request failed unexpectedly (a non-2xx answer that was not deliberate, a refused
  * upgrade, a socket the server closed, a connection error).
  *
+ * SOAK_HEAP=1 tells whether RSS growth is the JS heap: the server then runs with the inspector
+ * on 127.0.0.1, and once a minute the soak forces a full garbage collection there and reads
+ * process.memoryUsage(); the heap left after it is reported like the RSS. Off by default: a
+ * forced collection changes the very RSS being measured.
+ *
  * Not part of `make bench` (bench/run.ts): it takes half an hour. Run it alone:
  *   make build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/soak.js
  *   SOAK_MINUTES=2 node dist-bench/bench/soak.js     (a short look)
@@ -26,12 +31,15 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { BENCH_PASSWORD, type Row, call, login, mib, ownerWithChannel, printTable, register, request, rssKb, runAlone, sleep, startChat, tempDir, verdict } from './lib';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
+const HEAP = process.env.SOAK_HEAP === '1';
+const HEAP_SAMPLE_MS = 60_000;
 const USERS = 20;
 const WARMUP_SHARE = 0.2;
 const SAMPLE_MS = 5_000;
@@ -74,6 +82,47 @@ function multipart(size: number): { body: Buffer; contentType: string } {
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/** A free TCP port of 127.0.0.1 (for the server's inspector). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+/**
+ * The server's memory after a full garbage collection, through its inspector (node --inspect):
+ * one session, commands answered in order.
+ */
+async function heapProbe(port: number): Promise<{ sample(): Promise<NodeJS.MemoryUsage>; close(): void }> {
+  const targets = JSON.parse((await request(`http://127.0.0.1:${port}`, 'GET', '/json/list')).text);
+  const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  let id = 0;
+  const pending = new Map<number, (result: any) => void>();
+  ws.on('message', (data) => {
+    const answer = JSON.parse(data.toString());
+    pending.get(answer.id)?.(answer.result);
+    pending.delete(answer.id);
+  });
+  const send = (method: string, params: object = {}) =>
+    new Promise<any>((resolve) => {
+      pending.set(++id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  return {
+    async sample() {
+      await send('HeapProfiler.collectGarbage');
+      const { result } = await send('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+      return JSON.parse(result.value);
+    },
+    close: () => ws.close(),
+  };
+}
+
 /** Least-squares slope of y over x. */
 function slope(points: [x: number, y: number][]): number {
   const n = points.length;
@@ -88,8 +137,10 @@ const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length
 
 async function main(): Promise<void> {
   const durationMs = MINUTES * 60_000;
-  const server = await startChat(tempDir('chat-bench-soak-'));
+  const inspectPort = HEAP ? await freePort() : 0;
+  const server = await startChat(tempDir('chat-bench-soak-'), { nodeArgs: HEAP ? [`--inspect=127.0.0.1:${inspectPort}`] : [] });
   const { base, pid } = server;
+  const probe = HEAP ? await heapProbe(inspectPort) : undefined;
   const tag = process.pid % 10000;
 
   // Set-up: an owner and USERS members in one channel.
@@ -266,6 +317,14 @@ async function main(): Promise<void> {
   const sample = () => samples.push({ t: (performance.now() - started) / 1000, rssKb: rssKb(pid), fds: fs.readdirSync(`/proc/${pid}/fd`).length });
   sample();
   const sampler = setInterval(sample, SAMPLE_MS);
+  const heapSamples: { t: number; heapKb: number; heapTotalKb: number; externalKb: number }[] = [];
+  const sampleHeap = async () => {
+    const t = (performance.now() - started) / 1000;
+    const usage = await probe!.sample();
+    heapSamples.push({ t, heapKb: usage.heapUsed / 1024, heapTotalKb: usage.heapTotal / 1024, externalKb: usage.external / 1024 });
+  };
+  if (probe) await sampleHeap();
+  const heapSampler = probe && setInterval(() => void sampleHeap(), HEAP_SAMPLE_MS);
   const progress = setInterval(() => {
     const last = samples[samples.length - 1];
     console.error(`soak: ${(last.t / 60).toFixed(1)} min, RSS ${mib(last.rssKb)}, ${last.fds} fds, ${[...failed.values()].reduce((a, b) => a + b, 0)} failures`);
@@ -273,7 +332,12 @@ async function main(): Promise<void> {
   await Promise.all(loops);
   clearInterval(progress);
   clearInterval(sampler);
+  clearInterval(heapSampler);
   sample();
+  if (probe) {
+    await sampleHeap();
+    probe.close();
+  }
   const seconds = (performance.now() - started) / 1000;
 
   for (const entry of pool.splice(0)) {
@@ -313,7 +377,19 @@ async function main(): Promise<void> {
     [`RSS slope after warm-up (least squares, ${warm.length} samples)`, `${mibPerHour >= 0 ? '+' : ''}${mibPerHour.toFixed(2)} MiB/h`, '', ''],
     ['open file descriptors: start / after warm-up / end', `${first.fds} / ${afterWarmup.fds} / ${last.fds}`, '', ''],
   ];
-  printTable(`Soak: ${MINUTES} min of mixed traffic from ${USERS} users against one server, RSS every ${SAMPLE_MS / 1000} s`, rows);
+  if (heapSamples.length > 1) {
+    const warmHeap = heapSamples.filter((s) => s.t >= seconds * WARMUP_SHARE);
+    const [h0, h1, h2] = [heapSamples[0], warmHeap[0], heapSamples[heapSamples.length - 1]];
+    const heapPerHour = slope(warmHeap.map((s) => [s.t / 3600, s.heapKb / 1024]));
+    rows.push(
+      ['JS heap used after a full GC: start / after warm-up / end', `${mib(h0.heapKb)} / ${mib(h1.heapKb)} / ${mib(h2.heapKb)}`, '', ''],
+      ['JS heap reserved (heapTotal): start / after warm-up / end', `${mib(h0.heapTotalKb)} / ${mib(h1.heapTotalKb)} / ${mib(h2.heapTotalKb)}`, '', ''],
+      [`JS heap used: slope after warm-up (${warmHeap.length} samples)`, `${heapPerHour >= 0 ? '+' : ''}${heapPerHour.toFixed(2)} MiB/h`, '', ''],
+      ['external (Buffers) after a full GC: start / after warm-up / end', `${mib(h0.externalKb)} / ${mib(h1.externalKb)} / ${mib(h2.externalKb)}`, '', ''],
+    );
+  }
+  const heapNote = HEAP ? `, heap after a forced full GC every ${HEAP_SAMPLE_MS / 1000} s (SOAK_HEAP=1)` : '';
+  printTable(`Soak: ${MINUTES} min of mixed traffic from ${USERS} users against one server, RSS every ${SAMPLE_MS / 1000} s${heapNote}`, rows);
   if (unexpected > 0) {
     console.log(`\nunexpected: ${[...failed].map(([k, n]) => `${k} ${n}`).join(', ')}; the first ones:`);
     for (const f of failures) console.log(`  ${f.kind}: ${f.what}`);
