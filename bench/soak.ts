@@ -123,6 +123,13 @@ async function heapProbe(port: number): Promise<{ sample(): Promise<NodeJS.Memor
   };
 }
 
+/** Least-squares slope of y over x, as "+1.23 MiB/h" ("n/a" under two points). */
+const perHour = (points: [hours: number, mib: number][]) => {
+  if (points.length < 2) return 'n/a';
+  const s = slope(points);
+  return `${s >= 0 ? '+' : ''}${s.toFixed(2)} MiB/h`;
+};
+
 /** Least-squares slope of y over x. */
 function slope(points: [x: number, y: number][]): number {
   const n = points.length;
@@ -350,7 +357,6 @@ async function main(): Promise<void> {
   if (failed.size > 0) fs.copyFileSync(server.logFile, keptLog);
 
   const warm = samples.filter((s) => s.t >= seconds * WARMUP_SHARE);
-  const mibPerHour = slope(warm.map((s) => [s.t / 3600, s.rssKb / 1024]));
   const first = samples[0];
   const afterWarmup = warm[0];
   const last = samples[samples.length - 1];
@@ -374,17 +380,16 @@ async function main(): Promise<void> {
     [`RSS after warm-up (${(afterWarmup.t / 60).toFixed(1)} min)`, mib(afterWarmup.rssKb), '', ''],
     ['RSS at end', mib(last.rssKb), '', ''],
     ['RSS peak', mib(peak), '', ''],
-    [`RSS slope after warm-up (least squares, ${warm.length} samples)`, `${mibPerHour >= 0 ? '+' : ''}${mibPerHour.toFixed(2)} MiB/h`, '', ''],
+    [`RSS slope after warm-up (least squares, ${warm.length} samples)`, perHour(warm.map((s) => [s.t / 3600, s.rssKb / 1024])), '', ''],
     ['open file descriptors: start / after warm-up / end', `${first.fds} / ${afterWarmup.fds} / ${last.fds}`, '', ''],
   ];
   if (heapSamples.length > 1) {
     const warmHeap = heapSamples.filter((s) => s.t >= seconds * WARMUP_SHARE);
     const [h0, h1, h2] = [heapSamples[0], warmHeap[0], heapSamples[heapSamples.length - 1]];
-    const heapPerHour = slope(warmHeap.map((s) => [s.t / 3600, s.heapKb / 1024]));
     rows.push(
       ['JS heap used after a full GC: start / after warm-up / end', `${mib(h0.heapKb)} / ${mib(h1.heapKb)} / ${mib(h2.heapKb)}`, '', ''],
       ['JS heap reserved (heapTotal): start / after warm-up / end', `${mib(h0.heapTotalKb)} / ${mib(h1.heapTotalKb)} / ${mib(h2.heapTotalKb)}`, '', ''],
-      [`JS heap used: slope after warm-up (${warmHeap.length} samples)`, `${heapPerHour >= 0 ? '+' : ''}${heapPerHour.toFixed(2)} MiB/h`, '', ''],
+      [`JS heap used: slope after warm-up (${warmHeap.length} samples)`, perHour(warmHeap.map((s) => [s.t / 3600, s.heapKb / 1024])), '', ''],
       ['external (Buffers) after a full GC: start / after warm-up / end', `${mib(h0.externalKb)} / ${mib(h1.externalKb)} / ${mib(h2.externalKb)}`, '', ''],
     );
   }
