@@ -175,7 +175,14 @@ export const median = (values: number[]) => percentile([...values].sort((a, b) =
 // ---------------------------------------------------------------------------------------------
 // HTTP calls for set-up (not measured)
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/**
+ * `timeout` is what lets Node honour the server's `Keep-Alive: timeout=5` (closing an idle
+ * connection a second before the server does): Node 20's agent applies that hint only when it
+ * is shorter than the agent's own timeout, and without one it is ignored, so a connection idle
+ * for about 5 s could be reused just as the server closed it (ECONNRESET). An idle socket
+ * during a request only emits 'timeout', which nothing here listens to.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 60_000 });
 
 export interface Answer {
   status: number;
