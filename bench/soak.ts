@@ -181,8 +181,8 @@ async function main(): Promise<void> {
   };
   const messageIds: string[] = [];
   const attachmentUrls: string[] = [];
-  /** Reactions currently held: `${message}|${user}|${emoji}`. */
-  const reacted = new Set<string>();
+  /** Reactions currently held, by `${message}|${user}|${emoji}`. */
+  const reacted = new Map<string, { message: string; user: (typeof users)[number]; emoji: string }>();
   let frames = 0;
 
   /**
@@ -236,14 +236,16 @@ async function main(): Promise<void> {
     },
     async reaction() {
       if (messageIds.length === 0) return;
-      const message = pick(messageIds.slice(-RECENT));
-      const user = pick(users);
-      const emoji = pick(EMOJI);
+      // Half the time a reaction still held on a recent message is taken back, otherwise a
+      // random user reacts to a recent message (or takes back that one, if already held).
+      const recent = new Set(messageIds.slice(-RECENT));
+      const held = [...reacted.values()].filter((r) => recent.has(r.message));
+      const { message, user, emoji } = held.length > 0 && Math.random() < 0.5 ? pick(held) : { message: pick([...recent]), user: pick(users), emoji: pick(EMOJI) };
       const key = `${message}|${user.name}|${emoji}`;
       const add = !reacted.has(key);
-      const res = await json('reaction', add ? 'PUT' : 'DELETE', `${messagesUrl}/${message}/reactions`, user.cookie, { emoji });
+      const res = await json(add ? 'react' : 'unreact', add ? 'PUT' : 'DELETE', `${messagesUrl}/${message}/reactions`, user.cookie, { emoji });
       if (res) {
-        if (add) reacted.add(key);
+        if (add) reacted.set(key, { message, user, emoji });
         else reacted.delete(key);
       }
     },
@@ -369,7 +371,8 @@ async function main(): Promise<void> {
     ['posts with a 100-500 KB file (multipart)', perSecond(counts.upload), '', ''],
     ['history pages of 50', perSecond(counts.history), '', ''],
     ['attachment downloads', perSecond(counts.download), '', ''],
-    ['reactions added or removed', perSecond(counts.reaction), '', ''],
+    ['reactions added', perSecond(counts.react), '', ''],
+    ['reactions removed', perSecond(counts.unreact), '', ''],
     [`sockets opened and closed (${OPEN_SOCKETS} open)`, perSecond(counts.socket), '', ''],
     ['logins of existing users', perSecond(counts.login), '', ''],
     ['logouts of those sessions', perSecond(counts.logout), '', ''],
