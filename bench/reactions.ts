@@ -5,9 +5,11 @@
  * (add, remove, add...), one change at a time, each time waiting until every socket has the
  * event.
  *
- * A reaction handler is synchronous apart from I/O, so the server's logged time of the PUT or
- * DELETE (request log: arrival to response handed to the kernel) includes the whole fan-out to
- * every socket: it is how long that one request blocks the event loop. Target: p99 <= 20 ms.
+ * The server spreads socket writes over event-loop turns (its outbox), so the request log no
+ * longer shows the fan-out. The event-loop block is read from the server itself: with METRICS on,
+ * prom-client's event-loop delay histogram (nodejs_eventloop_lag_*_seconds, reset at every
+ * scrape) is scraped after the warm-up and after the measured rounds: its maximum is the longest
+ * the loop was held during them. Target: <= 20 ms.
  * For scale, the same toggles are first made with no socket open, and with the sockets open a
  * plain new message (no reactions) is posted in turn with each toggle. Also reported: the time
  * from sending the request to the last socket receiving the event, and whether every frame
@@ -53,8 +55,10 @@ export interface ReactionFigures {
   toggles: number;
   /** Logged time of the toggles with no socket open. */
   idle: Latency;
-  /** Logged time of the toggles with every viewer's socket open: the event-loop block. */
+  /** Logged time of the toggles with every viewer's socket open (the response goes before the fan-out ends). */
   block: Latency;
+  /** The server's event-loop delay over the measured rounds (toggles and the messages between them): p99 and longest, ms. */
+  loop: { p99: number; max: number };
   /** Sending the request to the last socket having the event. */
   delivered: Latency;
   /** For scale, a new message (no reactions) posted to the same sockets in turn with the toggles: logged time and delivery. */
@@ -66,13 +70,24 @@ export interface ReactionFigures {
   wrongAnswers: number;
 }
 
+/** The server's event-loop delay since the last scrape (prom-client resets it at each), in ms. */
+async function eventLoopLag(base: string): Promise<{ p99: number; max: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const read = (name: string) => {
+    const found = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+    if (!found) throw new Error(`/metrics has no ${name}`);
+    return Number(found[1]) * 1000;
+  };
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+}
+
 const summarize = (values: number[]): Latency => {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
 };
 
 export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Promise<ReactionFigures> {
-  const server = await startChat(tempDir('chat-bench-reactions-'));
+  const server = await startChat(tempDir('chat-bench-reactions-'), { env: { METRICS: 'on' } });
   const { base } = server;
   const sockets: WebSocket[] = [];
   try {
@@ -185,6 +200,7 @@ export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Pr
     const delivered: number[] = [];
     const messageDelivered: number[] = [];
     for (let n = 0; n < WARMUP_TOGGLES + toggles; n++) {
+      if (n === WARMUP_TOGGLES) await eventLoopLag(base);
       const reaction = await broadcast('reaction', n, () => toggle(n));
       const post = await broadcast('message', n, async () => {
         await call(base, 'POST', owner.messagesUrl, { content: `m${n}` }, owner.cookie);
@@ -194,6 +210,7 @@ export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Pr
         messageDelivered.push(post);
       }
     }
+    const loop = await eventLoopLag(base);
     if (wrongMessages > 0) throw new Error(`${wrongMessages} frames of the plain-message rounds were not that message`);
     const block = summarize(await lastLogged(toggles));
     const messageBlock = summarize(loggedTimes(server.logFile, 'POST', owner.messagesUrl).slice(-toggles));
@@ -202,6 +219,7 @@ export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Pr
       toggles,
       idle,
       block,
+      loop,
       messageBlock,
       delivered: summarize(delivered),
       messageDelivered: summarize(messageDelivered),
@@ -223,9 +241,9 @@ export function reactionsRows(f: ReactionFigures): Row[] {
   const triple = (l: Latency) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
   return [
     ['no socket open: logged PUT/DELETE p50 / p99 / max', triple(f.idle), '', ''],
-    [`${f.viewers} sockets: logged PUT/DELETE p50`, ms(f.block.p50), '', ''],
-    [`${f.viewers} sockets: event-loop block (logged) p99`, ms(f.block.p99), `<= ${TARGET_BLOCK_MS} ms`, verdict(f.block.p99 <= TARGET_BLOCK_MS)],
-    [`${f.viewers} sockets: logged PUT/DELETE max`, ms(f.block.max), '', ''],
+    [`${f.viewers} sockets: logged PUT/DELETE p50 / p99 / max`, triple(f.block), '', ''],
+    [`${f.viewers} sockets: server event-loop delay p99 (all measured rounds)`, ms(f.loop.p99), '', ''],
+    [`${f.viewers} sockets: longest event-loop block (all measured rounds)`, ms(f.loop.max), `<= ${TARGET_BLOCK_MS} ms`, verdict(f.loop.max <= TARGET_BLOCK_MS)],
     [`all ${f.viewers} sockets have the event, p50 / p99`, `${ms(f.delivered.p50)} / ${ms(f.delivered.p99)}`, '', ''],
     [`for scale, a new message to the same sockets: logged p50 / p99 / max`, triple(f.messageBlock), '', ''],
     [`for scale, all ${f.viewers} sockets have the message, p50 / p99`, `${ms(f.messageDelivered.p50)} / ${ms(f.messageDelivered.p99)}`, '', ''],
