@@ -165,7 +165,8 @@ export function startChat(dataDir: string, options: StartOptions = {}): Promise<
   assertBuilt();
   return startProcess('chat', SERVER_JS, {
     ...options,
-    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', CONNECTIONS_PER_CLIENT: '100000', ...options.env },
+    // As `make run` and deploy/chat.service start it (README "Memory").
+    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', CONNECTIONS_PER_CLIENT: '100000', MALLOC_MMAP_THRESHOLD_: '131072', ...options.env },
   });
 }
 
