@@ -29,6 +29,10 @@ export const VENDOR_FILES: Record<string, [string, string]> = {
   '/vendor/purify.js': ['dompurify', 'purify.es.mjs'],
   // Emojibase's compact English data set (the one the server checks shortcodes with).
   '/vendor/emoji.json': ['emojibase-data/en/compact.json', 'compact.json'],
+  // qrcode's browser build (one classic script defining `QRCode`, its one dependency bundled
+  // in): the account page draws the two-factor QR code with it. 1.5.1 is the newest 1.x that
+  // publishes build/ (soldair/node-qrcode#394).
+  '/vendor/qrcode.js': ['qrcode/package.json', 'build/qrcode.js'],
 };
 
 function vendorPath(entry: string, relative: string): string {
