@@ -1,4 +1,4 @@
-// The account page (/account; /account/warnings is the same page, opened at the standing):
+// The account page (/account; its old address /account/warnings serves the same page):
 // profile, email, password, two-factor sign-in, sessions, standing and warnings, export and
 // deletion. GET /api/account answers suspended accounts too, so this is also where a suspended
 // user learns why. Each area is its own module; this one holds the account record and redraws
@@ -84,9 +84,8 @@ async function start() {
   initData();
   render();
   $('account').hidden = false;
-  // The old address of this page is where suspended users are sent: open it at the standing.
-  if (location.pathname === '/account/warnings' && !location.hash) $('standing-section').scrollIntoView();
-  else if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  // The sections were hidden while the page loaded, so the browser could not scroll to #export.
+  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
 }
 
 start();
