@@ -312,6 +312,24 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.pass('the right code signs in');
   });
 
+  await step('without JavaScript, the form takes the code with the password', async (t) => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    t.teardown(() => context.close());
+    context.setDefaultTimeout(WAIT);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/`);
+    await shot(page, 'signin-no-script', false);
+    await page.fill('#login-username', name);
+    await page.fill('#login-password', NEW_PASSWORD);
+    await Promise.all([page.waitForURL(/\?error=/), page.click('#login-form button[type=submit]')]);
+    t.match(page.url(), /\?error=two_factor_required$/, 'without a code, the server asks for one');
+    await page.fill('#login-username', name);
+    await page.fill('#login-password', NEW_PASSWORD);
+    await page.fill('#login-code-plain', nextCode());
+    await Promise.all([page.waitForURL(`${server.url}/?logged_in=1`), page.click('#login-form button[type=submit]')]);
+    t.ok((await context.cookies(server.url)).some((c) => c.name === 'app_session'), 'with it, the form signs in');
+  });
+
   await step('an export is started, prepared and offered for download', async (t) => {
     const { page } = laptop;
     await page.goto(`${server.url}/account#export`);
