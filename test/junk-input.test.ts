@@ -14,6 +14,9 @@ const JUNK: unknown[] = [
   null, 0, -1, 1.5, 1e308, true, '', ' ', '\u0000', '\ud800', 'x'.repeat(70_000), [], [null], ['a', 1], {}, { a: { b: [] } },
 ];
 
+// About 100 000 requests: a minute alone, more when the suite runs beside it on two busy cores.
+t.setTimeout(300_000);
+
 t.test('no route answers 5xx to junk in any field, as any caller', async (t) => {
   const server = await startServer({ env: { ADMIN_USERS: 'junk_admin' } });
   t.teardown(server.close);
@@ -35,14 +38,16 @@ t.test('no route answers 5xx to junk in any field, as any caller', async (t) => 
     const bodies = route.method === 'GET' ? [undefined] : FIELDS.flatMap((field) => JUNK.map((value) => ({ [field]: value })));
     for (const [who, client] of callers) {
       const statuses = new Set<number>();
-      for (const body of bodies) {
-        // Logging out would end the caller's session for the rest of the table.
-        if (route.path === '/api/logout') continue;
-        statuses.add((await client.request(route.method, path, body)).status);
-        sent++;
+      // Logging out would end the caller's session for the rest of the table.
+      if (route.path === '/api/logout') continue;
+      // Sixteen at a time: quicker than one by one, and concurrent junk is a harder test anyway.
+      for (let i = 0; i < bodies.length; i += 16) {
+        const answers = await Promise.all(bodies.slice(i, i + 16).map((body) => client.request(route.method, path, body)));
+        for (const answer of answers) statuses.add(answer.status);
+        sent += answers.length;
       }
       const worst = Math.max(0, ...statuses);
-      t.ok(worst < 500, `${route.method} ${route.path} as ${who}: ${[...statuses].sort().join(', ') || 'skipped'}`);
+      t.ok(worst < 500, `${route.method} ${route.path} as ${who}: ${[...statuses].sort().join(', ')}`);
     }
   }
   t.ok(sent > 10_000, `${sent} requests sent`);
