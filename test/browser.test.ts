@@ -502,15 +502,18 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     await alices.getByRole('button', { name: 'More actions' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('menuitem', { name: 'Delete' }).click();
-    await page.locator('#ask-dialog[open]', { hasText: 'Delete this message?' }).waitFor();
-    await page.click('#ask-dialog button[data-cancel]');
+    // Another's message: the moderator's confirmation offers a reason for the audit log.
+    await page.locator('#form-dialog[open]', { hasText: 'Delete this message?' }).waitFor();
+    t.ok(await page.isVisible('#form-reason'), 'a moderator deleting another\'s message may give a reason');
+    await page.click('#form-dialog button[data-cancel]');
     t.equal(await alices.count(), 1, 'cancelling keeps the message');
   });
 
   await step('D3, D4, D11: file checks before sending, chips, progress and cancel, typing goes on during an upload, drop, paste, lightbox, icons', async (t) => {
     const { page } = bob;
     // Too big and too many are refused at once, before anything is sent.
-    await page.setInputFiles('#composer-files', { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(25 * 1024 * 1024 + 1) });
+    // 25 MiB crosses the DevTools pipe in one piece: on a busy machine that outlasts WAIT.
+    await page.setInputFiles('#composer-files', { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(25 * 1024 * 1024 + 1) }, { timeout: 60_000 });
     await page.locator('#toast', { hasText: 'huge.bin' }).waitFor();
     t.match(await page.textContent('#toast'), 'at most 25 MB', 'a file over 25 MiB is refused before sending');
     t.equal(await page.locator('#file-chips .chip').count(), 0, 'and gets no chip');
