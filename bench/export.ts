@@ -154,5 +154,5 @@ export function exportRows(f: ExportFigures): Row[] {
 }
 
 runAlone(module, 'export', async () => {
-  printTable('8. Account export: one user, in-process server, event loop watched', exportRows(await measureExport()));
+  printTable('9. Account export: one user, in-process server, event loop watched', exportRows(await measureExport()));
 });

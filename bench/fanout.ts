@@ -12,8 +12,14 @@ import WebSocket from 'ws';
 import { type Row, call, formatRows, login, ownerWithChannel, percentile, register, request, rssKb, runAlone, sleep, startChat, startProcess, type Started, tempDir, verdict } from './lib';
 
 const SOCKETS = Number(process.env.SOCKETS ?? 1000);
-/** Sockets are spread over this many users (a user may have several tabs open). */
-const USERS = 50;
+/**
+ * Sockets are spread over users (a user may have several tabs open) within the server's caps:
+ * at most 10 open sockets per session and 50 per user. Each user signs in SESSIONS_PER_USER
+ * times and opens 10 sockets per session: 1 000 sockets are 50 users of 20 sockets.
+ */
+const SOCKETS_PER_SESSION = 10;
+const SESSIONS_PER_USER = 2;
+const usersFor = (sockets: number) => Math.ceil(sockets / (SOCKETS_PER_SESSION * SESSIONS_PER_USER));
 const MESSAGES = 200;
 /** Posted first and not measured, so both servers are measured warm. */
 const WARMUP_MESSAGES = 20;
@@ -29,7 +35,7 @@ interface Target {
   name: string;
   server: Started;
   socketUrl: string;
-  /** Socket n sends cookies[n % length]; the bare server needs none. */
+  /** Socket n sends cookies[n % length] (each cookie at most 10 times); the bare server needs none. */
   cookies: string[];
   /** Posts message content; resolves when the server answered. */
   post(content: string): Promise<void>;
@@ -41,26 +47,29 @@ interface Result {
   kbPerSocket: number;
 }
 
-async function chatTarget(): Promise<Target> {
+async function chatTarget(sockets: number): Promise<Target> {
   const server = await startChat(tempDir('chat-bench-'));
   const { base } = server;
   const tag = process.pid % 10000;
   const owner = await ownerWithChannel(base, `owner_${tag}`);
   const invite = (await call(base, 'POST', `/api/servers/${owner.serverId}/invites`, undefined, owner.cookie)).body;
+  const users = usersFor(sockets);
   const cookies: string[] = [];
   // Password hashing dominates set-up: ten sign-ups at a time.
-  for (let i = 0; i < USERS; i += 10) {
+  for (let i = 0; i < users; i += 10) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(10, USERS - i) }, async (_, j) => {
+      Array.from({ length: Math.min(10, users - i) }, async (_, j) => {
         const username = `member_${tag}_${i + j}`;
         await register(base, username);
-        const cookie = await login(base, username);
-        await call(base, 'POST', `/api/invites/${invite.token}/accept`, undefined, cookie);
-        return cookie;
+        const sessions = [await login(base, username)];
+        await call(base, 'POST', `/api/invites/${invite.token}/accept`, undefined, sessions[0]);
+        while (sessions.length < SESSIONS_PER_USER) sessions.push(await login(base, username));
+        return sessions;
       }),
     );
-    cookies.push(...batch);
+    cookies.push(...batch.flat());
   }
+  if (cookies.length * SOCKETS_PER_SESSION < sockets) throw new Error(`${cookies.length} sessions cannot hold ${sockets} sockets`);
   return {
     name: 'chat',
     server,
@@ -151,11 +160,11 @@ export interface FanoutFigures {
 }
 
 export const fanoutSetup = (sockets: number) =>
-  `${sockets} sockets over ${USERS} users, ${MESSAGES} messages (after ${WARMUP_MESSAGES} warm-up)`;
+  `${sockets} sockets over ${usersFor(sockets)} users (${SESSIONS_PER_USER} sessions each, ${SOCKETS_PER_SESSION} sockets a session), ${MESSAGES} messages (after ${WARMUP_MESSAGES} warm-up)`;
 
 /** Both servers, one after the other, with the same clients; for bench/run.ts and main below. */
 export async function runFanout(sockets = SOCKETS): Promise<FanoutFigures> {
-  const chat = await measure(await chatTarget(), sockets);
+  const chat = await measure(await chatTarget(sockets), sockets);
   const bare = await measure(await bareTarget(), sockets);
   return { sockets, chat, bare, ratio: chat.p99 / bare.p99 };
 }

@@ -156,12 +156,17 @@ export function startProcess(name: string, script: string, options: StartOptions
   });
 }
 
-/** The chat server (dist/server.js) on an ephemeral port of 127.0.0.1, rate limits off. */
+/**
+ * The chat server (dist/server.js) on an ephemeral port of 127.0.0.1, rate limits off. Every
+ * bench client comes from 127.0.0.1, so the per-address connection cap (128 by default) is
+ * raised far past what any bench opens; callers may override it.
+ */
 export function startChat(dataDir: string, options: StartOptions = {}): Promise<Started> {
   assertBuilt();
   return startProcess('chat', SERVER_JS, {
     ...options,
-    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', ...options.env },
+    // As `make run` and deploy/chat.service start it (README "Memory").
+    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', CONNECTIONS_PER_CLIENT: '100000', MALLOC_MMAP_THRESHOLD_: '131072', ...options.env },
   });
 }
 
@@ -202,7 +207,14 @@ export const median = (values: number[]) => percentile([...values].sort((a, b) =
 // ---------------------------------------------------------------------------------------------
 // HTTP calls for set-up (not measured)
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/**
+ * `timeout` is what lets Node honour the server's `Keep-Alive: timeout=5` (closing an idle
+ * connection a second before the server does): Node 20's agent applies that hint only when it
+ * is shorter than the agent's own timeout, and without one it is ignored, so a connection idle
+ * for about 5 s could be reused just as the server closed it (ECONNRESET). An idle socket
+ * during a request only emits 'timeout', which nothing here listens to.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 60_000 });
 
 export interface Answer {
   status: number;
@@ -212,6 +224,9 @@ export interface Answer {
 
 /** One request through a keep-alive agent; the whole body is read. */
 export function request(base: string, method: string, url: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  // Node sends a DELETE's body with neither Content-Length nor chunked encoding (so the server
+  // reads no body, then the JSON as the next request): always state the length.
+  if (body !== undefined) headers = { 'content-length': String(Buffer.byteLength(body)), ...headers };
   return new Promise((resolve, reject) => {
     const req = http.request(base + url, { method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];

@@ -1,9 +1,9 @@
 /**
- * `make bench` (issue 10): every measurement in one run, each printed as a table with its
- * target, then a summary. Every server is a child process on 127.0.0.1 with a temporary data
- * directory; everything is stopped and removed at the end. A measurement that fails is
- * reported as ERROR and the others still run; the exit code is 1 if any failed (a MISS is a
- * figure, not a failure).
+ * `make bench`: every measurement in one run (issues 10, 14, 19, 20), each printed as a table
+ * with its target, then a summary. Every server is a child process on 127.0.0.1 with a temporary
+ * data directory (the export bench runs one in-process, to watch its event loop); everything is
+ * stopped and removed at the end. A measurement that fails is reported as ERROR and the others
+ * still run; the exit code is 1 if any failed (a MISS is a figure, not a failure).
  *
  * The optional 5 000-socket fan-out (about a minute more) runs when the open-files limit
  * allows it; FANOUT_5000=0 skips it. BENCH_SECONDS / BENCH_RUNS shorten the throughput runs
@@ -18,7 +18,8 @@ import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { exportRows, measureExport } from './export';
 import { measureMemory, memoryRows } from './memory';
-import { measureThroughput, throughputRows, throughputSetup } from './post-message';
+import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
+import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
 
 /** One line of the final summary: a figure against its target. */
@@ -84,8 +85,13 @@ async function main(): Promise<void> {
     const f = await measureThroughput();
     const rows = throughputRows(f);
     printTable(`1. Ceiling: bare node:http, parse JSON, one prepared INSERT (WAL), answer JSON (${throughputSetup})`, rows.ceiling);
-    printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast)', rows.post);
-    summary.push(['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''], ...targets(rows.post, '2.'));
+    printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast; then with DURABILITY=strict)', rows.post);
+    summary.push(
+      ['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''],
+      ...targets(rows.post, '2.'),
+      ['2. post (DURABILITY=strict) / ceiling req/s', percent(f.strictRatio), '', ''],
+      ['2. strict / normal req/s', percent(f.strictVsNormal), '', ''],
+    );
   });
 
   let seeded: SeededHistory | undefined;
@@ -128,16 +134,23 @@ async function main(): Promise<void> {
     summary.push(...targets(rows, '6.'));
   });
 
-  await section('7. Search', async () => {
-    const rows = searchRows(await measureSearch(await seedSearch()));
-    printTable(`7. Search: ${SEARCH_MESSAGES} messages over 100 channels (${searchSetup})`, rows);
+  await section('7. Reactions', async () => {
+    const f = await measureReactions();
+    const rows = reactionsRows(f);
+    printTable(`7. Reactions: ${reactionsSetup(f)}`, rows);
     summary.push(...targets(rows, '7.'));
   });
 
-  await section('8. Account export', async () => {
-    const rows = exportRows(await measureExport());
-    printTable('8. Account export: 100 000 messages and 1 GiB of files, in-process server, event loop watched', rows);
+  await section('8. Search', async () => {
+    const rows = searchRows(await measureSearch(await seedSearch()));
+    printTable(`8. Search: ${SEARCH_MESSAGES} messages over 100 channels (${searchSetup})`, rows);
     summary.push(...targets(rows, '8.'));
+  });
+
+  await section('9. Account export', async () => {
+    const rows = exportRows(await measureExport());
+    printTable('9. Account export: 100 000 messages and 1 GiB of files, in-process server, event loop watched', rows);
+    summary.push(...targets(rows, '9.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);

@@ -229,5 +229,5 @@ export const searchSetup = `${REQUESTS} requests of each kind over ${VARIANTS} d
 
 runAlone(module, 'search', async () => {
   const figures = await measureSearch(await seedSearch());
-  printTable(`7. Search: ${SEARCH_MESSAGES} messages over ${CHANNELS} channels (${searchSetup})`, searchRows(figures));
+  printTable(`8. Search: ${SEARCH_MESSAGES} messages over ${CHANNELS} channels (${searchSetup})`, searchRows(figures));
 });

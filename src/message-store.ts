@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { Clock } from './clock';
 import { iso } from './clock';
 import type { DB } from './db';
+import { createGroupCommit } from './group-commit';
 import { badRequest, forbidden, notFound } from './http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import {
@@ -53,7 +54,8 @@ export interface MessageStore {
   get(container: Container, messageId: string, viewerId: string): MessageRecord;
   /** Records of rows from anywhere (search results), in the given order. */
   records(rows: PlacedRow[], viewerId: string): MessageRecord[];
-  create(container: Container, author: User, input: MessageInput, rights: AuthorRights): MessageRecord;
+  /** Resolves once the message committed (with others of the same turn: src/group-commit.ts), then announces it. */
+  create(container: Container, author: User, input: MessageInput, rights: AuthorRights): Promise<MessageRecord>;
   edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
   remove(container: Container, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
@@ -98,6 +100,7 @@ export interface MessageStoreParts {
  */
 export function createMessageStore({ db, clock, hub, uploads, metrics, readStates }: MessageStoreParts): MessageStore {
   const mentions = createMentions(db);
+  const commits = createGroupCommit(db);
 
   // Channel and conversation messages differ only in the column naming the container.
   const byContainer = (column: 'channel_id' | 'conversation_id') => ({
@@ -301,12 +304,20 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       });
     },
 
-    create(container, author, input, rights) {
+    async create(container, author, input, rights) {
       if (input.content.trim() === '' && input.files.length === 0) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
       const found = mentions.find(container, input.content, rights.mayMentionEveryone);
-      const { row, reply, attachments } = insertNew(container, author, input, found, iso(clock.now()));
+      let inserted: ReturnType<typeof insertNew>;
+      try {
+        inserted = await commits.run(() => insertNew(container, author, input, found, iso(clock.now())));
+      } catch (err) {
+        // The room was deleted between the access check and the batch's turn.
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw notFound(`${container.kind} not found`);
+        throw err;
+      }
+      const { row, reply, attachments } = inserted;
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       metrics.messageSent();

@@ -65,6 +65,13 @@ export const MAX_SOCKETS_PER_USER = 50;
 export const FLOOD_WINDOW_MS = 10_000;
 /** At shutdown, sockets that have not finished the closing handshake by then are cut. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
+/** Socket writes one event-loop turn makes before the rest wait a turn: about 5 ms of sends here. */
+export const SENDS_PER_TURN = 250;
+
+/** An outbox entry: an event's frames to its audience, or a close that must follow them. */
+type Job =
+  | { peers: Peer[]; frameFor: (userId: string) => Buffer; next: number }
+  | { close: Peer; how: { code: number; reason: string } };
 
 /** Close codes (RFC 6455 section 7.4; 4000-4999 are ours). Documented in docs/api.md ("Close codes"). */
 export const CLOSE = {
@@ -86,10 +93,12 @@ export interface StreamHooks {
 
 export interface HubOptions {
   heartbeatMs: number;
+  /** Socket writes per event-loop turn (SENDS_PER_TURN). */
+  sendsPerTurn: number;
 }
 
-/** Defaults read when a hub is created; tests shorten the heartbeat here before starting a server. */
-export const realtimeSettings: HubOptions = { heartbeatMs: HEARTBEAT_MS };
+/** Defaults read when a hub is created; tests shorten the heartbeat (or the turn) here before starting a server. */
+export const realtimeSettings: HubOptions = { heartbeatMs: HEARTBEAT_MS, sendsPerTurn: SENDS_PER_TURN };
 
 interface Peer {
   ws: WebSocket;
@@ -151,6 +160,9 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
   /** User streams only, by user. */
   const streams: Index = new Map();
   let closing = false;
+  /** Writes and closes not yet made, in the order they were asked for (see flush()). */
+  const outbox: Job[] = [];
+  let flushing = false;
   let hooks: StreamHooks = { ready: () => ({ event: 'ready' }), online: () => {}, offline: () => {} };
 
   const heartbeat = setInterval(() => {
@@ -233,9 +245,14 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     });
   }
 
-  /** Starts the closing handshake; the peer leaves the indexes when the socket is closed. */
+  /**
+   * Starts the closing handshake; the peer leaves the indexes when the socket is closed. Behind
+   * sends still waiting in the outbox, so an event that explains a close (standing, removal)
+   * arrives before it.
+   */
   function drop(peer: Peer, how: { code: number; reason: string }): void {
-    peer.ws.close(how.code, how.reason);
+    if (outbox.length === 0) peer.ws.close(how.code, how.reason);
+    else enqueue({ close: peer, how });
   }
 
   function send(peer: Peer, frame: Buffer): void {
@@ -247,18 +264,50 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     peer.ws.send(frame, { binary: false });
   }
 
-  /** Writes an event to these peers; one serialization per distinct content. */
+  /**
+   * Writes an event to these peers; one serialization per distinct content. The audience and
+   * the frames are fixed now (the state the event describes); the writes go out through the
+   * outbox, SENDS_PER_TURN per event-loop turn, in order.
+   */
   function deliver(recipients: Iterable<Peer>, event: LiveEvent): void {
-    let frameFor: ((userId: string) => Buffer) | undefined;
+    const peers = [...recipients].filter((peer) => peer.ws.readyState === WebSocket.OPEN);
+    // An event nobody receives is never serialized.
+    if (peers.length > 0) enqueue({ peers, frameFor: framesOf(event), next: 0 });
+  }
+
+  function enqueue(job: Job): void {
+    outbox.push(job);
+    if (!flushing) flush();
+  }
+
+  /**
+   * Sends from the outbox until this turn's budget is spent, then yields to the event loop
+   * (requests, other sockets) and goes on in the next turn. One event to a thousand sockets
+   * is a thousand socket writes, tens of milliseconds: spread out, no turn blocks for long.
+   */
+  function flush(): void {
+    flushing = true;
+    let budget = options.sendsPerTurn;
     let sent = 0;
-    for (const peer of recipients) {
-      if (peer.ws.readyState !== WebSocket.OPEN) continue;
-      // Serialized on the first recipient: an event nobody receives costs nothing.
-      frameFor ??= framesOf(event);
-      send(peer, frameFor(peer.userId));
-      sent++;
+    while (outbox.length > 0 && budget > 0) {
+      const job = outbox[0];
+      if ('close' in job) {
+        outbox.shift();
+        job.close.ws.close(job.how.code, job.how.reason);
+        continue;
+      }
+      while (job.next < job.peers.length && budget > 0) {
+        const peer = job.peers[job.next++];
+        budget--;
+        if (peer.ws.readyState !== WebSocket.OPEN) continue;
+        send(peer, job.frameFor(peer.userId));
+        sent++;
+      }
+      if (job.next === job.peers.length) outbox.shift();
     }
     if (sent) metrics.framesSent(sent);
+    if (outbox.length > 0) setImmediate(flush);
+    else flushing = false;
   }
 
   /** The user streams of these users. */

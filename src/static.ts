@@ -29,6 +29,18 @@ export const VENDOR_FILES: Record<string, [string, string]> = {
   '/vendor/purify.js': ['dompurify', 'purify.es.mjs'],
   // Emojibase's compact English data set (the one the server checks shortcodes with).
   '/vendor/emoji.json': ['emojibase-data/en/compact.json', 'compact.json'],
+  // qrcode's browser build (one classic script defining `QRCode`, its one dependency bundled
+  // in): the account page draws the two-factor QR code with it. 1.5.1 is the newest 1.x that
+  // publishes build/ (soldair/node-qrcode#394).
+  '/vendor/qrcode.js': ['qrcode/package.json', 'build/qrcode.js'],
+};
+
+/**
+ * Addresses that serve another page. /account/warnings is where the account page lived before
+ * it grew into /account; the server's suspension answers and older links still name it.
+ */
+const PAGE_ALIASES: Record<string, string> = {
+  '/account/warnings': '/account',
 };
 
 function vendorPath(entry: string, relative: string): string {
@@ -80,6 +92,10 @@ export function indexStaticFiles(root: string): StaticFiles {
     }
   };
   walk(root, '');
+  for (const [alias, target] of Object.entries(PAGE_ALIASES)) {
+    const file = files.get(target);
+    if (file) files.set(alias, file);
+  }
   for (const [urlPath, [entry, relative]] of Object.entries(VENDOR_FILES)) {
     const full = vendorPath(entry, relative);
     // A source-map comment would make devtools ask for a file we do not serve.

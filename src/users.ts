@@ -52,9 +52,14 @@ export interface UserStore {
 
 /** The user lookups every request makes (auth runs byId per request, so standing is always current). */
 export function createUserStore(db: DB): UserStore {
-  const COLUMNS = 'u.id, p.username, u.is_admin, u.standing, p.display_name, p.avatar_url FROM users u JOIN profiles p ON p.id = u.id';
-  const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE u.id = ?`);
-  const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE u.username = ? COLLATE NOCASE AND u.deleted_at IS NULL`);
+  // The profiles view's expressions on the users row itself: one lookup, every request.
+  const COLUMNS = `id, is_admin, standing,
+    CASE WHEN deleted_at IS NULL THEN username ELSE 'deleted-user' END AS username,
+    CASE WHEN deleted_at IS NULL THEN display_name ELSE 'Deleted user' END AS display_name,
+    CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url
+    FROM users`;
+  const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE id = ?`);
+  const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL`);
   return {
     byId: (id) => {
       const row = byId.get(id);

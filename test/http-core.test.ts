@@ -341,7 +341,7 @@ t.test('static pages', async (t) => {
   t.teardown(server.close);
   const anon = new Client(server.url);
 
-  for (const path of ['/', '/account/warnings']) {
+  for (const path of ['/', '/account', '/account/warnings']) {
     t.test(`GET ${path} serves an HTML page under a CSP that forbids inline script`, async (t) => {
       const res = await anon.get(path);
       t.equal(res.status, 200);

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 // The user stream (GET /api/ws), read state, mentions, typing and presence, with real ws clients.
 import t from 'tap';
 import { presenceSettings } from '../src/presence';
+import { SENDS_PER_TURN, realtimeSettings } from '../src/realtime';
 import { type Client, signUp } from './helpers/client';
 import { befriend, crowd, must, ref, setStanding, users } from './helpers/community';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
@@ -317,4 +318,34 @@ t.test('a restart ends every session: streams close with 4001', async (t) => {
   const closing = server.close();
   t.equal((await s.closed()).code, 4001);
   await closing;
+});
+
+t.test('a busy outbox keeps the order: every stream gets every event in commit order, a close after its reason', async (t) => {
+  // One socket write per event-loop turn: every event waits its turn in the outbox.
+  realtimeSettings.sendsPerTurn = 1;
+  t.teardown(() => (realtimeSettings.sendsPerTurn = SENDS_PER_TURN));
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await crowd(server, 3);
+  const sockets = await Promise.all(c.members.map((m) => stream(server, m)));
+  t.teardown(() => sockets.forEach((s) => s.close()));
+  const url = channelMessages(c, c.general);
+  const posted = await Promise.all(Array.from({ length: 6 }, (_, i) => must(c.owner.post(url, { content: `burst ${i}` }), 201)));
+  const inCommitOrder = (await must(c.owner.get(url), 200)).body.map((m: { id: string }) => m.id).reverse();
+  t.same(new Set(inCommitOrder), new Set(posted.map((p) => p.body.id)));
+  for (const socket of sockets) {
+    const got: string[] = [];
+    while (got.length < 6) got.push((await socket.event('message')).message.id);
+    t.same(got, inCommitOrder, 'in the order they were committed');
+  }
+
+  // The suspension's event is still queued behind a message when the stream is closed: it arrives first.
+  const [, , target] = c.members;
+  const admin = await signUp(server.url, 'outbox_admin');
+  server.app.db.prepare('UPDATE users SET is_admin = 1 WHERE id = ?').run(admin.userId);
+  const frames: any[] = [];
+  sockets[2].ws.on('message', (data) => frames.push(JSON.parse(data.toString())));
+  await Promise.all([must(c.owner.post(url, { content: 'last words' }), 201), must(admin.put(`/api/admin/users/${target.userId}/standing`, { standing: 4 }), 200)]);
+  t.equal((await sockets[2].closed()).code, 4003);
+  t.ok(frames.some((f) => f.event === 'standing' && f.account_standing === 4), 'the standing event came before the close');
 });

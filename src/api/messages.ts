@@ -161,7 +161,9 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
   });
   /**
    * Slow mode: a member (not the owner or an administrator) sends one message per
-   * slowmode_seconds in the channel; sooner is 429 with Retry-After. Returns what records a send.
+   * slowmode_seconds in the channel; sooner is 429 with Retry-After. The slot is taken at once,
+   * so a second message racing this one (an upload still streaming, a batch still committing)
+   * waits too; the returned function gives it back if this message is not sent after all.
    */
   const slowMode = (ctx: Ctx, resolved: Resolved): (() => void) => {
     const { container } = resolved;
@@ -169,15 +171,18 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     const seconds = directory.channel(container.id)?.slowmode_seconds ?? 0;
     if (seconds === 0) return () => {};
     const key = `${ctx.user.id}:${container.id}`;
-    const wait = (lastSent.get(key) ?? -Infinity) + seconds * 1000 - clock.now();
+    const previous = lastSent.get(key);
+    const now = clock.now();
+    const wait = (previous ?? -Infinity) + seconds * 1000 - now;
     if (wait > 0) {
       const retry = Math.ceil(wait / 1000);
       throw new HttpError(429, `slow mode: one message every ${seconds} s here; try again in ${retry} s`, { 'Retry-After': String(retry) });
     }
+    lastSent.set(key, now);
+    if (lastSent.size > 100_000) for (const [k, at] of lastSent) if (now - at > MAX_SLOWMODE_SECONDS * 1000) lastSent.delete(k);
     return () => {
-      const now = clock.now();
-      lastSent.set(key, now);
-      if (lastSent.size > 100_000) for (const [k, at] of lastSent) if (now - at > MAX_SLOWMODE_SECONDS * 1000) lastSent.delete(k);
+      if (previous === undefined) lastSent.delete(key);
+      else lastSent.set(key, previous);
     };
   };
   /** The audit entry of a moderator deleting or pinning someone's message in a channel. */
@@ -225,26 +230,22 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     assertAllowed(ctx.user, scope.sendAction);
     scope.guardWrite(ctx, resolved.container);
     limits.messagesPerUser.take(ctx.user.id, 'messages');
-    const sent = slowMode(ctx, resolved);
+    const giveBack = slowMode(ctx, resolved);
     const multipart = mediaType(ctx.req) === 'multipart/form-data';
-    const input = await readMessageInput(ctx, uploads);
+    let input: MessageInput | undefined;
     try {
-      if (!multipart) {
-        const message = messages.create(resolved.container, ctx.user, input, rightsOf(resolved));
-        sent();
-        return created(message);
-      }
+      input = await readMessageInput(ctx, uploads);
+      if (!multipart) return created(await messages.create(resolved.container, ctx.user, input, rightsOf(resolved)));
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       const { user } = authenticate({ sessions, users }, ctx.req, 'user');
       const fresh = scope.resolve({ ...ctx, user: user! });
       assertAllowed(user!, scope.sendAction);
       scope.guardWrite({ ...ctx, user: user! }, fresh.container);
-      const message = messages.create(fresh.container, user!, input, rightsOf(fresh));
-      sent();
-      return created(message);
+      return created(await messages.create(fresh.container, user!, input, rightsOf(fresh)));
     } catch (err) {
-      uploads.discard(input.files);
+      giveBack();
+      if (input) uploads.discard(input.files);
       throw err;
     }
   }

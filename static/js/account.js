@@ -1,9 +1,16 @@
-// The account page (/account/warnings): standing, warnings and the email address. GET
-// /api/account works for suspended accounts too, so this is where a suspended user learns why.
+// The account page (/account; its old address /account/warnings serves the same page):
+// profile, email, password, two-factor sign-in, sessions, standing and warnings, export and
+// deletion. GET /api/account answers suspended accounts too, so this is also where a suspended
+// user learns why. Each area is its own module; this one holds the account record and redraws
+// the sections when one of them changes it.
 import './theme.js';
 import { api } from './api.js';
-import { $, el, showText, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
+import { $, el, showText, showNotice, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
+import { initProfile, showProfile } from './account-profile.js';
+import { initSecurity, showSecurity } from './account-security.js';
+import { initData, showData } from './account-data.js';
 
+let account = null;
 
 function warningItem(warning) {
   return el('li', {},
@@ -17,11 +24,6 @@ function showEmail(email, verified) {
     : `${email} · ${verified ? 'verified' : 'not verified yet: open the link sent to it'}`;
 }
 
-function showResult(text, isError) {
-  showText('email-result', text);
-  $('email-result').classList.toggle('error', isError);
-}
-
 $('email-form').addEventListener('submit', async (e) => {
   e.preventDefault();
   const button = $('email-form').querySelector('button');
@@ -29,36 +31,61 @@ $('email-form').addEventListener('submit', async (e) => {
   try {
     const result = await api('PUT', '/api/account/email', { email: $('email').value });
     showEmail(result.email, result.email_verified);
-    showResult(result.email_verified
+    showNotice('email-result', result.email_verified
       ? 'That address is already verified.'
-      : `A confirmation link is on its way to ${result.email}. It is valid for 24 hours.`, false);
+      : `A confirmation link is on its way to ${result.email}. It is valid for 24 hours.`);
     $('email').value = '';
   } catch (err) {
-    showResult(err.message, true);
+    showNotice('email-result', err.message, true);
   } finally {
     button.disabled = false;
   }
 });
 
+function showStanding() {
+  const standing = account.account_standing;
+  $('standing').textContent = `${standing} · ${STANDING_NAMES[standing] || 'unknown'}`;
+  $('standing-help').textContent = STANDING_HELP[standing] || '';
+  $('suspended').hidden = standing < 4;
+  $('suspended-top').hidden = standing < 4;
+  $('warnings').replaceChildren(...account.warnings.map(warningItem));
+  $('no-warnings').hidden = account.warnings.length > 0;
+}
+
+/** Redraws every section from the account record. */
+function render() {
+  const suspended = account.account_standing >= 4;
+  $('who').textContent = `Signed in as ${account.display_name ? `${account.display_name} (${account.username})` : account.username}.`;
+  $('who').hidden = false;
+  showProfile(account);
+  showEmail(account.email, account.email_verified);
+  $('email-form').hidden = suspended;
+  $('email-closed').hidden = !suspended;
+  showSecurity(account);
+  showStanding();
+  showData(account);
+}
+
+/** A section changed part of the account ({display_name}, {two_factor}, …): redraw. */
+function update(changes) {
+  Object.assign(account, changes);
+  render();
+}
+
 async function start() {
-  let account;
   try {
     account = await api('GET', '/api/account');
   } catch (err) {
     showText('problem', err.status === 401 ? 'You are not signed in. Log in on the home page first.' : err.message);
     return;
   }
-  showText('who', `signed in as ${account.username}`);
-  const standing = account.account_standing;
-  $('standing').textContent = `${standing} · ${STANDING_NAMES[standing] || 'unknown'}`;
-  $('standing-help').textContent = STANDING_HELP[standing] || '';
-  $('suspended').hidden = standing < 4;
-  $('warnings').replaceChildren(...account.warnings.map(warningItem));
-  $('no-warnings').hidden = account.warnings.length > 0;
-  showEmail(account.email, account.email_verified);
-  $('email-form').hidden = standing >= 4;
-  $('email-closed').hidden = standing < 4;
+  initProfile(update);
+  initSecurity(update);
+  initData();
+  render();
   $('account').hidden = false;
+  // The sections were hidden while the page loaded, so the browser could not scroll to #export.
+  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
 }
 
 start();

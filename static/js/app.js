@@ -22,6 +22,7 @@ import { initSearch, closeSearch, roomChanged } from './search.js';
 import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
+import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 const LAST_PLACE = 'chat:last-place';
 const LAST_CHANNEL = 'chat:last-channel:';
@@ -197,9 +198,13 @@ function renderConnection() {
   $('me-button').classList.toggle('offline', c !== 'live');
 }
 
+let signInCode = null; // the dialog's two-factor code field (signin.js), made on first use
+
 function openSignIn() {
   const dialog = $('signin-dialog');
   if (dialog.open) return;
+  signInCode ??= codeStep('signin');
+  signInCode.hide();
   $('signin-username').value = state.me?.username || '';
   $('signin-password').value = '';
   $('signin-problem').hidden = true;
@@ -214,14 +219,27 @@ async function signInAgain(e) {
   const button = $('signin-form').querySelector('button[type=submit]');
   button.disabled = true;
   try {
-    const result = await api('POST', '/api/login', { username: $('signin-username').value, password: $('signin-password').value });
+    const result = await logIn($('signin-username').value, $('signin-password').value, signInCode.value());
     if (result.suspended) return void location.assign('/account/warnings');
     $('signin-dialog').close();
     toast('Signed in again.', false);
     reconnectNow();
   } catch (err) {
-    $('signin-problem').textContent = err.status === 401 ? 'Wrong username or password.' : err.message;
+    if (err.status === 401 && err.message === CODE_REQUIRED) {
+      // The password was right and stays typed: now the code.
+      $('signin-problem').hidden = true;
+      signInCode.show();
+      signInCode.retry();
+      return;
+    }
     $('signin-problem').hidden = false;
+    if (err.status === 401 && err.message === CODE_WRONG) {
+      $('signin-problem').textContent = 'That code is not right. Try the current one, or a recovery code.';
+      signInCode.retry();
+      return;
+    }
+    if (err.status === 401) signInCode.hide();
+    $('signin-problem').textContent = err.status === 401 ? 'Wrong username or password.' : err.message;
     $('signin-password').value = '';
     $('signin-password').focus();
   } finally {

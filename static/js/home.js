@@ -1,12 +1,14 @@
 // The home page. Signed out, it shows the register/login forms: plain form posts that work
 // without this script, which (when it runs) sends them as JSON instead so a failed login keeps
 // the username, registering signs the user in, and both return to where the user was going
-// (?next=/invites/… from an invite page, or the room of a tab that was signed out). Signed in,
-// it starts the chat app.
+// (?next=/invites/… from an invite page, or the room of a tab that was signed out). An account
+// with two-factor sign-in on is asked for its code in the same form (signin.js). Signed in, it
+// starts the chat app.
 import './theme.js';
 import { api } from './api.js';
 import { $, showText, toast, STANDING_NAMES } from './ui.js';
 import { startApp } from './app.js';
+import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 // What a failed form post comes back with: /?error=<code>. The page words each code itself, so
 // no one can put a sentence of their own on this page through a link.
@@ -16,7 +18,7 @@ const FORM_ERRORS = {
   username_taken: 'That username is taken. Pick another one.',
   missing_fields: 'Enter a username and a password.',
   login_failed: 'Wrong username or password.',
-  two_factor_required: 'Enter the code from your authenticator app.',
+  two_factor_required: 'Two-factor sign-in is on for this account: enter your password again, and the code from your authenticator app.',
   two_factor_failed: 'That code is not right. Try the current one, or a recovery code.',
   rate_limited: 'Too many attempts. Wait a little, then try again.',
   signed_out: 'You were signed out. Sign in again.',
@@ -36,11 +38,13 @@ const next = safeNext(params.get('next'));
 if (next) sessionStorage.setItem(NEXT_KEY, next);
 if (params.has('registered')) showText('notice', 'Registered. You can log in now.');
 if (params.has('logged_in')) toast('Logged in.', false);
+if (params.has('deleted')) showText('notice', 'Your account is deleted. Your messages stay, shown as written by “Deleted user”.');
 const errorCode = params.get('error');
 if (errorCode) showText('problem', Object.hasOwn(FORM_ERRORS, errorCode) ? FORM_ERRORS[errorCode] : GENERIC_ERROR);
 // The message has been read: a reload should not show it again. ?server= stays.
-if (['registered', 'logged_in', 'error', 'next'].some((key) => params.has(key))) {
-  for (const key of ['registered', 'logged_in', 'error', 'next']) params.delete(key);
+const READ_ONCE = ['registered', 'logged_in', 'deleted', 'error', 'next'];
+if (READ_ONCE.some((key) => params.has(key))) {
+  for (const key of READ_ONCE) params.delete(key);
   const rest = params.toString();
   history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : ''));
 }
@@ -58,20 +62,36 @@ const LOGIN_ERRORS = { 401: FORM_ERRORS.login_failed, 429: FORM_ERRORS.rate_limi
 
 function wireForms() {
   const login = $('login-form');
+  const code = codeStep('login');
+  // A form posted before this script ran came back as ?error=two_factor_required: the code field
+  // shows now, and the password has to be typed again.
+  if (errorCode === 'two_factor_required' || errorCode === 'two_factor_failed') code.show();
   login.addEventListener('submit', async (e) => {
     e.preventDefault();
     const button = login.querySelector('button[type=submit]');
     button.disabled = true;
     showText('problem', '');
     try {
-      const result = await api('POST', '/api/login', { username: login.username.value, password: login.password.value });
+      const result = await logIn(login.username.value, login.password.value, code.value());
       goOn(result.suspended);
     } catch (err) {
+      button.disabled = false;
+      if (err.status === 401 && err.message === CODE_REQUIRED) {
+        // The password was right: ask for the code, keeping what was typed.
+        code.show();
+        code.retry();
+        return;
+      }
+      if (err.status === 401 && err.message === CODE_WRONG) {
+        showText('problem', FORM_ERRORS.two_factor_failed);
+        code.retry();
+        return;
+      }
       showText('problem', LOGIN_ERRORS[err.status] || err.message);
       // The username stays; only the password is cleared for another try.
+      if (err.status === 401) code.hide();
       login.password.value = '';
       login.password.focus();
-      button.disabled = false;
     }
   });
   const register = $('register-form');

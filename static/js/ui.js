@@ -167,3 +167,12 @@ export function presenceDot(presence) {
   const words = { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' };
   return el('span', { class: `presence ${value}`, role: 'img', 'aria-label': words[value] || value, title: words[value] || value });
 }
+
+/** Like showText, and marks the notice as an error or not. */
+export function showNotice(id, text, isError = false) {
+  showText(id, text);
+  $(id).classList.toggle('error', isError);
+}
+
+/** Length in Unicode code points, the way the server counts names and passwords. */
+export const codePointLength = (text) => [...text].length;
