@@ -20,10 +20,11 @@ export function api(method, path, body) {
 
 /**
  * A moderation call with its optional reason, which the server stores in the audit log. The
- * header carries ASCII only, so the reason is percent-encoded (the server decodes it).
+ * header carries ASCII only, so the reason is percent-encoded (the server decodes it); line
+ * breaks, which the server refuses there, become spaces.
  */
 export function apiWithReason(method, path, body, reason) {
-  const text = (reason || '').trim();
+  const text = (reason || '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return request(method, path, body, text ? { 'X-Audit-Log-Reason': encodeURIComponent(text) } : {});
 }
 

@@ -67,7 +67,8 @@ export async function banMember(server, member) {
   if (!answer) return;
   try {
     const reason = answer.reason.trim();
-    await api('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {});
+    // The ban keeps its reason for the ban list; the header gives it to the audit log.
+    await apiWithReason('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {}, reason);
     toast(`${name} was banned.`, false);
     await loadMembers(server.id, true);
   } catch (err) {
