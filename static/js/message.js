@@ -33,8 +33,10 @@ export function buildMessage(m, on) {
   const name = displayName(author);
   const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
 
+  const pinnedMark = () => (m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null);
+  // A continued message has no header: its pin shows in the gutter, where its time shows on hover.
   const gutter = on.continued
-    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }))
+    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }), pinnedMark())
     : el('div', { class: 'msg-gutter' }, userAvatar(author));
 
   const body = el('div', { class: 'msg-body' });
@@ -46,7 +48,7 @@ export function buildMessage(m, on) {
         'aria-label': `${fullName(author)}: open their menu`, 'aria-haspopup': 'menu', onclick: (e) => on.openUser(e.currentTarget),
       }),
       el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
-      m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null));
+      pinnedMark()));
   if (m.reply_to) body.append(replyPreview(m, on));
   const edited = () => (on.history
     ? el('button', { type: 'button', class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}: show every version`, onclick: on.history }, '(edited)')
