@@ -6,7 +6,7 @@ import { api } from './api.js';
 import { $, el, toast, ask, wireDialogs, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName } from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
@@ -281,10 +281,6 @@ function openMeMenu(anchor) {
     meMenu = el('div', { id: 'me-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Status and account' });
     menuKeys(meMenu);
   }
-  const item = (label, iconName, run, extra = {}) => el('button', {
-    type: 'button', role: extra.role || 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, 'aria-checked': extra.checked === undefined ? null : String(extra.checked),
-    onclick: () => { closePopup(); run(); },
-  }, iconName ? icon(iconName) : null, el('span', { text: label }));
   const statusItem = (value) => el('button', {
     type: 'button', role: 'menuitemradio', class: 'menu-item', 'aria-checked': String(state.status === value),
     onclick: () => { closePopup(); setStatus(value); },
@@ -294,14 +290,14 @@ function openMeMenu(anchor) {
     el('div', { class: 'menu-label', text: 'Status' }),
     ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
     el('div', { class: 'menu-sep', role: 'separator' }),
-    notifyLabel && item(notifyLabel, 'bell', async () => {
+    notifyLabel && menuItem(notifyLabel, 'bell', async () => {
       const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
       toast(result === 'on' ? 'Desktop notifications are on for mentions and direct messages while this tab is hidden.'
         : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
     }),
-    item('Account and standing', 'user', () => location.assign('/account/warnings')),
-    state.isAdmin && item('Administration', 'shield', () => location.assign('/admin')),
-    item('Log out', 'logout', logOut, { danger: true }));
+    menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
+    state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
+    menuItem('Log out', 'logout', logOut, { danger: true }));
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
 }

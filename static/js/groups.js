@@ -3,9 +3,8 @@
 // sidebar, the header and the member list current; the answers update them at once as well.
 import { api } from './api.js';
 import { el, toast, confirmAction } from './ui.js';
-import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, emit, findConversation, conversationTitle, displayName, isBlocked } from './store.js';
 
 function applyRecord(record) {
@@ -21,14 +20,11 @@ export function openGroupMenu(conversation, anchor) {
     menu = el('div', { id: 'group-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Group menu' });
     menuKeys(menu);
   }
-  const item = (label, iconName, run, danger = false) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${danger ? ' danger' : ''}`, onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   menu.replaceChildren(
-    item('Rename group', 'edit', () => renameGroup(conversation)),
-    item('Add a friend', 'user', () => addToGroup(conversation)),
+    menuItem('Rename group', 'edit', () => renameGroup(conversation)),
+    menuItem('Add a friend', 'user', () => addToGroup(conversation)),
     el('div', { class: 'menu-sep', role: 'separator' }),
-    item('Leave group', 'door', () => leaveGroup(conversation), true));
+    menuItem('Leave group', 'door', () => leaveGroup(conversation), { danger: true }));
   openPopup(menu, anchor);
   menu.querySelector('[role="menuitem"]')?.focus();
 }

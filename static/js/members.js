@@ -6,7 +6,7 @@
 import { api } from './api.js';
 import { $, el, toast, ask, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName } from './store.js';
 import { userAvatar, nameText, fullName, isDeletedUser } from './names.js';
 import { loadMembers, isLoadingMembers } from './members-data.js';
@@ -100,9 +100,6 @@ export function openUserMenu(user, anchor) {
   const self = user.user_id === me;
   const gone = isDeletedUser(user);
   const isOwner = server && server.owner_id === me;
-  const item = (label, iconName, run, danger = false) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${danger ? ' danger' : ''}`, onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   const until = timeoutOf(member);
   const moderate = server && member && mayModerate(server, member);
   const roles = server ? state.roles.get(server.id) || [] : [];
@@ -112,26 +109,25 @@ export function openUserMenu(user, anchor) {
   const name = displayName(user);
   const groups = [
     [
-      !self && !gone && isFriend(user.user_id) && item('Message', 'chat', () => hooks.openDm(user.username)),
-      !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && item('Add friend', 'user', () => addFriend(user.username)),
+      !self && !gone && isFriend(user.user_id) && menuItem('Message', 'chat', () => hooks.openDm(user.username)),
+      !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && menuItem('Add friend', 'user', () => addFriend(user.username)),
     ],
     isOwner && member && roles.length ? [
       el('div', { class: 'menu-label', text: 'Role' }),
-      ...[{ name: null }, ...roles].map((r) => el('button', {
-        type: 'button', role: 'menuitemradio', class: 'menu-item', 'aria-checked': String((member.role || null) === r.name),
-        onclick: () => { closePopup(); assignRole(server, member, r.name); },
-      }, icon(r.name ? 'shield' : 'x'), el('span', { text: r.name || 'No role' }))),
+      ...[{ name: null }, ...roles].map((r) => menuItem(r.name || 'No role', r.name ? 'shield' : 'x', () => assignRole(server, member, r.name), {
+        role: 'menuitemradio', checked: (member.role || null) === r.name,
+      })),
     ] : [],
     [
-      moderate && !until && item('Time out…', 'clock', () => timeOutMember(server, member), true),
-      moderate && until && item('Remove timeout', 'clock', () => endTimeout(server, member)),
-      moderate && item(`Kick ${name}…`, 'door', () => kickMember(server, member), true),
-      moderate && item(`Ban ${name}…`, 'ban', () => banMember(server, member), true),
-      inGroup && !self && conversation.created_by === me && item('Remove from group', 'door', () => removeFromGroup(conversation, user), true),
+      moderate && !until && menuItem('Time out…', 'clock', () => timeOutMember(server, member), { danger: true }),
+      moderate && until && menuItem('Remove timeout', 'clock', () => endTimeout(server, member)),
+      moderate && menuItem(`Kick ${name}…`, 'door', () => kickMember(server, member), { danger: true }),
+      moderate && menuItem(`Ban ${name}…`, 'ban', () => banMember(server, member), { danger: true }),
+      inGroup && !self && conversation.created_by === me && menuItem('Remove from group', 'door', () => removeFromGroup(conversation, user), { danger: true }),
     ],
     [
-      !self && !gone && (isBlocked(user.user_id) ? item('Unblock', 'ban', () => unblockUser(user)) : item('Block', 'ban', () => blockUser(user), true)),
-      !self && !gone && item('Report user', 'flag', () => reportUser(user), true),
+      !self && !gone && (isBlocked(user.user_id) ? menuItem('Unblock', 'ban', () => unblockUser(user)) : menuItem('Block', 'ban', () => blockUser(user), { danger: true })),
+      !self && !gone && menuItem('Report user', 'flag', () => reportUser(user), { danger: true }),
     ],
   ].map((g) => g.filter(Boolean)).filter((g) => g.length);
   menu.replaceChildren(

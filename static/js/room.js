@@ -5,14 +5,13 @@
 // then goes live again.
 import { api, apiWithReason, query } from './api.js';
 import { $, el, toast, ask, formatDay } from './ui.js';
-import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
 import { openLightbox } from './lightbox.js';
 import {
-  state, on, emit, roomKey, findChannel, findServer, findConversation, canManageServer, maySend, applyRead, isBlocked, displayName,
+  state, on, emit, findChannel, findServer, findConversation, canManageServer, maySend, applyRead, isBlocked, displayName,
 } from './store.js';
 import { openUserMenu } from './members.js';
 import { showEditHistory } from './edit-history.js';
@@ -552,20 +551,16 @@ async function toggleReaction(r, id, emoji, add) {
 
 let menuEl = null;
 function openMenu(r, m, anchor, { mine, canDelete }) {
-  const item = (label, iconName, run, extra = {}) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, disabled: extra.disabled,
-    onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   const mayWrite = maySend(r.kind);
   const items = [
-    item('Reply', 'reply', () => setReply(r, m)),
-    item('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
-    m.content && item('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
-    mayPin(r) && item(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
-    m.edited_at && mayReadHistory(r, m) && item('Edit history', 'history', () => showEditHistory(r.base, m)),
-    mine && mayWrite && item('Edit', 'edit', () => startEdit(r, m)),
-    canDelete && item('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
-    !mine && item('Report', 'flag', () => report(r, m), { danger: true }),
+    menuItem('Reply', 'reply', () => setReply(r, m)),
+    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    m.content && menuItem('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
+    mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
+    m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r.base, m)),
+    mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
+    canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
+    !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),
   ].filter(Boolean);
   if (!menuEl) {
     menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });

@@ -6,7 +6,7 @@ import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, canManageServer, displayName } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
@@ -46,15 +46,12 @@ export function openServerMenu(server, anchor) {
   }
   const owner = server.owner_id === state.me.user_id;
   const manage = canManageServer(server);
-  const item = (label, iconName, run, danger = false) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${danger ? ' danger' : ''}`, onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   menu.replaceChildren(...[
-    item('Invite people', 'user', () => invite(server)),
-    item('Server settings', 'gear', () => openSettings(server.id)),
-    manage && item('Create channel', 'hash', () => newChannel(server)),
-    item('Report server', 'flag', () => reportServer(server), true),
-    !owner && item('Leave server', 'door', () => leaveServer(server), true),
+    menuItem('Invite people', 'user', () => invite(server)),
+    menuItem('Server settings', 'gear', () => openSettings(server.id)),
+    manage && menuItem('Create channel', 'hash', () => newChannel(server)),
+    menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
+    !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
   ].filter(Boolean));
   openPopup(menu, anchor);
   menu.querySelector('[role="menuitem"]')?.focus();
