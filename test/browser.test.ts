@@ -918,6 +918,42 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
     await page.click('#settings-close');
   });
 
+  await step('issue 18: invites limited in uses and time, listed and revoked; a timeout from the member menu reaches the member\'s tab', async (t) => {
+    const { page } = alice;
+    await page.click('#server-menu-button');
+    await page.getByRole('menuitem', { name: 'Server settings' }).click();
+    await page.click('#settings-tab-invites');
+    await page.selectOption('#invite-max-uses', '1');
+    await page.selectOption('#invite-expiry', '3600');
+    await page.click('.invite-form button[type=submit]');
+    const limited = page.locator('#invite-list li', { hasText: '0 / 1 use' });
+    await limited.waitFor();
+    t.match(await limited.textContent(), /expires in (59|60) min/, 'the new invite is listed with its uses and expiry');
+    t.match(await limited.textContent(), `by ${aliceName}`, 'and its creator');
+    const token = (await limited.getAttribute('data-token'))!;
+    t.equal((await dave.get(`/api/invites/${token}`)).status, 200, 'it works');
+    await limited.getByRole('button', { name: 'Revoke' }).click();
+    await page.locator('#ask-dialog[open]', { hasText: 'Revoke this invite?' }).waitFor();
+    await page.click('#ask-submit');
+    await page.locator(`#invite-list li[data-token="${token}"]`).waitFor({ state: 'detached' });
+    t.equal((await dave.get(`/api/invites/${token}`)).status, 404, 'revoked, it answers 404');
+    await page.click('#settings-close');
+
+    await page.locator('#members .member-button', { hasText: carolName }).click();
+    await page.locator('#member-menu').getByRole('menuitem', { name: 'Time out…' }).click();
+    await page.locator('#form-dialog[open]', { hasText: `Time out ${carolName}` }).waitFor();
+    await page.selectOption('#form-seconds', '600');
+    await page.click('#form-submit');
+    await page.locator('#members .member-button', { hasText: carolName }).locator('.timeout-mark').waitFor();
+    t.match(await page.getAttribute(`#members .member-button:has-text("${carolName}")`, 'aria-label'), 'timed out', 'the member list marks the timeout');
+    await carol.page.locator('#composer-notice', { hasText: 'You are timed out' }).waitFor();
+    t.ok(await carol.page.isDisabled('#composer-text'), 'carol\'s composer closes live, saying until when');
+    await page.locator('#members .member-button', { hasText: carolName }).click();
+    await page.locator('#member-menu').getByRole('menuitem', { name: 'Remove timeout' }).click();
+    await carol.page.locator('#composer-notice').waitFor({ state: 'hidden' });
+    t.notOk(await carol.page.isDisabled('#composer-text'), 'and opens again when the timeout is lifted');
+  });
+
   await step('issue 19: the header search box (/ and Ctrl+F), highlighted results, filters, and a jump to an old message', async (t) => {
     const { page } = bob;
     await page.locator('#message-scroll').click({ position: { x: 5, y: 5 } });
