@@ -69,7 +69,10 @@ t.test('servers: update, transfer, delete', async (t) => {
     await must(doomed.clients.owner.delete(doomed.base), 204);
     t.same(await watcher.event('server_left'), { event: 'server_left', server_id: doomed.serverId, reason: 'deleted' });
     t.equal((await doomed.clients.owner.get(doomed.base)).status, 404);
-    t.notOk(fs.existsSync(path.join(server.dataDir, 'uploads', file.id)), 'the attachment file is gone');
+    // The files go after the commit, without holding up the answer: wait for it, bounded.
+    const stored = path.join(server.dataDir, 'uploads', file.id);
+    for (let i = 0; i < 100 && fs.existsSync(stored); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    t.notOk(fs.existsSync(stored), 'the attachment file is gone');
     t.equal((await doomed.clients.member.get(file.url)).status, 404);
   });
   void admin;

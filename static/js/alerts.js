@@ -1,7 +1,7 @@
 // The title ("(3) #general · Book club · chat") and desktop notifications for mentions and
 // direct messages while the tab is hidden. Permission is asked only when the user clicks
 // "Enable desktop notifications", never on load.
-import { state, on, attentionCount, conversationTitle, findConversation, findServer, findChannel } from './store.js';
+import { state, on, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName } from './store.js';
 
 let roomName = '';
 let openPlace = () => {};
@@ -52,7 +52,7 @@ function maybeNotify(m) {
     where = `#${findChannel(m.server_id, m.channel_id)?.name || ''} · ${findServer(m.server_id)?.name || ''}`;
   }
   const body = m.content ? m.content.slice(0, 140) : `${m.attachments.length} attachment(s)`;
-  const n = new Notification(`${m.author.username} (${where})`, { body, tag: m.conversation_id || m.channel_id });
+  const n = new Notification(`${displayName(m.author)} (${where})`, { body, tag: m.conversation_id || m.channel_id });
   n.addEventListener('click', () => {
     window.focus();
     openPlace(m.conversation_id ? { kind: 'conversation', id: m.conversation_id } : { kind: 'channel', serverId: m.server_id, channelId: m.channel_id });

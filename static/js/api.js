@@ -2,9 +2,11 @@
 // reason turned into an ApiError whose message can be shown to the user as it is.
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, retryAfter = null) {
     super(message);
     this.status = status;
+    /** For a 429: how many seconds the server asked us to wait (its Retry-After), else null. */
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -12,8 +14,22 @@ export class ApiError extends Error {
  * api('GET', '/api/servers'), api('POST', path, {name}), api('POST', path, formData).
  * Resolves to the parsed JSON body, or null for 204. Rejects with ApiError.
  */
-export async function api(method, path, body) {
-  const init = { method, credentials: 'same-origin', headers: {} };
+export function api(method, path, body) {
+  return request(method, path, body, {});
+}
+
+/**
+ * A moderation call with its optional reason, which the server stores in the audit log. The
+ * header carries ASCII only, so the reason is percent-encoded (the server decodes it); line
+ * breaks, which the server refuses there, become spaces.
+ */
+export function apiWithReason(method, path, body, reason) {
+  const text = (reason || '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return request(method, path, body, text ? { 'X-Audit-Log-Reason': encodeURIComponent(text) } : {});
+}
+
+async function request(method, path, body, headers) {
+  const init = { method, credentials: 'same-origin', headers: { ...headers } };
   if (body instanceof FormData) {
     init.body = body; // the browser sets the multipart boundary itself
   } else if (body !== undefined) {
@@ -28,7 +44,8 @@ export async function api(method, path, body) {
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => '')).trim();
-    throw new ApiError(res.status, text || `The server answered ${res.status}.`);
+    const wait = Number(res.headers.get('Retry-After'));
+    throw new ApiError(res.status, text || `The server answered ${res.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null);
   }
   if (res.status === 204) return null;
   return res.json();
@@ -63,7 +80,8 @@ export function upload(path, formData, onProgress) {
           reject(new ApiError(xhr.status, 'The server sent an answer that could not be read.'));
         }
       } else {
-        reject(new ApiError(xhr.status, (xhr.responseText || '').trim() || `The server answered ${xhr.status}.`));
+        const wait = Number(xhr.getResponseHeader('Retry-After'));
+        reject(new ApiError(xhr.status, (xhr.responseText || '').trim() || `The server answered ${xhr.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null));
       }
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload was cut off. Check the connection and try again.')));

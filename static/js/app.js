@@ -1,21 +1,27 @@
 // The signed-in app: wires the views (sidebar, room, composer, members, people, settings,
-// switcher, alerts) to the store and the user stream, and decides what is open: the address
-// (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the selection.
+// search, pins, switcher, alerts) to the store and the user stream, and decides what is open:
+// the address (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the
+// selection. The room header (name, topic, group menu) is drawn here.
 import { api } from './api.js';
-import { $, el, toast, ask, iconButton, wireDialogs, avatar, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
+import { $, el, toast, ask, wireDialogs, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
-import { state, on, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner } from './store.js';
+import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
+import { state, on, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName } from './store.js';
+import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
-import { initRoom, openRoom, closeRoom, currentRoom, catchUp } from './room.js';
-import { initComposer, restoreDraft, applyStanding } from './composer.js';
+import { initRoom, openRoom, closeRoom, currentRoom, catchUp, showMessage, mayPin } from './room.js';
+import { initComposer, restoreDraft, updateComposer } from './composer.js';
 import { loadMembers, renderMembers, setMemberHooks } from './members.js';
 import { initPeople, showPeople, openDm } from './people.js';
-import { initSettings, openServerMenu, newChannel, chooseRole } from './settings.js';
+import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
 import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported } from './alerts.js';
+import { initSearch, closeSearch, roomChanged } from './search.js';
+import { initPins } from './pins.js';
+import { openGroupMenu } from './groups.js';
+import { loadBlocks } from './blocks.js';
 import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 const LAST_PLACE = 'chat:last-place';
@@ -39,6 +45,11 @@ function fillIcons() {
   put('send-button', 'send');
   put('reply-cancel', 'x');
   put('settings-close', 'x');
+  put('pins-button', 'pin');
+  put('room-menu-button', 'dots');
+  put('search-close', 'x');
+  put('search-back', 'back');
+  $('search-form').prepend(icon('search', 'search-icon'));
   $('switcher-button').prepend(icon('search'));
   $('friends-button').prepend(icon('users', 'nav-icon'));
   $('jump-present').append(icon('down'));
@@ -49,7 +60,7 @@ function fillIcons() {
 /** Below 760 px one pane shows at a time: the lists (nav), the room, or its members. */
 function setPane(pane) {
   const app = $('app');
-  app.classList.remove('pane-nav', 'pane-room', 'pane-members');
+  app.classList.remove('pane-nav', 'pane-room', 'pane-members', 'pane-search');
   app.classList.add(`pane-${pane}`);
 }
 
@@ -67,7 +78,40 @@ function showMain(which) {
   $('room').hidden = which !== 'room';
 }
 
-/** Opens a place: {kind: 'channel', serverId, channelId?} | {kind: 'conversation', id} | {kind: 'friends'}. */
+/** The room header: name, server or members, the channel's topic, the group's menu. */
+function renderRoomHead() {
+  const cur = state.current;
+  const topic = $('room-topic');
+  topic.hidden = true;
+  $('room-menu-button').hidden = true;
+  if (cur?.kind === 'channel') {
+    const server = findServer(cur.serverId);
+    const channel = findChannel(cur.serverId, cur.channelId);
+    if (!server || !channel) return;
+    $('room-icon').replaceChildren(icon('hash'));
+    $('room-title').textContent = channel.name;
+    $('room-sub').textContent = server.name;
+    topic.textContent = channel.topic || '';
+    topic.title = channel.topic || '';
+    topic.hidden = !channel.topic;
+    setRoomName(`#${channel.name} · ${server.name}`);
+  } else if (cur?.kind === 'conversation') {
+    const conversation = findConversation(cur.id);
+    if (!conversation) return;
+    const partner = dmPartner(conversation);
+    $('room-icon').replaceChildren(partner ? userAvatar(partner, true) : icon('users'));
+    $('room-title').textContent = conversationTitle(conversation);
+    $('room-title').title = partner ? `@${partner.username}` : '';
+    $('room-sub').textContent = partner ? 'Direct message' : conversation.members.map((m) => displayName(m)).join(', ');
+    $('room-menu-button').hidden = conversation.kind !== 'group';
+    setRoomName(partner ? `@${displayName(partner)}` : conversationTitle(conversation));
+  }
+}
+
+/**
+ * Opens a place: {kind: 'channel', serverId, channelId?} | {kind: 'conversation', id} |
+ * {kind: 'friends'}; with `around` (a message id) the room opens at that message.
+ */
 export function select(place, { focusRoom = true } = {}) {
   closePopup();
   if (place.kind === 'channel') {
@@ -84,11 +128,8 @@ export function select(place, { focusRoom = true } = {}) {
     state.current = { kind: 'channel', serverId: server.id, channelId: channel.id };
     remember({ server: server.id, channel: channel.id });
     showMain('room');
-    const r = openRoom(state.current);
-    $('room-icon').replaceChildren(icon('hash'));
-    $('room-title').textContent = channel.name;
-    $('room-sub').textContent = server.name;
-    setRoomName(`#${channel.name} · ${server.name}`);
+    const r = openRoom({ ...state.current, around: place.around });
+    renderRoomHead();
     restoreDraft(r);
     renderMembers();
     loadMembers(server.id).catch((err) => toast(err.message));
@@ -101,23 +142,21 @@ export function select(place, { focusRoom = true } = {}) {
     state.current = { kind: 'conversation', id: conversation.id };
     remember({ conversation: conversation.id });
     showMain('room');
-    const r = openRoom(state.current);
-    const partner = dmPartner(conversation);
-    $('room-icon').replaceChildren(icon(partner ? 'user' : 'users'));
-    $('room-title').textContent = conversationTitle(conversation);
-    $('room-sub').textContent = partner ? 'Direct message' : conversation.members.map((m) => m.username).join(', ');
-    setRoomName(partner ? `@${partner.username}` : conversationTitle(conversation));
+    const r = openRoom({ ...state.current, around: place.around });
+    renderRoomHead();
     restoreDraft(r);
     renderMembers();
   } else {
     closeRoom();
+    closeSearch();
     state.current = { kind: 'friends' };
     remember({ view: 'friends' });
     showMain('people');
     showPeople();
     setRoomName('Friends');
   }
-  applyStanding();
+  updateComposer();
+  roomChanged();
   setPane('room');
   emit('nav');
   if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text').disabled) $('composer-text').focus();
@@ -228,9 +267,9 @@ function renderMe() {
   if (!state.me) return;
   const shown = state.status === 'invisible' ? 'offline' : state.status;
   $('me-button').replaceChildren(
-    el('span', { class: 'avatar-wrap' }, avatar(state.me, true), presenceDot(shown)),
-    el('span', { class: 'me-text' }, el('span', { class: 'me-name', text: state.me.username }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })));
-  $('me-button').setAttribute('aria-label', `${state.me.username}, ${STATUS_LABELS[state.status] || state.status}: status and account menu`);
+    el('span', { class: 'avatar-wrap' }, userAvatar(state.me, true), presenceDot(shown)),
+    el('span', { class: 'me-text' }, el('span', { class: 'me-name', text: displayName(state.me), title: `@${state.me.username}` }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })));
+  $('me-button').setAttribute('aria-label', `${displayName(state.me)}, ${STATUS_LABELS[state.status] || state.status}: status and account menu`);
   const dark = currentTheme() === 'dark';
   $('theme-button').replaceChildren(icon(dark ? 'sun' : 'moon'));
   $('theme-button').setAttribute('aria-label', dark ? 'Switch to the light theme' : 'Switch to the dark theme');
@@ -242,10 +281,6 @@ function openMeMenu(anchor) {
     meMenu = el('div', { id: 'me-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Status and account' });
     menuKeys(meMenu);
   }
-  const item = (label, iconName, run, extra = {}) => el('button', {
-    type: 'button', role: extra.role || 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, 'aria-checked': extra.checked === undefined ? null : String(extra.checked),
-    onclick: () => { closePopup(); run(); },
-  }, iconName ? icon(iconName) : null, el('span', { text: label }));
   const statusItem = (value) => el('button', {
     type: 'button', role: 'menuitemradio', class: 'menu-item', 'aria-checked': String(state.status === value),
     onclick: () => { closePopup(); setStatus(value); },
@@ -255,14 +290,14 @@ function openMeMenu(anchor) {
     el('div', { class: 'menu-label', text: 'Status' }),
     ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
     el('div', { class: 'menu-sep', role: 'separator' }),
-    notifyLabel && item(notifyLabel, 'bell', async () => {
+    notifyLabel && menuItem(notifyLabel, 'bell', async () => {
       const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
       toast(result === 'on' ? 'Desktop notifications are on for mentions and direct messages while this tab is hidden.'
         : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
     }),
-    item('Account and standing', 'user', () => location.assign('/account/warnings')),
-    state.isAdmin && item('Administration', 'shield', () => location.assign('/admin')),
-    item('Log out', 'logout', logOut, { danger: true }));
+    menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
+    state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
+    menuItem('Log out', 'logout', logOut, { danger: true }));
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
 }
@@ -323,9 +358,11 @@ export async function startApp(account) {
     },
     openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
   });
-  setMemberHooks({ openDm, chooseRole });
+  setMemberHooks({ openDm });
   initSwitcher(select);
   initAlerts(select);
+  initSearch(select);
+  initPins({ room: currentRoom, show: showMessage, mayPin });
 
   $('home-button').addEventListener('click', () => select({ kind: 'friends' }));
   $('friends-button').addEventListener('click', () => select({ kind: 'friends' }));
@@ -342,11 +379,22 @@ export async function startApp(account) {
   $('people-back').addEventListener('click', () => setPane('nav'));
   $('members-button').addEventListener('click', () => {
     if (matchMedia('(max-width: 760px)').matches) {
+      closeSearch();
       setPane($('app').classList.contains('pane-members') ? 'room' : 'members');
       return;
     }
-    const hidden = $('app').classList.toggle('members-hidden');
-    $('members-button').setAttribute('aria-pressed', String(!hidden));
+    // The search results take the members' place; the members button brings them back.
+    if ($('app').classList.contains('searching')) {
+      closeSearch();
+      $('app').classList.remove('members-hidden');
+    } else {
+      $('app').classList.toggle('members-hidden');
+    }
+    $('members-button').setAttribute('aria-pressed', String(!$('app').classList.contains('members-hidden')));
+  });
+  $('room-menu-button').addEventListener('click', (e) => {
+    const conversation = state.current?.kind === 'conversation' && findConversation(state.current.id);
+    if (conversation && conversation.kind === 'group') openGroupMenu(conversation, e.currentTarget);
   });
   $('me-button').addEventListener('click', (e) => openMeMenu(e.currentTarget));
   $('theme-button').addEventListener('click', () => {
@@ -360,6 +408,8 @@ export async function startApp(account) {
   on('account', renderStanding);
   on('account', renderMe);
   on('presence', renderMe);
+  on('users', renderMe);
+  on('users', renderRoomHead);
   on('members', (serverId) => {
     const cur = state.current;
     if (cur?.kind === 'channel' && cur.serverId === serverId) $('new-channel').hidden = !canManage(serverId);
@@ -371,6 +421,18 @@ export async function startApp(account) {
       if (!findServer(cur.serverId)) {
         toast('You are no longer a member of that server.', false);
         select({ kind: 'friends' });
+      } else if (!findChannel(cur.serverId, cur.channelId)) {
+        toast('That channel was deleted.', false);
+        select({ kind: 'channel', serverId: cur.serverId });
+      } else {
+        renderRoomHead();
+      }
+    } else if (cur?.kind === 'conversation') {
+      if (!findConversation(cur.id)) {
+        toast('You are no longer in that conversation.', false);
+        select({ kind: 'friends' });
+      } else {
+        renderRoomHead();
       }
     }
   });
@@ -381,6 +443,7 @@ export async function startApp(account) {
   onReady(() => {
     renderMe();
     renderStanding();
+    loadBlocks();
     if (!started) {
       started = true;
       const params = new URLSearchParams(location.search);
@@ -398,12 +461,4 @@ export async function startApp(account) {
   connect();
 }
 
-function canManage(serverId) {
-  const server = findServer(serverId);
-  if (!server) return false;
-  if (server.owner_id === state.me.user_id) return true;
-  const members = state.members.get(serverId);
-  const roles = state.roles.get(serverId);
-  const mine = members?.find((m) => m.user_id === state.me.user_id);
-  return Boolean(mine && roles?.some((r) => r.full_server_admin && mine.roles.includes(r.name)));
-}
+const canManage = (serverId) => canManageServer(findServer(serverId));

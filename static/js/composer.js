@@ -2,14 +2,19 @@
 // the new-line button on a phone, for a new line), ↑ to edit the last message, files as chips
 // (checked for count and size before anything is sent) with drag-and-drop and paste, uploads
 // with a progress bar and Cancel, @ autocomplete, the emoji picker, typing notices, and the
-// standing rules. Sending never clears what was typed after it began.
+// rules on who may write: standing, a timeout in the server, a blocked DM partner, slow mode
+// (a countdown after each message, and the server's Retry-After when it says "too soon").
+// Sending never clears what was typed after it began.
 import { api, upload } from './api.js';
-import { $, el, iconButton, toast, formatSize } from './ui.js';
+import { $, el, iconButton, toast, formatSize, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
-import { state, on, findServer, maySend, conversationTitle, findConversation, findChannel } from './store.js';
+import {
+  state, on, emit, findServer, maySend, conversationTitle, findConversation, findChannel, canManageServer, dmPartner, isBlocked, displayName,
+} from './store.js';
 import { currentRoom, addOwnMessage, setRoomHooks, setReply, editLastOwn } from './room.js';
+import { slowmodeLabel } from './channel-settings.js';
 
 export const MAX_FILES = 5;
 export const MAX_FILE_BYTES = 25 * 1024 * 1024;
@@ -19,6 +24,9 @@ const TYPING_EVERY_MS = 3000;
 
 let files = []; // File objects waiting to be sent with the next message
 let lastTyping = 0;
+const slowUntil = new Map(); // channel id -> when slow mode lets the user send again (ms)
+const refused = new Map(); // room key -> why the server refused to let the user write there (403)
+let ticker = 0; // redraws a countdown (slow mode, timeout) once a second while one runs
 const coarse = matchMedia('(pointer: coarse)');
 
 const text = () => $('composer-text');
@@ -34,11 +42,12 @@ function saveDraft() {
 }
 
 export function restoreDraft(r) {
+  refused.delete(r.key); // asked again on the next try
   text().value = localStorage.getItem(DRAFT_PREFIX + r.key) || '';
   files = [];
   renderChips();
   updateCounter();
-  applyStanding();
+  updateComposer();
 }
 
 // ---- files ------------------------------------------------------------------------------
@@ -93,7 +102,9 @@ function updateCounter() {
 async function send() {
   const r = currentRoom();
   if (!r) return;
-  if (!maySend(r.kind)) return toast(standingSentence(r.kind));
+  const rule = writeRule(r);
+  if (rule.closed) return toast(rule.closed);
+  if (rule.wait) return updateComposer();
   const content = text().value;
   const sending = files;
   if (!content.trim() && sending.length === 0) return;
@@ -106,7 +117,17 @@ async function send() {
   updateCounter();
   setReply(r, null);
   const restore = (err) => {
-    toast(err.message);
+    if (err.status === 429 && r.kind === 'channel' && slowmodeOf(r)) {
+      // Slow mode: the server says when. The notice counts down instead of an error.
+      slowUntil.set(r.channelId, Date.now() + (err.retryAfter || slowmodeOf(r)) * 1000);
+      updateComposer();
+    } else {
+      toast(err.message);
+      if (err.status === 403 && r.kind === 'conversation') {
+        refused.set(r.key, err.message);
+        updateComposer();
+      }
+    }
     if (currentRoom() === r && !text().value) {
       text().value = content;
       saveDraft();
@@ -117,10 +138,17 @@ async function send() {
       }
     }
   };
+  const sent = () => {
+    if (r.kind === 'channel' && slowmodeOf(r) && !exempt(r)) {
+      slowUntil.set(r.channelId, Date.now() + slowmodeOf(r) * 1000);
+      updateComposer();
+    }
+  };
   if (sending.length === 0) {
     try {
       // Text alone goes as JSON: multipart encoding turns every line break into CRLF (HTML spec).
       const message = await api('POST', `${r.base}/messages`, { content, reply_to: replyTo ? replyTo.id : null });
+      sent();
       addOwnMessage(message);
     } catch (err) {
       restore(err);
@@ -140,6 +168,7 @@ async function send() {
   $('uploads').append(row);
   try {
     const message = await job.promise;
+    sent();
     addOwnMessage(message);
   } catch (err) {
     if (err.status === -1) toast('Upload cancelled.', false);
@@ -153,7 +182,7 @@ async function send() {
 
 function typing() {
   const r = currentRoom();
-  if (!r || !text().value.trim() || !maySend(r.kind)) return;
+  if (!r || !text().value.trim() || writeRule(r).closed) return;
   const now = Date.now();
   if (now - lastTyping < TYPING_EVERY_MS) return;
   lastTyping = now;
@@ -168,7 +197,7 @@ function candidates() {
   if (!r) return [];
   if (r.kind === 'channel') {
     const members = state.members.get(r.serverId) || [];
-    const list = members.map((m) => ({ user_id: m.user_id, username: m.username }));
+    const list = members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name }));
     const server = findServer(r.serverId);
     if (server && server.owner_id === state.me.user_id) list.push({ user_id: 'everyone', username: 'everyone' });
     return list;
@@ -183,7 +212,7 @@ function updateSuggest() {
   if (!match) return hideSuggest();
   const partial = match[2].toLowerCase();
   const items = candidates()
-    .filter((u) => u.user_id !== state.me.user_id && u.username.toLowerCase().startsWith(partial))
+    .filter((u) => u.user_id !== state.me.user_id && (u.username.toLowerCase().startsWith(partial) || displayName(u).toLowerCase().startsWith(partial)))
     .sort((a, b) => a.username.localeCompare(b.username))
     .slice(0, 8);
   if (!items.length) return hideSuggest();
@@ -196,7 +225,9 @@ function renderSuggest() {
   suggestBox.replaceChildren(...suggest.items.map((u, i) => el('li', {
     role: 'option', id: `suggest-${i}`, class: 'suggest-item', 'aria-selected': String(i === suggest.index),
     onmousedown: (e) => { e.preventDefault(); choose(i); },
-  }, el('span', { class: 'suggest-at', text: '@' }), el('span', { text: u.username }))));
+  }, u.user_id === 'everyone'
+    ? [el('span', { class: 'suggest-at', text: '@' }), el('span', { text: 'everyone' })]
+    : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })])));
   text().setAttribute('aria-activedescendant', `suggest-${suggest.index}`);
 }
 
@@ -230,7 +261,7 @@ function insertAtCaret(value) {
   updateCounter();
 }
 
-// ---- standing and reply bar -------------------------------------------------------------
+// ---- who may write here, and the reply bar -----------------------------------------------
 
 function standingSentence(kind) {
   if (state.standing >= 3) return 'Your account standing (at risk) does not allow sending messages.';
@@ -238,25 +269,84 @@ function standingSentence(kind) {
   return '';
 }
 
-export function applyStanding() {
-  const r = currentRoom();
-  const blocked = r ? !maySend(r.kind) : false;
-  const offline = state.connection === 'signed-out' || state.connection === 'suspended';
-  text().disabled = blocked || offline;
-  $('send-button').disabled = blocked || offline;
-  $('attach-button').disabled = blocked || offline;
-  $('emoji-button').disabled = blocked || offline;
-  $('newline-button').disabled = blocked || offline;
-  if (blocked) text().placeholder = standingSentence(r.kind);
-  else if (r) text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
-  $('composer').classList.toggle('blocked', blocked);
+const slowmodeOf = (r) => (r.kind === 'channel' ? findChannel(r.serverId, r.channelId)?.slowmode_seconds || 0 : 0);
+const exempt = (r) => canManageServer(findServer(r.serverId));
+
+/** The user's own timeout in the room's server, or null. */
+function myTimeout(r) {
+  if (r.kind !== 'channel') return null;
+  const mine = (state.members.get(r.serverId) || []).find((m) => m.user_id === state.me.user_id);
+  return mine?.timeout_until && Date.parse(mine.timeout_until) > Date.now() ? mine.timeout_until : null;
 }
+
+/** "in 12 s", "in 5 min", "in 3 h". */
+function inTime(ms) {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 60) return `in ${s} s`;
+  if (s < 3600) return `in ${Math.ceil(s / 60)} min`;
+  return `in ${Math.round(s / 3600)} h`;
+}
+
+/**
+ * What holds the user back in this room: {closed: why they cannot write here at all, notice:
+ * what to show above the composer, wait: true while slow mode counts down, ticking: a countdown
+ * runs}.
+ */
+function writeRule(r) {
+  if (!r) return {};
+  if (!maySend(r.kind)) return { closed: standingSentence(r.kind) };
+  const until = myTimeout(r);
+  if (until) {
+    return { closed: `You are timed out in this server until ${formatTime(until)}.`, notice: `You are timed out until ${formatTime(until)} (${inTime(Date.parse(until) - Date.now())}): you can read, but not write, react or type here.`, ticking: true };
+  }
+  if (r.kind === 'conversation') {
+    const partner = dmPartner(findConversation(r.conversationId) || { kind: 'group' });
+    if (partner && isBlocked(partner.user_id)) return { closed: `You blocked ${displayName(partner)}. Unblock them to write here.` };
+    if (refused.has(r.key)) return { closed: refused.get(r.key) };
+  }
+  const slow = slowmodeOf(r);
+  if (!slow) return {};
+  if (exempt(r)) return { notice: `Slow mode is on (${slowmodeLabel(slow)}); as an administrator you are not slowed.` };
+  const left = (slowUntil.get(r.channelId) || 0) - Date.now();
+  if (left > 0) return { wait: true, ticking: true, notice: `Slow mode: you can send again ${inTime(left)}.` };
+  return { notice: `Slow mode is on: one message every ${slowmodeLabel(slow)}.` };
+}
+
+/** Enables or disables the composer and says why, for the open room. */
+export function updateComposer() {
+  const r = currentRoom();
+  const rule = writeRule(r);
+  const offline = state.connection === 'signed-out' || state.connection === 'suspended';
+  const closed = Boolean(rule.closed) || offline;
+  text().disabled = closed;
+  $('send-button').disabled = closed || Boolean(rule.wait);
+  $('attach-button').disabled = closed;
+  $('emoji-button').disabled = closed;
+  $('newline-button').disabled = closed;
+  if (rule.closed) text().placeholder = rule.closed;
+  else if (r) text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
+  $('composer').classList.toggle('blocked', closed);
+  const notice = $('composer-notice');
+  notice.replaceChildren(...(rule.notice ? [icon('clock'), el('span', { text: rule.notice })] : []));
+  notice.hidden = !rule.notice;
+  notice.classList.toggle('waiting', Boolean(rule.wait || rule.closed));
+  clearTimeout(ticker);
+  if (rule.ticking) {
+    ticker = setTimeout(() => {
+      const before = Boolean(myTimeout(r));
+      updateComposer();
+      // A timeout just ended: the member list drops its mark too.
+      if (before !== Boolean(myTimeout(r)) && r.serverId) emit('members', r.serverId);
+    }, 1000);
+  }
+}
+
 
 function showReply(message) {
   $('reply-bar').hidden = !message;
   if (message) {
     const preview = message.content ? message.content.slice(0, 80) : '(attachment)';
-    $('reply-text').replaceChildren('Replying to ', el('strong', { text: message.author.username }), `: ${preview}`);
+    $('reply-text').replaceChildren('Replying to ', el('strong', { text: displayName(message.author) }), `: ${preview}`);
     text().focus();
   }
 }
@@ -347,8 +437,11 @@ export function initComposer() {
     if (!dropped.length) return;
     e.preventDefault();
     const r = currentRoom();
-    if (r && maySend(r.kind)) addFiles(dropped);
+    if (r && !writeRule(r).closed) addFiles(dropped);
   });
-  on('account', applyStanding);
-  on('connection', applyStanding);
+  on('account', updateComposer);
+  on('connection', updateComposer);
+  on('members', (serverId) => { if (currentRoom()?.serverId === serverId) updateComposer(); });
+  on('nav', updateComposer); // slow mode or a channel's name changed; a DM was opened
+  on('blocks', updateComposer);
 }

@@ -1,55 +1,51 @@
-// The member list beside the room: a server's members grouped by role (the owner marked),
-// with presence, or a conversation's members. A member opens a menu: message, add as friend,
-// change role (the owner), remove (who may), report.
+// The member list beside the room (a server's members grouped by role, the owner marked, with
+// presence and timeouts; or a conversation's members), and the user menu that a member, a
+// message author or a search result opens: a card with the name, then Message or Add friend,
+// the role (the owner), time out, kick and ban (as the caller's rank allows), remove from a
+// group (its creator), block or unblock, and report.
 import { api } from './api.js';
-import { $, el, toast, ask, confirmAction, avatar, presenceDot } from './ui.js';
+import { $, el, toast, ask, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
-import { state, on, emit, findServer, findConversation, isFriend, learnUser } from './store.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
+import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName } from './store.js';
+import { userAvatar, nameText, fullName, isDeletedUser } from './names.js';
+import { loadMembers, isLoadingMembers } from './members-data.js';
+import { mayModerate, timeoutOf, holdsAdminRole, kickMember, banMember, timeOutMember, endTimeout } from './moderation.js';
+import { blockUser, unblockUser } from './blocks.js';
+import { removeFromGroup } from './groups.js';
 
-const loading = new Map(); // server id -> promise
+export { loadMembers };
+
 const reloadedAt = new Map(); // server id -> when its roles were last reloaded for a new role
-const hooks = { openDm: async () => {}, chooseRole: async () => {} };
+const hooks = { openDm: async () => {} };
 
 export function setMemberHooks(h) {
   Object.assign(hooks, h);
 }
 
-/** Loads (once per ready) a server's members and roles into the store. */
-export function loadMembers(serverId, force = false) {
-  if (!force && state.members.has(serverId) && state.roles.has(serverId)) return Promise.resolve();
-  if (!force && loading.has(serverId)) return loading.get(serverId);
-  const job = Promise.all([api('GET', `/api/servers/${serverId}/members`), api('GET', `/api/servers/${serverId}/roles`)])
-    .then(([members, roles]) => {
-      state.members.set(serverId, members);
-      state.roles.set(serverId, roles);
-      for (const m of members) {
-        learnUser(m);
-        if (m.presence) state.presence.set(m.user_id, m.presence);
-      }
-      emit('members', serverId);
-    })
-    .finally(() => loading.delete(serverId));
-  loading.set(serverId, job);
-  return job;
-}
-
 const PRESENCE_ORDER = { online: 0, idle: 1, dnd: 2, offline: 3 };
 const byPresence = (a, b) => (PRESENCE_ORDER[state.presence.get(a.user_id) || 'offline'] - PRESENCE_ORDER[state.presence.get(b.user_id) || 'offline'])
-  || a.username.localeCompare(b.username);
+  || displayName(a).localeCompare(displayName(b));
+
+function presenceOf(member) {
+  return member.user_id === state.me.user_id ? state.presence.get(member.user_id) || 'online' : state.presence.get(member.user_id) || member.presence || 'offline';
+}
 
 function memberRow(member, server) {
-  const presence = member.user_id === state.me.user_id ? state.presence.get(member.user_id) || 'online' : state.presence.get(member.user_id) || member.presence || 'offline';
+  const presence = presenceOf(member);
   const role = member.role || null;
+  const until = timeoutOf(member);
+  const words = { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' };
   return el('li', { class: `member${presence === 'offline' ? ' offline' : ''}` },
     el('button', {
       type: 'button', class: 'member-button', 'aria-haspopup': 'menu', 'data-user': member.user_id,
-      'aria-label': `${member.username}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}, ${presence === 'dnd' ? 'do not disturb' : presence}`,
-      onclick: (e) => openMemberMenu(member, server, e.currentTarget),
+      'aria-label': `${fullName(member)}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
+      onclick: (e) => openUserMenu(member, e.currentTarget),
     },
-    el('span', { class: 'avatar-wrap' }, avatar(member, true), presenceDot(presence)),
-    el('span', { class: 'member-name', text: member.username }),
-    member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null));
+    el('span', { class: 'avatar-wrap' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
+    nameText(member, 'member-name'),
+    member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
+    until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null));
 }
 
 export function renderMembers() {
@@ -82,62 +78,93 @@ export function renderMembers() {
     el('ul', { class: 'member-list' }, list.map((m) => memberRow(m, server))))));
 }
 
+// ---- the user menu ----------------------------------------------------------------------
+
 let menu = null;
-function openMemberMenu(member, server, anchor) {
+
+/**
+ * Opens the menu of a user: a member of the open server or conversation, or anyone else (an
+ * author who left, a search result). What it offers depends on where the caller is.
+ */
+export function openUserMenu(user, anchor) {
   if (!menu) {
     menu = el('div', { id: 'member-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Member actions' });
     menuKeys(menu);
   }
+  const cur = state.current;
+  const server = cur?.kind === 'channel' ? findServer(cur.serverId) : null;
+  const conversation = cur?.kind === 'conversation' ? findConversation(cur.id) : null;
+  const member = server ? (state.members.get(server.id) || []).find((m) => m.user_id === user.user_id) : null;
+  const inGroup = conversation?.kind === 'group' && conversation.members.some((m) => m.user_id === user.user_id);
   const me = state.me.user_id;
-  const self = member.user_id === me;
+  const self = user.user_id === me;
+  const gone = isDeletedUser(user);
   const isOwner = server && server.owner_id === me;
-  const item = (label, iconName, run, danger = false) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${danger ? ' danger' : ''}`, onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
-  const myRecord = server ? (state.members.get(server.id) || []).find((m) => m.user_id === me) : null;
+  const until = timeoutOf(member);
+  const moderate = server && member && mayModerate(server, member);
   const roles = server ? state.roles.get(server.id) || [] : [];
-  const iAmAdmin = myRecord && roles.some((r) => r.full_server_admin && myRecord.roles.includes(r.name));
-  const targetAdmin = roles.some((r) => r.full_server_admin && member.roles?.includes(r.name));
-  const mayRemove = server && !self && !member.is_owner && (isOwner || (iAmAdmin && !targetAdmin));
+  const subtitle = member
+    ? member.is_owner ? 'Server owner' : member.role ? `Role: ${member.role}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
+    : server ? 'Not a member of this server' : conversation ? 'Member' : '';
+  const name = displayName(user);
+  const groups = [
+    [
+      !self && !gone && isFriend(user.user_id) && menuItem('Message', 'chat', () => hooks.openDm(user.username)),
+      !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && menuItem('Add friend', 'user', () => addFriend(user.username)),
+    ],
+    isOwner && member && roles.length ? [
+      el('div', { class: 'menu-label', text: 'Role' }),
+      ...[{ name: null }, ...roles].map((r) => menuItem(r.name || 'No role', r.name ? 'shield' : 'x', () => assignRole(server, member, r.name), {
+        role: 'menuitemradio', checked: (member.role || null) === r.name,
+      })),
+    ] : [],
+    [
+      moderate && !until && menuItem('Time out…', 'clock', () => timeOutMember(server, member), { danger: true }),
+      moderate && until && menuItem('Remove timeout', 'clock', () => endTimeout(server, member)),
+      moderate && menuItem(`Kick ${name}…`, 'door', () => kickMember(server, member), { danger: true }),
+      moderate && menuItem(`Ban ${name}…`, 'ban', () => banMember(server, member), { danger: true }),
+      inGroup && !self && conversation.created_by === me && menuItem('Remove from group', 'door', () => removeFromGroup(conversation, user), { danger: true }),
+    ],
+    [
+      !self && !gone && (isBlocked(user.user_id) ? menuItem('Unblock', 'ban', () => unblockUser(user)) : menuItem('Block', 'ban', () => blockUser(user), { danger: true })),
+      !self && !gone && menuItem('Report user', 'flag', () => reportUser(user), { danger: true }),
+    ],
+  ].map((g) => g.filter(Boolean)).filter((g) => g.length);
   menu.replaceChildren(
     el('div', { class: 'menu-card' },
-      avatar(member),
-      el('div', {}, el('strong', { text: member.username }),
-        el('div', { class: 'muted', text: member.is_owner ? 'Server owner' : member.role ? `Role: ${member.role}` : server ? 'No role' : 'Member' }))),
-    ...[
-      !self && isFriend(member.user_id) && item('Message', 'chat', () => hooks.openDm(member.username)),
-      !self && !isFriend(member.user_id) && item('Add friend', 'user', () => addFriend(member.username)),
-      server && isOwner && item('Change role', 'shield', () => hooks.chooseRole(server, member)),
-      mayRemove && item('Remove from server', 'door', () => removeMember(server, member), true),
-      !self && item('Report user', 'flag', () => reportUser(member), true),
-    ].filter(Boolean));
+      userAvatar(user),
+      el('div', { class: 'card-text' },
+        el('strong', { class: 'card-name', text: name }),
+        gone ? null : el('div', { class: 'muted card-username', text: `@${user.username}` }),
+        subtitle ? el('div', { class: 'muted card-sub', text: subtitle }) : null,
+        until ? el('div', { class: 'card-timeout', text: `Timed out until ${formatTime(until)}` }) : null)),
+    ...groups.flatMap((g, i) => (i ? [el('div', { class: 'menu-sep', role: 'separator' }), ...g] : g)));
   openPopup(menu, anchor);
-  menu.querySelector('[role="menuitem"]')?.focus();
+  menu.querySelector('[role^="menuitem"]')?.focus();
 }
 
-export async function addFriend(username) {
+async function assignRole(server, member, role) {
   try {
-    const request = await api('POST', '/api/friends/requests', { username });
-    toast(`Friend request sent to ${request.to.username}.`, false);
-    emit('friends', { event: 'outgoing' });
-  } catch (err) {
-    toast(err.message);
-  }
-}
-
-async function removeMember(server, member) {
-  if (!(await confirmAction(`Remove ${member.username}?`, `${member.username} leaves ${server.name} and can only come back with a new invite from you or an administrator.`, 'Remove'))) return;
-  try {
-    await api('DELETE', `/api/servers/${server.id}/members/${member.user_id}`);
-    toast(`${member.username} was removed.`, false);
+    await api('PUT', `/api/servers/${server.id}/members/${member.user_id}/role`, { role });
+    toast(role ? `${displayName(member)} now has the role ${role}.` : `${displayName(member)} has no role now.`, false);
     await loadMembers(server.id, true);
   } catch (err) {
     toast(err.message);
   }
 }
 
+export async function addFriend(username) {
+  try {
+    const request = await api('POST', '/api/friends/requests', { username });
+    toast(`Friend request sent to ${displayName(request.to)}.`, false);
+    emit('friends', { event: 'outgoing' });
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
 export async function reportUser(user) {
-  const reason = await ask({ title: `Report ${user.username}`, label: 'What is wrong?', submit: 'Report' });
+  const reason = await ask({ title: `Report ${displayName(user)}`, label: 'What is wrong?', submit: 'Report' });
   if (reason === null) return;
   try {
     await api('POST', '/api/reports', { type: 'user', target: user.user_id, reason });
@@ -152,7 +179,7 @@ on('members', (serverId) => {
   const members = state.members.get(serverId);
   const roles = state.roles.get(serverId);
   const stale = members && roles && members.some((m) => m.roles.some((n) => !roles.some((r) => r.name === n)));
-  if (stale && !loading.has(serverId) && Date.now() - (reloadedAt.get(serverId) || 0) > 5000) {
+  if (stale && !isLoadingMembers(serverId) && Date.now() - (reloadedAt.get(serverId) || 0) > 5000) {
     reloadedAt.set(serverId, Date.now()); // at most once in 5 s, whatever the server answers
     loadMembers(serverId, true).catch(() => {});
   }
@@ -160,3 +187,6 @@ on('members', (serverId) => {
 });
 on('presence', renderMembers);
 on('friends', renderMembers);
+on('users', renderMembers);
+on('blocks', renderMembers);
+on('nav', () => { if (state.current?.kind === 'conversation') renderMembers(); });

@@ -1,9 +1,11 @@
 // One message as DOM. Pure rendering: what its buttons do comes from the caller (room.js).
 // The text goes through markdown.js (markdown-it, then DOMPurify); names, file names and
 // everything else go in as text. Attachment URLs are built from the id alone.
-import { el, iconButton, formatTime, formatClock, formatSize, avatar } from './ui.js';
+import { el, iconButton, formatTime, formatClock, formatSize } from './ui.js';
 import { icon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
+import { isBlocked } from './store.js';
+import { displayName, fullName, userAvatar, isDeletedUser } from './names.js';
 
 const GROUP_WINDOW_MS = 7 * 60 * 1000;
 
@@ -17,40 +19,51 @@ export function continues(prev, m) {
 }
 
 /**
- * m: a message record. on: {me, continued, mine, canDelete, canReport, mentionsMe,
- * mention(name), reply(), react(anchor), toggleReaction(emoji, add), edit(), remove(), report(),
- * menu(anchor), jump(id), open(attachment), imageLoaded()}.
+ * m: a message record. on: {continued, mine, mentionsMe, mention(name), reply(), react(anchor),
+ * toggleReaction(emoji, add), menu(anchor), openUser(anchor), history() (null when the edit
+ * history is not for this user), jump(id), open(attachment), imageLoaded()}.
  */
 export function buildMessage(m, on) {
   const classes = ['msg'];
   if (on.mine) classes.push('mine');
   if (on.continued) classes.push('continued');
   if (on.mentionsMe) classes.push('mentions-me');
-  const author = m.author ? m.author.username : 'unknown';
-  const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${author}, ${formatTime(m.created_at)}` });
+  if (m.pinned) classes.push('pinned');
+  const author = m.author || { user_id: m.author_id, username: 'unknown' };
+  const name = displayName(author);
+  const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
 
+  const pinnedMark = () => (m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null);
+  // A continued message has no header: its pin shows in the gutter, where its time shows on hover.
   const gutter = on.continued
-    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }))
-    : el('div', { class: 'msg-gutter' }, avatar(m.author || { user_id: m.author_id, username: author }));
+    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }), pinnedMark())
+    : el('div', { class: 'msg-gutter' }, userAvatar(author));
 
   const body = el('div', { class: 'msg-body' });
   body.append(on.continued
-    ? el('span', { class: 'visually-hidden author-hidden', text: author })
+    ? el('span', { class: 'visually-hidden author-hidden', text: name })
     : el('div', { class: 'msg-head' },
-      el('span', { class: 'author', text: author }),
-      el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) })));
+      el('button', {
+        type: 'button', class: 'author', text: name, title: isDeletedUser(author) ? null : `@${author.username}`,
+        'aria-label': `${fullName(author)}: open their menu`, 'aria-haspopup': 'menu', onclick: (e) => on.openUser(e.currentTarget),
+      }),
+      el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
+      pinnedMark()));
   if (m.reply_to) body.append(replyPreview(m, on));
+  const edited = () => (on.history
+    ? el('button', { type: 'button', class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}: show every version`, onclick: on.history }, '(edited)')
+    : el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' }));
   if (m.content) {
     const content = el('div', { class: 'content' });
     content.append(renderMarkdown(m.content, on.mention));
     if (m.edited_at) {
       // Inside the last paragraph, so "(edited)" follows the text on its line.
       const last = content.lastElementChild;
-      (last && last.tagName === 'P' ? last : content).append(' ', el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' }));
+      (last && last.tagName === 'P' ? last : content).append(' ', edited());
     }
     body.append(content);
   } else if (m.edited_at) {
-    body.append(el('span', { class: 'edited', text: '(edited)' }));
+    body.append(edited());
   }
   if (m.attachments && m.attachments.length) {
     body.append(el('div', { class: 'attachments' }, m.attachments.map((a) => attachment(a, on))));
@@ -70,8 +83,9 @@ function replyPreview(m, on) {
   const p = m.reply_preview;
   // The server sends null once the message answered is deleted; reply_to stays.
   if (!p) return el('div', { class: 'reply-preview deleted' }, icon('reply', 'flip'), el('span', { text: 'deleted message' }));
+  const blocked = p.author && isBlocked(p.author.user_id);
   return el('button', { type: 'button', class: 'reply-preview', title: 'Show the message this answers', onclick: () => on.jump(p.id) },
-    icon('reply', 'flip'), el('strong', { text: p.author ? p.author.username : 'unknown' }), ' ', el('span', { text: p.content || '(attachment)' }));
+    icon('reply', 'flip'), el('strong', { text: p.author ? displayName(p.author) : 'unknown' }), ' ', el('span', { class: blocked ? 'blocked-text' : null, text: blocked ? 'Blocked message' : p.content || '(attachment)' }));
 }
 
 function attachment(a, on) {
@@ -115,4 +129,13 @@ function toolbar(m, on) {
     iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }),
     iconButton('reply', 'Reply', on.reply),
     iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }));
+}
+
+/** A message of a blocked user, collapsed until the reader asks to see it. */
+export function buildBlocked(m, on) {
+  return el('li', { class: `msg blocked-msg${on.continued ? ' continued' : ''}`, 'data-id': m.id },
+    el('div', { class: 'msg-gutter' }, icon('hidden', 'blocked-icon')),
+    el('div', { class: 'msg-body' },
+      el('span', { class: 'muted', text: 'Blocked message — ' }),
+      el('button', { type: 'button', class: 'link-button', onclick: on.show, 'aria-label': `Show the blocked message from ${formatTime(m.created_at)}` }, 'show')));
 }

@@ -1,11 +1,14 @@
-// The friends view (friends with presence, requests in and out, add a friend) and the
-// "New DM" / "New group" dialogs. Friends and the request count come from the store; the
-// request lists are asked for when the view opens and whenever the stream says they changed.
+// The friends view (friends with presence, requests in and out, add a friend, the users one
+// blocked with Unblock) and the "New DM" / "New group" dialogs. Friends, blocks and the request
+// count come from the store; the request lists are asked for when the view opens and whenever
+// the stream says they changed.
 import { api } from './api.js';
-import { $, el, toast, confirmAction, avatar, presenceDot, formatTime } from './ui.js';
+import { $, el, toast, confirmAction, presenceDot, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { state, on, emit } from './store.js';
+import { state, on, emit, displayName } from './store.js';
+import { userAvatar } from './names.js';
 import { addFriend, reportUser } from './members.js';
+import { blockedUsers, blockUser, unblockUser } from './blocks.js';
 
 let hooks = null; // {openConversation(record)}
 let incoming = [];
@@ -31,11 +34,19 @@ export function initPeople(options) {
   on('presence', () => {
     if (!$('people-view').hidden) renderFriends();
   });
+  on('users', () => {
+    if ($('people-view').hidden) return;
+    renderFriends();
+    renderRequests();
+    renderBlocked();
+  });
+  on('blocks', renderBlocked);
 }
 
 export function showPeople() {
   $('people-view').hidden = false;
   renderFriends();
+  renderBlocked();
   loadRequests();
 }
 
@@ -55,20 +66,31 @@ async function loadRequests() {
 
 function personCell(user, sub) {
   const presence = state.presence.get(user.user_id) || 'offline';
+  const name = displayName(user);
   return el('span', { class: 'person' },
-    el('span', { class: 'avatar-wrap' }, avatar(user), sub === undefined ? presenceDot(presence) : null),
-    el('span', { class: 'person-text' }, el('span', { class: 'person-name', text: user.username }),
+    el('span', { class: 'avatar-wrap' }, userAvatar(user), sub === undefined ? presenceDot(presence) : null),
+    el('span', { class: 'person-text' },
+      el('span', { class: 'person-name', title: `@${user.username}` }, name, name !== user.username ? el('span', { class: 'muted person-username', text: ` @${user.username}` }) : null),
       el('span', { class: 'muted person-sub', text: sub === undefined ? (presence === 'dnd' ? 'do not disturb' : presence) : sub })));
+}
+
+function renderBlocked() {
+  $('blocked-list').replaceChildren(...blockedUsers.map((user) => el('li', { class: 'person-row' },
+    personCell(user, `blocked ${formatTime(user.created_at)}`),
+    el('span', { class: 'row-actions' },
+      el('button', { type: 'button', class: 'small', onclick: () => unblockUser(user), 'aria-label': `Unblock ${displayName(user)}` }, 'Unblock')))));
+  $('blocked-section').hidden = blockedUsers.length === 0;
 }
 
 function renderFriends() {
   const order = { online: 0, idle: 1, dnd: 2, offline: 3 };
-  const friends = [...state.friends].sort((a, b) => (order[state.presence.get(a.user_id) || 'offline'] - order[state.presence.get(b.user_id) || 'offline']) || a.username.localeCompare(b.username));
+  const friends = [...state.friends].sort((a, b) => (order[state.presence.get(a.user_id) || 'offline'] - order[state.presence.get(b.user_id) || 'offline']) || displayName(a).localeCompare(displayName(b)));
   $('friend-list').replaceChildren(...friends.map((friend) => el('li', { class: 'person-row', title: `friends since ${formatTime(friend.since)}` },
     personCell(friend),
     el('span', { class: 'row-actions' },
       el('button', { type: 'button', class: 'small', onclick: () => openDm(friend.username) }, icon('chat'), ' Message'),
       el('button', { type: 'button', class: 'small', onclick: () => reportUser(friend) }, 'Report'),
+      el('button', { type: 'button', class: 'small danger', onclick: () => blockUser(friend) }, 'Block'),
       el('button', { type: 'button', class: 'small danger', onclick: () => removeFriend(friend) }, 'Remove')))));
   $('no-friends').hidden = friends.length > 0;
 }
@@ -97,7 +119,7 @@ async function answer(request, verb) {
 }
 
 async function removeFriend(friend) {
-  if (!(await confirmAction(`Remove ${friend.username} as a friend?`, 'Your direct messages stay, but you can no longer start new ones until one of you asks again.', 'Remove friend'))) return;
+  if (!(await confirmAction(`Remove ${displayName(friend)} as a friend?`, 'Your direct messages stay, but you can no longer start new ones until one of you asks again.', 'Remove friend'))) return;
   try {
     await api('DELETE', `/api/friends/${friend.user_id}`);
     state.friends = state.friends.filter((f) => f.user_id !== friend.user_id);
@@ -125,7 +147,7 @@ export async function openDm(username) {
 
 function openDmDialog() {
   const select = $('dm-friend');
-  select.replaceChildren(...state.friends.map((f) => el('option', { value: f.username, text: f.username })));
+  select.replaceChildren(...state.friends.map((f) => el('option', { value: f.username, text: displayName(f) === f.username ? f.username : `${displayName(f)} (@${f.username})` })));
   select.hidden = state.friends.length === 0;
   select.required = state.friends.length > 0; // a hidden required field would block the form
   $('dm-empty').hidden = state.friends.length > 0;
@@ -143,7 +165,7 @@ function openGroupDialog() {
   $('group-name').value = '';
   $('group-friends').replaceChildren(...state.friends.map((f, i) => el('li', {},
     el('input', { type: 'checkbox', id: `group-friend-${i}`, value: f.username }),
-    el('label', { for: `group-friend-${i}`, text: f.username }))));
+    el('label', { for: `group-friend-${i}`, text: displayName(f) }))));
   $('group-empty').hidden = state.friends.length > 0;
   $('group-dialog').returnValue = '';
   $('group-dialog').showModal();

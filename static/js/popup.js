@@ -1,6 +1,9 @@
 // Popups (menus, the emoji picker, autocomplete) live in the top layer through the popover API
 // and are placed beside the button that opened them with CSS anchor positioning: the button
 // gets the class `anchor` for as long as its popup is open. No style is ever set from script.
+import { el } from './ui.js';
+import { icon } from './icons.js';
+
 let current = null; // {popup, anchor, restoreFocus}
 
 export function openPopup(popup, anchor, { focus = true } = {}) {
@@ -41,8 +44,20 @@ export function isOpen(popup) {
 }
 
 /**
- * A menu of actions: [{label, icon, run, danger}], arrow keys move, Escape closes and gives
- * focus back to the button.
+ * One entry of a menu: closes the menu, then runs. options: {danger, disabled, role
+ * ('menuitem', or 'menuitemradio' with checked)}; iconName may be null.
+ */
+export function menuItem(label, iconName, run, { danger = false, disabled = false, role = 'menuitem', checked } = {}) {
+  return el('button', {
+    type: 'button', role, class: `menu-item${danger ? ' danger' : ''}`, disabled,
+    'aria-checked': checked === undefined ? null : String(checked),
+    onclick: () => { closePopup(); run(); },
+  }, iconName ? icon(iconName) : null, el('span', { text: label }));
+}
+
+/**
+ * A menu of actions: arrow keys move, Home and End jump, Escape closes and gives focus back
+ * to the button.
  */
 export function menuKeys(menu) {
   menu.addEventListener('keydown', (e) => {

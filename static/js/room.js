@@ -1,26 +1,33 @@
 // The open channel or conversation: its history (grouped, with day separators and a "new
 // messages" divider), live updates from the user stream, read marking, the typing line and the
-// message actions. One room is open at a time; openRoom() replaces it.
-import { api, query } from './api.js';
-import { $, el, toast, confirmAction, ask, formatDay } from './ui.js';
-import { icon } from './icons.js';
-import { buildMessage, continues } from './message.js';
+// message actions. One room is open at a time; openRoom() replaces it. A room opened around a
+// message (a search result, a pin, an old reply) pages both ways until it reaches the present,
+// then goes live again.
+import { api, apiWithReason, query } from './api.js';
+import { $, el, toast, ask, formatDay } from './ui.js';
+import { askForm } from './dialogs.js';
+import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
 import { openLightbox } from './lightbox.js';
 import {
-  state, on, emit, roomKey, findChannel, findServer, findConversation, canManageServer, maySend, applyRead,
+  state, on, emit, findChannel, findServer, findConversation, canManageServer, maySend, applyRead, isBlocked, displayName,
 } from './store.js';
+import { openUserMenu } from './members.js';
+import { showEditHistory } from './edit-history.js';
+import { setPinned } from './pins.js';
 
 const PAGE_SIZE = 50;
 const CATCH_UP_PAGE = 100;
+const FLASH_MS = 3000;
 
 /**
  * The open room: {key, kind, serverId, channelId, conversationId, base, list (oldest first),
- * byId, hasOlder, loadingOlder, dividerAfter, editing, replyTo, closed}.
+ * byId, hasOlder, loadingOlder, hasNewer (opened around a message, the present not reached
+ * yet), loadingNewer, dividerAfter, editing, replyTo, revealed (blocked messages shown), closed}.
  */
 let room = null;
-const hooks = { replyChanged: () => {}, opened: () => {} };
+const hooks = { replyChanged: () => {} };
 
 export const currentRoom = () => room;
 export function setRoomHooks(h) {
@@ -32,6 +39,7 @@ export function container(r = room) {
   return r.kind === 'channel' ? findChannel(r.serverId, r.channelId) : findConversation(r.conversationId);
 }
 
+/** Opens a room at its newest messages, or around place.around (a message id). */
 export function openRoom(place) {
   closeRoom();
   const kind = place.kind;
@@ -44,9 +52,12 @@ export function openRoom(place) {
     byId: new Map(),
     hasOlder: false,
     loadingOlder: false,
+    hasNewer: false,
+    loadingNewer: false,
     dividerAfter: undefined,
     editing: null,
     replyTo: null,
+    revealed: new Set(),
     closed: false,
   };
   r.key = kind === 'channel' ? `c:${r.channelId}` : `d:${r.conversationId}`;
@@ -55,14 +66,14 @@ export function openRoom(place) {
   // The divider goes after the last message read when the room was opened; it stays put
   // while the room is open, as in other chat apps.
   const c = container(r);
-  r.dividerAfter = c && c.unread_count > 0 ? c.last_read_id : undefined;
+  r.dividerAfter = c && c.unread_count > 0 && !place.around ? c.last_read_id : undefined;
   $('messages').replaceChildren();
   $('history-start').hidden = true;
+  $('room-empty').hidden = true;
   $('room-loading').hidden = false;
   $('jump-present').hidden = true;
   renderTyping();
-  r.loading = loadNewest(r).catch((err) => toast(err.message));
-  hooks.opened(r);
+  r.loading = (place.around ? loadAround(r, place.around) : loadNewest(r)).catch((err) => toast(err.message));
   return r;
 }
 
@@ -80,12 +91,70 @@ async function loadNewest(r) {
   r.list = page.reverse();
   r.byId = new Map(r.list.map((m) => [m.id, m]));
   r.hasOlder = page.length === PAGE_SIZE;
+  r.hasNewer = false;
   $('room-loading').hidden = true;
   renderAll(r);
   const divider = $('messages').querySelector('.new-divider');
   if (divider) divider.scrollIntoView({ block: 'center' });
   else scrollToBottom();
   markRead();
+}
+
+/** The page centred on a message: up to 24 newer, it, up to 25 older. */
+async function loadAround(r, id) {
+  let page;
+  try {
+    page = await api('GET', `${r.base}/messages${query({ around: id, limit: PAGE_SIZE })}`);
+  } catch (err) {
+    if (err.status !== 400) throw err;
+    toast('That message is no longer there.', false);
+    return loadNewest(r);
+  }
+  if (r.closed) return;
+  r.list = page.reverse();
+  r.byId = new Map(r.list.map((m) => [m.id, m]));
+  const at = r.list.findIndex((m) => m.id === id);
+  r.hasOlder = at >= Math.ceil((PAGE_SIZE - 1) / 2);
+  r.hasNewer = r.list.length - 1 - at >= Math.floor((PAGE_SIZE - 1) / 2);
+  $('room-loading').hidden = true;
+  renderAll(r);
+  flash(id);
+  showJump(r.hasNewer);
+  if (!r.hasNewer) markRead();
+}
+
+/** Opened around a message: the next newer page as the reader scrolls down, until the present. */
+async function loadNewer() {
+  const r = room;
+  if (!r || r.loadingNewer || !r.hasNewer || !r.list.length) return;
+  r.loadingNewer = true;
+  try {
+    let page;
+    try {
+      page = await api('GET', `${r.base}/messages${query({ after: r.list.at(-1).id, limit: PAGE_SIZE })}`);
+    } catch (err) {
+      // Our newest message was deleted meanwhile: the present is the surest place to go.
+      if (err.status === 400) return void (r.loading = loadNewest(r));
+      throw err;
+    }
+    if (r.closed) return;
+    const scroller = $('message-scroll');
+    const top = scroller.scrollTop;
+    for (const m of page) {
+      if (r.byId.has(m.id)) continue;
+      r.list.push(m);
+      r.byId.set(m.id, m);
+    }
+    r.hasNewer = page.length === PAGE_SIZE;
+    renderAll(r);
+    scroller.scrollTop = top; // what was read stays where it was; the new page is below
+    showJump(r.hasNewer || !nearBottom());
+    if (!r.hasNewer) markRead();
+  } catch (err) {
+    toast(err.message);
+  } finally {
+    r.loadingNewer = false;
+  }
 }
 
 async function loadOlder() {
@@ -126,7 +195,7 @@ export async function catchUp() {
   const r = room;
   if (!r) return;
   await r.loading;
-  if (r.closed) return;
+  if (r.closed || r.hasNewer) return; // paging towards the present fetches what is missing
   const newest = r.list.at(-1);
   if (!newest) {
     r.loading = loadNewest(r).catch((err) => toast(err.message));
@@ -160,17 +229,35 @@ function mentionKind(name) {
   const lower = name.toLowerCase();
   if (lower === 'everyone') return 'everyone';
   if (lower === state.me.username.toLowerCase()) return 'me';
-  for (const username of state.users.values()) if (username.toLowerCase() === lower) return 'user';
+  for (const user of state.users.values()) if (user.username.toLowerCase() === lower) return 'user';
   return null;
 }
 
+/** May the user pin here? Channels: the owner and full server administrators; conversations: anyone in it. */
+export function mayPin(r = room) {
+  if (!r) return false;
+  return r.kind === 'conversation' || canManageServer(findServer(r.serverId));
+}
+
+/** May the user read this message's edit history (the server's rule)? */
+function mayReadHistory(r, m) {
+  if (m.author_id === state.me.user_id || state.isAdmin) return true;
+  return r.kind === 'channel' && canManageServer(findServer(r.serverId));
+}
+
 function render(r, m, prev) {
+  const continued = continues(prev, m) && !(r.dividerAfter && prev && prev.id === r.dividerAfter);
+  if (isBlocked(m.author_id) && !r.revealed.has(m.id)) {
+    return buildBlocked(m, { continued, show: () => reveal(r, m.id) });
+  }
   const mine = m.author_id === state.me.user_id;
   const server = r.kind === 'channel' ? findServer(r.serverId) : null;
   const mentionsMe = !mine && ((m.mentions || []).includes(state.me.user_id) || m.mention_everyone);
   return buildMessage(m, {
     mine,
-    continued: continues(prev, m) && !(r.dividerAfter && prev && prev.id === r.dividerAfter),
+    continued,
+    history: mayReadHistory(r, m) ? () => showEditHistory(r.base, m) : null,
+    openUser: (anchor) => openUserMenu(m.author || { user_id: m.author_id, username: 'unknown' }, anchor),
     mentionsMe,
     mention: (name) => {
       const kind = mentionKind(name);
@@ -182,7 +269,7 @@ function render(r, m, prev) {
     react: (anchor) => openEmojiPicker(anchor, (emoji) => toggleReaction(r, m.id, emoji, true)),
     toggleReaction: (emoji, add) => toggleReaction(r, m.id, emoji, add),
     menu: (anchor) => openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
-    jump: jumpTo,
+    jump: showMessage,
     open: openLightbox,
     imageLoaded: () => { if (nearBottom(200)) scrollToBottom(); },
   });
@@ -246,6 +333,7 @@ export function addOwnMessage(m) {
   if (!room || m.id === undefined) return;
   const r = room;
   if ((m.channel_id && m.channel_id !== r.channelId) || (m.conversation_id && m.conversation_id !== r.conversationId)) return;
+  if (r.hasNewer) return jumpToPresent(); // sent from an older page: the present shows it
   addMessage(r, m);
   scrollToBottom();
 }
@@ -304,7 +392,7 @@ export function markRead() {
   readTimer = setTimeout(async () => {
     const r = room;
     const c = container(r);
-    if (!r || !c || document.hidden || !nearBottom() || !r.list.length) return;
+    if (!r || !c || r.hasNewer || document.hidden || !nearBottom() || !r.list.length) return;
     if (c.unread_count === 0 && c.mention_count === 0) return;
     const newest = r.list.at(-1);
     c.unread_count = 0;
@@ -319,12 +407,51 @@ export function markRead() {
   }, 150);
 }
 
-function jumpTo(id) {
+/** Scrolls to a message of the list and highlights it for a moment. */
+function flash(id) {
   const target = findItem(id);
-  if (!target) return toast('That message is further back: scroll up to load older messages.', false);
+  if (!target) return false;
   target.scrollIntoView({ block: 'center' });
   target.classList.add('flash');
-  setTimeout(() => target.classList.remove('flash'), 1500);
+  setTimeout(() => target.classList.remove('flash'), FLASH_MS);
+  return true;
+}
+
+/** Shows a message of the open room: where it is, or the room reopened around it. */
+export function showMessage(id) {
+  const r = room;
+  if (!r || flash(id)) return;
+  openRoom({ kind: r.kind, serverId: r.serverId, channelId: r.channelId, id: r.conversationId, around: id });
+}
+
+/** Back to the newest messages, from wherever the reader is. */
+export function jumpToPresent() {
+  const r = room;
+  if (!r) return;
+  if (r.hasNewer) {
+    $('room-loading').hidden = false;
+    r.loading = loadNewest(r).catch((err) => toast(err.message));
+    return;
+  }
+  scrollToBottom();
+  markRead();
+}
+
+function reveal(r, id) {
+  r.revealed.add(id);
+  const m = r.byId.get(id);
+  const i = r.list.indexOf(m);
+  findItem(id)?.replaceWith(render(r, m, r.list[i - 1]));
+}
+
+/** Redraws every message (a name, picture or block changed), keeping the reading position. */
+function redrawAll() {
+  const r = room;
+  if (!r || !r.list.length) return;
+  const scroller = $('message-scroll');
+  const top = scroller.scrollTop;
+  renderAll(r);
+  scroller.scrollTop = top;
 }
 
 // ---- live events ------------------------------------------------------------------------
@@ -338,8 +465,13 @@ function inRoom(r, ev) {
 on('event', (ev) => {
   const r = room;
   if (ev.event === 'message' && inRoom(r, ev.message)) {
+    // Opened around an older message: this one comes with the pages towards the present.
+    if (r.hasNewer) return showJump(true);
     addMessage(r, ev.message);
     markRead();
+  } else if ((ev.event === 'message_pinned' || ev.event === 'message_unpinned') && inRoom(r, ev.message)) {
+    const m = r.byId.get(ev.message.id);
+    if (m) replaceMessage(r, { ...m, pinned: ev.event === 'message_pinned' });
   } else if (ev.event === 'message_edited' && inRoom(r, ev.message)) {
     replaceMessage(r, ev.message);
   } else if (ev.event === 'message_deleted' && inRoom(r, ev)) {
@@ -364,9 +496,11 @@ on('event', (ev) => {
 });
 
 on('typing', renderTyping);
-on('members', () => {
-  // Once the member list is in, "Delete" on others' messages may apply: redraw the menus lazily.
+on('users', () => {
+  redrawAll();
+  renderTyping();
 });
+on('blocks', redrawAll);
 
 let typingTimer = 0;
 function renderTyping() {
@@ -380,7 +514,7 @@ function renderTyping() {
   for (const [id, t] of typers || []) {
     if (t.until <= now) typers.delete(id);
     else {
-      names.push(t.username);
+      names.push(displayName(t));
       next = Math.min(next, t.until);
     }
   }
@@ -417,18 +551,16 @@ async function toggleReaction(r, id, emoji, add) {
 
 let menuEl = null;
 function openMenu(r, m, anchor, { mine, canDelete }) {
-  const item = (label, iconName, run, extra = {}) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${extra.danger ? ' danger' : ''}`, disabled: extra.disabled,
-    onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   const mayWrite = maySend(r.kind);
   const items = [
-    item('Reply', 'reply', () => setReply(r, m)),
-    item('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
-    m.content && item('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
-    mine && mayWrite && item('Edit', 'edit', () => startEdit(r, m)),
-    canDelete && item('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
-    !mine && item('Report', 'flag', () => report(r, m), { danger: true }),
+    menuItem('Reply', 'reply', () => setReply(r, m)),
+    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    m.content && menuItem('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
+    mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
+    m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r.base, m)),
+    mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
+    canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
+    !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),
   ].filter(Boolean);
   if (!menuEl) {
     menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });
@@ -441,9 +573,16 @@ function openMenu(r, m, anchor, { mine, canDelete }) {
 
 async function deleteMessage(r, m) {
   const mine = m.author_id === state.me.user_id;
-  if (!(await confirmAction('Delete this message?', mine ? 'It is removed for everyone, with its attachments. This cannot be undone.' : `${m.author.username}'s message is removed for everyone. This cannot be undone.`, 'Delete'))) return;
+  // A moderator's delete is audited: it may say why.
+  const answer = await askForm({
+    title: 'Delete this message?',
+    text: mine ? 'It is removed for everyone, with its attachments. This cannot be undone.' : `${displayName(m.author)}'s message is removed for everyone. This cannot be undone.`,
+    submit: 'Delete', danger: true,
+    fields: mine ? [] : [{ name: 'reason', label: 'Reason (optional, kept in the audit log)', type: 'textarea', rows: 2, maxLength: 512 }],
+  });
+  if (!answer) return;
   try {
-    await api('DELETE', `${r.base}/messages/${m.id}`);
+    await apiWithReason('DELETE', `${r.base}/messages/${m.id}`, undefined, answer.reason);
     removeMessage(r, m.id);
   } catch (err) {
     toast(err.message);
@@ -451,7 +590,7 @@ async function deleteMessage(r, m) {
 }
 
 async function report(r, m) {
-  const reason = await ask({ title: `Report ${m.author.username}'s message`, label: 'What is wrong with it?', submit: 'Report' });
+  const reason = await ask({ title: `Report ${displayName(m.author)}'s message`, label: 'What is wrong with it?', submit: 'Report' });
   if (reason === null) return;
   try {
     await api('POST', '/api/reports', { type: r.kind === 'channel' ? 'server_message' : 'conversation_message', target: m.id, reason });
@@ -527,7 +666,8 @@ export function initRoom() {
   const scroller = $('message-scroll');
   scroller.addEventListener('scroll', () => {
     if (scroller.scrollTop < 300) loadOlder();
-    if (nearBottom()) {
+    if (room?.hasNewer && nearBottom(300)) loadNewer();
+    if (nearBottom() && !room?.hasNewer) {
       showJump(false);
       markRead();
     } else if (room && room.list.length) {
@@ -535,8 +675,7 @@ export function initRoom() {
     }
   }, { passive: true });
   $('jump-present').addEventListener('click', () => {
-    scrollToBottom();
-    markRead();
+    jumpToPresent();
     $('composer-text').focus();
   });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) markRead(); });

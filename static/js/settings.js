@@ -1,24 +1,39 @@
-// Server settings (a dialog with tabs) and the server menu. What the server offers today:
-// channels (create), roles (create, assign), members (roles, remove), invites (create).
-// Renaming or deleting a server, channels and roles, invite lists and bans come with later
-// server work; the tabs are laid out so they slot in.
+// Server settings (a dialog with tabs) and the server menu. Overview: name and description
+// (the owner and full server administrators), transfer and delete (the owner). Channels,
+// Invites, Bans and the Audit log have their own modules; Roles (the owner creates, renames,
+// flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
-import { $, el, toast, ask, confirmAction, avatar, formatTime } from './ui.js';
+import { $, el, toast, ask, confirmAction, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { openPopup, closePopup, menuKeys } from './popup.js';
-import { state, on, findServer, canManageServer } from './store.js';
-import { loadMembers } from './members.js';
+import { askForm } from './dialogs.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
+import { state, on, emit, findServer, canManageServer, displayName } from './store.js';
+import { userAvatar, nameText } from './names.js';
+import { loadMembers } from './members-data.js';
+import { channelsPanel, createChannel } from './channel-settings.js';
+import { invitesPanel, invite, initInvites } from './server-invites.js';
+import { bansPanel } from './moderation.js';
+import { auditPanel } from './audit-log.js';
 
 let hooks = null; // {leftServer(id), openChannel(serverId, channelId)}
 let serverId = null;
 let tab = 'overview';
+let panel = null; // {update?} of the open tab
+
+export { invite };
 
 export function initSettings(options) {
   hooks = options;
+  initInvites();
   $('settings-close').addEventListener('click', () => $('settings-dialog').close());
-  $('invite-copy').addEventListener('click', copyInvite);
-  on('members', (id) => { if (id === serverId && $('settings-dialog').open) renderPanel(); });
-  on('nav', () => { if (serverId && $('settings-dialog').open) renderPanel(); });
+  // Lists follow the store; forms being filled in are never redrawn under the typist.
+  const refresh = () => { if (serverId && $('settings-dialog').open) panel?.update?.(); };
+  on('members', (id) => { if (id === serverId) refresh(); });
+  on('nav', () => {
+    if (serverId && $('settings-dialog').open && !findServer(serverId)) $('settings-dialog').close();
+    refresh();
+  });
+  on('users', refresh);
 }
 
 // ---- the server menu --------------------------------------------------------------------
@@ -31,53 +46,22 @@ export function openServerMenu(server, anchor) {
   }
   const owner = server.owner_id === state.me.user_id;
   const manage = canManageServer(server);
-  const item = (label, iconName, run, danger = false) => el('button', {
-    type: 'button', role: 'menuitem', class: `menu-item${danger ? ' danger' : ''}`, onclick: () => { closePopup(); run(); },
-  }, icon(iconName), el('span', { text: label }));
   menu.replaceChildren(...[
-    item('Invite people', 'user', () => invite(server)),
-    item('Server settings', 'gear', () => openSettings(server.id)),
-    manage && item('Create channel', 'hash', () => newChannel(server)),
-    item('Report server', 'flag', () => reportServer(server), true),
-    !owner && item('Leave server', 'door', () => leaveServer(server), true),
+    menuItem('Invite people', 'user', () => invite(server)),
+    menuItem('Server settings', 'gear', () => openSettings(server.id)),
+    manage && menuItem('Create channel', 'hash', () => newChannel(server)),
+    menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
+    !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
   ].filter(Boolean));
   openPopup(menu, anchor);
   menu.querySelector('[role="menuitem"]')?.focus();
-}
-
-export async function invite(server) {
-  try {
-    const created = await api('POST', `/api/servers/${server.id}/invites`);
-    $('invite-title').textContent = `Invite people to ${server.name}`;
-    $('invite-url').value = created.url;
-    $('invite-expires').textContent = `Anyone with the link can join until ${new Date(created.expires_at).toLocaleString()}.`;
-    $('invite-copy').textContent = 'Copy';
-    $('invite-dialog').showModal();
-    $('invite-url').select();
-  } catch (err) {
-    toast(err.message);
-  }
-}
-
-async function copyInvite() {
-  const input = $('invite-url');
-  input.select();
-  try {
-    await navigator.clipboard.writeText(input.value);
-    $('invite-copy').textContent = 'Copied';
-  } catch {
-    toast('Copying was refused by the browser: the link is selected, copy it with Ctrl+C.', false);
-  }
 }
 
 export async function newChannel(server) {
   const name = await ask({ title: `New channel in ${server.name}`, label: 'Channel name', submit: 'Create channel', maxLength: 100 });
   if (name === null) return;
   try {
-    const channel = await api('POST', `/api/servers/${server.id}/channels`, { name });
-    // channel_created arrives on the stream too; add it now so it can open at once.
-    const s = findServer(server.id);
-    if (s && !s.channels.some((c) => c.id === channel.id)) s.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...channel });
+    const channel = await createChannel(server, name);
     hooks.openChannel(server.id, channel.id);
   } catch (err) {
     toast(err.message);
@@ -105,26 +89,20 @@ async function leaveServer(server) {
   }
 }
 
-/** The owner picks a member's role (or none). */
-export async function chooseRole(server, member) {
-  await loadMembers(server.id);
-  const roles = state.roles.get(server.id) || [];
-  if (!roles.length) {
-    toast('This server has no roles yet: create one in Server settings → Roles.', false);
-    return openSettings(server.id, 'roles');
-  }
-  openSettings(server.id, 'members');
-}
-
 // ---- the settings dialog ----------------------------------------------------------------
 
-const TABS = [
-  ['overview', 'Overview'],
-  ['channels', 'Channels'],
-  ['roles', 'Roles'],
-  ['members', 'Members'],
-  ['invites', 'Invites'],
-];
+function tabsFor(server) {
+  const manage = canManageServer(server);
+  return [
+    ['overview', 'Overview'],
+    ['channels', 'Channels'],
+    ['roles', 'Roles'],
+    ['members', 'Members'],
+    ['invites', 'Invites'],
+    manage && ['bans', 'Bans'],
+    manage && ['audit', 'Audit log'],
+  ].filter(Boolean);
+}
 
 export async function openSettings(id, which = 'overview') {
   serverId = id;
@@ -132,95 +110,168 @@ export async function openSettings(id, which = 'overview') {
   const server = findServer(id);
   if (!server) return;
   $('settings-title').textContent = server.name;
-  renderTabs();
-  renderPanel();
-  if (!$('settings-dialog').open) $('settings-dialog').showModal();
   try {
-    await loadMembers(id);
+    await loadMembers(id); // who may do what depends on the roles
   } catch (err) {
     toast(err.message);
   }
+  renderTabs();
+  renderPanel();
+  if (!$('settings-dialog').open) $('settings-dialog').showModal();
 }
 
 function renderTabs() {
-  $('settings-tabs').replaceChildren(...TABS.map(([key, label]) => el('button', {
+  const server = findServer(serverId);
+  if (!server) return;
+  $('settings-tabs').replaceChildren(...tabsFor(server).map(([key, label]) => el('button', {
     type: 'button', role: 'tab', class: 'settings-tab', id: `settings-tab-${key}`, 'aria-selected': String(key === tab),
     onclick: () => { tab = key; renderTabs(); renderPanel(); },
   }, label)));
 }
 
+const PANELS = {
+  overview: overviewPanel,
+  channels: channelsPanel,
+  roles: rolesPanel,
+  members: membersPanel,
+  invites: (server) => ({ nodes: invitesPanel(server) }),
+  bans: (server) => ({ nodes: bansPanel(server) }),
+  audit: (server) => ({ nodes: auditPanel(server) }),
+};
+
 function renderPanel() {
   const server = findServer(serverId);
-  const panel = $('settings-panel');
-  if (!server) return panel.replaceChildren(el('p', { text: 'This server is gone.' }));
-  const owner = server.owner_id === state.me.user_id;
-  const manage = canManageServer(server);
-  const members = state.members.get(server.id) || [];
-  const roles = state.roles.get(server.id) || [];
-  const ownerName = members.find((m) => m.is_owner)?.username || state.users.get(server.owner_id) || '…';
-  const views = {
-    overview: () => [
-      el('h3', { text: 'Overview' }),
-      el('dl', { class: 'facts' },
-        el('dt', { text: 'Name' }), el('dd', { text: server.name }),
-        el('dt', { text: 'Owner' }), el('dd', { text: ownerName }),
-        el('dt', { text: 'Created' }), el('dd', { text: formatTime(server.created_at) }),
-        el('dt', { text: 'Members' }), el('dd', { text: String(members.length || '…') }),
-        el('dt', { text: 'Channels' }), el('dd', { text: String(server.channels.length) })),
-      el('p', { class: 'muted', text: 'Renaming or deleting a server is not offered by this server version yet.' }),
-    ],
-    channels: () => [
-      el('h3', { text: 'Channels' }),
-      el('ul', { class: 'settings-list' }, server.channels.map((c) => el('li', {}, icon('hash', 'nav-icon'), el('span', { text: c.name })))),
-      manage
-        ? createForm('New channel name', 'Create channel', async (name) => {
-          await api('POST', `/api/servers/${server.id}/channels`, { name });
-          toast(`#${name.trim()} created.`, false);
-        })
-        : el('p', { class: 'muted', text: 'Only the owner and full server administrators create channels.' }),
-    ],
-    roles: () => [
-      el('h3', { text: 'Roles' }),
-      el('p', { class: 'muted', text: 'A member holds one role. A role with "full server administrator" may create channels, remove members without that role and delete any message.' }),
-      roles.length
-        ? el('ul', { class: 'settings-list' }, roles.map((r) => el('li', { class: 'role-row' }, icon('shield', 'nav-icon'), el('span', { class: 'role-name', text: r.name }),
-          r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
-          el('span', { class: 'muted', text: `${members.filter((m) => m.roles.includes(r.name)).length} members` }))))
-        : el('p', { class: 'empty-note muted', text: 'No roles yet.' }),
-      owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates and assigns roles.' }),
-    ],
-    members: () => [
-      el('h3', { text: 'Members' }),
-      el('ul', { class: 'settings-list member-roles' }, members.map((m) => el('li', { class: 'role-row' },
-        avatar(m, true), el('span', { class: 'role-name', text: m.username }),
-        m.is_owner ? el('span', { class: 'role-flag', text: 'owner' }) : null,
-        owner
-          ? roleSelect(server, m, roles)
-          : el('span', { class: 'muted', text: m.role ? `role: ${m.role}` : 'no role' })))),
-    ],
-    invites: () => [
-      el('h3', { text: 'Invites' }),
-      el('p', { class: 'muted', text: 'An invite link works for seven days, for any number of people. Listing and revoking invites, and choosing expiry and uses, come with a later server version.' }),
-      el('button', { type: 'button', class: 'primary', onclick: () => invite(server) }, 'Create an invite link'),
-    ],
-  };
-  panel.replaceChildren(...views[tab]());
-  panel.setAttribute('aria-labelledby', `settings-tab-${tab}`);
+  const box = $('settings-panel');
+  if (!server) return box.replaceChildren(el('p', { text: 'This server is gone.' }));
+  panel = PANELS[tab](server);
+  box.replaceChildren(...panel.nodes.filter(Boolean));
+  box.setAttribute('aria-labelledby', `settings-tab-${tab}`);
 }
 
-function createForm(label, submit, run) {
-  const input = el('input', { required: true, maxLength: 100, autocomplete: 'off', 'aria-label': label, placeholder: label });
-  const form = el('form', { class: 'inline-form settings-form' }, input, el('button', { type: 'submit', class: 'primary' }, submit));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      await run(input.value);
-      input.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+// ---- overview ---------------------------------------------------------------------------
+
+function overviewPanel(server) {
+  const owner = server.owner_id === state.me.user_id;
+  const manage = canManageServer(server);
+  const facts = el('dl', { class: 'facts' });
+  const update = () => {
+    const s = findServer(server.id) || server;
+    const members = state.members.get(server.id) || [];
+    const ownerRecord = members.find((m) => m.is_owner) || { user_id: s.owner_id };
+    facts.replaceChildren(
+      el('dt', { text: 'Owner' }), el('dd', { text: displayName(ownerRecord) }),
+      el('dt', { text: 'Created' }), el('dd', { text: formatTime(s.created_at) }),
+      el('dt', { text: 'Members' }), el('dd', { text: String(members.length || '…') }),
+      el('dt', { text: 'Channels' }), el('dd', { text: String(s.channels.length) }));
+    $('settings-title').textContent = s.name;
+  };
+  update();
+  const nodes = [el('h3', { text: 'Overview' })];
+  if (manage) {
+    const name = el('input', { id: 'server-name', required: true, maxLength: 100, value: server.name, autocomplete: 'off' });
+    const description = el('textarea', { id: 'server-description', maxLength: 1000, rows: 3, value: server.description || '', placeholder: 'What is this server about?' });
+    const form = el('form', { class: 'settings-form server-form' },
+      el('label', { for: 'server-name', text: 'Server name' }), name,
+      el('label', { for: 'server-description', text: 'Description' }), description,
+      el('button', { type: 'submit', class: 'primary' }, 'Save changes'));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      try {
+        const updated = await api('PATCH', `/api/servers/${server.id}`, { name: name.value, description: description.value });
+        Object.assign(findServer(server.id) || {}, updated);
+        emit('nav');
+        toast('Server saved.', false);
+      } catch (err) {
+        toast(err.message);
+      }
+    });
+    nodes.push(form);
+  } else if (server.description) {
+    nodes.push(el('p', { class: 'server-description', text: server.description }));
+  }
+  nodes.push(facts);
+  if (owner) {
+    nodes.push(el('section', { class: 'danger-zone' },
+      el('h4', { text: 'Owner only' }),
+      el('div', { class: 'danger-row' },
+        el('div', {}, el('strong', { text: 'Transfer ownership' }), el('p', { class: 'muted', text: 'Another member becomes the owner; you stay a member without the owner\'s rights.' })),
+        el('button', { type: 'button', onclick: () => transferOwnership(server) }, 'Transfer…')),
+      el('div', { class: 'danger-row' },
+        el('div', {}, el('strong', { text: 'Delete server' }), el('p', { class: 'muted', text: 'Every channel, message, file, role and invite goes, for everyone. This cannot be undone.' })),
+        el('button', { type: 'button', class: 'danger-fill', onclick: () => deleteServer(server) }, 'Delete server…'))));
+  }
+  return { nodes, update };
+}
+
+async function transferOwnership(server) {
+  await loadMembers(server.id);
+  const others = (state.members.get(server.id) || []).filter((m) => m.user_id !== state.me.user_id);
+  if (!others.length) return toast('There is nobody else in this server to hand it over to.', false);
+  const answer = await askForm({
+    title: `Transfer ${server.name}`,
+    text: 'The new owner holds every right, including deleting the server. Only they can give it back.',
+    submit: 'Transfer ownership', danger: true,
+    fields: [{ name: 'user', label: 'New owner', type: 'select', options: others.map((m) => [m.user_id, `${displayName(m)} (@${m.username})`]) }],
   });
-  return form;
+  if (!answer) return;
+  try {
+    const updated = await api('PUT', `/api/servers/${server.id}/owner`, { user_id: answer.user });
+    Object.assign(findServer(server.id) || {}, updated);
+    await loadMembers(server.id, true);
+    emit('nav');
+    toast(`${displayName({ user_id: answer.user })} owns ${server.name} now.`, false);
+    renderTabs();
+    renderPanel();
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+async function deleteServer(server) {
+  const answer = await askForm({
+    title: `Delete ${server.name}?`,
+    text: 'Every channel, message, file, role and invite is deleted for everyone. This cannot be undone.',
+    submit: 'Delete server', danger: true,
+    fields: [{ name: 'confirm', label: 'Type the server\'s name to confirm', mustEqual: server.name, required: true, maxLength: 100 }],
+  });
+  if (!answer) return;
+  try {
+    await api('DELETE', `/api/servers/${server.id}`);
+    $('settings-dialog').close();
+    toast(`${server.name} was deleted.`, false);
+    hooks.leftServer(server.id);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+// ---- roles and members ------------------------------------------------------------------
+
+function rolesPanel(server) {
+  const owner = server.owner_id === state.me.user_id;
+  const list = el('ul', { class: 'settings-list' });
+  const empty = el('p', { class: 'empty-note muted', text: 'No roles yet.' });
+  const update = () => {
+    const roles = state.roles.get(server.id) || [];
+    const members = state.members.get(server.id) || [];
+    list.replaceChildren(...roles.map((r) => el('li', { class: 'role-row' }, icon('shield', 'nav-icon'), el('span', { class: 'role-name', text: r.name }),
+      r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
+      el('span', { class: 'muted', text: `${members.filter((m) => m.roles.includes(r.name)).length} members` }),
+      owner ? el('span', { class: 'row-actions' },
+        el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
+        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) }, 'Delete')) : null)));
+    empty.hidden = roles.length > 0;
+  };
+  update();
+  return {
+    nodes: [
+      el('h3', { text: 'Roles' }),
+      el('p', { class: 'muted', text: 'A member holds one role. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without that role and delete or pin any message.' }),
+      list, empty,
+      owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates, changes and assigns roles.' }),
+    ],
+    update,
+  };
 }
 
 function roleForm(server) {
@@ -235,12 +286,69 @@ function roleForm(server) {
     try {
       const role = await api('POST', `/api/servers/${server.id}/roles`, { name: name.value, full_server_admin: admin.checked });
       toast(`Role ${role.name} created.`, false);
+      name.value = '';
+      admin.checked = false;
       await loadMembers(server.id, true);
     } catch (err) {
       toast(err.message);
     }
   });
   return form;
+}
+
+async function editRole(server, role) {
+  const answer = await askForm({
+    title: `Edit the role ${role.name}`, submit: 'Save',
+    fields: [
+      { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
+      { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
+    ],
+  });
+  if (!answer) return;
+  try {
+    await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, { name: answer.name, full_server_admin: answer.admin });
+    toast('Role saved.', false);
+    await loadMembers(server.id, true);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+async function deleteRole(server, role) {
+  const holders = (state.members.get(server.id) || []).filter((m) => m.roles.includes(role.name)).length;
+  if (!(await confirmAction(`Delete the role ${role.name}?`, holders ? `${holders} member${holders === 1 ? '' : 's'} will have no role, and lose what it allowed.` : 'Nobody holds it.', 'Delete role'))) return;
+  try {
+    await api('DELETE', `/api/servers/${server.id}/roles/${role.id}`);
+    toast(`Role ${role.name} deleted.`, false);
+    await loadMembers(server.id, true);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+function membersPanel(server) {
+  const owner = server.owner_id === state.me.user_id;
+  const list = el('ul', { class: 'settings-list member-roles' });
+  const update = () => {
+    const members = state.members.get(server.id) || [];
+    const roles = state.roles.get(server.id) || [];
+    list.replaceChildren(...members.map((m) => el('li', { class: 'role-row' },
+      userAvatar(m, true), nameText(m, 'role-name'),
+      m.is_owner ? el('span', { class: 'role-flag', text: 'owner' }) : null,
+      m.timeout_until ? el('span', { class: 'tag', text: `timed out until ${formatTime(m.timeout_until)}` }) : null,
+      owner
+        ? roleSelect(server, m, roles)
+        : el('span', { class: 'muted', text: m.role ? `role: ${m.role}` : 'no role' }))));
+  };
+  update();
+  return {
+    nodes: [
+      el('h3', { text: 'Members' }),
+      el('p', { class: 'muted', text: 'Time out, kick or ban someone from their menu in the member list beside the room.' }),
+      list,
+    ],
+    update,
+  };
 }
 
 function roleSelect(server, member, roles) {

@@ -1,9 +1,11 @@
 // The server rail and the sidebar: servers with an unread dot and a mention badge, a server's
 // channels (unread in bold, mention counts), and the direct messages and groups, most recent
 // first, with unread badges. Everything is drawn from the store.
-import { $, el, badgeText, avatar, presenceDot, initials, avatarClass } from './ui.js';
+import { $, el, badgeText, presenceDot, initials, avatarClass } from './ui.js';
 import { icon } from './icons.js';
-import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner } from './store.js';
+import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer } from './store.js';
+import { userAvatar } from './names.js';
+import { editChannel } from './channel-settings.js';
 
 let select = () => {};
 
@@ -11,6 +13,8 @@ export function initSidebar(onSelect) {
   select = onSelect;
   on('nav', render);
   on('presence', render);
+  on('users', render);
+  on('members', render); // who may edit channels
   on('friends', renderRequestBadge);
   on('friends-count', renderRequestBadge);
 }
@@ -51,15 +55,20 @@ export function render() {
   $('server-menu-button').hidden = !server;
   $('sidebar-title').textContent = server ? server.name : 'Direct messages';
   if (server) {
+    const manage = canManageServer(server);
     $('channel-list').replaceChildren(...server.channels.map((channel) => {
       const current = cur.channelId === channel.id;
       const unread = channel.unread_count > 0;
-      return el('li', {},
+      return el('li', { class: `channel-entry${current ? ' current' : ''}` },
         el('button', {
           type: 'button', class: `nav-item channel${unread ? ' unread' : ''}`, 'data-id': channel.id, 'aria-current': current ? 'true' : null,
           'aria-label': `${channel.name}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
           onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
-        }, icon('hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)));
+        }, icon('hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)),
+        manage ? el('button', {
+          type: 'button', class: 'icon-button small channel-gear', 'aria-label': `Edit #${channel.name}`, title: 'Edit channel',
+          onclick: () => editChannel(server, channel),
+        }, icon('gear')) : null);
     }));
   }
   $('conversation-list').replaceChildren(...state.conversations.map((c) => {
@@ -67,7 +76,7 @@ export function render() {
     const unread = c.unread_count > 0;
     const partner = dmPartner(c);
     const lead = partner
-      ? el('span', { class: 'avatar-wrap' }, avatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
+      ? el('span', { class: 'avatar-wrap' }, userAvatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
       : el('span', { class: 'avatar-wrap' }, el('span', { class: `${avatarClass(c.id)} small group-avatar`, 'aria-hidden': 'true' }, icon('users')));
     const title = conversationTitle(c);
     return el('li', {},

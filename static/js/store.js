@@ -3,10 +3,11 @@
 //
 // Topics: 'nav' (servers, channels, conversations, unread and mention counts), 'friends'
 // (friends, requests), 'presence', 'members' (a server's members or roles), 'typing',
-// 'connection', 'account' (standing, status), 'event' (every stream event, for the open room).
+// 'connection', 'account' (standing, status), 'users' (a name or picture changed), 'blocks'
+// (the users the caller blocked), 'event' (every stream event, for the open room).
 
 export const state = {
-  me: null, // {user_id, username}
+  me: null, // {user_id, username, display_name, avatar_url}
   status: 'online', // what the user chose: online, idle, dnd, invisible
   standing: 0,
   isAdmin: false,
@@ -15,7 +16,8 @@ export const state = {
   friends: [],
   incomingRequests: 0,
   presence: new Map(), // user id -> online | idle | dnd | offline
-  users: new Map(), // user id -> username: everyone we have seen a name for
+  users: new Map(), // user id -> {user_id, username, display_name, avatar_url}: everyone seen
+  blocked: new Set(), // ids of the users the caller blocked (GET /api/blocks, then kept here)
   members: new Map(), // server id -> member records (loaded when a server is opened)
   roles: new Map(), // server id -> role records
   typing: new Map(), // room key -> Map(user id -> {username, until})
@@ -69,7 +71,7 @@ export function containerOf(place) {
 export function conversationTitle(conversation) {
   if (conversation.kind === 'group') return conversation.name || 'Group';
   const other = conversation.members.find((m) => m.user_id !== state.me.user_id);
-  return other ? other.username : 'just you';
+  return other ? displayName(other) : 'just you';
 }
 
 export function dmPartner(conversation) {
@@ -77,9 +79,33 @@ export function dmPartner(conversation) {
   return conversation.members.find((m) => m.user_id !== state.me.user_id) || null;
 }
 
+/**
+ * Remembers how a user is shown. Records that carry display_name and avatar_url (messages,
+ * members, friends, user_updated) set them; the short {user_id, username} of administrator
+ * views keeps what was known.
+ */
 export function learnUser(user) {
-  if (user && user.user_id && user.username) state.users.set(user.user_id, user.username);
+  if (!user || !user.user_id || !user.username) return;
+  const known = state.users.get(user.user_id);
+  state.users.set(user.user_id, {
+    user_id: user.user_id,
+    username: user.username,
+    display_name: 'display_name' in user ? user.display_name : known?.display_name ?? null,
+    avatar_url: 'avatar_url' in user ? user.avatar_url : known?.avatar_url ?? null,
+  });
 }
+
+/** The newest record of a user we know, or the reference given. */
+export const userRecord = (user) => (user && state.users.get(user.user_id)) || user;
+
+/** What to call a user: the display name, else the username. */
+export function displayName(user) {
+  const u = userRecord(user);
+  if (!u) return 'unknown';
+  return u.display_name || u.username || 'unknown';
+}
+
+export const isBlocked = (userId) => state.blocked.has(userId);
 
 /** The server a user id owns, or whose member with a full_server_admin role they are. */
 export function canManageServer(server) {
@@ -117,7 +143,7 @@ export function maySend(kind) {
 // ---- ready and events -------------------------------------------------------------------------
 
 export function applyReady(frame) {
-  state.me = { user_id: frame.user.user_id, username: frame.user.username };
+  state.me = { user_id: frame.user.user_id, username: frame.user.username, display_name: frame.user.display_name ?? null, avatar_url: frame.user.avatar_url ?? null };
   state.status = frame.user.status || 'online';
   state.servers = frame.servers;
   state.conversations = frame.conversations;
@@ -138,6 +164,20 @@ export function applyReady(frame) {
   emit('friends');
   emit('account');
   emit('presence');
+}
+
+/** A user's new name or picture, wherever the store holds a copy of them. */
+function applyUser(user) {
+  learnUser(user);
+  const patch = (list) => list.forEach((u) => {
+    if (u.user_id === user.user_id) Object.assign(u, { username: user.username, display_name: user.display_name, avatar_url: user.avatar_url });
+  });
+  if (user.user_id === state.me.user_id) patch([state.me]);
+  patch(state.friends);
+  for (const c of state.conversations) patch(c.members);
+  for (const list of state.members.values()) patch(list);
+  emit('users', user.user_id);
+  emit('nav');
 }
 
 const sortConversations = () => state.conversations.sort((a, b) => (b.last_message_at || b.created_at).localeCompare(a.last_message_at || a.created_at));
@@ -188,7 +228,7 @@ export function applyEvent(ev) {
       if (ev.user_id === state.me.user_id) break;
       const key = roomKey(ev);
       if (!state.typing.has(key)) state.typing.set(key, new Map());
-      state.typing.get(key).set(ev.user_id, { username: ev.username, until: Date.now() + 6000 });
+      state.typing.get(key).set(ev.user_id, { user_id: ev.user_id, username: ev.username, display_name: ev.display_name ?? null, until: Date.now() + 6000 });
       learnUser(ev);
       emit('typing');
       break;
@@ -216,7 +256,7 @@ export function applyEvent(ev) {
       break;
     case 'friend_added':
       if (!isFriend(ev.friend.user_id)) state.friends.push(ev.friend);
-      state.friends.sort((a, b) => a.username.localeCompare(b.username));
+      state.friends.sort((a, b) => displayName(a).localeCompare(displayName(b)));
       state.presence.set(ev.friend.user_id, ev.friend.presence);
       learnUser(ev.friend);
       emit('friends', ev);
@@ -285,6 +325,20 @@ export function applyEvent(ev) {
     case 'standing':
       state.standing = ev.account_standing;
       emit('account');
+      break;
+    case 'user_updated':
+      applyUser(ev.user);
+      break;
+    case 'conversation_updated': {
+      const i = state.conversations.findIndex((c) => c.id === ev.conversation_id);
+      if (i >= 0) state.conversations[i] = { ...state.conversations[i], ...ev.conversation };
+      ev.conversation.members.forEach(learnUser);
+      emit('nav');
+      break;
+    }
+    case 'conversation_left':
+      state.conversations = state.conversations.filter((c) => c.id !== ev.conversation_id);
+      emit('nav');
       break;
     default:
       break;

@@ -1,0 +1,161 @@
+// A server's channels as its owner and full server administrators manage them: create, edit
+// (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. The
+// answers update the store at once; the stream's channel events bring the same to everyone.
+import { api } from './api.js';
+import { el, toast, iconButton, confirmAction } from './ui.js';
+import { icon } from './icons.js';
+import { askForm } from './dialogs.js';
+import { emit, findServer, canManageServer } from './store.js';
+
+export const MAX_SLOWMODE_SECONDS = 21600;
+const SLOWMODES = [0, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600];
+
+/** 0 → "Off", 30 → "30 s", 120 → "2 min", 3600 → "1 h". */
+export function slowmodeLabel(seconds) {
+  if (!seconds) return 'Off';
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return seconds % 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds / 60} min`;
+  return seconds % 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : `${seconds / 3600} h`;
+}
+
+/** Puts a changed channel record into the store (keeping its read state) and redraws. */
+function applyChannel(serverId, channel) {
+  const server = findServer(serverId);
+  const known = server?.channels.find((c) => c.id === channel.id);
+  if (known) Object.assign(known, channel);
+  server?.channels.sort((a, b) => a.position - b.position);
+  emit('nav');
+}
+
+export async function createChannel(server, name) {
+  const channel = await api('POST', `/api/servers/${server.id}/channels`, { name });
+  // channel_created arrives on the stream too; add it now so it can open at once.
+  const s = findServer(server.id);
+  if (s && !s.channels.some((c) => c.id === channel.id)) s.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...channel });
+  emit('nav');
+  return channel;
+}
+
+export async function editChannel(server, channel) {
+  const choices = SLOWMODES.includes(channel.slowmode_seconds) ? SLOWMODES : [...SLOWMODES, channel.slowmode_seconds].sort((a, b) => a - b);
+  const answer = await askForm({
+    title: `Edit #${channel.name}`,
+    submit: 'Save',
+    fields: [
+      { name: 'name', label: 'Channel name', value: channel.name, required: true, maxLength: 100 },
+      { name: 'topic', label: 'Topic', type: 'textarea', value: channel.topic || '', maxLength: 1024, rows: 2, hint: 'Shown in the header of the channel.' },
+      { name: 'slowmode', label: 'Slow mode', type: 'select', value: channel.slowmode_seconds || 0, options: choices.map((s) => [s, slowmodeLabel(s)]), hint: 'How long members wait between their messages. The owner and administrators are not slowed.' },
+    ],
+  });
+  if (!answer) return;
+  try {
+    const updated = await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, { name: answer.name, topic: answer.topic, slowmode_seconds: Number(answer.slowmode) });
+    applyChannel(server.id, updated);
+    toast(`#${updated.name} saved.`, false);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+export async function deleteChannel(server, channel) {
+  if (server.channels.length <= 1) return toast('A server keeps at least one channel: create another before deleting this one.');
+  if (!(await confirmAction(`Delete #${channel.name}?`, 'Its messages and files are deleted for everyone. This cannot be undone.', 'Delete channel'))) return;
+  try {
+    await api('DELETE', `/api/servers/${server.id}/channels/${channel.id}`);
+    const s = findServer(server.id);
+    if (s) s.channels = s.channels.filter((c) => c.id !== channel.id);
+    emit('nav');
+    toast(`#${channel.name} was deleted.`, false);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+/** Moves a channel to a 0-based position: the server renumbers the others. */
+async function moveChannel(server, channel, position) {
+  const list = findServer(server.id)?.channels;
+  if (!list || position < 0 || position >= list.length) return;
+  // Show the new order at once; the answer and the channel_updated events confirm it.
+  const order = list.filter((c) => c.id !== channel.id);
+  order.splice(position, 0, channel);
+  order.forEach((c, i) => { c.position = i; });
+  list.sort((a, b) => a.position - b.position);
+  emit('nav');
+  try {
+    applyChannel(server.id, await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, { position }));
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+/** Server settings → Channels: {nodes, update}. */
+export function channelsPanel(server) {
+  const list = el('ol', { id: 'channel-settings-list', class: 'settings-list channel-rows', 'aria-label': 'Channels in order' });
+  let dragged = null;
+  const update = () => {
+    const s = findServer(server.id);
+    if (!s) return;
+    const manage = canManageServer(s);
+    list.replaceChildren(...s.channels.map((c, i) => {
+      const row = el('li', { class: 'channel-row', 'data-id': c.id, draggable: manage ? 'true' : null },
+        manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
+        icon('hash', 'nav-icon'),
+        el('span', { class: 'row-text' },
+          el('span', { class: 'row-title', text: c.name }),
+          c.topic ? el('span', { class: 'muted row-sub', text: c.topic }) : null),
+        c.slowmode_seconds ? el('span', { class: 'tag', title: 'Slow mode', text: `slow ${slowmodeLabel(c.slowmode_seconds)}` }) : null,
+        manage ? el('span', { class: 'row-actions' },
+          iconButton('up', `Move #${c.name} up`, () => moveChannel(s, c, i - 1), { class: 'small', disabled: i === 0 }),
+          iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
+          el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
+          el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete')) : null);
+      if (manage) {
+        row.addEventListener('dragstart', (e) => {
+          dragged = c;
+          e.dataTransfer.effectAllowed = 'move';
+          e.dataTransfer.setData('text/plain', c.name);
+          row.classList.add('dragging');
+        });
+        row.addEventListener('dragend', () => { dragged = null; row.classList.remove('dragging'); });
+        row.addEventListener('dragover', (e) => {
+          if (!dragged || dragged === c) return;
+          e.preventDefault();
+          row.classList.add('drop-target');
+        });
+        row.addEventListener('dragleave', () => row.classList.remove('drop-target'));
+        row.addEventListener('drop', (e) => {
+          e.preventDefault();
+          row.classList.remove('drop-target');
+          if (dragged && dragged !== c) moveChannel(s, dragged, i);
+        });
+      }
+      return row;
+    }));
+  };
+  update();
+  const manage = canManageServer(server);
+  const input = el('input', { id: 'new-channel-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'new-channel' });
+  const form = el('form', { class: 'settings-form' },
+    el('label', { for: 'new-channel-name', text: 'New channel' }),
+    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create channel')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const channel = await createChannel(server, input.value);
+      toast(`#${channel.name} created.`, false);
+      input.value = '';
+    } catch (err) {
+      toast(err.message);
+    }
+  });
+  return {
+    nodes: [
+      el('h3', { text: 'Channels' }),
+      el('p', { class: 'muted', text: manage ? 'Drag a channel, or use its arrows, to change the order everyone sees.' : 'Only the owner and full server administrators manage channels.' }),
+      list,
+      manage ? form : null,
+    ],
+    update,
+  };
+}
+
