@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
-import type { Browser as Chromium, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser as Chromium, Page } from 'playwright-core';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
+import { ARGS, CHROMIUM, DESKTOP, PHONE, SKIP, WAIT, type Watched, shot, stepper, until, watch } from './helpers/browser';
 import { Client, uniqueName } from './helpers/client';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
 
@@ -17,15 +16,10 @@ import { FakeClock, startServer, type TestServer } from './helpers/server';
  * The server runs on a clock the test moves: a TOTP code is accepted once per 30-second step, so
  * each sign-in with a code moves the clock one step on instead of waiting for the next one.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = fs.existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1' ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser test needs it`;
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'];
-const WAIT = 10_000; // every wait below is bounded by this
 const PASSWORD = 'correct horse';
 const NEW_PASSWORD = 'battery staple';
 const DISPLAY_NAME = 'Zoë Λαμπράκη';
 const TOTP_STEP_MS = 30_000;
-const SHOTS = path.join(__dirname, '..', '.tap', 'screenshots');
 
 /**
  * Chromium logs every 4xx answer as a console error. These are asked for on purpose: how the home
@@ -39,53 +33,12 @@ const EXPECTED_REFUSALS: [number, string][] = [
   [409, '/api/account'],
 ];
 
-interface Window {
-  name: string;
-  context: BrowserContext;
-  page: Page;
-  /** Console errors, page errors, CSP violations and dialogs: all must stay empty. */
-  problems: string[];
-}
+type Window = Watched;
 
 async function openWindow(t: Test, chromium: Chromium, name: string, phone = false): Promise<Window> {
-  const context = await chromium.newContext({
-    viewport: phone ? { width: 390, height: 844 } : { width: 1280, height: 800 },
-    ...(phone ? { isMobile: true, hasTouch: true, colorScheme: 'dark' as const } : { colorScheme: 'light' as const }),
-    acceptDownloads: true,
-  });
+  const context = await chromium.newContext({ ...(phone ? PHONE : DESKTOP), acceptDownloads: true });
   t.teardown(() => context.close());
-  context.setDefaultTimeout(WAIT);
-  await context.addInitScript({
-    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",
-  });
-  const page = await context.newPage();
-  const window: Window = { name, context, page, problems: [] };
-  page.on('console', (msg: ConsoleMessage) => {
-    if (msg.type() !== 'error') return;
-    const url = msg.location().url;
-    if (EXPECTED_REFUSALS.some(([status, p]) => msg.text().includes(`status of ${status}`) && new URL(url, 'http://x').pathname === p)) return;
-    window.problems.push(`console: ${msg.text()} (${url})`);
-  });
-  page.on('pageerror', (err) => window.problems.push(`page error: ${err.message}`));
-  page.on('dialog', async (dialog) => {
-    window.problems.push(`dialog: ${dialog.type()} ${dialog.message()}`);
-    await dialog.dismiss();
-  });
-  return window;
-}
-
-async function shot(page: Page, name: string, fullPage = true) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
-}
-
-/** Polls a condition (the page CSP refuses the eval a waitForFunction would need), bounded. */
-async function until(page: Page, what: string, check: () => Promise<boolean>) {
-  const end = Date.now() + WAIT;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await page.waitForTimeout(40);
-  }
+  return watch(name, context, await context.newPage(), EXPECTED_REFUSALS);
 }
 
 /** A PNG of a colour gradient, wider than high (the server crops it to the centre square). */
@@ -135,22 +88,7 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: clock.now() });
   };
 
-  // The steps build on each other: after a failed one, the rest are skipped, not failed too.
-  let broken = false;
-  const step = (title: string, fn: (t: Test) => Promise<void>) =>
-    t.test(title, { skip: broken && 'an earlier step failed' }, async (t) => {
-      let threw = true;
-      try {
-        await fn(t);
-        threw = false;
-      } finally {
-        if (threw || !t.passing()) {
-          broken = true;
-          for (const w of everyone) await w.page.screenshot({ path: path.join(os.tmpdir(), `browser-account-failed-${w.name}.png`) }).catch(() => {});
-          t.comment(`screenshots: ${os.tmpdir()}/browser-account-failed-*.png; problems so far: ${JSON.stringify(everyone.flatMap((w) => w.problems))}`);
-        }
-      }
-    });
+  const step = stepper(t, everyone, 'browser-account');
 
   await step('the account page opens from the user menu of the chat', async (t) => {
     const { page } = laptop;
@@ -194,7 +132,7 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     await page.locator('#profile-result', { hasText: 'Your picture is saved' }).waitFor();
     await until(page, 'the saved picture to load', async () => (await saved.evaluate(naturalWidth)) > 0);
     t.equal(await saved.evaluate(naturalWidth), 256, 'the saved picture is the server\'s 256 × 256 image');
-    await shot(page, 'account-desktop-light');
+    await shot(page, 'account-desktop-light', true);
     await shotIn(page, 'dark', 'account-desktop-dark');
     await page.click('#avatar-remove');
     await page.locator('#avatar-preview', { hasText: 'ZO' }).waitFor();
@@ -235,6 +173,8 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.match(await current.textContent(), /Chrome on Linux.*This device.*127\.0\.0\.1/, 'this device in plain words, with its address');
     await page.locator('#session-list > li:not(.current)').getByRole('button', { name: /Sign out/ }).click();
     await page.locator('#sessions-result', { hasText: 'is signed out' }).waitFor();
+    // The notice shows before the list reloads: wait for the list, bounded, then check it.
+    await until(page, 'the ended session to leave the list', async () => (await items.count()) <= 1).catch(() => {});
     t.equal(await items.count(), 1, 'one session is left');
     await phone.page.locator('#signin-dialog[open]').waitFor();
     t.pass('the phone is signed out at once');
@@ -282,7 +222,7 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.pass('signed in again in place');
     await page.goto(`${server.url}/account`);
     await page.locator('#tfa-badge', { hasText: 'On' }).waitFor();
-    await shot(page, 'account-phone-dark');
+    await shot(page, 'account-phone-dark', true);
     await shotIn(page, 'light', 'account-phone-light', false);
   });
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t, { type Test } from 'tap';
-import type { BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { ARGS, CHROMIUM, DESKTOP, PHONE, SKIP, type Watched, shot, stepper, until, watch } from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { startServer, type TestServer } from './helpers/server';
 
@@ -15,17 +16,10 @@ import { startServer, type TestServer } from './helpers/server';
  *
  * Each step names the issue-17 defect (D1…D11) or the feature it proves.
  */
-const CHROMIUM = '/usr/bin/chromium';
-// CI sets REQUIRE_BROWSER=1 (.ci/run installs Chromium): there a missing browser fails the run
-// instead of skipping the proof that the pages work.
-const SKIP = fs.existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1' ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser test needs it`;
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'];
-const WAIT = 10_000; // every wait below is bounded by this
 const PASSWORD = 'correct horse';
 const XSS = '<img src=x onerror=alert(1)>';
 const PNG_WIDTH = 160;
 const PNG = gradientPng(PNG_WIDTH, 100);
-const SHOTS = path.join(__dirname, '..', '.tap', 'screenshots');
 
 /** A small RGB gradient as a PNG file, so the screenshot shows a real picture. */
 function gradientPng(width: number, height: number): Buffer {
@@ -74,15 +68,7 @@ const EXPECTED_REFUSALS: [number, string][] = [
   [400, '/api/password-reset'],
 ];
 
-interface Browser {
-  name: string;
-  context: BrowserContext;
-  page: Page;
-  /** Console errors, page errors, CSP violations and dialogs: all must stay empty. */
-  problems: string[];
-  /** While false (a deliberate script block), console noise is not counted. */
-  watching: boolean;
-}
+type Browser = Watched;
 
 async function openBrowser(t: Test, name: string, phone = false): Promise<Browser> {
   const { chromium } = await import('playwright-core');
@@ -91,51 +77,18 @@ async function openBrowser(t: Test, name: string, phone = false): Promise<Browse
     executablePath: CHROMIUM,
     args: ARGS,
     headless: true,
-    viewport: phone ? { width: 390, height: 844 } : { width: 1280, height: 800 },
-    ...(phone ? { isMobile: true, hasTouch: true, colorScheme: 'dark' as const } : { colorScheme: 'light' as const }),
+    ...(phone ? PHONE : DESKTOP),
     timeout: 30_000,
   });
   t.teardown(async () => {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });
   });
-  context.setDefaultTimeout(WAIT);
-  // The browser reports CSP violations to the page; make each one loud.
-  await context.addInitScript({
-    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const browser: Browser = { name, context, page, problems: [], watching: true };
-  page.on('console', (msg: ConsoleMessage) => {
-    if (msg.type() !== 'error' || !browser.watching) return;
-    const url = msg.location().url;
-    if (EXPECTED_REFUSALS.some(([status, p]) => msg.text().includes(`status of ${status}`) && new URL(url, 'http://x').pathname === p)) return;
-    browser.problems.push(`console: ${msg.text()} (${url})`);
-  });
-  page.on('pageerror', (err) => browser.problems.push(`page error: ${err.message}`));
-  page.on('dialog', async (dialog) => {
-    browser.problems.push(`dialog: ${dialog.type()} ${dialog.message()}`);
-    await dialog.dismiss();
-  });
-  return browser;
+  return watch(name, context, context.pages()[0] ?? (await context.newPage()), EXPECTED_REFUSALS);
 }
 
 /** The message whose text contains `text`. */
 const message = (page: Page, text: string) => page.locator('#messages > li.msg').filter({ has: page.locator('.content', { hasText: text }) });
-
-/** Polls a condition (the page CSP refuses the eval a waitForFunction would need), bounded. */
-async function until(page: Page, what: string, check: () => Promise<boolean>) {
-  const end = Date.now() + WAIT;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await page.waitForTimeout(40);
-  }
-}
-
-async function shot(page: Page, name: string) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
 
 async function send(page: Page, text: string) {
   await page.fill('#composer-text', text);
@@ -155,23 +108,7 @@ t.test('the chat works end to end in Chromium under the page CSP', { skip: SKIP 
   t.teardown(server.close);
   const [alice, bob, carol] = await Promise.all([openBrowser(t, 'alice'), openBrowser(t, 'bob'), openBrowser(t, 'carol', true)]);
   const everyone = [alice, bob, carol];
-  // The steps build on each other: after a failed one, the rest are skipped, not failed too.
-  let broken = false;
-  const step = (name: string, fn: (t: Test) => Promise<void>) =>
-    t.test(name, { skip: broken && 'an earlier step failed' }, async (t) => {
-      let threw = true;
-      try {
-        await fn(t);
-        threw = false;
-      } finally {
-        if (threw || !t.passing()) {
-          broken = true;
-          // What each browser showed when the step failed, to see why.
-          for (const b of everyone) await b.page.screenshot({ path: path.join(os.tmpdir(), `browser-test-failed-${b.name}.png`) }).catch(() => {});
-          t.comment(`screenshots: ${os.tmpdir()}/browser-test-failed-*.png; problems so far: ${JSON.stringify(everyone.flatMap((b) => b.problems))}`);
-        }
-      }
-    });
+  const step = stepper(t, everyone, 'browser-test');
   let serverId = '';
   let generalId = '';
   let inviteUrl = '';
