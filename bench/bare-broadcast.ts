@@ -1,7 +1,9 @@
 /**
  * The baseline for bench/fanout.ts: the textbook `ws` broadcast (serialize once, send to every
  * client) with no sessions, database or permissions. POST /messages {content} answers 201 with
- * a record shaped like ours and broadcasts it; any upgrade path is accepted.
+ * a record shaped like ours and broadcasts it; any upgrade path is accepted. With `frame` in
+ * the body too (a string), that string is what it broadcasts and answers, byte for byte:
+ * bench/user-stream.ts sends the chat server's own frames so both write the same bytes.
  * Prints "bare listening on http://127.0.0.1:PORT". Stops on SIGTERM.
  */
 import crypto from 'node:crypto';
@@ -19,7 +21,7 @@ const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const { content } = JSON.parse(Buffer.concat(chunks).toString());
+    const { content, frame } = JSON.parse(Buffer.concat(chunks).toString());
     const id = crypto.randomUUID();
     const record = {
       id,
@@ -33,7 +35,7 @@ const server = http.createServer((req, res) => {
       created_at: new Date().toISOString(),
       edited_at: null,
     };
-    const data = JSON.stringify(record);
+    const data = typeof frame === 'string' ? frame : JSON.stringify(record);
     for (const client of wss.clients) client.send(data);
     res.writeHead(201, { 'Content-Type': 'application/json' }).end(data);
   });

@@ -1,5 +1,5 @@
 /**
- * `make bench`: every measurement in one run (issues 10, 14, 19, 20), each printed as a table
+ * `make bench`: every measurement in one run (issues 10, 14, 16, 19, 20), each printed as a table
  * with its target, then a summary. Every server is a child process on 127.0.0.1 with a temporary
  * data directory (the export bench runs one in-process, to watch its event loop); everything is
  * stopped and removed at the end. A measurement that fails is reported as ERROR and the others
@@ -7,7 +7,7 @@
  *
  * The optional 5 000-socket fan-out (about a minute more) runs when the open-files limit
  * allows it; FANOUT_5000=0 skips it. BENCH_SECONDS / BENCH_RUNS shorten the throughput runs
- * for a quick look.
+ * for a quick look; STREAM_SECONDS shortens the user-stream fan-out (30 s).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +21,7 @@ import { measureMemory, memoryRows } from './memory';
 import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
+import { measurePresence, measureReady, measureStreamFanout, presenceRows, presenceSetup, readyRows, readySetup, streamFanoutRows, streamFanoutSetup } from './user-stream';
 
 /** One line of the final summary: a figure against its target. */
 const summary: Row[] = [];
@@ -151,6 +152,28 @@ async function main(): Promise<void> {
     const rows = exportRows(await measureExport());
     printTable('9. Account export: 100 000 messages and 1 GiB of files, in-process server, event loop watched', rows);
     summary.push(...targets(rows, '9.'));
+  });
+
+  // Three independent parts (bench/user-stream.ts), so one that fails leaves the others' figures.
+  await section('10a. User stream fan-out', async () => {
+    const f = await measureStreamFanout();
+    const rows = streamFanoutRows(f);
+    printTable(`10a. User stream fan-out: ${streamFanoutSetup(f)}`, rows);
+    summary.push(...targets(rows, '10a.'));
+  });
+
+  await section('10b. User stream presence', async () => {
+    const f = await measurePresence();
+    const rows = presenceRows(f);
+    printTable(`10b. User stream presence: ${presenceSetup(f)}`, rows);
+    summary.push(...targets(rows, '10b.'));
+  });
+
+  await section('10c. User stream ready', async () => {
+    const f = await measureReady();
+    const rows = readyRows(f);
+    printTable(`10c. User stream ready: ${readySetup(f)}`, rows);
+    summary.push(...targets(rows, '10c.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);
