@@ -250,13 +250,17 @@ async function startSignedIn(community: Community): Promise<{ server: Started; c
   return { server, cookies, ownerCookie, signInMs: performance.now() - started };
 }
 
-/** A counter of the server's /metrics (METRICS=on). */
-async function counter(base: string, name: string): Promise<number> {
+/** Counters or gauges from one scrape of the server's /metrics (METRICS=on). */
+async function metrics(base: string, names: string[]): Promise<number[]> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const found = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
-  if (!found) throw new Error(`/metrics has no ${name}`);
-  return Number(found[1]);
+  return names.map((name) => {
+    const found = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+    if (!found) throw new Error(`/metrics has no ${name}`);
+    return Number(found[1]);
+  });
 }
+
+const metric = async (base: string, name: string) => (await metrics(base, [name]))[0];
 
 /** Opens a socket; resolves once open. */
 function open(url: string, cookie: string, onMessage: (data: Buffer) => void, label: string): Promise<WebSocket> {
@@ -284,6 +288,8 @@ interface FanoutTarget {
   url: string;
   cookies: string[];
   post(n: number): Promise<void>;
+  /** The server's own event-loop delay since the last call (ms), where it can tell. */
+  loopLag?(): Promise<{ p99: number; max: number }>;
 }
 
 export interface FanoutResult {
@@ -304,6 +310,8 @@ export interface FanoutResult {
   cpu: CpuWindow;
   /** This client's event-loop delay during this target's blocks, p99 and max (ms). */
   clientLag: { p99: number; max: number };
+  /** The server's event-loop delay during its blocks: the highest block p99 and the longest delay (ms); null when not known. */
+  serverLag: { p99: number; max: number } | null;
 }
 
 /**
@@ -339,6 +347,7 @@ class FanoutRun {
   connectMs = 0;
   postingMs = 0;
   posted = 0;
+  serverLag: { p99: number; max: number } | null = null;
   private block = { from: 0, to: 0, left: 0, done: () => {} };
 
   constructor(
@@ -395,6 +404,8 @@ class FanoutRun {
    */
   async postBlock(from: number, to: number): Promise<void> {
     const measured = from >= WARMUP_MESSAGES;
+    // Scraped before and after the block (each scrape resets it), outside the CPU window.
+    if (measured) await this.target.loopLag?.();
     const done = new Promise<void>((resolve) => {
       this.block = { from, to, left: to - from, done: resolve };
     });
@@ -413,6 +424,8 @@ class FanoutRun {
     stopLag();
     if (this.failures.length) throw new Error(`${this.target.name}: ${this.failures.length} posts failed (first: ${this.failures[0]})`);
     if (!measured) return;
+    const loop = await this.target.loopLag?.();
+    if (loop) this.serverLag = { p99: Math.max(loop.p99, this.serverLag?.p99 ?? 0), max: Math.max(loop.max, this.serverLag?.max ?? 0) };
     const c = this.cpu;
     c.machine = (c.machine * c.wallMs + cpu.machine * cpu.wallMs) / (c.wallMs + cpu.wallMs);
     c.wallMs += cpu.wallMs;
@@ -443,6 +456,7 @@ class FanoutRun {
       frameBytes: this.frameBytes,
       cpu: { ...this.cpu },
       clientLag: { p99: this.lag.percentile(99) / 1e6, max: this.lag.max / 1e6 },
+      serverLag: this.serverLag,
     };
   }
 
@@ -461,6 +475,8 @@ export interface StreamFanoutFigures {
   bare: FanoutResult;
   /** chat p99 / bare p99, to the last stream. */
   ratio: number;
+  /** The measured POSTs as the chat server's request log times them (arrival to response written). */
+  post: { p50: number; p99: number; max: number };
 }
 
 /**
@@ -486,6 +502,11 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
       post: async (n) => {
         const res = await request(server.base, 'POST', messagesUrl, body(n), { cookie: ownerCookie, 'content-type': 'application/json' });
         if (res.status !== 201) throw new Error(`POST answered ${res.status}: ${res.text.trim()}`);
+      },
+      loopLag: async () => {
+        // One scrape for both: prom-client resets the histogram at every scrape.
+        const [p99, max] = await metrics(server.base, ['nodejs_eventloop_lag_p99_seconds', 'nodejs_eventloop_lag_max_seconds']);
+        return { p99: p99 * 1000, max: max * 1000 };
       },
     },
     members,
@@ -525,7 +546,11 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
     }
     const c = chat.result();
     const r = bare.result();
-    return { members, seconds: measured / RATE, blocks, signInMs, chat: c, bare: r, ratio: c.lastP99 / r.lastP99 };
+    // The request log reaches its file once per event-loop turn.
+    await sleep(SETTLE_MS);
+    const logged = loggedTimes(server.logFile, 'POST', messagesUrl).slice(WARMUP_MESSAGES).sort((a, b) => a - b);
+    const post = { p50: percentile(logged, 50), p99: percentile(logged, 99), max: logged[logged.length - 1] };
+    return { members, seconds: measured / RATE, blocks, signInMs, chat: c, bare: r, ratio: c.lastP99 / r.lastP99, post };
   } finally {
     await chat.close();
     await bare?.close();
@@ -550,6 +575,8 @@ export function streamFanoutRows(f: StreamFanoutFigures): Row[] {
     ['chat: CPU during its blocks (of one core)', cpu(chat), '', ''],
     ['bare ws: CPU during its blocks (of one core)', cpu(bare), '', ''],
     ['saturated: chat blocks; bare blocks', `${saturated(chat.cpu)}; ${saturated(bare.cpu)}`, '', ''],
+    ['chat: POST as the server logs it, p50 / p99 / max', `${ms(f.post.p50)} / ${ms(f.post.p99)} / ${ms(f.post.max)}`, '', ''],
+    ['chat: server event-loop delay, worst block p99 / longest', chat.serverLag ? `${ms(chat.serverLag.p99)} / ${ms(chat.serverLag.max)}` : 'unknown', '', ''],
     ['client event-loop delay p99 / max: chat blocks; bare blocks', `${ms(chat.clientLag.p99)} / ${ms(chat.clientLag.max)}; ${ms(bare.clientLag.p99)} / ${ms(bare.clientLag.max)}`, '', ''],
     ['posting rate achieved: chat; bare', `${chat.rate.toFixed(2)}/s; ${bare.rate.toFixed(2)}/s`, '', ''],
     ['frame bytes: chat; bare', `${chat.frameBytes}; ${bare.frameBytes}`, '', ''],
@@ -630,7 +657,7 @@ export async function measurePresence(members = STREAM_MEMBERS, friends = PRESEN
   let chat: ConnectStorm;
   let framesSent: number;
   try {
-    const framesBefore = await counter(server.base, 'chat_websocket_frames_sent_total');
+    const framesBefore = await metric(server.base, 'chat_websocket_frames_sent_total');
     await sleep(SETTLE_MS);
     const window = cpuWindow(server.pid);
     const times = await storm(
@@ -662,7 +689,7 @@ export async function measurePresence(members = STREAM_MEMBERS, friends = PRESEN
     // The last connections' events go out through the outbox in later turns.
     await sleep(SETTLE_MS);
     const cpu = window.stop();
-    framesSent = (await counter(server.base, 'chat_websocket_frames_sent_total')) - framesBefore;
+    framesSent = (await metric(server.base, 'chat_websocket_frames_sent_total')) - framesBefore;
     chat = { connects: members, cpu, openP50: percentile(times, 50), openP99: percentile(times, 99) };
   } finally {
     closeAll(sockets);
