@@ -49,8 +49,6 @@ export interface Directory {
   channel(id: string): ChannelRecord | undefined;
   /** A server's channels in position order. */
   channelsOf(serverId: string): ChannelRecord[];
-  /** The channels of every server a user belongs to, each server's in position order. */
-  channelsOfUser(userId: string): ChannelRecord[];
   conversation(id: string): ConversationRecord | undefined;
   /** A user's DMs and groups, most recent activity first. */
   conversationsOf(userId: string): ConversationRecord[];
@@ -91,10 +89,6 @@ export function createDirectory(db: DB): Directory {
   const channelById = db.prepare<[string], ChannelRecord>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
   const channelsOfServer = db.prepare<[string], ChannelRecord>(
     `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
-  );
-  const channelsOfUser = db.prepare<[string], ChannelRecord>(
-    `SELECT ${CHANNEL_COLUMNS} FROM members m JOIN channels c ON c.server_id = m.server_id
-      WHERE m.user_id = ? ORDER BY m.joined_at, c.server_id, c.position`,
   );
   const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(
@@ -155,7 +149,6 @@ export function createDirectory(db: DB): Directory {
     serversOf: (userId) => serversOfUser.all(userId),
     channel: (id) => channelById.get(id),
     channelsOf: (serverId) => channelsOfServer.all(serverId),
-    channelsOfUser: (userId) => channelsOfUser.all(userId),
     conversation(id) {
       const row = conversationById.get(id);
       return row && conversationRecord(row, membersOfConversation.all(id));

@@ -1,7 +1,7 @@
 import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from './directory';
 import type { Presence } from './presence';
 import { type User, refOf } from './types';
-import type { ChannelState, ConversationState, ReadStates } from './unread';
+import type { ChannelState, ContainerState, ConversationState, ReadStates } from './unread';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -16,18 +16,18 @@ export interface SidebarParts {
 
 export function buildReady(parts: SidebarParts, user: User): Record<string, unknown> {
   const { directory, readStates, presence } = parts;
-  const states = readStates.channels(user.id);
-  const channelsByServer = new Map<string, ChannelRecord[]>();
-  for (const channel of directory.channelsOfUser(user.id)) {
-    const list = channelsByServer.get(channel.server_id) ?? [];
-    list.push(channel);
-    channelsByServer.set(channel.server_id, list);
+  // One query gives every channel with its read state, each server's in position order.
+  const channelsByServer = new Map<string, ChannelEntry[]>();
+  for (const state of readStates.channels(user.id).values()) {
+    const list = channelsByServer.get(state.server_id) ?? [];
+    list.push(entryOf(state, state));
+    channelsByServer.set(state.server_id, list);
   }
   const conversationStates = readStates.conversations(user.id);
   return {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
-    servers: directory.serversOf(user.id).map((server) => serverWithState(server, channelsByServer.get(server.id) ?? [], states)),
+    servers: directory.serversOf(user.id).map((server) => serverWithChannels(server, channelsByServer.get(server.id) ?? [])),
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
@@ -36,7 +36,8 @@ export function buildReady(parts: SidebarParts, user: User): Record<string, unkn
 
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord) {
-  return serverWithState(server, parts.directory.channelsOf(server.id), parts.readStates.channels(userId, server.id));
+  const states = parts.readStates.channels(userId, server.id);
+  return serverWithChannels(server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
@@ -46,17 +47,33 @@ export function conversationEntry(parts: SidebarParts, userId: string, conversat
 
 /** A channel record with the caller's read state. */
 export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>) {
-  const found = states.get(channel.id);
-  if (!found) return { ...channel, ...NOTHING_READ };
-  const { channel_id: _c, server_id: _s, ...state } = found;
-  return { ...channel, ...state };
+  return entryOf({ ...channel, channel_id: channel.id }, states.get(channel.id) ?? NOTHING_READ);
+}
+
+type ChannelFields = Omit<ChannelRecord, 'id'> & { channel_id: string };
+type ChannelEntry = ReturnType<typeof entryOf>;
+
+/** Field by field, not by spreads: a ready frame holds thousands of these. */
+function entryOf(channel: ChannelFields, state: ContainerState) {
+  return {
+    id: channel.channel_id,
+    server_id: channel.server_id,
+    name: channel.name,
+    position: channel.position,
+    created_at: channel.created_at,
+    topic: channel.topic,
+    slowmode_seconds: channel.slowmode_seconds,
+    last_message_id: state.last_message_id,
+    last_read_id: state.last_read_id,
+    unread_count: state.unread_count,
+    mention_count: state.mention_count,
+  };
 }
 
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithState(server: ServerRecord, channels: ChannelRecord[], states: Map<string, ChannelState>) {
-  const entries = channels.map((channel) => channelWithState(channel, states));
+function serverWithChannels(server: ServerRecord, entries: ChannelEntry[]) {
   return {
     ...server,
     unread: entries.some((c) => c.unread_count > 0),

@@ -26,6 +26,12 @@ export interface ContainerState {
 export interface ChannelState extends ContainerState {
   channel_id: string;
   server_id: string;
+  /** The channel's own fields, read in the same row (the sidebar needs both). */
+  name: string;
+  position: number;
+  created_at: string;
+  topic: string;
+  slowmode_seconds: number;
 }
 
 export interface ConversationState extends ContainerState {
@@ -33,7 +39,7 @@ export interface ConversationState extends ContainerState {
 }
 
 export interface ReadStates {
-  /** The states of the channels of one server, or of every server the user is in. */
+  /** The states of the channels of one server, or of every server the user is in (in position order). */
   channels(userId: string, serverId?: string): Map<string, ChannelState>;
   /** The states of the user's conversations (or one of them). */
   conversations(userId: string, conversationId?: string): Map<string, ConversationState>;
@@ -55,19 +61,23 @@ const CAP = UNREAD_CAP;
 // The marker of the row at hand: the user's read state, or the seq they joined at.
 const MARKER = 'COALESCE(rs.last_read_seq, mb.joined_seq)';
 
+// Most channels are read to the end: one index lookup (the newest seq is not past the marker)
+// says so, and the counts, which walk rows, are skipped for them.
+const PAST_MARKER = `(SELECT MAX(m.seq) FROM messages m WHERE m.channel_id = c.id) > ${MARKER}`;
+
 const channelState = `
-  c.id AS channel_id, c.server_id,
+  c.id AS channel_id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
-  (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
-      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count,
-  (SELECT COUNT(*) FROM (
+  CASE WHEN ${PAST_MARKER} THEN (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
+      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) ELSE 0 END AS unread_count,
+  CASE WHEN ${PAST_MARKER} THEN (SELECT COUNT(*) FROM (
       SELECT mm.message_seq FROM message_mentions mm
        WHERE mm.user_id = mb.user_id AND mm.container_id = c.id AND mm.message_seq > ${MARKER}
       UNION
       SELECT e.seq FROM messages e
        WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
-      LIMIT ${CAP})) AS mention_count
+      LIMIT ${CAP})) ELSE 0 END AS mention_count
   FROM members mb
   JOIN channels c ON c.server_id = mb.server_id
   LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id`;
@@ -85,8 +95,10 @@ const conversationState = `
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
 
 export function createReadStates(db: DB): ReadStates {
-  const channelsOfUser = db.prepare<[string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ?`);
-  const channelsOfServer = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND mb.server_id = ?`);
+  const channelsOfUser = db.prepare<[string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? ORDER BY c.server_id, c.position`);
+  const channelsOfServer = db.prepare<[string, string], ChannelState>(
+    `SELECT ${channelState} WHERE mb.user_id = ? AND mb.server_id = ? ORDER BY c.position`,
+  );
   const oneChannel = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
   const oneConversation = db.prepare<[string, string], ConversationRow>(
@@ -120,7 +132,12 @@ export function createReadStates(db: DB): ReadStates {
     conversations: (userId, conversationId) =>
       byId((conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions), (s) => s.conversation_id),
     of(userId, container) {
-      if (container.kind === 'channel') return oneChannel.get(userId, container.id) ?? empty;
+      if (container.kind === 'channel') {
+        const row = oneChannel.get(userId, container.id);
+        if (!row) return empty;
+        const { channel_id, server_id, last_message_id, last_read_id, unread_count, mention_count } = row;
+        return { channel_id, server_id, last_message_id, last_read_id, unread_count, mention_count };
+      }
       const row = oneConversation.get(userId, container.id);
       return row ? withMentions(row) : empty;
     },
