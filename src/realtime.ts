@@ -277,7 +277,11 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
 
   function enqueue(job: Job): void {
     outbox.push(job);
-    if (!flushing) flush();
+    // From the next turn: the request that caused the event answers first, its fan-out after.
+    if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
   }
 
   /**
@@ -286,7 +290,6 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
    * is a thousand socket writes, tens of milliseconds: spread out, no turn blocks for long.
    */
   function flush(): void {
-    flushing = true;
     let budget = options.sendsPerTurn;
     let sent = 0;
     while (outbox.length > 0 && budget > 0) {
