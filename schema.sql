@@ -204,12 +204,11 @@ CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, p
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
 
 -- The search index (src/search.ts): the current text of every message, tokenized by unicode61
--- with case and diacritics folded, with prefix indexes of 2 and 3 characters for `word*`.
--- External content: the text itself stays in messages only.
+-- with case and diacritics folded. External content: the text itself stays in messages only.
 -- The triggers keep it in step inside the transaction that inserts, edits or deletes (cascades too).
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
   content, content = 'messages', content_rowid = 'seq',
-  tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '2 3'
+  tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
 );
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
   INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);

@@ -122,17 +122,6 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       ) WITHOUT ROWID;
       CREATE INDEX messages_by_author ON messages (author_id, seq);
     `),
-  // 6 -> 7: the search index gains prefix indexes of 2 and 3 characters (a `zea*` search reads
-  // one list instead of merging every term that starts so); the triggers name it and stay.
-  (db) =>
-    db.exec(`
-      DROP TABLE messages_fts;
-      CREATE VIRTUAL TABLE messages_fts USING fts5(
-        content, content = 'messages', content_rowid = 'seq',
-        tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '2 3'
-      );
-      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
-    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 
