@@ -65,8 +65,8 @@ export const MAX_SOCKETS_PER_USER = 50;
 export const FLOOD_WINDOW_MS = 10_000;
 /** At shutdown, sockets that have not finished the closing handshake by then are cut. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
-/** Socket writes one event-loop turn makes before the rest wait a turn: about 5 ms of sends here. */
-export const SENDS_PER_TURN = 250;
+/** Socket writes one event-loop turn makes before the rest wait a turn: about 2 ms of sends here. */
+export const SENDS_PER_TURN = 100;
 
 /** An outbox entry: an event's frames to its audience, or a close that must follow them. */
 type Job =
