@@ -1,7 +1,7 @@
 import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from './directory';
 import type { Presence } from './presence';
 import { type User, refOf } from './types';
-import type { ChannelState, ContainerState, ConversationState, ReadStates } from './unread';
+import type { ChannelFields, ChannelState, ContainerState, ConversationState, ReadStates } from './unread';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -50,7 +50,6 @@ export function channelWithState(channel: ChannelRecord, states: Map<string, Cha
   return entryOf({ ...channel, channel_id: channel.id }, states.get(channel.id) ?? NOTHING_READ);
 }
 
-type ChannelFields = Omit<ChannelRecord, 'id'> & { channel_id: string };
 type ChannelEntry = ReturnType<typeof entryOf>;
 
 /** Field by field, not by spreads: a ready frame holds thousands of these. */

@@ -1,4 +1,5 @@
 import type { DB } from './db';
+import type { ChannelRecord } from './directory';
 import { badRequest } from './http/errors';
 import type { Container } from './types';
 
@@ -23,16 +24,10 @@ export interface ContainerState {
   mention_count: number;
 }
 
-export interface ChannelState extends ContainerState {
-  channel_id: string;
-  server_id: string;
-  /** The channel's own fields, read in the same row (the sidebar needs both). */
-  name: string;
-  position: number;
-  created_at: string;
-  topic: string;
-  slowmode_seconds: number;
-}
+/** A channel's own fields under `channel_id`, read in the same row as its state (the sidebar needs both). */
+export type ChannelFields = Omit<ChannelRecord, 'id'> & { channel_id: string };
+
+export type ChannelState = ChannelFields & ContainerState;
 
 export interface ConversationState extends ContainerState {
   conversation_id: string;
