@@ -4,6 +4,8 @@
  * a record shaped like ours and broadcasts it; any upgrade path is accepted. With `frame` in
  * the body too (a string), that string is what it broadcasts and answers, byte for byte:
  * bench/user-stream.ts sends the chat server's own frames so both write the same bytes.
+ * POST /welcome {frame}: every socket opened from then on is sent that string first (the
+ * baseline for the user stream's `ready`: the same bytes, nothing built).
  * Prints "bare listening on http://127.0.0.1:PORT". Stops on SIGTERM.
  */
 import crypto from 'node:crypto';
@@ -13,8 +15,10 @@ import { WebSocketServer } from 'ws';
 
 const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 });
 
+let welcome: string | null = null;
+
 const server = http.createServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/messages') {
+  if (req.method !== 'POST' || (req.url !== '/messages' && req.url !== '/welcome')) {
     res.writeHead(404).end();
     return;
   }
@@ -22,6 +26,11 @@ const server = http.createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const { content, frame } = JSON.parse(Buffer.concat(chunks).toString());
+    if (req.url === '/welcome') {
+      welcome = frame;
+      res.writeHead(204).end();
+      return;
+    }
     const id = crypto.randomUUID();
     const record = {
       id,
@@ -45,6 +54,7 @@ server.on('upgrade', (req, socket, head) => {
   socket.on('error', () => socket.destroy());
   wss.handleUpgrade(req, socket, head, (ws) => {
     ws.on('error', () => {});
+    if (welcome !== null) ws.send(welcome);
   });
 });
 

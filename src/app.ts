@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
 import { createAuditLog } from './audit';
 import { claimDataDir } from './backup';
+import { createChannelTails } from './channel-tails';
 import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
 import { type Config, prepareDataDir } from './config';
@@ -113,7 +114,8 @@ export function createApp(options: AppOptions): RunningApp {
   const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
-  const readStates = createReadStates(db);
+  const tails = createChannelTails(db);
+  const readStates = createReadStates(db, tails);
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
   const metrics = createMetrics({
     enabled: config.metrics,
@@ -132,7 +134,7 @@ export function createApp(options: AppOptions): RunningApp {
     offline: presence.offline,
   };
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
-  const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates });
+  const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
   const members = createMembers({ db, clock, presence });
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages);

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { ChannelTails } from './channel-tails';
 import type { Clock } from './clock';
 import { iso } from './clock';
 import type { DB } from './db';
@@ -92,13 +93,15 @@ export interface MessageStoreParts {
   uploads: UploadStore;
   metrics: Pick<Metrics, 'messageSent'>;
   readStates: Pick<ReadStates, 'advance'>;
+  /** Told of every committed, edited and deleted channel message. */
+  tails: Pick<ChannelTails, 'added' | 'changed'>;
 }
 
 /**
  * The message store: every read and write of messages, reactions, mentions and attachment
  * rows, and the live events they cause (committed first, then announced).
  */
-export function createMessageStore({ db, clock, hub, uploads, metrics, readStates }: MessageStoreParts): MessageStore {
+export function createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails }: MessageStoreParts): MessageStore {
   const mentions = createMentions(db);
   const commits = createGroupCommit(db);
 
@@ -318,6 +321,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         throw err;
       }
       const { row, reply, attachments } = inserted;
+      tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       metrics.messageSent();
@@ -334,6 +338,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       }
       // An edit recomputes its mentions: a name added is now mentioned, a name removed is not.
       editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
+      if (container.kind === 'channel') tails.changed(container.id);
       const record = store.get(container, messageId, editor.id);
       announce(container, record, 'edited', 'message_edited', () => store.reactors(messageId));
       return record;
@@ -354,6 +359,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         write?.();
         return ids;
       })();
+      if (container.kind === 'channel') tails.changed(container.id);
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
       uploads.deleteFiles(fileIds);
       hub.publish(container, { payload: { event: 'deleted', id: messageId, ...placeOf(container) } });

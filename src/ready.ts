@@ -1,7 +1,7 @@
 import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from './directory';
 import type { Presence } from './presence';
 import { type User, refOf } from './types';
-import type { ChannelFields, ChannelState, ContainerState, ConversationState, ReadStates } from './unread';
+import type { ChannelState, ConversationState, ReadStates } from './unread';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -17,10 +17,10 @@ export interface SidebarParts {
 export function buildReady(parts: SidebarParts, user: User): Record<string, unknown> {
   const { directory, readStates, presence } = parts;
   // One query gives every channel with its read state, each server's in position order.
-  const channelsByServer = new Map<string, ChannelEntry[]>();
+  const channelsByServer = new Map<string, ChannelState[]>();
   for (const state of readStates.channels(user.id).values()) {
     const list = channelsByServer.get(state.server_id) ?? [];
-    list.push(entryOf(state, state));
+    list.push(state);
     channelsByServer.set(state.server_id, list);
   }
   const conversationStates = readStates.conversations(user.id);
@@ -46,33 +46,14 @@ export function conversationEntry(parts: SidebarParts, userId: string, conversat
 }
 
 /** A channel record with the caller's read state. */
-export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>) {
-  return entryOf({ ...channel, channel_id: channel.id }, states.get(channel.id) ?? NOTHING_READ);
-}
-
-type ChannelEntry = ReturnType<typeof entryOf>;
-
-/** Field by field, not by spreads: a ready frame holds thousands of these. */
-function entryOf(channel: ChannelFields, state: ContainerState) {
-  return {
-    id: channel.channel_id,
-    server_id: channel.server_id,
-    name: channel.name,
-    position: channel.position,
-    created_at: channel.created_at,
-    topic: channel.topic,
-    slowmode_seconds: channel.slowmode_seconds,
-    last_message_id: state.last_message_id,
-    last_read_id: state.last_read_id,
-    unread_count: state.unread_count,
-    mention_count: state.mention_count,
-  };
+export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>): ChannelState {
+  return states.get(channel.id) ?? { ...channel, ...NOTHING_READ };
 }
 
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithChannels(server: ServerRecord, entries: ChannelEntry[]) {
+function serverWithChannels(server: ServerRecord, entries: ChannelState[]) {
   return {
     ...server,
     unread: entries.some((c) => c.unread_count > 0),

@@ -1,3 +1,4 @@
+import type { ChannelTails, Tail } from './channel-tails';
 import type { DB } from './db';
 import type { ChannelRecord } from './directory';
 import { badRequest } from './http/errors';
@@ -8,9 +9,11 @@ import type { Container } from './types';
  * unread. A marker is a message seq and only moves forward; without one, the seq of the newest
  * message when the user joined is the marker, so a new member starts with everything read.
  *
- * Counting is an index range, capped: `unread_count` and `mention_count` stop at UNREAD_CAP, so
- * a client shows "99+" from 100 on, and a channel a user left for a year costs no more than one
- * they read yesterday.
+ * A channel's state is counted from its newest messages kept in memory (src/channel-tails.ts),
+ * so a user in thousands of channels costs one query for their markers; a channel whose marker
+ * is older than what is kept, and every conversation, is counted in SQL: index ranges, capped.
+ * `unread_count` and `mention_count` stop at UNREAD_CAP, so a client shows "99+" from 100 on,
+ * and a channel a user left for a year costs no more than one they read yesterday.
  */
 export const UNREAD_CAP = 100;
 
@@ -24,10 +27,8 @@ export interface ContainerState {
   mention_count: number;
 }
 
-/** A channel's own fields under `channel_id`, read in the same row as its state (the sidebar needs both). */
-export type ChannelFields = Omit<ChannelRecord, 'id'> & { channel_id: string };
-
-export type ChannelState = ChannelFields & ContainerState;
+/** A channel as the sidebar shows it: its record and the caller's read state. */
+export type ChannelState = ChannelRecord & ContainerState;
 
 export interface ConversationState extends ContainerState {
   conversation_id: string;
@@ -56,26 +57,30 @@ const CAP = UNREAD_CAP;
 // The marker of the row at hand: the user's read state, or the seq they joined at.
 const MARKER = 'COALESCE(rs.last_read_seq, mb.joined_seq)';
 
-// Most channels are read to the end: one index lookup (the newest seq is not past the marker)
-// says so, and the counts, which walk rows, are skipped for them.
-const PAST_MARKER = `(SELECT MAX(m.seq) FROM messages m WHERE m.channel_id = c.id) > ${MARKER}`;
+const CHANNELS_OF_MEMBER = `FROM members mb
+  JOIN channels c ON c.server_id = mb.server_id
+  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id`;
 
+// The full count in SQL: for a channel whose marker is older than its tail (src/channel-tails.ts).
 const channelState = `
-  c.id AS channel_id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds,
+  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
-  CASE WHEN ${PAST_MARKER} THEN (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
-      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) ELSE 0 END AS unread_count,
-  CASE WHEN ${PAST_MARKER} THEN (SELECT COUNT(*) FROM (
+  (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
+      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count,
+  (SELECT COUNT(*) FROM (
       SELECT mm.message_seq FROM message_mentions mm
        WHERE mm.user_id = mb.user_id AND mm.container_id = c.id AND mm.message_seq > ${MARKER}
       UNION
       SELECT e.seq FROM messages e
        WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
-      LIMIT ${CAP})) ELSE 0 END AS mention_count
-  FROM members mb
-  JOIN channels c ON c.server_id = mb.server_id
-  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id`;
+      LIMIT ${CAP})) AS mention_count
+  ${CHANNELS_OF_MEMBER}`;
+
+// A channel's fields and the caller's marker; the rest comes from the channel's tail.
+const channelMarker = `
+  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, ${MARKER} AS marker
+  ${CHANNELS_OF_MEMBER}`;
 
 // In a DM or group every message from someone else is for the caller: mentions equal unread.
 const conversationState = `
@@ -89,12 +94,27 @@ const conversationState = `
 
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
 
-export function createReadStates(db: DB): ReadStates {
-  const channelsOfUser = db.prepare<[string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? ORDER BY c.server_id, c.position`);
-  const channelsOfServer = db.prepare<[string, string], ChannelState>(
-    `SELECT ${channelState} WHERE mb.user_id = ? AND mb.server_id = ? ORDER BY c.position`,
-  );
-  const oneChannel = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+/** A channel's fields in ChannelRecord order, then the caller's marker: raw rows, ready reads thousands. */
+type MarkerRow = [string, string, string, number, string, string, number, number];
+
+export function createReadStates(db: DB, tails: ChannelTails): ReadStates {
+  const markersOfUser = db.prepare<[string], MarkerRow>(`SELECT ${channelMarker} WHERE mb.user_id = ? ORDER BY c.server_id, c.position`).raw();
+  const markersOfServer = db.prepare<[string, string], MarkerRow>(
+    `SELECT ${channelMarker} WHERE mb.user_id = ? AND mb.server_id = ? ORDER BY c.position`,
+  ).raw();
+  const markerOfChannel = db.prepare<[string, string], MarkerRow>(`SELECT ${channelMarker} WHERE mb.user_id = ? AND c.id = ?`).raw();
+  const counted = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+
+  /** Each channel's state from its tail, or counted in SQL when the marker is older than the tail. */
+  function channelStates(userId: string, rows: MarkerRow[]): Map<string, ChannelState> {
+    tails.refresh();
+    const states = new Map<string, ChannelState>();
+    for (const row of rows) {
+      const state = stateInTail(tails.get(row[0]), userId, row[7]);
+      states.set(row[0], state ? withFields(row, state) : counted.get(userId, row[0])!);
+    }
+    return states;
+  }
   const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
   const oneConversation = db.prepare<[string, string], ConversationRow>(
     `SELECT ${conversationState} WHERE mb.user_id = ? AND mb.conversation_id = ?`,
@@ -122,16 +142,15 @@ export function createReadStates(db: DB): ReadStates {
   const empty: ContainerState = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
   const states: ReadStates = {
-    channels: (userId, serverId) =>
-      byId(serverId ? channelsOfServer.all(userId, serverId) : channelsOfUser.all(userId), (s) => s.channel_id),
+    channels: (userId, serverId) => channelStates(userId, serverId ? markersOfServer.all(userId, serverId) : markersOfUser.all(userId)),
     conversations: (userId, conversationId) =>
       byId((conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions), (s) => s.conversation_id),
     of(userId, container) {
       if (container.kind === 'channel') {
-        const row = oneChannel.get(userId, container.id);
+        const row = markerOfChannel.get(userId, container.id);
         if (!row) return empty;
-        const { channel_id, server_id, last_message_id, last_read_id, unread_count, mention_count } = row;
-        return { channel_id, server_id, last_message_id, last_read_id, unread_count, mention_count };
+        const { last_message_id, last_read_id, unread_count, mention_count } = channelStates(userId, [row]).get(row[0])!;
+        return { last_message_id, last_read_id, unread_count, mention_count };
       }
       const row = oneConversation.get(userId, container.id);
       return row ? withMentions(row) : empty;
@@ -148,4 +167,46 @@ export function createReadStates(db: DB): ReadStates {
     newestSeq: () => newest.get()!.seq,
   };
   return states;
+}
+
+/**
+ * The read state at `marker` from a channel's newest messages, or null when the marker is older
+ * than the tail and the tail is not the whole channel (the counts may reach past it).
+ */
+function stateInTail(tail: Tail, userId: string, marker: number): ContainerState | null {
+  const { messages } = tail;
+  let first = messages.length;
+  while (first > 0 && messages[first - 1].seq > marker) first--;
+  if (first === 0 && !tail.complete && messages.length > 0) return null;
+  let unread = 0;
+  let mentioned = 0;
+  for (let i = first; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.author_id === userId) continue;
+    unread++;
+    if (m.everyone || m.mentions?.includes(userId)) mentioned++;
+  }
+  return {
+    last_message_id: messages.at(-1)?.id ?? null,
+    last_read_id: first > 0 ? messages[first - 1].id : null,
+    unread_count: Math.min(unread, CAP),
+    mention_count: Math.min(mentioned, CAP),
+  };
+}
+
+/** Field by field, not by spreads: `ready` makes thousands of these. */
+function withFields(row: MarkerRow, state: ContainerState): ChannelState {
+  return {
+    id: row[0],
+    server_id: row[1],
+    name: row[2],
+    position: row[3],
+    created_at: row[4],
+    topic: row[5],
+    slowmode_seconds: row[6],
+    last_message_id: state.last_message_id,
+    last_read_id: state.last_read_id,
+    unread_count: state.unread_count,
+    mention_count: state.mention_count,
+  };
 }

@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 // The user stream (GET /api/ws), read state, mentions, typing and presence, with real ws clients.
 import t from 'tap';
+import { TAIL_LENGTH } from '../src/channel-tails';
 import { presenceSettings } from '../src/presence';
 import { SENDS_PER_TURN, realtimeSettings } from '../src/realtime';
 import { type Client, signUp } from './helpers/client';
@@ -173,16 +176,50 @@ t.test('read markers: forward only, per container, and the counts follow', async
   t.match(await channelState(newcomer), { unread_count: 1 });
 });
 
-t.test('counts are capped at 100 ("99+" needs 100)', async (t) => {
+t.test('counts are capped at 100 ("99+" needs 100), also when another process wrote the messages', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
   const c = await crowd(server, 1);
-  const insert = server.app.db.prepare("INSERT INTO messages (id, channel_id, author_id, content, created_at) VALUES (?, ?, ?, 'x', '2026-01-01T00:00:00.000Z')");
-  server.app.db.transaction(() => {
-    for (let i = 0; i < 150; i++) insert.run(crypto.randomUUID(), c.random, c.owner.userId);
+  const random = async () =>
+    (await must(c.members[0].get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
+  t.match(await random(), { unread_count: 0, last_message_id: null }, 'read once: the channel is in memory now');
+  // A second connection, as the CLI or a script would write: the server's kept messages are dropped.
+  const other = new Database(path.join(server.dataDir, 'chat.db'));
+  t.teardown(() => other.close());
+  const insert = other.prepare("INSERT INTO messages (id, channel_id, author_id, content, created_at) VALUES (?, ?, ?, 'x', '2026-01-01T00:00:00.000Z')");
+  const ids = Array.from({ length: 150 }, () => crypto.randomUUID());
+  other.transaction(() => {
+    for (const id of ids) insert.run(id, c.random, c.owner.userId);
   })();
-  const random = (await must(c.members[0].get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
-  t.equal(random.unread_count, 100);
+  t.match(await random(), { unread_count: 100, last_message_id: ids[149] });
+});
+
+t.test('read state past the newest messages kept in memory, after edits and deletes', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await crowd(server, 1);
+  const [alice] = c.members;
+  const inRandom = channelMessages(c, c.random);
+  const state = async () => (await must(alice.get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
+  t.match(await state(), { unread_count: 0 });
+  // More than TAIL_LENGTH, every tenth naming alice: her marker ends up older than what is kept.
+  const ids: string[] = [];
+  for (let i = 1; i <= TAIL_LENGTH + 8; i++) {
+    ids.push((await must(c.owner.post(inRandom, { content: i % 10 === 0 ? `${i} @${alice.username}` : `${i}` }), 201)).body.id);
+  }
+  const mentions = Math.floor(ids.length / 10);
+  t.match(await state(), { last_message_id: ids.at(-1), last_read_id: null, unread_count: ids.length, mention_count: mentions });
+
+  await must(alice.put(`/api/servers/${c.serverId}/channels/${c.random}/read`, { message_id: ids[34] }), 200);
+  t.match(await state(), { last_message_id: ids[39], last_read_id: ids[34], unread_count: 5, mention_count: 1 }, 'only message 40 names her after 35');
+  await must(c.owner.delete(`${inRandom}/${ids[39]}`), 204);
+  t.match(await state(), { last_message_id: ids[38], unread_count: 4, mention_count: 0 }, 'a deleted message is neither the last nor unread');
+  await must(c.owner.put(`${inRandom}/${ids[37]}`, { content: `now @${alice.username}` }), 200);
+  t.match(await state(), { unread_count: 4, mention_count: 1 }, 'an edit that names her counts');
+  await must(c.owner.delete(`${inRandom}/${ids[34]}`), 204);
+  t.match(await state(), { last_read_id: ids[33], unread_count: 4 }, 'the marker stays; the message before it is the last read');
+  const own = (await must(alice.post(inRandom, { content: 'mine' }), 201)).body.id;
+  t.match(await state(), { last_message_id: own, last_read_id: own, unread_count: 0, mention_count: 0 });
 });
 
 t.test('mentions: @name of someone who can see it, @everyone from owners and admins, recomputed on edit', async (t) => {
