@@ -9,6 +9,19 @@ export type DB = Database.Database;
  * user_version N to N + 1. schema.sql always holds the latest full schema, so a new
  * database runs schema.sql and is stamped with the latest version directly.
  */
+// The triggers that keep the search index in step with messages (as in schema.sql).
+const SEARCH_INDEX_TRIGGERS = `
+  CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  END;
+  CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  END;
+  CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  END;`;
+
 const MIGRATIONS: ((db: DB) => void)[] = [
   // 1 -> 2: members removed from a server (kicked), so an old invite cannot bring them back.
   (db) =>
@@ -94,16 +107,7 @@ const MIGRATIONS: ((db: DB) => void)[] = [
         content, content = 'messages', content_rowid = 'seq',
         tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
       );
-      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
-      END;
-      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
-        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-      END;
-      CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-        INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
-      END;
+      ${SEARCH_INDEX_TRIGGERS}
       INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
     `),
   // 5 -> 6: profiles (display name, avatar), two-factor sign-in, deleted accounts.
@@ -121,6 +125,21 @@ const MIGRATIONS: ((db: DB) => void)[] = [
         PRIMARY KEY (user_id, code_hash)
       ) WITHOUT ROWID;
       CREATE INDEX messages_by_author ON messages (author_id, seq);
+    `),
+  // 6 -> 7: the search index gains an index of three-letter prefixes (`zea*`), rebuilt from
+  // every message (an FTS5 table's options cannot be altered).
+  (db) =>
+    db.exec(`
+      DROP TRIGGER messages_fts_insert;
+      DROP TRIGGER messages_fts_delete;
+      DROP TRIGGER messages_fts_update;
+      DROP TABLE messages_fts;
+      CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '3'
+      );
+      ${SEARCH_INDEX_TRIGGERS}
+      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
     `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;

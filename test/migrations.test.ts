@@ -65,7 +65,7 @@ t.test('the server starts on a migrated database and serves its history', async 
   t.same(history.body[1].reactions, [{ emoji: '👍', count: 1, reacted: false }]);
 });
 
-t.test('a version 4 database with messages gains the search index (4 -> 5), kept in step afterwards', async (t) => {
+t.test('a version 4 database with messages gains the search index (4 -> 5) and its prefix index (6 -> 7), kept in step afterwards', async (t) => {
   // Built as version 4 made it: that schema, the rows of the v1 fixture (every later column has a default).
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -84,6 +84,10 @@ t.test('a version 4 database with messages gains the search index (4 -> 5), kept
   const matches = (q: string) => db.prepare<[string], { rowid: number }>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid').all(q).map((r) => r.rowid);
   t.same(matches('"town"'), [1], 'the old messages are indexed');
   t.same(matches('"private"'), [3]);
+  const definition = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").get() as { sql: string }).sql;
+  t.match(definition, /prefix = '3'/, 'rebuilt with three-letter prefixes (6 -> 7)');
+  t.same(matches('"tow" *'), [1], 'a three-letter prefix finds the old messages');
+  t.same(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().all(), [16], 'segments merged 16 at a time');
 
   const client = new Client(server.url);
   await client.post('/api/register', { username: 'newcomer', password: 'correct horse' });
