@@ -66,6 +66,15 @@ CREATE TABLE IF NOT EXISTS channels (
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 
+-- Moved to a new random value by every change to channels, in the same transaction: while it
+-- stays the same, the channel lists kept in memory (src/directory.ts) are the committed ones.
+-- Random rather than counted, so a rolled-back change is never mistaken for a later one.
+CREATE TABLE IF NOT EXISTS channel_generation (n INTEGER NOT NULL);
+INSERT INTO channel_generation (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM channel_generation);
+CREATE TRIGGER IF NOT EXISTS channels_inserted AFTER INSERT ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+CREATE TRIGGER IF NOT EXISTS channels_updated AFTER UPDATE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+CREATE TRIGGER IF NOT EXISTS channels_deleted AFTER DELETE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+
 CREATE TABLE IF NOT EXISTS roles (
   id                TEXT PRIMARY KEY,
   server_id         TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,

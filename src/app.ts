@@ -115,7 +115,7 @@ export function createApp(options: AppOptions): RunningApp {
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
   const tails = createChannelTails(db);
-  const readStates = createReadStates(db, tails);
+  const readStates = createReadStates(db, tails, directory);
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
   const metrics = createMetrics({
     enabled: config.metrics,

@@ -141,6 +141,15 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       ${SEARCH_INDEX_TRIGGERS}
       INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
     `),
+  // 7 -> 8: channel_generation, which every change to channels moves (the in-memory channel lists).
+  (db) =>
+    db.exec(`
+      CREATE TABLE channel_generation (n INTEGER NOT NULL);
+      INSERT INTO channel_generation (n) VALUES (0);
+      CREATE TRIGGER channels_inserted AFTER INSERT ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+      CREATE TRIGGER channels_updated AFTER UPDATE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+      CREATE TRIGGER channels_deleted AFTER DELETE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -47,8 +47,8 @@ export interface Directory {
   /** The servers a user belongs to, in the order joined. */
   serversOf(userId: string): ServerRecord[];
   channel(id: string): ChannelRecord | undefined;
-  /** A server's channels in position order. */
-  channelsOf(serverId: string): ChannelRecord[];
+  /** A server's channels in position order (shared: kept in memory until a channel changes). */
+  channelsOf(serverId: string): readonly ChannelRecord[];
   conversation(id: string): ConversationRecord | undefined;
   /** A user's DMs and groups, most recent activity first. */
   conversationsOf(userId: string): ConversationRecord[];
@@ -75,6 +75,9 @@ interface ConversationMemberRow extends UserRef {
   conversation_id: string;
 }
 
+/** Servers whose channel lists are kept in memory at most (all are dropped past it). */
+const CHANNEL_LISTS = 4096;
+
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
 const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds';
 // The last message is found through messages_by_conversation (conversation_id, seq).
@@ -90,6 +93,24 @@ export function createDirectory(db: DB): Directory {
   const channelsOfServer = db.prepare<[string], ChannelRecord>(
     `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
   );
+  // Every change to channels moves channel_generation in its own transaction (schema.sql), so a
+  // list kept while it stays the same is the committed one; at most CHANNEL_LISTS servers' lists.
+  const generation = db.prepare<[], number>('SELECT n FROM channel_generation').pluck();
+  const channelLists = new Map<string, readonly ChannelRecord[]>();
+  let listsAt: number | undefined;
+  function channelsOf(serverId: string): readonly ChannelRecord[] {
+    const now = generation.get();
+    if (now !== listsAt || channelLists.size >= CHANNEL_LISTS) {
+      channelLists.clear();
+      listsAt = now;
+    }
+    let list = channelLists.get(serverId);
+    if (!list) {
+      list = channelsOfServer.all(serverId);
+      channelLists.set(serverId, list);
+    }
+    return list;
+  }
   const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS}
@@ -148,7 +169,7 @@ export function createDirectory(db: DB): Directory {
     server: (id) => serverById.get(id),
     serversOf: (userId) => serversOfUser.all(userId),
     channel: (id) => channelById.get(id),
-    channelsOf: (serverId) => channelsOfServer.all(serverId),
+    channelsOf,
     conversation(id) {
       const row = conversationById.get(id);
       return row && conversationRecord(row, membersOfConversation.all(id));

@@ -1,6 +1,6 @@
 import type { ChannelTails, Tail } from './channel-tails';
 import type { DB } from './db';
-import type { ChannelRecord } from './directory';
+import type { ChannelRecord, Directory } from './directory';
 import { badRequest } from './http/errors';
 import type { Container } from './types';
 
@@ -77,11 +77,6 @@ const channelState = `
       LIMIT ${CAP})) AS mention_count
   ${CHANNELS_OF_MEMBER}`;
 
-// A channel's fields and the caller's marker; the rest comes from the channel's tail.
-const channelMarker = `
-  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, ${MARKER} AS marker
-  ${CHANNELS_OF_MEMBER}`;
-
 // In a DM or group every message from someone else is for the caller: mentions equal unread.
 const conversationState = `
   mb.conversation_id,
@@ -94,26 +89,37 @@ const conversationState = `
 
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
 
-/** A channel's fields in ChannelRecord order, then the caller's marker: raw rows, ready reads thousands. */
-type MarkerRow = [string, string, string, number, string, string, number, number];
-
-export function createReadStates(db: DB, tails: ChannelTails): ReadStates {
-  const markersOfUser = db.prepare<[string], MarkerRow>(`SELECT ${channelMarker} WHERE mb.user_id = ? ORDER BY c.server_id, c.position`).raw();
-  const markersOfServer = db.prepare<[string, string], MarkerRow>(
-    `SELECT ${channelMarker} WHERE mb.user_id = ? AND mb.server_id = ? ORDER BY c.position`,
+export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOf'>): ReadStates {
+  const memberships = db.prepare<[string], [string, number]>('SELECT server_id, joined_seq FROM members WHERE user_id = ?').raw();
+  const membership = db.prepare<[string, string], [string, number]>(
+    'SELECT server_id, joined_seq FROM members WHERE user_id = ? AND server_id = ?',
   ).raw();
-  const markerOfChannel = db.prepare<[string, string], MarkerRow>(`SELECT ${channelMarker} WHERE mb.user_id = ? AND c.id = ?`).raw();
+  // The user's markers: one range of the primary key (conversations' come along, unused).
+  const markersOfUser = db.prepare<[string], [string, number]>('SELECT container_id, last_read_seq FROM read_states WHERE user_id = ?').raw();
+  const markersInServer = db.prepare<[string, string], [string, number]>(
+    'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
+  ).raw();
   const counted = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
 
-  /** Each channel's state from its tail, or counted in SQL when the marker is older than the tail. */
-  function channelStates(userId: string, rows: MarkerRow[]): Map<string, ChannelState> {
+  /**
+   * The channels of the given memberships with the caller's state: the records from the
+   * directory, the state from each channel's tail, or counted in SQL when the marker is older.
+   */
+  function channelStates(userId: string, servers: [string, number][], markers: Map<string, number>): Map<string, ChannelState> {
     tails.refresh();
     const states = new Map<string, ChannelState>();
-    for (const row of rows) {
-      const state = stateInTail(tails.get(row[0]), userId, row[7]);
-      states.set(row[0], state ? withFields(row, state) : counted.get(userId, row[0])!);
+    for (const [serverId, joinedSeq] of servers) {
+      for (const channel of directory.channelsOf(serverId)) {
+        const state = stateInTail(tails.get(channel.id), userId, markers.get(channel.id) ?? joinedSeq);
+        states.set(channel.id, state ? withFields(channel, state) : counted.get(userId, channel.id)!);
+      }
     }
     return states;
+  }
+  function channelsOf(userId: string, serverId?: string): Map<string, ChannelState> {
+    if (serverId === undefined) return channelStates(userId, memberships.all(userId), new Map(markersOfUser.all(userId)));
+    const member = membership.get(userId, serverId);
+    return member ? channelStates(userId, [member], new Map(markersInServer.all(userId, serverId))) : new Map();
   }
   const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
   const oneConversation = db.prepare<[string, string], ConversationRow>(
@@ -142,14 +148,14 @@ export function createReadStates(db: DB, tails: ChannelTails): ReadStates {
   const empty: ContainerState = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
   const states: ReadStates = {
-    channels: (userId, serverId) => channelStates(userId, serverId ? markersOfServer.all(userId, serverId) : markersOfUser.all(userId)),
+    channels: channelsOf,
     conversations: (userId, conversationId) =>
       byId((conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions), (s) => s.conversation_id),
     of(userId, container) {
       if (container.kind === 'channel') {
-        const row = markerOfChannel.get(userId, container.id);
-        if (!row) return empty;
-        const { last_message_id, last_read_id, unread_count, mention_count } = channelStates(userId, [row]).get(row[0])!;
+        const found = channelsOf(userId, container.serverId).get(container.id);
+        if (!found) return empty;
+        const { last_message_id, last_read_id, unread_count, mention_count } = found;
         return { last_message_id, last_read_id, unread_count, mention_count };
       }
       const row = oneConversation.get(userId, container.id);
@@ -195,15 +201,15 @@ function stateInTail(tail: Tail, userId: string, marker: number): ContainerState
 }
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
-function withFields(row: MarkerRow, state: ContainerState): ChannelState {
+function withFields(channel: ChannelRecord, state: ContainerState): ChannelState {
   return {
-    id: row[0],
-    server_id: row[1],
-    name: row[2],
-    position: row[3],
-    created_at: row[4],
-    topic: row[5],
-    slowmode_seconds: row[6],
+    id: channel.id,
+    server_id: channel.server_id,
+    name: channel.name,
+    position: channel.position,
+    created_at: channel.created_at,
+    topic: channel.topic,
+    slowmode_seconds: channel.slowmode_seconds,
     last_message_id: state.last_message_id,
     last_read_id: state.last_read_id,
     unread_count: state.unread_count,

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import crypto from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { DAY, iso } from '../src/clock';
 import { INVITE_LIFETIME_MS } from '../src/api/invites';
@@ -209,6 +211,26 @@ t.test('channels', async (t) => {
     for (const [what, name, status] of cases) {
       t.equal((await owner.post(`${base}/channels`, { name })).status, status, what);
     }
+  });
+
+  t.test('the channel lists kept in memory follow every committed change, and only those', async (t) => {
+    const names = async () => (await must(clients.member.get(`${base}/channels`), 200)).body.map((c: { name: string }) => c.name);
+    const before = await names();
+    // Another process (the CLI, a script) renames one: the next list says so.
+    const other = new Database(path.join(server.dataDir, 'chat.db'));
+    t.teardown(() => other.close());
+    other.prepare("UPDATE channels SET name = 'renamed-elsewhere' WHERE server_id = ? AND name = 'random'").run(serverId);
+    t.same(await names(), before.map((n: string) => (n === 'random' ? 'renamed-elsewhere' : n)));
+    // A change read inside its own transaction and then rolled back is not kept.
+    const db = server.app.db;
+    t.throws(() =>
+      db.transaction(() => {
+        db.prepare("UPDATE channels SET name = 'ghost' WHERE server_id = ? AND name = 'general'").run(serverId);
+        t.ok(server.app.directory.channelsOf(serverId).some((c) => c.name === 'ghost'), 'seen inside the transaction');
+        throw new Error('rolled back');
+      })(),
+    );
+    t.notOk((await names()).includes('ghost'), 'gone after the rollback');
   });
 
   t.test('a member cannot create a channel even with a valid name, and nothing is created', async (t) => {
