@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS users (
   totp_last_step INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
+-- The columns a request's user is made of (src/users.ts keeps them in memory): see generations.
+CREATE TRIGGER IF NOT EXISTS users_updated AFTER UPDATE OF username, is_admin, standing, display_name, avatar_version, deleted_at ON users
+BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
+CREATE TRIGGER IF NOT EXISTS users_deleted AFTER DELETE ON users BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
 
 -- How a user is shown to others: a deleted account as deleted-user / Deleted user.
 CREATE VIEW IF NOT EXISTS profiles AS
@@ -66,14 +70,19 @@ CREATE TABLE IF NOT EXISTS channels (
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 
--- Moved to a new random value by every change to channels, in the same transaction: while it
--- stays the same, the channel lists kept in memory (src/directory.ts) are the committed ones.
--- Random rather than counted, so a rolled-back change is never mistaken for a later one.
-CREATE TABLE IF NOT EXISTS channel_generation (n INTEGER NOT NULL);
-INSERT INTO channel_generation (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM channel_generation);
-CREATE TRIGGER IF NOT EXISTS channels_inserted AFTER INSERT ON channels BEGIN UPDATE channel_generation SET n = random(); END;
-CREATE TRIGGER IF NOT EXISTS channels_updated AFTER UPDATE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
-CREATE TRIGGER IF NOT EXISTS channels_deleted AFTER DELETE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+-- Values moved to a new random one by every change to what is kept in memory, in the same
+-- transaction (triggers): 'channels' (the channel lists, src/directory.ts) and 'users' (the users
+-- every request looks up, src/users.ts). While a value stays the same, what was kept is what is
+-- committed, whichever process wrote; random rather than counted, so a rolled-back change is
+-- never mistaken for a later one.
+CREATE TABLE IF NOT EXISTS generations (
+  name TEXT PRIMARY KEY,
+  n    INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO generations (name, n) VALUES ('channels', 0), ('users', 0);
+CREATE TRIGGER IF NOT EXISTS channels_inserted AFTER INSERT ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+CREATE TRIGGER IF NOT EXISTS channels_updated AFTER UPDATE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+CREATE TRIGGER IF NOT EXISTS channels_deleted AFTER DELETE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 
 CREATE TABLE IF NOT EXISTS roles (
   id                TEXT PRIMARY KEY,

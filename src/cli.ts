@@ -26,7 +26,7 @@ interface Command {
 
 /**
  * Administration for self-hosters, safe while the server runs: it writes the same SQLite file
- * (WAL allows it), and the server reads is_admin and standing fresh on every request.
+ * (WAL allows it); a change to a user moves `generations`, so the server sees it at the next request.
  */
 const COMMANDS: Record<string, Command> = {
   'admin grant': {

@@ -141,14 +141,18 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       ${SEARCH_INDEX_TRIGGERS}
       INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
     `),
-  // 7 -> 8: channel_generation, which every change to channels moves (the in-memory channel lists).
+  // 7 -> 8: generations, moved by triggers at every change to channels and to users (what the
+  // server keeps of them in memory).
   (db) =>
     db.exec(`
-      CREATE TABLE channel_generation (n INTEGER NOT NULL);
-      INSERT INTO channel_generation (n) VALUES (0);
-      CREATE TRIGGER channels_inserted AFTER INSERT ON channels BEGIN UPDATE channel_generation SET n = random(); END;
-      CREATE TRIGGER channels_updated AFTER UPDATE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
-      CREATE TRIGGER channels_deleted AFTER DELETE ON channels BEGIN UPDATE channel_generation SET n = random(); END;
+      CREATE TABLE generations (name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO generations (name, n) VALUES ('channels', 0), ('users', 0);
+      CREATE TRIGGER channels_inserted AFTER INSERT ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER channels_updated AFTER UPDATE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER channels_deleted AFTER DELETE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER users_updated AFTER UPDATE OF username, is_admin, standing, display_name, avatar_version, deleted_at ON users
+      BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
+      CREATE TRIGGER users_deleted AFTER DELETE ON users BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
     `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
@@ -186,4 +190,19 @@ function migrate(db: DB): void {
   }
   // Idempotent: CREATE ... IF NOT EXISTS adds anything missing without touching data.
   db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+}
+
+/**
+ * For a copy kept in memory: true when the `generations` row `name` moved since the last call
+ * (schema.sql: triggers move it at every change, in the same transaction, whoever writes).
+ */
+export function generationWatch(db: DB, name: 'channels' | 'users'): () => boolean {
+  const current = db.prepare<[string], number>('SELECT n FROM generations WHERE name = ?').pluck();
+  let seen: number | undefined;
+  return () => {
+    const now = current.get(name);
+    if (now === seen) return false;
+    seen = now;
+    return true;
+  };
 }

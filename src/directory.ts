@@ -1,4 +1,4 @@
-import type { DB } from './db';
+import { type DB, generationWatch } from './db';
 import type { UserRef } from './types';
 
 /**
@@ -93,17 +93,12 @@ export function createDirectory(db: DB): Directory {
   const channelsOfServer = db.prepare<[string], ChannelRecord>(
     `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
   );
-  // Every change to channels moves channel_generation in its own transaction (schema.sql), so a
-  // list kept while it stays the same is the committed one; at most CHANNEL_LISTS servers' lists.
-  const generation = db.prepare<[], number>('SELECT n FROM channel_generation').pluck();
+  // Kept while the channels generation stays (schema.sql), so a list kept is the committed one;
+  // at most CHANNEL_LISTS servers' lists.
+  const channelsChanged = generationWatch(db, 'channels');
   const channelLists = new Map<string, readonly ChannelRecord[]>();
-  let listsAt: number | undefined;
   function channelsOf(serverId: string): readonly ChannelRecord[] {
-    const now = generation.get();
-    if (now !== listsAt || channelLists.size >= CHANNEL_LISTS) {
-      channelLists.clear();
-      listsAt = now;
-    }
+    if (channelsChanged() || channelLists.size >= CHANNEL_LISTS) channelLists.clear();
     let list = channelLists.get(serverId);
     if (!list) {
       list = channelsOfServer.all(serverId);

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The signed-in user as every handler sees it, read fresh per request. */
+/** The signed-in user as every handler sees it, current at each request (src/users.ts). */
 export interface User {
   id: string;
   username: string;

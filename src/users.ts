@@ -1,4 +1,4 @@
-import type { DB } from './db';
+import { type DB, generationWatch } from './db';
 import { badRequest } from './http/errors';
 import type { Body, User } from './types';
 
@@ -50,6 +50,9 @@ export interface UserStore {
   byUsername(username: string): User | null;
 }
 
+/** Users kept in memory at most (all are dropped past it). */
+const KEPT_USERS = 10_000;
+
 /** The user lookups every request makes (auth runs byId per request, so standing is always current). */
 export function createUserStore(db: DB): UserStore {
   // The profiles view's expressions on the users row itself: one lookup, every request.
@@ -60,10 +63,21 @@ export function createUserStore(db: DB): UserStore {
     FROM users`;
   const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE id = ?`);
   const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL`);
+  // Kept while the users generation stays (schema.sql): a change to a standing, a name or an
+  // admin flag, by this process or the CLI, empties it before the next lookup.
+  const usersChanged = generationWatch(db, 'users');
+  const kept = new Map<string, User>();
   return {
     byId: (id) => {
-      const row = byId.get(id);
-      return row ? toUser(row) : null;
+      if (usersChanged() || kept.size >= KEPT_USERS) kept.clear();
+      let user = kept.get(id);
+      if (!user) {
+        const row = byId.get(id);
+        if (!row) return null;
+        user = toUser(row);
+        kept.set(id, user);
+      }
+      return user;
     },
     byUsername: (username) => {
       const row = byUsername.get(username);

@@ -71,6 +71,14 @@ t.test('node dist/cli.js admin', async (t) => {
     t.notMatch((await admin('list')).stdout, name);
   });
 
+  t.test('standing set suspends at once and lifts at once, while the server runs', async (t) => {
+    t.equal((await user.get('/api/account')).status, 200);
+    t.equal((await run(CLI, ['standing', 'set', name, '4'], { DATA_DIR: server.dataDir })).code, 0);
+    t.equal((await user.get('/api/servers')).status, 403, 'the same session is suspended on its next request');
+    t.equal((await run(CLI, ['standing', 'set', name, '0'], { DATA_DIR: server.dataDir })).code, 0);
+    t.equal((await user.get('/api/servers')).status, 200);
+  });
+
   t.test('an unknown user exits 1 with the reason on stderr', async (t) => {
     for (const command of ['grant', 'revoke']) {
       const res = await admin(command, uniqueName('nobody'));
