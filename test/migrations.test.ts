@@ -88,6 +88,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   t.match(definition, /prefix = '3'/, 'rebuilt with three-letter prefixes (6 -> 7)');
   t.same(matches('"tow" *'), [1], 'a three-letter prefix finds the old messages');
   t.same(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().all(), [16], 'segments merged 16 at a time');
+  t.same(db.prepare('SELECT name FROM generations ORDER BY name').pluck().all(), ['channels', 'users'], 'generations (7 -> 8)');
+  const channelsAt = db.prepare("SELECT n FROM generations WHERE name = 'channels'").pluck();
+  const before = channelsAt.get();
+  db.prepare("UPDATE channels SET topic = 'moved' WHERE rowid = (SELECT MIN(rowid) FROM channels)").run();
+  t.not(channelsAt.get(), before, 'a change to a channel moves its generation');
 
   const client = new Client(server.url);
   await client.post('/api/register', { username: 'newcomer', password: 'correct horse' });
