@@ -29,6 +29,10 @@ t.test('with METRICS=on, /metrics answers on loopback in the Prometheus text for
   t.match(text, /chat_websocket_frames_sent_total 1/);
   t.match(text, /chat_websockets_open\{kind="channel"\} 1/);
   t.match(text, /nodejs_eventloop_lag_seconds/, 'event-loop delay');
+  // The delay histogram holds the intervals of a sampling timer: sampled every 10 ms, prom-client's
+  // default, an idle loop never reads under 10 ms; every 1 ms, its shortest interval is about 1 ms.
+  const shortest = Number(/^nodejs_eventloop_lag_min_seconds ([0-9.e+-]+)$/m.exec(text)?.[1]);
+  t.ok(shortest > 0 && shortest < 0.005, `event-loop delay sampled every millisecond (shortest ${shortest} s)`);
   t.match(text, /chat_database_bytes \d{4,}/);
   t.notMatch(text, /[0-9a-f]{8}-[0-9a-f]{4}-/, 'no id ever becomes a label');
 
