@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import busboy from 'busboy';
 import sharp, { type Metadata } from 'sharp';
 import type { DB } from './db';
 import { HttpError, badRequest } from './http/errors';
 import { mediaType } from './http/body';
+import { readMultipart } from './http/multipart';
 import { isUuid } from './http/router';
 import type { Log } from './types';
 
@@ -115,53 +115,39 @@ function receive(req: IncomingMessage, dir: string): Promise<string> {
   if (Number.isFinite(declared) && declared > MAX_AVATAR_BYTES + 64 * 1024) {
     return Promise.reject(new HttpError(413, 'an avatar may be at most 8 MiB', { Connection: 'close' }));
   }
-  let parser: busboy.Busboy;
-  try {
-    parser = busboy({ headers: req.headers, limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } });
-  } catch {
-    return Promise.reject(badRequest('multipart body needs a boundary in its Content-Type'));
-  }
   const temp = path.join(dir, `${crypto.randomUUID()}.upload.part`);
   return new Promise((resolve, reject) => {
-    let failed = false;
+    let writer: fs.WriteStream | null = null;
     let written: Promise<void> | null = null;
-    const fail = (err: HttpError) => {
-      if (failed) return;
-      failed = true;
-      req.unpipe(parser);
-      process.nextTick(() => parser.destroy());
-      req.resume();
+    const read = readMultipart(req, { limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } }, reject, () => {
+      // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
+      writer?.destroy();
       void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
-      reject(req.complete ? err : new HttpError(err.status, err.message, { ...err.headers, Connection: 'close' }));
-    };
+    });
+    const { parser, fail } = read;
     parser.on('file', (name, stream) => {
       stream.on('error', () => {});
-      if (failed) return void stream.resume();
+      if (read.failed) return void stream.resume();
       if (name !== 'avatar') {
         stream.resume();
         return fail(badRequest(`unexpected file field "${name.slice(0, 100)}": the image goes in avatar`));
       }
-      const writer = fs.createWriteStream(temp, { flags: 'wx' });
-      written = new Promise((settle) => writer.on('close', settle));
-      writer.on('error', () => fail(new HttpError(500, 'the avatar could not be stored')));
+      const file = (writer = fs.createWriteStream(temp, { flags: 'wx' }));
+      written = new Promise((settle) => file.on('close', settle));
+      file.on('error', () => fail(new HttpError(500, 'the avatar could not be stored')));
       stream.on('limit', () => fail(new HttpError(413, 'an avatar may be at most 8 MiB')));
-      stream.pipe(writer);
+      stream.pipe(file);
     });
     parser.on('field', (name) => fail(badRequest(`unexpected field "${name.slice(0, 100)}": send only the file avatar`)));
     parser.on('fieldsLimit', () => fail(badRequest('send only the file avatar')));
     parser.on('filesLimit', () => fail(badRequest('send one image')));
     parser.on('partsLimit', () => fail(badRequest('send one image')));
-    parser.on('error', () => fail(badRequest('malformed multipart body')));
     parser.on('close', () => {
-      if (failed) return;
+      if (read.failed) return;
       if (!written) return fail(badRequest('no file: send the image in the field avatar'));
       void written.then(() => {
-        if (!failed) resolve(temp);
+        if (!read.failed) resolve(temp);
       });
-    });
-    req.on('error', () => fail(badRequest('upload interrupted')));
-    req.on('close', () => {
-      if (!req.complete) fail(badRequest('upload interrupted'));
     });
     req.pipe(parser);
   });

@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import busboy from 'busboy';
 import { HttpError, badRequest } from './http/errors';
+import { readMultipart } from './http/multipart';
 import { isUuid } from './http/router';
 import { MAX_CONTENT_CHARS } from './message-record';
 import type { Config } from './config';
@@ -123,52 +123,41 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         new HttpError(413, `a message may carry at most ${MAX_ATTACHMENTS} files of at most 25 MiB each`, { Connection: 'close' }),
       );
     }
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        // Browsers send file names as raw UTF-8; busboy would otherwise read them as Latin-1.
-        defParamCharset: 'utf8',
-        // Every limit is explicit: busboy's own file size limit is infinite. A limit is
-        // reached when a part gets to that many bytes, so +1 lets exactly the maximum through.
-        limits: {
-          fileSize: MAX_ATTACHMENT_BYTES + 1,
-          files: MAX_ATTACHMENTS,
-          fields: MAX_FIELDS,
-          fieldSize: MAX_FIELD_BYTES + 1,
-          fieldNameSize: 100,
-          // Unlike files and fields, the parts limit fires on reaching it, not on passing it.
-          parts: MAX_PARTS + 1,
-          headerPairs: MAX_PART_HEADERS,
-        },
-      });
-    } catch {
-      return Promise.reject(badRequest('multipart body needs a boundary in its Content-Type'));
-    }
-
     return new Promise((resolve, reject) => {
       const fields: Body = Object.create(null);
       const incoming: Incoming[] = [];
-      let failed = false;
       let filesRemoved: Promise<void> = Promise.resolve();
 
-      // Ends the request at the first problem, while it may still be streaming: stop parsing,
-      // drop what the client still sends (never buffered), answer at once and close the
-      // connection after the answer, then remove every file of the request once its writes stop.
-      const fail = (err: HttpError) => {
-        if (failed) return;
-        failed = true;
-        req.unpipe(parser);
-        // Not at once: busboy may be inside its own write, still touching the part it reported.
-        process.nextTick(() => parser.destroy());
-        req.resume();
-        for (const item of incoming) item.writer.destroy();
-        filesRemoved = Promise.allSettled(incoming.map((item) => item.settled)).then(async () => {
-          await Promise.all(incoming.flatMap((item) => [removeFile(item.temp), removeFile(item.final)]));
-        });
-        active.delete(stop);
-        reject(req.complete ? err : new HttpError(err.status, err.message, { ...err.headers, Connection: 'close' }));
-      };
+      // Ends the request at the first problem, while it may still be streaming (readMultipart),
+      // then removes every file of the request once its writes stop.
+      const read = readMultipart(
+        req,
+        {
+          // Browsers send file names as raw UTF-8; busboy would otherwise read them as Latin-1.
+          defParamCharset: 'utf8',
+          // Every limit is explicit: busboy's own file size limit is infinite. A limit is
+          // reached when a part gets to that many bytes, so +1 lets exactly the maximum through.
+          limits: {
+            fileSize: MAX_ATTACHMENT_BYTES + 1,
+            files: MAX_ATTACHMENTS,
+            fields: MAX_FIELDS,
+            fieldSize: MAX_FIELD_BYTES + 1,
+            fieldNameSize: 100,
+            // Unlike files and fields, the parts limit fires on reaching it, not on passing it.
+            parts: MAX_PARTS + 1,
+            headerPairs: MAX_PART_HEADERS,
+          },
+        },
+        reject,
+        () => {
+          for (const item of incoming) item.writer.destroy();
+          filesRemoved = Promise.allSettled(incoming.map((item) => item.settled)).then(async () => {
+            await Promise.all(incoming.flatMap((item) => [removeFile(item.temp), removeFile(item.final)]));
+          });
+          active.delete(stop);
+        },
+      );
+      const { parser, fail } = read;
       const stop = (err: HttpError) => {
         fail(err);
         return filesRemoved;
@@ -182,7 +171,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
       };
 
       parser.on('field', (name, value, info) => {
-        if (failed) return;
+        if (read.failed) return;
         if (!FIELD_NAMES.has(name)) return fail(badRequest(`unexpected field "${name.slice(0, 100)}": fields are content and reply_to, files are attachments`));
         if (name in fields) return fail(badRequest(`${name} is given twice`));
         if (info.valueTruncated) {
@@ -195,7 +184,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
 
       parser.on('file', (name, stream, info) => {
         stream.on('error', () => {}); // the parser's own errors arrive on the parser too
-        if (failed) return void stream.resume();
+        if (read.failed) return void stream.resume();
         if (name !== FILE_FIELD) {
           stream.resume();
           return fail(badRequest(`unexpected file field "${name.slice(0, 100)}": files go in attachments`));
@@ -227,7 +216,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         item.settled = new Promise<void>((settle) => {
           item.writer.on('error', diskFailed);
           item.writer.on('close', () => {
-            if (failed || !item.writer.writableFinished) return settle();
+            if (read.failed || !item.writer.writableFinished) return settle();
             item.empty = item.file.size === 0 && !info.filename;
             const sniffed = sniff(Buffer.concat(head), item.file.name, item.file.size <= SNIFF_BYTES);
             item.file.contentType = sniffed.contentType;
@@ -245,26 +234,19 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
       parser.on('filesLimit', () => tooLarge(`a message may carry at most ${MAX_ATTACHMENTS} files`));
       parser.on('fieldsLimit', () => fail(badRequest('too many fields: fields are content and reply_to')));
       parser.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_PARTS} parts`));
-      parser.on('error', () => fail(badRequest('malformed multipart body')));
       parser.on('close', () => {
-        if (failed) return;
+        if (read.failed) return;
         void Promise.all(incoming.map((item) => item.settled))
           .then(() => (durability === 'strict' && incoming.length > 0 ? syncDir() : undefined))
           .then(
             () => {
-              if (failed) return;
+              if (read.failed) return;
               active.delete(stop);
               for (const item of incoming) if (item.empty) unlink(item.final);
               resolve({ fields, files: incoming.filter((item) => !item.empty).map((item) => item.file) });
             },
             (err: NodeJS.ErrnoException) => diskFailed(err),
           );
-      });
-
-      // A client that goes away mid-upload: nothing of its request stays on disk.
-      req.on('error', () => fail(badRequest('upload interrupted')));
-      req.on('close', () => {
-        if (!req.complete) fail(badRequest('upload interrupted'));
       });
       req.pipe(parser);
     });

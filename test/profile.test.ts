@@ -1,8 +1,11 @@
 // Display names and avatars: validation, where they show, live updates, the images themselves.
+import fs from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, must, ref, setStanding } from './helpers/community';
+import { multipart, postMultipart } from './helpers/multipart';
 import { startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
 
@@ -63,6 +66,35 @@ t.test('display names: 1 to 32 characters of any script, shown wherever names ar
   t.equal((await suspended.request('PATCH', '/api/account', { display_name: 'x' })).status, 403, 'suspended accounts keep their profile');
   t.equal((await new Client(server.url).request('PATCH', '/api/account', { display_name: 'x' })).status, 401);
   stream.close();
+});
+
+t.test('an avatar upload cut off, malformed or without a boundary is 400 and leaves no file', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const avatarsDir = path.join(server.dataDir, 'avatars');
+  /** Files in the avatars directory, waiting (bounded) for a refused upload's cleanup. */
+  const left = async () => {
+    for (let i = 0; i < 100 && fs.readdirSync(avatarsDir).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    return fs.readdirSync(avatarsDir);
+  };
+
+  const noBoundary = await owner.put('/api/account/avatar', 'x', { 'content-type': 'multipart/form-data' });
+  t.equal(noBoundary.status, 400);
+  t.match(noBoundary.text, /boundary/);
+  const truncated = await owner.put('/api/account/avatar', '--b\r\nContent-Disposition: form-data; name="avatar"; filename="a.png"\r\n\r\nnot all', {
+    'content-type': 'multipart/form-data; boundary=b',
+  });
+  t.equal(truncated.status, 400);
+  t.match(truncated.text, /malformed/);
+  t.same(await left(), [], 'the part written before the body broke off is removed');
+
+  const big = multipart([{ file: 'avatar', filename: 'big.png', contentType: 'image/png', size: 4 * 1024 * 1024 }]);
+  const cut = await postMultipart(server.url, '/api/account/avatar', big, { method: 'PUT', cookie: owner.cookie, abortAfter: 1024 * 1024 });
+  t.equal(cut.status, 0, 'the client went away before any answer');
+  t.same(await left(), [], 'nothing of the cut-off upload stays');
+  t.equal((await owner.get('/api/account')).body.avatar_url, null, 'no avatar came of any of it');
+  t.same(server.logs.filter((line) => / 5\d\d /.test(line) || line.includes('unexpected')), [], 'no server error');
 });
 
 t.test('avatars: PNG, JPEG and GIF become 256x256 WebP without metadata; anything else is refused', async (t) => {

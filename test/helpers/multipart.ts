@@ -77,7 +77,7 @@ export interface UploadResponse {
 }
 
 /**
- * POSTs a multipart body over node:http, writing it with backpressure. Resolves with the
+ * POSTs (or `method`s) a multipart body over node:http, writing it with backpressure. Resolves with the
  * response even when the server answers early (413) and closes while the body is still
  * being written: what it answered is what counts.
  *
@@ -88,11 +88,12 @@ export function postMultipart(
   base: string,
   path: string,
   body: MultipartBody,
-  opts: { cookie?: string; headers?: Record<string, string>; abortAfter?: number } = {},
+  opts: { method?: string; cookie?: string; headers?: Record<string, string>; abortAfter?: number } = {},
 ): Promise<UploadResponse> {
+  const method = opts.method ?? 'POST';
   return new Promise((resolve, reject) => {
     const req = http.request(base + path, {
-      method: 'POST',
+      method,
       headers: {
         'content-type': body.contentType,
         'content-length': String(body.length),
@@ -110,7 +111,7 @@ export function postMultipart(
         const text = Buffer.concat(chunks).toString('utf8');
         const isJson = String(res.headers['content-type']).startsWith('application/json');
         try {
-          if (res.complete) checkAgainstContract('POST', path, res.statusCode ?? 0, res.headers['content-type'] ?? null, text);
+          if (res.complete) checkAgainstContract(method, path, res.statusCode ?? 0, res.headers['content-type'] ?? null, text);
         } catch (err) {
           return reject(err);
         }
