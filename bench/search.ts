@@ -4,7 +4,8 @@
  * the SQLite file, the index built as the 4 -> 5 migration builds it. Then through HTTP with a
  * session cookie, one request at a time, taking turns with GET /healthz (the noise floor):
  * a common word (limit 25), a rare word, a phrase, a prefix, and a common word scoped to one
- * channel. Each kind rotates over 50 different queries. Target: p99 <= 20 ms each.
+ * channel. Each kind rotates over 50 different queries. Target: p99 <= 20 ms each. A prefix of
+ * four letters (past the three-letter prefix index) is reported beside them.
  *
  * Run alone: node dist-bench/bench/search.js   (SEARCH_MESSAGES changes the size)
  */
@@ -155,7 +156,8 @@ export interface SearchFigures {
   seeded: SeededSearch;
   messages: number;
   floor: Latency;
-  kinds: { name: string; example: string; results: number; latency: Latency }[];
+  /** `reported`: shown beside the target, not held to it. */
+  kinds: { name: string; example: string; results: number; latency: Latency; reported?: boolean }[];
 }
 
 export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESSAGES): Promise<SearchFigures> {
@@ -167,6 +169,9 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   const phrases = [...seeded.pairs.entries()].sort((a, b) => b[1] - a[1]).slice(0, VARIANTS).map(([p]) => `"${p}"`);
   // Three-letter prefixes of mid-frequency words: each expands to many terms of the index.
   const prefixes = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 3)))].slice(0, VARIANTS).map((p) => `${p}*`);
+  // Four-letter prefixes of the same words: past the prefix index, spelled out as the words of
+  // the index that start so (src/search.ts). Reported beside the target, not held to it.
+  const longer = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 4)))].slice(0, VARIANTS).map((p) => `${p}*`);
   const scoped = common.map((w, i) => ({ q: w, channel: seeded.channelIds[i % seeded.channelIds.length] }));
   if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2) {
     throw new Error(`too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}`);
@@ -182,6 +187,7 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
     { name: 'rare word', example: rare[0], next: rotate(rare.map((q) => url(q))) },
     { name: 'phrase', example: phrases[0], next: rotate(phrases.map((q) => url(q))) },
     { name: 'prefix', example: prefixes[0], next: rotate(prefixes.map((q) => url(q))) },
+    { name: 'four-letter prefix', example: longer[0], next: rotate(longer.map((q) => url(q))), reported: true },
     { name: 'common word in one channel', example: `${common[0]} (channel_id)`, next: rotate(scoped.map((s) => url(s.q, `&channel_id=${s.channel}`))) },
   ];
 
@@ -199,7 +205,7 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
       seeded,
       messages,
       floor,
-      kinds: kinds.map((k, i) => ({ name: k.name, example: k.example, results: results[i], latency: latencies[i] })),
+      kinds: kinds.map((k, i) => ({ name: k.name, example: k.example, results: results[i], latency: latencies[i], reported: k.reported })),
     };
   } finally {
     await chat.stop();
@@ -217,8 +223,8 @@ export function searchRows(f: SearchFigures): Row[] {
       (k): Row => [
         `${k.name} (e.g. ${k.example}; ${k.results} results): p50 / p99`,
         `${ms(k.latency.p50)} / ${ms(k.latency.p99)}`,
-        `p99 <= ${TARGET_P99_MS} ms`,
-        verdict(k.latency.p99 <= TARGET_P99_MS),
+        k.reported ? '' : `p99 <= ${TARGET_P99_MS} ms`,
+        k.reported ? '' : verdict(k.latency.p99 <= TARGET_P99_MS),
       ],
     ),
     ['noise floor: GET /healthz in turn with the searches, p50 / p99', `${ms(f.floor.p50)} / ${ms(f.floor.p99)}`, '', ''],

@@ -152,6 +152,35 @@ t.test('search', async (t) => {
     t.same(await contents(member, { q: 'wording' }), ['replacement wording']);
   });
 
+  t.test('a prefix of four letters or more (past the prefix index): whole words only, current text only', async (t) => {
+    await post(owner, R, 'deploy tonight');
+    const edited = await post(owner, R, 'deployment notes');
+    await post(owner, R, 'we redeploy often');
+    await post(owner, R, 'Déploiement prévu');
+    const gone = await post(owner, R, 'deployed then deleted');
+    await must(owner.delete(`${R}/${gone}`), 204);
+    await must(owner.put(`${R}/${edited}`, { content: 'plain notes' }), 200);
+    t.same(await contents(member, { q: 'deplo*' }), ['Déploiement prévu', 'deploy tonight'], 'words that start so, folded; not inside a word, not deleted or edited away');
+    t.same(await contents(member, { q: 'deploy*' }), ['deploy tonight']);
+    t.same(await contents(member, { q: 'deplo* -tonight' }), ['Déploiement prévu']);
+    t.same(await contents(member, { q: 'often -deplo*' }), ['we redeploy often'], 'excluded as a prefix too');
+    t.same(await contents(member, { q: 'deplx*' }), [], 'no word starts so');
+    const [hit] = (await search(member, { q: 'déplo*' })).results;
+    t.same(hit.highlight, [[0, 11]], 'highlighted as a prefix');
+
+    // 600 words of one prefix, and prefixes of 100 of them, alone, together and excluded.
+    const words = (from: number) => Array.from({ length: 300 }, (_, i) => `zqaa${String(from + i).padStart(3, '0')}`).join(' ');
+    const first = await post(owner, R, words(0));
+    const second = await post(owner, R, words(300));
+    const ids = async (q: string) => (await search(member, { q })).results.map((r) => r.id);
+    t.same(await ids('zqaa*'), [second, first]);
+    t.same(await ids('zqaa5*'), [second]);
+    t.same(await ids('zqaa1*'), [first]);
+    t.same(await ids('zqaa1* zqaa5*'), [], 'every term still required');
+    t.same(await ids('zqaa* zqaa5*'), [second]);
+    t.same(await ids('zqaa0* -zqaa29*'), [], 'excluded');
+  });
+
   t.test('blocked users are still found', async (t) => {
     await must(member.put(`/api/users/${owner.userId}/block`), 204);
     await post(owner, G, 'blockedword here');
