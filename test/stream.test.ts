@@ -97,6 +97,18 @@ t.test('live events reach the user streams of everyone who can see them, and nob
   t.test('channel_created, member_joined, member_updated, member_left, server_joined, server_left', async (t) => {
     const channel = (await must(c.owner.post(`/api/servers/${c.serverId}/channels`, { name: 'new-one' }), 201)).body;
     t.match(await sa.event('channel_created'), { server_id: c.serverId, channel_id: channel.id, channel: { ...channel, unread_count: 0 } });
+    await must(c.owner.request('PATCH', `/api/servers/${c.serverId}/channels/${channel.id}`, { name: 'renamed-one', topic: 'now with a topic' }), 200);
+    t.match(await sa.event('channel_updated'), { server_id: c.serverId, channel_id: channel.id, channel: { id: channel.id, name: 'renamed-one', topic: 'now with a topic' } });
+    // Moved to the top: it and every channel it pushed down are announced with their new positions.
+    await must(c.owner.request('PATCH', `/api/servers/${c.serverId}/channels/${channel.id}`, { position: 0 }), 200);
+    const listed = (await must(alice.get(`/api/servers/${c.serverId}/channels`), 200)).body as { id: string; position: number }[];
+    const announced = new Map<string, number>();
+    while (announced.size < listed.length) {
+      const moved = await sa.event('channel_updated');
+      announced.set(moved.channel_id, moved.channel.position);
+    }
+    t.same(Object.fromEntries(announced), Object.fromEntries(listed.map((ch) => [ch.id, ch.position])), 'each channel with the position the list shows');
+    t.equal(announced.get(channel.id), 0);
 
     const token = (await must(c.owner.post(`/api/servers/${c.serverId}/invites`), 201)).body.token;
     await must(outsider.post(`/api/invites/${token}/accept`), 200);
