@@ -46,7 +46,8 @@ export function createMetrics(parts: MetricsParts): Metrics {
   // Event-loop delay (nodejs_eventloop_lag_*), memory, handles, GC: prom-client's defaults,
   // but the delay sampled by a 1 ms timer instead of 10. Node records the interval between the
   // timer's ticks, so at 10 ms an idle loop reads 10 ms and a block reads up to 10 ms long;
-  // at 1 ms the figures are the blocks themselves, within a millisecond.
+  // at 1 ms the figures are the blocks themselves, within a millisecond. The price: about 1-2 %
+  // of a core while idle (0.3 % with metrics off, under 1 % at 10 ms), only with METRICS=on.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1 });
   const requests = new Counter({ name: 'chat_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
   const latency = new Histogram({
