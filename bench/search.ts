@@ -173,8 +173,8 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   // the index that start so (src/search.ts). Reported beside the target, not held to it.
   const longer = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 4)))].slice(0, VARIANTS).map((p) => `${p}*`);
   const scoped = common.map((w, i) => ({ q: w, channel: seeded.channelIds[i % seeded.channelIds.length] }));
-  if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2) {
-    throw new Error(`too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}`);
+  if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2 || longer.length < VARIANTS / 2) {
+    throw new Error(`too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}, four-letter prefixes ${longer.length}`);
   }
 
   const url = (q: string, extra = '') => `/api/search?q=${encodeURIComponent(q)}&limit=25${extra}`;
