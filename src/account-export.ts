@@ -8,6 +8,7 @@ import type { Directory } from './directory';
 import { conflict } from './http/errors';
 import { isUuid } from './http/router';
 import { cleanFileName } from './upload-store';
+import { describeError, every, failpoint, logFailure } from './callbacks';
 import type { Log } from './types';
 
 /** A finished export is kept this long, then deleted. */
@@ -99,16 +100,16 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
 
   // Left by a stop mid-export, or past their week.
   sweep();
-  const sweeper = setInterval(sweep, HOUR);
-  sweeper.unref();
+  const sweeper = every(HOUR, 'export-sweep', sweep, log);
 
   function sweep(): void {
     for (const name of fs.readdirSync(dir)) {
       const file = path.join(dir, name);
       const userId = name.replace(/\.zip(\.part)?$/, '');
       if (running.has(userId)) continue;
-      const stale = name.endsWith('.part') || clock.now() - fs.statSync(file).mtimeMs > EXPORT_KEEP_MS;
-      if (stale) fs.rmSync(file, { force: true });
+      // A file removed since the listing (its account deleted meanwhile) has nothing left to sweep.
+      const mtimeMs = fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? clock.now();
+      if (name.endsWith('.part') || clock.now() - mtimeMs > EXPORT_KEEP_MS) fs.rmSync(file, { force: true });
     }
   }
 
@@ -127,6 +128,7 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
         yield '[';
         for (;;) {
           if (closing) throw new Error('server shutting down');
+          failpoint('export.messages');
           const rows = messagesAfter.all(userId, after, EXPORT_BATCH);
           if (rows.length === 0) break;
           after = rows[rows.length - 1].seq;
@@ -153,39 +155,58 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
     const part = `${final}.part`;
     const zip = new yazl.ZipFile();
     const out = fs.createWriteStream(part);
+    // Every stream of the zip reports its errors here, whenever they come (a file deleted while
+    // it is read, the database failing mid-batch, a full disk): the export fails, the process
+    // does not. yazl emits a file's read error on the ZipFile itself.
+    let failure: unknown = null;
+    let fail!: (err: unknown) => void;
     const written = new Promise<void>((resolve, reject) => {
+      fail = (err) => {
+        failure ??= err;
+        reject(err);
+      };
       out.on('close', resolve);
-      out.on('error', reject);
-      zip.outputStream.on('error', reject);
     });
+    written.catch(() => {}); // awaited below: a failure that comes sooner is not left unhandled
+    out.on('error', fail);
+    zip.on('error', fail);
+    zip.outputStream.on('error', fail);
     zip.outputStream.pipe(out);
-    const mtime = new Date(clock.now());
-    const account = accountOf.get(userId) as Record<string, unknown>;
-    zip.addBuffer(json({ ...account, warnings: warningsOf.all(userId) }), 'account.json', { mtime });
-    zip.addBuffer(json(serversOf.all(userId)), 'servers.json', { mtime });
-    const friends = { friends: directory.friendsOf(userId), requests: requestsOf.all(userId, userId), blocked: blocksOf.all(userId) };
-    zip.addBuffer(json(friends), 'friends.json', { mtime });
-    zip.addBuffer(json(directory.conversationsOf(userId)), 'conversations.json', { mtime });
-    zip.addReadStream(messagesStream(userId), 'messages.json', { mtime });
-    // The uploaded files, stored as they are (already compressed media gains nothing from
-    // deflate). yazl writes entries in order, streaming each from disk as its turn comes.
-    let after = 0;
-    for (;;) {
-      if (closing) throw new Error('server shutting down');
-      const seqs = seqsAfter.all(userId, after, EXPORT_BATCH).map((r) => r.seq);
-      if (seqs.length === 0) break;
-      after = seqs[seqs.length - 1];
-      for (const a of attachmentsOfPage.all(JSON.stringify(seqs))) {
-        const source = path.join(uploads, a.id);
-        // A row whose file is gone (reported at start-up) is left out rather than failing the zip.
-        if (isUuid(a.id) && (await fs.promises.stat(source).catch(() => null))) {
-          zip.addFile(source, entryName(a), { compress: false, mtime });
+    try {
+      const mtime = new Date(clock.now());
+      const account = accountOf.get(userId) as Record<string, unknown>;
+      zip.addBuffer(json({ ...account, warnings: warningsOf.all(userId) }), 'account.json', { mtime });
+      zip.addBuffer(json(serversOf.all(userId)), 'servers.json', { mtime });
+      const friends = { friends: directory.friendsOf(userId), requests: requestsOf.all(userId, userId), blocked: blocksOf.all(userId) };
+      zip.addBuffer(json(friends), 'friends.json', { mtime });
+      zip.addBuffer(json(directory.conversationsOf(userId)), 'conversations.json', { mtime });
+      const messages = messagesStream(userId);
+      messages.on('error', fail);
+      zip.addReadStream(messages, 'messages.json', { mtime });
+      // The uploaded files, stored as they are (already compressed media gains nothing from
+      // deflate). yazl writes entries in order, streaming each from disk as its turn comes.
+      let after = 0;
+      while (failure === null) {
+        if (closing) throw new Error('server shutting down');
+        failpoint('export.batch');
+        const seqs = seqsAfter.all(userId, after, EXPORT_BATCH).map((r) => r.seq);
+        if (seqs.length === 0) break;
+        after = seqs[seqs.length - 1];
+        for (const a of attachmentsOfPage.all(JSON.stringify(seqs))) {
+          const source = path.join(uploads, a.id);
+          // A row whose file is gone (reported at start-up) is left out rather than failing the zip.
+          if (isUuid(a.id) && (await fs.promises.stat(source).catch(() => null))) {
+            zip.addFile(source, entryName(a), { compress: false, mtime });
+          }
         }
+        await nextTurn();
       }
-      await nextTurn();
+      zip.end();
+      await written;
+    } catch (err) {
+      out.destroy();
+      throw err;
     }
-    zip.end();
-    await written;
     await fs.promises.rename(part, final);
   }
 
@@ -196,9 +217,9 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
       const started = clock.now();
       const job = build(userId)
         .then(() => log(`export of user ${userId} ready in ${((clock.now() - started) / 1000).toFixed(1)} s`))
-        .catch((err: Error) => {
-          log(`export of user ${userId} failed: ${err.message}`);
-          fs.rmSync(`${zipOf(userId)}.part`, { force: true });
+        .catch((err: unknown) => {
+          log(`export of user ${userId} failed: ${describeError(err)}`);
+          return fs.promises.rm(`${zipOf(userId)}.part`, { force: true }).catch(logFailure(log, 'removing a failed export'));
         })
         .finally(() => running.delete(userId));
       running.set(userId, job);

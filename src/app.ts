@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
 import { createAuditLog } from './audit';
 import { claimDataDir } from './backup';
+import { armFailpoints, every, logFailure, owned } from './callbacks';
 import { createChannelTails } from './channel-tails';
 import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
@@ -29,7 +30,7 @@ import { createMetrics } from './metrics';
 import { createPermissions } from './permissions';
 import { createPresence } from './presence';
 import { buildReady } from './ready';
-import { createHub } from './realtime';
+import { createHub, refuseWithoutUpgrade } from './realtime';
 import type { Services } from './services';
 import { SessionStore } from './sessions';
 import { indexStaticFiles } from './static';
@@ -101,6 +102,7 @@ function stdoutLog(line: string): void {
 /** Builds an unstarted server: the caller listens (src/server.ts on PORT, tests on port 0). */
 export function createApp(options: AppOptions): RunningApp {
   const { config } = options;
+  armFailpoints(config.failpoints);
   prepareDataDir(config.dataDir);
   const releaseDataDir = claimDataDir(config.dataDir);
   const clock = options.clock ?? systemClock;
@@ -127,7 +129,7 @@ export function createApp(options: AppOptions): RunningApp {
   });
   const hub = createHub({ config, clock, log, sessions, users, perms, metrics, directory });
   sessions.onEnd = (session) => hub.endSession(session.token);
-  const presence = createPresence({ db, hub });
+  const presence = createPresence({ db, hub, log });
   hub.hooks = {
     ready: (user) => buildReady({ directory, readStates, presence }, user),
     online: presence.online,
@@ -190,12 +192,15 @@ export function createApp(options: AppOptions): RunningApp {
     const method = req.method ?? 'GET';
     const { pathname, search } = splitUrl(req.url);
     // Queries can carry tokens (verify links): the log line has the path only.
-    res.on('close', () => {
-      // A client that leaves before its answer is an ordinary event: one line, no stack.
-      const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
-      log(requestLogLine(method, pathname, outcome, started));
-      if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
-    });
+    res.on(
+      'close',
+      owned(() => {
+        // A client that leaves before its answer is an ordinary event: one line, no stack.
+        const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
+        log(requestLogLine(method, pathname, outcome, started));
+        if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
+      }, logFailure(log, 'request log')),
+    );
     setBaseHeaders(res);
     let route: Route | undefined;
     try {
@@ -211,6 +216,7 @@ export function createApp(options: AppOptions): RunningApp {
       }
       const found = match(table, method, pathname);
       if (found === null) {
+        refuseWithoutUpgrade(method, pathname);
         if ((method === 'GET' || method === 'HEAD') && staticFiles.serve(pathname, req, res)) return;
         // A person following a bad link gets a page with a way on; API clients keep plain text.
         if (wantsPage(req, method, pathname)) return staticFiles.page('not-found.html', res, 404);
@@ -260,11 +266,17 @@ export function createApp(options: AppOptions): RunningApp {
       // slow-loris client hold a connection twice as long as headersTimeout says.
       connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
     },
-    (req, res) => void handle(req, res),
+    // handle() answers every error itself; what escapes even that (a response that cannot be
+    // written) ends this one connection.
+    (req, res) =>
+      void handle(req, res).catch((err: unknown) => {
+        logFailure(log, 'request')(err);
+        res.destroy();
+      }),
   );
   server.timeout = timeouts.idleMs;
   server.maxConnections = config.maxConnections;
-  limitConnectionsPerClient(server, config.connectionsPerClient);
+  limitConnectionsPerClient(server, config.connectionsPerClient, log);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => hub.handleUpgrade(req, socket, head));
   // Requests Node rejects before a handler runs: timed-out (slow-loris) or malformed ones.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -278,8 +290,7 @@ export function createApp(options: AppOptions): RunningApp {
     else socket.destroy();
   });
 
-  const sweeper = setInterval(() => sessions.sweep(), 10 * MINUTE);
-  sweeper.unref();
+  const sweeper = every(10 * MINUTE, 'session-sweep', () => sessions.sweep(), log);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -295,13 +306,15 @@ export function createApp(options: AppOptions): RunningApp {
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all([uploadsStopped, exportsStopped]).then(() => {
-          mailer.close?.();
-          metrics.close();
-          db.close();
-          releaseDataDir();
-          resolve();
-        });
+        void Promise.all([uploadsStopped, exportsStopped])
+          .then(() => {
+            mailer.close?.();
+            metrics.close();
+            db.close();
+            releaseDataDir();
+          })
+          .catch(logFailure(log, 'shutdown'))
+          .finally(resolve);
       });
       server.closeIdleConnections();
     }));
@@ -346,9 +359,9 @@ async function readBody(ctx: Ctx<User | null>, kind: BodyKind, deadlineMs: numbe
  * once and closed. Counted per socket address: a reverse proxy is one client here (its own
  * connection limits apply in front of it).
  */
-function limitConnectionsPerClient(server: http.Server, limit: number): void {
+function limitConnectionsPerClient(server: http.Server, limit: number, log: Log): void {
   const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
+  server.on('connection', owned((socket: Socket) => {
     const key = addressKey(socket.remoteAddress ?? 'unknown');
     const count = (open.get(key) ?? 0) + 1;
     open.set(key, count);
@@ -368,7 +381,7 @@ function limitConnectionsPerClient(server: http.Server, limit: number): void {
       );
       setTimeout(() => socket.destroy(), 2_000).unref();
     }
-  });
+  }, logFailure(log, 'connection count')));
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -6,7 +6,8 @@ import sharp, { type Metadata } from 'sharp';
 import type { DB } from './db';
 import { HttpError, badRequest } from './http/errors';
 import { mediaType } from './http/body';
-import { readMultipart } from './http/multipart';
+import { quotedPartName, readMultipart } from './http/multipart';
+import { failpoint } from './callbacks';
 import { isUuid } from './http/router';
 import type { Log } from './types';
 
@@ -55,6 +56,7 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
     if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
     running++;
     try {
+      failpoint('avatar.encode');
       // The header alone: format and dimensions, before a single pixel is decoded.
       let meta: Metadata;
       try {
@@ -81,7 +83,7 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
 
   return {
     async replace(userId, req) {
-      const upload = await receive(req, dir);
+      const upload = await receive(req, dir, log);
       const encoded = path.join(dir, `${crypto.randomUUID()}.webp.part`);
       try {
         await encode(upload, encoded);
@@ -107,7 +109,7 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
 }
 
 /** Streams the `avatar` file of a multipart body to a temporary file; its path. */
-function receive(req: IncomingMessage, dir: string): Promise<string> {
+function receive(req: IncomingMessage, dir: string, log: Log): Promise<string> {
   if (mediaType(req) !== 'multipart/form-data') {
     return Promise.reject(new HttpError(415, 'send the avatar as multipart/form-data with one file in the field avatar'));
   }
@@ -119,18 +121,24 @@ function receive(req: IncomingMessage, dir: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let writer: fs.WriteStream | null = null;
     let written: Promise<void> | null = null;
-    const read = readMultipart(req, { limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } }, reject, () => {
-      // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
-      writer?.destroy();
-      void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
-    });
+    const read = readMultipart(
+      req,
+      { limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } },
+      reject,
+      () => {
+        // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
+        writer?.destroy();
+        void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
+      },
+      log,
+    );
     const { parser, fail } = read;
-    parser.on('file', (name, stream) => {
+    read.on('file', (name, stream) => {
       stream.on('error', () => {});
       if (read.failed) return void stream.resume();
       if (name !== 'avatar') {
         stream.resume();
-        return fail(badRequest(`unexpected file field "${name.slice(0, 100)}": the image goes in avatar`));
+        return fail(badRequest(`unexpected file field ${quotedPartName(name)}: the image goes in avatar`));
       }
       const file = (writer = fs.createWriteStream(temp, { flags: 'wx' }));
       written = new Promise((settle) => file.on('close', settle));
@@ -138,11 +146,11 @@ function receive(req: IncomingMessage, dir: string): Promise<string> {
       stream.on('limit', () => fail(new HttpError(413, 'an avatar may be at most 8 MiB')));
       stream.pipe(file);
     });
-    parser.on('field', (name) => fail(badRequest(`unexpected field "${name.slice(0, 100)}": send only the file avatar`)));
-    parser.on('fieldsLimit', () => fail(badRequest('send only the file avatar')));
-    parser.on('filesLimit', () => fail(badRequest('send one image')));
-    parser.on('partsLimit', () => fail(badRequest('send one image')));
-    parser.on('close', () => {
+    read.on('field', (name) => fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file avatar`)));
+    read.on('fieldsLimit', () => fail(badRequest('send only the file avatar')));
+    read.on('filesLimit', () => fail(badRequest('send one image')));
+    read.on('partsLimit', () => fail(badRequest('send one image')));
+    read.on('close', () => {
       if (read.failed) return;
       if (!written) return fail(badRequest('no file: send the image in the field avatar'));
       void written.then(() => {

@@ -26,6 +26,8 @@ export interface Config {
   metricsHosts: string[];
   /** SECRET_KEY: 32 bytes as 64 hex digits, the key that encrypts TOTP secrets; null: DATA_DIR/secret.key. */
   secretKey: Buffer | null;
+  /** FAILPOINTS: a testing aid that makes named callbacks fail (src/callbacks.ts); empty in production. */
+  failpoints: string[];
 }
 
 export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
@@ -84,7 +86,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     metrics: onOff('METRICS', false),
     metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
     secretKey: secretKey(),
+    failpoints: failpoints(),
   };
+
+  function failpoints(): string[] {
+    const names = (env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+    const bad = names.find((name) => !/^[a-z][a-z.-]*(:(throw|escape))?$/.test(name));
+    if (bad !== undefined) throw new ConfigError(`FAILPOINTS must be names like socket.message or socket.message:escape, got "${bad}"`);
+    return names;
+  }
 
   function secretKey(): Buffer | null {
     const raw = env.SECRET_KEY ?? '';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { type Clock, MINUTE, SECOND, iso } from './clock';
+import { after, failpoint, logFailure } from './callbacks';
 import type { Config } from './config';
 import type { Log } from './types';
 
@@ -114,28 +115,32 @@ function retryingMailer({ config, log }: MailerParts, delivery: Delivery, delays
 
   const attempt = (mail: Mail, message: nodemailer.SendMailOptions, n: number) => {
     const label = `mail to ${mail.to} "${mail.subject}"`;
-    delivery.deliver(message).then(
-      (where) => {
-        log(`${label} ${where}`);
-        finish();
-      },
-      (err: unknown) => {
-        const reason = err instanceof Error ? err.message : String(err);
-        if (closed || n >= delays.length) {
-          log(`${label} failed, giving up after ${n + 1} attempt(s): ${reason}`);
+    // A transport that throws instead of rejecting (a retry runs from a timer) fails this
+    // mail like any other failure, never the process.
+    Promise.resolve()
+      .then(() => (failpoint('mail.deliver'), delivery.deliver(message)))
+      .then(
+        (where) => {
+          log(`${label} ${where}`);
           finish();
-          return;
-        }
-        const delay = delays[n];
-        log(`${label} failed (attempt ${n + 1} of ${delays.length + 1}), retrying in ${Math.ceil(delay / SECOND)} s: ${reason}`);
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          attempt(mail, message, n + 1);
-        }, delay);
-        timer.unref();
-        timers.set(timer, label);
-      },
-    );
+        },
+        (err: unknown) => {
+          const reason = err instanceof Error ? err.message : String(err);
+          if (closed || n >= delays.length) {
+            log(`${label} failed, giving up after ${n + 1} attempt(s): ${reason}`);
+            finish();
+            return;
+          }
+          const delay = delays[n];
+          log(`${label} failed (attempt ${n + 1} of ${delays.length + 1}), retrying in ${Math.ceil(delay / SECOND)} s: ${reason}`);
+          const timer = after(delay, 'mail-retry', () => {
+            timers.delete(timer);
+            attempt(mail, message, n + 1);
+          }, log);
+          timers.set(timer, label);
+        },
+      )
+      .catch(logFailure(log, label));
   };
 
   return {

@@ -13,6 +13,8 @@ export interface Metrics {
   request(method: string, route: string, status: string, seconds: number): void;
   messageSent(): void;
   framesSent(count: number): void;
+  /** An exception or rejection that no callback owned reached the process (src/server.ts). */
+  uncaught(): void;
   /** May this request read /metrics? Only when on, and only where METRICS_HOST allows. */
   mayRead(req: IncomingMessage): boolean;
   /** The text exposition format, and its content type. */
@@ -35,6 +37,7 @@ const NONE: Metrics = {
   request: () => {},
   messageSent: () => {},
   framesSent: () => {},
+  uncaught: () => {},
   mayRead: () => false,
   render: () => Promise.reject(new Error('metrics are off')),
   close: () => {},
@@ -59,6 +62,11 @@ export function createMetrics(parts: MetricsParts): Metrics {
   });
   const messages = new Counter({ name: 'chat_messages_sent_total', help: 'Messages stored (channels and conversations)', registers: [registry] });
   const frames = new Counter({ name: 'chat_websocket_frames_sent_total', help: 'WebSocket frames written to sockets (fan-out)', registers: [registry] });
+  const uncaught = new Counter({
+    name: 'chat_uncaught_errors_total',
+    help: 'Exceptions and rejections no callback owned (each logged with its stack; the server went on)',
+    registers: [registry],
+  });
   new Gauge({
     name: 'chat_websockets_open',
     help: 'Open WebSockets by kind',
@@ -95,6 +103,7 @@ export function createMetrics(parts: MetricsParts): Metrics {
     },
     messageSent: () => messages.inc(),
     framesSent: (count) => frames.inc(count),
+    uncaught: () => uncaught.inc(),
     mayRead(req) {
       // A reverse proxy on this machine connects over loopback too: a request it relays names
       // the outside client in these headers, and is not let in.

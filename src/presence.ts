@@ -1,5 +1,7 @@
+import { after } from './callbacks';
 import type { DB } from './db';
 import type { Hub } from './realtime';
+import type { Log } from './types';
 
 /**
  * Presence: `online` while a user has at least one open socket, `offline` a grace period after
@@ -38,7 +40,7 @@ export interface Presence {
   close(): void;
 }
 
-export function createPresence({ db, hub }: { db: DB; hub: Hub }, options: PresenceOptions = presenceSettings): Presence {
+export function createPresence({ db, hub, log }: { db: DB; hub: Hub; log: Log }, options: PresenceOptions = presenceSettings): Presence {
   const chosenOf = db.prepare<[string], { presence: Status }>('SELECT presence FROM users WHERE id = ?');
   const setChosen = db.prepare('UPDATE users SET presence = ? WHERE id = ?');
   // Friends, and members of the small servers the user is in.
@@ -101,14 +103,18 @@ export function createPresence({ db, hub }: { db: DB; hub: Hub }, options: Prese
     offline(userId) {
       // At shutdown every socket closes: nobody is left to tell, and the database is closing.
       if (closed) return;
-      const timer = setTimeout(() => {
-        leaving.delete(userId);
-        const before = of(userId);
-        connected.delete(userId);
-        choices.delete(userId);
-        if (of(userId) !== before) announce(userId, before);
-      }, options.graceMs);
-      timer.unref();
+      const timer = after(
+        options.graceMs,
+        'presence',
+        () => {
+          leaving.delete(userId);
+          const before = of(userId);
+          connected.delete(userId);
+          choices.delete(userId);
+          if (of(userId) !== before) announce(userId, before);
+        },
+        log,
+      );
       leaving.set(userId, timer);
     },
     close() {

@@ -2,6 +2,7 @@ import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate, isCrossSite } from './auth';
+import { every, failpoint, logFailure, owned } from './callbacks';
 import type { Clock } from './clock';
 import type { Config } from './config';
 import { HttpError } from './http/errors';
@@ -62,6 +63,8 @@ export const FLOOD_MAX_FRAMES = 50;
 /** Open sockets one session may hold (tabs of one browser), and one user across sessions. */
 export const MAX_SOCKETS_PER_SESSION = 10;
 export const MAX_SOCKETS_PER_USER = 50;
+/** The Retry-After of a refusal at those caps. */
+export const SOCKET_CAP_RETRY_S = 5;
 export const FLOOD_WINDOW_MS = 10_000;
 /** At shutdown, sockets that have not finished the closing handshake by then are cut. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
@@ -80,6 +83,7 @@ export const CLOSE = {
   sessionEnded: { code: 4001, reason: 'session ended' },
   accessRemoved: { code: 4003, reason: 'access removed' },
   tooSlow: { code: 4008, reason: 'too slow' },
+  internalError: { code: 1011, reason: 'internal error' },
 } as const;
 
 /** What the user stream needs from elsewhere: its first frame, and who is online. */
@@ -136,6 +140,14 @@ export const SOCKET_PATHS = [
 ];
 const SOCKET_ROUTES = compile(SOCKET_PATHS);
 
+/** A plain request (no upgrade) to a socket path: 426, naming the protocol it needs (RFC 9110 15.5.22). */
+export function refuseWithoutUpgrade(method: string, pathname: string): void {
+  const found = match(SOCKET_ROUTES, method, pathname);
+  if (found === null) return;
+  if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
+  throw new HttpError(426, 'this address takes a WebSocket upgrade (Upgrade: websocket)', { Upgrade: 'websocket' });
+}
+
 /** What a hub is built from: the pipeline's authentication and the access rules. */
 export interface HubParts {
   config: Pick<Config, 'baseUrl'>;
@@ -165,17 +177,21 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
   let flushing = false;
   let hooks: StreamHooks = { ready: () => ({ event: 'ready' }), online: () => {}, offline: () => {} };
 
-  const heartbeat = setInterval(() => {
-    for (const peer of peers) {
-      if (!peer.alive) {
-        peer.ws.terminate();
-        continue;
+  const heartbeat = every(
+    options.heartbeatMs,
+    'heartbeat',
+    () => {
+      for (const peer of peers) {
+        if (!peer.alive) {
+          peer.ws.terminate();
+          continue;
+        }
+        peer.alive = false;
+        peer.ws.ping();
       }
-      peer.alive = false;
-      peer.ws.ping();
-    }
-  }, options.heartbeatMs);
-  heartbeat.unref();
+    },
+    log,
+  );
 
   /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
   function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> & { user: User } {
@@ -189,11 +205,13 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     const { session, user } = authenticate(parts, req, 'user');
     // Every socket holds memory and a file, and every event is written to each: one session
     // opening thousands would make every message cost thousands of writes.
+    // A cap on what is open clears when a socket closes: a client may try again soon.
+    const retry = { 'Retry-After': String(SOCKET_CAP_RETRY_S) };
     if ((byToken.get(session!.token)?.size ?? 0) >= MAX_SOCKETS_PER_SESSION) {
-      throw new HttpError(429, `too many open sockets for this session (at most ${MAX_SOCKETS_PER_SESSION})`);
+      throw new HttpError(429, `too many open sockets for this session (at most ${MAX_SOCKETS_PER_SESSION})`, retry);
     }
     if ((byUser.get(user!.id)?.size ?? 0) >= MAX_SOCKETS_PER_USER) {
-      throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`);
+      throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`, retry);
     }
     const { kind } = found.route;
     const container =
@@ -207,42 +225,56 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
 
   function connect(ws: WebSocket, { user, ...target }: ReturnType<typeof authorize>): void {
     const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now() };
-    peers.add(peer);
-    addTo(byToken, peer.token, peer);
-    addTo(byUser, peer.userId, peer);
-    if (byUser.get(peer.userId)!.size === 1) hooks.online(peer.userId);
-    if (peer.container) {
-      addTo(byContainer, containerKey(peer.container), peer);
-    } else {
-      // The snapshot is taken in the same turn as the subscription: every event committed
-      // after it reaches this socket, and none before it is missing from the snapshot.
-      addTo(streams, peer.userId, peer);
-      send(peer, Buffer.from(JSON.stringify(hooks.ready(user))));
-    }
+    // What goes wrong inside this socket's callbacks ends this socket (1011), nothing else.
+    const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
+      owned(fn, (err) => {
+        logFailure(log, `websocket ${where}`)(err);
+        ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+      });
+    // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
+    ws.on('error', (err) => log(`websocket error: ${err.message}`));
+    ws.on(
+      'close',
+      owned(() => {
+        failpoint('socket.close');
+        if (!peers.delete(peer)) return;
+        if (peer.container) removeFrom(byContainer, containerKey(peer.container), peer);
+        else removeFrom(streams, peer.userId, peer);
+        removeFrom(byToken, peer.token, peer);
+        removeFrom(byUser, peer.userId, peer);
+        if (!byUser.has(peer.userId)) hooks.offline(peer.userId);
+      }, logFailure(log, 'websocket close')),
+    );
     ws.on('pong', () => {
       peer.alive = true;
     });
     // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
-    const countFrame = () => {
+    const countFrame = own(() => {
+      failpoint('socket.message');
       const now = clock.now();
       if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
         peer.windowStart = now;
         peer.frames = 0;
       }
       if (++peer.frames > FLOOD_MAX_FRAMES) drop(peer, CLOSE.policy);
-    };
+    }, 'frame');
     ws.on('message', countFrame);
     ws.on('ping', countFrame);
-    // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
-    ws.on('error', (err) => log(`websocket error: ${err.message}`));
-    ws.on('close', () => {
-      peers.delete(peer);
-      if (peer.container) removeFrom(byContainer, containerKey(peer.container), peer);
-      else removeFrom(streams, peer.userId, peer);
-      removeFrom(byToken, peer.token, peer);
-      removeFrom(byUser, peer.userId, peer);
-      if (!byUser.has(peer.userId)) hooks.offline(peer.userId);
-    });
+    own(() => {
+      peers.add(peer);
+      addTo(byToken, peer.token, peer);
+      addTo(byUser, peer.userId, peer);
+      if (byUser.get(peer.userId)!.size === 1) hooks.online(peer.userId);
+      if (peer.container) {
+        addTo(byContainer, containerKey(peer.container), peer);
+        return;
+      }
+      // The snapshot is taken in the same turn as the subscription: every event committed
+      // after it reaches this socket, and none before it is missing from the snapshot.
+      addTo(streams, peer.userId, peer);
+      failpoint('socket.ready');
+      send(peer, Buffer.from(JSON.stringify(hooks.ready(user))));
+    }, 'open')();
   }
 
   /**
@@ -294,19 +326,27 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     let sent = 0;
     while (outbox.length > 0 && budget > 0) {
       const job = outbox[0];
-      if ('close' in job) {
-        outbox.shift();
-        job.close.ws.close(job.how.code, job.how.reason);
-        continue;
+      try {
+        failpoint('outbox.flush');
+        if ('close' in job) {
+          outbox.shift();
+          job.close.ws.close(job.how.code, job.how.reason);
+          continue;
+        }
+        while (job.next < job.peers.length && budget > 0) {
+          const peer = job.peers[job.next++];
+          budget--;
+          if (peer.ws.readyState !== WebSocket.OPEN) continue;
+          send(peer, job.frameFor(peer.userId));
+          sent++;
+        }
+        if (job.next === job.peers.length) outbox.shift();
+      } catch (err) {
+        // One event that cannot be written (a frame that fails to build) is dropped and logged;
+        // the events behind it still go out, in order.
+        if (outbox[0] === job) outbox.shift();
+        logFailure(log, 'live event delivery')(err);
       }
-      while (job.next < job.peers.length && budget > 0) {
-        const peer = job.peers[job.next++];
-        budget--;
-        if (peer.ws.readyState !== WebSocket.OPEN) continue;
-        send(peer, job.frameFor(peer.userId));
-        sent++;
-      }
-      if (job.next === job.peers.length) outbox.shift();
     }
     if (sent) metrics.framesSent(sent);
     if (outbox.length > 0) setImmediate(flush);
@@ -320,6 +360,26 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
       const own = streams.get(userId);
       if (own) yield* own;
     }
+  }
+
+  /** An upgrade request: authorized exactly as the HTTP pipeline would, then a socket. */
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const started = performance.now();
+    const logLine = (status: number) => log(requestLogLine(req.method ?? 'GET', splitUrl(req.url).pathname, status, started));
+    let target: ReturnType<typeof authorize>;
+    try {
+      target = authorize(req);
+    } catch (err) {
+      const error = toHttpError(err, log);
+      refuse(socket, error.status, error.message, error.headers);
+      logLine(error.status);
+      return;
+    }
+    // ws answers a malformed handshake (bad key, wrong version) with its own 400.
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      connect(ws, target);
+      logLine(101);
+    });
   }
 
   const hub: Hub = {
@@ -372,22 +432,12 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
     },
 
     handleUpgrade(req, socket, head) {
-      const started = performance.now();
-      const logLine = (status: number) => log(requestLogLine(req.method ?? 'GET', splitUrl(req.url).pathname, status, started));
-      let target: ReturnType<typeof authorize>;
       try {
-        target = authorize(req);
+        upgrade(req, socket, head);
       } catch (err) {
-        const error = toHttpError(err, log);
-        refuse(socket, error.status, error.message);
-        logLine(error.status);
-        return;
+        logFailure(log, 'websocket upgrade')(err);
+        socket.destroy();
       }
-      // ws answers a malformed handshake (bad key, wrong version) with its own 400.
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        connect(ws, target);
-        logLine(101);
-      });
     },
 
     get size() {
@@ -416,12 +466,15 @@ export function createHub(parts: HubParts, options: HubOptions = realtimeSetting
 }
 
 /** An upgrade refused before any socket exists: a plain HTTP response, as for any request. */
-function refuse(socket: Duplex, status: number, reason: string): void {
+function refuse(socket: Duplex, status: number, reason: string, headers: Record<string, string>): void {
   const body = `${reason}\n`;
   socket.on('error', () => socket.destroy());
   socket.once('finish', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +

@@ -1,4 +1,5 @@
 import { createApp } from './app';
+import { describeError } from './callbacks';
 import { ConfigError, loadConfig } from './config';
 
 /** The entry point: the only place that reads the environment, listens and handles signals. */
@@ -34,6 +35,18 @@ function main(): void {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+
+  // The last resort (docs/security.md "When code fails"). Every callback has an owner for its
+  // errors, so anything arriving here is a defect: it is logged with its stack and counted, and
+  // the server goes on. Exiting instead would end every session (they live in memory) and let
+  // one request that finds such a defect stop the service for everyone; the database is left
+  // consistent either way, since a write that throws rolls its transaction back.
+  const lastResort = (kind: string) => (err: unknown) => {
+    console.error(`${kind} (a defect: the server goes on): ${describeError(err)}`);
+    app.metrics.uncaught();
+  };
+  process.on('uncaughtException', lastResort('uncaught exception'));
+  process.on('unhandledRejection', lastResort('unhandled rejection'));
 }
 
 main();

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { HttpError, badRequest } from './http/errors';
-import { readMultipart } from './http/multipart';
+import { quotedPartName, readMultipart } from './http/multipart';
+import { failpoint, owned } from './callbacks';
 import { isUuid } from './http/router';
 import { MAX_CONTENT_CHARS } from './message-record';
 import type { Config } from './config';
@@ -156,6 +157,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
           });
           active.delete(stop);
         },
+        log,
       );
       const { parser, fail } = read;
       const stop = (err: HttpError) => {
@@ -170,9 +172,9 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         fail(new HttpError(500, 'the upload could not be stored'));
       };
 
-      parser.on('field', (name, value, info) => {
+      read.on('field', (name, value, info) => {
         if (read.failed) return;
-        if (!FIELD_NAMES.has(name)) return fail(badRequest(`unexpected field "${name.slice(0, 100)}": fields are content and reply_to, files are attachments`));
+        if (!FIELD_NAMES.has(name)) return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are content and reply_to, files are attachments`));
         if (name in fields) return fail(badRequest(`${name} is given twice`));
         if (info.valueTruncated) {
           return fail(badRequest(name === 'content' ? `content must be at most ${MAX_CONTENT_CHARS} characters` : `${name} is too long`));
@@ -182,12 +184,12 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         fields[name] = value.replace(/\r\n/g, '\n');
       });
 
-      parser.on('file', (name, stream, info) => {
+      read.on('file', (name, stream, info) => {
         stream.on('error', () => {}); // the parser's own errors arrive on the parser too
         if (read.failed) return void stream.resume();
         if (name !== FILE_FIELD) {
           stream.resume();
-          return fail(badRequest(`unexpected file field "${name.slice(0, 100)}": files go in attachments`));
+          return fail(badRequest(`unexpected file field ${quotedPartName(name)}: files go in attachments`));
         }
         const id = crypto.randomUUID();
         const item = {
@@ -203,19 +205,21 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         // The first bytes decide the content type; they are copied once, the rest streams through.
         const head: Buffer[] = [];
         let headBytes = 0;
-        stream.on('data', (chunk: Buffer) => {
+        stream.on('data', read.own((chunk: Buffer) => {
           item.file.size += chunk.length;
           if (headBytes < SNIFF_BYTES) {
             // A copy: a slice would pin the parser's whole read buffer until the file ends.
             head.push(Buffer.from(chunk.subarray(0, SNIFF_BYTES - headBytes)));
             headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
           }
-        });
+        }));
         stream.on('limit', () => tooLarge(`each attachment may be at most 25 MiB (${MAX_ATTACHMENT_BYTES} bytes)`));
 
         item.settled = new Promise<void>((settle) => {
           item.writer.on('error', diskFailed);
-          item.writer.on('close', () => {
+          // Settled whatever happens here: the clean-up of a failed request waits for it.
+          const stored = owned(() => {
+            failpoint('upload.stored');
             if (read.failed || !item.writer.writableFinished) return settle();
             item.empty = item.file.size === 0 && !info.filename;
             const sniffed = sniff(Buffer.concat(head), item.file.name, item.file.size <= SNIFF_BYTES);
@@ -226,27 +230,30 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
               if (err) diskFailed(err);
               settle();
             });
+          }, (err) => {
+            settle();
+            fail(err);
           });
+          item.writer.on('close', stored);
         });
         stream.pipe(item.writer);
       });
 
-      parser.on('filesLimit', () => tooLarge(`a message may carry at most ${MAX_ATTACHMENTS} files`));
-      parser.on('fieldsLimit', () => fail(badRequest('too many fields: fields are content and reply_to')));
-      parser.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_PARTS} parts`));
-      parser.on('close', () => {
+      read.on('filesLimit', () => tooLarge(`a message may carry at most ${MAX_ATTACHMENTS} files`));
+      read.on('fieldsLimit', () => fail(badRequest('too many fields: fields are content and reply_to')));
+      read.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_PARTS} parts`));
+      read.on('close', () => {
         if (read.failed) return;
         void Promise.all(incoming.map((item) => item.settled))
-          .then(() => (durability === 'strict' && incoming.length > 0 ? syncDir() : undefined))
-          .then(
-            () => {
-              if (read.failed) return;
-              active.delete(stop);
-              for (const item of incoming) if (item.empty) unlink(item.final);
-              resolve({ fields, files: incoming.filter((item) => !item.empty).map((item) => item.file) });
-            },
-            (err: NodeJS.ErrnoException) => diskFailed(err),
-          );
+          .then(() => (durability === 'strict' && incoming.length > 0 ? syncDir().catch(diskFailed) : undefined))
+          .then(() => {
+            failpoint('upload.received');
+            if (read.failed) return;
+            active.delete(stop);
+            for (const item of incoming) if (item.empty) unlink(item.final);
+            resolve({ fields, files: incoming.filter((item) => !item.empty).map((item) => item.file) });
+          })
+          .catch(fail);
       });
       req.pipe(parser);
     });

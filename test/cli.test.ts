@@ -1,10 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
+import { startServerProcess } from './helpers/process';
 
 // The built programs are tested as a self-hoster runs them: `make test` builds first.
 const ROOT = path.join(__dirname, '..');
@@ -132,27 +133,14 @@ t.test('node dist/server.js', async (t) => {
   });
 
   t.test('SIGTERM closes the server cleanly and exits 0', async (t) => {
-    const child: ChildProcess = spawn(process.execPath, [SERVER], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(scratch, 'graceful') },
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    let stdout = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout!.on('data', (chunk) => {
-        stdout += chunk;
-        const found = /listening on http:\/\/[^:]+:(\d+)/.exec(stdout);
-        if (found) resolve(Number(found[1]));
-      });
-      child.on('close', () => reject(new Error(`exited before listening: ${stdout}`)));
-    });
-    const base = `http://127.0.0.1:${port}`;
+    const { child, url: base, output, exited } = await startServerProcess(path.join(scratch, 'graceful'));
     t.equal((await new Client(base).get('/healthz')).status, 200);
     const page = await new Client(base).get('/');
     t.equal(page.status, 200, 'serves the home page');
 
     child.kill('SIGTERM');
     t.equal(await exited, 0);
-    t.match(stdout, /SIGTERM/);
+    t.match(output(), /SIGTERM/);
     // The database was closed cleanly: WAL checkpointed and its side files removed.
     t.notOk(fs.existsSync(path.join(scratch, 'graceful', 'chat.db-wal')), 'no WAL file left behind');
   });

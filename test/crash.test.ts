@@ -1,45 +1,17 @@
 // The server killed with SIGKILL at a random moment under concurrent writes, then restarted on the
 // same data directory, several times: nothing acknowledged is lost, the database is intact, and
 // the upload directory holds exactly the files the database names.
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { Client } from './helpers/client';
+import { killed, startServerProcess as start } from './helpers/process';
 
-const SERVER = path.join(__dirname, '..', 'dist', 'server.js');
 const ROUNDS = 5;
 const WRITERS = 6;
 const PASSWORD = 'crash test password';
-
-/** Starts dist/server.js on a free port; resolves with its base URL once it listens. */
-function start(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [SERVER], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line within 10 s:\n${out}`)), 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (found) {
-        clearTimeout(timer);
-        resolve({ child, url: found[1] });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${out}`)));
-  });
-}
-
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  child.once('exit', () => resolve());
-  child.kill('SIGKILL');
-});
 
 function upload(content: string, size: number): FormData {
   const form = new FormData();

@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
+import { failpoint, owned } from '../callbacks';
+import type { Log } from '../types';
 import { HttpError, badRequest } from './errors';
+import { toHttpError } from './respond';
 
 /** busboy's limits; every one the caller relies on must be stated (busboy's file size limit is infinite). */
 export type MultipartLimits = NonNullable<busboy.BusboyConfig['limits']>;
@@ -8,14 +11,23 @@ export type MultipartLimits = NonNullable<busboy.BusboyConfig['limits']>;
 /** A multipart body being read: its parser, and the one way to end it at the first problem. */
 export interface MultipartRead {
   parser: busboy.Busboy;
+  /**
+   * Adds a handler for one of the parser's events. busboy calls it from its own stream
+   * callbacks, outside the request's promise: what it throws fails this request (an HttpError
+   * as it says, anything else a logged 500), never the process.
+   */
+  on<E extends keyof busboy.BusboyEvents>(event: E, handler: busboy.BusboyEvents[E]): void;
+  /** A callback of this read's own (a file's writer closing): its errors fail this request too. */
+  own<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void;
   /** True once `fail` ran: later parts are drained, not stored. */
   readonly failed: boolean;
   /**
    * Ends the request: stops parsing, drops what the client still sends (never buffered) and
    * rejects with `err`, closing the connection after the answer when the body has not all
-   * arrived. The caller's `cleanUp` runs first, once; later calls do nothing.
+   * arrived. The caller's `cleanUp` runs first, once; later calls do nothing. Anything but an
+   * HttpError is unexpected: logged with its stack, answered 500.
    */
-  fail(err: HttpError): void;
+  fail(err: unknown): void;
 }
 
 /**
@@ -28,6 +40,7 @@ export function readMultipart(
   options: { limits: MultipartLimits; defParamCharset?: string },
   reject: (err: HttpError) => void,
   cleanUp: () => void,
+  log: Log,
 ): MultipartRead {
   let parser: busboy.Busboy;
   try {
@@ -36,14 +49,21 @@ export function readMultipart(
     throw badRequest('multipart body needs a boundary in its Content-Type');
   }
   let failed = false;
+  const own = <A extends unknown[]>(fn: (...args: A) => void) => owned(fn, (err) => read.fail(err));
   const read: MultipartRead = {
     parser,
+    own,
+    on(event, handler) {
+      const fn = handler as (...args: unknown[]) => void;
+      parser.on(event, own((...args: unknown[]) => (failpoint(`multipart.${event}`), fn(...args))));
+    },
     get failed() {
       return failed;
     },
-    fail(err) {
+    fail(thrown) {
       if (failed) return;
       failed = true;
+      const err = toHttpError(thrown, log);
       req.unpipe(parser);
       // Not at once: busboy may be inside its own write, still touching the part it reported.
       process.nextTick(() => parser.destroy());
@@ -59,3 +79,6 @@ export function readMultipart(
   });
   return read;
 }
+
+/** A part's name as a refusal quotes it: busboy reports a missing or empty name as undefined. */
+export const quotedPartName = (name: string | undefined): string => (name ? `"${name.slice(0, 100)}"` : 'without a name');
