@@ -3,12 +3,17 @@ import { HttpError } from './errors';
 /**
  * A route table scanned in order. Patterns are literal segments and `:name` parameters.
  * A parameter whose name ends in `_id` must be a UUID: anything else is a 400 before a
- * handler (and so any SQL) runs.
+ * handler (and so any SQL) runs. A path is first matched with the ids as UUIDs only, so a
+ * literal segment is never taken for an id (`PATCH /api/conversations/dm` is 405 with the
+ * methods of that path, not a 400 about conversation_id).
  */
 export interface Compiled<R> {
   route: R;
   method: string;
+  /** `_id` parameters match UUIDs only. */
   regex: RegExp;
+  /** Any parameter matches any segment: finds the route whose id is malformed. */
+  loose: RegExp;
   names: string[];
 }
 
@@ -27,25 +32,32 @@ export function splitUrl(rawUrl: string | undefined): { pathname: string; search
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
+const UUID_SEGMENT = '([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})';
+
 export function compile<R extends { method: string; path: string }>(routes: R[]): Compiled<R>[] {
   return routes.map((route) => {
     const names: string[] = [];
-    const source = route.path
-      .split('/')
-      .map((segment) => {
-        if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        names.push(segment.slice(1));
-        return '([^/]+)';
-      })
-      .join('/');
-    return { route, method: route.method, regex: new RegExp(`^${source}$`), names };
+    const segments = route.path.split('/');
+    const source = (strict: boolean) =>
+      segments
+        .map((segment) => {
+          if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          if (strict) names.push(segment.slice(1));
+          return strict && segment.endsWith('_id') ? UUID_SEGMENT : '([^/]+)';
+        })
+        .join('/');
+    return { route, method: route.method, regex: new RegExp(`^${source(true)}$`), loose: new RegExp(`^${source(false)}$`), names };
   });
 }
 
 export function match<R>(table: Compiled<R>[], method: string, pathname: string): Match<R> {
+  return matchWith(table, method, pathname, 'regex') ?? matchWith(table, method, pathname, 'loose');
+}
+
+function matchWith<R>(table: Compiled<R>[], method: string, pathname: string, pattern: 'regex' | 'loose'): Match<R> {
   const allow: string[] = [];
   for (const entry of table) {
-    const found = entry.regex.exec(pathname);
+    const found = entry[pattern].exec(pathname);
     if (!found) continue;
     if (entry.method !== method && !(method === 'HEAD' && entry.method === 'GET')) {
       allow.push(entry.method);

@@ -13,6 +13,10 @@ const table = compile([
   { method: 'DELETE', path: '/api/servers/:server_id/channels/:channel_id/messages/:message_id', name: 'delete' },
   { method: 'POST', path: '/api/invites/:token/accept', name: 'accept' },
   { method: 'GET', path: '/files/a.b', name: 'dotted' },
+  { method: 'POST', path: '/api/conversations/dm', name: 'openDm' },
+  { method: 'PATCH', path: '/api/conversations/:conversation_id', name: 'renameConversation' },
+  { method: 'GET', path: '/api/friends/requests', name: 'requests' },
+  { method: 'DELETE', path: '/api/friends/:user_id', name: 'unfriend' },
 ]);
 
 const routeName = (method: string, path: string) => {
@@ -44,6 +48,14 @@ t.test('an unknown path is null and a known path with another method lists what 
     ['GET', '/api/invites/x/accept', { allow: ['POST'] }],
   ];
   for (const [method, path, expected] of cases) t.same(match(table, method, path), expected, `${method} ${path}`);
+});
+
+t.test('a literal segment is never taken for an id: its path answers with its own methods', async (t) => {
+  t.same(match(table, 'PATCH', '/api/conversations/dm'), { allow: ['POST'] }, 'PATCH /api/conversations/dm is 405, not a 400 about conversation_id');
+  t.same(match(table, 'DELETE', '/api/friends/requests'), { allow: ['GET'] }, 'and DELETE is not advertised for /api/friends/requests');
+  t.equal(routeName('PATCH', `/api/conversations/${ID}`), 'renameConversation');
+  t.equal(routeName('DELETE', `/api/friends/${ID}`), 'unfriend');
+  t.throws(() => match(table, 'DELETE', '/api/friends/bob'), { status: 400, message: /user_id must be a UUID/ }, 'a malformed id is still named');
 });
 
 t.test('HEAD matches GET routes', async (t) => {
