@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { MAX_REACTIONS_PER_USER, MAX_REACTION_EMOJI } from '../src/message-store';
-import { MAX_SOCKETS_PER_SESSION, MAX_SOCKETS_PER_USER } from '../src/realtime';
+import { MAX_SOCKETS_PER_SESSION, MAX_SOCKETS_PER_USER, SOCKET_CAP_RETRY_S } from '../src/realtime';
 import { MAX_CHANNELS_PER_SERVER } from '../src/api/channels';
 import { MAX_LIVE_INVITES_PER_SERVER } from '../src/api/invites';
 import { MAX_ROLES_PER_SERVER, MAX_SERVERS_PER_USER } from '../src/api/servers';
@@ -149,6 +149,7 @@ t.test('3. sockets are capped per session and per user', async (t) => {
   const refused = await refusedUpgrade(server.url, path, { client: c.owner });
   t.equal(refused.status, 429, `socket ${MAX_SOCKETS_PER_SESSION + 1} of one session`);
   t.match(refused.body, 'too many open sockets');
+  t.equal(refused.headers['retry-after'], String(SOCKET_CAP_RETRY_S), 'with Retry-After, like every 429');
 
   // More sessions of the same user, up to the per-user cap.
   const password = 'correct horse';

@@ -320,3 +320,17 @@ t.test('a slow reader is closed with 4008 while other sockets keep receiving', a
   raw.resume();
   t.same(await slow.closed(), { code: CLOSE.tooSlow.code, reason: 'too slow' });
 });
+
+t.test('a plain request to a socket path is 426 naming the upgrade, another method 405', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await crowd(server, 0);
+  for (const path of ['/api/ws', channelWs(c.general)]) {
+    const plain = await c.owner.get(path);
+    t.equal(plain.status, 426, `GET ${path} without an upgrade`);
+    t.equal(plain.headers.get('upgrade'), 'websocket', 'Upgrade names the protocol (RFC 9110)');
+    const other = await c.owner.post(path);
+    t.equal(other.status, 405, `POST ${path}`);
+    t.equal(other.headers.get('allow'), 'GET');
+  }
+});

@@ -14,7 +14,13 @@ export const bool: Schema = { type: 'boolean' };
 export const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 export const arr = (items: Schema): Schema => ({ type: 'array', items });
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-export const oneOf = (...values: (string | number)[]): Schema => ({ enum: values });
+/** An enum, with its type stated (generators and linters want both). */
+export const oneOf = (...values: (string | number)[]): Schema => ({
+  type: values.every((v) => typeof v === 'string') ? 'string' : values.every(Number.isInteger) ? 'integer' : 'number',
+  enum: values,
+});
+/** The bytes of a file (a multipart part or a download). */
+export const binary: Schema = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
 export const withText = (schema: Schema, description: string): Schema => ({ ...schema, description });
 
 /** An object whose listed properties are all required (except `optional`) and which has no others. */
@@ -34,7 +40,7 @@ export type Auth = 'none' | 'user' | 'account' | 'admin';
 /** A success answer: JSON with a schema, or one of the other kinds the service sends. */
 export type Success =
   | { status: number; json: Schema; description?: string; headers?: Record<string, string> }
-  | { status: number; kind: 'empty' | 'redirect' | 'html' | 'file' | 'websocket' | 'not-modified'; description: string };
+  | { status: number; kind: 'empty' | 'redirect' | 'html' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
 
 export interface OpSpec {
   /** Route table area; the tag of the operation. */
@@ -61,7 +67,8 @@ const ERROR_TEXT: Record<number, string> = {
   413: 'the body is too large',
   415: 'wrong Content-Type',
   416: 'range not satisfiable',
-  429: 'rate limited (Retry-After says when to try again) or over a cap on open sockets',
+  426: 'a WebSocket path asked without the upgrade (Upgrade: websocket names it)',
+  429: 'rate limited or over a cap on open sockets (Retry-After says when to try again)',
   500: 'unexpected error (logged)',
   503: 'the server is shutting down, or the client holds too many connections',
 };
@@ -93,6 +100,7 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
   if (spec.auth !== 'none') errors.add(401).add(403);
   if (STATE_CHANGING.has(lower)) errors.add(403);
   if (spec.body) errors.add(400).add(408).add(413).add(415);
+  if (spec.ok.some((ok) => 'kind' in ok && ok.kind === 'websocket')) errors.add(426);
 
   const responses: Record<string, unknown> = {};
   for (const ok of spec.ok) responses[String(ok.status)] = success(ok);
@@ -121,7 +129,7 @@ function requestBody({ kind, schema, optional }: NonNullable<OpSpec['body']>): R
     content['multipart/form-data'] = {
       schema: {
         type: 'object',
-        properties: { content: str, reply_to: uuid, attachments: arr({ type: 'string', contentMediaType: 'application/octet-stream' }) },
+        properties: { content: str, reply_to: uuid, attachments: arr(binary) },
       },
       encoding: { attachments: { contentType: 'application/octet-stream' } },
     };
@@ -129,23 +137,27 @@ function requestBody({ kind, schema, optional }: NonNullable<OpSpec['body']>): R
   return { required: !optional, content };
 }
 
+/** Response headers: name -> description; a description starting with "always:" marks the header required. */
+function headerObjects(headers: Record<string, string> = {}): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [
+      name,
+      { description: description.replace(/^always: /, ''), ...(description.startsWith('always: ') ? { required: true } : {}), schema: str },
+    ]),
+  );
+}
+
 function success(ok: Success): Record<string, unknown> {
-  if ('json' in ok) {
-    return {
-      description: ok.description ?? 'success',
-      ...(ok.headers ? { headers: Object.fromEntries(Object.entries(ok.headers).map(([h, d]) => [h, { description: d, schema: str }])) } : {}),
-      content: { 'application/json': { schema: ok.json } },
-    };
-  }
+  const headers = 'kind' in ok && ok.kind === 'redirect' ? { Location: 'always: where the browser goes next', ...ok.headers } : ok.headers;
+  const head = headers ? { headers: headerObjects(headers) } : {};
+  if ('json' in ok) return { description: ok.description ?? 'success', ...head, content: { 'application/json': { schema: ok.json } } };
   switch (ok.kind) {
-    case 'redirect':
-      return { description: ok.description, headers: { Location: { description: 'where the browser goes next', schema: str } } };
     case 'html':
-      return { description: ok.description, content: { 'text/html': { schema: str } } };
+      return { description: ok.description, ...head, content: { 'text/html': { schema: str } } };
     case 'file':
-      return { description: ok.description, content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
+      return { description: ok.description, ...head, content: { '*/*': { schema: binary } } };
     default:
-      return { description: ok.description };
+      return { description: ok.description, ...head };
   }
 }
 
@@ -162,6 +174,12 @@ function operationId(method: string, path: string): string {
   return [method, ...words, ...page].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('');
 }
 
+/** Headers an error answer always carries. */
+const ERROR_HEADERS: Record<number, Record<string, string>> = {
+  426: { Upgrade: 'always: websocket' },
+  429: { 'Retry-After': 'always: seconds to wait before trying again' },
+};
+
 /** The shared plain-text error responses, one per status. */
 export function errorResponses(): Record<string, unknown> {
   return Object.fromEntries(
@@ -169,6 +187,7 @@ export function errorResponses(): Record<string, unknown> {
       `E${status}`,
       {
         description: `${description}; the body is a one-line plain-text reason`,
+        ...(ERROR_HEADERS[Number(status)] ? { headers: headerObjects(ERROR_HEADERS[Number(status)]) } : {}),
         content: { 'text/plain': { schema: { type: 'string' } } },
       },
     ]),

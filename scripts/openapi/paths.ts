@@ -1,12 +1,18 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
-import { type OpSpec, arr, bool, input, int, oneOf, ref, str, uuid } from './dsl';
+import { type OpSpec, arr, binary, bool, input, int, oneOf, ref, str, uuid } from './dsl';
 
 type Ops = [method: string, path: string, spec: OpSpec][];
+
+const PLAIN_GET =
+  'A WebSocket upgrade (RFC 6455): send `Connection: Upgrade`, `Upgrade: websocket` and the handshake headers. ' +
+  'A plain GET without them answers 426 with `Upgrade: websocket`; the other refusals are plain HTTP answers before any socket exists.';
 
 const json = (status: number, schema: ReturnType<typeof ref>, description?: string) => ({ status, json: schema, description });
 const empty = (description: string) => ({ status: 204, kind: 'empty' as const, description });
 const redirect = (description: string) => ({ status: 303, kind: 'redirect' as const, description });
 const credentials = input({ username: str, password: str });
+const sessionCookie = 'always: app_session=<token>; HttpOnly; SameSite=Lax; Path=/; Max-Age=<seconds> (and Secure with an https BASE_URL): the session';
+const clearedCookie = { 'Set-Cookie': 'always: app_session=; Max-Age=0: the cookie removed' };
 const paging = {
   before: { ...uuid, description: 'a message id: the page before it, newest first' },
   after: { ...uuid, description: 'a message id: the messages after it, oldest first (catching up)' },
@@ -67,13 +73,13 @@ export const operations: Ops = [
 
   // Accounts (src/api/accounts.ts)
   ['POST', '/api/register', { tag: 'Accounts', summary: 'Register', auth: 'none', body: { kind: 'form', schema: credentials }, ok: [json(201, ref('Registered')), redirect('a browser form: /?registered=1, or /?error=<code>')], errors: [409, 429] }],
-  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code' } }, ['code']) }, ok: [json(200, ref('LoggedIn')), redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>')], errors: [401, 429] }],
-  ['POST', '/api/logout', { tag: 'Accounts', summary: 'Log out: ends this session', auth: 'account', body: { kind: 'form', schema: input({}), optional: true }, ok: [empty('signed out'), redirect('a browser form: /')] }],
+  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code' } }, ['code']) }, ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': sessionCookie } }, { ...redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>'), headers: { 'Set-Cookie': 'the app_session cookie, when signed in' } }], errors: [401, 429] }],
+  ['POST', '/api/logout', { tag: 'Accounts', summary: 'Log out: ends this session', auth: 'account', body: { kind: 'form', schema: input({}), optional: true }, ok: [{ ...empty('signed out'), headers: clearedCookie }, { ...redirect('a browser form: /'), headers: clearedCookie }] }],
   ['GET', '/api/users/me', { tag: 'Accounts', summary: 'Who is signed in', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/users/{user_id}', { tag: 'Accounts', summary: 'Look a user up', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/account', { tag: 'Accounts', summary: 'The account status record (suspended accounts too)', auth: 'account', ok: [json(200, ref('Account'))] }],
   ['PATCH', '/api/account', { tag: 'Accounts', summary: 'Set or clear the display name (1 to 32 characters, any script)', auth: 'user', body: { kind: 'json', schema: input({ display_name: { anyOf: [str, { type: 'null' }] } }) }, ok: [json(200, ref('Account'))] }],
-  ['DELETE', '/api/account', { tag: 'Accounts', summary: 'Delete the account (password, and a code with two-factor sign-in on)', auth: 'account', body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) }, ok: [empty('deleted; the session cookie is cleared')], errors: [409, 429] }],
+  ['DELETE', '/api/account', { tag: 'Accounts', summary: 'Delete the account (password, and a code with two-factor sign-in on)', auth: 'account', body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) }, ok: [{ ...empty('deleted; the session cookie is cleared'), headers: clearedCookie }], errors: [409, 429] }],
   ['PUT', '/api/account/password', { tag: 'Accounts', summary: 'Change the password; every other session ends', auth: 'account', body: { kind: 'json', schema: input({ current_password: str, new_password: str }) }, ok: [empty('changed')], errors: [429] }],
   ['GET', '/api/account/sessions', { tag: 'Accounts', summary: 'The live sessions of the account, most recently used first', auth: 'account', ok: [json(200, arr(ref('Session')))] }],
   ['DELETE', '/api/account/sessions', { tag: 'Accounts', summary: 'End every session but this one', auth: 'account', ok: [empty('ended')] }],
@@ -81,7 +87,7 @@ export const operations: Ops = [
   ['POST', '/api/account/2fa/setup', { tag: 'Accounts', summary: 'Start two-factor setup: a new TOTP secret', auth: 'account', ok: [json(200, ref('TwoFactorSetup'))], errors: [409] }],
   ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with a code from the new secret', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409] }],
   ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [empty('off')], errors: [409, 429] }],
-  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['avatar'] } }, ok: [json(200, ref('AvatarSet'))] }],
+  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, ok: [json(200, ref('AvatarSet'))] }],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
   ['POST', '/api/account/export', { tag: 'Accounts', summary: 'Start an export of the account (a zip of JSON and uploaded files)', auth: 'account', ok: [json(202, ref('ExportStatus'))], errors: [409, 429] }],
@@ -197,9 +203,9 @@ export const operations: Ops = [
   ],
 
   // WebSocket upgrades (src/realtime.ts)
-  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], errors: [429] }],
-  ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], errors: [429] }],
-  ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], errors: [429] }],
+  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [429] }],
+  ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
+  ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
 
   // Moderation (src/api/moderation.ts)
   ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason: str }) }, ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],

@@ -71,20 +71,10 @@ export const schemas: Record<string, Schema> = {
   }),
   InviteInfo: obj({ server_id: uuid, server_name: str, expires_at: time, member_count: int, member: withDescription(bool, 'the caller is already a member') }),
   Ban: obj({ ...profile(), reason: nullable(str), banned_by: withDescription(uuid, 'the user id of who banned'), created_at: time }),
-  AuditEntry: obj({
-    id: uuid,
-    action: oneOf(
-      'server_update', 'owner_transfer', 'channel_create', 'channel_update', 'channel_delete', 'role_create', 'role_update',
-      'role_delete', 'role_assign', 'member_kick', 'member_ban', 'member_unban', 'member_timeout', 'member_timeout_remove',
-      'invite_revoke', 'message_delete', 'message_pin', 'message_unpin',
-    ),
-    actor: ref('NameRef'),
-    target_id: nullable(str),
-    target_kind: nullable(oneOf('server', 'user', 'channel', 'role', 'invite', 'message')),
-    reason: nullable(str),
-    changes: nullable({ type: 'object' }),
-    created_at: time,
-  }),
+  AuditEntry: {
+    description: 'one action of an owner or administrator; `changes` has one shape per action (null where nothing else is recorded)',
+    oneOf: auditEntries(),
+  },
   Block: obj({ ...profile(), created_at: time }),
   MessageHistory: obj({ message_id: uuid, versions: arr(obj({ content: str, edited_at: nullable(time) })) }),
   Joined: obj({ server_id: uuid }),
@@ -120,17 +110,31 @@ export const schemas: Record<string, Schema> = {
   Conversation: obj(conversation()),
   ConversationWithState: obj({ ...conversation(), ...readState() }),
 
-  Report: obj(report()),
-  ReportWithContext: obj({
-    ...report(),
-    context: obj(
+  Report: { oneOf: reports() },
+  ReportWithContext: { oneOf: reports(true) },
+  UserSnapshot: withDescription(obj({ user_id: uuid, username: str }), 'the reported user when reported'),
+  ServerSnapshot: withDescription(
+    obj({ server_id: uuid, name: str, owner_id: uuid, owner_username: str }, ['name', 'owner_id', 'owner_username']),
+    'the reported server when reported; a reporter who is not a member sees only server_id',
+  ),
+  MessageSnapshot: withDescription(
+    obj(
       {
-        reporter: ref('NameRef'),
-        target: withDescription({ type: ['object', 'null'] }, 'the reported user {user_id, username}, server {server_id, name}, or message author'),
-        messages: withDescription(arr(ref('Message')), 'a reported message among up to 5 messages on each side, oldest first; [] otherwise'),
+        message_id: uuid,
+        server_id: uuid,
+        channel_id: uuid,
+        conversation_id: uuid,
+        author: ref('UserRef'),
+        content: str,
+        attachments: arr(obj({ id: uuid, name: str, content_type: str })),
+        created_at: time,
+        edited_at: nullable(time),
+        versions: withDescription(arr(obj({ content: str, edited_at: nullable(time) })), 'every version, oldest first'),
       },
+      ['server_id', 'channel_id', 'conversation_id'],
     ),
-  }),
+    'the reported message when reported, with every earlier version',
+  ),
   AdminWarning: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time }),
   WarningIssued: obj({ id: uuid, user_id: uuid, username: str, issued_by: str, reason: str, created_at: time, account_standing: int }),
   StandingOf: obj({ user_id: uuid, account_standing: int }),
@@ -155,20 +159,76 @@ function readState(): Record<string, Schema> {
   };
 }
 
-function report(): Record<string, Schema> {
-  return {
-    id: uuid,
-    type: oneOf('user', 'server', 'server_message', 'conversation_message'),
-    target: uuid,
-    reason: str,
-    status: oneOf('pending', 'resolved'),
-    reporter: ref('NameRef'),
-    snapshot: { type: 'object', description: 'what the target looked like when reported (a message with all its versions)' },
-    created_at: time,
-    updated_at: nullable(time),
-    updated_by: nullable(ref('NameRef')),
-    target_deleted: withDescription(bool, 'the reported message or server no longer exists'),
-  };
+/** A report, one shape per type (its snapshot and, for administrators, its context's target). */
+function reports(withContext = false): Schema[] {
+  const kinds: [string, string, Schema][] = [
+    ['user', 'UserSnapshot', ref('NameRef')],
+    ['server', 'ServerSnapshot', obj({ server_id: uuid, name: str })],
+    ['server_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author')],
+    ['conversation_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author')],
+  ];
+  return kinds.map(([type, snapshot, target]) =>
+    obj({
+      id: uuid,
+      type: { type: 'string', const: type },
+      target: uuid,
+      reason: str,
+      status: oneOf('pending', 'resolved'),
+      reporter: ref('NameRef'),
+      snapshot: withDescription(ref(snapshot), 'what the target looked like when reported'),
+      created_at: time,
+      updated_at: nullable(time),
+      updated_by: nullable(ref('NameRef')),
+      target_deleted: withDescription(bool, 'the reported message or server no longer exists'),
+      ...(withContext
+        ? {
+            context: obj({
+              reporter: ref('NameRef'),
+              target: withDescription(target, 'who or what was reported, as it is now'),
+              messages: withDescription(arr(ref('Message')), 'a reported message among up to 5 messages on each side, oldest first; [] otherwise'),
+            }),
+          }
+        : {}),
+    }),
+  );
+}
+
+/** An audit entry per action, each with the `changes` that action records. */
+function auditEntries(): Schema[] {
+  const fromTo = (schema: Schema) => obj({ from: schema, to: schema });
+  const name = obj({ name: str });
+  const kinds: [action: string, targetKind: string, changes: Schema][] = [
+    ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str) }, ['name', 'description'])],
+    ['owner_transfer', 'user', obj({ owner_id: uuid })],
+    ['channel_create', 'channel', name],
+    ['channel_update', 'channel', obj({ name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int) }, ['name', 'topic', 'slowmode_seconds', 'position'])],
+    ['channel_delete', 'channel', name],
+    ['role_create', 'role', obj({ name: str, full_server_admin: bool })],
+    ['role_update', 'role', obj({ name: fromTo(str), full_server_admin: fromTo(bool) }, ['name', 'full_server_admin'])],
+    ['role_delete', 'role', name],
+    ['role_assign', 'user', obj({ role: nullable(str), role_id: nullable(uuid) })],
+    ['member_kick', 'user', { type: 'null' }],
+    ['member_ban', 'user', { type: 'null' }],
+    ['member_unban', 'user', { type: 'null' }],
+    ['member_timeout', 'user', obj({ timeout_until: time })],
+    ['member_timeout_remove', 'user', { type: 'null' }],
+    ['invite_revoke', 'invite', { type: 'null' }],
+    ['message_delete', 'message', { type: 'null' }],
+    ['message_pin', 'message', { type: 'null' }],
+    ['message_unpin', 'message', { type: 'null' }],
+  ];
+  return kinds.map(([action, targetKind, changes]) =>
+    obj({
+      id: uuid,
+      action: { type: 'string', const: action },
+      actor: ref('NameRef'),
+      target_id: str,
+      target_kind: { type: 'string', const: targetKind },
+      reason: nullable(str),
+      changes: changes.type === 'null' ? changes : nullable(changes),
+      created_at: time,
+    }),
+  );
 }
 
 function server(): Record<string, Schema> {

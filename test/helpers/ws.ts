@@ -107,7 +107,7 @@ export async function refusedUpgrade(
   base: string,
   path: string,
   opts: SocketOptions = {},
-): Promise<{ status: number; contentType: string | undefined; body: string }> {
+): Promise<{ status: number; contentType: string | undefined; headers: Record<string, string | string[] | undefined>; body: string }> {
   const ws = new WebSocket(wsUrl(base, path), { headers: headersFor(opts) });
   ws.on('error', () => {});
   return withTimeout(
@@ -120,7 +120,7 @@ export async function refusedUpgrade(
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], headers: res.headers, body }));
       });
     }),
     WAIT_MS,
