@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 import { createConfig, lint } from '@redocly/openapi-core';
+import { Document, Spectral } from '@stoplight/spectral-core';
+import * as Parsers from '@stoplight/spectral-parsers';
+import { oas } from '@stoplight/spectral-rulesets';
 import t from 'tap';
 import { buildRoutes } from '../src/api';
 import { SOCKET_PATHS } from '../src/realtime';
@@ -37,6 +40,17 @@ t.test('the OpenAPI linter (Redocly, recommended rules) finds no error', async (
   t.same(errors.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), []);
   const warnings = problems.filter((p) => p.severity === 'warn').map((p) => `${p.ruleId} at ${p.location[0]?.pointer}`);
   t.comment(`${warnings.length} warning(s): ${warnings.join('; ')}`);
+});
+
+t.test('the Spectral linter (spectral:oas, every rule) finds no error', async (t) => {
+  const spectral = new Spectral();
+  spectral.setRuleset({ extends: [[oas as never, 'all']] });
+  const problems = await spectral.run(new Document(fs.readFileSync(OPENAPI_FILE, 'utf8'), Parsers.Json, OPENAPI_FILE));
+  const errors = problems.filter((p) => p.severity === 0).map((p) => `${p.code}: ${p.message} at ${p.path.join('.')}`);
+  t.same(errors, []);
+  const warnings = new Map<string, number>();
+  for (const p of problems.filter((p) => p.severity === 1)) warnings.set(String(p.code), (warnings.get(String(p.code)) ?? 0) + 1);
+  t.comment(`warnings by rule: ${[...warnings].map(([code, n]) => `${code} ${n}`).join(', ') || 'none'}`);
 });
 
 t.test('GET /api/openapi.json serves the document without a session', async (t) => {
