@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { buildRoutes } from './api';
-import { createAuditLog } from './audit';
+import { checkAuditReasonHeader, createAuditLog } from './audit';
 import { claimDataDir } from './backup';
 import { armFailpoints, every, logFailure, owned } from './callbacks';
 import { createChannelTails } from './channel-tails';
@@ -227,6 +227,7 @@ export function createApp(options: AppOptions): RunningApp {
       }
       route = found.route;
       const { session, user } = authenticate(app, req, route.auth);
+      checkAuditReasonHeader(req);
       const ctx = {
         req,
         res,

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from './clock';
 import type { DB } from './db';
-import { badRequest } from './http/errors';
+import { badRequest, notFound } from './http/errors';
 import type { Ctx } from './types';
 
 /**
@@ -99,30 +99,41 @@ export function createAuditLog(db: DB, clock: Clock): AuditLog {
     list(serverId, beforeId, limit) {
       if (!beforeId) return newest.all(serverId, limit).map(record);
       const cursor = seqOf.get(beforeId, serverId);
-      if (!cursor) throw badRequest('before must be an entry of this server\'s audit log');
+      if (!cursor) throw notFound('before: no such entry in this server\'s audit log');
       return before.all(serverId, cursor.seq, limit).map(record);
     },
   };
 }
 
 /**
- * The optional `X-Audit-Log-Reason` header: at most 512 characters, stored with the entry.
- * Percent-encoded text is decoded (HTTP headers carry ASCII; clients encode other characters).
+ * The `X-Audit-Log-Reason` header as sent: printable ASCII (clients percent-encode anything
+ * else), at most MAX_AUDIT_REASON_HEADER_CHARS, room for 512 characters of any script encoded.
+ * Checked by the request pipeline on every request that carries it, so a bad one is always 400.
+ */
+export const AUDIT_REASON_HEADER = /^[\u0020-\u007e]*$/;
+export const MAX_AUDIT_REASON_HEADER_CHARS = 6144;
+
+export function checkAuditReasonHeader(req: Pick<Ctx['req'], 'headers'>): void {
+  const raw = req.headers['x-audit-log-reason'];
+  if (raw === undefined) return;
+  if (Array.isArray(raw) || !AUDIT_REASON_HEADER.test(raw)) throw badRequest('X-Audit-Log-Reason must be printable ASCII: percent-encode other characters');
+  if (raw.length > MAX_AUDIT_REASON_HEADER_CHARS) throw badRequest(`X-Audit-Log-Reason must be at most ${MAX_AUDIT_REASON_HEADER_CHARS} characters as sent`);
+}
+
+/**
+ * The reason an owner or moderator gave, as stored with the entry: percent-encoded text decoded
+ * (text that does not decode is kept as sent), line breaks and other controls as spaces,
+ * trimmed, and cut at MAX_AUDIT_REASON_CHARS. Null when none was given.
  */
 export function auditReason(ctx: Pick<Ctx, 'req'>): string | null {
   const raw = ctx.req.headers['x-audit-log-reason'];
-  if (raw === undefined) return null;
-  const value = Array.isArray(raw) ? raw.join(', ') : raw;
-  let text = value;
-  if (/%[0-9A-Fa-f]{2}/.test(value)) {
-    try {
-      text = decodeURIComponent(value);
-    } catch {
-      throw badRequest('X-Audit-Log-Reason is not valid percent-encoded text');
-    }
+  if (typeof raw !== 'string') return null;
+  let text = raw;
+  try {
+    text = decodeURIComponent(raw);
+  } catch {
+    // A stray % in a plain reason: kept as written.
   }
-  text = text.trim();
-  if ([...text].length > MAX_AUDIT_REASON_CHARS) throw badRequest(`X-Audit-Log-Reason must be at most ${MAX_AUDIT_REASON_CHARS} characters`);
-  if (/[\u0000-\u001f\u007f]/.test(text)) throw badRequest('X-Audit-Log-Reason contains control characters');
-  return text || null;
+  text = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return [...text].slice(0, MAX_AUDIT_REASON_CHARS).join('') || null;
 }

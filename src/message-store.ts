@@ -4,7 +4,7 @@ import type { Clock } from './clock';
 import { iso } from './clock';
 import type { DB } from './db';
 import { createGroupCommit } from './group-commit';
-import { badRequest, forbidden, notFound } from './http/errors';
+import { badRequest, conflict, forbidden, notFound } from './http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import {
   type Attachment,
@@ -63,7 +63,7 @@ export interface MessageStore {
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
-  /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
+  /** Pins or unpins (idempotent); 409 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
   pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
   /** The pinned messages, most recently pinned first. */
   pins(container: Container, viewerId: string): MessageRecord[];
@@ -150,7 +150,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   // mentions, and the sender's read marker, which moves to what they sent.
   const insertNew = db.transaction(
     (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
-      const reply = input.replyTo ? rowIn(container, input.replyTo, 'reply_to') : undefined;
+      const reply = input.replyTo ? replyIn(container, input.replyTo) : undefined;
       const inserted = insertMessage.get(
         timeOrderedUuid(clock.now()),
         container.kind === 'channel' ? container.id : null,
@@ -265,12 +265,18 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     return row;
   }
 
-  function rowIn(container: Container, messageId: string, what: string): MessageRow {
+  /** The message a reply names: a field of the request, so one not in this room is a 400 (the spec's rule). */
+  function replyIn(container: Container, messageId: string): MessageRow {
     const row = queries[container.kind].one.get(messageId, container.id);
-    if (!row) throw badRequest(`${what} must name a message in this ${container.kind}`);
+    if (!row) throw badRequest(`reply_to must name a message in this ${container.kind}`);
     return row;
   }
-  const seqIn = (container: Container, messageId: string, what: string): number => rowIn(container, messageId, what).seq;
+  /** The message a paging cursor names: 404 when this room has none such (deleted meanwhile, or never here). */
+  function cursorIn(container: Container, messageId: string, what: string): MessageRow {
+    const row = queries[container.kind].one.get(messageId, container.id);
+    if (!row) throw notFound(`${what}: no such message in this ${container.kind}`);
+    return row;
+  }
 
   /** To the room sockets in their shapes, and to the user streams as `{event, message}`. */
   const announce = (container: Container, record: MessageRecord, room: string | null, stream: string, reactors?: () => Map<string, Set<string>>) => {
@@ -286,13 +292,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const q = queries[container.kind];
       if (around) {
         // The message, up to half the rest newer and the others older; newest first like every page.
-        const centre = rowIn(container, around, 'around');
+        const centre = cursorIn(container, around, 'around');
         const newer = q.after.all(container.id, centre.seq, Math.floor((limit - 1) / 2)).reverse();
         const older = q.before.all(container.id, centre.seq, limit - 1 - Math.floor((limit - 1) / 2));
         return hydrate([...newer, centre, ...older], viewerId, container);
       }
-      if (before) return hydrate(q.before.all(container.id, seqIn(container, before, 'before'), limit), viewerId, container);
-      if (after) return hydrate(q.after.all(container.id, seqIn(container, after, 'after'), limit), viewerId, container);
+      if (before) return hydrate(q.before.all(container.id, cursorIn(container, before, 'before').seq, limit), viewerId, container);
+      if (after) return hydrate(q.after.all(container.id, cursorIn(container, after, 'after').seq, limit), viewerId, container);
       return hydrate(q.newest.all(container.id, limit), viewerId, container);
     },
 
@@ -386,7 +392,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       db.transaction(() => {
         if ((row.pinned_at !== null) === pinned) return;
         if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
-          throw badRequest(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
+          throw conflict(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
         }
         setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
         write?.();

@@ -1,6 +1,6 @@
 import { type Clock, iso } from './clock';
 import type { DB } from './db';
-import { badRequest, forbidden, notFound } from './http/errors';
+import { conflict, forbidden, notFound } from './http/errors';
 import type { Container, User } from './types';
 
 /**
@@ -176,7 +176,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       const targetRank = rank(targetId, serverId);
       if (!targetRank) throw notFound('member not found');
       if (targetId === user.id) {
-        if (callerRank === 'owner') throw badRequest('the owner cannot leave their own server');
+        if (callerRank === 'owner') throw conflict('the owner cannot leave their own server: transfer it or delete it');
         return;
       }
       if (callerRank === 'member' || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
@@ -188,7 +188,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       if (callerRank === 'member') throw forbidden(`only the owner or a full server administrator can ${action}`);
       const targetRank = rank(targetId, serverId);
       if (mustBeMember && !targetRank) throw notFound('member not found');
-      if (targetId === user.id) throw badRequest(`you cannot ${action} yourself`);
+      if (targetId === user.id) throw conflict(`you cannot ${action} yourself`);
       if (targetRank === 'owner') throw forbidden(`the owner cannot be the target of ${action}`);
       if (callerRank === 'admin' && targetRank === 'admin') throw forbidden(`only the owner can ${action} a full server administrator`);
       return callerRank;

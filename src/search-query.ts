@@ -43,7 +43,7 @@ export function tokenize(text: string): { token: string; start: number; end: num
 /** Parses `q`; 400 with a plain reason for anything that is not a query. */
 export function parseQuery(q: string | null): Term[] {
   if (q === null || q.trim() === '') throw badRequest('q must not be empty');
-  if (q.length > MAX_QUERY_CHARS) throw badRequest(`q must be at most ${MAX_QUERY_CHARS} characters`);
+  if ([...q].length > MAX_QUERY_CHARS) throw badRequest(`q must be at most ${MAX_QUERY_CHARS} characters`);
   const terms: Term[] = [];
   let i = 0;
   while (i < q.length) {

@@ -1,5 +1,5 @@
 import type { DB } from './db';
-import { badRequest } from './http/errors';
+import { notFound } from './http/errors';
 import type { MessageRecord } from './message-record';
 import { COLUMNS, type MessageStore, type PlacedRow } from './message-store';
 import { type Term, highlight, matchExpression } from './search-query';
@@ -73,7 +73,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
   const cursor = (id: string | null, key: string, fallback: number) => {
     if (id === null) return fallback;
     const row = seqOf.get(id);
-    if (!row) throw badRequest(`${key} must name an existing message`);
+    if (!row) throw notFound(`${key}: no such message`);
     return row.seq;
   };
 

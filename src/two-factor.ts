@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from './clock';
 import type { DB } from './db';
-import { HttpError, badRequest, conflict } from './http/errors';
+import { HttpError, conflict, forbidden } from './http/errors';
 import type { SecretBox } from './secret-box';
 import type { Log } from './types';
 
@@ -96,7 +96,7 @@ export function createTwoFactor({ db, clock, box, log }: { db: DB; clock: Clock;
       const secret = state?.totp_pending ? openSecret(userId, state.totp_pending) : null;
       if (!secret) throw conflict('no two-factor setup is pending: start with POST /api/account/2fa/setup');
       const step = stepOf(secret, code);
-      if (step === null) throw badRequest('code does not match: check the time on your device and type the current code');
+      if (step === null) throw forbidden('code does not match: check the time on your device and type the current code');
       const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
       enableWith(userId, step, codes);
       return codes;

@@ -1,7 +1,7 @@
 import type { ChannelTails, Tail } from './channel-tails';
 import type { DB } from './db';
 import type { ChannelRecord, Directory } from './directory';
-import { badRequest } from './http/errors';
+import { notFound } from './http/errors';
 import type { Container } from './types';
 
 /**
@@ -163,7 +163,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     },
     markRead(userId, container, messageId) {
       const found = messageSeq.get(messageId, container.id, container.id);
-      if (!found) throw badRequest(`message_id must name a message of this ${container.kind}`);
+      if (!found) throw notFound(`message_id: no such message in this ${container.kind}`);
       const before = currentMarker.get(userId, container.id, userId, container.id, userId, container.id)!.marker;
       if (found.seq <= before) return false;
       upsert.run(userId, container.id, found.seq);

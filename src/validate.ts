@@ -8,19 +8,23 @@ import { isUuid } from './http/router';
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/**
+ * A text field. Its length (in code points) and its characters are judged as sent, so the rule
+ * is the one docs/openapi.json states (maxLength, a pattern); surrounding spaces are then
+ * trimmed (unless `trim: false`) for the emptiness test and for storage.
+ */
 export function text(body: Body, key: string, opts: { min?: number; max: number; trim?: boolean; multiline?: boolean }): string {
   const raw = body[key];
   if (typeof raw !== 'string') throw badRequest(`${key} must be a string`);
-  const value = opts.trim === false ? raw : raw.trim();
-  const min = opts.min ?? 1;
-  const length = [...value].length;
-  if (length < min) throw badRequest(min === 1 ? `${key} must not be empty` : `${key} must be at least ${min} characters`);
-  if (length > opts.max) throw badRequest(`${key} must be at most ${opts.max} characters`);
+  if ([...raw].length > opts.max) throw badRequest(`${key} must be at most ${opts.max} characters`);
   // A lone surrogate cannot be stored as UTF-8: it would come back as U+FFFD.
-  if (LONE_SURROGATE.test(value)) throw badRequest(`${key} is not valid Unicode text`);
-  if (CONTROL.test(value) || (!opts.multiline && /[\r\n\t]/.test(value))) {
+  if (LONE_SURROGATE.test(raw)) throw badRequest(`${key} is not valid Unicode text`);
+  if (CONTROL.test(raw) || (!opts.multiline && /[\r\n\t]/.test(raw))) {
     throw badRequest(`${key} contains control characters`);
   }
+  const value = opts.trim === false ? raw : raw.trim();
+  const min = opts.min ?? 1;
+  if ([...value].length < min) throw badRequest(min === 1 ? `${key} must not be empty` : `${key} must be at least ${min} characters`);
   return value;
 }
 
@@ -42,12 +46,6 @@ export function uuid(body: Body, key: string): string {
   const value = body[key];
   if (!isUuid(value)) throw badRequest(`${key} must be a UUID`);
   return value.toLowerCase();
-}
-
-export function optionalUuid(body: Body, key: string): string | null {
-  const value = body[key];
-  if (value === undefined || value === null || value === '') return null;
-  return uuid(body, key);
 }
 
 export function oneOf<T extends string>(body: Body, key: string, allowed: readonly T[]): T {
@@ -78,9 +76,10 @@ export function limitParam(query: URLSearchParams, fallback = 50, max = 100): nu
   return value;
 }
 
+/** An optional id in the query: absent is null; present, it must be a UUID (an empty value too is refused). */
 export function uuidParam(query: URLSearchParams, key: string): string | null {
   const raw = query.get(key);
-  if (raw === null || raw === '') return null;
+  if (raw === null) return null;
   if (!isUuid(raw)) throw badRequest(`${key} must be a UUID`);
   return raw.toLowerCase();
 }

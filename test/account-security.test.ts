@@ -76,7 +76,7 @@ t.test('two-factor sign-in: setup, enable, login with and without a code, replay
   t.equal((await login(server, user.username)).res.status, 200, 'no code needed yet');
 
   const wrong = await user.post('/api/account/2fa/enable', { code: '000000' === codeAt(setup.body.secret, clock.ms) ? '111111' : '000000' });
-  t.equal(wrong.status, 400);
+  t.equal(wrong.status, 403, "a code that does not match is refused like a wrong password");
   t.match(wrong.text, /code does not match/);
   const enabled = await must(user.post('/api/account/2fa/enable', { code: codeAt(setup.body.secret, clock.ms) }), 200);
   const recovery: string[] = enabled.body.recovery_codes;

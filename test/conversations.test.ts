@@ -333,7 +333,7 @@ t.test('conversation messages share the channel message model', async (t) => {
     const newer = await alice.get(`${dmPath}?after=${all[1].id}`);
     t.same(newer.body.map((m: { id: string }) => m.id), [all[0].id]);
     const groupMessage = (await alice.get(`/api/conversations/${group.id}/messages`)).body[0];
-    t.equal((await alice.get(`${dmPath}?before=${groupMessage.id}`)).status, 400, 'a cursor from another conversation');
+    t.equal((await alice.get(`${dmPath}?before=${groupMessage.id}`)).status, 404, 'a cursor from another conversation');
     t.equal((await alice.get(`${dmPath}?limit=101`)).status, 400);
   });
 });

@@ -502,19 +502,20 @@ t.test('paging through history', async (t) => {
     t.same(contents(await member.get(`${channel}?after=${seeded[9].id.toUpperCase()}&limit=2`)), ['m10', 'm11'], 'ids in any case');
   });
 
-  t.test('bad cursors are 400', async (t) => {
+  t.test('bad cursors: 400 when malformed or combined, 404 when this channel has no such message', async (t) => {
     const elsewhere = await post(member, inGeneral, 'in general');
-    const cases: [string, string][] = [
-      ['before and after together', `before=${seeded[50].id}&after=${seeded[10].id}`],
-      ['before an id from another channel', `before=${elsewhere.id}`],
-      ['after an id from another channel', `after=${elsewhere.id}`],
-      ['before an id of no message', `before=${crypto.randomUUID()}`],
-      ['before a non-UUID', 'before=abc'],
-      ['after a non-UUID', 'after=123'],
+    const cases: [string, string, number][] = [
+      ['before and after together', `before=${seeded[50].id}&after=${seeded[10].id}`, 400],
+      ['before an id from another channel', `before=${elsewhere.id}`, 404],
+      ['after an id from another channel', `after=${elsewhere.id}`, 404],
+      ['before an id of no message', `before=${crypto.randomUUID()}`, 404],
+      ['before a non-UUID', 'before=abc', 400],
+      ['after a non-UUID', 'after=123', 400],
+      ['an empty before', 'before=', 400],
     ];
-    for (const [what, query] of cases) {
+    for (const [what, query, status] of cases) {
       const res = await member.get(`${channel}?${query}`);
-      t.equal(res.status, 400, `${what}: ${res.text.trim()}`);
+      t.equal(res.status, status, `${what}: ${res.text.trim()}`);
     }
   });
 

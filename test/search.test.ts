@@ -233,8 +233,8 @@ t.test('search', async (t) => {
     }
     t.equal((await search(member, { q: 'pageword', limit: '50' })).results.length, 7);
     const unknown = await member.get('/api/search?q=pageword&before=00000000-0000-4000-8000-000000000000');
-    t.equal(unknown.status, 400);
-    t.match(unknown.text, /before must name an existing message/);
+    t.equal(unknown.status, 404, 'a cursor that names no message');
+    t.match(unknown.text, /before: no such message/);
   });
 
   t.test('bad queries are 400 with a plain reason; FTS5 syntax is never a 500', async (t) => {
@@ -313,8 +313,8 @@ t.test('around=: the page centred on a message, in channels and conversations', 
   t.equal(both.status, 400);
   t.match(both.text, /use one of before, after and around/);
   const foreign = await members[0].get(`${G}?around=00000000-0000-4000-8000-000000000000`);
-  t.equal(foreign.status, 400);
-  t.match(foreign.text, /around must name a message in this channel/);
+  t.equal(foreign.status, 404);
+  t.match(foreign.text, /around: no such message in this channel/);
   t.equal((await members[0].get(`${G}?around=nope`)).status, 400);
 
   await befriend(owner, members[0]);
@@ -323,5 +323,5 @@ t.test('around=: the page centred on a message, in channels and conversations', 
   const dmIds: string[] = [];
   for (let i = 0; i < 5; i++) dmIds.push(await post(owner, D, `d${i}`));
   t.same(await page(D, dmIds[2], 3), ['d3', 'd2', 'd1']);
-  t.equal((await members[0].get(`${D}?around=${ids[5]}`)).status, 400, 'a channel message is not in the conversation');
+  t.equal((await members[0].get(`${D}?around=${ids[5]}`)).status, 404, 'a channel message is not in the conversation');
 });

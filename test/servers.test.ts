@@ -363,7 +363,7 @@ t.test('leaving and removing members (DELETE /api/servers/{id}/members/{user_id}
     ['a plain member leaves', 'member', 'self', 204],
     ['a member with a plain role leaves', 'roleMember', 'self', 204],
     ['a full server administrator leaves', 'admin', 'self', 204],
-    ['the owner cannot leave their own server', 'owner', 'self', 400],
+    ['the owner cannot leave their own server', 'owner', 'self', 409],
     ['the owner removes a plain member', 'owner', 'otherMember', 204],
     ['the owner removes a member with a plain role', 'owner', 'otherRoleMember', 204],
     ['the owner removes a full server administrator', 'owner', 'otherAdmin', 204],

@@ -39,7 +39,7 @@ t.test('pins: moderators pin in channels, anyone in conversations; at most 50; p
   for (const id of ids) insert.run(id);
   const extra = (await must(owner.post(`${C}/messages`, { content: 'one more' }), 201)).body.id;
   const over = await owner.put(`${C}/pins/${extra}`);
-  t.equal(over.status, 400);
+  t.equal(over.status, 409);
   t.match(over.text, `at most ${MAX_PINS}`);
 
   const [alice, bob] = await users(server, 2);
@@ -153,7 +153,7 @@ t.test('blocking: friendship ends, no requests, DMs or groups either way; server
   await must(bob.post(`/api/servers/${srv}/channels/${channel}/messages`, { content: 'in the server' }), 201);
   t.equal((await must(alice.get(`/api/servers/${srv}/channels/${channel}/messages`), 200)).body[0].content, 'in the server');
 
-  t.equal((await alice.put(`/api/users/${alice.userId}/block`)).status, 400, 'not oneself');
+  t.equal((await alice.put(`/api/users/${alice.userId}/block`)).status, 409, 'not oneself');
   await must(alice.delete(`/api/users/${bob.userId}/block`), 204);
   t.equal((await alice.delete(`/api/users/${bob.userId}/block`)).status, 404);
   t.equal((await bob.post(`/api/conversations/${dm.id}/messages`, { content: 'after' })).status, 201, 'unblocked, the DM works again');
@@ -178,7 +178,7 @@ t.test('group chats: rename, add, remove, leave; DMs cannot be changed', async (
   t.match(await bobStream.event('conversation_updated'), { conversation_id: group.id, conversation: { name: 'best friends' } });
   t.equal((await carol.request('PATCH', G, { name: 'x' })).status, 404, 'an outsider cannot');
 
-  t.equal((await bob.put(`${G}/members/${carol.userId}`)).status, 400, 'bob is not friends with carol');
+  t.equal((await bob.put(`${G}/members/${carol.userId}`)).status, 403, 'bob is not friends with carol');
   await must(alice.put(`${G}/members/${carol.userId}`), 200);
   t.match(await carolStream.event('conversation_created'), { conversation: { id: group.id, unread_count: 0 } });
   t.match(await bobStream.event('conversation_updated'), { conversation: { members: [{}, {}, {}] } });
@@ -191,9 +191,9 @@ t.test('group chats: rename, add, remove, leave; DMs cannot be changed', async (
   t.pass('anyone may leave');
 
   const dm = (await must(alice.post('/api/conversations/dm', { usernames: [dave.username] }), 201)).body;
-  t.equal((await alice.request('PATCH', `/api/conversations/${dm.id}`, { name: 'no' })).status, 400);
-  t.equal((await alice.put(`/api/conversations/${dm.id}/members/${bob.userId}`)).status, 400);
-  t.equal((await alice.delete(`/api/conversations/${dm.id}/members/${dave.userId}`)).status, 400);
+  t.equal((await alice.request('PATCH', `/api/conversations/${dm.id}`, { name: 'no' })).status, 409);
+  t.equal((await alice.put(`/api/conversations/${dm.id}/members/${bob.userId}`)).status, 409);
+  t.equal((await alice.delete(`/api/conversations/${dm.id}/members/${dave.userId}`)).status, 409);
 
   // 26 people at most: the creator and 25.
   const crowd: Client[] = [];
@@ -205,6 +205,6 @@ t.test('group chats: rename, add, remove, leave; DMs cannot be changed', async (
   const big = (await must(alice.post('/api/conversations/group', { name: 'big', usernames: crowd.map((c) => c.username) }), 201)).body;
   t.equal(big.members.length, 26);
   const over = await alice.put(`/api/conversations/${big.id}/members/${dave.userId}`);
-  t.equal(over.status, 400);
+  t.equal(over.status, 409);
   t.match(over.text, 'at most 26');
 });

@@ -23,6 +23,53 @@ export const oneOf = (...values: (string | number)[]): Schema => ({
 export const binary: Schema = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
 export const withText = (schema: Schema, description: string): Schema => ({ ...schema, description });
 
+// Text rules as src/validate.ts text() applies them, written so JavaScript and Python regex
+// engines read them alike: classes spell whitespace out (never \s, which the two define
+// differently), and `$(?!\u000a)` stops Python's `$` from also matching before a final newline.
+/** What String.prototype.trim removes: a name of nothing but these is empty. */
+const SPACE = '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/** Control characters refused on one line, and on several (tab and line breaks allowed there). */
+const CONTROLS_LINE = '\\u0000-\\u001f\\u007f';
+const CONTROLS_LINES = '\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f';
+const END = '$(?!\\u000a)';
+
+/**
+ * A text field: at most `max` characters (code points) as sent, no control characters (tab and
+ * line breaks allowed when `multiline`), nor any of `refused`; with `blank: false` (the default)
+ * at least one character that is not a space. Surrounding spaces are trimmed when stored.
+ */
+export function text(max: number, opts: { multiline?: boolean; blank?: boolean; refused?: string } = {}): Schema {
+  const bad = (opts.multiline ? CONTROLS_LINES : CONTROLS_LINE) + (opts.refused ?? '');
+  const pattern = opts.blank ? `^[^${bad}]*${END}` : `^[^${bad}]*[^${bad}${SPACE}][^${bad}]*${END}`;
+  return { type: 'string', ...(opts.blank ? {} : { minLength: 1 }), maxLength: max, pattern };
+}
+
+/** A username (src/users.ts USERNAME_RULE). */
+export const username: Schema = { type: 'string', minLength: 3, maxLength: 32, pattern: `^[A-Za-z0-9_-]{3,32}${END}` };
+/** A new password: 8 to 72 characters of any kind (argon2 reads at most 72 bytes' worth meaningfully). */
+export const password: Schema = { type: 'string', minLength: 8, maxLength: 72 };
+/** One email address, a dot-atom local part and an LDH domain of two labels or more (src/api/email.ts). */
+export const email: Schema = {
+  type: 'string',
+  format: 'email',
+  maxLength: 254,
+  pattern:
+    "^(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@" +
+    `[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+${END}`,
+};
+/** An invite token as issued (src/api/invites.ts): any other string names no invite (404). */
+export const inviteToken: Schema = { type: 'string', pattern: `^[A-Za-z0-9_-]{16,64}${END}` };
+/** One emoji or a `:shortcode:`: the shape only (which sequences are emoji is a rule in prose). */
+export const emoji: Schema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 32,
+  pattern: `^(?::[a-z0-9_+-]{1,30}:|[0-9#*]\\ufe0f?\\u20e3|[^\\u0000-\\u007f]+)${END}`,
+  examples: ['👍', ':+1:', '🇫🇷'],
+};
+/** Search words: not blank, at most 256 characters. */
+export const searchWords: Schema = { type: 'string', minLength: 1, maxLength: 256, pattern: `[^${SPACE}]` };
+
 /** An object whose listed properties are all required (except `optional`) and which has no others. */
 export function obj(properties: Record<string, Schema>, optional: string[] = []): Schema {
   const required = Object.keys(properties).filter((key) => !optional.includes(key));
@@ -48,14 +95,41 @@ export interface OpSpec {
   summary: string;
   auth: Auth;
   description?: string;
-  /** Query parameters: name -> schema (all optional). */
-  query?: Record<string, Schema & { description?: string }>;
-  /** json: application/json; form: JSON or a browser form; message: JSON or multipart; multipart: multipart only (the schema is its parts). */
-  body?: { kind: 'json' | 'form' | 'message' | 'multipart'; schema: Schema; optional?: boolean };
+  /** Query parameters: name -> schema (optional unless `required`). */
+  query?: Record<string, Schema & { description?: string; required?: boolean; style?: string; explode?: boolean }>;
+  /** Path parameters whose schema is not the default (a UUID for `*_id`, else a string). */
+  path?: Record<string, Schema>;
+  /**
+   * json: application/json; form: JSON, and a browser form (said in prose: its every answer is a
+   * redirect); message: JSON or multipart; multipart: multipart only (the schema is its parts).
+   * `multipart` replaces the multipart schema of a message body.
+   */
+  body?: { kind: 'json' | 'form' | 'message' | 'multipart'; schema: Schema; optional?: boolean; multipart?: Schema };
+  /** Reads the optional X-Audit-Log-Reason header (kept in the audit log). */
+  audited?: boolean;
+  /**
+   * Rules no schema can state, under which input the schema calls valid is refused with 400:
+   * listed in the description and in `x-rules-in-prose`, which generators can read.
+   */
+  prose?: string[];
   ok: Success[];
   /** Statuses particular to this operation (409, 429, ...), on top of those of its kind. */
   errors?: number[];
 }
+
+const FORM_NOTE =
+  'A browser form may post the same fields as application/x-www-form-urlencoded: then every answer, errors included, ' +
+  'is a 303 redirect (to `/?error=<code>` on failure), so a page never shows plain text.';
+
+/** The optional reason of a moderation action, as sent (src/audit.ts). */
+const auditReasonHeader = {
+  name: 'X-Audit-Log-Reason',
+  in: 'header',
+  required: false,
+  description:
+    'why, for the audit log: percent-encoded UTF-8 (printable ASCII as sent); decoded, line breaks become spaces and it is cut at 512 characters',
+  schema: { type: 'string', maxLength: 6144, pattern: `^[\\u0020-\\u007e]*${END}` },
+};
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'a path id, query parameter or body field is invalid',
@@ -84,18 +158,20 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
       name,
       in: 'path',
       required: true,
-      schema: name.endsWith('_id') ? uuid : str,
+      schema: spec.path?.[name] ?? (name.endsWith('_id') ? uuid : str),
     })),
-    ...Object.entries(spec.query ?? {}).map(([name, { description, ...schema }]) => ({
+    ...Object.entries(spec.query ?? {}).map(([name, { description, required, style, explode, ...schema }]) => ({
       name,
       in: 'query',
-      required: false,
+      required: required ?? false,
       ...(description ? { description } : {}),
+      ...(style ? { style, explode } : {}),
       schema,
     })),
+    ...(spec.audited ? [auditReasonHeader] : []),
   ];
   const errors = new Set<number>([500, 503, ...(spec.errors ?? [])]);
-  if (pathParams.length || spec.body || spec.query) errors.add(400);
+  if (pathParams.length || spec.body || spec.query || spec.audited) errors.add(400);
   if (pathParams.length) errors.add(404);
   if (spec.auth !== 'none') errors.add(401).add(403);
   if (STATE_CHANGING.has(lower)) errors.add(403);
@@ -107,12 +183,18 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
   for (const status of [...errors].sort()) {
     responses[String(status)] = { $ref: `#/components/responses/E${status}` };
   }
+  const description = [
+    spec.description,
+    spec.body?.kind === 'form' ? FORM_NOTE : undefined,
+    spec.prose?.length ? `Refused with 400 by rules the schema cannot state: ${spec.prose.join('; ')}.` : undefined,
+  ].filter(Boolean);
   const operation: Record<string, unknown> = {
     operationId: operationId(lower, path),
     tags: [spec.tag],
     summary: spec.summary,
-    ...(spec.description ? { description: spec.description } : {}),
+    ...(description.length ? { description: description.join('\n\n') } : {}),
     'x-auth': spec.auth,
+    ...(spec.prose?.length ? { 'x-rules-in-prose': spec.prose } : {}),
     security: spec.auth === 'none' ? [] : [{ session: [] }],
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body ? { requestBody: requestBody(spec.body) } : {}),
@@ -121,19 +203,10 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
   return operation;
 }
 
-function requestBody({ kind, schema, optional }: NonNullable<OpSpec['body']>): Record<string, unknown> {
+function requestBody({ kind, schema, optional, multipart }: NonNullable<OpSpec['body']>): Record<string, unknown> {
   if (kind === 'multipart') return { required: !optional, content: { 'multipart/form-data': { schema } } };
   const content: Record<string, unknown> = { 'application/json': { schema } };
-  if (kind === 'form') content['application/x-www-form-urlencoded'] = { schema };
-  if (kind === 'message') {
-    content['multipart/form-data'] = {
-      schema: {
-        type: 'object',
-        properties: { content: str, reply_to: uuid, attachments: arr(binary) },
-      },
-      encoding: { attachments: { contentType: 'application/octet-stream' } },
-    };
-  }
+  if (multipart) content['multipart/form-data'] = { schema: multipart, encoding: { attachments: { contentType: 'application/octet-stream' } } };
   return { required: !optional, content };
 }
 

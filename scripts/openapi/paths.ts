@@ -1,5 +1,5 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
-import { type OpSpec, arr, binary, bool, input, int, oneOf, ref, str, uuid } from './dsl';
+import { type OpSpec, type Schema, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
 
 type Ops = [method: string, path: string, spec: OpSpec][];
 
@@ -10,27 +10,51 @@ const PLAIN_GET =
 const json = (status: number, schema: ReturnType<typeof ref>, description?: string) => ({ status, json: schema, description });
 const empty = (description: string) => ({ status: 204, kind: 'empty' as const, description });
 const redirect = (description: string) => ({ status: 303, kind: 'redirect' as const, description });
-const credentials = input({ username: str, password: str });
+const credentials = input({ username, password });
 const sessionCookie = 'always: app_session=<token>; HttpOnly; SameSite=Lax; Path=/; Max-Age=<seconds> (and Secure with an https BASE_URL): the session';
 const clearedCookie = { 'Set-Cookie': 'always: app_session=; Max-Age=0: the cookie removed' };
 const paging = {
-  before: { ...uuid, description: 'a message id: the page before it, newest first' },
+  before: { ...uuid, description: 'a message id: the page before it, newest first (404 when this room has no such message)' },
   after: { ...uuid, description: 'a message id: the messages after it, oldest first (catching up)' },
   around: { ...uuid, description: 'a message id: the page centred on it, newest first (jumping to a search result)' },
   limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' },
 };
+const ONE_CURSOR = 'at most one of before, after and around';
 const adminPaging = {
   limit: { type: 'integer', minimum: 1, maximum: 100, description: 'with limit or offset: one page, X-Total-Count and Link; without both: every row' },
-  offset: { type: 'integer', minimum: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: 999_999_999 },
 };
 const pageHeaders = { 'X-Total-Count': 'rows matching (paged answers only)', Link: '<...>; rel="next" while more rows exist (paged answers only)' };
-const messageBody = input({ content: str, reply_to: { anyOf: [uuid, { type: 'null' }] } }, ['content', 'reply_to']);
-const emojiBody = input({ emoji: str });
+const MAX_CONTENT = 4000;
+/** `reply_to`: a message of the same room; empty or null is none. */
+const replyTo: Schema = { anyOf: [uuid, { type: 'string', const: '' }, { type: 'null' }] };
+const messageBody = input({ content: text(MAX_CONTENT, { multiline: true }), reply_to: replyTo }, ['reply_to']);
+/** The parts of a multipart message: content or at least one file. */
+const messageParts: Schema = {
+  type: 'object',
+  properties: {
+    content: text(MAX_CONTENT, { multiline: true, blank: true }),
+    reply_to: { anyOf: [uuid, { type: 'string', const: '' }] },
+    attachments: { type: 'array', maxItems: 5, items: binary, description: 'files of at most 25 MiB each' },
+  },
+  additionalProperties: false,
+  anyOf: [{ required: ['content'], properties: { content: text(MAX_CONTENT, { multiline: true }) } }, { required: ['attachments'], properties: { attachments: { minItems: 1 } } }],
+};
+const MESSAGE_PROSE = [
+  'reply_to must name a message of the same room',
+  'in multipart, content and reply_to are plain fields given once, attachments are file parts, and content is measured after CRLF becomes LF',
+];
+const emojiBody = input({ emoji });
+const EMOJI_PROSE = ['emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units'];
+const name = text(100);
+const reason = text(1000, { multiline: true });
+/** Characters that reorder or hide text, refused in display names (src/api/accounts.ts). */
+const DIRECTION_CONTROLS = '\\u0080-\\u009f\\u061c\\u200b\\u200e\\u200f\\u202a-\\u202e\\u2060\\u2066-\\u2069\\ufeff';
 
 /** The message routes of one scope (channel, legacy server messages, conversation). */
 function messageOps(base: string, tag: string, what: string, full: boolean): Ops {
   const ops: Ops = [
-    ['GET', base, { tag, summary: `List ${what} messages (newest first; before/after/around cursors)`, auth: 'user', query: paging, ok: [json(200, arr(ref('Message')))] }],
+    ['GET', base, { tag, summary: `List ${what} messages (newest first; before/after/around cursors)`, auth: 'user', query: paging, prose: [ONE_CURSOR], ok: [json(200, arr(ref('Message')))] }],
     [
       'POST',
       base,
@@ -38,7 +62,8 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         tag,
         summary: `Send a ${what} message (JSON, or multipart with up to 5 attachments of 25 MiB)`,
         auth: 'user',
-        body: { kind: 'message', schema: messageBody },
+        body: { kind: 'message', schema: messageBody, multipart: messageParts },
+        prose: MESSAGE_PROSE,
         ok: [json(201, ref('Message'))],
         errors: [429],
       },
@@ -48,21 +73,22 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
   const item = `${base}/{message_id}`;
   return [
     ...ops,
-    ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: str }) }, ok: [json(200, ref('Message'))] }],
-    ['DELETE', item, { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', ok: [empty('deleted')] }],
+    ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) }, prose: ['content may be blank only when the message has attachments'], ok: [json(200, ref('Message'))] }],
+    ['DELETE', item, { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', audited: tag === 'Messages', ok: [empty('deleted')] }],
     ['GET', `${item}/history`, { tag, summary: 'Every version of a message (author, moderators, site administrators)', auth: 'user', ok: [json(200, ref('MessageHistory'))] }],
-    ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, ok: [json(200, ref('Message'))], errors: [429] }],
-    ['DELETE', `${item}/reactions`, { tag, summary: 'Remove the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, ok: [json(200, ref('Message'))], errors: [429] }],
+    ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: [...EMOJI_PROSE, 'a message holds at most 20 distinct emoji, and one person at most 10 of them'], ok: [json(200, ref('Message'))], errors: [429] }],
+    ['DELETE', `${item}/reactions`, { tag, summary: 'Remove the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: EMOJI_PROSE, ok: [json(200, ref('Message'))], errors: [429] }],
   ];
 }
 
 /** Marking a channel or conversation read, and saying one is typing there. */
 function liveOps(base: string, tag: string, what: string): Ops {
+  const audited = what === 'channel';
   return [
     ['GET', `${base}/pins`, { tag, summary: `The ${what}'s pinned messages`, auth: 'user', ok: [json(200, arr(ref('Message')))] }],
-    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what})`, auth: 'user', ok: [json(200, ref('Message'))] }],
-    ['DELETE', `${base}/pins/{message_id}`, { tag, summary: 'Unpin a message', auth: 'user', ok: [json(200, ref('Message'))] }],
-    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, ok: [json(200, ref('ReadState'))] }],
+    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what}: 409 past it)`, auth: 'user', audited, ok: [json(200, ref('Message'))], errors: [409] }],
+    ['DELETE', `${base}/pins/{message_id}`, { tag, summary: 'Unpin a message', auth: 'user', audited, ok: [json(200, ref('Message'))] }],
+    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only; 404 for a message not in it)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, ok: [json(200, ref('ReadState'))] }],
     ['POST', `${base}/typing`, { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] }],
   ];
 }
@@ -73,21 +99,21 @@ export const operations: Ops = [
 
   // Accounts (src/api/accounts.ts)
   ['POST', '/api/register', { tag: 'Accounts', summary: 'Register', auth: 'none', body: { kind: 'form', schema: credentials }, ok: [json(201, ref('Registered')), redirect('a browser form: /?registered=1, or /?error=<code>')], errors: [409, 429] }],
-  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code' } }, ['code']) }, ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': sessionCookie } }, { ...redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>'), headers: { 'Set-Cookie': 'the app_session cookie, when signed in' } }], errors: [401, 429] }],
+  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' } }, ['code']) }, ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': sessionCookie } }, { ...redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>'), headers: { 'Set-Cookie': 'the app_session cookie, when signed in' } }], errors: [401, 429] }],
   ['POST', '/api/logout', { tag: 'Accounts', summary: 'Log out: ends this session', auth: 'account', body: { kind: 'form', schema: input({}), optional: true }, ok: [{ ...empty('signed out'), headers: clearedCookie }, { ...redirect('a browser form: /'), headers: clearedCookie }] }],
   ['GET', '/api/users/me', { tag: 'Accounts', summary: 'Who is signed in', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/users/{user_id}', { tag: 'Accounts', summary: 'Look a user up', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/account', { tag: 'Accounts', summary: 'The account status record (suspended accounts too)', auth: 'account', ok: [json(200, ref('Account'))] }],
-  ['PATCH', '/api/account', { tag: 'Accounts', summary: 'Set or clear the display name (1 to 32 characters, any script)', auth: 'user', body: { kind: 'json', schema: input({ display_name: { anyOf: [str, { type: 'null' }] } }) }, ok: [json(200, ref('Account'))] }],
+  ['PATCH', '/api/account', { tag: 'Accounts', summary: 'Set or clear the display name (1 to 32 characters, any script)', auth: 'user', body: { kind: 'json', schema: input({ display_name: nullable(text(32, { refused: DIRECTION_CONTROLS })) }) }, ok: [json(200, ref('Account'))] }],
   ['DELETE', '/api/account', { tag: 'Accounts', summary: 'Delete the account (password, and a code with two-factor sign-in on)', auth: 'account', body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) }, ok: [{ ...empty('deleted; the session cookie is cleared'), headers: clearedCookie }], errors: [409, 429] }],
-  ['PUT', '/api/account/password', { tag: 'Accounts', summary: 'Change the password; every other session ends', auth: 'account', body: { kind: 'json', schema: input({ current_password: str, new_password: str }) }, ok: [empty('changed')], errors: [429] }],
+  ['PUT', '/api/account/password', { tag: 'Accounts', summary: 'Change the password; every other session ends', auth: 'account', body: { kind: 'json', schema: input({ current_password: str, new_password: password }) }, ok: [empty('changed')], errors: [429] }],
   ['GET', '/api/account/sessions', { tag: 'Accounts', summary: 'The live sessions of the account, most recently used first', auth: 'account', ok: [json(200, arr(ref('Session')))] }],
   ['DELETE', '/api/account/sessions', { tag: 'Accounts', summary: 'End every session but this one', auth: 'account', ok: [empty('ended')] }],
   ['DELETE', '/api/account/sessions/{session_id}', { tag: 'Accounts', summary: 'End one session', auth: 'account', ok: [empty('ended')] }],
   ['POST', '/api/account/2fa/setup', { tag: 'Accounts', summary: 'Start two-factor setup: a new TOTP secret', auth: 'account', ok: [json(200, ref('TwoFactorSetup'))], errors: [409] }],
-  ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with a code from the new secret', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409] }],
+  ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with a code from the new secret (403 for a code that does not match)', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409] }],
   ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [empty('off')], errors: [409, 429] }],
-  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, ok: [json(200, ref('AvatarSet'))] }],
+  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: ['avatar must be one file part whose bytes are a PNG, JPEG, GIF or WebP image of at most 40 megapixels'], ok: [json(200, ref('AvatarSet'))] }],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
   ['POST', '/api/account/export', { tag: 'Accounts', summary: 'Start an export of the account (a zip of JSON and uploaded files)', auth: 'account', ok: [json(202, ref('ExportStatus'))], errors: [409, 429] }],
@@ -96,40 +122,40 @@ export const operations: Ops = [
   ['PUT', '/api/account/presence', { tag: 'Accounts', summary: 'Choose online, idle, dnd or invisible', auth: 'user', body: { kind: 'json', schema: input({ status: oneOf('online', 'idle', 'dnd', 'invisible') }) }, ok: [json(200, ref('Presence'))] }],
 
   // Email (src/api/email.ts)
-  ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link', auth: 'user', body: { kind: 'json', schema: input({ email: str }) }, ok: [json(200, ref('EmailStatus'))], errors: [409, 429] }],
-  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, description: 'the token of the emailed link' } }, ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
-  ['POST', '/api/password-reset/request', { tag: 'Email', summary: 'Mail a reset link to a verified address (always 202)', auth: 'none', body: { kind: 'json', schema: input({ email: str }) }, ok: [json(202, ref('Ok'))], errors: [429] }],
-  ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: str, password: str }) }, ok: [empty('the password is set; every session of the account ended')] }],
+  ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link', auth: 'user', body: { kind: 'json', schema: input({ email }) }, ok: [json(200, ref('EmailStatus'))], errors: [409, 429] }],
+  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, minLength: 1, required: true, description: 'the token of the emailed link' } }, prose: ['the token must be one that was mailed, unused and not expired'], ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
+  ['POST', '/api/password-reset/request', { tag: 'Email', summary: 'Mail a reset link to a verified address (always 202)', auth: 'none', body: { kind: 'json', schema: input({ email }) }, ok: [json(202, ref('Ok'))], errors: [429] }],
+  ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: { ...str, minLength: 1 }, password }) }, prose: ['the token must be one that was mailed, unused and not expired'], ok: [empty('the password is set; every session of the account ended')] }],
 
   // Servers (src/api/servers.ts)
-  ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Server'))], errors: [429] }],
+  ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(201, ref('Server'))], errors: [429] }],
   ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to, with unread and mention counts', auth: 'user', ok: [json(200, arr(ref('ServerWithUnread')))] }],
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
-  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Rename or describe a server (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str, description: str }, ['name', 'description']) }, ok: [json(200, ref('Server'))] }],
+  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Rename or describe a server (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, description: text(1000, { multiline: true, blank: true }) }, ['name', 'description']) }, audited: true, ok: [json(200, ref('Server'))] }],
   ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
-  ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, ok: [json(200, ref('Server'))] }],
+  ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
-  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(201, ref('Channel'))], errors: [409, 429] }],
+  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: ['a server holds at most 500 channels'], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
-  ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member', auth: 'user', ok: [empty('removed')] }],
+  ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] }],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
-  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name: str, full_server_admin: bool }, ['full_server_admin']) }, ok: [json(201, ref('Role'))], errors: [409, 429] }],
-  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename a role or change its admin flag (owner)', auth: 'user', body: { kind: 'json', schema: input({ name: str, full_server_admin: bool }, ['name', 'full_server_admin']) }, ok: [json(200, ref('Role'))], errors: [409] }],
-  ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', ok: [empty('deleted')] }],
-  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move or slow a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name: str, topic: str, position: int, slowmode_seconds: int }, ['name', 'topic', 'position', 'slowmode_seconds']) }, ok: [json(200, ref('Channel'))], errors: [409] }],
-  ['DELETE', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', ok: [empty('deleted')] }],
+  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool }, ['full_server_admin']) }, audited: true, prose: ['a server holds at most 250 roles'], ok: [json(201, ref('Role'))], errors: [409, 429] }],
+  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename a role or change its admin flag (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool }, ['name', 'full_server_admin']) }, audited: true, ok: [json(200, ref('Role'))], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] }],
+  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move or slow a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, topic: text(1024, { multiline: true, blank: true }), position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' }, slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 } }, ['name', 'topic', 'position', 'slowmode_seconds']) }, audited: true, ok: [json(200, ref('Channel'))], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', audited: true, ok: [empty('deleted')] }],
   ['GET', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Live invites: all (owner, admins) or one\'s own (members)', auth: 'user', ok: [json(200, arr(ref('Invite')))] }],
-  ['DELETE', '/api/invites/{token}', { tag: 'Servers', summary: 'Revoke an invite (its creator, the owner, a full server admin)', auth: 'user', ok: [empty('revoked')] }],
+  ['DELETE', '/api/invites/{token}', { tag: 'Servers', summary: 'Revoke an invite (its creator, the owner, a full server admin)', auth: 'user', path: { token: inviteToken }, audited: true, ok: [empty('revoked')] }],
   ['GET', '/api/servers/{server_id}/bans', { tag: 'Servers', summary: 'The bans (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('Ban')))] }],
-  ['PUT', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Ban a user: removed, and refused by invites until unbanned', auth: 'user', body: { kind: 'json', schema: input({ reason: str }, ['reason']), optional: true }, ok: [empty('banned')] }],
-  ['DELETE', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Lift a ban', auth: 'user', ok: [empty('unbanned')] }],
-  ['PUT', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'Time a member out: they may read, not write', auth: 'user', body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) }, ok: [json(200, ref('Member'))] }],
-  ['DELETE', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'End a timeout', auth: 'user', ok: [json(200, ref('Member'))] }],
-  ['GET', '/api/servers/{server_id}/audit-log', { tag: 'Servers', summary: 'What owners and admins did, newest first (owner or full server admin)', auth: 'user', query: { before: { ...uuid, description: 'an entry id: the entries before it' }, limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' } }, ok: [json(200, arr(ref('AuditEntry')))] }],
-  ['PUT', '/api/servers/{server_id}/members/{user_id}/role', { tag: 'Servers', summary: 'Assign a role by name, or null to clear (owner)', auth: 'user', body: { kind: 'json', schema: input({ role: { anyOf: [str, { type: 'null' }] } }) }, ok: [json(200, ref('Member'))] }],
-  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: { type: 'integer', minimum: 1, maximum: 1000 }, expires_in_seconds: { type: 'integer', minimum: 300, maximum: 604800 } }, ['max_uses', 'expires_in_seconds']), optional: true }, ok: [json(201, ref('Invite'))], errors: [429] }],
-  ['GET', '/api/invites/{token}', { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', ok: [json(200, ref('InviteInfo'))] }],
-  ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', ok: [json(200, ref('Joined'))] }],
+  ['PUT', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Ban a user: removed, and refused by invites until unbanned', auth: 'user', body: { kind: 'json', schema: input({ reason: nullable(text(512, { multiline: true })) }, ['reason']), optional: true }, audited: true, ok: [empty('banned')], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Lift a ban', auth: 'user', audited: true, ok: [empty('unbanned')], errors: [409] }],
+  ['PUT', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'Time a member out: they may read, not write', auth: 'user', body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) }, audited: true, ok: [json(200, ref('Member'))], errors: [409] }],
+  ['DELETE', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] }],
+  ['GET', '/api/servers/{server_id}/audit-log', { tag: 'Servers', summary: 'What owners and admins did, newest first (owner or full server admin)', auth: 'user', query: { before: { ...uuid, description: 'an entry id: the entries before it (404 for one not in this log)' }, limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' } }, ok: [json(200, arr(ref('AuditEntry')))] }],
+  ['PUT', '/api/servers/{server_id}/members/{user_id}/role', { tag: 'Servers', summary: 'Assign a role by name, or null to clear (owner)', auth: 'user', body: { kind: 'json', schema: input({ role: nullable(name) }) }, audited: true, ok: [json(200, ref('Member'))] }],
+  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: nullable({ type: 'integer', minimum: 1, maximum: 1000, description: 'null or absent: unlimited' }), expires_in_seconds: nullable({ type: 'integer', minimum: 300, maximum: 604800, description: 'null or absent: seven days' }) }, ['max_uses', 'expires_in_seconds']), optional: true }, prose: ['a server holds at most 1 000 live invites'], ok: [json(201, ref('Invite'))], errors: [429] }],
+  ['GET', '/api/invites/{token}', { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', path: { token: inviteToken }, ok: [json(200, ref('InviteInfo'))] }],
+  ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', path: { token: inviteToken }, ok: [json(200, ref('Joined'))] }],
   ['GET', '/invites/{token}', { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] }],
 
   // Read state and typing (src/api/messages.ts)
@@ -142,24 +168,24 @@ export const operations: Ops = [
   ...messageOps('/api/conversations/{conversation_id}/messages', 'Conversations', 'conversation', true),
 
   // Friends (src/api/friends.ts)
-  ['POST', '/api/friends/requests', { tag: 'Friends', summary: 'Send a friend request by username', auth: 'user', body: { kind: 'json', schema: input({ username: str }) }, ok: [json(201, ref('FriendRequest'))], errors: [404, 409, 429] }],
+  ['POST', '/api/friends/requests', { tag: 'Friends', summary: 'Send a friend request by username', auth: 'user', body: { kind: 'json', schema: input({ username }) }, prose: ['not to oneself'], ok: [json(201, ref('FriendRequest'))], errors: [404, 409, 429] }],
   ['GET', '/api/friends/requests', { tag: 'Friends', summary: 'Pending requests: incoming (default) or outgoing', auth: 'user', query: { direction: oneOf('incoming', 'outgoing') }, ok: [json(200, arr(ref('FriendRequest')))] }],
   ['POST', '/api/friends/requests/{request_id}/accept', { tag: 'Friends', summary: 'Accept a request (its addressee)', auth: 'user', ok: [json(200, ref('Friend'))] }],
   ['POST', '/api/friends/requests/{request_id}/reject', { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] }],
   ['GET', '/api/friends', { tag: 'Friends', summary: 'Friends, by username, with presence', auth: 'user', ok: [json(200, arr(ref('FriendWithPresence')))] }],
   ['DELETE', '/api/friends/{user_id}', { tag: 'Friends', summary: 'Remove a friend', auth: 'user', ok: [empty('no longer friends')] }],
   ['GET', '/api/blocks', { tag: 'Friends', summary: 'The users the caller blocked', auth: 'user', ok: [json(200, arr(ref('Block')))] }],
-  ['PUT', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Block a user: no friendship, DM or group between the two', auth: 'user', ok: [empty('blocked')] }],
+  ['PUT', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Block a user: no friendship, DM or group between the two (409 for oneself)', auth: 'user', ok: [empty('blocked')], errors: [409] }],
   ['DELETE', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Unblock a user', auth: 'user', ok: [empty('unblocked')] }],
 
   // Conversations (src/api/conversations.ts)
   ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first, with read state', auth: 'user', ok: [json(200, arr(ref('ConversationWithState')))] }],
-  ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: arr(str) }) }, ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
-  ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name: str, usernames: arr(str) }) }, ok: [json(201, ref('Conversation'))], errors: [404] }],
+  ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) }, prose: ['the one name must be a friend\'s, not one\'s own'], ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
+  ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }) }, prose: ['every name must be a friend\'s, not one\'s own'], ok: [json(201, ref('Conversation'))], errors: [404] }],
   ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
-  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member)', auth: 'user', body: { kind: 'json', schema: input({ name: str }) }, ok: [json(200, ref('Conversation'))] }],
-  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
-  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone', auth: 'user', ok: [empty('removed')] }],
+  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member; 409 for a DM)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(200, ref('Conversation'))], errors: [409] }],
+  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend)', auth: 'user', ok: [json(200, ref('Conversation'))], errors: [409] }],
+  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone (409 for a DM)', auth: 'user', ok: [empty('removed')], errors: [409] }],
 
   // Attachments (src/api/uploads.ts)
   [
@@ -187,39 +213,48 @@ export const operations: Ops = [
       summary: 'Search the messages the caller can see now, newest first',
       auth: 'user',
       query: {
-        q: { ...str, description: 'words, "phrases", prefix*, -exclusions; 1 to 256 characters (required)' },
+        q: { ...searchWords, required: true, description: 'words, "phrases", prefix*, -exclusions; 1 to 256 characters' },
         server_id: uuid,
         channel_id: uuid,
         conversation_id: uuid,
         author_id: uuid,
-        has: { ...str, description: 'attachment, image, video, audio, file or link; several comma-separated must all hold' },
-        before: { ...uuid, description: 'a message id: results older than it' },
+        has: {
+          type: 'array',
+          minItems: 1,
+          items: oneOf('attachment', 'image', 'video', 'audio', 'file', 'link'),
+          style: 'form',
+          explode: false,
+          description: 'comma-separated (or the parameter repeated): every one must hold',
+        },
+        before: { ...uuid, description: 'a message id: results older than it (404 for one the caller cannot see)' },
         after: { ...uuid, description: 'a message id: results newer than it' },
         limit: { type: 'integer', minimum: 1, maximum: 50, description: 'default 25' },
       },
+      prose: [
+        'q needs a word that is not excluded, balanced double quotes and at most 32 words and phrases',
+        'conversation_id cannot be combined with server_id or channel_id',
+      ],
       ok: [json(200, ref('SearchResults'))],
       errors: [404, 429],
     },
   ],
 
   // WebSocket upgrades (src/realtime.ts)
-  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [429] }],
+  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [400, 429] }],
   ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
   ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
 
   // Moderation (src/api/moderation.ts)
-  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason: str }) }, ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
+  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason }) }, prose: ['a user report cannot name oneself'], ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
   ['GET', '/api/admin/reports', { tag: 'Moderation', summary: 'Every report, pending first, newest first', auth: 'admin', query: { status: oneOf('pending', 'resolved'), ...adminPaging }, ok: [{ status: 200, json: arr(ref('Report')), headers: pageHeaders }] }],
   ['GET', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'One report with its context', auth: 'admin', ok: [json(200, ref('ReportWithContext'))] }],
-  ['DELETE', '/api/admin/messages/{message_id}', { tag: 'Moderation', summary: 'Delete any message', auth: 'admin', ok: [empty('deleted')] }],
+  ['DELETE', '/api/admin/messages/{message_id}', { tag: 'Moderation', summary: 'Delete any message', auth: 'admin', audited: true, ok: [empty('deleted')] }],
   ['PUT', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'Set a report\'s status', auth: 'admin', body: { kind: 'json', schema: input({ status: oneOf('pending', 'resolved') }) }, ok: [json(200, ref('Report'))] }],
   ['GET', '/api/admin/me', { tag: 'Moderation', summary: 'Check administrator access', auth: 'admin', ok: [json(200, ref('AdminMe'))] }],
   ['GET', '/api/admin/users', { tag: 'Moderation', summary: 'Users with standing, administrator flag and warnings', auth: 'admin', query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging }, ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }] }],
   ['GET', '/api/admin/warnings', { tag: 'Moderation', summary: 'Every warning, newest first', auth: 'admin', query: adminPaging, ok: [{ status: 200, json: arr(ref('AdminWarning')), headers: pageHeaders }] }],
-  ['POST', '/api/admin/users/{user_id}/warnings', { tag: 'Moderation', summary: 'Warn a user (standing follows the warning count)', auth: 'admin', body: { kind: 'json', schema: input({ reason: str }) }, ok: [json(201, ref('WarningIssued'))] }],
+  ['POST', '/api/admin/users/{user_id}/warnings', { tag: 'Moderation', summary: 'Warn a user (standing follows the warning count)', auth: 'admin', body: { kind: 'json', schema: input({ reason }) }, ok: [json(201, ref('WarningIssued'))] }],
   ['DELETE', '/api/admin/warnings/{warning_id}', { tag: 'Moderation', summary: 'Remove a warning (standing recalculated)', auth: 'admin', ok: [json(200, ref('StandingOf'))] }],
   ['PUT', '/api/admin/users/{user_id}/standing', { tag: 'Moderation', summary: 'Set a user\'s standing (0 to 4)', auth: 'admin', body: { kind: 'json', schema: input({ standing: { type: 'integer', minimum: 0, maximum: 4 } }) }, ok: [json(200, ref('AdminUserRecord'))] }],
 ];
 
-// Unused helpers stay out of the vocabulary's way.
-void int;

@@ -95,6 +95,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
     if (typeof username !== 'string' || typeof password !== 'string') {
       throw badRequest('username and password are required', 'missing_fields');
     }
+    if (code !== undefined && typeof code !== 'string') throw badRequest('code must be a string');
     // A name that breaks the rules cannot be an account: only the address is charged, and
     // no attacker-sized string becomes a limiter key.
     const attempt = loginGuard.begin(USERNAME_RULE.test(username) ? username.toLowerCase() : null, ctx.client);
@@ -175,7 +176,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
     if (!('display_name' in ctx.body)) throw badRequest('nothing to change: send display_name');
     const value = ctx.body.display_name;
     const name = value === null ? null : text(ctx.body, 'display_name', { max: MAX_DISPLAY_NAME_CHARS });
-    if (name && DIRECTION_CONTROLS.test(name)) throw badRequest('display_name contains invisible or direction-changing characters');
+    if (name && DIRECTION_CONTROLS.test(value as string)) throw badRequest('display_name contains invisible or direction-changing characters');
     setDisplayName.run(name, ctx.user.id);
     announceProfile(ctx.user.id);
     return getAccount({ ...ctx, user: users.byId(ctx.user.id)! });
@@ -186,10 +187,11 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
    * the user still owns; a wrong password or code is 403 and counts as a failed login.
    */
   async function deleteAccount(ctx: Ctx) {
-    const password = ctx.body.password;
+    const { password, code } = ctx.body;
     if (typeof password !== 'string') throw badRequest('password is required to delete the account');
+    if (code !== undefined && typeof code !== 'string') throw badRequest('code must be a string');
     deletion.requireNoOwnedServers(ctx.user.id);
-    await confirmIdentity(ctx, password, ctx.body.code);
+    await confirmIdentity(ctx, password, code);
     deletion.deleteAccount(ctx.user.id);
     ctx.res.setHeader('Set-Cookie', CLEARED_SESSION_COOKIE);
     return noContent();

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { iso } from '../clock';
 import { createFriendCheck, pairKey } from '../friendship';
-import { badRequest, forbidden, notFound } from '../http/errors';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
 import type { Services } from '../services';
 import { conversationEntry } from '../ready';
@@ -70,12 +70,12 @@ function conversationHandlers(deps: Deps) {
   const creatorOf = db.prepare<[string], { created_by: string; kind: string }>('SELECT created_by, kind FROM conversations WHERE id = ?');
   const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM conversation_members WHERE conversation_id = ?');
 
-  /** A group the caller is in: 404 for outsiders, 400 for a DM (two people, nothing to manage). */
+  /** A group the caller is in: 404 for outsiders, 409 for a DM (two people, nothing to manage). */
   const groupOf = (ctx: Ctx) => {
     const conversationId = ctx.params.conversation_id;
     perms.conversationAccess(ctx.user, conversationId);
     const row = creatorOf.get(conversationId)!;
-    if (row.kind !== 'group') throw badRequest('a DM cannot be changed: only group chats have a name and members to manage');
+    if (row.kind !== 'group') throw conflict('a DM cannot be changed: only group chats have a name and members to manage');
     return { conversationId, createdBy: row.created_by };
   };
   /** After a change: every member's streams get the new record. */
@@ -172,9 +172,9 @@ function conversationHandlers(deps: Deps) {
     if (!user) throw notFound('user not found');
     if (perms.rankIn(userId, { kind: 'conversation', id: conversationId })) return json(recordById(conversationId));
     perms.requireNotBlocked(ctx.user.id, userId, 'group chats');
-    if (!areFriends(ctx.user.id, userId)) throw badRequest(`${user.username} is not your friend`);
+    if (!areFriends(ctx.user.id, userId)) throw forbidden(`${user.username} is not your friend`);
     db.transaction(() => {
-      if (memberCount.get(conversationId)!.n >= MAX_GROUP_MEMBERS) throw badRequest(`a group chat holds at most ${MAX_GROUP_MEMBERS} people`);
+      if (memberCount.get(conversationId)!.n >= MAX_GROUP_MEMBERS) throw conflict(`a group chat holds at most ${MAX_GROUP_MEMBERS} people`);
       insertMember.run(conversationId, userId);
     })();
     const record = announceUpdated(conversationId);

@@ -34,13 +34,13 @@ const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{
 const DOMAIN_LABEL = /^[\p{L}\p{N}]([\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?$/u;
 
 /**
- * One email address, trimmed, with its domain lower-cased (domains are case-insensitive; the
- * local part is kept as typed). Addresses are compared case-insensitively everywhere else.
+ * One email address as sent (no surrounding spaces: docs/openapi.json says `format: email`), with
+ * its domain lower-cased (domains are case-insensitive; the local part is kept as typed).
+ * Addresses are compared case-insensitively everywhere else.
  */
 export function readEmail(body: Body, key = 'email'): string {
-  const raw = body[key];
-  if (typeof raw !== 'string') throw badRequest(`${key} must be a string`);
-  const value = raw.trim();
+  const value = body[key];
+  if (typeof value !== 'string') throw badRequest(`${key} must be a string`);
   if (value.length > MAX_EMAIL_LENGTH) throw badRequest(`${key} must be at most ${MAX_EMAIL_LENGTH} characters`);
   const at = value.lastIndexOf('@');
   const local = value.slice(0, at);

@@ -191,7 +191,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
    */
   function blockUser(ctx: Ctx) {
     const userId = ctx.params.user_id;
-    if (userId === ctx.user.id) throw badRequest('you cannot block yourself');
+    if (userId === ctx.user.id) throw conflict('you cannot block yourself');
     if (!users.byId(userId)) throw notFound('user not found');
     const ended = db.transaction(() => {
       insertBlock.run(ctx.user.id, userId, iso(clock.now()));

@@ -255,6 +255,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     scope.guardWrite(ctx, resolved.container);
+    if (typeof ctx.body.content !== 'string') throw badRequest('content must be a string: the whole new text');
     const { content } = messageFields(ctx.body);
     return json(messages.edit(resolved.container, ctx.params.message_id, ctx.user, content, rightsOf(resolved)));
   }

@@ -192,7 +192,7 @@ function serverHandlers(deps: Deps) {
     perms.requireOwner(ctx.user, serverId, 'transfer ownership');
     const userId = uuid(ctx.body, 'user_id');
     const reason = auditReason(ctx);
-    if (userId === ctx.user.id) throw badRequest('you own this server already');
+    if (userId === ctx.user.id) throw conflict('you own this server already');
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     db.transaction(() => {
       setOwner.run(userId, serverId);

@@ -171,7 +171,7 @@ async function enable(e) {
     update({ two_factor: true });
     $('tfa-codes-done').focus();
   } catch (err) {
-    const words = { 400: 'That code does not match. Check that the app shows this account, and that the time on your phone is right, then try the current code.' };
+    const words = { 403: 'That code does not match. Check that the app shows this account, and that the time on your phone is right, then try the current code.' };
     showNotice('tfa-result', words[err.status] || err.message, true);
     $('tfa-enable-code').select();
   }

@@ -29,7 +29,7 @@ $('email-form').addEventListener('submit', async (e) => {
   const button = $('email-form').querySelector('button');
   button.disabled = true;
   try {
-    const result = await api('PUT', '/api/account/email', { email: $('email').value });
+    const result = await api('PUT', '/api/account/email', { email: $('email').value.trim() });
     showEmail(result.email, result.email_verified);
     showNotice('email-result', result.email_verified
       ? 'That address is already verified.'

@@ -28,7 +28,7 @@
     const button = requestForm.querySelector('button');
     button.disabled = true;
     try {
-      const res = await postJson('/api/password-reset/request', { email: requestForm.email.value });
+      const res = await postJson('/api/password-reset/request', { email: requestForm.email.value.trim() });
       if (res.ok) {
         requestForm.hidden = true;
         show('If an account has this address verified, a reset link is on its way. Check your mailbox.', false);

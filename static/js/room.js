@@ -106,7 +106,7 @@ async function loadAround(r, id) {
   try {
     page = await api('GET', `${r.base}/messages${query({ around: id, limit: PAGE_SIZE })}`);
   } catch (err) {
-    if (err.status !== 400) throw err;
+    if (err.status !== 404) throw err;
     toast('That message is no longer there.', false);
     return loadNewest(r);
   }
@@ -134,7 +134,7 @@ async function loadNewer() {
       page = await api('GET', `${r.base}/messages${query({ after: r.list.at(-1).id, limit: PAGE_SIZE })}`);
     } catch (err) {
       // Our newest message was deleted meanwhile: the present is the surest place to go.
-      if (err.status === 400) return void (r.loading = loadNewest(r));
+      if (err.status === 404) return void (r.loading = loadNewest(r));
       throw err;
     }
     if (r.closed) return;
@@ -163,14 +163,14 @@ async function loadOlder() {
   r.loadingOlder = true;
   $('loading-older').hidden = false;
   try {
-    // The oldest message may have been deleted meanwhile (400): try the next one we hold.
+    // The oldest message may have been deleted meanwhile (404): try the next one we hold.
     let page = null;
     for (const m of r.list.slice(0, 5)) {
       try {
         page = await api('GET', `${r.base}/messages${query({ before: m.id, limit: PAGE_SIZE })}`);
         break;
       } catch (err) {
-        if (err.status !== 400) throw err;
+        if (err.status !== 404) throw err;
       }
     }
     if (r.closed || !page) return;
@@ -208,8 +208,8 @@ export async function catchUp() {
       try {
         page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
       } catch (err) {
-        // 400: our newest message was deleted meanwhile, so the server cannot say what is after it.
-        if (err.status === 400) return void (r.loading = loadNewest(r));
+        // 404: our newest message was deleted meanwhile, so the server cannot say what is after it.
+        if (err.status === 404) return void (r.loading = loadNewest(r));
         throw err;
       }
       if (r.closed) return;
@@ -402,7 +402,7 @@ export function markRead() {
       const result = await api('PUT', `${r.base}/read`, { message_id: newest.id });
       applyRead({ ...result, ...(r.kind === 'channel' ? { server_id: r.serverId, channel_id: r.channelId } : { conversation_id: r.conversationId }) });
     } catch (err) {
-      if (err.status !== 400) toast(err.message);
+      if (err.status !== 404) toast(err.message);
     }
   }, 150);
 }
