@@ -29,7 +29,7 @@ const TOTP_STEP_MS = 30_000;
 const EXPECTED_REFUSALS: [number, string][] = [
   [401, '/api/account'],
   [401, '/api/login'],
-  [400, '/api/account/2fa/enable'],
+  [403, '/api/account/2fa/enable'],
   [409, '/api/account'],
 ];
 
