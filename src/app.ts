@@ -7,6 +7,7 @@ import { checkAuditReasonHeader, createAuditLog } from './audit';
 import { claimDataDir } from './backup';
 import { armFailpoints, every, logFailure, owned } from './callbacks';
 import { createChannelTails } from './channel-tails';
+import { createChannelStore } from './channels';
 import { addressKey, authenticate, clientAddress, isCrossSite } from './auth';
 import { type Clock, systemClock, MINUTE } from './clock';
 import { type Config, prepareDataDir } from './config';
@@ -37,7 +38,8 @@ import { indexStaticFiles } from './static';
 import type { Body, BodyKind, Ctx, Handler, Log, Route, User } from './types';
 import { createReadStates } from './unread';
 import { createUploadStore } from './upload-store';
-import { createUserStore, grantConfiguredAdmins } from './users';
+import { createUserStore } from './users';
+import { createAccountChanges } from './account-changes';
 
 /**
  * Connection timeouts, set deliberately rather than left to Node's defaults: a slow-loris
@@ -109,7 +111,6 @@ export function createApp(options: AppOptions): RunningApp {
   const log = options.log ?? stdoutLog;
   // The parts, in order: each is built from the ones before it.
   const db = openDatabase(path.join(config.dataDir, 'chat.db'), config.durability);
-  grantConfiguredAdmins(db, config.adminUsers);
   const users = createUserStore(db);
   const sessions = new SessionStore(clock);
   const limits = createLimits(clock, config.rateLimit);
@@ -135,9 +136,13 @@ export function createApp(options: AppOptions): RunningApp {
     online: presence.online,
     offline: presence.offline,
   };
+  const accountChanges = createAccountChanges({ db, clock, sessions, hub });
+  // ADMIN_USERS are administrators: granted at start-up (and at registration, src/api/accounts.ts).
+  for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
   const members = createMembers({ db, clock, presence });
+  const channels = createChannelStore({ db, clock });
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages);
   const twoFactor = createTwoFactor({ db, clock, box: createSecretBox(loadSecretKey(config.dataDir, config.secretKey)), log });
@@ -171,9 +176,11 @@ export function createApp(options: AppOptions): RunningApp {
     mailer,
     hub,
     presence,
+    accountChanges,
     uploads,
     messages,
     members,
+    channels,
     audit,
     search,
     twoFactor,

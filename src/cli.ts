@@ -3,7 +3,9 @@ import path from 'node:path';
 import { BackupError, backup, restore } from './backup';
 import { ConfigError, loadConfig } from './config';
 import { type DB, openDatabase } from './db';
-import { SUSPENDED, standingForWarnings } from './standing';
+import { createAccountChanges } from './account-changes';
+import { systemClock } from './clock';
+import { SUSPENDED } from './standing';
 import { turnOffTwoFactor } from './two-factor';
 
 /** A command's outcome: what to print, and the exit code. */
@@ -32,14 +34,14 @@ const COMMANDS: Record<string, Command> = {
   'admin grant': {
     args: ['<username>'],
     run: (db, [username]) => {
-      setAdmin(db, username, 1);
+      setAdmin(db, username, true);
       return `${username} is now an administrator`;
     },
   },
   'admin revoke': {
     args: ['<username>'],
     run: (db, [username]) => {
-      setAdmin(db, username, 0);
+      setAdmin(db, username, false);
       return `${username} is no longer an administrator`;
     },
   },
@@ -57,7 +59,7 @@ const COMMANDS: Record<string, Command> = {
     run: (db, [username, value]) => {
       if (!/^[0-4]$/.test(value)) throw new Refusal(`standing must be an integer from 0 to ${SUSPENDED}`, 2);
       const user = userNamed(db, username);
-      db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(Number(value), user.id);
+      changes(db).setStanding(user.id, Number(value));
       return `${user.username} now has standing ${value}`;
     },
   },
@@ -81,12 +83,8 @@ const COMMANDS: Record<string, Command> = {
     args: ['<username>'],
     run: (db, [username]) => {
       const user = userNamed(db, username);
-      const cleared = db.transaction(() => {
-        const { changes } = db.prepare('DELETE FROM warnings WHERE user_id = ?').run(user.id);
-        db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standingForWarnings(0), user.id);
-        return changes;
-      })();
-      return `removed ${cleared} warning(s) of ${user.username}; standing is now ${standingForWarnings(0)}`;
+      const cleared = changes(db).clearWarnings(user.id);
+      return `removed ${cleared} warning(s) of ${user.username}; standing is now ${userNamed(db, username).standing}`;
     },
   },
   // For a user who lost their authenticator and their recovery codes: they sign in with the
@@ -134,9 +132,11 @@ function userNamed(db: DB, username: string): { id: string; username: string; st
   return user;
 }
 
-function setAdmin(db: DB, username: string, value: 0 | 1): void {
-  const result = db.prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE').run(value, username);
-  if (result.changes === 0) throw new Refusal(`no user named ${username}`);
+/** The same account writes the server makes (src/account-changes.ts), without its sessions or sockets. */
+const changes = (db: DB) => createAccountChanges({ db, clock: systemClock });
+
+function setAdmin(db: DB, username: string, value: boolean): void {
+  if (!changes(db).setAdmin(username, value)) throw new Refusal(`no user named ${username}`);
 }
 
 async function main(argv: string[]): Promise<number> {

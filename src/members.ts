@@ -32,6 +32,10 @@ export interface Members {
   add(serverId: string, userId: string): void;
   /** Removes a member and revokes the invites they created. */
   remove(serverId: string, userId: string): void;
+  /** The member's custom role (null: none). */
+  setRole(serverId: string, userId: string, roleId: string | null): void;
+  /** Until when the member may only read (null: not timed out). */
+  setTimeout(serverId: string, userId: string, until: string | null): void;
   /** 403 once the user is in as many servers as one account may be. */
   requireRoom(userId: string): void;
 }
@@ -60,6 +64,8 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
   );
   const deleteMember = db.prepare('DELETE FROM members WHERE server_id = ? AND user_id = ?');
   const deleteInvitesBy = db.prepare('DELETE FROM invites WHERE server_id = ? AND created_by = ?');
+  const updateRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
+  const updateTimeout = db.prepare('UPDATE members SET timeout_until = ? WHERE server_id = ? AND user_id = ?');
   const serverCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE user_id = ?');
 
   const record = (row: Row): MemberRecord => ({
@@ -87,6 +93,8 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
       // Someone outside a server does not hand out its way in.
       deleteInvitesBy.run(serverId, userId);
     },
+    setRole: (serverId, userId, roleId) => void updateRole.run(roleId, serverId, userId),
+    setTimeout: (serverId, userId, until) => void updateTimeout.run(until, serverId, userId),
     requireRoom(userId) {
       if (serverCount.get(userId)!.n >= MAX_SERVERS_PER_USER) {
         throw forbidden(`you are in ${MAX_SERVERS_PER_USER} servers, the most one account may be in; leave one first`);

@@ -12,6 +12,13 @@ import type { Container, User } from './types';
  */
 export type Rank = 'owner' | 'admin' | 'member';
 
+/**
+ * The moderation rule, named once: the owner and full server administrators moderate a server
+ * (delete others' messages, pin, mention everyone, see every invite, manage channels); plain
+ * members do not. Every route asks this rather than comparing ranks itself.
+ */
+export const moderates = (rank: Rank): boolean => rank !== 'member';
+
 /** A container the caller may see, and their rank there ('member' in a conversation). */
 export interface Access {
   container: Container;
@@ -165,7 +172,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     },
     requireServerAdmin(user, serverId, action) {
       const found = serverAccess(user, serverId);
-      if (found === 'member') throw forbidden(`only the owner or a full server administrator can ${action}`);
+      if (!moderates(found)) throw forbidden(`only the owner or a full server administrator can ${action}`);
       return found;
     },
     requireOwner(user, serverId, action) {
@@ -179,13 +186,13 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
         if (callerRank === 'owner') throw conflict('the owner cannot leave their own server: transfer it or delete it');
         return;
       }
-      if (callerRank === 'member' || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
+      if (!moderates(callerRank) || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
         throw forbidden('you cannot remove this member');
       }
     },
     requireCanModerate(user, serverId, targetId, action, mustBeMember) {
       const callerRank = serverAccess(user, serverId);
-      if (callerRank === 'member') throw forbidden(`only the owner or a full server administrator can ${action}`);
+      if (!moderates(callerRank)) throw forbidden(`only the owner or a full server administrator can ${action}`);
       const targetRank = rank(targetId, serverId);
       if (mustBeMember && !targetRank) throw notFound('member not found');
       if (targetId === user.id) throw conflict(`you cannot ${action} yourself`);

@@ -1,6 +1,8 @@
+import type { AccountChanges } from './account-changes';
 import type { AccountDeletion } from './account-deletion';
 import type { Exports } from './account-export';
 import type { AuditLog } from './audit';
+import type { ChannelStore } from './channels';
 import type { Avatars } from './avatars';
 import type { Clock } from './clock';
 import type { Config } from './config';
@@ -43,9 +45,11 @@ export interface Services {
   mailer: Mailer;
   hub: Hub;
   presence: Presence;
+  accountChanges: AccountChanges;
   uploads: UploadStore;
   messages: MessageStore;
   members: Members;
+  channels: ChannelStore;
   audit: AuditLog;
   search: Search;
   twoFactor: TwoFactor;

@@ -42,12 +42,14 @@ export interface ReadStates {
   /** The state of one container. */
   of(userId: string, container: Container): ContainerState;
   /**
-   * Moves the marker forward to `messageId` (which must be a message of the container, else 400).
+   * Moves the marker forward to `messageId` (which must be a message of the container, else 404).
    * Returns true when it moved; an older id changes nothing.
    */
   markRead(userId: string, container: Container, messageId: string): boolean;
   /** Inside a message insert: the sender has read up to what they sent. */
   advance(userId: string, containerId: string, seq: number): void;
+  /** Inside the caller's write: the markers of these containers go (deleted), or one user's (who left). */
+  forget(containerIds: string[], userId?: string): void;
   /** The marker a member starts with: the newest message seq now. */
   newestSeq(): number;
 }
@@ -129,6 +131,8 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     'SELECT seq FROM messages WHERE id = ? AND (channel_id = ? OR conversation_id = ?)',
   );
   // Forward only: an older marker never replaces a newer one.
+  const forgetAll = db.prepare('DELETE FROM read_states WHERE container_id IN (SELECT value FROM json_each(?))');
+  const forgetOne = db.prepare('DELETE FROM read_states WHERE user_id = ? AND container_id IN (SELECT value FROM json_each(?))');
   const upsert = db.prepare<[string, string, number]>(
     `INSERT INTO read_states (user_id, container_id, last_read_seq) VALUES (?, ?, ?)
      ON CONFLICT (user_id, container_id) DO UPDATE SET last_read_seq = excluded.last_read_seq
@@ -170,6 +174,10 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
       return true;
     },
     advance: (userId, containerId, seq) => void upsert.run(userId, containerId, seq),
+    forget(containerIds, userId) {
+      if (userId === undefined) forgetAll.run(JSON.stringify(containerIds));
+      else forgetOne.run(userId, JSON.stringify(containerIds));
+    },
     newestSeq: () => newest.get()!.seq,
   };
   return states;

@@ -85,9 +85,3 @@ export function createUserStore(db: DB): UserStore {
     },
   };
 }
-
-/** ADMIN_USERS are administrators: granted here at start-up and at registration. */
-export function grantConfiguredAdmins(db: DB, usernames: string[]): void {
-  const grant = db.prepare('UPDATE users SET is_admin = 1 WHERE username = ? COLLATE NOCASE');
-  for (const name of usernames) grant.run(name);
-}

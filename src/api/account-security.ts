@@ -8,7 +8,7 @@ import type { Services } from '../services';
 import type { Ctx, Route } from '../types';
 import { readPassword } from '../users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'sessions' | 'limits' | 'twoFactor'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'sessions' | 'limits' | 'twoFactor' | 'accountChanges'>;
 
 /** What keeps an account its owner's: the password, the sessions, two-factor sign-in. */
 export function accountSecurityRoutes(deps: Deps): Route[] {
@@ -24,9 +24,8 @@ export function accountSecurityRoutes(deps: Deps): Route[] {
   ];
 }
 
-function accountSecurityHandlers({ db, sessions, limits, twoFactor }: Deps) {
+function accountSecurityHandlers({ db, sessions, limits, twoFactor, accountChanges }: Deps) {
   const passwordHashOf = db.prepare<[string], { password_hash: string }>('SELECT password_hash FROM users WHERE id = ?');
-  const setPasswordHash = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const loginGuard = createLoginGuard(limits);
 
   return { changePassword, listSessions, endOtherSessions, endSession, setUpTwoFactor, enableTwoFactor, disableTwoFactor };
@@ -43,8 +42,7 @@ function accountSecurityHandlers({ db, sessions, limits, twoFactor }: Deps) {
     const { ok } = await verifyPassword(passwordHashOf.get(ctx.user.id)?.password_hash, current);
     if (!ok) throw forbidden('current password is wrong');
     attempt.succeeded();
-    setPasswordHash.run(await hashPassword(next), ctx.user.id);
-    sessions.endAllForUser(ctx.user.id, ctx.session.token);
+    accountChanges.setPassword(ctx.user.id, await hashPassword(next), { keep: ctx.session.token });
     return noContent();
   }
 

@@ -22,7 +22,7 @@ const DIRECTION_CONTROLS = /[\u0080-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence' | 'twoFactor' | 'hub' | 'directory' | 'deletion'
+  'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence' | 'twoFactor' | 'hub' | 'directory' | 'deletion' | 'accountChanges'
 >;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
@@ -41,14 +41,13 @@ export function accountRoutes(deps: Deps): Route[] {
   ];
 }
 
-function accountHandlers({ db, clock, config, users, sessions, limits, presence, twoFactor, hub, directory, deletion }: Deps) {
+function accountHandlers({ db, clock, config, users, sessions, limits, presence, twoFactor, hub, directory, deletion, accountChanges }: Deps) {
   const insertUser = db.prepare(
     'INSERT INTO users (id, username, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?)',
   );
   const credentialsByUsername = db.prepare<[string], { id: string; password_hash: string; standing: number }>(
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
-  const updatePasswordHash = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const accountById = db.prepare<[string], { email: string | null; email_verified: number; password_hash: string }>(
     'SELECT email, email_verified, password_hash FROM users WHERE id = ?',
   );
@@ -114,7 +113,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
       }
     }
     attempt.succeeded();
-    if (rehash) updatePasswordHash.run(await hashPassword(password), row.id);
+    if (rehash) accountChanges.setPassword(row.id, await hashPassword(password), 'none');
     const session = sessions.create(row.id, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy) });
     ctx.res.setHeader('Set-Cookie', sessionCookie(config.baseUrl, session.token));
     const suspended = row.standing >= SUSPENDED;

@@ -1,6 +1,4 @@
-import crypto from 'node:crypto';
 import { auditReason } from '../audit';
-import { iso } from '../clock';
 import { badRequest, conflict, notFound } from '../http/errors';
 import { created, json, noContent } from '../http/respond';
 import { channelWithState } from '../ready';
@@ -14,7 +12,7 @@ export const MAX_TOPIC_CHARS = 1024;
 /** Slow mode, as Discord allows it: up to six hours between a member's messages. */
 export const MAX_SLOWMODE_SECONDS = 21_600;
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads'>;
+type Deps = Pick<Services, 'db' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads' | 'channels'>;
 
 /** The channels of a server (who may change them: the owner and full server administrators). */
 export function channelRoutes(deps: Deps): Route[] {
@@ -28,11 +26,7 @@ export function channelRoutes(deps: Deps): Route[] {
   ];
 }
 
-function channelHandlers({ db, clock, perms, hub, limits, directory, readStates, audit, uploads }: Deps) {
-  const insertChannel = db.prepare(
-    `INSERT INTO channels (id, server_id, name, position, created_at)
-     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
-  );
+function channelHandlers({ db, perms, hub, limits, directory, readStates, audit, uploads, channels }: Deps) {
   const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ? WHERE id = ?');
@@ -41,7 +35,6 @@ function channelHandlers({ db, clock, perms, hub, limits, directory, readStates,
   const attachmentsOf = db.prepare<[string], { id: string }>(
     'SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id = ?',
   );
-  const deleteReadStates = db.prepare('DELETE FROM read_states WHERE container_id = ?');
 
   /** A channel of this server (404 otherwise). */
   const channelIn = (serverId: string, channelId: string) => {
@@ -78,10 +71,10 @@ function channelHandlers({ db, clock, perms, hub, limits, directory, readStates,
       throw badRequest(`a server may have at most ${MAX_CHANNELS_PER_SERVER} channels`);
     }
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
-    const id = crypto.randomUUID();
-    db.transaction(() => {
-      insertChannel.run(id, serverId, name, serverId, iso(clock.now()));
+    const id = db.transaction(() => {
+      const id = channels.add(serverId, name);
       audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
+      return id;
     })();
     const channel = directory.channel(id)!;
     hub.toServer(serverId, { payload: { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) } });
@@ -131,7 +124,7 @@ function channelHandlers({ db, clock, perms, hub, limits, directory, readStates,
     const fileIds = db.transaction(() => {
       const ids = attachmentsOf.all(channel.id).map((a) => a.id);
       deleteRow.run(channel.id);
-      deleteReadStates.run(channel.id);
+      readStates.forget([channel.id]);
       renumber(serverId);
       audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
       return ids;

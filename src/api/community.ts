@@ -41,7 +41,6 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
        FROM bans b JOIN profiles u ON u.id = b.user_id WHERE b.server_id = ? ORDER BY b.created_at DESC, u.username`,
   );
   const userExists = db.prepare<[string], { id: string }>('SELECT id FROM users WHERE id = ?');
-  const setTimeout = db.prepare('UPDATE members SET timeout_until = ? WHERE server_id = ? AND user_id = ?');
 
   const announceMember = (serverId: string, userId: string) =>
     hub.toServer(serverId, { payload: { event: 'member_updated', server_id: serverId, member: members.record(serverId, userId) } });
@@ -101,7 +100,7 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     const reason = auditReason(ctx);
     const until = iso(clock.now() + seconds * 1000);
     db.transaction(() => {
-      setTimeout.run(until, serverId, userId);
+      members.setTimeout(serverId, userId, until);
       audit.write({ serverId, action: 'member_timeout', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { timeout_until: until } });
     })();
     announceMember(serverId, userId);
@@ -114,7 +113,7 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     perms.requireCanModerate(ctx.user, serverId, userId, 'time out', true);
     const reason = auditReason(ctx);
     db.transaction(() => {
-      setTimeout.run(null, serverId, userId);
+      members.setTimeout(serverId, userId, null);
       audit.write({ serverId, action: 'member_timeout_remove', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason });
     })();
     announceMember(serverId, userId);

@@ -66,7 +66,6 @@ function conversationHandlers(deps: Deps) {
 
   const renameRow = db.prepare('UPDATE conversations SET name = ? WHERE id = ?');
   const deleteMember = db.prepare('DELETE FROM conversation_members WHERE conversation_id = ? AND user_id = ?');
-  const deleteReadState = db.prepare('DELETE FROM read_states WHERE user_id = ? AND container_id = ?');
   const creatorOf = db.prepare<[string], { created_by: string; kind: string }>('SELECT created_by, kind FROM conversations WHERE id = ?');
   const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM conversation_members WHERE conversation_id = ?');
 
@@ -193,7 +192,7 @@ function conversationHandlers(deps: Deps) {
     if (!perms.rankIn(userId, { kind: 'conversation', id: conversationId })) throw notFound('member not found');
     db.transaction(() => {
       deleteMember.run(conversationId, userId);
-      deleteReadState.run(userId, conversationId);
+      readStates.forget([conversationId], userId);
     })();
     hub.dropUser(userId, { conversationId });
     hub.toUsers([userId], { payload: { event: 'conversation_left', conversation_id: conversationId } });

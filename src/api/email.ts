@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import type { Body, Ctx, PublicCtx, Route } from '../types';
 import { readPassword } from '../users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'mailer'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'limits' | 'mailer' | 'accountChanges'>;
 
 /** Email verification and password reset: the account routes that send mail (spec section 4). */
 export function emailRoutes(deps: Deps): Route[] {
@@ -78,7 +78,7 @@ interface TokenRow {
   expires_at: string;
 }
 
-function emailHandlers({ db, clock, config, users, sessions, limits, mailer }: Deps) {
+function emailHandlers({ db, clock, config, users, limits, mailer, accountChanges }: Deps) {
   const accountEmail = db.prepare<[string], { email: string | null; email_verified: number }>(
     'SELECT email, email_verified FROM users WHERE id = ?',
   );
@@ -90,7 +90,6 @@ function emailHandlers({ db, clock, config, users, sessions, limits, mailer }: D
   );
   const setEmailRow = db.prepare('UPDATE users SET email = ?, email_verified = 0 WHERE id = ?');
   const markVerified = db.prepare('UPDATE users SET email_verified = 1 WHERE id = ? AND email = ?');
-  const setPasswordHash = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const insertToken = db.prepare(
     'INSERT INTO email_tokens (token_hash, user_id, purpose, email, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
@@ -218,15 +217,13 @@ function emailHandlers({ db, clock, config, users, sessions, limits, mailer }: D
     if (!row) throw invalid();
     if (expired(row)) throw badRequest('this reset link has expired; request a new one');
     const passwordHash = await hashPassword(password);
-    // Checked again after the hash: a parallel request may have used the token meanwhile.
-    const userId = db.transaction(() => {
+    const userId = row.user_id;
+    // Checked again after the hash, in the write: a parallel request may have used the token meanwhile.
+    accountChanges.setPassword(userId, passwordHash, 'all', () => {
       const consumed = consumeToken.get(hash, 'reset');
-      if (!consumed || expired(consumed)) throw invalid();
-      setPasswordHash.run(passwordHash, consumed.user_id);
-      deleteUserTokensFor.run(consumed.user_id, 'reset');
-      return consumed.user_id;
-    })();
-    sessions.endAllForUser(userId);
+      if (!consumed || consumed.user_id !== userId || expired(consumed)) throw invalid();
+      deleteUserTokensFor.run(userId, 'reset');
+    });
     // Whoever guessed at the old password locked the account; its owner just proved who they are.
     const user = users.byId(userId);
     if (user) limits.loginFailuresPerAccount.forget(user.username.toLowerCase());

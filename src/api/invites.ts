@@ -5,6 +5,7 @@ import { DAY, MINUTE, iso } from '../clock';
 import { badRequest, forbidden, notFound } from '../http/errors';
 import { HANDLED, created, json, noContent } from '../http/respond';
 import { serverEntry } from '../ready';
+import { moderates } from '../permissions';
 import type { Services } from '../services';
 import { assertAllowed } from '../standing';
 import type { Ctx, PublicCtx, Route } from '../types';
@@ -119,7 +120,7 @@ function inviteHandlers(deps: Deps) {
     const serverId = ctx.params.server_id;
     const rank = perms.serverAccess(ctx.user, serverId);
     const now = iso(clock.now());
-    const rows = rank === 'member' ? invitesBy.all(serverId, ctx.user.id, now) : invitesOfServer.all(serverId, now);
+    const rows = moderates(rank) ? invitesOfServer.all(serverId, now) : invitesBy.all(serverId, ctx.user.id, now);
     const base = baseFor(ctx);
     return json(rows.filter((r) => r.max_uses === null || r.uses < r.max_uses).map((r) => inviteRecord(r, base)));
   }
@@ -142,7 +143,7 @@ function inviteHandlers(deps: Deps) {
     const invite = INVITE_TOKEN.test(ctx.params.token) ? inviteByToken.get(ctx.params.token) : undefined;
     if (!invite) throw notFound('invite not found or expired');
     const rank = perms.serverAccess(ctx.user, invite.server_id);
-    if (invite.created_by !== ctx.user.id && rank === 'member') {
+    if (invite.created_by !== ctx.user.id && !moderates(rank)) {
       throw forbidden('only its creator, the owner or a full server administrator can revoke an invite');
     }
     const reason = auditReason(ctx);

@@ -7,6 +7,7 @@ import { created, json, noContent } from '../http/respond';
 import { MAX_CONTENT_CHARS, placeOf } from '../message-record';
 import type { MessageInput } from '../message-store';
 import { MAX_SLOWMODE_SECONDS } from './channels';
+import { moderates } from '../permissions';
 import type { Services } from '../services';
 import { type RestrictedAction, assertAllowed } from '../standing';
 import type { Body, Container, Ctx, Route } from '../types';
@@ -105,7 +106,7 @@ function channelScope(deps: Deps): MessageScope {
     sendAction: 'send_message',
     resolve: (ctx) => {
       const { container, rank } = deps.perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
-      return { container, canModerate: rank !== 'member' };
+      return { container, canModerate: moderates(rank) };
     },
     guardWrite: serverGuard(deps),
     mayPin: (resolved) => resolved.canModerate,
@@ -123,7 +124,7 @@ function legacyScope(deps: Deps): MessageScope {
       const rank = perms.serverAccess(ctx.user, ctx.params.server_id);
       const channel = firstChannel.get(ctx.params.server_id);
       if (!channel) throw notFound('this server has no channels');
-      return { container: { kind: 'channel', id: channel.id, serverId: ctx.params.server_id }, canModerate: rank !== 'member' };
+      return { container: { kind: 'channel', id: channel.id, serverId: ctx.params.server_id }, canModerate: moderates(rank) };
     },
     guardWrite: serverGuard(deps),
     mayPin: (resolved) => resolved.canModerate,

@@ -5,11 +5,11 @@ import { badRequest, forbidden, notFound } from '../http/errors';
 import { HANDLED, created, json, noContent, streamJsonArray } from '../http/respond';
 import { splitUrl } from '../http/router';
 import type { Services } from '../services';
-import { SUSPENDED, standingForWarnings } from '../standing';
+import { SUSPENDED } from '../standing';
 import type { Ctx, Reply, Route, User } from '../types';
 import { integer, limitParam, oneOf, text, uuid } from '../validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'hub' | 'audit' | 'directory'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'audit' | 'directory' | 'accountChanges'>;
 
 /** Messages shown on each side of a reported one. */
 export const REPORT_CONTEXT_MESSAGES = 5;
@@ -103,7 +103,7 @@ function* pagesOf(page: (limit: number, offset: number) => unknown[]): Generator
   }
 }
 
-function moderationHandlers({ db, clock, users, perms, messages, limits, hub, audit, directory }: Deps) {
+function moderationHandlers({ db, clock, users, perms, messages, limits, audit, directory, accountChanges }: Deps) {
   const insertReport = db.prepare(
     `INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
@@ -145,10 +145,6 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
   );
   const warningCount = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM warnings');
   const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
-  const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
-  const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ?');
-  const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
-  const setStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
 
   const reportRecord = (r: ReportRow) => ({
     id: r.id,
@@ -193,18 +189,6 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
    */
   const requireOther = (ctx: Ctx, userId: string) => {
     if (userId === ctx.user.id) throw forbidden('administrators cannot change their own standing or warnings; use the command line');
-  };
-
-  /** Inside a warning write: the standing follows the warning count (spec section 3). */
-  const recalculateStanding = (userId: string): number => {
-    const standing = standingForWarnings(countWarnings.get(userId)!.n);
-    setStanding.run(standing, userId);
-    return standing;
-  };
-  /** After the commit: the user's streams learn it, and a suspension closes every socket at once. */
-  const announceStanding = (userId: string, standing: number) => {
-    hub.toUsers([userId], { payload: { event: 'standing', account_standing: standing } });
-    if (standing >= SUSPENDED) hub.dropUser(userId);
   };
 
   /** What the reported thing looked like when reported, so later edits or deletion hide nothing. */
@@ -370,11 +354,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
     requireOther(ctx, userId);
     const reason = text(ctx.body, 'reason', { max: MAX_REASON_CHARS, multiline: true });
     const id = crypto.randomUUID();
-    const standing = db.transaction(() => {
-      insertWarning.run(id, userId, ctx.user.id, reason, iso(clock.now()));
-      return recalculateStanding(userId);
-    })();
-    announceStanding(userId, standing);
+    const standing = accountChanges.warn(userId, ctx.user.id, reason, id);
     return created({ ...warningRecord(warningById.get(id)!), account_standing: standing });
   }
 
@@ -383,11 +363,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
     const warning = warningById.get(ctx.params.warning_id);
     if (!warning) throw notFound('warning not found');
     requireOther(ctx, warning.user_id);
-    const standing = db.transaction(() => {
-      deleteWarning.run(warning.id);
-      return recalculateStanding(warning.user_id);
-    })();
-    announceStanding(warning.user_id, standing);
+    const standing = accountChanges.removeWarning(warning.user_id, warning.id);
     return json({ user_id: warning.user_id, account_standing: standing });
   }
 
@@ -397,8 +373,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, hub, au
     requireUser(userId);
     requireOther(ctx, userId);
     const standing = integer(ctx.body, 'standing', 0, SUSPENDED);
-    setStanding.run(standing, userId);
-    announceStanding(userId, standing);
+    accountChanges.setStanding(userId, standing);
     return json(adminUserRecord(userId));
   }
 }

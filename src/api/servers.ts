@@ -17,7 +17,7 @@ export { MAX_SERVERS_PER_USER } from '../members';
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'uploads'
+  'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'uploads' | 'channels'
 >;
 
 /** Servers, their members and roles (spec section 4; who may do what: src/permissions.ts). */
@@ -52,12 +52,8 @@ interface RoleRow {
 const roleRecord = (r: RoleRow) => ({ ...r, full_server_admin: r.full_server_admin === 1 });
 
 function serverHandlers(deps: Deps) {
-  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads } = deps;
+  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels } = deps;
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
-  const insertChannel = db.prepare(
-    `INSERT INTO channels (id, server_id, name, position, created_at)
-     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
-  );
   const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');
@@ -65,7 +61,6 @@ function serverHandlers(deps: Deps) {
     `SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq JOIN channels c ON c.id = m.channel_id WHERE c.server_id = ?`,
   );
   const channelIdsOf = db.prepare<[string], { id: string }>('SELECT id FROM channels WHERE server_id = ?');
-  const deleteReadStates = db.prepare('DELETE FROM read_states WHERE container_id IN (SELECT value FROM json_each(?))');
   const insertRemoval = db.prepare(
     'INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)',
   );
@@ -79,7 +74,6 @@ function serverHandlers(deps: Deps) {
   const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE role_id = ?');
-  const setMemberRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
 
   /** A role of this server (404 otherwise, like anything of a server one cannot see). */
   const roleIn = (serverId: string, roleId: string) => {
@@ -125,7 +119,7 @@ function serverHandlers(deps: Deps) {
     db.transaction(() => {
       insertServer.run(id, name, ctx.user.id, now);
       members.add(id, ctx.user.id);
-      insertChannel.run(crypto.randomUUID(), id, FIRST_CHANNEL_NAME, id, now);
+      channels.add(id, FIRST_CHANNEL_NAME);
     })();
     const server = directory.server(id)!;
     hub.toUsers([ctx.user.id], { payload: { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) } });
@@ -176,7 +170,7 @@ function serverHandlers(deps: Deps) {
     const memberIds = directory.serverMemberIds(serverId);
     const fileIds = db.transaction(() => {
       const ids = attachmentsOfServer.all(serverId).map((a) => a.id);
-      deleteReadStates.run(JSON.stringify(channelIdsOf.all(serverId).map((c) => c.id)));
+      readStates.forget(channelIdsOf.all(serverId).map((c) => c.id));
       deleteServerRow.run(serverId);
       return ids;
     })();
@@ -303,7 +297,7 @@ function serverHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     db.transaction(() => {
-      setMemberRole.run(roleId, serverId, userId);
+      members.setRole(serverId, userId, roleId);
       audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId } });
     })();
     const member = members.record(serverId, userId)!;
