@@ -89,6 +89,20 @@ export type Success =
   | { status: number; json: Schema; description?: string; headers?: Record<string, string> }
   | { status: number; kind: 'empty' | 'redirect' | 'html' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
 
+/** A rule stated in words: what it is, and how the server's 400 for it begins. */
+export interface Prose {
+  rule: string;
+  refusal: string;
+}
+export const rule = (text: string, refusal: string): Prose => ({ rule: text, refusal });
+
+/** Rules of every operation (stated at the document's root, `x-rules-in-prose`). */
+export const EVERYWHERE: Prose[] = [
+  rule('a JSON or form body is UTF-8', 'is not valid UTF-8'),
+  rule('JSON nests at most 64 levels deep', 'JSON body nests deeper than'),
+  rule('text holds no lone surrogate (UTF-16 halves cannot be stored as UTF-8)', 'is not valid Unicode text'),
+];
+
 export interface OpSpec {
   /** Route table area; the tag of the operation. */
   tag: string;
@@ -109,9 +123,10 @@ export interface OpSpec {
   audited?: boolean;
   /**
    * Rules no schema can state, under which input the schema calls valid is refused with 400:
-   * listed in the description and in `x-rules-in-prose`, which generators can read.
+   * listed in the description and in `x-rules-in-prose` with how the refusal begins, so a
+   * generator can tell such a refusal from a defect.
    */
-  prose?: string[];
+  prose?: Prose[];
   ok: Success[];
   /** Statuses particular to this operation (409, 429, ...), on top of those of its kind. */
   errors?: number[];
@@ -186,7 +201,7 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
   const description = [
     spec.description,
     spec.body?.kind === 'form' ? FORM_NOTE : undefined,
-    spec.prose?.length ? `Refused with 400 by rules the schema cannot state: ${spec.prose.join('; ')}.` : undefined,
+    spec.prose?.length ? `Refused with 400 by rules the schema cannot state: ${[...new Set(spec.prose.map((p) => p.rule))].join('; ')}.` : undefined,
   ].filter(Boolean);
   const operation: Record<string, unknown> = {
     operationId: operationId(lower, path),

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { errorResponses, op } from './dsl';
+import { EVERYWHERE, errorResponses, op } from './dsl';
 import { operations } from './paths';
 import { schemas } from './schemas';
 
@@ -44,9 +44,12 @@ export function buildOpenApi(): Record<string, unknown> {
       description:
         'A self-hosted chat service: accounts, servers with channels and roles, friends, direct messages and ' +
         'group chats, attachments, live delivery over WebSocket, reports and moderation. The readable guide, ' +
-        'with every decision, is docs/api.md. Errors are plain text with the status; success bodies are JSON.',
+        'with every decision, is docs/api.md. Errors are plain text with the status; success bodies are JSON. ' +
+        'Input the schemas call invalid is refused with a 4xx; input they call valid is refused with 400 only by the rules an ' +
+        `operation lists under x-rules-in-prose, and these everywhere: ${EVERYWHERE.map((p) => p.rule).join('; ')}.`,
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
+    'x-rules-in-prose': EVERYWHERE,
     servers: [{ url: '/', description: 'the server this document was fetched from (its BASE_URL)' }],
     security: [{ session: [] }],
     tags: TAGS.map(([name, description]) => ({ name, description })),

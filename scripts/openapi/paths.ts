@@ -1,5 +1,5 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
-import { type OpSpec, type Schema, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
+import { type OpSpec, type Prose, type Schema, rule, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
 
 type Ops = [method: string, path: string, spec: OpSpec][];
 
@@ -19,7 +19,7 @@ const paging = {
   around: { ...uuid, description: 'a message id: the page centred on it, newest first (jumping to a search result)' },
   limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' },
 };
-const ONE_CURSOR = 'at most one of before, after and around';
+const ONE_CURSOR = rule('at most one of before, after and around', 'use one of before, after and around');
 const adminPaging = {
   limit: { type: 'integer', minimum: 1, maximum: 100, description: 'with limit or offset: one page, X-Total-Count and Link; without both: every row' },
   offset: { type: 'integer', minimum: 0, maximum: 999_999_999 },
@@ -40,12 +40,24 @@ const messageParts: Schema = {
   additionalProperties: false,
   anyOf: [{ required: ['content'], properties: { content: text(MAX_CONTENT, { multiline: true }) } }, { required: ['attachments'], properties: { attachments: { minItems: 1 } } }],
 };
-const MESSAGE_PROSE = [
-  'reply_to must name a message of the same room',
-  'in multipart, content and reply_to are plain fields given once, attachments are file parts, and content is measured after CRLF becomes LF',
+/** The rules of multipart parts (RFC 7578) no schema states; a part without a form-data Content-Disposition is ignored. */
+const PARTS_PROSE = [
+  rule('content and reply_to are plain fields, each given once', 'unexpected file field'),
+  rule('files are parts with a filename, in the field attachments', 'unexpected field'),
+  rule('each field once', 'content is given twice'),
+  rule('each field once', 'reply_to is given twice'),
+  rule('at most 2 fields', 'too many fields'),
+  rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+];
+const MESSAGE_PROSE: Prose[] = [
+  rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
+  rule('a message needs content or a file', 'content must not be empty unless the message has attachments'),
+  ...PARTS_PROSE,
 ];
 const emojiBody = input({ emoji });
-const EMOJI_PROSE = ['emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units'];
+const EMOJI_PROSE = [
+  rule('emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units', 'emoji must be a single emoji'),
+];
 const name = text(100);
 const reason = text(1000, { multiline: true });
 /** Characters that reorder or hide text, refused in display names (src/api/accounts.ts). */
@@ -73,10 +85,10 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
   const item = `${base}/{message_id}`;
   return [
     ...ops,
-    ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) }, prose: ['content may be blank only when the message has attachments'], ok: [json(200, ref('Message'))] }],
+    ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) }, prose: [rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments')], ok: [json(200, ref('Message'))] }],
     ['DELETE', item, { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', audited: tag === 'Messages', ok: [empty('deleted')] }],
     ['GET', `${item}/history`, { tag, summary: 'Every version of a message (author, moderators, site administrators)', auth: 'user', ok: [json(200, ref('MessageHistory'))] }],
-    ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: [...EMOJI_PROSE, 'a message holds at most 20 distinct emoji, and one person at most 10 of them'], ok: [json(200, ref('Message'))], errors: [429] }],
+    ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: [...EMOJI_PROSE, rule('a message holds at most 20 different emoji', 'a message may carry at most'), rule('one person reacts to a message with at most 10 emoji', 'you may react to one message with at most')], ok: [json(200, ref('Message'))], errors: [429] }],
     ['DELETE', `${item}/reactions`, { tag, summary: 'Remove the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: EMOJI_PROSE, ok: [json(200, ref('Message'))], errors: [429] }],
   ];
 }
@@ -113,7 +125,14 @@ export const operations: Ops = [
   ['POST', '/api/account/2fa/setup', { tag: 'Accounts', summary: 'Start two-factor setup: a new TOTP secret', auth: 'account', ok: [json(200, ref('TwoFactorSetup'))], errors: [409] }],
   ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with a code from the new secret (403 for a code that does not match)', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409] }],
   ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str }) }, ok: [empty('off')], errors: [409, 429] }],
-  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: ['avatar must be one file part whose bytes are a PNG, JPEG, GIF or WebP image of at most 40 megapixels'], ok: [json(200, ref('AvatarSet'))] }],
+  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB, re-encoded to 256x256 WebP', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: [
+        rule('avatar must be a PNG, JPEG, GIF or WebP image that can be read', 'the avatar '),
+        rule('avatar is one file part (with a filename)', 'send only the file avatar'),
+        rule('avatar is one file part (with a filename)', 'unexpected field'),
+        rule('avatar is one file part (with a filename)', 'no file: send the image'),
+        rule('avatar is one file part (with a filename)', 'send one image'),
+        rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+      ], ok: [json(200, ref('AvatarSet'))] }],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
   ['POST', '/api/account/export', { tag: 'Accounts', summary: 'Start an export of the account (a zip of JSON and uploaded files)', auth: 'account', ok: [json(202, ref('ExportStatus'))], errors: [409, 429] }],
@@ -123,9 +142,9 @@ export const operations: Ops = [
 
   // Email (src/api/email.ts)
   ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link', auth: 'user', body: { kind: 'json', schema: input({ email }) }, ok: [json(200, ref('EmailStatus'))], errors: [409, 429] }],
-  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, minLength: 1, required: true, description: 'the token of the emailed link' } }, prose: ['the token must be one that was mailed, unused and not expired'], ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
+  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, minLength: 1, required: true, description: 'the token of the emailed link' } }, prose: [rule('the token must be one that was mailed, unused and not expired', 'this verification link')], ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
   ['POST', '/api/password-reset/request', { tag: 'Email', summary: 'Mail a reset link to a verified address (always 202)', auth: 'none', body: { kind: 'json', schema: input({ email }) }, ok: [json(202, ref('Ok'))], errors: [429] }],
-  ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: { ...str, minLength: 1 }, password }) }, prose: ['the token must be one that was mailed, unused and not expired'], ok: [empty('the password is set; every session of the account ended')] }],
+  ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: { ...str, minLength: 1 }, password }) }, prose: [rule('the token must be one that was mailed, unused and not expired', 'this reset link')], ok: [empty('the password is set; every session of the account ended')] }],
 
   // Servers (src/api/servers.ts)
   ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(201, ref('Server'))], errors: [429] }],
@@ -135,11 +154,11 @@ export const operations: Ops = [
   ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
   ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
-  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: ['a server holds at most 500 channels'], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
+  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: [rule('a server holds at most 500 channels', 'a server may have at most')], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
   ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] }],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
-  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool }, ['full_server_admin']) }, audited: true, prose: ['a server holds at most 250 roles'], ok: [json(201, ref('Role'))], errors: [409, 429] }],
+  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool }, ['full_server_admin']) }, audited: true, prose: [rule('a server holds at most 250 roles', 'a server may have at most')], ok: [json(201, ref('Role'))], errors: [409, 429] }],
   ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename a role or change its admin flag (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool }, ['name', 'full_server_admin']) }, audited: true, ok: [json(200, ref('Role'))], errors: [409] }],
   ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] }],
   ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move or slow a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, topic: text(1024, { multiline: true, blank: true }), position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' }, slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 } }, ['name', 'topic', 'position', 'slowmode_seconds']) }, audited: true, ok: [json(200, ref('Channel'))], errors: [409] }],
@@ -153,7 +172,7 @@ export const operations: Ops = [
   ['DELETE', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/audit-log', { tag: 'Servers', summary: 'What owners and admins did, newest first (owner or full server admin)', auth: 'user', query: { before: { ...uuid, description: 'an entry id: the entries before it (404 for one not in this log)' }, limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' } }, ok: [json(200, arr(ref('AuditEntry')))] }],
   ['PUT', '/api/servers/{server_id}/members/{user_id}/role', { tag: 'Servers', summary: 'Assign a role by name, or null to clear (owner)', auth: 'user', body: { kind: 'json', schema: input({ role: nullable(name) }) }, audited: true, ok: [json(200, ref('Member'))] }],
-  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: nullable({ type: 'integer', minimum: 1, maximum: 1000, description: 'null or absent: unlimited' }), expires_in_seconds: nullable({ type: 'integer', minimum: 300, maximum: 604800, description: 'null or absent: seven days' }) }, ['max_uses', 'expires_in_seconds']), optional: true }, prose: ['a server holds at most 1 000 live invites'], ok: [json(201, ref('Invite'))], errors: [429] }],
+  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: nullable({ type: 'integer', minimum: 1, maximum: 1000, description: 'null or absent: unlimited' }), expires_in_seconds: nullable({ type: 'integer', minimum: 300, maximum: 604800, description: 'null or absent: seven days' }) }, ['max_uses', 'expires_in_seconds']), optional: true }, prose: [rule('a server holds at most 1 000 live invites', 'a server may have at most')], ok: [json(201, ref('Invite'))], errors: [429] }],
   ['GET', '/api/invites/{token}', { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', path: { token: inviteToken }, ok: [json(200, ref('InviteInfo'))] }],
   ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', path: { token: inviteToken }, ok: [json(200, ref('Joined'))] }],
   ['GET', '/invites/{token}', { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] }],
@@ -168,7 +187,7 @@ export const operations: Ops = [
   ...messageOps('/api/conversations/{conversation_id}/messages', 'Conversations', 'conversation', true),
 
   // Friends (src/api/friends.ts)
-  ['POST', '/api/friends/requests', { tag: 'Friends', summary: 'Send a friend request by username', auth: 'user', body: { kind: 'json', schema: input({ username }) }, prose: ['not to oneself'], ok: [json(201, ref('FriendRequest'))], errors: [404, 409, 429] }],
+  ['POST', '/api/friends/requests', { tag: 'Friends', summary: 'Send a friend request by username', auth: 'user', body: { kind: 'json', schema: input({ username }) }, prose: [rule('not to oneself', 'you cannot send a friend request to yourself')], ok: [json(201, ref('FriendRequest'))], errors: [404, 409, 429] }],
   ['GET', '/api/friends/requests', { tag: 'Friends', summary: 'Pending requests: incoming (default) or outgoing', auth: 'user', query: { direction: oneOf('incoming', 'outgoing') }, ok: [json(200, arr(ref('FriendRequest')))] }],
   ['POST', '/api/friends/requests/{request_id}/accept', { tag: 'Friends', summary: 'Accept a request (its addressee)', auth: 'user', ok: [json(200, ref('Friend'))] }],
   ['POST', '/api/friends/requests/{request_id}/reject', { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] }],
@@ -180,8 +199,8 @@ export const operations: Ops = [
 
   // Conversations (src/api/conversations.ts)
   ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first, with read state', auth: 'user', ok: [json(200, arr(ref('ConversationWithState')))] }],
-  ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) }, prose: ['the one name must be a friend\'s, not one\'s own'], ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
-  ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }) }, prose: ['every name must be a friend\'s, not one\'s own'], ok: [json(201, ref('Conversation'))], errors: [404] }],
+  ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) }, prose: [rule('the one name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
+  ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }) }, prose: [rule('every name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'))], errors: [404] }],
   ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
   ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member; 409 for a DM)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(200, ref('Conversation'))], errors: [409] }],
   ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend)', auth: 'user', ok: [json(200, ref('Conversation'))], errors: [409] }],
@@ -231,8 +250,10 @@ export const operations: Ops = [
         limit: { type: 'integer', minimum: 1, maximum: 50, description: 'default 25' },
       },
       prose: [
-        'q needs a word that is not excluded, balanced double quotes and at most 32 words and phrases',
-        'conversation_id cannot be combined with server_id or channel_id',
+        rule('q needs balanced double quotes', 'q has an unbalanced'),
+        rule('q needs a word that is not excluded', 'q has nothing to search for'),
+        rule('q holds at most 32 words and phrases', 'q may hold at most'),
+        rule('conversation_id cannot be combined with server_id or channel_id', 'use conversation_id or server_id and channel_id, not both'),
       ],
       ok: [json(200, ref('SearchResults'))],
       errors: [404, 429],
@@ -245,7 +266,7 @@ export const operations: Ops = [
   ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
 
   // Moderation (src/api/moderation.ts)
-  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason }) }, prose: ['a user report cannot name oneself'], ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
+  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason }) }, prose: [rule('a user report cannot name oneself', 'you cannot report yourself')], ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
   ['GET', '/api/admin/reports', { tag: 'Moderation', summary: 'Every report, pending first, newest first', auth: 'admin', query: { status: oneOf('pending', 'resolved'), ...adminPaging }, ok: [{ status: 200, json: arr(ref('Report')), headers: pageHeaders }] }],
   ['GET', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'One report with its context', auth: 'admin', ok: [json(200, ref('ReportWithContext'))] }],
   ['DELETE', '/api/admin/messages/{message_id}', { tag: 'Moderation', summary: 'Delete any message', auth: 'admin', audited: true, ok: [empty('deleted')] }],

@@ -62,7 +62,39 @@ export function readRaw(req: IncomingMessage, limit: number, deadlineMs = BODY_D
 // Keys that could reach a prototype if an object were ever merged; dropped at parse time.
 const POISON_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** Objects and arrays nest at most this deep: no field of the API nests more than a few levels. */
+export const MAX_JSON_DEPTH = 64;
+
+/** A body is UTF-8 (RFC 8259 section 8.1 for JSON; forms as browsers send them): other bytes are 400, never U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+export function decodeUtf8(raw: Buffer, what: string): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    throw new HttpError(400, `${what} is not valid UTF-8`);
+  }
+}
+
+/** The deepest nesting of objects and arrays in a JSON text (brackets inside strings do not count). */
+function nesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
 export function parseJsonObject(text: string): Body {
+  // The parser (and its reviver) recurse: a body of a million brackets would be a stack overflow.
+  if (nesting(text) > MAX_JSON_DEPTH) throw new HttpError(400, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text, (key, v) => {
@@ -84,13 +116,13 @@ export async function readJson(req: IncomingMessage, deadlineMs = BODY_DEADLINE_
     throw new HttpError(415, 'Content-Type must be application/json');
   }
   const raw = await readRaw(req, MAX_JSON_BYTES, deadlineMs);
-  return parseJsonObject(raw.toString('utf8'));
+  return parseJsonObject(decodeUtf8(raw, 'JSON body'));
 }
 
 export async function readForm(req: IncomingMessage, deadlineMs = BODY_DEADLINE_MS): Promise<Body> {
   const raw = await readRaw(req, MAX_FORM_BYTES, deadlineMs);
   const body: Body = Object.create(null);
-  for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
+  for (const [key, value] of new URLSearchParams(decodeUtf8(raw, 'form body'))) {
     if (!POISON_KEYS.has(key)) body[key] = value;
   }
   return body;

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
-import { MAX_JSON_BYTES, mediaType, parseJsonObject, readForm, readJson, readRaw } from '../../src/http/body';
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH, decodeUtf8, mediaType, parseJsonObject, readForm, readJson, readRaw } from '../../src/http/body';
 
 /** A request stand-in: headers plus a body stream, which is all the readers use. */
 const request = (headers: Record<string, string>, chunks: (string | Buffer)[] = []): IncomingMessage =>
@@ -74,4 +74,20 @@ t.test('readForm reads url-encoded fields into a prototype-free object', async (
   const body = await readForm(request({}, ['username=al%20ice&password=p%26ss&__proto__=x&constructor=y']));
   t.equal(Object.getPrototypeOf(body), null);
   t.same({ ...body }, { username: 'al ice', password: 'p&ss' });
+});
+
+t.test('a JSON body nests at most MAX_JSON_DEPTH levels; brackets inside strings do not count', async (t) => {
+  const nest = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  t.same(Object.keys(parseJsonObject(nest(MAX_JSON_DEPTH))), ['a'], `${MAX_JSON_DEPTH} levels parse`);
+  t.throws(() => parseJsonObject(nest(MAX_JSON_DEPTH + 1)), { status: 400, message: /nests deeper than 64 levels/ });
+  t.throws(() => parseJsonObject(`{"a":${'['.repeat(200_000)}`), { status: 400, message: /nests deeper/ }, 'a bracket flood is refused, not a stack overflow');
+  t.equal(parseJsonObject(`{"a":"${'[{'.repeat(500)}\\"}"}`).a, `${'[{'.repeat(500)}"}`, 'brackets and escaped quotes in strings are text');
+});
+
+t.test('a JSON or form body that is not UTF-8 is 400, never stored as U+FFFD', async (t) => {
+  const bad = Buffer.concat([Buffer.from('{"name":"nulla'), Buffer.from([0xff]), Buffer.from('"}')]);
+  await t.rejects(readJson(request({ 'content-type': 'application/json' }, [bad])), { status: 400, message: /JSON body is not valid UTF-8/ });
+  await t.rejects(readForm(request({}, [Buffer.from([0x61, 0x3d, 0xc3])])), { status: 400, message: /form body is not valid UTF-8/ });
+  t.same(await readJson(request({ 'content-type': 'application/json' }, ['\ufeff{"a":"é"}'])), { a: 'é' }, 'a byte-order mark is passed over');
+  t.equal(decodeUtf8(Buffer.from('😀'), 'x'), '😀');
 });
