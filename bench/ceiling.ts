@@ -1,7 +1,7 @@
 /**
  * The ceiling for "post a message" (issue 10): the least such a request can cost on this
  * machine in our process model. One node:http process parses a small JSON body, runs one
- * prepared better-sqlite3 INSERT into a WAL database (same pragmas as src/db.ts) and answers
+ * prepared better-sqlite3 INSERT into a WAL database (same pragmas as src/core/db.ts) and answers
  * the record as JSON. No sessions, router, validation or permissions. Benchmark use only.
  *
  * POST /messages {content} -> 201 {id, channel_id, author_id, content, created_at}

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type * as App from '../src/app';
-import type * as Config from '../src/config';
+import type * as Config from '../src/core/config';
 import { ROOT, type Row, assertBuilt, call, login, ms, percentile, printTable, register, runAlone, sleep, tempDir, verdict } from './lib';
 
 const MESSAGES = Number(process.env.EXPORT_MESSAGES ?? 100_000);

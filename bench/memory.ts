@@ -2,7 +2,7 @@
  * Memory (issue 10, measurement 5), the parts not measured elsewhere: the idle server's RSS,
  * and its peak RSS while 50 logins arrive at once. Password hashing is the memory-hungry part
  * of a login: argon2id with m = HASH_OPTIONS.memoryCost KiB, at most MAX_CONCURRENT_HASHES at
- * a time (src/passwords.ts), so the cap on hashing memory is their product whatever the burst.
+ * a time (src/core/passwords.ts), so the cap on hashing memory is their product whatever the burst.
  * RSS per socket is measured by bench/fanout.ts, uploads by bench/upload-memory.ts.
  *
  * The 50 accounts are registered first, then the server is restarted, so idle RSS is that of a
@@ -10,7 +10,7 @@
  *
  * Run alone: node dist-bench/bench/memory.js
  */
-import { HASH_OPTIONS, MAX_CONCURRENT_HASHES } from '../src/passwords';
+import { HASH_OPTIONS, MAX_CONCURRENT_HASHES } from '../src/core/passwords';
 import { type Row, call, login, mib, printTable, register, request, rssKb, runAlone, sampleRss, sleep, startChat, tempDir } from './lib';
 
 export const LOGINS = 50;

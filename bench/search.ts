@@ -170,7 +170,7 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   // Three-letter prefixes of mid-frequency words: each expands to many terms of the index.
   const prefixes = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 3)))].slice(0, VARIANTS).map((p) => `${p}*`);
   // Four-letter prefixes of the same words: past the prefix index, spelled out as the words of
-  // the index that start so (src/search.ts). Reported beside the target, not held to it.
+  // the index that start so (src/parts/messages/search.ts). Reported beside the target, not held to it.
   const longer = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 4)))].slice(0, VARIANTS).map((p) => `${p}*`);
   const scoped = common.map((w, i) => ({ q: w, channel: seeded.channelIds[i % seeded.channelIds.length] }));
   if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2 || longer.length < VARIANTS / 2) {

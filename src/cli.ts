@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BackupError, backup, restore } from './backup';
-import { ConfigError, loadConfig } from './config';
-import { type DB, openDatabase } from './db';
-import { createAccountChanges } from './account-changes';
-import { systemClock } from './clock';
-import { SUSPENDED } from './standing';
-import { turnOffTwoFactor } from './two-factor';
+import { BackupError, backup, restore } from './parts/backup';
+import { ConfigError, loadConfig } from './core/config';
+import { type DB, openDatabase } from './core/db';
+import { createAccountChanges } from './parts/accounts/account-changes';
+import { systemClock } from './core/clock';
+import { SUSPENDED } from './rules/standing';
+import { turnOffTwoFactor } from './parts/accounts/two-factor';
 
 /** A command's outcome: what to print, and the exit code. */
 class Refusal extends Error {
@@ -97,7 +97,7 @@ const COMMANDS: Record<string, Command> = {
       return `two-factor sign-in is off for ${user.username}; they sign in with their password`;
     },
   },
-  // An online, consistent copy while the server runs (src/backup.ts says how).
+  // An online, consistent copy while the server runs (src/parts/backup.ts says how).
   backup: {
     args: ['<dir>'],
     run: async (db, [dir], dataDir) => {
@@ -132,7 +132,7 @@ function userNamed(db: DB, username: string): { id: string; username: string; st
   return user;
 }
 
-/** The same account writes the server makes (src/account-changes.ts), without its sessions or sockets. */
+/** The same account writes the server makes (src/parts/accounts/account-changes.ts), without its sessions or sockets. */
 const changes = (db: DB) => createAccountChanges({ db, clock: systemClock });
 
 function setAdmin(db: DB, username: string, value: boolean): void {

@@ -1,6 +1,6 @@
 import { createApp } from './app';
-import { describeError } from './callbacks';
-import { ConfigError, loadConfig } from './config';
+import { describeError } from './core/callbacks';
+import { ConfigError, loadConfig } from './core/config';
 
 /** The entry point: the only place that reads the environment, listens and handles signals. */
 function main(): void {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import t from 'tap';
-import { createSecretBox, loadSecretKey } from '../src/secret-box';
+import { createSecretBox, loadSecretKey } from '../src/core/secret-box';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { FakeClock, type TestServer, startServer } from './helpers/server';

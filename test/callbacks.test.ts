@@ -1,14 +1,14 @@
 // Code that runs outside a request's promise (parser events, socket frames, timers, background
 // jobs) sends its errors to an owner: the request it belongs to, the one connection it serves,
 // or the log. Each path is made to fail here, by real input where input can do it and by a
-// failpoint (FAILPOINTS, src/callbacks.ts) where it cannot, and the server must keep answering.
+// failpoint (FAILPOINTS, src/core/callbacks.ts) where it cannot, and the server must keep answering.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { armFailpoints, every } from '../src/callbacks';
-import { presenceSettings } from '../src/presence';
-import { HEARTBEAT_MS, realtimeSettings } from '../src/realtime';
+import { armFailpoints, every } from '../src/core/callbacks';
+import { presenceSettings } from '../src/parts/live/presence';
+import { HEARTBEAT_MS, realtimeSettings } from '../src/parts/live/realtime';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, must } from './helpers/community';
 import { multipart, postMultipart } from './helpers/multipart';

@@ -1,6 +1,6 @@
-// Messages of one event-loop turn commit together (src/group-commit.ts): each still stands alone.
+// Messages of one event-loop turn commit together (src/core/group-commit.ts): each still stands alone.
 import t from 'tap';
-import { HttpError } from '../src/http/errors';
+import { HttpError } from '../src/core/http/errors';
 import { crowd, must } from './helpers/community';
 import { startServer } from './helpers/server';
 

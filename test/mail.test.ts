@@ -4,8 +4,8 @@ import { FakeClock, startServer, type TestServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { SmtpSink, closedPort, linkIn, readOutbox, silentServer, tokenOf, type ReceivedMail } from './helpers/mail';
 import { MAX_EMAIL_LENGTH, RESET_TOKEN_LIFETIME_MS, VERIFY_TOKEN_LIFETIME_MS } from '../src/api/email';
-import { createMailer } from '../src/mail';
-import { MINUTE } from '../src/clock';
+import { createMailer } from '../src/parts/accounts/mail';
+import { MINUTE } from '../src/core/clock';
 
 const uniqueEmail = (domain = 'example.com') => `${uniqueName('mail')}@${domain}`;
 
@@ -459,7 +459,7 @@ t.test('reset requests are rate limited per address and per client', async (t) =
   const anon = new Client(server.url);
   const email = uniqueEmail();
 
-  // emailsPerAddress allows 3, emailsPerClient 10 (src/limits.ts); an unknown address counts too.
+  // emailsPerAddress allows 3, emailsPerClient 10 (src/rules/limits.ts); an unknown address counts too.
   for (let i = 0; i < 3; i++) {
     t.equal((await anon.post('/api/password-reset/request', { email })).status, 202);
   }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
-import { iso } from '../src/clock';
-import { MAX_CONTENT_CHARS, type MessageRecord, REPLY_PREVIEW_CHARS } from '../src/message-record';
+import { iso } from '../src/core/clock';
+import { MAX_CONTENT_CHARS, type MessageRecord, REPLY_PREVIEW_CHARS } from '../src/core/message-record';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
 import { ACTORS, type Actor, type Expect, community as baseCommunity, must, ref, setStanding } from './helpers/community';

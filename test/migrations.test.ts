@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { SCHEMA_VERSION, openDatabase } from '../src/db';
+import { SCHEMA_VERSION, openDatabase } from '../src/core/db';
 import { Client } from './helpers/client';
 import { startServer } from './helpers/server';
 

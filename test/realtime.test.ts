@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import t from 'tap';
-import { CLOSE, realtimeSettings, WS_MAX_PAYLOAD_BYTES } from '../src/realtime';
+import { CLOSE, realtimeSettings, WS_MAX_PAYLOAD_BYTES } from '../src/parts/live/realtime';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, type Crowd as Community } from './helpers/community';
 import { startServer, type TestServer } from './helpers/server';

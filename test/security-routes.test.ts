@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import t from 'tap';
-import type { Route } from '../src/types';
+import type { Route } from '../src/core/types';
 import { buildRoutes } from '../src/api';
 import { type TestServer, startServer } from './helpers/server';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';

@@ -4,11 +4,11 @@ import net from 'node:net';
 import argon2 from 'argon2';
 import t, { type Test } from 'tap';
 import { buildRoutes } from '../src/api';
-import { DAY } from '../src/clock';
-import { PAGE_CSP } from '../src/http/respond';
-import type { Mail } from '../src/mail';
-import { MAX_CONCURRENT_HASHES } from '../src/passwords';
-import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../src/sessions';
+import { DAY } from '../src/core/clock';
+import { PAGE_CSP } from '../src/core/http/respond';
+import type { Mail } from '../src/parts/accounts/mail';
+import { MAX_CONCURRENT_HASHES } from '../src/core/passwords';
+import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../src/parts/accounts/sessions';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
 import { Client, type Res, signUp, uniqueName } from './helpers/client';
 

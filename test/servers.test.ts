@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { DAY, iso } from '../src/clock';
+import { DAY, iso } from '../src/core/clock';
 import { INVITE_LIFETIME_MS } from '../src/api/invites';
 import { MAX_NAME_CHARS } from '../src/api/servers';
 import { Client, type Res, signUp } from './helpers/client';

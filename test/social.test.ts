@@ -1,6 +1,6 @@
 // Pins, edit history, administrators acting on reports, blocking and group chat management.
 import t from 'tap';
-import { MAX_PINS } from '../src/message-store';
+import { MAX_PINS } from '../src/parts/messages/message-store';
 import { type Client, signUp } from './helpers/client';
 import { befriend, community, must, ref, users } from './helpers/community';
 import { startServer } from './helpers/server';

@@ -3,9 +3,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 // The user stream (GET /api/ws), read state, mentions, typing and presence, with real ws clients.
 import t from 'tap';
-import { TAIL_LENGTH } from '../src/channel-tails';
-import { presenceSettings } from '../src/presence';
-import { SENDS_PER_TURN, realtimeSettings } from '../src/realtime';
+import { TAIL_LENGTH } from '../src/parts/messages/channel-tails';
+import { presenceSettings } from '../src/parts/live/presence';
+import { SENDS_PER_TURN, realtimeSettings } from '../src/parts/live/realtime';
 import { type Client, signUp } from './helpers/client';
 import { befriend, crowd, must, ref, setStanding, users } from './helpers/community';
 import { FakeClock, startServer, type TestServer } from './helpers/server';

@@ -6,8 +6,8 @@ import t from 'tap';
 import { startServer, type TestServer } from './helpers/server';
 import { type Client, signUp } from './helpers/client';
 import { type Part, multipart, postMultipart } from './helpers/multipart';
-import { contentDisposition, parseRange } from '../src/downloads';
-import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../src/upload-store';
+import { contentDisposition, parseRange } from '../src/core/http/downloads';
+import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../src/parts/messages/upload-store';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

@@ -23,7 +23,7 @@ export const oneOf = (...values: (string | number)[]): Schema => ({
 export const binary: Schema = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' };
 export const withText = (schema: Schema, description: string): Schema => ({ ...schema, description });
 
-// Text rules as src/validate.ts text() applies them, written so JavaScript and Python regex
+// Text rules as src/core/validate.ts text() applies them, written so JavaScript and Python regex
 // engines read them alike: classes spell whitespace out (never \s, which the two define
 // differently), and `$(?!\u000a)` stops Python's `$` from also matching before a final newline.
 /** What String.prototype.trim removes: a name of nothing but these is empty. */
@@ -44,7 +44,7 @@ export function text(max: number, opts: { multiline?: boolean; blank?: boolean; 
   return { type: 'string', ...(opts.blank ? {} : { minLength: 1 }), maxLength: max, pattern };
 }
 
-/** A username (src/users.ts USERNAME_RULE). */
+/** A username (src/parts/accounts/users.ts USERNAME_RULE). */
 export const username: Schema = { type: 'string', minLength: 3, maxLength: 32, pattern: `^[A-Za-z0-9_-]{3,32}${END}` };
 /** A new password: 8 to 72 characters of any kind (argon2 reads at most 72 bytes' worth meaningfully). */
 export const password: Schema = { type: 'string', minLength: 8, maxLength: 72 };
@@ -136,7 +136,7 @@ const FORM_NOTE =
   'A browser form may post the same fields as application/x-www-form-urlencoded: then every answer, errors included, ' +
   'is a 303 redirect (to `/?error=<code>` on failure), so a page never shows plain text.';
 
-/** The optional reason of a moderation action, as sent (src/audit.ts). */
+/** The optional reason of a moderation action, as sent (src/parts/community/audit.ts). */
 const auditReasonHeader = {
   name: 'X-Audit-Log-Reason',
   in: 'header',

@@ -265,7 +265,7 @@ function withDescription(schema: Schema, description: string): Schema {
   return { ...schema, description };
 }
 
-/** The fields of a message record (src/message-record.ts). */
+/** The fields of a message record (src/core/message-record.ts). */
 function messageFields(): Record<string, Schema> {
   return {
     id: uuid,

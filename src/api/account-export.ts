@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream';
-import { contentDisposition } from '../downloads';
-import { notFound } from '../http/errors';
-import { HANDLED, json } from '../http/respond';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
+import { contentDisposition } from '../core/http/downloads';
+import { notFound } from '../core/http/errors';
+import { HANDLED, json } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
 
 type Deps = Pick<Services, 'accountExports' | 'limits' | 'log'>;
 
-/** The account export: start one, see how it goes, download the zip (src/account-export.ts). */
+/** The account export: start one, see how it goes, download the zip (src/parts/accounts/account-export.ts). */
 export function accountExportRoutes(deps: Deps): Route[] {
   const h = accountExportHandlers(deps);
   return [

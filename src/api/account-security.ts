@@ -1,12 +1,12 @@
-import { CLEARED_SESSION_COOKIE } from '../auth';
-import { iso } from '../clock';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors';
-import { json, noContent } from '../http/respond';
-import { createLoginGuard } from '../limits';
-import { hashPassword, verifyPassword } from '../passwords';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
-import { readPassword } from '../users';
+import { CLEARED_SESSION_COOKIE } from '../parts/accounts/auth';
+import { iso } from '../core/clock';
+import { badRequest, conflict, forbidden, notFound } from '../core/http/errors';
+import { json, noContent } from '../core/http/respond';
+import { createLoginGuard } from '../rules/limits';
+import { hashPassword, verifyPassword } from '../core/passwords';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
+import { readPassword } from '../parts/accounts/users';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'sessions' | 'limits' | 'twoFactor' | 'accountChanges'>;
 

@@ -1,17 +1,17 @@
 import crypto from 'node:crypto';
-import { CLEARED_SESSION_COOKIE, remoteAddress, sessionCookie } from '../auth';
-import { iso } from '../clock';
-import { HttpError, badRequest, conflict, forbidden, notFound } from '../http/errors';
-import { createLoginGuard } from '../limits';
-import { created, json, noContent, redirect } from '../http/respond';
-import { hashPassword, verifyPassword } from '../passwords';
-import type { Services } from '../services';
-import { STATUSES } from '../presence';
-import { SUSPENDED } from '../standing';
-import { type Ctx, type PublicCtx, type Route, refOf } from '../types';
-import { USERNAME_RULE, readPassword, readUsername } from '../users';
-import { codeRequired } from '../two-factor';
-import { oneOf, text } from '../validate';
+import { CLEARED_SESSION_COOKIE, remoteAddress, sessionCookie } from '../parts/accounts/auth';
+import { iso } from '../core/clock';
+import { HttpError, badRequest, conflict, forbidden, notFound } from '../core/http/errors';
+import { createLoginGuard } from '../rules/limits';
+import { created, json, noContent, redirect } from '../core/http/respond';
+import { hashPassword, verifyPassword } from '../core/passwords';
+import type { Services } from '../parts/services';
+import { STATUSES } from '../parts/live/presence';
+import { SUSPENDED } from '../rules/standing';
+import { type Ctx, type PublicCtx, type Route, refOf } from '../core/types';
+import { USERNAME_RULE, readPassword, readUsername } from '../parts/accounts/users';
+import { codeRequired } from '../parts/accounts/two-factor';
+import { oneOf, text } from '../core/validate';
 
 /** A display name: any script, at most this many characters. */
 export const MAX_DISPLAY_NAME_CHARS = 32;
@@ -182,7 +182,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
   }
 
   /**
-   * DELETE {password, code?}: the account goes (src/account-deletion.ts); 409 naming the servers
+   * DELETE {password, code?}: the account goes (src/parts/accounts/account-deletion.ts); 409 naming the servers
    * the user still owns; a wrong password or code is 403 and counts as a failed login.
    */
   async function deleteAccount(ctx: Ctx) {

@@ -1,10 +1,10 @@
-import { auditReason } from '../audit';
-import { badRequest, conflict, notFound } from '../http/errors';
-import { created, json, noContent } from '../http/respond';
-import { channelWithState } from '../ready';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
-import { integer, text } from '../validate';
+import { auditReason } from '../parts/community/audit';
+import { badRequest, conflict, notFound } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
+import { channelWithState } from '../parts/live/ready';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
+import { integer, text } from '../core/validate';
 import { MAX_NAME_CHARS, diff } from './servers';
 
 export const MAX_CHANNELS_PER_SERVER = 500;

@@ -1,10 +1,10 @@
-import { auditReason } from '../audit';
-import { iso } from '../clock';
-import { notFound } from '../http/errors';
-import { json, noContent } from '../http/respond';
-import type { Services } from '../services';
-import type { Ctx, Route, UserRef } from '../types';
-import { integer, limitParam, text, uuidParam } from '../validate';
+import { auditReason } from '../parts/community/audit';
+import { iso } from '../core/clock';
+import { notFound } from '../core/http/errors';
+import { json, noContent } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { Ctx, Route, UserRef } from '../core/types';
+import { integer, limitParam, text, uuidParam } from '../core/validate';
 
 /** Timeouts last from a minute to 28 days, as on Discord. */
 export const MIN_TIMEOUT_SECONDS = 60;

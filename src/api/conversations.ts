@@ -1,14 +1,14 @@
 import crypto from 'node:crypto';
-import { iso } from '../clock';
-import { createFriendCheck, pairKey } from '../friendship';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors';
-import { created, json, noContent } from '../http/respond';
-import type { Services } from '../services';
-import { conversationEntry } from '../ready';
-import { assertAllowed } from '../standing';
-import type { Ctx, Route, User } from '../types';
-import { USERNAME_RULE } from '../users';
-import { stringArray, text } from '../validate';
+import { iso } from '../core/clock';
+import { createFriendCheck, pairKey } from '../rules/friendship';
+import { badRequest, conflict, forbidden, notFound } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import { conversationEntry } from '../parts/live/ready';
+import { assertAllowed } from '../rules/standing';
+import type { Ctx, Route, User } from '../core/types';
+import { USERNAME_RULE } from '../parts/accounts/users';
+import { stringArray, text } from '../core/validate';
 
 /** Friends named at group creation (spec section 8), the creator not counted. */
 export const MIN_GROUP_FRIENDS = 1;

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
-import { HOUR, iso } from '../clock';
-import { badRequest, conflict, HttpError } from '../http/errors';
-import { json, noContent, redirect } from '../http/respond';
-import { hashPassword } from '../passwords';
-import type { Services } from '../services';
-import type { Body, Ctx, PublicCtx, Route } from '../types';
-import { readPassword } from '../users';
+import { HOUR, iso } from '../core/clock';
+import { badRequest, conflict, HttpError } from '../core/http/errors';
+import { json, noContent, redirect } from '../core/http/respond';
+import { hashPassword } from '../core/passwords';
+import type { Services } from '../parts/services';
+import type { Body, Ctx, PublicCtx, Route } from '../core/types';
+import { readPassword } from '../parts/accounts/users';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'limits' | 'mailer' | 'accountChanges'>;
 

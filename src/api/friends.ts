@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
-import { iso } from '../clock';
-import { pairKey } from '../friendship';
-import { badRequest, conflict, notFound } from '../http/errors';
-import { created, json, noContent } from '../http/respond';
-import type { Services } from '../services';
-import type { FriendRecord } from '../directory';
-import { type Ctx, type Route, type UserRef, refOf } from '../types';
-import { readUsername } from '../users';
+import { iso } from '../core/clock';
+import { pairKey } from '../rules/friendship';
+import { badRequest, conflict, notFound } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { FriendRecord } from '../parts/community/directory';
+import { type Ctx, type Route, type UserRef, refOf } from '../core/types';
+import { readUsername } from '../parts/accounts/users';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence' | 'perms'>;
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { json } from '../http/respond';
-import type { Services } from '../services';
-import type { Route } from '../types';
+import { json } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { Route } from '../core/types';
 import { accountExportRoutes } from './account-export';
 import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';

@@ -1,15 +1,15 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../audit';
-import { requestOrigin } from '../auth';
-import { DAY, MINUTE, iso } from '../clock';
-import { badRequest, forbidden, notFound } from '../http/errors';
-import { HANDLED, created, json, noContent } from '../http/respond';
-import { serverEntry } from '../ready';
-import { moderates } from '../permissions';
-import type { Services } from '../services';
-import { assertAllowed } from '../standing';
-import type { Ctx, PublicCtx, Route } from '../types';
-import { integer } from '../validate';
+import { auditReason } from '../parts/community/audit';
+import { requestOrigin } from '../parts/accounts/auth';
+import { DAY, MINUTE, iso } from '../core/clock';
+import { badRequest, forbidden, notFound } from '../core/http/errors';
+import { HANDLED, created, json, noContent } from '../core/http/respond';
+import { serverEntry } from '../parts/live/ready';
+import { moderates } from '../rules/permissions';
+import type { Services } from '../parts/services';
+import { assertAllowed } from '../rules/standing';
+import type { Ctx, PublicCtx, Route } from '../core/types';
+import { integer } from '../core/validate';
 
 export const INVITE_LIFETIME_MS = 7 * DAY;
 export const MIN_INVITE_SECONDS = (5 * MINUTE) / 1000;

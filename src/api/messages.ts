@@ -1,18 +1,18 @@
-import { authenticate } from '../auth';
-import { resolveEmoji } from '../emoji';
-import { mediaType, readJson } from '../http/body';
-import { auditReason } from '../audit';
-import { HttpError, badRequest, forbidden, notFound } from '../http/errors';
-import { created, json, noContent } from '../http/respond';
-import { MAX_CONTENT_CHARS, placeOf } from '../message-record';
-import type { MessageInput } from '../message-store';
+import { authenticate } from '../parts/accounts/auth';
+import { resolveEmoji } from '../core/emoji';
+import { mediaType, readJson } from '../core/http/body';
+import { auditReason } from '../parts/community/audit';
+import { HttpError, badRequest, forbidden, notFound } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
+import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
+import type { MessageInput } from '../parts/messages/message-store';
 import { MAX_SLOWMODE_SECONDS } from './channels';
-import { moderates } from '../permissions';
-import type { Services } from '../services';
-import { type RestrictedAction, assertAllowed } from '../standing';
-import type { Body, Container, Ctx, Route } from '../types';
-import type { UploadStore } from '../upload-store';
-import { limitParam, text, uuid, uuidParam } from '../validate';
+import { moderates } from '../rules/permissions';
+import type { Services } from '../parts/services';
+import { type RestrictedAction, assertAllowed } from '../rules/standing';
+import type { Body, Container, Ctx, Route } from '../core/types';
+import type { UploadStore } from '../parts/messages/upload-store';
+import { limitParam, text, uuid, uuidParam } from '../core/validate';
 
 type Deps = Pick<
   Services,
@@ -25,7 +25,7 @@ export const TYPING_REPEAT_MS = 3_000;
 /**
  * Messages, one model for three scopes: server channels, the legacy server messages (mapped
  * onto the server's first channel) and conversations. The scope decides who may see and
- * moderate (src/permissions.ts) and which standing restriction applies to sending.
+ * moderate (src/rules/permissions.ts) and which standing restriction applies to sending.
  */
 export function messageRoutes(deps: Deps): Route[] {
   // Shared by the three scopes: the legacy routes post into a channel too.

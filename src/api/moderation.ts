@@ -1,13 +1,13 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../audit';
-import { iso } from '../clock';
-import { badRequest, forbidden, notFound } from '../http/errors';
-import { HANDLED, created, json, noContent, streamJsonArray } from '../http/respond';
-import { splitUrl } from '../http/router';
-import type { Services } from '../services';
-import { SUSPENDED } from '../standing';
-import type { Ctx, Reply, Route, User } from '../types';
-import { integer, limitParam, oneOf, text, uuid } from '../validate';
+import { auditReason } from '../parts/community/audit';
+import { iso } from '../core/clock';
+import { badRequest, forbidden, notFound } from '../core/http/errors';
+import { HANDLED, created, json, noContent, streamJsonArray } from '../core/http/respond';
+import { splitUrl } from '../core/http/router';
+import type { Services } from '../parts/services';
+import { SUSPENDED } from '../rules/standing';
+import type { Ctx, Reply, Route, User } from '../core/types';
+import { integer, limitParam, oneOf, text, uuid } from '../core/validate';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'audit' | 'directory' | 'accountChanges'>;
 

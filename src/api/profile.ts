@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import { notFound } from '../http/errors';
-import { HANDLED, json, noContent } from '../http/respond';
-import type { Services } from '../services';
-import { type Ctx, type PublicCtx, type Route, refOf } from '../types';
+import { notFound } from '../core/http/errors';
+import { HANDLED, json, noContent } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import { type Ctx, type PublicCtx, type Route, refOf } from '../core/types';
 
 type Deps = Pick<Services, 'users' | 'avatars' | 'hub' | 'directory'>;
 

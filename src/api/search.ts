@@ -1,10 +1,10 @@
-import { badRequest } from '../http/errors';
-import { json } from '../http/respond';
-import { HAS_VALUES, type Has, type SearchScope } from '../search';
-import { parseQuery } from '../search-query';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
-import { limitParam, uuidParam } from '../validate';
+import { badRequest } from '../core/http/errors';
+import { json } from '../core/http/respond';
+import { HAS_VALUES, type Has, type SearchScope } from '../parts/messages/search';
+import { parseQuery } from '../core/search-query';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
+import { limitParam, uuidParam } from '../core/validate';
 
 type Deps = Pick<Services, 'perms' | 'limits' | 'search'>;
 

@@ -1,26 +1,26 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../audit';
-import { iso } from '../clock';
-import { badRequest, conflict, notFound } from '../http/errors';
-import { created, json, noContent } from '../http/respond';
-import { serverEntry } from '../ready';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
-import { bool, text, uuid } from '../validate';
+import { auditReason } from '../parts/community/audit';
+import { iso } from '../core/clock';
+import { badRequest, conflict, notFound } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
+import { serverEntry } from '../parts/live/ready';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
+import { bool, text, uuid } from '../core/validate';
 
 export const MAX_NAME_CHARS = 100;
 export const MAX_DESCRIPTION_CHARS = 1000;
 export const FIRST_CHANNEL_NAME = 'general';
 /** Caps on what one user can make exist (docs/security.md "Caps"), so no one fills the database. */
 export const MAX_ROLES_PER_SERVER = 250;
-export { MAX_SERVERS_PER_USER } from '../members';
+export { MAX_SERVERS_PER_USER } from '../parts/community/members';
 
 type Deps = Pick<
   Services,
   'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'uploads' | 'channels'
 >;
 
-/** Servers, their members and roles (spec section 4; who may do what: src/permissions.ts). */
+/** Servers, their members and roles (spec section 4; who may do what: src/rules/permissions.ts). */
 export function serverRoutes(deps: Deps): Route[] {
   const h = serverHandlers(deps);
   const S = '/api/servers/:server_id';

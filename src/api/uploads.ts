@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveFile } from '../downloads';
-import { notFound } from '../http/errors';
-import { HANDLED } from '../http/respond';
-import type { Services } from '../services';
-import type { Ctx, Route } from '../types';
+import { serveFile } from '../core/http/downloads';
+import { notFound } from '../core/http/errors';
+import { HANDLED } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { Ctx, Route } from '../core/types';
 
 type Deps = Pick<Services, 'config' | 'log' | 'perms'>;
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { compile, match } from '../../src/http/router';
+import { compile, match } from '../../src/core/http/router';
 
 /**
  * Every answer the integration tests receive is held against docs/openapi.json: the status must

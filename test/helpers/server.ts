@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from '../../src/app';
-import type { Services as App } from '../../src/services';
-import { loadConfig, type Config } from '../../src/config';
-import type { Clock } from '../../src/clock';
+import type { Services as App } from '../../src/parts/services';
+import { loadConfig, type Config } from '../../src/core/config';
+import type { Clock } from '../../src/core/clock';
 
 /** A clock the tests move by hand. */
 export class FakeClock implements Clock {

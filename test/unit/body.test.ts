@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
-import { MAX_JSON_BYTES, MAX_JSON_DEPTH, decodeUtf8, mediaType, parseJsonObject, readForm, readJson, readRaw } from '../../src/http/body';
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH, decodeUtf8, mediaType, parseJsonObject, readForm, readJson, readRaw } from '../../src/core/http/body';
 
 /** A request stand-in: headers plus a body stream, which is all the readers use. */
 const request = (headers: Record<string, string>, chunks: (string | Buffer)[] = []): IncomingMessage =>

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { ConfigError, loadConfig, prepareDataDir } from '../../src/config';
+import { ConfigError, loadConfig, prepareDataDir } from '../../src/core/config';
 
 t.test('defaults', async (t) => {
   const config = loadConfig({});

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_EMOJI_UTF16, isEmoji } from '../../src/emoji';
+import { MAX_EMOJI_UTF16, isEmoji } from '../../src/core/emoji';
 
 t.test('accepts single emoji of every shape clients send', async (t) => {
   const valid: [string, string][] = [

@@ -81,8 +81,37 @@ t.test('src/ has no import cycles, import type edges included', async (t) => {
   t.same(cycles(graph), [], 'no strongly connected component of more than one module');
 });
 
-t.test('the shared types are a leaf: src/types.ts imports nothing of ours', async (t) => {
-  t.same(graph.get('types.ts'), []);
+t.test('the shared types are a leaf: src/core/types.ts imports nothing of ours', async (t) => {
+  t.same(graph.get(path.join('core', 'types.ts')), []);
+});
+
+/**
+ * The folders are the layers, lowest first: the core (types, database, configuration, time, HTTP,
+ * validation), the rules (who may do what, what a standing allows, the limits), the parts (stores
+ * and services), the route tables; the entry points and the composition root stand above them
+ * all at the top of src/. A file imports its own layer and the ones below, never one above.
+ */
+const LAYERS = ['core', 'rules', 'parts', 'api'];
+const layerOf = (file: string): number => {
+  const top = file.split(path.sep)[0];
+  return LAYERS.includes(top) ? LAYERS.indexOf(top) : LAYERS.length;
+};
+const upwardEdges = (edges: Map<string, string[]>): string[] =>
+  [...edges].flatMap(([file, targets]) => targets.filter((target) => layerOf(target) > layerOf(file)).map((target) => `${file} -> ${target}`));
+
+t.test('the folder rule finds an import that reaches up a layer', async (t) => {
+  const sample = new Map([
+    [path.join('core', 'a.ts'), [path.join('core', 'b.ts')]],
+    [path.join('rules', 'r.ts'), [path.join('core', 'a.ts')]],
+    [path.join('core', 'b.ts'), [path.join('parts', 'p.ts')]],
+    ['app.ts', [path.join('api', 'x.ts')]],
+  ]);
+  t.same(upwardEdges(sample), [`${path.join('core', 'b.ts')} -> ${path.join('parts', 'p.ts')}`]);
+});
+
+t.test('the folders are layers: nothing in core/, rules/, parts/ or api/ imports a folder above its own', async (t) => {
+  t.ok([...graph.keys()].every((file) => LAYERS.includes(file.split(path.sep)[0]) || !file.includes(path.sep)), 'every file is in a layer or at the top');
+  t.same(upwardEdges(graph), []);
 });
 
 t.test('the layers read top-down: the route tables are imported by the composition root only, and it by the entry point only', async (t) => {

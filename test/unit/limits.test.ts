@@ -1,7 +1,7 @@
 import t from 'tap';
-import { HttpError } from '../../src/http/errors';
-import { LIMIT_POLICIES, createLimits } from '../../src/limits';
-import { MAX_KEYS_PER_LIMITER, RateLimiter } from '../../src/ratelimit';
+import { HttpError } from '../../src/core/http/errors';
+import { LIMIT_POLICIES, createLimits } from '../../src/rules/limits';
+import { MAX_KEYS_PER_LIMITER, RateLimiter } from '../../src/core/ratelimit';
 import { FakeClock } from '../helpers/server';
 
 const policy = { burst: 3, refillMs: 1000 };

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { RateLimiter } from '../../src/ratelimit';
-import { HttpError } from '../../src/http/errors';
+import { RateLimiter } from '../../src/core/ratelimit';
+import { HttpError } from '../../src/core/http/errors';
 import { FakeClock } from '../helpers/server';
 
 const policy = { burst: 3, refillMs: 10_000 };

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { compile, isUuid, match } from '../../src/http/router';
-import { HttpError } from '../../src/http/errors';
+import { compile, isUuid, match } from '../../src/core/http/router';
+import { HttpError } from '../../src/core/http/errors';
 
 const ID = '3f2b8c1e-7d4a-4b6e-9c0d-1a2b3c4d5e6f';
 

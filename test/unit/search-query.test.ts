@@ -1,5 +1,5 @@
 import t from 'tap';
-import { highlight, matchExpression, parseQuery, tokenize } from '../../src/search-query';
+import { highlight, matchExpression, parseQuery, tokenize } from '../../src/core/search-query';
 
 t.test('parsing: words, phrases, prefixes, exclusions', async (t) => {
   t.same(parseQuery('Cat  "hot DOG" caf* -fish -"big fish"'), [

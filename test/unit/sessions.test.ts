@@ -1,7 +1,7 @@
 import t from 'tap';
-import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SessionStore } from '../../src/sessions';
-import type { Session } from '../../src/types';
-import { DAY } from '../../src/clock';
+import { MAX_SESSIONS_PER_USER, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SessionStore } from '../../src/parts/accounts/sessions';
+import type { Session } from '../../src/core/types';
+import { DAY } from '../../src/core/clock';
 import { FakeClock } from '../helpers/server';
 
 const store = () => {

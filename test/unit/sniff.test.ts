@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SNIFF_BYTES, extensionOf, isInline, previewKindOf, servedType, sniff } from '../../src/sniff';
+import { SNIFF_BYTES, extensionOf, isInline, previewKindOf, servedType, sniff } from '../../src/core/sniff';
 
 const bytes = (...parts: (number[] | string)[]) =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));

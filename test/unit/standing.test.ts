@@ -1,5 +1,5 @@
 import t from 'tap';
-import { type RestrictedAction, SUSPENDED, allows, assertAllowed, standingForWarnings } from '../../src/standing';
+import { type RestrictedAction, SUSPENDED, allows, assertAllowed, standingForWarnings } from '../../src/rules/standing';
 
 // Spec section 3: each level includes the restrictions of the levels below it.
 const TABLE: Record<RestrictedAction, boolean[]> = {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { timeOrderedUuid } from '../../src/message-store';
-import { isUuid } from '../../src/http/router';
+import { timeOrderedUuid } from '../../src/parts/messages/message-store';
+import { isUuid } from '../../src/core/http/router';
 
 t.test('message ids are version 7 UUIDs that sort by time', async (t) => {
   const at = Date.parse('2026-11-22T10:00:00Z');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bool, integer, limitParam, oneOf, stringArray, text, uuid, uuidParam } from '../../src/validate';
+import { bool, integer, limitParam, oneOf, stringArray, text, uuid, uuidParam } from '../../src/core/validate';
 
 const ID = '3F2B8C1E-7D4A-4B6E-9C0D-1A2B3C4D5E6F';
 const b = (value: unknown) => ({ field: value }) as Record<string, unknown>;

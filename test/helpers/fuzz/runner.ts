@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compile, match } from '../../../src/http/router';
+import { compile, match } from '../../../src/core/http/router';
 import { checkAgainstContract } from '../contract';
 import { allowanceFor } from './allow-list';
 import { type Findings, normalizeMessage } from './findings';

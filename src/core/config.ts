@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Everything the environment can set. Only src/server.ts and src/cli.ts read process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  /** BASE_URL was set. If not, links shown to a requester use the address their browser used. */
+  baseUrlConfigured: boolean;
+  smtpUrl: string | null;
+  mailFrom: string;
+  adminUsers: string[];
+  trustProxy: boolean;
+  rateLimit: boolean;
+  /** Open connections one client address may hold; past it, new ones are refused with 503. */
+  connectionsPerClient: number;
+  /** Open connections in all; past it Node drops new ones. Leaves files for the database and uploads. */
+  maxConnections: number;
+  /** normal: SQLite synchronous=NORMAL; strict: FULL, and every upload fsynced before its row commits. */
+  durability: 'normal' | 'strict';
+  /** GET /metrics (Prometheus) is served at all. */
+  metrics: boolean;
+  /** The local addresses (interfaces) a /metrics request must arrive on; `*` for any. */
+  metricsHosts: string[];
+  /** SECRET_KEY: 32 bytes as 64 hex digits, the key that encrypts TOTP secrets; null: DATA_DIR/secret.key. */
+  secretKey: Buffer | null;
+  /** FAILPOINTS: a testing aid that makes named callbacks fail (src/core/callbacks.ts); empty in production. */
+  failpoints: string[];
+}
+
+export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
+/** Files kept back from connections for the database, its WAL, uploads in flight and logs. */
+export const RESERVED_FILES = 256;
+
+/** A bad setting: start-up stops with this one-line reason. */
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  // Digits only: Number() would also take ' ' (0), '0x50' and '1e3'.
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : /^\d{1,5}$/.test(env.PORT) ? Number(env.PORT) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
+  }
+  const host = env.HOST || '0.0.0.0';
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  let parsedBase: URL;
+  try {
+    parsedBase = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  }
+  if (parsedBase.protocol !== 'http:' && parsedBase.protocol !== 'https:') {
+    throw new ConfigError(`BASE_URL must start with http:// or https://, got "${baseUrl}"`);
+  }
+  const smtpUrl = env.SMTP_URL || null;
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  }
+  const onOff = (name: string, fallback: boolean): boolean => {
+    const value = (env[name] ?? '').toLowerCase();
+    if (value === '') return fallback;
+    if (['1', 'true', 'on', 'yes'].includes(value)) return true;
+    if (['0', 'false', 'off', 'no'].includes(value)) return false;
+    throw new ConfigError(`${name} must be on or off, got "${env[name]}"`);
+  };
+  return {
+    port,
+    host,
+    dataDir,
+    baseUrl,
+    baseUrlConfigured: Boolean(env.BASE_URL),
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || `chat <no-reply@${parsedBase.hostname}>`,
+    adminUsers: (env.ADMIN_USERS ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+    trustProxy: onOff('TRUST_PROXY', false),
+    rateLimit: onOff('RATE_LIMIT', true),
+    connectionsPerClient: count('CONNECTIONS_PER_CLIENT', DEFAULT_CONNECTIONS_PER_CLIENT),
+    maxConnections: count('MAX_CONNECTIONS', Math.max(64, openFilesLimit() - RESERVED_FILES)),
+    durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
+    metrics: onOff('METRICS', false),
+    metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
+    secretKey: secretKey(),
+    failpoints: failpoints(),
+  };
+
+  function failpoints(): string[] {
+    const names = (env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+    const bad = names.find((name) => !/^[a-z][a-z.-]*(:(throw|escape))?$/.test(name));
+    if (bad !== undefined) throw new ConfigError(`FAILPOINTS must be names like socket.message or socket.message:escape, got "${bad}"`);
+    return names;
+  }
+
+  function secretKey(): Buffer | null {
+    const raw = env.SECRET_KEY ?? '';
+    if (raw === '') return null;
+    if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError('SECRET_KEY must be 64 hex digits (32 bytes), e.g. from: openssl rand -hex 32');
+    return Buffer.from(raw, 'hex');
+  }
+
+  function count(name: string, fallback: number): number {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`);
+    return Number(raw);
+  }
+  function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = (env[name] ?? '').toLowerCase();
+    if (raw === '') return fallback;
+    if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${env[name]}"`);
+    return raw as T;
+  }
+}
+
+/** The process's soft limit on open files (Linux /proc); 4096 where it cannot be read. */
+export function openFilesLimit(): number {
+  try {
+    const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : 4096;
+  } catch {
+    return 4096;
+  }
+}
+
+/** Creates DATA_DIR if needed and proves it is writable, so a bad one fails at start, not at first upload. */
+export function prepareDataDir(dataDir: string): void {
+  try {
+    fs.mkdirSync(path.join(dataDir, 'uploads'), { recursive: true });
+    const probe = path.join(dataDir, `.write-test-${process.pid}`);
+    fs.writeFileSync(probe, '');
+    fs.unlinkSync(probe);
+  } catch (err) {
+    throw new ConfigError(`DATA_DIR ${dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}

@@ -1,0 +1,208 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type DB = Database.Database;
+
+/**
+ * Numbered migrations for changes after the first schema. Entry N moves a database from
+ * user_version N to N + 1. schema.sql always holds the latest full schema, so a new
+ * database runs schema.sql and is stamped with the latest version directly.
+ */
+// The triggers that keep the search index in step with messages (as in schema.sql).
+const SEARCH_INDEX_TRIGGERS = `
+  CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  END;
+  CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  END;
+  CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  END;`;
+
+const MIGRATIONS: ((db: DB) => void)[] = [
+  // 1 -> 2: members removed from a server (kicked), so an old invite cannot bring them back.
+  (db) =>
+    db.exec(`CREATE TABLE server_removals (
+      server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+      user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+      removed_by TEXT NOT NULL REFERENCES users (id),
+      removed_at TEXT NOT NULL,
+      PRIMARY KEY (server_id, user_id)
+    ) WITHOUT ROWID`),
+  // 2 -> 3: read markers, mentions, presence. Members who were there before start with
+  // everything read, as a new member does.
+  (db) =>
+    db.exec(`
+      CREATE TABLE read_states (
+        user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        container_id  TEXT NOT NULL,
+        last_read_seq INTEGER NOT NULL,
+        PRIMARY KEY (user_id, container_id)
+      ) WITHOUT ROWID;
+      ALTER TABLE members ADD COLUMN joined_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversation_members ADD COLUMN joined_seq INTEGER NOT NULL DEFAULT 0;
+      UPDATE members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages);
+      UPDATE conversation_members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages);
+      ALTER TABLE messages ADD COLUMN mentions TEXT;
+      ALTER TABLE messages ADD COLUMN mention_everyone INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE message_mentions (
+        user_id      TEXT NOT NULL,
+        container_id TEXT NOT NULL,
+        message_seq  INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+        PRIMARY KEY (user_id, container_id, message_seq)
+      ) WITHOUT ROWID;
+      ALTER TABLE users ADD COLUMN presence TEXT NOT NULL DEFAULT 'online';
+    `),
+  // 3 -> 4: community tools: descriptions, topics, slow mode, invite limits, bans, timeouts,
+  // the audit log, pins, edit history, blocks.
+  (db) =>
+    db.exec(`
+      ALTER TABLE servers ADD COLUMN description TEXT NOT NULL DEFAULT '';
+      ALTER TABLE channels ADD COLUMN topic TEXT NOT NULL DEFAULT '';
+      ALTER TABLE channels ADD COLUMN slowmode_seconds INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE invites ADD COLUMN max_uses INTEGER;
+      ALTER TABLE invites ADD COLUMN uses INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE members ADD COLUMN timeout_until TEXT;
+      ALTER TABLE messages ADD COLUMN pinned_at TEXT;
+      ALTER TABLE messages ADD COLUMN pinned_by TEXT;
+      CREATE TABLE bans (
+        server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        reason     TEXT,
+        banned_by  TEXT NOT NULL REFERENCES users (id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (server_id, user_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE audit_log (
+        seq         INTEGER PRIMARY KEY,
+        id          TEXT NOT NULL UNIQUE,
+        server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        action      TEXT NOT NULL,
+        actor_id    TEXT NOT NULL REFERENCES users (id),
+        target_id   TEXT,
+        target_kind TEXT,
+        reason      TEXT,
+        changes     TEXT,
+        created_at  TEXT NOT NULL
+      );
+      CREATE TABLE message_edits (
+        message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+        content     TEXT NOT NULL,
+        written_at  TEXT NOT NULL
+      );
+      CREATE TABLE blocks (
+        blocker_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        blocked_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (blocker_id, blocked_id)
+      ) WITHOUT ROWID;
+    `),
+  // 4 -> 5: the search index and the triggers that keep it in step, built from every message.
+  (db) =>
+    db.exec(`
+      CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
+      );
+      ${SEARCH_INDEX_TRIGGERS}
+      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    `),
+  // 5 -> 6: profiles (display name, avatar), two-factor sign-in, deleted accounts.
+  (db) =>
+    db.exec(`
+      ALTER TABLE users ADD COLUMN display_name TEXT;
+      ALTER TABLE users ADD COLUMN avatar_version INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE users ADD COLUMN deleted_at TEXT;
+      ALTER TABLE users ADD COLUMN totp_secret TEXT;
+      ALTER TABLE users ADD COLUMN totp_pending TEXT;
+      ALTER TABLE users ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE recovery_codes (
+        user_id   TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash TEXT NOT NULL,
+        PRIMARY KEY (user_id, code_hash)
+      ) WITHOUT ROWID;
+      CREATE INDEX messages_by_author ON messages (author_id, seq);
+    `),
+  // 6 -> 7: the search index gains an index of three-letter prefixes (`zea*`), rebuilt from
+  // every message (an FTS5 table's options cannot be altered).
+  (db) =>
+    db.exec(`
+      DROP TRIGGER messages_fts_insert;
+      DROP TRIGGER messages_fts_delete;
+      DROP TRIGGER messages_fts_update;
+      DROP TABLE messages_fts;
+      CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '3'
+      );
+      ${SEARCH_INDEX_TRIGGERS}
+      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    `),
+  // 7 -> 8: generations, moved by triggers at every change to channels and to users (what the
+  // server keeps of them in memory).
+  (db) =>
+    db.exec(`
+      CREATE TABLE generations (name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO generations (name, n) VALUES ('channels', 0), ('users', 0);
+      CREATE TRIGGER channels_inserted AFTER INSERT ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER channels_updated AFTER UPDATE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER channels_deleted AFTER DELETE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+      CREATE TRIGGER users_updated AFTER UPDATE OF username, is_admin, standing, display_name, avatar_version, deleted_at ON users
+      BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
+      CREATE TRIGGER users_deleted AFTER DELETE ON users BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
+    `),
+];
+export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
+
+const SCHEMA_FILE = path.join(__dirname, '..', '..', 'schema.sql');
+
+export function openDatabase(file: string, durability: 'normal' | 'strict' = 'normal'): DB {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // NORMAL under WAL: a power cut can lose the last commits but never corrupts the file (a
+  // kill -9 loses nothing: the WAL is in the OS's hands). FULL (DURABILITY=strict) fsyncs
+  // the WAL at every commit, every message send, so a power cut loses nothing acknowledged.
+  db.pragma(durability === 'strict' ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: DB): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version === 0) {
+    db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    return;
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`database schema version ${version} is newer than this program (${SCHEMA_VERSION})`);
+  }
+  for (let v = version; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      MIGRATIONS[v - 1](db);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  // Idempotent: CREATE ... IF NOT EXISTS adds anything missing without touching data.
+  db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+}
+
+/**
+ * For a copy kept in memory: true when the `generations` row `name` moved since the last call
+ * (schema.sql: triggers move it at every change, in the same transaction, whoever writes).
+ */
+export function generationWatch(db: DB, name: 'channels' | 'users'): () => boolean {
+  const current = db.prepare<[string], number>('SELECT n FROM generations WHERE name = ?').pluck();
+  let seen: number | undefined;
+  return () => {
+    const now = current.get(name);
+    if (now === seen) return false;
+    seen = now;
+    return true;
+  };
+}

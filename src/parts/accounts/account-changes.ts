@@ -1,0 +1,100 @@
+import crypto from 'node:crypto';
+import { type Clock, iso } from '../../core/clock';
+import type { DB } from '../../core/db';
+import type { Hub } from '../live/realtime';
+import type { SessionStore } from './sessions';
+import { SUSPENDED, standingForWarnings } from '../../rules/standing';
+
+/**
+ * The writes to an account that several places make, each done once, here: the routes and the
+ * command line (`src/cli.ts`) call the same function. The password (and the sessions it ends),
+ * the standing and the warnings it follows (and what a suspension closes), the administrator
+ * flag. The command line runs in a process of its own, without sessions or sockets: the server
+ * sees its changes at the next request (the users generation, schema.sql).
+ */
+export interface AccountChanges {
+  /**
+   * Stores a new password hash, and `also` (a token being used up) in the same transaction;
+   * then the user's sessions end: all of them, all but `keep`, or none (a rehash at login).
+   */
+  setPassword(userId: string, hash: string, sessions: 'all' | { keep: string } | 'none', also?: () => void): void;
+  /** Sets the standing; the user's streams learn it, and a suspension closes their sockets. */
+  setStanding(userId: string, standing: number): void;
+  /** A warning by an administrator; the standing follows the count (spec section 3). Returns the new standing. */
+  warn(userId: string, issuedBy: string, reason: string, warningId?: string): number;
+  /** Removes a warning; the standing follows the count. Returns the new standing. */
+  removeWarning(userId: string, warningId: string): number;
+  /** Removes every warning of the user; the standing follows (0). Returns how many went. */
+  clearWarnings(userId: string): number;
+  /** The administrator flag of the account with this name (any case); false when there is none. */
+  setAdmin(username: string, isAdmin: boolean): boolean;
+}
+
+export interface AccountChangeParts {
+  db: DB;
+  clock: Clock;
+  /** Present in the server; the command line has none. */
+  sessions?: Pick<SessionStore, 'endAllForUser'>;
+  hub?: Pick<Hub, 'toUsers' | 'dropUser'>;
+}
+
+export function createAccountChanges({ db, clock, sessions, hub }: AccountChangeParts): AccountChanges {
+  const storePassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
+  const storeStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
+  const storeAdmin = db.prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE');
+  const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
+  const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ? AND user_id = ?');
+  const deleteWarnings = db.prepare('DELETE FROM warnings WHERE user_id = ?');
+  const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
+
+  /** Inside a warning write: the standing follows the warning count. */
+  const recalculate = (userId: string): number => {
+    const standing = standingForWarnings(countWarnings.get(userId)!.n);
+    storeStanding.run(standing, userId);
+    return standing;
+  };
+  /** After the commit: the user's streams learn it, and a suspension closes every socket at once. */
+  const announce = (userId: string, standing: number) => {
+    hub?.toUsers([userId], { payload: { event: 'standing', account_standing: standing } });
+    if (standing >= SUSPENDED) hub?.dropUser(userId);
+  };
+
+  return {
+    setPassword(userId, hash, end, also) {
+      db.transaction(() => {
+        also?.();
+        storePassword.run(hash, userId);
+      })();
+      if (end === 'all') sessions?.endAllForUser(userId);
+      else if (end !== 'none') sessions?.endAllForUser(userId, end.keep);
+    },
+    setStanding(userId, standing) {
+      storeStanding.run(standing, userId);
+      announce(userId, standing);
+    },
+    warn(userId, issuedBy, reason, warningId = crypto.randomUUID()) {
+      const standing = db.transaction(() => {
+        insertWarning.run(warningId, userId, issuedBy, reason, iso(clock.now()));
+        return recalculate(userId);
+      })();
+      announce(userId, standing);
+      return standing;
+    },
+    removeWarning(userId, warningId) {
+      const standing = db.transaction(() => {
+        deleteWarning.run(warningId, userId);
+        return recalculate(userId);
+      })();
+      announce(userId, standing);
+      return standing;
+    },
+    clearWarnings(userId) {
+      const { removed, standing } = db.transaction(() => ({ removed: deleteWarnings.run(userId).changes, standing: recalculate(userId) }))();
+      announce(userId, standing);
+      return removed;
+    },
+    setAdmin(username, isAdmin) {
+      return storeAdmin.run(isAdmin ? 1 : 0, username).changes > 0;
+    },
+  };
+}

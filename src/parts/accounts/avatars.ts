@@ -1,0 +1,162 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import sharp, { type Metadata } from 'sharp';
+import type { DB } from '../../core/db';
+import { HttpError, badRequest } from '../../core/http/errors';
+import { mediaType } from '../../core/http/body';
+import { quotedPartName, readMultipart } from '../../core/http/multipart';
+import { failpoint } from '../../core/callbacks';
+import { isUuid } from '../../core/http/router';
+import type { Log } from '../../core/types';
+
+export const MAX_AVATAR_BYTES = 8 * 1024 * 1024;
+/** Every avatar is re-encoded to this square. */
+export const AVATAR_SIZE = 256;
+/**
+ * Pixels an uploaded image may decode to (about 8 000 × 5 000): a small file that claims huge
+ * dimensions (a decompression bomb) is refused before it is decoded.
+ */
+export const MAX_AVATAR_PIXELS = 40_000_000;
+/** The formats decoded; anything else (SVG, TIFF, PDF, HEIF...) is refused, whatever libvips could read. */
+const FORMATS = new Set(['jpeg', 'png', 'gif', 'webp']);
+/** Images decoded at once; the rest wait (decoding a large image takes a core and tens of MiB). */
+const MAX_CONCURRENT = 2;
+
+export interface Avatars {
+  /** Reads the one file of a multipart body (field `avatar`), re-encodes it, stores it; the new version. */
+  replace(userId: string, req: IncomingMessage): Promise<number>;
+  /** Removes the user's avatar (file and version); false when they had none. */
+  remove(userId: string): boolean;
+  /** The stored file of a user's avatar, or null. */
+  file(userId: string): string | null;
+}
+
+/**
+ * Avatars under DATA_DIR/avatars/<user id>.webp. An upload streams to a temporary file (never
+ * held in memory), is decoded by sharp (libvips) only if it is one of four image formats and
+ * not too many pixels, and is re-encoded to a 256 × 256 WebP: metadata (EXIF, GPS, ICC
+ * comments) does not survive the re-encoding.
+ */
+export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; log: Log }): Avatars {
+  const dir = path.join(dataDir, 'avatars');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(path.join(dir, name), { force: true });
+  const bump = db.prepare<[string], { avatar_version: number }>(
+    'UPDATE users SET avatar_version = avatar_version + 1 WHERE id = ? RETURNING avatar_version',
+  );
+  const clear = db.prepare('UPDATE users SET avatar_version = 0 WHERE id = ? AND avatar_version > 0');
+  const versionOf = db.prepare<[string], { avatar_version: number }>('SELECT avatar_version FROM users WHERE id = ? AND deleted_at IS NULL');
+  const finalPath = (userId: string) => path.join(dir, `${userId}.webp`);
+  let running = 0;
+  const waiting: (() => void)[] = [];
+
+  async function encode(input: string, output: string): Promise<void> {
+    if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      failpoint('avatar.encode');
+      // The header alone: format and dimensions, before a single pixel is decoded.
+      let meta: Metadata;
+      try {
+        meta = await sharp(input, { limitInputPixels: false }).metadata();
+      } catch {
+        throw badRequest('the avatar is not an image that can be read');
+      }
+      if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
+      if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_AVATAR_PIXELS) {
+        throw badRequest(`the avatar may be at most ${MAX_AVATAR_PIXELS} pixels (width × height)`);
+      }
+      try {
+        // rotate(): upright by the EXIF orientation, before the metadata is dropped.
+        const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error' });
+        await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
+      } catch {
+        throw badRequest('the avatar is not an image that can be read');
+      }
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  }
+
+  return {
+    async replace(userId, req) {
+      const upload = await receive(req, dir, log);
+      const encoded = path.join(dir, `${crypto.randomUUID()}.webp.part`);
+      try {
+        await encode(upload, encoded);
+        // The file is whole before the version names it: a new URL never shows a half-written image.
+        await fs.promises.rename(encoded, finalPath(userId));
+      } finally {
+        for (const file of [upload, encoded]) {
+          await fs.promises.rm(file, { force: true }).catch((err: Error) => log(`could not remove ${file}: ${err.message}`));
+        }
+      }
+      return bump.get(userId)!.avatar_version;
+    },
+    remove(userId) {
+      const had = clear.run(userId).changes === 1;
+      if (isUuid(userId)) fs.rmSync(finalPath(userId), { force: true });
+      return had;
+    },
+    file(userId) {
+      if (!isUuid(userId) || !(versionOf.get(userId)?.avatar_version ?? 0)) return null;
+      return finalPath(userId);
+    },
+  };
+}
+
+/** Streams the `avatar` file of a multipart body to a temporary file; its path. */
+function receive(req: IncomingMessage, dir: string, log: Log): Promise<string> {
+  if (mediaType(req) !== 'multipart/form-data') {
+    return Promise.reject(new HttpError(415, 'send the avatar as multipart/form-data with one file in the field avatar'));
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_AVATAR_BYTES + 64 * 1024) {
+    return Promise.reject(new HttpError(413, 'an avatar may be at most 8 MiB', { Connection: 'close' }));
+  }
+  const temp = path.join(dir, `${crypto.randomUUID()}.upload.part`);
+  return new Promise((resolve, reject) => {
+    let writer: fs.WriteStream | null = null;
+    let written: Promise<void> | null = null;
+    const read = readMultipart(
+      req,
+      { limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } },
+      reject,
+      () => {
+        // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
+        writer?.destroy();
+        void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
+      },
+      log,
+    );
+    const { parser, fail } = read;
+    read.on('file', (name, stream) => {
+      stream.on('error', () => {});
+      if (read.failed) return void stream.resume();
+      if (name !== 'avatar') {
+        stream.resume();
+        return fail(badRequest(`unexpected file field ${quotedPartName(name)}: the image goes in avatar`));
+      }
+      const file = (writer = fs.createWriteStream(temp, { flags: 'wx' }));
+      written = new Promise((settle) => file.on('close', settle));
+      file.on('error', () => fail(new HttpError(500, 'the avatar could not be stored')));
+      stream.on('limit', () => fail(new HttpError(413, 'an avatar may be at most 8 MiB')));
+      stream.pipe(file);
+    });
+    read.on('field', (name) => fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file avatar`)));
+    read.on('fieldsLimit', () => fail(badRequest('send only the file avatar')));
+    read.on('filesLimit', () => fail(badRequest('send one image')));
+    read.on('partsLimit', () => fail(badRequest('send one image')));
+    read.on('close', () => {
+      if (read.failed) return;
+      if (!written) return fail(badRequest('no file: send the image in the field avatar'));
+      void written.then(() => {
+        if (!read.failed) resolve(temp);
+      });
+    });
+    req.pipe(parser);
+  });
+}

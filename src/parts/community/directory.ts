@@ -1,0 +1,187 @@
+import { type DB, generationWatch } from '../../core/db';
+import type { UserRef } from '../../core/types';
+
+/**
+ * The read side of servers, channels, conversations and friends: the records the API lists and
+ * the user stream's `ready` snapshot sends, shaped in one place so both say the same.
+ */
+export interface ServerRecord {
+  id: string;
+  name: string;
+  owner_id: string;
+  created_at: string;
+  description: string;
+}
+
+export interface ChannelRecord {
+  id: string;
+  server_id: string;
+  name: string;
+  position: number;
+  created_at: string;
+  topic: string;
+  slowmode_seconds: number;
+}
+
+export interface ConversationRecord {
+  id: string;
+  kind: 'dm' | 'group';
+  name: string | null;
+  /** Who made it: in a group, the one who may remove others. */
+  created_by: string;
+  members: UserRef[];
+  created_at: string;
+  last_message_at: string | null;
+}
+
+export interface FriendRecord {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  since: string;
+}
+
+export interface Directory {
+  server(id: string): ServerRecord | undefined;
+  /** The servers a user belongs to, in the order joined. */
+  serversOf(userId: string): ServerRecord[];
+  channel(id: string): ChannelRecord | undefined;
+  /** A server's channels in position order (shared: kept in memory until a channel changes). */
+  channelsOf(serverId: string): readonly ChannelRecord[];
+  conversation(id: string): ConversationRecord | undefined;
+  /** A user's DMs and groups, most recent activity first. */
+  conversationsOf(userId: string): ConversationRecord[];
+  friendsOf(userId: string): FriendRecord[];
+  /** Who can see what happens in a server or conversation: its members. */
+  serverMemberIds(serverId: string): string[];
+  conversationMemberIds(conversationId: string): string[];
+  /** Pending friend requests addressed to a user. */
+  incomingRequestCount(userId: string): number;
+  /** Everyone who sees a user's name somewhere: friends, members of shared servers and conversations, themselves. */
+  peopleWhoSee(userId: string): string[];
+}
+
+interface ConversationRow {
+  id: string;
+  kind: 'dm' | 'group';
+  name: string | null;
+  created_by: string;
+  created_at: string;
+  last_message_at: string | null;
+}
+
+interface ConversationMemberRow extends UserRef {
+  conversation_id: string;
+}
+
+/** Servers whose channel lists are kept in memory at most (all are dropped past it). */
+const CHANNEL_LISTS = 4096;
+
+const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
+const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds';
+// The last message is found through messages_by_conversation (conversation_id, seq).
+const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
+  (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
+
+export function createDirectory(db: DB): Directory {
+  const serverById = db.prepare<[string], ServerRecord>(`SELECT ${SERVER_COLUMNS} FROM servers s WHERE s.id = ?`);
+  const serversOfUser = db.prepare<[string], ServerRecord>(
+    `SELECT ${SERVER_COLUMNS} FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
+  );
+  const channelById = db.prepare<[string], ChannelRecord>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
+  const channelsOfServer = db.prepare<[string], ChannelRecord>(
+    `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
+  );
+  // Kept while the channels generation stays (schema.sql), so a list kept is the committed one;
+  // at most CHANNEL_LISTS servers' lists.
+  const channelsChanged = generationWatch(db, 'channels');
+  const channelLists = new Map<string, readonly ChannelRecord[]>();
+  function channelsOf(serverId: string): readonly ChannelRecord[] {
+    if (channelsChanged() || channelLists.size >= CHANNEL_LISTS) channelLists.clear();
+    let list = channelLists.get(serverId);
+    if (!list) {
+      list = channelsOfServer.all(serverId);
+      channelLists.set(serverId, list);
+    }
+    return list;
+  }
+  const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
+  const conversationsOfUser = db.prepare<[string], ConversationRow>(
+    `SELECT ${CONVERSATION_COLUMNS}
+       FROM conversation_members cm JOIN conversations c ON c.id = cm.conversation_id
+      WHERE cm.user_id = ?
+      ORDER BY COALESCE(last_message_at, c.created_at) DESC, c.rowid DESC`,
+  );
+  const membersOfConversation = db.prepare<[string], ConversationMemberRow>(
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+       FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
+      WHERE cm.conversation_id = ? ORDER BY u.username, u.id`,
+  );
+  // Every member of every conversation of one user in one query: the list has no N+1.
+  const membersOfUsersConversations = db.prepare<[string], ConversationMemberRow>(
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+       FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
+      WHERE cm.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ?)
+      ORDER BY u.username, u.id`,
+  );
+  // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
+  const friendsOfUser = db.prepare<[string, string], FriendRecord>(
+    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, f.since
+       FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
+             UNION ALL
+             SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
+       JOIN profiles u ON u.id = f.other
+      ORDER BY u.username, u.id`,
+  );
+  const serverMembers = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE server_id = ?');
+  const conversationMembers = db.prepare<[string], { user_id: string }>(
+    'SELECT user_id FROM conversation_members WHERE conversation_id = ?',
+  );
+  const peopleWhoSee = db.prepare<Record<string, string>, { user_id: string }>(
+    `SELECT :id AS user_id
+     UNION SELECT to_user FROM friend_requests WHERE from_user = :id AND status = 'accepted'
+     UNION SELECT from_user FROM friend_requests WHERE to_user = :id AND status = 'accepted'
+     UNION SELECT m2.user_id FROM members m1 JOIN members m2 ON m2.server_id = m1.server_id WHERE m1.user_id = :id
+     UNION SELECT c2.user_id FROM conversation_members c1 JOIN conversation_members c2 ON c2.conversation_id = c1.conversation_id
+      WHERE c1.user_id = :id`,
+  );
+  const incomingRequests = db.prepare<[string], { n: number }>(
+    "SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'",
+  );
+
+  const conversationRecord = (row: ConversationRow, members: ConversationMemberRow[]): ConversationRecord => ({
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    created_by: row.created_by,
+    members: members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name, avatar_url: m.avatar_url })),
+    created_at: row.created_at,
+    last_message_at: row.last_message_at,
+  });
+
+  return {
+    server: (id) => serverById.get(id),
+    serversOf: (userId) => serversOfUser.all(userId),
+    channel: (id) => channelById.get(id),
+    channelsOf,
+    conversation(id) {
+      const row = conversationById.get(id);
+      return row && conversationRecord(row, membersOfConversation.all(id));
+    },
+    conversationsOf(userId) {
+      const members = new Map<string, ConversationMemberRow[]>();
+      for (const m of membersOfUsersConversations.all(userId)) {
+        const list = members.get(m.conversation_id) ?? [];
+        list.push(m);
+        members.set(m.conversation_id, list);
+      }
+      return conversationsOfUser.all(userId).map((c) => conversationRecord(c, members.get(c.id) ?? []));
+    },
+    friendsOf: (userId) => friendsOfUser.all(userId, userId),
+    serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
+    conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
+    incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
+    peopleWhoSee: (userId) => peopleWhoSee.all({ id: userId }).map((r) => r.user_id),
+  };
+}

@@ -1,0 +1,104 @@
+import { type Clock, iso } from '../../core/clock';
+import type { DB } from '../../core/db';
+import { forbidden } from '../../core/http/errors';
+import type { Presence } from '../live/presence';
+
+/** Servers one user may be in (owned or joined): docs/security.md "Caps". */
+export const MAX_SERVERS_PER_USER = 100;
+
+export interface MemberRecord {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  is_owner: boolean;
+  role: string | null;
+  roles: string[];
+  joined_at: string;
+  presence: string;
+  /** Until when the member may only read; null when not timed out. */
+  timeout_until: string | null;
+}
+
+/**
+ * Server membership: the one place members are added, removed and shaped, for the member
+ * routes, invites, bans and the live events alike. Writes are meant to run inside the caller's
+ * transaction; the caller announces after the commit.
+ */
+export interface Members {
+  record(serverId: string, userId: string): MemberRecord | undefined;
+  list(serverId: string): MemberRecord[];
+  /** Adds a member who starts with everything in the server read. */
+  add(serverId: string, userId: string): void;
+  /** Removes a member and revokes the invites they created. */
+  remove(serverId: string, userId: string): void;
+  /** The member's custom role (null: none). */
+  setRole(serverId: string, userId: string, roleId: string | null): void;
+  /** Until when the member may only read (null: not timed out). */
+  setTimeout(serverId: string, userId: string, until: string | null): void;
+  /** 403 once the user is in as many servers as one account may be. */
+  requireRoom(userId: string): void;
+}
+
+interface Row {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  role: string | null;
+  is_owner: number;
+  joined_at: string;
+  timeout_until: string | null;
+}
+
+export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: Pick<Presence, 'of'> }): Members {
+  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until
+       FROM members m
+       JOIN profiles u ON u.id = m.user_id
+       JOIN servers s ON s.id = m.server_id
+       LEFT JOIN roles r ON r.id = m.role_id`;
+  const all = db.prepare<[string], Row>(`SELECT ${COLUMNS} WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`);
+  const one = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} WHERE m.server_id = ? AND m.user_id = ?`);
+  const insert = db.prepare(
+    'INSERT OR IGNORE INTO members (server_id, user_id, joined_at, joined_seq) VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) FROM messages))',
+  );
+  const deleteMember = db.prepare('DELETE FROM members WHERE server_id = ? AND user_id = ?');
+  const deleteInvitesBy = db.prepare('DELETE FROM invites WHERE server_id = ? AND created_by = ?');
+  const updateRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
+  const updateTimeout = db.prepare('UPDATE members SET timeout_until = ? WHERE server_id = ? AND user_id = ?');
+  const serverCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE user_id = ?');
+
+  const record = (row: Row): MemberRecord => ({
+    user_id: row.user_id,
+    username: row.username,
+    display_name: row.display_name,
+    avatar_url: row.avatar_url,
+    is_owner: row.is_owner === 1,
+    role: row.role,
+    roles: row.role ? [row.role] : [],
+    joined_at: row.joined_at,
+    presence: presence.of(row.user_id),
+    timeout_until: row.timeout_until && row.timeout_until > iso(clock.now()) ? row.timeout_until : null,
+  });
+
+  return {
+    record(serverId, userId) {
+      const row = one.get(serverId, userId);
+      return row && record(row);
+    },
+    list: (serverId) => all.all(serverId).map(record),
+    add: (serverId, userId) => void insert.run(serverId, userId, iso(clock.now())),
+    remove(serverId, userId) {
+      deleteMember.run(serverId, userId);
+      // Someone outside a server does not hand out its way in.
+      deleteInvitesBy.run(serverId, userId);
+    },
+    setRole: (serverId, userId, roleId) => void updateRole.run(roleId, serverId, userId),
+    setTimeout: (serverId, userId, until) => void updateTimeout.run(until, serverId, userId),
+    requireRoom(userId) {
+      if (serverCount.get(userId)!.n >= MAX_SERVERS_PER_USER) {
+        throw forbidden(`you are in ${MAX_SERVERS_PER_USER} servers, the most one account may be in; leave one first`);
+      }
+    },
+  };
+}

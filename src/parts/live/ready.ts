@@ -1,0 +1,70 @@
+import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from '../community/directory';
+import type { Presence } from './presence';
+import { type User, refOf } from '../../core/types';
+import type { ChannelState, ConversationState, ReadStates } from '../messages/unread';
+
+/**
+ * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
+ * conversation entries of `server_joined` and `conversation_created`. Every channel and
+ * conversation carries its read state. A fixed number of queries however much there is.
+ */
+export interface SidebarParts {
+  directory: Directory;
+  readStates: ReadStates;
+  presence: Presence;
+}
+
+export function buildReady(parts: SidebarParts, user: User): Record<string, unknown> {
+  const { directory, readStates, presence } = parts;
+  // One query gives every channel with its read state, each server's in position order.
+  const channelsByServer = new Map<string, ChannelState[]>();
+  for (const state of readStates.channels(user.id).values()) {
+    const list = channelsByServer.get(state.server_id) ?? [];
+    list.push(state);
+    channelsByServer.set(state.server_id, list);
+  }
+  const conversationStates = readStates.conversations(user.id);
+  return {
+    event: 'ready',
+    user: { ...refOf(user), status: presence.chosen(user.id) },
+    servers: directory.serversOf(user.id).map((server) => serverWithChannels(server, channelsByServer.get(server.id) ?? [])),
+    conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
+    friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
+    incoming_friend_requests: directory.incomingRequestCount(user.id),
+  };
+}
+
+/** One server as the sidebar shows it to `userId`. */
+export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord) {
+  const states = parts.readStates.channels(userId, server.id);
+  return serverWithChannels(server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
+}
+
+/** One conversation as the sidebar shows it to `userId`. */
+export function conversationEntry(parts: SidebarParts, userId: string, conversation: ConversationRecord) {
+  return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
+}
+
+/** A channel record with the caller's read state. */
+export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>): ChannelState {
+  return states.get(channel.id) ?? { ...channel, ...NOTHING_READ };
+}
+
+/** A container without messages, or one the caller has just been shown. */
+const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
+
+function serverWithChannels(server: ServerRecord, entries: ChannelState[]) {
+  return {
+    ...server,
+    unread: entries.some((c) => c.unread_count > 0),
+    mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
+    channels: entries,
+  };
+}
+
+function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>) {
+  const found = states.get(conversation.id);
+  if (!found) return { ...conversation, ...NOTHING_READ };
+  const { conversation_id: _id, ...state } = found;
+  return { ...conversation, ...state };
+}

@@ -1,0 +1,445 @@
+import crypto from 'node:crypto';
+import type { ChannelTails } from './channel-tails';
+import type { Clock } from '../../core/clock';
+import { iso } from '../../core/clock';
+import type { DB } from '../../core/db';
+import { createGroupCommit } from '../../core/group-commit';
+import { badRequest, conflict, forbidden, notFound } from '../../core/http/errors';
+import { type Mentioned, createMentions } from './mentions';
+import {
+  type Attachment,
+  type MessageRecord,
+  type MessageRow,
+  type Reaction,
+  type ReplyRow,
+  placeOf,
+  toAttachment,
+  toRecord,
+} from '../../core/message-record';
+import type { Metrics } from '../../core/metrics';
+import type { Hub } from '../live/realtime';
+import type { Container, User } from '../../core/types';
+import type { ReadStates } from './unread';
+import type { ReceivedFile, UploadStore } from './upload-store';
+
+/** Different emoji on one message, as Discord allows. */
+export const MAX_REACTION_EMOJI = 20;
+/** Emoji one user may put on one message. */
+export const MAX_REACTIONS_PER_USER = 10;
+
+export interface MessageInput {
+  content: string;
+  replyTo: string | null;
+  files: ReceivedFile[];
+}
+
+/** What the author may do here beyond writing: mention everyone (owners and full server administrators). */
+export interface AuthorRights {
+  mayMentionEveryone: boolean;
+}
+
+export interface Paging {
+  before: string | null;
+  after: string | null;
+  /** The page centred on this message (docs/api.md "Paging"). */
+  around: string | null;
+  limit: number;
+}
+
+/** A message row with the server of its channel (null in a conversation): enough to place it. */
+export type PlacedRow = MessageRow & { server_id: string | null };
+
+export interface MessageStore {
+  /** Newest first; with `after`, the messages after that one, oldest first. */
+  list(container: Container, viewerId: string, paging: Paging): MessageRecord[];
+  get(container: Container, messageId: string, viewerId: string): MessageRecord;
+  /** Records of rows from anywhere (search results), in the given order. */
+  records(rows: PlacedRow[], viewerId: string): MessageRecord[];
+  /** Resolves once the message committed (with others of the same turn: src/core/group-commit.ts), then announces it. */
+  create(container: Container, author: User, input: MessageInput, rights: AuthorRights): Promise<MessageRecord>;
+  edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
+  /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
+  remove(container: Container, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
+  react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
+  /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
+  reactors(messageId: string): Map<string, Set<string>>;
+  /** Pins or unpins (idempotent); 409 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
+  pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
+  /** The pinned messages, most recently pinned first. */
+  pins(container: Container, viewerId: string): MessageRecord[];
+  /** Every version of a message, oldest first, the current one last. */
+  history(container: Container, messageId: string): { author_id: string; versions: MessageVersion[] };
+  /** The row's author (who may read its history, delete it...). */
+  authorOf(container: Container, messageId: string): string;
+}
+
+export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, u.display_name, u.avatar_url, m.content, m.reply_to,
+  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.pinned_at`;
+
+/** Pinned messages one channel or conversation may hold. */
+export const MAX_PINS = 50;
+
+/** One version of a message, oldest first in a history. */
+export interface MessageVersion {
+  content: string;
+  /** When this version was written by an edit; null for the original. */
+  edited_at: string | null;
+}
+
+export interface MessageStoreParts {
+  db: DB;
+  clock: Clock;
+  hub: Hub;
+  uploads: UploadStore;
+  metrics: Pick<Metrics, 'messageSent'>;
+  readStates: Pick<ReadStates, 'advance'>;
+  /** Told of every committed, edited and deleted channel message. */
+  tails: Pick<ChannelTails, 'added' | 'changed'>;
+}
+
+/**
+ * The message store: every read and write of messages, reactions, mentions and attachment
+ * rows, and the live events they cause (committed first, then announced).
+ */
+export function createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails }: MessageStoreParts): MessageStore {
+  const mentions = createMentions(db);
+  const commits = createGroupCommit(db);
+
+  // Channel and conversation messages differ only in the column naming the container.
+  const byContainer = (column: 'channel_id' | 'conversation_id') => ({
+    newest: db.prepare<[string, number], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
+        WHERE m.${column} = ? ORDER BY m.seq DESC LIMIT ?`,
+    ),
+    before: db.prepare<[string, number, number], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
+        WHERE m.${column} = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`,
+    ),
+    after: db.prepare<[string, number, number], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
+        WHERE m.${column} = ? AND m.seq > ? ORDER BY m.seq ASC LIMIT ?`,
+    ),
+    one: db.prepare<[string, string], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id = ? AND m.${column} = ?`,
+    ),
+  });
+  const queries = { channel: byContainer('channel_id'), conversation: byContainer('conversation_id') };
+
+  // RETURNING: the new message's record is built from the rows as committed, without reading them back.
+  const insertMessage = db.prepare<
+    [string, string | null, string | null, string, string, string | null, string, string | null, number],
+    Omit<MessageRow, 'username' | 'display_name' | 'avatar_url'>
+  >(
+    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, pinned_at`,
+  );
+  const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
+  const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
+  const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ? WHERE seq = ?');
+  /** The rows that let a user's mentions be counted; the author's own name is not one. */
+  const storeMentions = (container: Container, seq: number, authorId: string, found: Mentioned) => {
+    for (const userId of found.userIds) if (userId !== authorId) insertMention.run(userId, container.id, seq);
+  };
+  const insertAttachment = db.prepare<[string, number, string, string, number, string, number, string], Omit<Attachment, 'url'>>(
+    `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING id, name, content_type, size, preview_kind`,
+  );
+  // One transaction (built once, like the statements): the message, its attachments and
+  // mentions, and the sender's read marker, which moves to what they sent.
+  const insertNew = db.transaction(
+    (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
+      const reply = input.replyTo ? replyIn(container, input.replyTo) : undefined;
+      const inserted = insertMessage.get(
+        timeOrderedUuid(clock.now()),
+        container.kind === 'channel' ? container.id : null,
+        container.kind === 'conversation' ? container.id : null,
+        author.id,
+        input.content,
+        input.replyTo,
+        now,
+        found.userIds.length ? JSON.stringify(found.userIds) : null,
+        found.everyone ? 1 : 0,
+      )!;
+      const attachments = input.files.map((f, position) =>
+        toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
+      );
+      storeMentions(container, inserted.seq, author.id, found);
+      readStates.advance(author.id, container.id, inserted.seq);
+      return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl }, reply, attachments };
+    },
+  );
+  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
+  const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
+    'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
+  );
+  const setPinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
+  const byColumn = (column: 'channel_id' | 'conversation_id') => ({
+    pinCount: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM messages WHERE ${column} = ? AND pinned_at IS NOT NULL`),
+    pinned: db.prepare<[string], MessageRow>(
+      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
+        WHERE m.${column} = ? AND m.pinned_at IS NOT NULL ORDER BY m.pinned_at DESC, m.seq DESC`,
+    ),
+  });
+  const pinQueries = { channel: byColumn('channel_id'), conversation: byColumn('conversation_id') };
+  const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string) => {
+    // The version this edit replaces is kept: the history, and what a report of it shows.
+    insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
+    updateContent.run(content, now, row.seq);
+    updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, row.seq);
+    deleteMentions.run(row.seq);
+    storeMentions(container, row.seq, row.author_id, found);
+  });
+  const updateContent = db.prepare('UPDATE messages SET content = ?, edited_at = ? WHERE seq = ?');
+  const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
+  const attachmentIdsOf = db.prepare<[number], { id: string }>('SELECT id FROM attachments WHERE message_seq = ?');
+  const insertReaction = db.prepare(
+    'INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)',
+  );
+  const deleteReaction = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?');
+  const hasEmoji = db.prepare<[number, string], { one: number }>('SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? LIMIT 1');
+  const distinctEmoji = db.prepare<[number], { n: number }>('SELECT COUNT(DISTINCT emoji) AS n FROM reactions WHERE message_seq = ?');
+  const reactionsOfUser = db.prepare<[number, string], { n: number }>(
+    'SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND user_id = ?',
+  );
+  const hasReaction = db.prepare<[number, string, string], { one: number }>(
+    'SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?',
+  );
+  /** Adds a reaction unless it would pass a cap: a message's emoji stay few, so its record stays small. */
+  const addReaction = db.transaction((seq: number, emoji: string, userId: string, now: string) => {
+    if (hasReaction.get(seq, emoji, userId)) return;
+    if (!hasEmoji.get(seq, emoji) && distinctEmoji.get(seq)!.n >= MAX_REACTION_EMOJI) {
+      throw badRequest(`a message may carry at most ${MAX_REACTION_EMOJI} different reactions`);
+    }
+    if (reactionsOfUser.get(seq, userId)!.n >= MAX_REACTIONS_PER_USER) {
+      throw badRequest(`you may react to one message with at most ${MAX_REACTIONS_PER_USER} emoji`);
+    }
+    insertReaction.run(seq, emoji, userId, now);
+  });
+  const reactorRows = db.prepare<[string], { emoji: string; user_id: string }>(
+    `SELECT r.emoji, r.user_id FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?`,
+  );
+
+  // A page is hydrated with three queries whatever its size (no N+1): reactions, attachments, replies.
+  const reactionsOfPage = db.prepare<[string, string], { message_seq: number; emoji: string; count: number; mine: number }>(
+    `SELECT message_seq, emoji, COUNT(*) AS count, MAX(user_id = ?) AS mine
+       FROM reactions WHERE message_seq IN (SELECT value FROM json_each(?))
+      GROUP BY message_seq, emoji ORDER BY message_seq, MIN(created_at), emoji`,
+  );
+  const attachmentsOfPage = db.prepare<[string], { message_seq: number } & Omit<Attachment, 'url'>>(
+    `SELECT message_seq, id, name, content_type, size, preview_kind
+       FROM attachments WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
+  );
+  const repliesOfPage = db.prepare<[string], ReplyRow>(
+    `SELECT m.id, m.author_id, u.username, u.display_name, u.avatar_url, m.content
+       FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
+  );
+
+  function hydrate(rows: MessageRow[], viewerId: string, container: Container | ((row: MessageRow) => Container)): MessageRecord[] {
+    if (rows.length === 0) return [];
+    const seqs = JSON.stringify(rows.map((r) => r.seq));
+    const reactions = new Map<number, Reaction[]>();
+    for (const r of reactionsOfPage.all(viewerId, seqs)) {
+      const list = reactions.get(r.message_seq) ?? [];
+      list.push({ emoji: r.emoji, count: r.count, reacted: r.mine === 1 });
+      reactions.set(r.message_seq, list);
+    }
+    const attachments = new Map<number, Attachment[]>();
+    for (const { message_seq, ...a } of attachmentsOfPage.all(seqs)) {
+      const list = attachments.get(message_seq) ?? [];
+      list.push(toAttachment(a));
+      attachments.set(message_seq, list);
+    }
+    const replyIds = rows.map((r) => r.reply_to).filter((id): id is string => id !== null);
+    const replies = new Map(replyIds.length ? repliesOfPage.all(JSON.stringify(replyIds)).map((r) => [r.id, r]) : []);
+    const containerOf = typeof container === 'function' ? container : () => container;
+    return rows.map((row) =>
+      toRecord(row, containerOf(row), attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], row.reply_to ? replies.get(row.reply_to) : undefined),
+    );
+  }
+
+  function findRow(container: Container, messageId: string): MessageRow {
+    const row = queries[container.kind].one.get(messageId, container.id);
+    if (!row) throw notFound('message not found');
+    return row;
+  }
+
+  /** The message a reply names: a field of the request, so one not in this room is a 400 (the spec's rule). */
+  function replyIn(container: Container, messageId: string): MessageRow {
+    const row = queries[container.kind].one.get(messageId, container.id);
+    if (!row) throw badRequest(`reply_to must name a message in this ${container.kind}`);
+    return row;
+  }
+  /** The message a paging cursor names: 404 when this room has none such (deleted meanwhile, or never here). */
+  function cursorIn(container: Container, messageId: string, what: string): MessageRow {
+    const row = queries[container.kind].one.get(messageId, container.id);
+    if (!row) throw notFound(`${what}: no such message in this ${container.kind}`);
+    return row;
+  }
+
+  /** To the room sockets in their shapes, and to the user streams as `{event, message}`. */
+  const announce = (container: Container, record: MessageRecord, room: string | null, stream: string, reactors?: () => Map<string, Set<string>>) => {
+    const payload = record as unknown as Record<string, unknown>;
+    hub.publish(container, { payload: room ? { event: room, ...payload } : payload, reactors });
+    hub.toContainer(container, { payload, reactors, within: { event: stream, key: 'message' } });
+  };
+  const reactionCount = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND emoji = ?');
+
+  const store: MessageStore = {
+    list(container, viewerId, { before, after, around, limit }) {
+      if ([before, after, around].filter(Boolean).length > 1) throw badRequest('use one of before, after and around');
+      const q = queries[container.kind];
+      if (around) {
+        // The message, up to half the rest newer and the others older; newest first like every page.
+        const centre = cursorIn(container, around, 'around');
+        const newer = q.after.all(container.id, centre.seq, Math.floor((limit - 1) / 2)).reverse();
+        const older = q.before.all(container.id, centre.seq, limit - 1 - Math.floor((limit - 1) / 2));
+        return hydrate([...newer, centre, ...older], viewerId, container);
+      }
+      if (before) return hydrate(q.before.all(container.id, cursorIn(container, before, 'before').seq, limit), viewerId, container);
+      if (after) return hydrate(q.after.all(container.id, cursorIn(container, after, 'after').seq, limit), viewerId, container);
+      return hydrate(q.newest.all(container.id, limit), viewerId, container);
+    },
+
+    get(container, messageId, viewerId) {
+      return hydrate([findRow(container, messageId)], viewerId, container)[0];
+    },
+
+    records(rows, viewerId) {
+      return hydrate(rows, viewerId, (row) => {
+        const { channel_id, conversation_id, server_id } = row as PlacedRow;
+        return channel_id ? { kind: 'channel', id: channel_id, serverId: server_id! } : { kind: 'conversation', id: conversation_id! };
+      });
+    },
+
+    async create(container, author, input, rights) {
+      if (input.content.trim() === '' && input.files.length === 0) {
+        throw badRequest('content must not be empty unless the message has attachments');
+      }
+      const found = mentions.find(container, input.content, rights.mayMentionEveryone);
+      let inserted: ReturnType<typeof insertNew>;
+      try {
+        inserted = await commits.run(() => insertNew(container, author, input, found, iso(clock.now())));
+      } catch (err) {
+        // The room was deleted between the access check and the batch's turn.
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw notFound(`${container.kind} not found`);
+        throw err;
+      }
+      const { row, reply, attachments } = inserted;
+      tails.added(row);
+      // A new message has no reactions yet; everything else came back from the inserts.
+      const record = toRecord(row, container, attachments, [], reply);
+      metrics.messageSent();
+      announce(container, record, null, 'message');
+      return record;
+    },
+
+    edit(container, messageId, editor, content, rights) {
+      const row = findRow(container, messageId);
+      if (row.author_id !== editor.id) throw forbidden('only the author can edit a message');
+      const current = store.get(container, messageId, editor.id);
+      if (content.trim() === '' && current.attachments.length === 0) {
+        throw badRequest('content must not be empty unless the message has attachments');
+      }
+      // An edit recomputes its mentions: a name added is now mentioned, a name removed is not.
+      editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
+      if (container.kind === 'channel') tails.changed(container.id);
+      const record = store.get(container, messageId, editor.id);
+      announce(container, record, 'edited', 'message_edited', () => store.reactors(messageId));
+      return record;
+    },
+
+    remove(container, messageId, remover, canModerate, write) {
+      const row = findRow(container, messageId);
+      if (row.author_id !== remover.id && !canModerate) {
+        throw forbidden(
+          container.kind === 'channel'
+            ? 'only the author or a full server administrator can delete a message'
+            : 'only the author can delete a message',
+        );
+      }
+      const fileIds = db.transaction(() => {
+        const ids = attachmentIdsOf.all(row.seq).map((a) => a.id);
+        deleteMessage.run(row.seq);
+        write?.();
+        return ids;
+      })();
+      if (container.kind === 'channel') tails.changed(container.id);
+      // Files go after the commit: a failed delete never leaves a message pointing at nothing.
+      uploads.deleteFiles(fileIds);
+      hub.publish(container, { payload: { event: 'deleted', id: messageId, ...placeOf(container) } });
+      hub.toContainer(container, { payload: { event: 'message_deleted', message_id: messageId, ...placeOf(container) } });
+    },
+
+    react(container, messageId, user, emoji, add) {
+      const row = findRow(container, messageId);
+      if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
+      else deleteReaction.run(row.seq, emoji, user.id);
+      const record = store.get(container, messageId, user.id);
+      hub.publish(container, { payload: { event: 'reaction', ...record }, reactors: () => store.reactors(messageId) });
+      // The user stream carries the change alone, the same bytes for everyone: a recipient's
+      // own `reacted` changes only when user_id is theirs.
+      const count = reactionCount.get(row.seq, emoji)!.n;
+      hub.toContainer(container, {
+        payload: { event: 'reaction', message_id: messageId, ...placeOf(container), emoji, user_id: user.id, added: add, count },
+      });
+      return record;
+    },
+
+    pin(container, messageId, user, pinned, write) {
+      const row = findRow(container, messageId);
+      db.transaction(() => {
+        if ((row.pinned_at !== null) === pinned) return;
+        if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
+          throw conflict(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
+        }
+        setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
+        write?.();
+      })();
+      const record = store.get(container, messageId, user.id);
+      hub.toContainer(container, {
+        payload: record as unknown as Record<string, unknown>,
+        reactors: () => store.reactors(messageId),
+        within: { event: pinned ? 'message_pinned' : 'message_unpinned', key: 'message' },
+      });
+      return record;
+    },
+
+    pins: (container, viewerId) => hydrate(pinQueries[container.kind].pinned.all(container.id), viewerId, container),
+
+    history(container, messageId) {
+      const row = findRow(container, messageId);
+      const earlier = versionsOf.all(row.seq).map((v, i) => ({ content: v.content, edited_at: i === 0 ? null : v.written_at }));
+      return { author_id: row.author_id, versions: [...earlier, { content: row.content, edited_at: row.edited_at }] };
+    },
+
+    authorOf: (container, messageId) => findRow(container, messageId).author_id,
+
+    reactors(messageId) {
+      const map = new Map<string, Set<string>>();
+      for (const { emoji, user_id } of reactorRows.all(messageId)) {
+        const set = map.get(emoji) ?? new Set<string>();
+        set.add(user_id);
+        map.set(emoji, set);
+      }
+      return map;
+    },
+
+  };
+  return store;
+}
+
+/**
+ * A UUID version 7 (RFC 9562): 48 bits of milliseconds, then random bits. Message ids grow
+ * with time, so inserting one appends to the id index instead of writing to a random page of
+ * it, which keeps posting fast however long a history gets. Message ids are not secrets
+ * (access is checked by membership), so telling their time is fine.
+ */
+export function timeOrderedUuid(nowMs: number): string {
+  // randomUUID draws from a cached entropy pool; randomBytes(16) costs a system call each time.
+  const random = crypto.randomUUID(); // xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx: keep its variant and tail
+  const time = nowMs.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+}
+

@@ -1,0 +1,226 @@
+import type { ChannelTails, Tail } from './channel-tails';
+import type { DB } from '../../core/db';
+import type { ChannelRecord, Directory } from '../community/directory';
+import { notFound } from '../../core/http/errors';
+import type { Container } from '../../core/types';
+
+/**
+ * Read state: how far each user has read each channel and conversation, and what that leaves
+ * unread. A marker is a message seq and only moves forward; without one, the seq of the newest
+ * message when the user joined is the marker, so a new member starts with everything read.
+ *
+ * A channel's state is counted from its newest messages kept in memory (src/parts/messages/channel-tails.ts),
+ * so a user in thousands of channels costs one query for their markers; a channel whose marker
+ * is older than what is kept, and every conversation, is counted in SQL: index ranges, capped.
+ * `unread_count` and `mention_count` stop at UNREAD_CAP, so a client shows "99+" from 100 on,
+ * and a channel a user left for a year costs no more than one they read yesterday.
+ */
+export const UNREAD_CAP = 100;
+
+export interface ContainerState {
+  last_message_id: string | null;
+  /** The newest message at or before the marker (null when there is none). */
+  last_read_id: string | null;
+  /** Messages after the marker by others (at most UNREAD_CAP). */
+  unread_count: number;
+  /** Of those, the ones that mention the caller or everyone; in a DM or group all of them. */
+  mention_count: number;
+}
+
+/** A channel as the sidebar shows it: its record and the caller's read state. */
+export type ChannelState = ChannelRecord & ContainerState;
+
+export interface ConversationState extends ContainerState {
+  conversation_id: string;
+}
+
+export interface ReadStates {
+  /** The states of the channels of one server, or of every server the user is in (in position order). */
+  channels(userId: string, serverId?: string): Map<string, ChannelState>;
+  /** The states of the user's conversations (or one of them). */
+  conversations(userId: string, conversationId?: string): Map<string, ConversationState>;
+  /** The state of one container. */
+  of(userId: string, container: Container): ContainerState;
+  /**
+   * Moves the marker forward to `messageId` (which must be a message of the container, else 404).
+   * Returns true when it moved; an older id changes nothing.
+   */
+  markRead(userId: string, container: Container, messageId: string): boolean;
+  /** Inside a message insert: the sender has read up to what they sent. */
+  advance(userId: string, containerId: string, seq: number): void;
+  /** Inside the caller's write: the markers of these containers go (deleted), or one user's (who left). */
+  forget(containerIds: string[], userId?: string): void;
+  /** The marker a member starts with: the newest message seq now. */
+  newestSeq(): number;
+}
+
+const CAP = UNREAD_CAP;
+
+// The marker of the row at hand: the user's read state, or the seq they joined at.
+const MARKER = 'COALESCE(rs.last_read_seq, mb.joined_seq)';
+
+const CHANNELS_OF_MEMBER = `FROM members mb
+  JOIN channels c ON c.server_id = mb.server_id
+  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id`;
+
+// The full count in SQL: for a channel whose marker is older than its tail (src/parts/messages/channel-tails.ts).
+const channelState = `
+  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds,
+  (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
+  (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
+  (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
+      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count,
+  (SELECT COUNT(*) FROM (
+      SELECT mm.message_seq FROM message_mentions mm
+       WHERE mm.user_id = mb.user_id AND mm.container_id = c.id AND mm.message_seq > ${MARKER}
+      UNION
+      SELECT e.seq FROM messages e
+       WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+      LIMIT ${CAP})) AS mention_count
+  ${CHANNELS_OF_MEMBER}`;
+
+// In a DM or group every message from someone else is for the caller: mentions equal unread.
+const conversationState = `
+  mb.conversation_id,
+  (SELECT m.id FROM messages m WHERE m.conversation_id = mb.conversation_id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
+  (SELECT m.id FROM messages m WHERE m.conversation_id = mb.conversation_id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
+  (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
+      WHERE m.conversation_id = mb.conversation_id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count
+  FROM conversation_members mb
+  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = mb.conversation_id`;
+
+type ConversationRow = Omit<ConversationState, 'mention_count'>;
+
+export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOf'>): ReadStates {
+  const memberships = db.prepare<[string], [string, number]>('SELECT server_id, joined_seq FROM members WHERE user_id = ?').raw();
+  const membership = db.prepare<[string, string], [string, number]>(
+    'SELECT server_id, joined_seq FROM members WHERE user_id = ? AND server_id = ?',
+  ).raw();
+  // The user's markers: one range of the primary key (conversations' come along, unused).
+  const markersOfUser = db.prepare<[string], [string, number]>('SELECT container_id, last_read_seq FROM read_states WHERE user_id = ?').raw();
+  const markersInServer = db.prepare<[string, string], [string, number]>(
+    'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
+  ).raw();
+  const counted = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+
+  /**
+   * The channels of the given memberships with the caller's state: the records from the
+   * directory, the state from each channel's tail, or counted in SQL when the marker is older.
+   */
+  function channelStates(userId: string, servers: [string, number][], markers: Map<string, number>): Map<string, ChannelState> {
+    tails.refresh();
+    const states = new Map<string, ChannelState>();
+    for (const [serverId, joinedSeq] of servers) {
+      for (const channel of directory.channelsOf(serverId)) {
+        const state = stateInTail(tails.get(channel.id), userId, markers.get(channel.id) ?? joinedSeq);
+        states.set(channel.id, state ? withFields(channel, state) : counted.get(userId, channel.id)!);
+      }
+    }
+    return states;
+  }
+  function channelsOf(userId: string, serverId?: string): Map<string, ChannelState> {
+    if (serverId === undefined) return channelStates(userId, memberships.all(userId), new Map(markersOfUser.all(userId)));
+    const member = membership.get(userId, serverId);
+    return member ? channelStates(userId, [member], new Map(markersInServer.all(userId, serverId))) : new Map();
+  }
+  const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
+  const oneConversation = db.prepare<[string, string], ConversationRow>(
+    `SELECT ${conversationState} WHERE mb.user_id = ? AND mb.conversation_id = ?`,
+  );
+  const messageSeq = db.prepare<[string, string, string], { seq: number }>(
+    'SELECT seq FROM messages WHERE id = ? AND (channel_id = ? OR conversation_id = ?)',
+  );
+  // Forward only: an older marker never replaces a newer one.
+  const forgetAll = db.prepare('DELETE FROM read_states WHERE container_id IN (SELECT value FROM json_each(?))');
+  const forgetOne = db.prepare('DELETE FROM read_states WHERE user_id = ? AND container_id IN (SELECT value FROM json_each(?))');
+  const upsert = db.prepare<[string, string, number]>(
+    `INSERT INTO read_states (user_id, container_id, last_read_seq) VALUES (?, ?, ?)
+     ON CONFLICT (user_id, container_id) DO UPDATE SET last_read_seq = excluded.last_read_seq
+     WHERE excluded.last_read_seq > read_states.last_read_seq`,
+  );
+  const currentMarker = db.prepare<[string, string, string, string, string, string], { marker: number }>(
+    `SELECT COALESCE(
+       (SELECT last_read_seq FROM read_states WHERE user_id = ? AND container_id = ?),
+       (SELECT joined_seq FROM members m JOIN channels c ON c.server_id = m.server_id WHERE m.user_id = ? AND c.id = ?),
+       (SELECT joined_seq FROM conversation_members WHERE user_id = ? AND conversation_id = ?),
+       0) AS marker`,
+  );
+  const newest = db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM messages');
+
+  const withMentions = (row: ConversationRow): ConversationState => ({ ...row, mention_count: row.unread_count });
+  const byId = <T>(rows: T[], key: (row: T) => string) => new Map(rows.map((row) => [key(row), row]));
+  const empty: ContainerState = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
+
+  const states: ReadStates = {
+    channels: channelsOf,
+    conversations: (userId, conversationId) =>
+      byId((conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions), (s) => s.conversation_id),
+    of(userId, container) {
+      if (container.kind === 'channel') {
+        const found = channelsOf(userId, container.serverId).get(container.id);
+        if (!found) return empty;
+        const { last_message_id, last_read_id, unread_count, mention_count } = found;
+        return { last_message_id, last_read_id, unread_count, mention_count };
+      }
+      const row = oneConversation.get(userId, container.id);
+      return row ? withMentions(row) : empty;
+    },
+    markRead(userId, container, messageId) {
+      const found = messageSeq.get(messageId, container.id, container.id);
+      if (!found) throw notFound(`message_id: no such message in this ${container.kind}`);
+      const before = currentMarker.get(userId, container.id, userId, container.id, userId, container.id)!.marker;
+      if (found.seq <= before) return false;
+      upsert.run(userId, container.id, found.seq);
+      return true;
+    },
+    advance: (userId, containerId, seq) => void upsert.run(userId, containerId, seq),
+    forget(containerIds, userId) {
+      if (userId === undefined) forgetAll.run(JSON.stringify(containerIds));
+      else forgetOne.run(userId, JSON.stringify(containerIds));
+    },
+    newestSeq: () => newest.get()!.seq,
+  };
+  return states;
+}
+
+/**
+ * The read state at `marker` from a channel's newest messages, or null when the marker is older
+ * than the tail and the tail is not the whole channel (the counts may reach past it).
+ */
+function stateInTail(tail: Tail, userId: string, marker: number): ContainerState | null {
+  const { messages } = tail;
+  let first = messages.length;
+  while (first > 0 && messages[first - 1].seq > marker) first--;
+  if (first === 0 && !tail.complete && messages.length > 0) return null;
+  let unread = 0;
+  let mentioned = 0;
+  for (let i = first; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.author_id === userId) continue;
+    unread++;
+    if (m.everyone || m.mentions?.includes(userId)) mentioned++;
+  }
+  return {
+    last_message_id: messages.at(-1)?.id ?? null,
+    last_read_id: first > 0 ? messages[first - 1].id : null,
+    unread_count: Math.min(unread, CAP),
+    mention_count: Math.min(mentioned, CAP),
+  };
+}
+
+/** Field by field, not by spreads: `ready` makes thousands of these. */
+function withFields(channel: ChannelRecord, state: ContainerState): ChannelState {
+  return {
+    id: channel.id,
+    server_id: channel.server_id,
+    name: channel.name,
+    position: channel.position,
+    created_at: channel.created_at,
+    topic: channel.topic,
+    slowmode_seconds: channel.slowmode_seconds,
+    last_message_id: state.last_message_id,
+    last_read_id: state.last_read_id,
+    unread_count: state.unread_count,
+    mention_count: state.mention_count,
+  };
+}

@@ -1,0 +1,59 @@
+import type { AccountChanges } from './accounts/account-changes';
+import type { AccountDeletion } from './accounts/account-deletion';
+import type { Exports } from './accounts/account-export';
+import type { AuditLog } from './community/audit';
+import type { ChannelStore } from './community/channels';
+import type { Avatars } from './accounts/avatars';
+import type { Clock } from '../core/clock';
+import type { Config } from '../core/config';
+import type { DB } from '../core/db';
+import type { Directory } from './community/directory';
+import type { Limits } from '../rules/limits';
+import type { Mailer } from './accounts/mail';
+import type { Members } from './community/members';
+import type { MessageStore } from './messages/message-store';
+import type { Metrics } from '../core/metrics';
+import type { Permissions } from '../rules/permissions';
+import type { Presence } from './live/presence';
+import type { Search } from './messages/search';
+import type { Hub } from './live/realtime';
+import type { SessionStore } from './accounts/sessions';
+import type { StaticFiles } from '../core/http/static';
+import type { TwoFactor } from './accounts/two-factor';
+import type { Log } from '../core/types';
+import type { ReadStates } from './messages/unread';
+import type { UploadStore } from './messages/upload-store';
+import type { UserStore } from './accounts/users';
+
+/**
+ * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
+ * Each part takes only the parts it uses; a route table names the ones it uses with Pick<>.
+ */
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Log;
+  db: DB;
+  users: UserStore;
+  sessions: SessionStore;
+  limits: Limits;
+  staticFiles: StaticFiles;
+  metrics: Metrics;
+  perms: Permissions;
+  directory: Directory;
+  readStates: ReadStates;
+  mailer: Mailer;
+  hub: Hub;
+  presence: Presence;
+  accountChanges: AccountChanges;
+  uploads: UploadStore;
+  messages: MessageStore;
+  members: Members;
+  channels: ChannelStore;
+  audit: AuditLog;
+  search: Search;
+  twoFactor: TwoFactor;
+  avatars: Avatars;
+  accountExports: Exports;
+  deletion: AccountDeletion;
+}

@@ -1,0 +1,71 @@
+import { type Clock, MINUTE, HOUR, SECOND } from '../core/clock';
+import { RateLimiter } from '../core/ratelimit';
+
+/**
+ * Every rate limit of the service, with its default (README "Rate limits").
+ * RATE_LIMIT=off builds them all disabled.
+ */
+export const LIMIT_POLICIES = {
+  /** Failed logins per account: 5, then one more every minute. */
+  loginFailuresPerAccount: { burst: 5, refillMs: MINUTE },
+  /** Failed logins per client address: 20, then one more every 30 s. */
+  loginFailuresPerClient: { burst: 20, refillMs: 30 * SECOND },
+  /** Registrations per client address: 10, then one every 6 minutes. */
+  registrationsPerClient: { burst: 10, refillMs: 6 * MINUTE },
+  /** Verification and reset emails per address: 3, then one every 20 minutes. */
+  emailsPerAddress: { burst: 3, refillMs: 20 * MINUTE },
+  /** Verification and reset emails per client address: 10, then one every 6 minutes. */
+  emailsPerClient: { burst: 10, refillMs: 6 * MINUTE },
+  /** Messages per user: a burst of 20 for fast typing, then 2 per second. */
+  messagesPerUser: { burst: 20, refillMs: 500 },
+  /** Friend requests per user: 20, then one every 3 minutes. */
+  friendRequestsPerUser: { burst: 20, refillMs: 3 * MINUTE },
+  /** Reports per user: 10, then one every 6 minutes (60 an hour at most after the burst). */
+  reportsPerUser: { burst: 10, refillMs: HOUR / 10 },
+  /** Reactions added or removed per user: 30, then 3 a second (a toggle loop cannot flood a room). */
+  reactionsPerUser: { burst: 30, refillMs: 333 },
+  /** Searches per user: 20, then 2 a second (each is a scan of the index). */
+  searchesPerUser: { burst: 20, refillMs: 500 },
+  /** Account exports started per user: 3, then one an hour (each reads every message and file of the user). */
+  exportsPerUser: { burst: 3, refillMs: HOUR },
+  /** Servers created per user: 10, then one every 10 minutes. */
+  serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
+  /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
+  creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
+} as const;
+
+export type Limits = { -readonly [K in keyof typeof LIMIT_POLICIES]: RateLimiter };
+
+export function createLimits(clock: Clock, enabled: boolean): Limits {
+  const limits = {} as Limits;
+  for (const [name, policy] of Object.entries(LIMIT_POLICIES)) {
+    limits[name as keyof Limits] = new RateLimiter(name, policy, clock, enabled);
+  }
+  return limits;
+}
+
+/**
+ * A login attempt, or a password or code re-typed while signed in: counted as a failure per
+ * account and per client address before the slow check (so parallel guesses cannot all pass
+ * the check first), and given back once it succeeds. 429 when either budget is used up.
+ */
+export function createLoginGuard(limits: Pick<Limits, 'loginFailuresPerAccount' | 'loginFailuresPerClient'>) {
+  const perAccount = limits.loginFailuresPerAccount;
+  const perClient = limits.loginFailuresPerClient;
+  return {
+    /** accountKey: the lower-case username, or null when the name cannot be an account. */
+    begin(accountKey: string | null, client: string) {
+      if (accountKey) perAccount.check(accountKey, 'failed logins for this account');
+      perClient.check(client, 'failed logins from this address');
+      if (accountKey) perAccount.spend(accountKey);
+      perClient.spend(client);
+      return {
+        accountKey,
+        succeeded() {
+          if (accountKey) perAccount.refund(accountKey);
+          perClient.refund(client);
+        },
+      };
+    },
+  };
+}

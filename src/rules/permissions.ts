@@ -1,0 +1,213 @@
+import { type Clock, iso } from '../core/clock';
+import type { DB } from '../core/db';
+import { conflict, forbidden, notFound } from '../core/http/errors';
+import type { Container, User } from '../core/types';
+
+/**
+ * Who may see what, and who may do what inside a server or conversation (spec section 5.6):
+ * the one place that decides. Routes, downloads, sockets and reports all ask here.
+ *
+ * Someone outside a server or conversation gets 404 for anything inside it, exactly as for one
+ * that does not exist, so ids cannot be probed. A member who lacks a permission gets 403.
+ */
+export type Rank = 'owner' | 'admin' | 'member';
+
+/**
+ * The moderation rule, named once: the owner and full server administrators moderate a server
+ * (delete others' messages, pin, mention everyone, see every invite, manage channels); plain
+ * members do not. Every route asks this rather than comparing ranks itself.
+ */
+export const moderates = (rank: Rank): boolean => rank !== 'member';
+
+/** A container the caller may see, and their rank there ('member' in a conversation). */
+export interface Access {
+  container: Container;
+  rank: Rank;
+}
+
+/** An attachment the caller may download. */
+export interface AttachmentAccess extends Access {
+  id: string;
+  name: string;
+  content_type: string;
+}
+
+export interface Permissions {
+  /** The user's rank in a server, or null when not a member. */
+  rank(userId: string, serverId: string): Rank | null;
+  /** The one visibility rule: a channel is seen by its server's members, a conversation by its own. */
+  rankIn(userId: string, container: Container): Rank | null;
+
+  // One access function per kind of thing: each answers 404 to anyone who may not see it.
+  serverAccess(user: User, serverId: string): Rank;
+  /** A channel; with `serverId`, it must also be a channel of that server. */
+  channelAccess(user: User, channelId: string, serverId?: string): Access;
+  conversationAccess(user: User, conversationId: string): Container;
+  /** Any message, wherever it lives (reports). */
+  messageAccess(user: User, messageId: string): Access;
+  /**
+   * Where a message lives, whoever asks: only for site administrators acting on reports
+   * (GET /api/admin/reports/{id}, DELETE /api/admin/messages/{id}), behind auth 'admin'.
+   */
+  locateMessage(messageId: string): Container | null;
+  attachmentAccess(user: User, attachmentId: string): AttachmentAccess;
+
+  // What a member may do.
+  /** Owner or a role with full_server_admin (channel creation, deleting others' messages). */
+  requireServerAdmin(user: User, serverId: string, action: string): Rank;
+  requireOwner(user: User, serverId: string, action: string): void;
+  /**
+   * Removing a member: oneself (leaving; not the owner), or another member by the owner, or by
+   * a full server administrator when the other is a plain member.
+   */
+  requireCanRemove(user: User, serverId: string, targetId: string): void;
+  /**
+   * Acting on another user in a server (ban, timeout): the owner or a full server administrator;
+   * never on the owner or oneself; an administrator not on another administrator. `mustBeMember`:
+   * 404 when the target is not a member (a ban may name anyone).
+   */
+  requireCanModerate(user: User, serverId: string, targetId: string, action: string, mustBeMember: boolean): Rank;
+  /** 403 naming the end when the member is timed out in this server: they may read, not write. */
+  requireNotTimedOut(user: User, serverId: string): void;
+  /** Blocks either way between two users stop DMs, groups and friend requests (403). */
+  requireNotBlocked(a: string, b: string, action: string): void;
+  /** Whether `blocker` blocked `blocked` (one direction). */
+  hasBlocked(blocker: string, blocked: string): boolean;
+}
+
+export function createPermissions(db: DB, clock: Clock): Permissions {
+  const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null }>(
+    `SELECT s.owner_id, r.full_server_admin
+       FROM members m
+       JOIN servers s ON s.id = m.server_id
+       LEFT JOIN roles r ON r.id = m.role_id
+      WHERE m.server_id = ? AND m.user_id = ?`,
+  );
+  const channelServer = db.prepare<[string], { server_id: string }>('SELECT server_id FROM channels WHERE id = ?');
+  const conversationMember = db.prepare<[string, string], { user_id: string }>(
+    'SELECT user_id FROM conversation_members WHERE conversation_id = ? AND user_id = ?',
+  );
+  const messageContainer = db.prepare<[string], { channel_id: string | null; conversation_id: string | null; server_id: string | null }>(
+    `SELECT m.channel_id, m.conversation_id, c.server_id
+       FROM messages m LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id = ?`,
+  );
+  const attachmentById = db.prepare<
+    [string],
+    { id: string; name: string; content_type: string; channel_id: string | null; conversation_id: string | null; server_id: string | null }
+  >(
+    `SELECT a.id, a.name, a.content_type, m.channel_id, m.conversation_id, c.server_id
+       FROM attachments a
+       JOIN messages m ON m.seq = a.message_seq
+       LEFT JOIN channels c ON c.id = m.channel_id
+      WHERE a.id = ?`,
+  );
+
+  const timeoutOf = db.prepare<[string, string], { timeout_until: string | null }>(
+    'SELECT timeout_until FROM members WHERE server_id = ? AND user_id = ?',
+  );
+  const blockRow = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
+  const hasBlocked = (blocker: string, blocked: string) => blockRow.get(blocker, blocked) !== undefined;
+
+  const rank = (userId: string, serverId: string): Rank | null => {
+    const row = membership.get(serverId, userId);
+    if (!row) return null;
+    if (row.owner_id === userId) return 'owner';
+    return row.full_server_admin === 1 ? 'admin' : 'member';
+  };
+
+  const rankIn = (userId: string, container: Container): Rank | null =>
+    container.kind === 'channel'
+      ? rank(userId, container.serverId)
+      : conversationMember.get(container.id, userId)
+        ? 'member'
+        : null;
+
+  const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>
+    row.channel_id
+      ? { kind: 'channel', id: row.channel_id, serverId: row.server_id as string }
+      : { kind: 'conversation', id: row.conversation_id as string };
+
+  const serverAccess = (user: User, serverId: string): Rank => {
+    const found = rank(user.id, serverId);
+    if (!found) throw notFound('server not found');
+    return found;
+  };
+
+  return {
+    rank,
+    rankIn,
+    serverAccess,
+    channelAccess(user, channelId, serverId) {
+      const channel = channelServer.get(channelId);
+      const found = channel ? rank(user.id, channel.server_id) : null;
+      if (!channel || !found) throw notFound('channel not found');
+      if (serverId && channel.server_id !== serverId) {
+        // The channel exists elsewhere: outside the named server, that server is "not found".
+        serverAccess(user, serverId);
+        throw notFound('channel not found');
+      }
+      return { container: { kind: 'channel', id: channelId, serverId: channel.server_id }, rank: found };
+    },
+    conversationAccess(user, conversationId) {
+      if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');
+      return { kind: 'conversation', id: conversationId };
+    },
+    messageAccess(user, messageId) {
+      const row = messageContainer.get(messageId);
+      const container = row ? containerOf(row) : null;
+      const found = container ? rankIn(user.id, container) : null;
+      if (!container || !found) throw notFound('message not found');
+      return { container, rank: found };
+    },
+    locateMessage(messageId) {
+      const row = messageContainer.get(messageId);
+      return row ? containerOf(row) : null;
+    },
+    attachmentAccess(user, attachmentId) {
+      const row = attachmentById.get(attachmentId);
+      const container = row ? containerOf(row) : null;
+      const found = container ? rankIn(user.id, container) : null;
+      if (!row || !container || !found) throw notFound('attachment not found');
+      return { id: row.id, name: row.name, content_type: row.content_type, container, rank: found };
+    },
+    requireServerAdmin(user, serverId, action) {
+      const found = serverAccess(user, serverId);
+      if (!moderates(found)) throw forbidden(`only the owner or a full server administrator can ${action}`);
+      return found;
+    },
+    requireOwner(user, serverId, action) {
+      if (serverAccess(user, serverId) !== 'owner') throw forbidden(`only the server owner can ${action}`);
+    },
+    requireCanRemove(user, serverId, targetId) {
+      const callerRank = serverAccess(user, serverId);
+      const targetRank = rank(targetId, serverId);
+      if (!targetRank) throw notFound('member not found');
+      if (targetId === user.id) {
+        if (callerRank === 'owner') throw conflict('the owner cannot leave their own server: transfer it or delete it');
+        return;
+      }
+      if (!moderates(callerRank) || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
+        throw forbidden('you cannot remove this member');
+      }
+    },
+    requireCanModerate(user, serverId, targetId, action, mustBeMember) {
+      const callerRank = serverAccess(user, serverId);
+      if (!moderates(callerRank)) throw forbidden(`only the owner or a full server administrator can ${action}`);
+      const targetRank = rank(targetId, serverId);
+      if (mustBeMember && !targetRank) throw notFound('member not found');
+      if (targetId === user.id) throw conflict(`you cannot ${action} yourself`);
+      if (targetRank === 'owner') throw forbidden(`the owner cannot be the target of ${action}`);
+      if (callerRank === 'admin' && targetRank === 'admin') throw forbidden(`only the owner can ${action} a full server administrator`);
+      return callerRank;
+    },
+    requireNotTimedOut(user, serverId) {
+      const until = timeoutOf.get(serverId, user.id)?.timeout_until;
+      if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
+    },
+    requireNotBlocked(a, b, action) {
+      if (hasBlocked(a, b)) throw forbidden(`you blocked this user: unblock them to ${action}`);
+      if (hasBlocked(b, a)) throw forbidden(`this user does not accept ${action} from you`);
+    },
+    hasBlocked,
+  };
+}
