@@ -1,4 +1,4 @@
--- The whole schema, applied idempotently at every start-up (see src/db.ts).
+-- The whole schema, applied idempotently at every start-up (see src/core/db.ts).
 -- Changes after the first release go through numbered migrations on PRAGMA user_version,
 -- never by editing a CREATE TABLE here alone.
 --
@@ -22,14 +22,14 @@ CREATE TABLE IF NOT EXISTS users (
   avatar_version INTEGER NOT NULL DEFAULT 0,
   -- a deleted account keeps its row (its messages keep their author) under the name deleted-<id>
   deleted_at    TEXT,
-  -- TOTP secrets, encrypted with the data directory's key (src/secret-box.ts); pending until confirmed
+  -- TOTP secrets, encrypted with the data directory's key (src/core/secret-box.ts); pending until confirmed
   totp_secret   TEXT,
   totp_pending  TEXT,
   -- the last time step whose code was accepted: a code is good once
   totp_last_step INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
--- The columns a request's user is made of (src/users.ts keeps them in memory): see generations.
+-- The columns a request's user is made of (src/parts/accounts/users.ts keeps them in memory): see generations.
 CREATE TRIGGER IF NOT EXISTS users_updated AFTER UPDATE OF username, is_admin, standing, display_name, avatar_version, deleted_at ON users
 BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
 CREATE TRIGGER IF NOT EXISTS users_deleted AFTER DELETE ON users BEGIN UPDATE generations SET n = random() WHERE name = 'users'; END;
@@ -71,8 +71,8 @@ CREATE TABLE IF NOT EXISTS channels (
 );
 
 -- Values moved to a new random one by every change to what is kept in memory, in the same
--- transaction (triggers): 'channels' (the channel lists, src/directory.ts) and 'users' (the users
--- every request looks up, src/users.ts). While a value stays the same, what was kept is what is
+-- transaction (triggers): 'channels' (the channel lists, src/parts/community/directory.ts) and 'users' (the users
+-- every request looks up, src/parts/accounts/users.ts). While a value stays the same, what was kept is what is
 -- committed, whichever process wrote; random rather than counted, so a rolled-back change is
 -- never mistaken for a later one.
 CREATE TABLE IF NOT EXISTS generations (
@@ -221,7 +221,7 @@ CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id,
 CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
 
--- The search index (src/search.ts): the current text of every message, tokenized by unicode61
+-- The search index (src/parts/messages/search.ts): the current text of every message, tokenized by unicode61
 -- with case and diacritics folded. External content: the text itself stays in messages only.
 -- prefix = '3': three-letter prefix queries (`zea*`) read one list instead of every term's.
 -- The triggers keep it in step inside the transaction that inserts, edits or deletes (cascades too).
