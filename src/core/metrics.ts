@@ -1,5 +1,3 @@
-import type { RestrictedAction } from '../rules/standing';
-export type UpwardForTheDemonstration = RestrictedAction;
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
