@@ -29,7 +29,8 @@ bench: build
 clean:
 	rm -rf dist dist-bench dist-scripts .tap coverage
 
-# docs/openapi.json and the endpoint table of docs/api.md, from scripts/openapi/.
+# docs/openapi.json, docs/asyncapi.json and the generated tables of docs/api.md, from scripts/.
 openapi: $(NPM_STAMP)
 	npx tsc -p scripts/tsconfig.json
 	node dist-scripts/scripts/openapi/index.js
+	node dist-scripts/scripts/asyncapi/index.js

@@ -40,25 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type RecordableHistogram, createHistogram } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import {
-  type Row,
-  type Started,
-  loggedTimes,
-  login,
-  ms,
-  openForSeeding,
-  ownerWithChannel,
-  percentile,
-  printTable,
-  register,
-  request,
-  runAlone,
-  sleep,
-  startChat,
-  startProcess,
-  tempDir,
-  verdict,
-} from './lib';
+import { type Row, type Started, loggedTimes, login, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict } from './lib';
 
 export const STREAM_MEMBERS = Number(process.env.STREAM_MEMBERS ?? 2000);
 export const STREAM_SECONDS = Number(process.env.STREAM_SECONDS ?? 30);

@@ -7,8 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { armFailpoints, every } from '../src/core/callbacks';
-import { presenceSettings } from '../src/parts/live/presence';
-import { HEARTBEAT_MS, realtimeSettings } from '../src/parts/live/realtime';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, must } from './helpers/community';
 import { multipart, postMultipart } from './helpers/multipart';
@@ -17,7 +15,6 @@ import { type TestServer, startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
 
 t.setTimeout(120_000);
-presenceSettings.graceMs = 100;
 t.afterEach(() => armFailpoints([]));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -203,9 +200,7 @@ t.test('a timer whose work throws logs it and keeps running', async (t) => {
 });
 
 t.test('the heartbeat and presence timers of a running server survive their own errors', async (t) => {
-  realtimeSettings.heartbeatMs = 50;
-  t.teardown(() => (realtimeSettings.heartbeatMs = HEARTBEAT_MS));
-  const server: TestServer = await startServer();
+  const server: TestServer = await startServer({ settings: { heartbeatMs: 50, presenceGraceMs: 100 } });
   t.teardown(server.close);
   const { owner } = await crowd(server, 0);
   armFailpoints(['timer.presence', 'timer.heartbeat']);
@@ -213,7 +208,7 @@ t.test('the heartbeat and presence timers of a running server survive their own 
   await stream.event('ready');
   stream.close();
   await stream.closed();
-  // The offline timer fires presenceSettings.graceMs after the last socket closed.
+  // The offline timer fires presenceGraceMs after the last socket closed.
   await sleep(300);
   t.ok(server.logs.some((line) => line.startsWith('presence failed: Error: failpoint timer.presence')), 'presence timer failure logged');
   t.ok(server.logs.some((line) => line.startsWith('heartbeat failed: Error: failpoint timer.heartbeat')), 'heartbeat failure logged');

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { MAX_REACTIONS_PER_USER, MAX_REACTION_EMOJI } from '../src/parts/messages/message-store';
-import { MAX_SOCKETS_PER_SESSION, MAX_SOCKETS_PER_USER, SOCKET_CAP_RETRY_S } from '../src/parts/live/realtime';
+import { MAX_SOCKETS_PER_SESSION, MAX_SOCKETS_PER_USER, SOCKET_CAP_RETRY_S } from '../src/parts/live/sockets';
 import { MAX_CHANNELS_PER_SERVER } from '../src/api/channels';
 import { MAX_LIVE_INVITES_PER_SERVER } from '../src/api/invites';
 import { MAX_ROLES_PER_SERVER, MAX_SERVERS_PER_USER } from '../src/api/servers';

@@ -5,7 +5,7 @@ import * as Parsers from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import t from 'tap';
 import { buildRoutes } from '../src/api';
-import { SOCKET_PATHS } from '../src/parts/live/realtime';
+import { SOCKET_PATHS } from '../src/parts/live/sockets';
 import { API_GUIDE_FILE, OPENAPI_FILE, renderApiGuide, renderOpenApi } from '../scripts/openapi';
 import { Client } from './helpers/client';
 import { startServer } from './helpers/server';

@@ -4,14 +4,13 @@ import Database from 'better-sqlite3';
 // The user stream (GET /api/ws), read state, mentions, typing and presence, with real ws clients.
 import t from 'tap';
 import { TAIL_LENGTH } from '../src/parts/messages/channel-tails';
-import { presenceSettings } from '../src/parts/live/presence';
-import { SENDS_PER_TURN, realtimeSettings } from '../src/parts/live/realtime';
 import { type Client, signUp } from './helpers/client';
 import { befriend, crowd, must, ref, setStanding, users } from './helpers/community';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
 
-presenceSettings.graceMs = 200;
+/** A short presence grace for every server of this file. */
+const settings = { presenceGraceMs: 200 };
 
 async function stream(server: TestServer, client: Client): Promise<LiveSocket & { ready: any }> {
   const socket = await openSocket(server.url, '/api/ws', { client });
@@ -22,7 +21,7 @@ async function stream(server: TestServer, client: Client): Promise<LiveSocket & 
 const channelMessages = (c: { serverId: string }, channelId: string) => `/api/servers/${c.serverId}/channels/${channelId}/messages`;
 
 t.test('the upgrade follows the rules of the room sockets', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const [user, suspended] = await users(server, 2);
   setStanding(server, suspended.userId, 4);
@@ -35,7 +34,7 @@ t.test('the upgrade follows the rules of the room sockets', async (t) => {
 });
 
 t.test('ready has everything a sidebar needs, read states included', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 2);
   const [alice, bob] = c.members;
@@ -65,7 +64,7 @@ t.test('ready has everything a sidebar needs, read states included', async (t) =
 });
 
 t.test('live events reach the user streams of everyone who can see them, and nobody else', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 2);
   const [alice, bob] = c.members;
@@ -148,7 +147,7 @@ t.test('live events reach the user streams of everyone who can see them, and nob
 });
 
 t.test('read markers: forward only, per container, and the counts follow', async (t) => {
-  const server = await startServer({ clock: new FakeClock() });
+  const server = await startServer({ clock: new FakeClock(), settings });
   t.teardown(server.close);
   const c = await crowd(server, 2);
   const [alice, bob] = c.members;
@@ -189,7 +188,7 @@ t.test('read markers: forward only, per container, and the counts follow', async
 });
 
 t.test('counts are capped at 100 ("99+" needs 100), also when another process wrote the messages', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 1);
   const random = async () =>
@@ -207,7 +206,7 @@ t.test('counts are capped at 100 ("99+" needs 100), also when another process wr
 });
 
 t.test('read state past the newest messages kept in memory, after edits and deletes', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 1);
   const [alice] = c.members;
@@ -235,7 +234,7 @@ t.test('read state past the newest messages kept in memory, after edits and dele
 });
 
 t.test('mentions: @name of someone who can see it, @everyone from owners and admins, recomputed on edit', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 2);
   const [alice, bob] = c.members;
@@ -272,7 +271,7 @@ t.test('mentions: @name of someone who can see it, @everyone from owners and adm
 
 t.test('typing: those who may send, once per few seconds, to the other members', async (t) => {
   const clock = new FakeClock();
-  const server = await startServer({ clock });
+  const server = await startServer({ clock, settings });
   t.teardown(server.close);
   const c = await crowd(server, 2);
   const [alice, bob] = c.members;
@@ -293,7 +292,7 @@ t.test('typing: those who may send, once per few seconds, to the other members',
 });
 
 t.test('presence: online with a socket, offline after a grace, chosen states, who sees it', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 1);
   const friend = c.members[0];
@@ -333,8 +332,7 @@ t.test('presence: online with a socket, offline after a grace, chosen states, wh
   await must(alice.put('/api/account/presence', { status: 'online' }), 200);
   t.match(await ownerStream.until((f) => f.event === 'presence' && f.user_id === alice.userId), { presence: 'online' });
 
-  presenceSettings.largeServerMembers = 2;
-  t.teardown(() => (presenceSettings.largeServerMembers = 250));
+  server.settings.largeServerMembers = 2;
   await must(alice.put('/api/account/presence', { status: 'dnd' }), 200);
   t.same((await ownerStream.drain(150)).filter((f) => f.event === 'presence'), [], 'in a large server, members are not told');
   await watcher.until((f) => f.event === 'presence' && f.presence === 'dnd');
@@ -342,7 +340,7 @@ t.test('presence: online with a socket, offline after a grace, chosen states, wh
 });
 
 t.test('a stream ends with 4001 when its session ends, 4003 on suspension, and says why on reconnect', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   t.teardown(server.close);
   const [user, other] = await users(server, 2);
   const s = await stream(server, user);
@@ -361,7 +359,7 @@ t.test('a stream ends with 4001 when its session ends, 4003 on suspension, and s
 });
 
 t.test('a restart ends every session: streams close with 4001', async (t) => {
-  const server = await startServer();
+  const server = await startServer({ settings });
   const [user] = await users(server, 1);
   const s = await stream(server, user);
   const closing = server.close();
@@ -371,9 +369,7 @@ t.test('a restart ends every session: streams close with 4001', async (t) => {
 
 t.test('a busy outbox keeps the order: every stream gets every event in commit order, a close after its reason', async (t) => {
   // One socket write per event-loop turn: every event waits its turn in the outbox.
-  realtimeSettings.sendsPerTurn = 1;
-  t.teardown(() => (realtimeSettings.sendsPerTurn = SENDS_PER_TURN));
-  const server = await startServer();
+  const server = await startServer({ settings: { ...settings, sendsPerTurn: 1 } });
   t.teardown(server.close);
   const c = await crowd(server, 3);
   const sockets = await Promise.all(c.members.map((m) => stream(server, m)));

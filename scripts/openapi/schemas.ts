@@ -231,7 +231,7 @@ function auditEntries(): Schema[] {
   );
 }
 
-function server(): Record<string, Schema> {
+export function server(): Record<string, Schema> {
   return { id: uuid, name: str, owner_id: uuid, created_at: time, description: str };
 }
 
@@ -252,7 +252,7 @@ function conversation(): Record<string, Schema> {
 }
 
 /** How a user is shown (the profiles view): deleted accounts as deleted-user / Deleted user. */
-function profile(): Record<string, Schema> {
+export function profile(): Record<string, Schema> {
   return {
     user_id: uuid,
     username: str,
@@ -266,7 +266,7 @@ function withDescription(schema: Schema, description: string): Schema {
 }
 
 /** The fields of a message record (src/core/message-record.ts). */
-function messageFields(): Record<string, Schema> {
+export function messageFields(): Record<string, Schema> {
   return {
     id: uuid,
     server_id: uuid,

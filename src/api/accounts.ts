@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import { CLEARED_SESSION_COOKIE, remoteAddress, sessionCookie } from '../parts/accounts/auth';
+import { remoteAddress } from '../core/http/client';
+import { CLEARED_SESSION_COOKIE, sessionCookie } from '../parts/accounts/auth';
 import { iso } from '../core/clock';
 import { HttpError, badRequest, conflict, forbidden, notFound } from '../core/http/errors';
 import { createLoginGuard } from '../rules/limits';
@@ -217,6 +218,6 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
   /** The new name and avatar, to everyone who shows them. */
   function announceProfile(userId: string) {
     const user = users.byId(userId)!;
-    hub.toUsers(directory.peopleWhoSee(userId), { payload: { event: 'user_updated', user: refOf(user) } });
+    hub.toUsers(directory.peopleWhoSee(userId), { event: 'user_updated', user: refOf(user) });
   }
 }

@@ -1,10 +1,9 @@
-import { auditReason } from '../parts/community/audit';
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import { channelWithState } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { integer, text } from '../core/validate';
+import { auditReason, integer, text } from '../core/validate';
 import { MAX_NAME_CHARS, diff } from './servers';
 
 export const MAX_CHANNELS_PER_SERVER = 500;
@@ -77,7 +76,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
       return id;
     })();
     const channel = directory.channel(id)!;
-    hub.toServer(serverId, { payload: { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) } });
+    hub.toServer(serverId, { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) });
     return created(channel);
   }
 
@@ -107,7 +106,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const moved = position === null ? [] : directory.channelsOf(serverId).filter((c) => c.id !== before.id);
     const channel = directory.channel(before.id)!;
     for (const c of [channel, ...moved]) {
-      hub.toServer(serverId, { payload: { event: 'channel_updated', server_id: serverId, channel_id: c.id, channel: c } });
+      hub.toServer(serverId, { event: 'channel_updated', server_id: serverId, channel_id: c.id, channel: c });
     }
     return json(channel);
   }
@@ -131,7 +130,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     })();
     uploads.deleteFiles(fileIds);
     hub.closeRoom({ kind: 'channel', id: channel.id, serverId });
-    hub.toServer(serverId, { payload: { event: 'channel_deleted', server_id: serverId, channel_id: channel.id } });
+    hub.toServer(serverId, { event: 'channel_deleted', server_id: serverId, channel_id: channel.id });
     return noContent();
   }
 }

@@ -1,10 +1,9 @@
-import { auditReason } from '../parts/community/audit';
 import { iso } from '../core/clock';
 import { notFound } from '../core/http/errors';
 import { json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import type { Ctx, Route, UserRef } from '../core/types';
-import { integer, limitParam, text, uuidParam } from '../core/validate';
+import { auditReason, integer, limitParam, text, uuidParam } from '../core/validate';
 
 /** Timeouts last from a minute to 28 days, as on Discord. */
 export const MIN_TIMEOUT_SECONDS = 60;
@@ -42,8 +41,10 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
   );
   const userExists = db.prepare<[string], { id: string }>('SELECT id FROM users WHERE id = ?');
 
-  const announceMember = (serverId: string, userId: string) =>
-    hub.toServer(serverId, { payload: { event: 'member_updated', server_id: serverId, member: members.record(serverId, userId) } });
+  const announceMember = (serverId: string, userId: string) => {
+    const member = members.record(serverId, userId);
+    if (member) hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
+  };
 
   return { listBans, banUser, unbanUser, timeOutMember, endTimeout, listAuditLog };
 
@@ -71,8 +72,8 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     })();
     if (wasMember) {
       hub.dropUser(userId, { serverId });
-      hub.toUsers([userId], { payload: { event: 'server_left', server_id: serverId, reason: 'banned' } });
-      hub.toServer(serverId, { payload: { event: 'member_left', server_id: serverId, user_id: userId } });
+      hub.toUsers([userId], { event: 'server_left', server_id: serverId, reason: 'banned' });
+      hub.toServer(serverId, { event: 'member_left', server_id: serverId, user_id: userId });
     }
     return noContent();
   }

@@ -50,7 +50,7 @@ function conversationHandlers(deps: Deps) {
   const announceCreated = (id: string) => {
     const record = recordById(id);
     for (const member of record.members) {
-      hub.toUsers([member.user_id], { payload: { event: 'conversation_created', conversation: conversationEntry(deps, member.user_id, record) } });
+      hub.toUsers([member.user_id], { event: 'conversation_created', conversation: conversationEntry(deps, member.user_id, record) });
     }
     return record;
   };
@@ -82,7 +82,7 @@ function conversationHandlers(deps: Deps) {
     const record = recordById(id);
     hub.toUsers(
       record.members.map((m) => m.user_id),
-      { payload: { event: 'conversation_updated', conversation_id: id, conversation: record } },
+      { event: 'conversation_updated', conversation_id: id, conversation: record },
     );
     return record;
   };
@@ -177,7 +177,7 @@ function conversationHandlers(deps: Deps) {
       insertMember.run(conversationId, userId);
     })();
     const record = announceUpdated(conversationId);
-    hub.toUsers([userId], { payload: { event: 'conversation_created', conversation: conversationEntry(deps, userId, record) } });
+    hub.toUsers([userId], { event: 'conversation_created', conversation: conversationEntry(deps, userId, record) });
     return json(record);
   }
 
@@ -195,7 +195,7 @@ function conversationHandlers(deps: Deps) {
       readStates.forget([conversationId], userId);
     })();
     hub.dropUser(userId, { conversationId });
-    hub.toUsers([userId], { payload: { event: 'conversation_left', conversation_id: conversationId } });
+    hub.toUsers([userId], { event: 'conversation_left', conversation_id: conversationId });
     announceUpdated(conversationId);
     return noContent();
   }

@@ -4,9 +4,9 @@ import { pairKey } from '../rules/friendship';
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
-import type { FriendRecord } from '../parts/community/directory';
 import { type Ctx, type Route, type UserRef, refOf } from '../core/types';
 import { readUsername } from '../parts/accounts/users';
+import type { FriendRecord } from '../core/records';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence' | 'perms'>;
 
@@ -131,7 +131,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
       insertRequest.run(id, ctx.user.id, target.id, key, iso(clock.now()));
     })();
     const request = requestRecord(requestById.get(id)!);
-    hub.toUsers([target.id], { payload: { event: 'friend_request', request } });
+    hub.toUsers([target.id], { event: 'friend_request', request });
     return created(request);
   }
 
@@ -153,9 +153,9 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     const sender = friendRecord.get(id)!;
     const since = sender.since;
     // Each side learns of the other, with the presence they may now see.
-    hub.toUsers([ctx.user.id], { payload: { event: 'friend_added', friend: { ...sender, presence: presence.of(sender.user_id) } } });
+    hub.toUsers([ctx.user.id], { event: 'friend_added', friend: { ...sender, presence: presence.of(sender.user_id) } });
     const me = { ...refOf(ctx.user), since, presence: presence.of(ctx.user.id) };
-    hub.toUsers([sender.user_id], { payload: { event: 'friend_added', friend: me } });
+    hub.toUsers([sender.user_id], { event: 'friend_added', friend: me });
     return json(sender);
   }
 
@@ -175,8 +175,8 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
   function removeFriend(ctx: Ctx) {
     const { changes } = removeFriendship.run(pairKey(ctx.user.id, ctx.params.user_id));
     if (changes === 0) throw notFound('not a friend');
-    hub.toUsers([ctx.user.id], { payload: { event: 'friend_removed', user_id: ctx.params.user_id } });
-    hub.toUsers([ctx.params.user_id], { payload: { event: 'friend_removed', user_id: ctx.user.id } });
+    hub.toUsers([ctx.user.id], { event: 'friend_removed', user_id: ctx.params.user_id });
+    hub.toUsers([ctx.params.user_id], { event: 'friend_removed', user_id: ctx.user.id });
     return noContent();
   }
 
@@ -198,8 +198,8 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
       return deletePair.all(pairKey(ctx.user.id, userId)).map((r) => r.status);
     })();
     if (ended.includes('accepted')) {
-      hub.toUsers([ctx.user.id], { payload: { event: 'friend_removed', user_id: userId } });
-      hub.toUsers([userId], { payload: { event: 'friend_removed', user_id: ctx.user.id } });
+      hub.toUsers([ctx.user.id], { event: 'friend_removed', user_id: userId });
+      hub.toUsers([userId], { event: 'friend_removed', user_id: ctx.user.id });
     }
     return noContent();
   }

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../parts/community/audit';
-import { requestOrigin } from '../parts/accounts/auth';
+import { requestOrigin } from '../core/http/client';
 import { DAY, MINUTE, iso } from '../core/clock';
 import { badRequest, forbidden, notFound } from '../core/http/errors';
 import { HANDLED, created, json, noContent } from '../core/http/respond';
@@ -9,7 +8,7 @@ import { moderates } from '../rules/permissions';
 import type { Services } from '../parts/services';
 import { assertAllowed } from '../rules/standing';
 import type { Ctx, PublicCtx, Route } from '../core/types';
-import { integer } from '../core/validate';
+import { auditReason, integer } from '../core/validate';
 
 export const INVITE_LIFETIME_MS = 7 * DAY;
 export const MIN_INVITE_SECONDS = (5 * MINUTE) / 1000;
@@ -179,8 +178,8 @@ function inviteHandlers(deps: Deps) {
       deleteRemoval.run(serverId, ctx.user.id);
     })();
     const server = directory.server(serverId)!;
-    hub.toUsers([ctx.user.id], { payload: { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) } });
-    hub.toServer(serverId, { payload: { event: 'member_joined', server_id: serverId, member: members.record(serverId, ctx.user.id) } });
+    hub.toUsers([ctx.user.id], { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) });
+    hub.toServer(serverId, { event: 'member_joined', server_id: serverId, member: members.record(serverId, ctx.user.id)! });
     return json({ server_id: serverId });
   }
 

@@ -1,7 +1,6 @@
 import { authenticate } from '../parts/accounts/auth';
 import { resolveEmoji } from '../core/emoji';
 import { mediaType, readJson } from '../core/http/body';
-import { auditReason } from '../parts/community/audit';
 import { HttpError, badRequest, forbidden, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
@@ -12,7 +11,7 @@ import type { Services } from '../parts/services';
 import { type RestrictedAction, assertAllowed } from '../rules/standing';
 import type { Body, Container, Ctx, Route } from '../core/types';
 import type { UploadStore } from '../parts/messages/upload-store';
-import { limitParam, text, uuid, uuidParam } from '../core/validate';
+import { auditReason, limitParam, text, uuid, uuidParam } from '../core/validate';
 
 type Deps = Pick<
   Services,
@@ -289,7 +288,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     const messageId = uuid(ctx.body, 'message_id');
     const moved = readStates.markRead(ctx.user.id, container, messageId);
     const state = readStates.of(ctx.user.id, container);
-    if (moved) hub.toUsers([ctx.user.id], { payload: { event: 'read', ...placeOf(container), ...state } });
+    if (moved) hub.toUsers([ctx.user.id], { event: 'read', ...placeOf(container), ...state });
     return json({ ...placeOf(container), ...state });
   }
 
@@ -307,8 +306,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     typing.set(key, now);
     // Entries older than the window carry nothing: they are dropped as the map grows.
     if (typing.size > 10_000) for (const [k, at] of typing) if (now - at >= TYPING_REPEAT_MS) typing.delete(k);
-    const event = { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, display_name: ctx.user.displayName, ...placeOf(container) };
-    hub.toContainer(container, { payload: event }, ctx.user.id);
+    hub.toContainer(container, { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, display_name: ctx.user.displayName, ...placeOf(container) }, ctx.user.id);
     return noContent();
   }
 

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../parts/community/audit';
 import { iso } from '../core/clock';
 import { badRequest, forbidden, notFound } from '../core/http/errors';
 import { HANDLED, created, json, noContent, streamJsonArray } from '../core/http/respond';
@@ -7,7 +6,7 @@ import { splitUrl } from '../core/http/router';
 import type { Services } from '../parts/services';
 import { SUSPENDED } from '../rules/standing';
 import type { Ctx, Reply, Route, User } from '../core/types';
-import { integer, limitParam, oneOf, text, uuid } from '../core/validate';
+import { auditReason, integer, limitParam, oneOf, text, uuid } from '../core/validate';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'audit' | 'directory' | 'accountChanges'>;
 

@@ -25,7 +25,7 @@ function profileHandlers({ users, avatars, hub, directory }: Deps) {
   /** The new name and picture, to everyone who shows them. */
   function announce(userId: string) {
     const user = users.byId(userId)!;
-    hub.toUsers(directory.peopleWhoSee(userId), { payload: { event: 'user_updated', user: refOf(user) } });
+    hub.toUsers(directory.peopleWhoSee(userId), { event: 'user_updated', user: refOf(user) });
     return user;
   }
 

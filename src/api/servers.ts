@@ -1,12 +1,11 @@
 import crypto from 'node:crypto';
-import { auditReason } from '../parts/community/audit';
 import { iso } from '../core/clock';
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import { serverEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { bool, text, uuid } from '../core/validate';
+import { auditReason, bool, text, uuid } from '../core/validate';
 
 export const MAX_NAME_CHARS = 100;
 export const MAX_DESCRIPTION_CHARS = 1000;
@@ -83,13 +82,13 @@ function serverHandlers(deps: Deps) {
   };
   const announceServer = (serverId: string) => {
     const server = directory.server(serverId)!;
-    hub.toServer(serverId, { payload: { event: 'server_updated', server_id: serverId, server } });
+    hub.toServer(serverId, { event: 'server_updated', server_id: serverId, server });
     return server;
   };
   const announceMembers = (serverId: string, userIds: string[]) => {
     for (const userId of userIds) {
       const member = members.record(serverId, userId);
-      if (member) hub.toServer(serverId, { payload: { event: 'member_updated', server_id: serverId, member } });
+      if (member) hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
     }
   };
 
@@ -122,7 +121,7 @@ function serverHandlers(deps: Deps) {
       channels.add(id, FIRST_CHANNEL_NAME);
     })();
     const server = directory.server(id)!;
-    hub.toUsers([ctx.user.id], { payload: { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) } });
+    hub.toUsers([ctx.user.id], { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) });
     return created(server);
   }
 
@@ -176,7 +175,7 @@ function serverHandlers(deps: Deps) {
     })();
     uploads.deleteFiles(fileIds);
     for (const userId of memberIds) hub.dropUser(userId, { serverId });
-    hub.toUsers(memberIds, { payload: { event: 'server_left', server_id: serverId, reason: 'deleted' } });
+    hub.toUsers(memberIds, { event: 'server_left', server_id: serverId, reason: 'deleted' });
     return noContent();
   }
 
@@ -219,8 +218,8 @@ function serverHandlers(deps: Deps) {
       audit.write({ serverId, action: 'member_kick', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason });
     })();
     hub.dropUser(userId, { serverId });
-    hub.toUsers([userId], { payload: { event: 'server_left', server_id: serverId, reason: kicked ? 'kicked' : 'left' } });
-    hub.toServer(serverId, { payload: { event: 'member_left', server_id: serverId, user_id: userId } });
+    hub.toUsers([userId], { event: 'server_left', server_id: serverId, reason: kicked ? 'kicked' : 'left' });
+    hub.toServer(serverId, { event: 'member_left', server_id: serverId, user_id: userId });
     return noContent();
   }
 
@@ -301,7 +300,7 @@ function serverHandlers(deps: Deps) {
       audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId } });
     })();
     const member = members.record(serverId, userId)!;
-    hub.toServer(serverId, { payload: { event: 'member_updated', server_id: serverId, member } });
+    hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
     return json(member);
   }
 }

@@ -114,7 +114,10 @@ export function toRecord(
 }
 
 /** The ids that place an event about a container: server and channel, or conversation. */
-export const placeOf = (container: Container): Record<string, string> =>
+/** Where a container is, as records and events name it. */
+export type Place = { server_id: string; channel_id: string } | { conversation_id: string };
+
+export const placeOf = (container: Container): Place =>
   container.kind === 'channel' ? { server_id: container.serverId, channel_id: container.id } : { conversation_id: container.id };
 
 function withContainer(record: MessageRecord, row: MessageRow, container: Container): MessageRecord {

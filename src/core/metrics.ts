@@ -12,7 +12,6 @@ export interface Metrics {
   /** One answered request: its route pattern (never the raw path: ids would explode the labels). */
   request(method: string, route: string, status: string, seconds: number): void;
   messageSent(): void;
-  framesSent(count: number): void;
   /** An exception or rejection that no callback owned reached the process (src/server.ts). */
   uncaught(): void;
   /** May this request read /metrics? Only when on, and only where METRICS_HOST allows. */
@@ -28,15 +27,14 @@ export interface MetricsParts {
   hosts: string[];
   db: DB;
   databaseFile: string;
-  /** Open sockets by kind, read when scraped. */
-  openSockets(): Record<string, number>;
+  /** The sockets (src/parts/live/hub.ts), read when scraped: open by kind, and frames written so far. */
+  sockets: { openSockets(): Record<string, number>; readonly framesSent: number };
 }
 
 const NONE: Metrics = {
   enabled: false,
   request: () => {},
   messageSent: () => {},
-  framesSent: () => {},
   uncaught: () => {},
   mayRead: () => false,
   render: () => Promise.reject(new Error('metrics are off')),
@@ -61,7 +59,17 @@ export function createMetrics(parts: MetricsParts): Metrics {
     registers: [registry],
   });
   const messages = new Counter({ name: 'chat_messages_sent_total', help: 'Messages stored (channels and conversations)', registers: [registry] });
-  const frames = new Counter({ name: 'chat_websocket_frames_sent_total', help: 'WebSocket frames written to sockets (fan-out)', registers: [registry] });
+  let framesCounted = 0;
+  new Counter({
+    name: 'chat_websocket_frames_sent_total',
+    help: 'WebSocket frames written to sockets (fan-out)',
+    registers: [registry],
+    collect() {
+      const total = parts.sockets.framesSent;
+      this.inc(total - framesCounted);
+      framesCounted = total;
+    },
+  });
   const uncaught = new Counter({
     name: 'chat_uncaught_errors_total',
     help: 'Exceptions and rejections no callback owned (each logged with its stack; the server went on)',
@@ -74,7 +82,7 @@ export function createMetrics(parts: MetricsParts): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [kind, count] of Object.entries(parts.openSockets())) this.set({ kind }, count);
+      for (const [kind, count] of Object.entries(parts.sockets.openSockets())) this.set({ kind }, count);
     },
   });
   const pageBytes = parts.db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
@@ -102,7 +110,6 @@ export function createMetrics(parts: MetricsParts): Metrics {
       latency.observe({ method, route }, seconds);
     },
     messageSent: () => messages.inc(),
-    framesSent: (count) => frames.inc(count),
     uncaught: () => uncaught.inc(),
     mayRead(req) {
       // A reverse proxy on this machine connects over loopback too: a request it relays names

@@ -1,5 +1,5 @@
 import { badRequest } from './http/errors';
-import type { Body } from './types';
+import type { Body, Ctx } from './types';
 import { isUuid } from './http/router';
 
 /** Field readers for request bodies: each returns the typed value or throws a 400 naming the field. */
@@ -82,4 +82,40 @@ export function uuidParam(query: URLSearchParams, key: string): string | null {
   if (raw === null) return null;
   if (!isUuid(raw)) throw badRequest(`${key} must be a UUID`);
   return raw.toLowerCase();
+}
+
+/** A reason stored with an audit entry, in characters. */
+export const MAX_AUDIT_REASON_CHARS = 512;
+
+/**
+ * The `X-Audit-Log-Reason` header as sent: printable ASCII (clients percent-encode anything
+ * else), at most MAX_AUDIT_REASON_HEADER_CHARS, room for 512 characters of any script encoded.
+ * Checked by the request pipeline on every request that carries it, so a bad one is always 400.
+ */
+export const AUDIT_REASON_HEADER = /^[\u0020-\u007e]*$/;
+export const MAX_AUDIT_REASON_HEADER_CHARS = 6144;
+
+export function checkAuditReasonHeader(req: Pick<Ctx['req'], 'headers'>): void {
+  const raw = req.headers['x-audit-log-reason'];
+  if (raw === undefined) return;
+  if (Array.isArray(raw) || !AUDIT_REASON_HEADER.test(raw)) throw badRequest('X-Audit-Log-Reason must be printable ASCII: percent-encode other characters');
+  if (raw.length > MAX_AUDIT_REASON_HEADER_CHARS) throw badRequest(`X-Audit-Log-Reason must be at most ${MAX_AUDIT_REASON_HEADER_CHARS} characters as sent`);
+}
+
+/**
+ * The reason an owner or moderator gave, as stored with the entry: percent-encoded text decoded
+ * (text that does not decode is kept as sent), line breaks and other controls as spaces,
+ * trimmed, and cut at MAX_AUDIT_REASON_CHARS. Null when none was given.
+ */
+export function auditReason(ctx: Pick<Ctx, 'req'>): string | null {
+  const raw = ctx.req.headers['x-audit-log-reason'];
+  if (typeof raw !== 'string') return null;
+  let text = raw;
+  try {
+    text = decodeURIComponent(raw);
+  } catch {
+    // A stray % in a plain reason: kept as written.
+  }
+  text = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return [...text].slice(0, MAX_AUDIT_REASON_CHARS).join('') || null;
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppOptions } from '../../src/app';
+import { createApp, type AppOptions, type Settings } from '../../src/app';
 import type { Services as App } from '../../src/parts/services';
 import { loadConfig, type Config } from '../../src/core/config';
 import type { Clock } from '../../src/core/clock';
@@ -21,6 +21,7 @@ export class FakeClock implements Clock {
 export interface TestServer {
   url: string;
   app: App;
+  settings: Settings;
   dataDir: string;
   logs: string[];
   close(): Promise<void>;
@@ -38,6 +39,7 @@ export async function startServer(
     mailerOptions?: AppOptions['mailerOptions'];
     config?: Partial<Config>;
     timeouts?: AppOptions['timeouts'];
+    settings?: AppOptions['settings'];
     /** An existing data directory (a restart): the caller removes it; by default a fresh one is made and removed. */
     dataDir?: string;
   } = {},
@@ -51,6 +53,7 @@ export async function startServer(
     mailer: opts.mailer,
     mailerOptions: opts.mailerOptions,
     timeouts: opts.timeouts,
+    settings: opts.settings,
     log: (line) => logs.push(line),
   });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
@@ -61,6 +64,7 @@ export async function startServer(
   return {
     url,
     app: running.app,
+    settings: running.settings,
     dataDir,
     logs,
     close: async () => {

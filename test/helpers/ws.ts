@@ -1,5 +1,13 @@
+import t from 'tap';
 import WebSocket from 'ws';
 import type { Client } from './client';
+import { frameViolation } from './frames';
+
+/** Frames received in this test file that docs/asyncapi.json does not describe. */
+const violations: string[] = [];
+t.after(() => {
+  if (violations.length > 0) t.fail(`${violations.length} frame(s) contradict docs/asyncapi.json`, { violations: violations.slice(0, 5) });
+});
 
 /** Every wait is bounded: a missing event fails the test with a reason instead of hanging it. */
 export const WAIT_MS = 5_000;
@@ -56,7 +64,11 @@ export async function openSocket(base: string, path: string, opts: SocketOptions
   const queue: unknown[] = [];
   const waiters: ((value: unknown) => void)[] = [];
   ws.on('message', (data) => {
-    const value = JSON.parse(data.toString());
+    const parsed: unknown = JSON.parse(data.toString());
+    // A frame the document does not describe fails the test that reads it, and the file at its end.
+    const violation = frameViolation(path, parsed);
+    if (violation) violations.push(violation);
+    const value = violation ? new Error(violation) : parsed;
     const waiter = waiters.shift();
     if (waiter) waiter(value);
     else queue.push(value);
@@ -74,9 +86,10 @@ export async function openSocket(base: string, path: string, opts: SocketOptions
   );
   const next = <T>(timeoutMs = WAIT_MS) =>
     withTimeout(
-      new Promise<T>((resolve) => {
-        if (queue.length) resolve(queue.shift() as T);
-        else waiters.push(resolve as (value: unknown) => void);
+      new Promise<T>((resolve, reject) => {
+        const settle = (value: unknown) => (value instanceof Error ? reject(value) : resolve(value as T));
+        if (queue.length) settle(queue.shift());
+        else waiters.push(settle);
       }),
       timeoutMs,
       `an event on ${path}`,

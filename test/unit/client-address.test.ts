@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
-import { addressKey, clientAddress } from '../../src/parts/accounts/auth';
+import { addressKey, clientAddress } from '../../src/core/http/client';
 
 t.test('addressKey counts an IPv6 /64 as one client and unwraps IPv4-mapped addresses', async (t) => {
   const cases: [string, string][] = [

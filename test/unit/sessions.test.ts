@@ -6,9 +6,8 @@ import { FakeClock } from '../helpers/server';
 
 const store = () => {
   const clock = new FakeClock();
-  const sessions = new SessionStore(clock);
   const ended: Session[] = [];
-  sessions.onEnd = (session) => ended.push(session);
+  const sessions = new SessionStore(clock, (session) => ended.push(session));
   return { clock, sessions, ended };
 };
 

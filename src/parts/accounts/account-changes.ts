@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import type { Hub } from '../live/realtime';
+import type { Hub } from '../live/hub';
 import type { SessionStore } from './sessions';
 import { SUSPENDED, standingForWarnings } from '../../rules/standing';
 
@@ -55,7 +55,7 @@ export function createAccountChanges({ db, clock, sessions, hub }: AccountChange
   };
   /** After the commit: the user's streams learn it, and a suspension closes every socket at once. */
   const announce = (userId: string, standing: number) => {
-    hub?.toUsers([userId], { payload: { event: 'standing', account_standing: standing } });
+    hub?.toUsers([userId], { event: 'standing', account_standing: standing });
     if (standing >= SUSPENDED) hub?.dropUser(userId);
   };
 

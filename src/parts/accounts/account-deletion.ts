@@ -3,7 +3,7 @@ import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
 import { conflict } from '../../core/http/errors';
 import type { Members } from '../community/members';
-import type { Hub } from '../live/realtime';
+import type { Hub } from '../live/hub';
 import type { SessionStore } from './sessions';
 
 /** What account deletion touches outside the database, once it committed. */
@@ -76,16 +76,16 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
       removeFiles(userId);
       for (const serverId of servers) {
         hub.dropUser(userId, { serverId });
-        hub.toServer(serverId, { payload: { event: 'member_left', server_id: serverId, user_id: userId } });
+        hub.toServer(serverId, { event: 'member_left', server_id: serverId, user_id: userId });
       }
-      for (const friend of friends) hub.toUsers([friend], { payload: { event: 'friend_removed', user_id: userId } });
+      for (const friend of friends) hub.toUsers([friend], { event: 'friend_removed', user_id: userId });
       for (const id of groups) {
         hub.dropUser(userId, { conversationId: id });
         const record = directory.conversation(id);
         if (record) {
           hub.toUsers(
             record.members.map((m) => m.user_id),
-            { payload: { event: 'conversation_updated', conversation_id: id, conversation: record } },
+            { event: 'conversation_updated', conversation_id: id, conversation: record },
           );
         }
       }

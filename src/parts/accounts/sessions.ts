@@ -12,10 +12,11 @@ export const MAX_USER_AGENT_CHARS = 256;
 export class SessionStore {
   private readonly byToken = new Map<string, Session>();
   private readonly byUser = new Map<string, Set<string>>();
-  /** Called for every session that ends, however it ends (realtime closes its sockets). */
-  onEnd: (session: Session) => void = () => {};
-
-  constructor(private readonly clock: Clock) {}
+  /** `onEnd` is called for every session that ends, however it ends (the hub closes its sockets). */
+  constructor(
+    private readonly clock: Clock,
+    private readonly onEnd: (session: Session) => void = () => {},
+  ) {}
 
   /**
    * Always a fresh 256-bit token: a token offered by the client is never adopted. The id is a

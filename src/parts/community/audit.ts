@@ -1,14 +1,12 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import { badRequest, notFound } from '../../core/http/errors';
-import type { Ctx } from '../../core/types';
+import { notFound } from '../../core/http/errors';
 
 /**
  * The audit log of a server: what its owner and administrators did, written in the same
  * transaction as the change it records, so a change and its entry exist together or not at all.
  */
-export const MAX_AUDIT_REASON_CHARS = 512;
 
 export type AuditAction =
   | 'server_update'
@@ -103,37 +101,4 @@ export function createAuditLog(db: DB, clock: Clock): AuditLog {
       return before.all(serverId, cursor.seq, limit).map(record);
     },
   };
-}
-
-/**
- * The `X-Audit-Log-Reason` header as sent: printable ASCII (clients percent-encode anything
- * else), at most MAX_AUDIT_REASON_HEADER_CHARS, room for 512 characters of any script encoded.
- * Checked by the request pipeline on every request that carries it, so a bad one is always 400.
- */
-export const AUDIT_REASON_HEADER = /^[\u0020-\u007e]*$/;
-export const MAX_AUDIT_REASON_HEADER_CHARS = 6144;
-
-export function checkAuditReasonHeader(req: Pick<Ctx['req'], 'headers'>): void {
-  const raw = req.headers['x-audit-log-reason'];
-  if (raw === undefined) return;
-  if (Array.isArray(raw) || !AUDIT_REASON_HEADER.test(raw)) throw badRequest('X-Audit-Log-Reason must be printable ASCII: percent-encode other characters');
-  if (raw.length > MAX_AUDIT_REASON_HEADER_CHARS) throw badRequest(`X-Audit-Log-Reason must be at most ${MAX_AUDIT_REASON_HEADER_CHARS} characters as sent`);
-}
-
-/**
- * The reason an owner or moderator gave, as stored with the entry: percent-encoded text decoded
- * (text that does not decode is kept as sent), line breaks and other controls as spaces,
- * trimmed, and cut at MAX_AUDIT_REASON_CHARS. Null when none was given.
- */
-export function auditReason(ctx: Pick<Ctx, 'req'>): string | null {
-  const raw = ctx.req.headers['x-audit-log-reason'];
-  if (typeof raw !== 'string') return null;
-  let text = raw;
-  try {
-    text = decodeURIComponent(raw);
-  } catch {
-    // A stray % in a plain reason: kept as written.
-  }
-  text = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  return [...text].slice(0, MAX_AUDIT_REASON_CHARS).join('') || null;
 }

@@ -1,47 +1,11 @@
 import { type DB, generationWatch } from '../../core/db';
 import type { UserRef } from '../../core/types';
+import type { ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
 
 /**
  * The read side of servers, channels, conversations and friends: the records the API lists and
  * the user stream's `ready` snapshot sends, shaped in one place so both say the same.
  */
-export interface ServerRecord {
-  id: string;
-  name: string;
-  owner_id: string;
-  created_at: string;
-  description: string;
-}
-
-export interface ChannelRecord {
-  id: string;
-  server_id: string;
-  name: string;
-  position: number;
-  created_at: string;
-  topic: string;
-  slowmode_seconds: number;
-}
-
-export interface ConversationRecord {
-  id: string;
-  kind: 'dm' | 'group';
-  name: string | null;
-  /** Who made it: in a group, the one who may remove others. */
-  created_by: string;
-  members: UserRef[];
-  created_at: string;
-  last_message_at: string | null;
-}
-
-export interface FriendRecord {
-  user_id: string;
-  username: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  since: string;
-}
-
 export interface Directory {
   server(id: string): ServerRecord | undefined;
   /** The servers a user belongs to, in the order joined. */

@@ -2,23 +2,10 @@ import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { forbidden } from '../../core/http/errors';
 import type { Presence } from '../live/presence';
+import type { MemberRecord } from '../../core/records';
 
 /** Servers one user may be in (owned or joined): docs/security.md "Caps". */
 export const MAX_SERVERS_PER_USER = 100;
-
-export interface MemberRecord {
-  user_id: string;
-  username: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  is_owner: boolean;
-  role: string | null;
-  roles: string[];
-  joined_at: string;
-  presence: string;
-  /** Until when the member may only read; null when not timed out. */
-  timeout_until: string | null;
-}
 
 /**
  * Server membership: the one place members are added, removed and shaped, for the member

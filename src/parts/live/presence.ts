@@ -1,7 +1,8 @@
 import { after } from '../../core/callbacks';
 import type { DB } from '../../core/db';
-import type { Hub } from './realtime';
+import type { Hub } from './hub';
 import type { Log } from '../../core/types';
+import type { Shown, Status } from '../../core/records';
 
 /**
  * Presence: `online` while a user has at least one open socket, `offline` a grace period after
@@ -14,20 +15,24 @@ import type { Log } from '../../core/types';
  * small server, however large the servers a user is in, and 2 000 people connecting to one big
  * server send each other nothing.
  */
-export type Status = 'online' | 'idle' | 'dnd' | 'invisible';
-export type Shown = 'online' | 'idle' | 'dnd' | 'offline';
 export const STATUSES: readonly Status[] = ['online', 'idle', 'dnd', 'invisible'];
 export const LARGE_SERVER_MEMBERS = 250;
 
-export interface PresenceOptions {
-  /** How long after the last socket closes a user turns offline. */
-  graceMs: number;
-  /** Servers with more members than this tell nobody of presence changes. */
-  largeServerMembers: number;
-}
+/** How long after the last socket closes a user turns offline: a reload does not flap. */
+export const PRESENCE_GRACE_MS = 5_000;
 
-/** Tests shorten the grace (and shrink "large") here before starting a server. */
-export const presenceSettings: PresenceOptions = { graceMs: 5_000, largeServerMembers: LARGE_SERVER_MEMBERS };
+export interface PresenceParts {
+  db: DB;
+  hub: Pick<Hub, 'toUsers'>;
+  log: Log;
+  /** Read at each use, so a test may change them on a running server. */
+  settings: {
+    /** PRESENCE_GRACE_MS; tests shorten it. */
+    presenceGraceMs: number;
+    /** LARGE_SERVER_MEMBERS: servers with more members tell nobody of presence changes. */
+    largeServerMembers: number;
+  };
+}
 
 export interface Presence {
   /** What others see. */
@@ -40,7 +45,7 @@ export interface Presence {
   close(): void;
 }
 
-export function createPresence({ db, hub, log }: { db: DB; hub: Hub; log: Log }, options: PresenceOptions = presenceSettings): Presence {
+export function createPresence({ db, hub, log, settings }: PresenceParts): Presence {
   const chosenOf = db.prepare<[string], { presence: Status }>('SELECT presence FROM users WHERE id = ?');
   const setChosen = db.prepare('UPDATE users SET presence = ? WHERE id = ?');
   // Friends, and members of the small servers the user is in.
@@ -74,10 +79,10 @@ export function createPresence({ db, hub, log }: { db: DB; hub: Hub; log: Log },
   const announce = (userId: string, before: Shown) => {
     const now = of(userId);
     if (now !== before) {
-      const audience = audienceOf.all(userId, userId, userId, userId, options.largeServerMembers).map((r) => r.user_id);
-      hub.toUsers(audience, { payload: { event: 'presence', user_id: userId, presence: now } });
+      const audience = audienceOf.all(userId, userId, userId, userId, settings.largeServerMembers).map((r) => r.user_id);
+      hub.toUsers(audience, { event: 'presence', user_id: userId, presence: now });
     }
-    hub.toUsers([userId], { payload: { event: 'presence', user_id: userId, presence: now, status: chosen(userId) } });
+    hub.toUsers([userId], { event: 'presence', user_id: userId, presence: now, status: chosen(userId) });
   };
 
   return {
@@ -104,7 +109,7 @@ export function createPresence({ db, hub, log }: { db: DB; hub: Hub; log: Log },
       // At shutdown every socket closes: nobody is left to tell, and the database is closing.
       if (closed) return;
       const timer = after(
-        options.graceMs,
+        settings.presenceGraceMs,
         'presence',
         () => {
           leaving.delete(userId);

@@ -1,7 +1,9 @@
-import type { ChannelRecord, ConversationRecord, Directory, ServerRecord } from '../community/directory';
+import type { Directory } from '../community/directory';
 import type { Presence } from './presence';
 import { type User, refOf } from '../../core/types';
-import type { ChannelState, ConversationState, ReadStates } from '../messages/unread';
+import type { ReadStates } from '../messages/unread';
+import type { ConversationEntry, ServerEntry, StreamEvent } from './events';
+import type { ChannelRecord, ChannelState, ConversationRecord, ConversationState, ServerRecord } from '../../core/records';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -14,7 +16,7 @@ export interface SidebarParts {
   presence: Presence;
 }
 
-export function buildReady(parts: SidebarParts, user: User): Record<string, unknown> {
+export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent, { event: 'ready' }> {
   const { directory, readStates, presence } = parts;
   // One query gives every channel with its read state, each server's in position order.
   const channelsByServer = new Map<string, ChannelState[]>();
@@ -35,13 +37,13 @@ export function buildReady(parts: SidebarParts, user: User): Record<string, unkn
 }
 
 /** One server as the sidebar shows it to `userId`. */
-export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord) {
+export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
   const states = parts.readStates.channels(userId, server.id);
   return serverWithChannels(server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
-export function conversationEntry(parts: SidebarParts, userId: string, conversation: ConversationRecord) {
+export function conversationEntry(parts: SidebarParts, userId: string, conversation: ConversationRecord): ConversationEntry {
   return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
 }
 
@@ -53,7 +55,7 @@ export function channelWithState(channel: ChannelRecord, states: Map<string, Cha
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithChannels(server: ServerRecord, entries: ChannelState[]) {
+function serverWithChannels(server: ServerRecord, entries: ChannelState[]): ServerEntry {
   return {
     ...server,
     unread: entries.some((c) => c.unread_count > 0),
@@ -62,7 +64,7 @@ function serverWithChannels(server: ServerRecord, entries: ChannelState[]) {
   };
 }
 
-function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>) {
+function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {
   const found = states.get(conversation.id);
   if (!found) return { ...conversation, ...NOTHING_READ };
   const { conversation_id: _id, ...state } = found;

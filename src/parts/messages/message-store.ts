@@ -6,18 +6,9 @@ import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, conflict, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
-import {
-  type Attachment,
-  type MessageRecord,
-  type MessageRow,
-  type Reaction,
-  type ReplyRow,
-  placeOf,
-  toAttachment,
-  toRecord,
-} from '../../core/message-record';
+import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, toAttachment, toRecord } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
-import type { Hub } from '../live/realtime';
+import type { Hub } from '../live/hub';
 import type { Container, User } from '../../core/types';
 import type { ReadStates } from './unread';
 import type { ReceivedFile, UploadStore } from './upload-store';
@@ -278,12 +269,6 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     return row;
   }
 
-  /** To the room sockets in their shapes, and to the user streams as `{event, message}`. */
-  const announce = (container: Container, record: MessageRecord, room: string | null, stream: string, reactors?: () => Map<string, Set<string>>) => {
-    const payload = record as unknown as Record<string, unknown>;
-    hub.publish(container, { payload: room ? { event: room, ...payload } : payload, reactors });
-    hub.toContainer(container, { payload, reactors, within: { event: stream, key: 'message' } });
-  };
   const reactionCount = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND emoji = ?');
 
   const store: MessageStore = {
@@ -331,7 +316,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       metrics.messageSent();
-      announce(container, record, null, 'message');
+      hub.message(container, { kind: 'created', message: record });
       return record;
     },
 
@@ -346,7 +331,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
       if (container.kind === 'channel') tails.changed(container.id);
       const record = store.get(container, messageId, editor.id);
-      announce(container, record, 'edited', 'message_edited', () => store.reactors(messageId));
+      hub.message(container, { kind: 'edited', message: record, reactors: () => store.reactors(messageId) });
       return record;
     },
 
@@ -368,8 +353,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       if (container.kind === 'channel') tails.changed(container.id);
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
       uploads.deleteFiles(fileIds);
-      hub.publish(container, { payload: { event: 'deleted', id: messageId, ...placeOf(container) } });
-      hub.toContainer(container, { payload: { event: 'message_deleted', message_id: messageId, ...placeOf(container) } });
+      hub.message(container, { kind: 'deleted', messageId });
     },
 
     react(container, messageId, user, emoji, add) {
@@ -377,13 +361,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
       const record = store.get(container, messageId, user.id);
-      hub.publish(container, { payload: { event: 'reaction', ...record }, reactors: () => store.reactors(messageId) });
-      // The user stream carries the change alone, the same bytes for everyone: a recipient's
-      // own `reacted` changes only when user_id is theirs.
       const count = reactionCount.get(row.seq, emoji)!.n;
-      hub.toContainer(container, {
-        payload: { event: 'reaction', message_id: messageId, ...placeOf(container), emoji, user_id: user.id, added: add, count },
-      });
+      hub.message(container, { kind: 'reaction', message: record, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
       return record;
     },
 
@@ -398,11 +377,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         write?.();
       })();
       const record = store.get(container, messageId, user.id);
-      hub.toContainer(container, {
-        payload: record as unknown as Record<string, unknown>,
-        reactors: () => store.reactors(messageId),
-        within: { event: pinned ? 'message_pinned' : 'message_unpinned', key: 'message' },
-      });
+      hub.message(container, { kind: pinned ? 'pinned' : 'unpinned', message: record, reactors: () => store.reactors(messageId) });
       return record;
     },
 

@@ -1,8 +1,9 @@
 import type { ChannelTails, Tail } from './channel-tails';
 import type { DB } from '../../core/db';
-import type { ChannelRecord, Directory } from '../community/directory';
+import type { Directory } from '../community/directory';
 import { notFound } from '../../core/http/errors';
 import type { Container } from '../../core/types';
+import type { ChannelRecord, ChannelState, ContainerState, ConversationState } from '../../core/records';
 
 /**
  * Read state: how far each user has read each channel and conversation, and what that leaves
@@ -16,23 +17,6 @@ import type { Container } from '../../core/types';
  * and a channel a user left for a year costs no more than one they read yesterday.
  */
 export const UNREAD_CAP = 100;
-
-export interface ContainerState {
-  last_message_id: string | null;
-  /** The newest message at or before the marker (null when there is none). */
-  last_read_id: string | null;
-  /** Messages after the marker by others (at most UNREAD_CAP). */
-  unread_count: number;
-  /** Of those, the ones that mention the caller or everyone; in a DM or group all of them. */
-  mention_count: number;
-}
-
-/** A channel as the sidebar shows it: its record and the caller's read state. */
-export type ChannelState = ChannelRecord & ContainerState;
-
-export interface ConversationState extends ContainerState {
-  conversation_id: string;
-}
 
 export interface ReadStates {
   /** The states of the channels of one server, or of every server the user is in (in position order). */

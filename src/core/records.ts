@@ -1,0 +1,80 @@
+import type { UserRef } from './types';
+
+/**
+ * The records the API answers with and the sockets send, as TypeScript sees them: shaped once
+ * here, below every part, so the stores that build them and the event catalogue that sends them
+ * (src/parts/live/events.ts) name the same types. Their JSON Schemas are in docs/openapi.json.
+ */
+
+/** What a user chose: others see invisible as offline. */
+export type Status = 'online' | 'idle' | 'dnd' | 'invisible';
+/** What others see. */
+export type Shown = 'online' | 'idle' | 'dnd' | 'offline';
+
+export interface ServerRecord {
+  id: string;
+  name: string;
+  owner_id: string;
+  created_at: string;
+  description: string;
+}
+
+export interface ChannelRecord {
+  id: string;
+  server_id: string;
+  name: string;
+  position: number;
+  created_at: string;
+  topic: string;
+  slowmode_seconds: number;
+}
+
+export interface ConversationRecord {
+  id: string;
+  kind: 'dm' | 'group';
+  name: string | null;
+  /** Who made it: in a group, the one who may remove others. */
+  created_by: string;
+  members: UserRef[];
+  created_at: string;
+  last_message_at: string | null;
+}
+
+export interface FriendRecord {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  since: string;
+}
+
+export interface ContainerState {
+  last_message_id: string | null;
+  /** The newest message at or before the marker (null when there is none). */
+  last_read_id: string | null;
+  /** Messages after the marker by others (at most UNREAD_CAP). */
+  unread_count: number;
+  /** Of those, the ones that mention the caller or everyone; in a DM or group all of them. */
+  mention_count: number;
+}
+
+/** A channel as the sidebar shows it: its record and the caller's read state. */
+export type ChannelState = ChannelRecord & ContainerState;
+
+export interface ConversationState extends ContainerState {
+  conversation_id: string;
+}
+
+export interface MemberRecord {
+  user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  is_owner: boolean;
+  role: string | null;
+  roles: string[];
+  joined_at: string;
+  presence: string;
+  /** Until when the member may only read; null when not timed out. */
+  timeout_until: string | null;
+}

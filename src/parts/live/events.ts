@@ -1,0 +1,178 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { MessageRecord } from '../../core/message-record';
+import type { UserRef } from '../../core/types';
+import type { ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, ServerRecord, Shown, Status } from '../../core/records';
+
+/**
+ * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing
+ * else) and its JSON Schema, from which scripts/asyncapi builds docs/asyncapi.json and the event
+ * table of docs/api.md, and against which the tests check every frame they receive.
+ *
+ * Records the HTTP API also answers with are named, not repeated: `record('Message')` is the
+ * Message schema of docs/openapi.json, carried into the AsyncAPI document's components.
+ */
+
+/** A record of docs/openapi.json by its schema name, typed as the server builds it. */
+const record = <T>(name: string) => Type.Unsafe<T>({ $ref: `#/components/schemas/${name}` });
+const uuid = Type.String({ format: 'uuid' });
+const count = Type.Integer({ minimum: 0 });
+
+/** A server as the sidebar shows it: its record, unread and mention counts, and its channels with their read state. */
+export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; channels: ChannelState[] };
+/** A conversation with the caller's read state. */
+export type ConversationEntry = ConversationRecord & ContainerState;
+/** A friend request, from one user to another. */
+export interface FriendRequestRecord {
+  id: string;
+  from: UserRef;
+  to: UserRef;
+  status: 'pending' | 'accepted';
+  created_at: string;
+}
+
+/** One event of the user stream, `{"event": name, ...}`; `audience` says who receives it. */
+function event<N extends string, P extends Record<string, TSchema>>(name: N, audience: string, description: string, props: P) {
+  return Type.Object({ event: Type.Literal(name), ...props }, { additionalProperties: false, title: name, description, 'x-audience': audience });
+}
+
+/** An event placed in a channel (server_id and channel_id) or a conversation (conversation_id). */
+function placed<N extends string, P extends Record<string, TSchema>>(name: N, audience: string, description: string, props: P) {
+  return Type.Union(
+    [
+      Type.Object({ event: Type.Literal(name), ...props, server_id: uuid, channel_id: uuid }, { additionalProperties: false }),
+      Type.Object({ event: Type.Literal(name), ...props, conversation_id: uuid }, { additionalProperties: false }),
+    ],
+    { title: name, description, 'x-audience': audience },
+  );
+}
+
+const MEMBERS_OF_ROOM = "members of the channel's server, or of the conversation";
+const SERVER_MEMBERS = "the server's members";
+
+/** The user stream (`GET /api/ws`): `ready` first, then these, each `{"event": ...}`. */
+export const STREAM_EVENTS = {
+  ready: event('ready', 'the stream that just opened, first', 'the sidebar: who the user is, their servers with channels and read state, conversations, friends', {
+    user: Type.Unsafe<UserRef & { status: Status }>({ $ref: '#/components/schemas/Me' }),
+    servers: Type.Array(record<ServerEntry>('ServerEntry')),
+    conversations: Type.Array(record<ConversationEntry>('ConversationWithState')),
+    friends: Type.Array(record<FriendRecord & { presence: Shown }>('FriendWithPresence')),
+    incoming_friend_requests: count,
+  }),
+  message: event('message', MEMBERS_OF_ROOM, 'a new message', { message: record<MessageRecord>('Message') }),
+  message_edited: event('message_edited', MEMBERS_OF_ROOM, "an edited message (its reactions[].reacted is the recipient's)", {
+    message: record<MessageRecord>('Message'),
+  }),
+  message_deleted: placed('message_deleted', MEMBERS_OF_ROOM, 'a message deleted', { message_id: uuid }),
+  reaction: placed('reaction', MEMBERS_OF_ROOM, "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs", {
+    message_id: uuid,
+    emoji: Type.String(),
+    user_id: uuid,
+    added: Type.Boolean(),
+    count,
+  }),
+  message_pinned: event('message_pinned', 'who can see the message', 'a message pinned', { message: record<MessageRecord>('Message') }),
+  message_unpinned: event('message_unpinned', 'who can see the message', 'a message unpinned', { message: record<MessageRecord>('Message') }),
+  typing: placed('typing', 'the other members (not the typist)', 'someone is typing (at most one a user and room each 3 s)', {
+    user_id: uuid,
+    username: Type.String(),
+    display_name: Type.Union([Type.String(), Type.Null()]),
+  }),
+  presence: event('presence', "friends, and members of shared servers of up to 250 members; the user's own streams (with status)", 'what others now see of a user', {
+    user_id: uuid,
+    presence: Type.Unsafe<Shown>({ type: 'string', enum: ['online', 'idle', 'dnd', 'offline'] }),
+    status: Type.Optional(Type.Unsafe<Status>({ type: 'string', enum: ['online', 'idle', 'dnd', 'invisible'], description: "the user's own choice: only to their own streams" })),
+  }),
+  read: placed('read', "the user's own streams", 'the read marker moved (another tab or device read it)', {
+    last_message_id: Type.Union([uuid, Type.Null()]),
+    last_read_id: Type.Union([uuid, Type.Null()]),
+    unread_count: Type.Integer({ minimum: 0, maximum: 100 }),
+    mention_count: Type.Integer({ minimum: 0, maximum: 100 }),
+  }),
+  conversation_created: event('conversation_created', 'every member of a new DM or group, and who is added to a group', 'a conversation the user is now in', {
+    conversation: record<ConversationEntry>('ConversationWithState'),
+  }),
+  conversation_updated: event('conversation_updated', "a group's members", 'a group renamed, or someone added or gone', {
+    conversation_id: uuid,
+    conversation: record<ConversationRecord>('Conversation'),
+  }),
+  conversation_left: event('conversation_left', 'who left or was removed from a group', 'a group the user is no longer in', { conversation_id: uuid }),
+  friend_request: event('friend_request', 'the addressee', 'a friend request arrived', { request: record<FriendRequestRecord>('FriendRequest') }),
+  friend_added: event('friend_added', 'both sides', 'a friendship began (the other side, with the presence now visible)', {
+    friend: record<FriendRecord & { presence: Shown }>('FriendWithPresence'),
+  }),
+  friend_removed: event('friend_removed', 'both sides', 'a friendship ended (the other side)', { user_id: uuid }),
+  server_joined: event('server_joined', 'the user who created or joined a server', 'a server the user is now in, as ready shows servers', {
+    server: record<ServerEntry>('ServerEntry'),
+  }),
+  server_left: event('server_left', 'the user who left or was removed', 'a server the user is no longer in', {
+    server_id: uuid,
+    reason: Type.Unsafe<'left' | 'kicked' | 'banned' | 'deleted'>({ type: 'string', enum: ['left', 'kicked', 'banned', 'deleted'] }),
+  }),
+  server_updated: event('server_updated', SERVER_MEMBERS, 'a server renamed, described or handed to a new owner', {
+    server_id: uuid,
+    server: record<ServerRecord>('Server'),
+  }),
+  channel_created: event('channel_created', SERVER_MEMBERS, 'a new channel (with an empty read state)', {
+    server_id: uuid,
+    channel_id: uuid,
+    channel: record<ChannelState>('ChannelWithState'),
+  }),
+  channel_updated: event('channel_updated', SERVER_MEMBERS, 'a channel changed: one event for every channel a move shifted', {
+    server_id: uuid,
+    channel_id: uuid,
+    channel: record<ChannelRecord>('Channel'),
+  }),
+  channel_deleted: event('channel_deleted', SERVER_MEMBERS, 'a channel deleted', { server_id: uuid, channel_id: uuid }),
+  member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),
+  member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
+    server_id: uuid,
+    member: record<MemberRecord>('Member'),
+  }),
+  member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
+  standing: event('standing', 'the user whose standing changed', 'the account standing changed; at 4 the stream then closes with 4003', {
+    account_standing: Type.Integer({ minimum: 0, maximum: 4 }),
+  }),
+  user_updated: event('user_updated', "everyone who sees the user (friends, members of shared servers and conversations) and the user's own streams", 'a new display name or avatar', {
+    user: record<UserRef>('UserRef'),
+  }),
+};
+
+const ROOM = 'the sockets of its room';
+const inRoom = (schema: string, title: string, description: string) =>
+  Type.Unsafe<MessageRecord>({ $ref: `#/components/schemas/${schema}`, title, description, 'x-audience': ROOM });
+
+const deletedInRoom = Type.Union(
+  [
+    Type.Object({ event: Type.Literal('deleted'), id: uuid, server_id: uuid, channel_id: uuid }, { additionalProperties: false }),
+    Type.Object({ event: Type.Literal('deleted'), id: uuid, conversation_id: uuid }, { additionalProperties: false }),
+  ],
+  { title: 'deleted', description: 'a message deleted', 'x-audience': ROOM },
+);
+
+/**
+ * The room sockets (`GET /api/channels/{channel_id}/ws`, `GET /api/conversations/{conversation_id}/ws`),
+ * in the shapes the core contract gives them: a new message is the record exactly as `POST
+ * …/messages` answers it (no `event`); the others carry `event`.
+ */
+export const ROOM_EVENTS = {
+  message: inRoom('Message', 'message', 'a new message: the record, exactly as POST …/messages answers it, with no event field'),
+  edited: inRoom('MessageEdited', 'edited', "an edited message: the record and event: edited (reactions[].reacted is the recipient's)"),
+  deleted: deletedInRoom,
+  reaction: inRoom('MessageReacted', 'reaction', "a reaction added or removed: the record and event: reaction (reactions[].reacted is the recipient's)"),
+};
+
+const streamEvent = Type.Union(Object.values(STREAM_EVENTS));
+/** Anything the hub may send on a user stream. */
+export type StreamEvent = Static<typeof streamEvent>;
+export type StreamEventName = keyof typeof STREAM_EVENTS;
+
+/**
+ * A change to a message, told once: the hub writes it to its room's sockets in the core
+ * contract's shapes and to the user streams of who can see it in the catalogue's.
+ */
+export type MessageChange =
+  | { kind: 'created'; message: MessageRecord }
+  | { kind: 'edited'; message: MessageRecord; reactors: () => Map<string, Set<string>> }
+  | { kind: 'deleted'; messageId: string }
+  | { kind: 'reaction'; message: MessageRecord; reactors: () => Map<string, Set<string>>; emoji: string; userId: string; added: boolean; count: number }
+  | { kind: 'pinned' | 'unpinned'; message: MessageRecord; reactors: () => Map<string, Set<string>> };

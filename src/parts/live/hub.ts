@@ -1,0 +1,348 @@
+import { WebSocket } from 'ws';
+import { failpoint, logFailure } from '../../core/callbacks';
+import { placeOf } from '../../core/message-record';
+import type { Container, Log } from '../../core/types';
+import type { Directory } from '../community/directory';
+import type { MessageChange, StreamEvent } from './events';
+import { type LiveEvent, framesOf } from './frames';
+
+/**
+ * Live delivery: who is listening where, and the outbox that writes to them. Two kinds of
+ * socket: the spec's room sockets (one channel or conversation, its events in the record shapes
+ * of docs/api.md "WebSocket"), and the user stream (`/api/ws`: everything the user can see, each
+ * frame `{"event": ...}`). Every publish is called after the write committed. Sockets are opened
+ * by src/parts/live/sockets.ts, which registers them here.
+ */
+export interface Hub {
+  /**
+   * A change to a message, told once (src/parts/live/events.ts): its room's sockets get it in the
+   * core contract's shapes, the user streams of everyone who can see it in the catalogue's.
+   */
+  message(container: Container, change: MessageChange): void;
+  /** To the user streams of everyone who can see a channel or conversation (`except` one user). */
+  toContainer(container: Container, event: StreamEvent, except?: string): void;
+  /** To the user streams of every member of a server. */
+  toServer(serverId: string, event: StreamEvent): void;
+  /** To the user streams of these users. */
+  toUsers(userIds: Iterable<string>, event: StreamEvent): void;
+  /** Whether a user has a user stream open (presence: who needs events at all). */
+  hasStream(userId: string): boolean;
+  /** Closes every socket opened with this session (logout, expiry, password reset). */
+  endSession(token: string): void;
+  /**
+   * Closes a user's sockets: all of them, user streams included (suspension), or the room sockets
+   * of one server or conversation (removal: the user stream stays and gets `server_left`).
+   */
+  dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
+  /** Closes the room sockets of a channel or conversation that no longer exists (4003). */
+  closeRoom(container: Container): void;
+
+  // The socket side (src/parts/live/sockets.ts).
+  /** A new socket joins the indexes; true when it is its user's first. */
+  register(peer: Peer): boolean;
+  /** It starts receiving: its room's events, or its user's stream; `first` goes out before anything else. */
+  subscribe(peer: Peer, first?: Buffer): void;
+  /** A closed socket leaves; true when its user has none left. */
+  unregister(peer: Peer): boolean;
+  /** Starts the closing handshake, behind what is already queued for the socket. */
+  drop(peer: Peer, how: { code: number; reason: string }): void;
+  /** Open sockets of one session and of one user (the caps). */
+  countsOf(token: string, userId: string): { session: number; user: number };
+  peers(): Iterable<Peer>;
+
+  /** Open sockets, for tests and the benchmark. */
+  readonly size: number;
+  /** Open sockets by kind, for the metrics. */
+  openSockets(): Record<string, number>;
+  /** Frames written since the start, for the metrics. */
+  readonly framesSent: number;
+  /** Closes every socket (1001, user streams 4001): shutdown. */
+  close(): void;
+}
+
+/** Past this many bytes queued for one socket, its reader is too slow: it is closed, not buffered for. */
+export const SLOW_CONSUMER_BYTES = 1024 * 1024;
+/** At shutdown, sockets that have not finished the closing handshake by then are cut. */
+export const SHUTDOWN_CLOSE_GRACE_MS = 2_000;
+/** Socket writes one event-loop turn makes before the rest wait a turn: about 2 ms of sends here. */
+export const SENDS_PER_TURN = 100;
+
+/** Close codes (RFC 6455 section 7.4; 4000-4999 are ours). Documented in docs/api.md ("Close codes"). */
+export const CLOSE = {
+  goingAway: { code: 1001, reason: 'server shutting down' },
+  policy: { code: 1008, reason: 'too many frames' },
+  sessionEnded: { code: 4001, reason: 'session ended' },
+  accessRemoved: { code: 4003, reason: 'access removed' },
+  tooSlow: { code: 4008, reason: 'too slow' },
+  internalError: { code: 1011, reason: 'internal error' },
+} as const;
+
+/** One open socket. */
+export interface Peer {
+  ws: WebSocket;
+  userId: string;
+  token: string;
+  /** The room of a room socket; null for a user stream. */
+  container: Container | null;
+  /** Answered the last ping. */
+  alive: boolean;
+  frames: number;
+  windowStart: number;
+}
+
+/** An outbox entry: an event's frames to its audience, or a close that must follow them. */
+type Job =
+  | { peers: Peer[]; frameFor: (userId: string) => Buffer; next: number }
+  | { close: Peer; how: { code: number; reason: string } };
+
+type Index = Map<string, Set<Peer>>;
+
+const containerKey = (c: Container) => `${c.kind}:${c.id}`;
+
+function addTo(index: Index, key: string, peer: Peer): void {
+  const set = index.get(key) ?? new Set<Peer>();
+  index.set(key, set);
+  set.add(peer);
+}
+
+function removeFrom(index: Index, key: string, peer: Peer): void {
+  const set = index.get(key);
+  set?.delete(peer);
+  if (set?.size === 0) index.delete(key);
+}
+
+export interface HubParts {
+  log: Log;
+  directory: Pick<Directory, 'serverMemberIds' | 'conversationMemberIds'>;
+  /** Socket writes per event-loop turn (SENDS_PER_TURN). */
+  sendsPerTurn: number;
+}
+
+export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
+  const peers = new Set<Peer>();
+  const byContainer: Index = new Map();
+  const byToken: Index = new Map();
+  const byUser: Index = new Map();
+  /** User streams only, by user. */
+  const streams: Index = new Map();
+  /** Writes and closes not yet made, in the order they were asked for (see flush()). */
+  const outbox: Job[] = [];
+  let flushing = false;
+  let framesSent = 0;
+
+  function drop(peer: Peer, how: { code: number; reason: string }): void {
+    if (outbox.length === 0) peer.ws.close(how.code, how.reason);
+    else enqueue({ close: peer, how });
+  }
+
+  function send(peer: Peer, frame: Buffer): void {
+    // The check comes before the send so one event never pushes a healthy socket over.
+    if (peer.ws.bufferedAmount > SLOW_CONSUMER_BYTES) {
+      drop(peer, CLOSE.tooSlow);
+      return;
+    }
+    peer.ws.send(frame, { binary: false });
+  }
+
+  /**
+   * Writes an event to these peers; one serialization per distinct content. The audience and
+   * the frames are fixed now (the state the event describes); the writes go out through the
+   * outbox, SENDS_PER_TURN per event-loop turn, in order.
+   */
+  function deliver(recipients: Iterable<Peer>, event: LiveEvent): void {
+    const open = [...recipients].filter((peer) => peer.ws.readyState === WebSocket.OPEN);
+    // An event nobody receives is never serialized.
+    if (open.length > 0) enqueue({ peers: open, frameFor: framesOf(event), next: 0 });
+  }
+
+  function enqueue(job: Job): void {
+    outbox.push(job);
+    // From the next turn: the request that caused the event answers first, its fan-out after.
+    if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
+  }
+
+  /**
+   * Sends from the outbox until this turn's budget is spent, then yields to the event loop
+   * (requests, other sockets) and goes on in the next turn. One event to a thousand sockets
+   * is a thousand socket writes, tens of milliseconds: spread out, no turn blocks for long.
+   */
+  function flush(): void {
+    let budget = sendsPerTurn;
+    let sent = 0;
+    while (outbox.length > 0 && budget > 0) {
+      const job = outbox[0];
+      try {
+        failpoint('outbox.flush');
+        if ('close' in job) {
+          outbox.shift();
+          job.close.ws.close(job.how.code, job.how.reason);
+          continue;
+        }
+        while (job.next < job.peers.length && budget > 0) {
+          const peer = job.peers[job.next++];
+          budget--;
+          if (peer.ws.readyState !== WebSocket.OPEN) continue;
+          send(peer, job.frameFor(peer.userId));
+          sent++;
+        }
+        if (job.next === job.peers.length) outbox.shift();
+      } catch (err) {
+        // One event that cannot be written (a frame that fails to build) is dropped and logged;
+        // the events behind it still go out, in order.
+        if (outbox[0] === job) outbox.shift();
+        logFailure(log, 'live event delivery')(err);
+      }
+    }
+    framesSent += sent;
+    if (outbox.length > 0) setImmediate(flush);
+    else flushing = false;
+  }
+
+  /** The user streams of these users. */
+  function* streamsOf(userIds: Iterable<string>, except?: string): Generator<Peer> {
+    for (const userId of userIds) {
+      if (userId === except) continue;
+      const own = streams.get(userId);
+      if (own) yield* own;
+    }
+  }
+
+  const toRoom = (container: Container, event: LiveEvent) => {
+    const recipients = byContainer.get(containerKey(container));
+    if (recipients) deliver(recipients, event);
+  };
+  const toContainer = (container: Container, event: LiveEvent, except?: string) => {
+    // Nobody streaming, nobody to ask the database about.
+    if (streams.size === 0) return;
+    const audience = container.kind === 'channel' ? directory.serverMemberIds(container.serverId) : directory.conversationMemberIds(container.id);
+    deliver(streamsOf(audience, except), event);
+  };
+  /** A message record, whose reactions[].reacted is each recipient's own when `reactors` is given. */
+  const asPayload = (record: object) => record as Record<string, unknown>;
+
+  return {
+    message(container, change) {
+      const place = placeOf(container);
+      switch (change.kind) {
+        case 'created':
+          toRoom(container, { payload: asPayload(change.message) });
+          toContainer(container, { payload: asPayload(change.message), within: { event: 'message', key: 'message' } });
+          return;
+        case 'edited':
+          toRoom(container, { payload: { event: 'edited', ...change.message }, reactors: change.reactors });
+          toContainer(container, { payload: asPayload(change.message), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } });
+          return;
+        case 'deleted':
+          toRoom(container, { payload: { event: 'deleted', id: change.messageId, ...place } });
+          toContainer(container, { payload: { event: 'message_deleted', message_id: change.messageId, ...place } });
+          return;
+        case 'reaction': {
+          toRoom(container, { payload: { event: 'reaction', ...change.message }, reactors: change.reactors });
+          // The user stream carries the change alone, the same bytes for everyone: a recipient's
+          // own `reacted` changes only when user_id is theirs.
+          const { emoji, userId, added, count } = change;
+          toContainer(container, { payload: { event: 'reaction', message_id: change.message.id, ...place, emoji, user_id: userId, added, count } });
+          return;
+        }
+        default:
+          toContainer(container, {
+            payload: asPayload(change.message),
+            reactors: change.reactors,
+            within: { event: change.kind === 'pinned' ? 'message_pinned' : 'message_unpinned', key: 'message' },
+          });
+      }
+    },
+
+    toContainer: (container, event, except) => toContainer(container, { payload: event }, except),
+
+    toServer(serverId, event) {
+      if (streams.size > 0) deliver(streamsOf(directory.serverMemberIds(serverId)), { payload: event });
+    },
+
+    toUsers(userIds, event) {
+      if (streams.size > 0) deliver(streamsOf(userIds), { payload: event });
+    },
+
+    hasStream: (userId) => streams.has(userId),
+
+    endSession(token) {
+      for (const peer of byToken.get(token) ?? []) drop(peer, CLOSE.sessionEnded);
+    },
+
+    dropUser(userId, where) {
+      for (const peer of byUser.get(userId) ?? []) {
+        const c = peer.container;
+        const inScope =
+          where === undefined ||
+          (c !== null && 'serverId' in where && c.kind === 'channel' && c.serverId === where.serverId) ||
+          (c !== null && 'conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
+        if (inScope) drop(peer, CLOSE.accessRemoved);
+      }
+    },
+
+    closeRoom(container) {
+      for (const peer of byContainer.get(containerKey(container)) ?? []) drop(peer, CLOSE.accessRemoved);
+    },
+
+    register(peer) {
+      peers.add(peer);
+      addTo(byToken, peer.token, peer);
+      addTo(byUser, peer.userId, peer);
+      return byUser.get(peer.userId)!.size === 1;
+    },
+
+    subscribe(peer, first) {
+      if (peer.container) {
+        addTo(byContainer, containerKey(peer.container), peer);
+        return;
+      }
+      // The snapshot is taken in the same turn as the subscription: every event committed
+      // after it reaches this socket, and none before it is missing from the snapshot.
+      addTo(streams, peer.userId, peer);
+      failpoint('socket.ready');
+      if (first) send(peer, first);
+    },
+
+    unregister(peer) {
+      if (!peers.delete(peer)) return false;
+      if (peer.container) removeFrom(byContainer, containerKey(peer.container), peer);
+      else removeFrom(streams, peer.userId, peer);
+      removeFrom(byToken, peer.token, peer);
+      removeFrom(byUser, peer.userId, peer);
+      return !byUser.has(peer.userId);
+    },
+
+    drop,
+
+    countsOf: (token, userId) => ({ session: byToken.get(token)?.size ?? 0, user: byUser.get(userId)?.size ?? 0 }),
+
+    peers: () => peers,
+
+    get size() {
+      return peers.size;
+    },
+
+    openSockets() {
+      const counts: Record<string, number> = { user: 0, channel: 0, conversation: 0 };
+      for (const peer of peers) counts[peer.container?.kind ?? 'user']++;
+      return counts;
+    },
+
+    get framesSent() {
+      return framesSent;
+    },
+
+    close() {
+      // Sessions live in memory: a restart ends every one, and a user stream says so (4001),
+      // so a client signs in again rather than retrying a dead cookie.
+      for (const peer of peers) drop(peer, peer.container ? CLOSE.goingAway : CLOSE.sessionEnded);
+      const force = setTimeout(() => {
+        for (const peer of peers) peer.ws.terminate();
+      }, SHUTDOWN_CLOSE_GRACE_MS);
+      force.unref();
+    },
+  };
+}

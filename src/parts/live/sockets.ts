@@ -1,0 +1,217 @@
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { every, failpoint, logFailure, owned } from '../../core/callbacks';
+import type { Clock } from '../../core/clock';
+import type { Config } from '../../core/config';
+import { isCrossSite } from '../../core/http/client';
+import { HttpError } from '../../core/http/errors';
+import { requestLogLine, toHttpError } from '../../core/http/respond';
+import { compile, match, splitUrl } from '../../core/http/router';
+import type { Log, User } from '../../core/types';
+import type { Permissions } from '../../rules/permissions';
+import { authenticate } from '../accounts/auth';
+import type { SessionStore } from '../accounts/sessions';
+import type { UserStore } from '../accounts/users';
+import { CLOSE, type Hub, type Peer } from './hub';
+import type { Presence } from './presence';
+
+/**
+ * The WebSocket side of the listener: the upgrade (authorized exactly as the HTTP pipeline
+ * authorizes a request), the heartbeat, and each socket's own callbacks. A socket that opens is
+ * handed to the hub, which delivers to it.
+ */
+export interface Sockets {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** A plain request (no upgrade) to a socket path: 426, naming the protocol it needs (RFC 9110 15.5.22). */
+  refuseWithoutUpgrade(method: string, pathname: string): void;
+  /** No more upgrades; every socket closes (shutdown). */
+  close(): void;
+}
+
+/** Clients send nothing meaningful yet: a small cap stops ws's 100 MiB default from buffering junk. */
+export const WS_MAX_PAYLOAD_BYTES = 4 * 1024;
+export const HEARTBEAT_MS = 30_000;
+export const FLOOD_MAX_FRAMES = 50;
+export const FLOOD_WINDOW_MS = 10_000;
+/** Open sockets one session may hold (tabs of one browser), and one user across sessions. */
+export const MAX_SOCKETS_PER_SESSION = 10;
+export const MAX_SOCKETS_PER_USER = 50;
+/** The Retry-After of a refusal at those caps. */
+export const SOCKET_CAP_RETRY_S = 5;
+
+/** The WebSocket upgrades: the route table's GET operations that switch protocols. */
+export const SOCKET_PATHS = [
+  { method: 'GET', path: '/api/ws', kind: 'user' as const },
+  { method: 'GET', path: '/api/channels/:channel_id/ws', kind: 'channel' as const },
+  { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
+];
+const SOCKET_ROUTES = compile(SOCKET_PATHS);
+
+export interface SocketParts {
+  config: Pick<Config, 'baseUrl'>;
+  clock: Clock;
+  log: Log;
+  sessions: SessionStore;
+  users: UserStore;
+  perms: Permissions;
+  hub: Hub;
+  presence: Pick<Presence, 'online' | 'offline'>;
+  /** The `ready` frame of a user stream, built in the same turn as the subscription: nothing falls in between. */
+  ready(user: User): object;
+  heartbeatMs: number;
+}
+
+export function createSockets(parts: SocketParts): Sockets {
+  const { config, clock, log, perms, hub, presence } = parts;
+  // Per-message deflate stays off (the default): it costs memory per socket and would make
+  // every socket compress its own copy of a frame we serialize once.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
+  let closing = false;
+
+  const heartbeat = every(
+    parts.heartbeatMs,
+    'heartbeat',
+    () => {
+      for (const peer of hub.peers()) {
+        if (!peer.alive) {
+          peer.ws.terminate();
+          continue;
+        }
+        peer.alive = false;
+        peer.ws.ping();
+      }
+    },
+    log,
+  );
+
+  /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
+  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> & { user: User } {
+    if (closing) throw new HttpError(503, 'server shutting down');
+    // A page on another site can open a WebSocket to us and the browser attaches our cookie:
+    // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
+    if (isCrossSite(req, config.baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
+    const found = match(SOCKET_ROUTES, req.method ?? 'GET', splitUrl(req.url).pathname);
+    if (found === null) throw new HttpError(404, 'not found');
+    if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
+    const { session, user } = authenticate(parts, req, 'user');
+    // Every socket holds memory and a file, and every event is written to each: one session
+    // opening thousands would make every message cost thousands of writes. A cap on what is
+    // open clears when a socket closes: a client may try again soon.
+    const retry = { 'Retry-After': String(SOCKET_CAP_RETRY_S) };
+    const open = hub.countsOf(session!.token, user!.id);
+    if (open.session >= MAX_SOCKETS_PER_SESSION) {
+      throw new HttpError(429, `too many open sockets for this session (at most ${MAX_SOCKETS_PER_SESSION})`, retry);
+    }
+    if (open.user >= MAX_SOCKETS_PER_USER) {
+      throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`, retry);
+    }
+    const { kind } = found.route;
+    const container =
+      kind === 'user'
+        ? null
+        : kind === 'channel'
+          ? perms.channelAccess(user!, found.params.channel_id).container
+          : perms.conversationAccess(user!, found.params.conversation_id);
+    return { user: user!, userId: user!.id, token: session!.token, container };
+  }
+
+  function connect(ws: WebSocket, { user, ...target }: ReturnType<typeof authorize>): void {
+    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now() };
+    // What goes wrong inside this socket's callbacks ends this socket (1011), nothing else.
+    const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
+      owned(fn, (err) => {
+        logFailure(log, `websocket ${where}`)(err);
+        ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+      });
+    // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
+    ws.on('error', (err) => log(`websocket error: ${err.message}`));
+    ws.on(
+      'close',
+      owned(() => {
+        failpoint('socket.close');
+        if (hub.unregister(peer)) presence.offline(peer.userId);
+      }, logFailure(log, 'websocket close')),
+    );
+    ws.on('pong', () => {
+      peer.alive = true;
+    });
+    // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
+    const countFrame = own(() => {
+      failpoint('socket.message');
+      const now = clock.now();
+      if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
+        peer.windowStart = now;
+        peer.frames = 0;
+      }
+      if (++peer.frames > FLOOD_MAX_FRAMES) hub.drop(peer, CLOSE.policy);
+    }, 'frame');
+    ws.on('message', countFrame);
+    ws.on('ping', countFrame);
+    own(() => {
+      if (hub.register(peer)) presence.online(peer.userId);
+      hub.subscribe(peer, peer.container ? undefined : Buffer.from(JSON.stringify(parts.ready(user))));
+    }, 'open')();
+  }
+
+  /** An upgrade request: authorized exactly as the HTTP pipeline would, then a socket. */
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const started = performance.now();
+    const logLine = (status: number) => log(requestLogLine(req.method ?? 'GET', splitUrl(req.url).pathname, status, started));
+    let target: ReturnType<typeof authorize>;
+    try {
+      target = authorize(req);
+    } catch (err) {
+      const error = toHttpError(err, log);
+      refuse(socket, error.status, error.message, error.headers);
+      logLine(error.status);
+      return;
+    }
+    // ws answers a malformed handshake (bad key, wrong version) with its own 400.
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      connect(ws, target);
+      logLine(101);
+    });
+  }
+
+  return {
+    handleUpgrade(req, socket, head) {
+      try {
+        upgrade(req, socket, head);
+      } catch (err) {
+        logFailure(log, 'websocket upgrade')(err);
+        socket.destroy();
+      }
+    },
+
+    refuseWithoutUpgrade(method, pathname) {
+      const found = match(SOCKET_ROUTES, method, pathname);
+      if (found === null) return;
+      if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
+      throw new HttpError(426, 'this address takes a WebSocket upgrade (Upgrade: websocket)', { Upgrade: 'websocket' });
+    },
+
+    close() {
+      closing = true;
+      clearInterval(heartbeat);
+      hub.close();
+    },
+  };
+}
+
+/** An upgrade refused before any socket exists: a plain HTTP response, as for any request. */
+function refuse(socket: Duplex, status: number, reason: string, headers: Record<string, string>): void {
+  const body = `${reason}\n`;
+  socket.on('error', () => socket.destroy());
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      'Content-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
