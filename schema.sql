@@ -221,27 +221,44 @@ CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id,
 CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
 
--- The search index (src/parts/messages/search.ts): the current text of every message, tokenized by unicode61
--- with case and diacritics folded. External content: the text itself stays in messages only.
--- prefix = '3': three-letter prefix queries (`zea*`) read one list instead of every term's.
--- The triggers keep it in step inside the transaction that inserts, edits or deletes (cascades too).
+-- The search index (src/parts/messages/search.ts): the current text of every message, tokenized by
+-- unicode61 with case and diacritics folded. Contentless: the text itself stays in messages only.
+-- A message's key in the index is its seq, in the range of its server: (range << 32) | seq, range
+-- 0 for the messages of conversations. So a search reads the ranges of the servers its caller is
+-- in, and its cost follows what they can see, not the whole database (docs/performance.md).
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-  content, content = 'messages', content_rowid = 'seq',
-  tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '3'
+  content, content = '', tokenize = 'unicode61 remove_diacritics 2', columnsize = 0, prefix = '3'
 );
 -- A setting stored in the index (written again at each start, which changes nothing): new
 -- segments are merged 16 at a time instead of 4, so a commit spends less on merging (the prefix
 -- index doubles what each commit writes) and queries stay as fast (docs/api.md "Index and cost").
 INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 16);
+-- Each server's range number, and each channel's (its server's). Rows stay when their server or
+-- channel is deleted: the index's delete trigger needs them for the messages deleted after.
+CREATE TABLE IF NOT EXISTS search_ranges (
+  container_id TEXT PRIMARY KEY,
+  n            INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS search_ranges_by_n ON search_ranges (n);
+CREATE TRIGGER IF NOT EXISTS servers_search_range AFTER INSERT ON servers BEGIN
+  INSERT INTO search_ranges (container_id, n) VALUES (new.id, (SELECT COALESCE(MAX(n), 0) + 1 FROM search_ranges));
+END;
+CREATE TRIGGER IF NOT EXISTS channels_search_range AFTER INSERT ON channels BEGIN
+  INSERT INTO search_ranges (container_id, n) SELECT new.id, n FROM search_ranges WHERE container_id = new.server_id;
+END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
-  INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  INSERT INTO messages_fts (rowid, content)
+  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
-  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  INSERT INTO messages_fts (messages_fts, rowid, content)
+  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content);
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-  INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
+  INSERT INTO messages_fts (messages_fts, rowid, content)
+  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content);
+  INSERT INTO messages_fts (rowid, content)
+  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content);
 END;
 
 -- Every earlier version of an edited message, oldest first (the current one is in messages).

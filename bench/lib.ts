@@ -344,7 +344,7 @@ export interface Latency {
  */
 export async function sequentialLatency(
   base: string,
-  urls: (string | (() => string))[],
+  urls: (string | (() => string) | { next: () => string; headers: Record<string, string> })[],
   headers: Record<string, string>,
   count: number,
   warmup: number,
@@ -352,9 +352,9 @@ export async function sequentialLatency(
   const times = urls.map(() => [] as number[]);
   for (let i = 0; i < warmup + count; i++) {
     for (const [u, url] of urls.entries()) {
-      const target = typeof url === 'string' ? url : url();
+      const target = typeof url === 'string' ? url : typeof url === 'function' ? url() : url.next();
       const started = performance.now();
-      const res = await request(base, 'GET', target, undefined, headers);
+      const res = await request(base, 'GET', target, undefined, typeof url === 'object' ? url.headers : headers);
       const took = performance.now() - started;
       if (res.status !== 200) throw new Error(`GET ${target} answered ${res.status}: ${res.text.trim()}`);
       if (i >= warmup) times[u].push(took);

@@ -7,9 +7,15 @@
  * channel. Each kind rotates over 50 different queries. Target: p99 <= 20 ms each. A prefix of
  * four letters (past the three-letter prefix index) is reported beside them.
  *
+ * Visibility (issue 28): every message but those of one channel holds the word "hello" (99 %).
+ * That one channel is a server of its own, whose one member (`search_none`) sees 1 % of the
+ * messages and none of those that match; another channel is another server, whose member
+ * (`search_narrow`) sees 1 % of the matching ones. Each searches for "hello": p99 <= 20 ms.
+ *
  * Run alone: node dist-bench/bench/search.js   (SEARCH_MESSAGES changes the size)
  */
 import crypto from 'node:crypto';
+import { fillSearchIndex } from '../src/core/db';
 import { type Latency, type Row, call, checkpointedSize, openForSeeding, rng, login, ms, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
 
 export const SEARCH_MESSAGES = Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
@@ -21,6 +27,14 @@ const WARMUP = 50;
 const VARIANTS = 50;
 export const TARGET_P99_MS = 20;
 const READER = 'search_reader';
+/** Sees channel NARROW_CHANNEL only: 1 % of the messages that hold WORD. */
+const NARROW = 'search_narrow';
+/** Sees channel NONE_CHANNEL only: 1 % of the messages, none of which holds WORD. */
+const NONE = 'search_none';
+const NARROW_CHANNEL = CHANNELS - 1;
+const NONE_CHANNEL = CHANNELS - 2;
+/** In every message but those of NONE_CHANNEL. */
+const WORD = 'hello';
 
 /** A vocabulary of distinct pronounceable words, 2 to 4 syllables. */
 function vocabulary(random: () => number): string[] {
@@ -58,6 +72,7 @@ function zipf(n: number, random: () => number): () => number {
 export interface SeededSearch {
   dataDir: string;
   serverId: string;
+  /** By index; NARROW_CHANNEL and NONE_CHANNEL are each the one channel of a server of its own. */
   channelIds: string[];
   words: string[];
   /** How many messages hold each word (by rank). */
@@ -75,18 +90,26 @@ export async function seedSearch(dataDir = tempDir('chat-bench-search-'), messag
   const chat = await startChat(dataDir);
   let serverId: string;
   const channelIds: string[] = [];
+  const ownChannels = new Map<number, string>();
   try {
-    await register(chat.base, READER);
-    const cookie = await login(chat.base, READER);
-    serverId = (await call(chat.base, 'POST', '/api/servers', { name: 'search' }, cookie)).body.id;
-    channelIds.push((await call(chat.base, 'GET', `/api/servers/${serverId}/channels`, undefined, cookie)).body[0].id);
+    const serverOf = async (name: string) => {
+      await register(chat.base, name);
+      const cookie = await login(chat.base, name);
+      const id: string = (await call(chat.base, 'POST', '/api/servers', { name }, cookie)).body.id;
+      return { id, channel: (await call(chat.base, 'GET', `/api/servers/${id}/channels`, undefined, cookie)).body[0].id as string };
+    };
+    const reader = await serverOf(READER);
+    serverId = reader.id;
+    channelIds.push(reader.channel);
+    ownChannels.set(NARROW_CHANNEL, (await serverOf(NARROW)).channel);
+    ownChannels.set(NONE_CHANNEL, (await serverOf(NONE)).channel);
   } finally {
     await chat.stop();
   }
 
   const db = openForSeeding(dataDir);
-  // As a database of the previous version: no index triggers while the rows go in, then the
-  // migration's rebuild (timed). The server puts the triggers back when it opens the file.
+  // No index triggers while the rows go in, then the index built as the 8 -> 9 migration builds
+  // it (timed). The server puts the triggers back when it opens the file.
   db.exec('DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_delete; DROP TRIGGER messages_fts_update');
   const now = Date.now();
   const iso = (at: number) => new Date(at).toISOString();
@@ -97,6 +120,10 @@ export async function seedSearch(dataDir = tempDir('chat-bench-search-'), messag
   const authors: string[] = [];
   db.transaction(() => {
     for (let c = 1; c < CHANNELS; c++) {
+      if (ownChannels.has(c)) {
+        channelIds.push(ownChannels.get(c)!);
+        continue;
+      }
       const id = crypto.randomUUID();
       insertChannel.run(id, serverId, `channel-${c}`, c, iso(now));
       channelIds.push(id);
@@ -135,14 +162,16 @@ export async function seedSearch(dataDir = tempDir('chat-bench-search-'), messag
             pairs.set(key, (pairs.get(key) ?? 0) + 1);
           }
         }
-        const content = ranks.map((r) => words[r]).join(' ');
+        const text = ranks.map((r) => words[r]);
+        if (seq % CHANNELS !== NONE_CHANNEL) text.push(WORD);
+        const content = text.join(' ');
         insertMessage.run(seq, crypto.randomUUID(), channelIds[seq % CHANNELS], authors[seq % authors.length], content, iso(firstAt + seq * 1000));
       }
     })();
   }
   const seedMs = performance.now() - started;
   const rebuildStarted = performance.now();
-  db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')`);
+  fillSearchIndex(db);
   const rebuildMs = performance.now() - rebuildStarted;
   const dbBytes = checkpointedSize(db);
   const indexBytes = (
@@ -172,7 +201,8 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   // Four-letter prefixes of the same words: past the prefix index, spelled out as the words of
   // the index that start so (src/parts/messages/search.ts). Reported beside the target, not held to it.
   const longer = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 4)))].slice(0, VARIANTS).map((p) => `${p}*`);
-  const scoped = common.map((w, i) => ({ q: w, channel: seeded.channelIds[i % seeded.channelIds.length] }));
+  const readable = seeded.channelIds.filter((_, i) => i !== NARROW_CHANNEL && i !== NONE_CHANNEL);
+  const scoped = common.map((w, i) => ({ q: w, channel: readable[i % readable.length] }));
   if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2 || longer.length < VARIANTS / 2) {
     throw new Error(`too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}, four-letter prefixes ${longer.length}`);
   }
@@ -189,18 +219,24 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
     { name: 'prefix', example: prefixes[0], next: rotate(prefixes.map((q) => url(q))) },
     { name: 'four-letter prefix', example: longer[0], next: rotate(longer.map((q) => url(q))), reported: true },
     { name: 'common word in one channel', example: `${common[0]} (channel_id)`, next: rotate(scoped.map((s) => url(s.q, `&channel_id=${s.channel}`))) },
+    { name: 'a user who sees 1 % of the matches', example: `${WORD} (as ${NARROW})`, next: rotate([url(WORD)]), user: NARROW },
+    { name: 'a user who sees none of the matches', example: `${WORD} (as ${NONE})`, next: rotate([url(WORD)]), user: NONE },
   ];
 
   const chat = await startChat(seeded.dataDir);
   try {
     const cookie = await login(chat.base, READER);
+    const cookies = new Map<string, string>([[READER, cookie]]);
+    for (const name of [NARROW, NONE]) cookies.set(name, await login(chat.base, name));
+    const cookieOf = (kind: { user?: string }) => cookies.get(kind.user ?? READER)!;
     // One look at each kind's first query: what a page held.
     const results: number[] = [];
     for (const kind of kinds) {
       const first = kind.next();
-      results.push((await call(chat.base, 'GET', first, undefined, cookie)).body.results.length);
+      results.push((await call(chat.base, 'GET', first, undefined, cookieOf(kind))).body.results.length);
     }
-    const [floor, ...latencies] = await sequentialLatency(chat.base, ['/healthz', ...kinds.map((k) => k.next)], { cookie }, REQUESTS, WARMUP);
+    const targets = kinds.map((k) => ({ next: k.next, headers: { cookie: cookieOf(k) } }));
+    const [floor, ...latencies] = await sequentialLatency(chat.base, ['/healthz', ...targets], { cookie }, REQUESTS, WARMUP);
     return {
       seeded,
       messages,
@@ -217,6 +253,7 @@ export function searchRows(f: SearchFigures): Row[] {
   const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
   return [
     ['messages / channels / vocabulary', `${f.messages} / ${CHANNELS} / ${VOCABULARY} words (Zipf s = 1.05)`, '', ''],
+    [`"${WORD}": in every message but one channel's; two channels are servers of their own`, `${NARROW} sees ${(100 / CHANNELS).toFixed(0)} % of the matches, ${NONE} none`, '', ''],
     ['seeding time; index build (the migration\'s rebuild)', `${(s.seedMs / 1000).toFixed(1)} s; ${(s.rebuildMs / 1000).toFixed(1)} s`, '', ''],
     ['database size; of which the search index', `${mib(s.dbBytes)}; ${mib(s.indexBytes)} (${((100 * s.indexBytes) / s.dbBytes).toFixed(0)} %)`, '', ''],
     ...f.kinds.map(

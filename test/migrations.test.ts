@@ -81,9 +81,13 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   t.teardown(server.close);
   const db = server.app.db;
   t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
-  const matches = (q: string) => db.prepare<[string], { rowid: number }>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid').all(q).map((r) => r.rowid);
+  // Keys are (range << 32) | seq (8 -> 9): the seq, and the range apart.
+  const keys = (q: string) => db.prepare<[string], number>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid').pluck().all(q);
+  const matches = (q: string) => keys(q).map((key) => key % 2 ** 32);
   t.same(matches('"town"'), [1], 'the old messages are indexed');
   t.same(matches('"private"'), [3]);
+  t.same(keys('"town"').map((key) => Math.floor(key / 2 ** 32)), [1], "a server message is in its server's range (8 -> 9)");
+  t.same(keys('"private"').map((key) => Math.floor(key / 2 ** 32)), [0], 'a conversation message is in range 0');
   const definition = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").get() as { sql: string }).sql;
   t.match(definition, /prefix = '3'/, 'rebuilt with three-letter prefixes (6 -> 7)');
   t.same(matches('"tow" *'), [1], 'a three-letter prefix finds the old messages');

@@ -237,6 +237,61 @@ t.test('search', async (t) => {
     t.match(unknown.text, /before: no such message/);
   });
 
+  t.test('a cursor is resolved only among the messages the caller sees: no existence oracle', async (t) => {
+    const outsider = await signUp(server.url);
+    const hidden = await post(owner, G, 'oracleword in a server the outsider is not in');
+    for (const key of ['before', 'after']) {
+      const seen = await outsider.get(`/api/search?q=oracleword&${key}=${hidden}`);
+      const random = await outsider.get(`/api/search?q=oracleword&${key}=00000000-0000-4000-8000-000000000000`);
+      t.equal(seen.status, 404, `${key}= an invisible message: 404`);
+      t.equal(random.status, 404, `${key}= a random id: 404`);
+      t.equal(seen.text.replace(hidden, ''), random.text.replace('00000000-0000-4000-8000-000000000000', ''), 'the same answer');
+    }
+    t.equal((await member.get(`/api/search?q=oracleword&before=${hidden}`)).status, 200, 'a member may page from it');
+  });
+
+  t.test('results from several servers and conversations merge newest first, page by page', async (t) => {
+    const other = (await must(member.post('/api/servers', { name: 'elsewhere' }), 201)).body.id as string;
+    const otherChannel = (await must(member.get(`/api/servers/${other}/channels`), 200)).body[0].id as string;
+    const O = `/api/servers/${other}/channels/${otherChannel}/messages`;
+    // The DM of the scope test above: asking again answers the same conversation.
+    const dm = (await member.post('/api/conversations/dm', { usernames: [owner.username] })).body.id as string;
+    const D = `/api/conversations/${dm}/messages`;
+    const ids: string[] = [];
+    for (const [i, path] of [G, O, D, O, G, D, R, O].entries()) ids.push(await post(member, path, `mergeword ${i}`));
+    const newestFirst = [...ids].reverse();
+    const pages: string[][] = [];
+    let before: string | null = null;
+    do {
+      const page: Found = await search(member, { q: 'mergeword', limit: '3', ...(before ? { before } : {}) });
+      pages.push(page.results.map((r) => r.id));
+      before = page.next_before;
+    } while (before);
+    t.same(pages.flat(), newestFirst, 'every match once, newest first, across two servers and a conversation');
+    t.same(pages.map((p) => p.length), [3, 3, 2]);
+    t.same((await search(member, { q: 'mergeword', server_id: other })).results.map((r) => r.id), [ids[7], ids[3], ids[1]], 'one server');
+    t.same((await search(owner, { q: 'mergeword' })).results.map((r) => r.id), [ids[6], ids[5], ids[4], ids[2], ids[0]], 'the owner is not in the other server');
+  });
+
+  t.test('deleting a channel, a server or a message keeps the index in step', async (t) => {
+    const doomed = (await must(owner.post('/api/servers', { name: 'doomed' }), 201)).body.id as string;
+    const first = (await must(owner.get(`/api/servers/${doomed}/channels`), 200)).body[0].id as string;
+    const second = (await must(owner.post(`/api/servers/${doomed}/channels`, { name: 'second' }), 201)).body.id as string;
+    await post(owner, `/api/servers/${doomed}/channels/${first}/messages`, 'doomedword one');
+    const gone = await post(owner, `/api/servers/${doomed}/channels/${second}/messages`, 'doomedword two');
+    await post(owner, `/api/servers/${doomed}/channels/${second}/messages`, 'doomedword three');
+    await must(owner.delete(`/api/servers/${doomed}/channels/${second}/messages/${gone}`), 204);
+    t.same(await contents(owner, { q: 'doomedword' }), ['doomedword three', 'doomedword one']);
+    await must(owner.delete(`/api/servers/${doomed}/channels/${second}`), 204);
+    t.same(await contents(owner, { q: 'doomedword' }), ['doomedword one']);
+    await must(owner.delete(`/api/servers/${doomed}`), 204);
+    t.same(await contents(owner, { q: 'doomedword' }), []);
+    const db = server.app.db;
+    t.equal(db.prepare("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'doomedword'").pluck().get(), 0, 'nothing left in the index');
+    // FTS5's own check: throws (SQLITE_CORRUPT_VTAB) when the index is not consistent.
+    t.doesNotThrow(() => db.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run());
+  });
+
   t.test('bad queries are 400 with a plain reason; FTS5 syntax is never a 500', async (t) => {
     const reasons: [string, RegExp][] = [
       ['', /q must not be empty/],

@@ -33,31 +33,53 @@ export interface Search {
   find(request: SearchRequest): { results: SearchResult[]; next_before: string | null };
 }
 
+/** The rooms a user sees now: channels of their servers, their conversations (`:user`). */
+const VISIBLE = `(m.channel_id IN (SELECT ch.id FROM channels ch JOIN members mb ON mb.server_id = ch.server_id WHERE mb.user_id = :user)
+                  OR m.conversation_id IN (SELECT cm.conversation_id FROM conversation_members cm WHERE cm.user_id = :user))`;
+/** A message's key in the index is `(range << 32) | seq` (schema.sql, `search_ranges`). */
+const SEQ_BITS = 32n;
+/** The range of the messages of conversations. */
+const CONVERSATIONS = 0;
+
 /**
  * Message search on the FTS5 index `messages_fts` (schema.sql), which triggers keep in step with
- * `messages` inside the very transactions that insert, edit and delete. The index drives: it
- * yields matches newest first and each is checked against the caller's rooms and the filters,
- * until the page is full.
+ * `messages` inside the very transactions that insert, edit and delete. Each server's messages
+ * are one range of the index's keys, and the conversations' one more, so visibility drives the
+ * query: it reads only the ranges of the servers the caller is in (newest range first, and stops
+ * once no range left can hold a newer match), each newest first, checked against the caller's
+ * rooms and the filters until the page is full. A word common in servers the caller is not in
+ * costs them nothing.
  */
 export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): Search {
-  const seqOf = db.prepare<[string], { seq: number }>('SELECT seq FROM messages WHERE id = ?');
+  // A cursor is resolved only among the messages the caller sees: any other id is 404, as a
+  // random one is, so the bound tells nothing of messages they cannot see.
+  const visibleSeq = db.prepare<{ id: string; user: string }, { seq: number }>(
+    `SELECT m.seq FROM messages m WHERE m.id = :id AND ${VISIBLE}`,
+  );
+  const rangeOf = db.prepare<[string], number>('SELECT n FROM search_ranges WHERE container_id = ?').pluck();
+  // The caller's servers' ranges with the newest message in each, and their conversations' newest.
+  const serverRanges = db.prepare<[string], { n: number; newest: number | null }>(
+    `SELECT r.n, MAX((SELECT MAX(m.seq) FROM messages m WHERE m.channel_id = ch.id)) AS newest
+       FROM members mb JOIN search_ranges r ON r.container_id = mb.server_id JOIN channels ch ON ch.server_id = mb.server_id
+      WHERE mb.user_id = ? GROUP BY r.n`,
+  );
+  const newestInConversations = db.prepare<[string], number | null>(
+    `SELECT MAX((SELECT MAX(m.seq) FROM messages m WHERE m.conversation_id = cm.conversation_id))
+       FROM conversation_members cm WHERE cm.user_id = ?`,
+  ).pluck();
   // One statement for every combination: an unused filter is a NULL or 0 parameter. The rooms
   // are the caller's now (members, conversation_members), so leaving a room hides it at once.
-  const find = db.prepare<Record<string, string | number | null>, PlacedRow>(
+  const find = db.prepare<Record<string, string | number | bigint | null>, PlacedRow>(
     `SELECT ${COLUMNS}, c.server_id
        FROM messages_fts
-       JOIN messages m ON m.seq = messages_fts.rowid
+       JOIN messages m ON m.seq = (messages_fts.rowid & 0xFFFFFFFF)
        JOIN profiles u ON u.id = m.author_id
        LEFT JOIN channels c ON c.id = m.channel_id
       WHERE messages_fts MATCH :match
-        AND messages_fts.rowid < :before AND messages_fts.rowid > :after
-        AND (m.channel_id IN (SELECT ch.id FROM channels ch JOIN members mb ON mb.server_id = ch.server_id
-                               WHERE mb.user_id = :user AND :channels = 1
-                                 AND (:server IS NULL OR ch.server_id = :server)
-                                 AND (:channel IS NULL OR ch.id = :channel))
-          OR m.conversation_id IN (SELECT cm.conversation_id FROM conversation_members cm
-                                    WHERE cm.user_id = :user AND :conversations = 1
-                                      AND (:conversation IS NULL OR cm.conversation_id = :conversation)))
+        AND messages_fts.rowid > :low AND messages_fts.rowid < :high
+        AND ${VISIBLE}
+        AND (:channel IS NULL OR m.channel_id = :channel)
+        AND (:conversation IS NULL OR m.conversation_id = :conversation)
         AND (:author IS NULL OR m.author_id = :author)
         AND (:attachment = 0 OR EXISTS (SELECT 1 FROM attachments a WHERE a.message_seq = m.seq))
         AND (:image = 0 OR EXISTS (SELECT 1 FROM attachments a WHERE a.message_seq = m.seq AND a.preview_kind = 'image'))
@@ -70,24 +92,37 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
       LIMIT :limit`,
   );
 
-  const cursor = (id: string | null, key: string, fallback: number) => {
+  const cursor = (id: string | null, key: string, user: string, fallback: number) => {
     if (id === null) return fallback;
-    const row = seqOf.get(id);
+    const row = visibleSeq.get({ id, user });
     if (!row) throw notFound(`${key}: no such message`);
     return row.seq;
   };
 
+  /** The ranges to read, newest message first; `newest` null when unknown (one range only). */
+  function rangesFor(userId: string, scope: SearchScope): { n: number; newest: number | null }[] {
+    switch (scope.kind) {
+      case 'conversation':
+        return [{ n: CONVERSATIONS, newest: null }];
+      case 'channel':
+        return [{ n: rangeOf.get(scope.channelId) ?? -1, newest: null }];
+      case 'server':
+        return [{ n: rangeOf.get(scope.serverId) ?? -1, newest: null }];
+      case 'all':
+        return [...serverRanges.all(userId), { n: CONVERSATIONS, newest: newestInConversations.get(userId) ?? null }]
+          .filter((r) => r.newest !== null)
+          .sort((a, b) => b.newest! - a.newest!);
+    }
+  }
+
   return {
     find({ userId, terms, scope, authorId, has, before, after, limit }) {
       const flag = (h: Has) => (has.has(h) ? 1 : 0);
-      const rows = find.all({
+      const beforeSeq = cursor(before, 'before', userId, 2 ** 32);
+      const afterSeq = cursor(after, 'after', userId, 0);
+      const parameters = {
         match: matchExpression(terms),
-        before: cursor(before, 'before', Number.MAX_SAFE_INTEGER),
-        after: cursor(after, 'after', 0),
         user: userId,
-        channels: scope.kind === 'conversation' ? 0 : 1,
-        conversations: scope.kind === 'all' || scope.kind === 'conversation' ? 1 : 0,
-        server: scope.kind === 'server' ? scope.serverId : null,
         channel: scope.kind === 'channel' ? scope.channelId : null,
         conversation: scope.kind === 'conversation' ? scope.conversationId : null,
         author: authorId,
@@ -98,7 +133,17 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
         file: flag('file'),
         link: flag('link'),
         limit,
-      });
+      };
+      let rows: PlacedRow[] = [];
+      for (const { n, newest } of rangesFor(userId, scope)) {
+        if (n < 0) continue;
+        // A full page already holds everything newer than this range's newest message.
+        if (rows.length === limit && newest !== null && newest <= rows[limit - 1].seq) break;
+        const base = BigInt(n) << SEQ_BITS;
+        // Keys are bound as BigInt: FTS5 seeks on an integer bound, and scans on a float one.
+        const found = find.all({ ...parameters, low: base + BigInt(afterSeq), high: base + BigInt(beforeSeq) });
+        rows = [...rows, ...found].sort((a, b) => b.seq - a.seq).slice(0, limit);
+      }
       const results = messages
         .records(rows, userId)
         .map((record) => Object.assign(record, { highlight: highlight(record.content, terms) }));
