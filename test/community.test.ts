@@ -260,6 +260,31 @@ t.test('timeouts: read but not write, until the end or until lifted', async (t) 
   t.same(actions.slice(0, 3), ['member_timeout_remove', 'member_timeout', 'member_timeout']);
 });
 
+t.test('a timed-out full server administrator acts as a timed-out plain member', async (t) => {
+  const clock = new FakeClock();
+  const server = await startServer({ clock });
+  t.teardown(server.close);
+  const scene = await community(server);
+  const { owner, admin, member } = scene.clients;
+  const channel = (await owner.get(`${scene.base}/channels`)).body[0].id;
+  const messages = `${scene.base}/channels/${channel}/messages`;
+  const posted = (await must(member.post(messages, { content: 'a member wrote this' }), 201)).body;
+  await must(owner.put(`${scene.base}/members/${admin.userId}/timeout`, { seconds: 600 }), 200);
+
+  t.equal((await admin.get(messages)).status, 200, 'they still read');
+  t.equal((await admin.post(`${scene.base}/channels`, { name: 'sneaky' })).status, 403, 'no channel creation');
+  t.equal((await admin.delete(`${messages}/${posted.id}`)).status, 403, "no deleting another's message");
+  t.equal((await admin.put(`${scene.base}/channels/${channel}/pins/${posted.id}`)).status, 403, 'no pinning');
+  t.equal((await admin.delete(`${scene.base}/members/${member.userId}`)).status, 403, 'no kick');
+  t.equal((await admin.put(`${scene.base}/bans/${member.userId}`, {})).status, 403, 'no ban');
+  t.equal((await admin.put(`${scene.base}/members/${member.userId}/timeout`, { seconds: 60 })).status, 403, 'no timeout of others');
+  t.equal((await admin.get(`${scene.base}/audit-log`)).status, 403, 'no audit log');
+  t.equal((await admin.post(messages, { content: 'hi' })).status, 403, 'and no writing, like any timed-out member');
+
+  clock.advance(600_000);
+  t.equal((await admin.post(`${scene.base}/channels`, { name: 'after' })).status, 201, 'the powers come back with the end of the timeout');
+});
+
 t.test('the audit log: owners and admins, newest first, paged by entry id', async (t) => {
   const server = await startServer();
   t.teardown(server.close);

@@ -68,6 +68,12 @@ t.test('edit history: every version kept, for the author, moderators and site ad
   for (const who of [owner, admin]) t.equal((await who.get(`${M}/${message.id}/history`)).status, 200);
   t.equal((await roleMember.get(`${M}/${message.id}/history`)).status, 403, 'another member may not');
   t.equal((await scene.clients.outsider.get(`${M}/${message.id}/history`)).status, 404);
+  const direct = await siteAdmin.get(`${M}/${message.id}/history`);
+  t.equal(direct.status, 200, 'a site administrator reads it directly, not being a member');
+  t.same(direct.body.versions.map((v: { content: string }) => v.content), ['v1', 'v2', 'v3']);
+  t.equal((await siteAdmin.get(`${scene.base}/channels/${channel}/messages`)).status, 404, 'but not the channel itself');
+  const elsewhere = (await must(owner.post(`${scene.base}/channels`, { name: 'elsewhere' }), 201)).body.id;
+  t.equal((await siteAdmin.get(`${scene.base}/channels/${elsewhere}/messages/${message.id}/history`)).status, 404, 'only under its own channel');
 
   // A site administrator reads it through a report, whose snapshot keeps every version.
   const report = (await must(roleMember.post('/api/reports', { type: 'server_message', target: message.id, reason: 'edited away' }), 201)).body;
@@ -139,11 +145,17 @@ t.test('blocking: friendship ends, no requests, DMs or groups either way; server
   t.equal((await bob.post(`/api/conversations/${dm.id}/messages`, { content: 'hello?' })).status, 403, 'the existing DM takes no new words');
   t.equal((await alice.post(`/api/conversations/${dm.id}/messages`, { content: 'hello?' })).status, 403, 'from either side');
   t.equal((await must(bob.get(`/api/conversations/${dm.id}/messages`), 200)).body[0].id, said.id, 'its history stays readable');
-  t.equal((await carol.post('/api/conversations/group', { name: 'trio', usernames: [alice.username, bob.username] })).status, 201, 'a third person may group them');
-  t.equal((await alice.post('/api/conversations/group', { name: 'duo', usernames: [bob.username, carol.username] })).status, 403, 'but they cannot group each other');
+  const trio = await carol.post('/api/conversations/group', { name: 'trio', usernames: [alice.username, bob.username] });
+  t.equal(trio.status, 403, 'a third person cannot group them either');
+  t.equal(trio.text.trim(), 'a block between two of these people keeps them out of one group chat', 'naming no one');
+  t.equal((await alice.post('/api/conversations/group', { name: 'duo', usernames: [bob.username, carol.username] })).status, 403, 'nor can they group each other');
   const group = (await must(bob.post('/api/conversations/group', { name: 'b-c', usernames: [carol.username] }), 201)).body;
-  t.equal((await carol.put(`/api/conversations/${group.id}/members/${alice.userId}`)).status, 200, 'carol may add alice to a group with bob');
-  void group;
+  const added = await carol.put(`/api/conversations/${group.id}/members/${alice.userId}`);
+  t.equal(added.status, 403, "carol cannot add alice to a group with bob, who alice blocked");
+  t.notMatch(added.text, alice.username, 'naming no one');
+  t.same((await must(carol.get(`/api/conversations/${group.id}`), 200)).body.members.map((m: { user_id: string }) => m.user_id).sort(), [bob.userId, carol.userId].sort(), 'the group is unchanged');
+  const aliceGroup = (await must(alice.post('/api/conversations/group', { name: 'a-c', usernames: [carol.username] }), 201)).body;
+  t.equal((await carol.put(`/api/conversations/${aliceGroup.id}/members/${bob.userId}`)).status, 403, "nor bob to alice's group");
 
   // Shared servers: both still see each other's messages.
   const srv = (await must(alice.post('/api/servers', { name: 'shared' }), 201)).body.id;

@@ -68,6 +68,7 @@ function conversationHandlers(deps: Deps) {
   const deleteMember = db.prepare('DELETE FROM conversation_members WHERE conversation_id = ? AND user_id = ?');
   const creatorOf = db.prepare<[string], { created_by: string; kind: string }>('SELECT created_by, kind FROM conversations WHERE id = ?');
   const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM conversation_members WHERE conversation_id = ?');
+  const memberIds = db.prepare<[string], string>('SELECT user_id FROM conversation_members WHERE conversation_id = ?').pluck();
 
   /** A group the caller is in: 404 for outsiders, 409 for a DM (two people, nothing to manage). */
   const groupOf = (ctx: Ctx) => {
@@ -136,6 +137,7 @@ function conversationHandlers(deps: Deps) {
       if (!areFriends(ctx.user.id, user.id)) throw badRequest(`${user.username} is not your friend`);
       members.set(user.id, user);
     }
+    perms.requireNoBlockAmong([...members.keys()], [...members.keys()]);
     const id = crypto.randomUUID();
     db.transaction(() => {
       insertConversation.run(id, 'group', name, null, ctx.user.id, iso(clock.now()));
@@ -172,6 +174,7 @@ function conversationHandlers(deps: Deps) {
     if (perms.rankIn(userId, { kind: 'conversation', id: conversationId })) return json(recordById(conversationId));
     perms.requireNotBlocked(ctx.user.id, userId, 'group chats');
     if (!areFriends(ctx.user.id, userId)) throw forbidden(`${user.username} is not your friend`);
+    perms.requireNoBlockAmong([userId], memberIds.all(conversationId));
     db.transaction(() => {
       if (memberCount.get(conversationId)!.n >= MAX_GROUP_MEMBERS) throw conflict(`a group chat holds at most ${MAX_GROUP_MEMBERS} people`);
       insertMember.run(conversationId, userId);

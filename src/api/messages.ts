@@ -154,7 +154,7 @@ function conversationScope({ db, perms }: Deps): MessageScope {
 }
 
 function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: Pace) {
-  const { clock, limits, messages, uploads, sessions, users, hub, readStates, audit, directory } = deps;
+  const { clock, perms, limits, messages, uploads, sessions, users, hub, readStates, audit, directory } = deps;
   /** @everyone is for the owner and full server administrators, in server channels. */
   const rightsOf = (resolved: { container: Container; canModerate: boolean }) => ({
     mayMentionEveryone: resolved.container.kind === 'channel' && resolved.canModerate,
@@ -339,12 +339,26 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
    * server's owner and full administrators, and site administrators (403 for other members).
    */
   function messageHistory(ctx: Ctx) {
-    const { container, canModerate } = scope.resolve(ctx);
+    const { container, canModerate } = siteAdminView(ctx) ?? scope.resolve(ctx);
     const { author_id, versions } = messages.history(container, ctx.params.message_id);
     if (author_id !== ctx.user.id && !canModerate && !ctx.user.isAdmin) {
       throw forbidden('only the author, the owner, a full server administrator or a site administrator can read the edit history');
     }
     return json({ message_id: ctx.params.message_id, versions });
+  }
+
+  /**
+   * A site administrator reads what reports point at in any room, member or not: the message's
+   * own place, when it is the one the path names. Null for everyone else (the room's rules apply).
+   */
+  function siteAdminView(ctx: Ctx): Resolved | null {
+    if (!ctx.user.isAdmin) return null;
+    const place = perms.locateMessage(ctx.params.message_id);
+    const named =
+      place?.kind === 'channel'
+        ? place.id === ctx.params.channel_id && place.serverId === ctx.params.server_id
+        : place?.kind === 'conversation' && place.id === ctx.params.conversation_id;
+    return place && named ? { container: place, canModerate: true } : null;
   }
 
   function react(ctx: Ctx, add: boolean) {

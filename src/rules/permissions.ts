@@ -71,13 +71,18 @@ export interface Permissions {
   requireNotTimedOut(user: User, serverId: string): void;
   /** Blocks either way between two users stop DMs, groups and friend requests (403). */
   requireNotBlocked(a: string, b: string, action: string): void;
+  /**
+   * A group chat never holds two people one of whom blocked the other: 403 (naming no one) when
+   * any of `newcomers` and any of `others` are so.
+   */
+  requireNoBlockAmong(newcomers: string[], others: string[]): void;
   /** Whether `blocker` blocked `blocked` (one direction). */
   hasBlocked(blocker: string, blocked: string): boolean;
 }
 
 export function createPermissions(db: DB, clock: Clock): Permissions {
-  const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null }>(
-    `SELECT s.owner_id, r.full_server_admin
+  const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null; timeout_until: string | null }>(
+    `SELECT s.owner_id, r.full_server_admin, m.timeout_until
        FROM members m
        JOIN servers s ON s.id = m.server_id
        LEFT JOIN roles r ON r.id = m.role_id
@@ -108,11 +113,13 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   const blockRow = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
   const hasBlocked = (blocker: string, blocked: string) => blockRow.get(blocker, blocked) !== undefined;
 
+  /** A full server administrator who is timed out acts as a plain member until the timeout ends. */
   const rank = (userId: string, serverId: string): Rank | null => {
     const row = membership.get(serverId, userId);
     if (!row) return null;
     if (row.owner_id === userId) return 'owner';
-    return row.full_server_admin === 1 ? 'admin' : 'member';
+    const timedOut = row.timeout_until !== null && row.timeout_until > iso(clock.now());
+    return row.full_server_admin === 1 && !timedOut ? 'admin' : 'member';
   };
 
   const rankIn = (userId: string, container: Container): Rank | null =>
@@ -203,6 +210,13 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     requireNotTimedOut(user, serverId) {
       const until = timeoutOf.get(serverId, user.id)?.timeout_until;
       if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
+    },
+    requireNoBlockAmong(newcomers, others) {
+      for (const a of newcomers) {
+        for (const b of others) {
+          if (a !== b && (hasBlocked(a, b) || hasBlocked(b, a))) throw forbidden('a block between two of these people keeps them out of one group chat');
+        }
+      }
     },
     requireNotBlocked(a, b, action) {
       if (hasBlocked(a, b)) throw forbidden(`you blocked this user: unblock them to ${action}`);
