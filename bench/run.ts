@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { avatarRows, measureAvatars } from './avatars';
 import { coldStartRows, measureColdStart } from './cold-start';
 import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout';
 import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory, seedHistory } from './history';
@@ -174,6 +175,12 @@ async function main(): Promise<void> {
     const rows = readyRows(f);
     printTable(`10c. User stream ready: ${readySetup(f)}`, rows);
     summary.push(...targets(rows, '10c.'));
+  });
+
+  await section('11. Avatars', async () => {
+    const rows = avatarRows(await measureAvatars());
+    printTable("11. Avatars under one user's flood (rate limits on)", rows);
+    summary.push(...targets(rows, '11.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);

@@ -1,5 +1,6 @@
 // Display names and avatars: validation, where they show, live updates, the images themselves.
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
@@ -170,4 +171,42 @@ t.test('avatars: PNG, JPEG and GIF become 256x256 WebP without metadata; anythin
   t.equal((await fetch(`${server.url}/avatars/00000000-0000-4000-8000-000000000000`)).status, 404);
   await must(owner.delete('/api/account/avatar'), 204);
   stream.close();
+});
+
+t.test('avatar uploads: a pixel budget by file size, a rate limit, one at a time per user', async (t) => {
+  const server = await startServer({ env: { RATE_LIMIT: 'on' } });
+  t.teardown(server.close);
+  const user = await signUp(server.url);
+
+  // A few KiB of flat PNG that claims 6 megapixels: more than the floor, far more than its bytes allow.
+  const flat = await solid(3000, 2000).png({ compressionLevel: 9 }).toBuffer();
+  const refused = await user.put('/api/account/avatar', avatarForm(flat, 'flat.png', 'image/png'));
+  t.equal(refused.status, 400, `a ${flat.length}-byte PNG of 6 megapixels is refused before decoding`);
+  t.match(refused.text, /may hold at most 4000000 pixels/);
+  const deep = await sharp({ create: { width: 1500, height: 1500, channels: 3, background: { r: 9, g: 9, b: 9 } } }).toColourspace('rgb16').png().toBuffer();
+  t.equal((await sharp(deep).metadata()).depth, 'ushort', 'a 16-bit PNG');
+  t.equal((await user.put('/api/account/avatar', avatarForm(deep, 'deep.png', 'image/png'))).status, 400, '2.25 megapixels at 16 bits count as 4.5');
+  const logo = await solid(1900, 1900).png({ compressionLevel: 9 }).toBuffer();
+  t.equal((await user.put('/api/account/avatar', avatarForm(logo, 'logo.png', 'image/png'))).status, 200, 'a flat image under the floor is fine');
+
+  // One at a time: a second upload while the first is still arriving is 429.
+  const body = multipart([{ file: 'avatar', filename: 'slow.png', contentType: 'image/png', data: logo }]);
+  const slow = http.request(`${server.url}/api/account/avatar`, {
+    method: 'PUT',
+    headers: { cookie: user.cookie!, 'content-type': body.contentType, 'content-length': String(body.length) },
+  });
+  slow.on('error', () => {});
+  slow.write(body.chunks().next().value as Buffer);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = await user.put('/api/account/avatar', avatarForm(logo, 'logo.png', 'image/png'));
+  t.equal(second.status, 429, 'one upload at a time per user');
+  t.match(second.text, /one avatar at a time/);
+  slow.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+
+  // The rate limit: five in a burst (all five used above, the refused ones too), then one every 20 seconds.
+  const limited = await user.put('/api/account/avatar', avatarForm(logo, 'logo.png', 'image/png'));
+  t.equal(limited.status, 429, 'past the burst');
+  t.notMatch(limited.text, /one avatar at a time/, 'the aborted upload no longer counts as in progress');
+  t.ok(Number(limited.headers.get('retry-after')) > 0, 'with Retry-After');
 });

@@ -4,7 +4,7 @@ import { HANDLED, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import { type Ctx, type PublicCtx, type Route, refOf } from '../core/types';
 
-type Deps = Pick<Services, 'users' | 'avatars' | 'hub' | 'directory'>;
+type Deps = Pick<Services, 'users' | 'avatars' | 'hub' | 'directory' | 'limits'>;
 
 /** A year: an avatar URL carries its version, so its bytes never change. */
 export const AVATAR_MAX_AGE_S = 365 * 24 * 60 * 60;
@@ -19,7 +19,7 @@ export function profileRoutes(deps: Deps): Route[] {
   ];
 }
 
-function profileHandlers({ users, avatars, hub, directory }: Deps) {
+function profileHandlers({ users, avatars, hub, directory, limits }: Deps) {
   return { uploadAvatar, removeAvatar, downloadAvatar };
 
   /** The new name and picture, to everyone who shows them. */
@@ -31,6 +31,7 @@ function profileHandlers({ users, avatars, hub, directory }: Deps) {
 
   /** Multipart, one image (PNG, JPEG, GIF, WebP; at most 8 MiB) in `avatar`: 200 {avatar_url}; 400 for anything that does not decode. */
   async function uploadAvatar(ctx: Ctx) {
+    limits.avatarsPerUser.take(ctx.user.id, 'avatar uploads');
     await avatars.replace(ctx.user.id, ctx.req);
     return json({ avatar_url: announce(ctx.user.id).avatarUrl });
   }

@@ -1,4 +1,5 @@
 import argon2 from 'argon2';
+import { createWorkQueue } from './work-queue';
 
 /**
  * argon2id with OWASP's minimum (m = 19 MiB, t = 2, p = 1) rather than the library default
@@ -8,19 +9,8 @@ import argon2 from 'argon2';
 export const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 export const MAX_CONCURRENT_HASHES = 4;
 
-let running = 0;
-const waiting: (() => void)[] = [];
-
-async function limited<T>(work: () => Promise<T>): Promise<T> {
-  if (running >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
-  try {
-    return await work();
-  } finally {
-    running--;
-    waiting.shift()?.();
-  }
-}
+const hashing = createWorkQueue(MAX_CONCURRENT_HASHES);
+const limited = <T>(work: () => Promise<T>): Promise<T> => hashing.run(work);
 
 export const hashPassword = (password: string): Promise<string> => limited(() => argon2.hash(password, HASH_OPTIONS));
 

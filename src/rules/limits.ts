@@ -10,6 +10,11 @@ export const LIMIT_POLICIES = {
   loginFailuresPerAccount: { burst: 5, refillMs: MINUTE },
   /** Failed logins per client address: 20, then one more every 30 s. */
   loginFailuresPerClient: { burst: 20, refillMs: 30 * SECOND },
+  /**
+   * Remembered-device sign-ins per client address: 60, then one a second (a restart brings every
+   * browser behind one address back at once; each secret is 256 random bits, so this is for load).
+   */
+  deviceResumesPerClient: { burst: 60, refillMs: SECOND },
   /** Registrations per client address: 10, then one every 6 minutes. */
   registrationsPerClient: { burst: 10, refillMs: 6 * MINUTE },
   /** Verification and reset emails per address: 3, then one every 20 minutes. */
@@ -28,6 +33,8 @@ export const LIMIT_POLICIES = {
   searchesPerUser: { burst: 20, refillMs: 500 },
   /** Account exports started per user: 3, then one an hour (each reads every message and file of the user). */
   exportsPerUser: { burst: 3, refillMs: HOUR },
+  /** Avatar uploads per user: 5, then one every 20 seconds (each is decoded and resized). */
+  avatarsPerUser: { burst: 5, refillMs: 20 * SECOND },
   /** Servers created per user: 10, then one every 10 minutes. */
   serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */

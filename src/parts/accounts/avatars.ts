@@ -9,23 +9,37 @@ import { mediaType } from '../../core/http/body';
 import { quotedPartName, readMultipart } from '../../core/http/multipart';
 import { failpoint } from '../../core/callbacks';
 import { isUuid } from '../../core/http/router';
+import { createWorkQueue } from '../../core/work-queue';
 import type { Log } from '../../core/types';
 
 export const MAX_AVATAR_BYTES = 8 * 1024 * 1024;
 /** Every avatar is re-encoded to this square. */
 export const AVATAR_SIZE = 256;
 /**
- * Pixels an uploaded image may decode to (about 8 000 × 5 000): a small file that claims huge
- * dimensions (a decompression bomb) is refused before it is decoded.
+ * Pixels an uploaded image may decode to (6 000 × 4 000, a camera photo): checked from the header
+ * before a pixel is decoded. 16-bit images count twice.
  */
-export const MAX_AVATAR_PIXELS = 40_000_000;
+export const MAX_AVATAR_PIXELS = 24_000_000;
+/**
+ * And a budget tied to the file's size: a small file that claims many pixels (a decompression
+ * bomb: 316 KiB of PNG can claim 40 megapixels) is refused. Photos hold well under 32 pixels a
+ * byte; flat graphics more, which the floor covers.
+ */
+export const AVATAR_PIXELS_PER_BYTE = 32;
+export const AVATAR_PIXEL_FLOOR = 4_000_000;
+/** Uploads waiting for a decoder; past this the service is busy (503 with Retry-After). */
+export const MAX_AVATARS_WAITING = 8;
+export const AVATAR_BUSY_RETRY_S = 5;
 /** The formats decoded; anything else (SVG, TIFF, PDF, HEIF...) is refused, whatever libvips could read. */
 const FORMATS = new Set(['jpeg', 'png', 'gif', 'webp']);
 /** Images decoded at once; the rest wait (decoding a large image takes a core and tens of MiB). */
 const MAX_CONCURRENT = 2;
 
 export interface Avatars {
-  /** Reads the one file of a multipart body (field `avatar`), re-encodes it, stores it; the new version. */
+  /**
+   * Reads the one file of a multipart body (field `avatar`), re-encodes it, stores it; the new
+   * version. 429 while the same user has an upload in progress; 503 when the decoders' queue is full.
+   */
   replace(userId: string, req: IncomingMessage): Promise<number>;
   /** Removes the user's avatar (file and version); false when they had none. */
   remove(userId: string): boolean;
@@ -49,50 +63,59 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
   const clear = db.prepare('UPDATE users SET avatar_version = 0 WHERE id = ? AND avatar_version > 0');
   const versionOf = db.prepare<[string], { avatar_version: number }>('SELECT avatar_version FROM users WHERE id = ? AND deleted_at IS NULL');
   const finalPath = (userId: string) => path.join(dir, `${userId}.webp`);
-  let running = 0;
-  const waiting: (() => void)[] = [];
+  /** Users with an upload in progress: one at a time each, so one user holds one decoder at most. */
+  const uploading = new Set<string>();
+  const busy = () => new HttpError(503, 'avatars are busy: try again in a few seconds', { 'Retry-After': String(AVATAR_BUSY_RETRY_S) });
+  const decoders = createWorkQueue(MAX_CONCURRENT, MAX_AVATARS_WAITING, busy);
 
-  async function encode(input: string, output: string): Promise<void> {
-    if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
+  const encode = (input: string, output: string) => decoders.run(() => decode(input, output));
+
+  async function decode(input: string, output: string): Promise<void> {
+    failpoint('avatar.encode');
+    // The header alone: format and dimensions, before a single pixel is decoded.
+    let meta: Metadata;
     try {
-      failpoint('avatar.encode');
-      // The header alone: format and dimensions, before a single pixel is decoded.
-      let meta: Metadata;
-      try {
-        meta = await sharp(input, { limitInputPixels: false }).metadata();
-      } catch {
-        throw badRequest('the avatar is not an image that can be read');
-      }
-      if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
-      if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_AVATAR_PIXELS) {
-        throw badRequest(`the avatar may be at most ${MAX_AVATAR_PIXELS} pixels (width × height)`);
-      }
-      try {
-        // rotate(): upright by the EXIF orientation, before the metadata is dropped.
-        const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error' });
-        await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
-      } catch {
-        throw badRequest('the avatar is not an image that can be read');
-      }
-    } finally {
-      running--;
-      waiting.shift()?.();
+      meta = await sharp(input, { limitInputPixels: false }).metadata();
+    } catch {
+      throw badRequest('the avatar is not an image that can be read');
+    }
+    if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
+    const pixels = (meta.width ?? 0) * (meta.height ?? 0) * (meta.depth === 'ushort' ? 2 : 1);
+    const bytes = (await fs.promises.stat(input)).size;
+    const budget = Math.min(MAX_AVATAR_PIXELS, Math.max(AVATAR_PIXEL_FLOOR, AVATAR_PIXELS_PER_BYTE * bytes));
+    if (pixels > budget) {
+      throw badRequest(`an avatar file of ${bytes} bytes may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
+    }
+    try {
+      // rotate(): upright by the EXIF orientation, before the metadata is dropped.
+      // sequentialRead: decoded top to bottom in strips, never held whole.
+      const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error', sequentialRead: true });
+      await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
+    } catch {
+      throw badRequest('the avatar is not an image that can be read');
     }
   }
 
   return {
     async replace(userId, req) {
-      const upload = await receive(req, dir, log);
-      const encoded = path.join(dir, `${crypto.randomUUID()}.webp.part`);
+      if (uploading.has(userId)) throw new HttpError(429, 'one avatar at a time: wait for the one being uploaded', { 'Retry-After': '1' });
+      // Full now: say so before the file is received, not after.
+      if (decoders.full) throw busy();
+      uploading.add(userId);
       try {
-        await encode(upload, encoded);
-        // The file is whole before the version names it: a new URL never shows a half-written image.
-        await fs.promises.rename(encoded, finalPath(userId));
-      } finally {
-        for (const file of [upload, encoded]) {
-          await fs.promises.rm(file, { force: true }).catch((err: Error) => log(`could not remove ${file}: ${err.message}`));
+        const upload = await receive(req, dir, log);
+        const encoded = path.join(dir, `${crypto.randomUUID()}.webp.part`);
+        try {
+          await encode(upload, encoded);
+          // The file is whole before the version names it: a new URL never shows a half-written image.
+          await fs.promises.rename(encoded, finalPath(userId));
+        } finally {
+          for (const file of [upload, encoded]) {
+            await fs.promises.rm(file, { force: true }).catch((err: Error) => log(`could not remove ${file}: ${err.message}`));
+          }
         }
+      } finally {
+        uploading.delete(userId);
       }
       return bump.get(userId)!.avatar_version;
     },
