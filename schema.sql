@@ -50,6 +50,24 @@ CREATE TABLE IF NOT EXISTS recovery_codes (
   PRIMARY KEY (user_id, code_hash)
 ) WITHOUT ROWID;
 
+-- Remembered devices (src/parts/accounts/devices.ts): the SHA-256 of each browser's current
+-- secret, rotated at every use; and the secrets rotated away, so that one coming back is seen.
+CREATE TABLE IF NOT EXISTS devices (
+  id           TEXT PRIMARY KEY,
+  user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  secret_hash  TEXT NOT NULL UNIQUE,
+  user_agent   TEXT NOT NULL,
+  address      TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  last_used_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS devices_by_user ON devices (user_id, last_used_at);
+CREATE TABLE IF NOT EXISTS device_retired_secrets (
+  secret_hash TEXT PRIMARY KEY,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  retired_at  TEXT NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS servers (
   id          TEXT PRIMARY KEY,
   name        TEXT NOT NULL,

@@ -15,6 +15,8 @@ import { createAccountDeletion } from './parts/accounts/account-deletion';
 import { createExports } from './parts/accounts/account-export';
 import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
+import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devices';
+import { createIdentityCheck } from './parts/accounts/identity';
 import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/mail';
 import { SessionStore } from './parts/accounts/sessions';
 import { createTwoFactor } from './parts/accounts/two-factor';
@@ -49,6 +51,8 @@ export interface Settings {
   presenceGraceMs: number;
   /** Servers with more members than this tell nobody of presence changes. */
   largeServerMembers: number;
+  /** A remembered device's secret rotated away less than this long ago is refused but not taken for a copy. */
+  deviceReuseGraceMs: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -56,6 +60,7 @@ export const DEFAULT_SETTINGS: Settings = {
   sendsPerTurn: SENDS_PER_TURN,
   presenceGraceMs: PRESENCE_GRACE_MS,
   largeServerMembers: LARGE_SERVER_MEMBERS,
+  deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
 };
 
 export interface AppOptions {
@@ -143,7 +148,8 @@ export function createApp(options: AppOptions): RunningApp {
     ready: (user) => buildReady({ directory, readStates, presence }, user),
     heartbeatMs: settings.heartbeatMs,
   });
-  const accountChanges = createAccountChanges({ db, clock, sessions, hub });
+  const devices = createDeviceStore(db, clock, settings.deviceReuseGraceMs);
+  const accountChanges = createAccountChanges({ db, clock, sessions, hub, devices });
   // ADMIN_USERS are administrators: granted at start-up (and at registration, src/api/accounts.ts).
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
@@ -153,6 +159,7 @@ export function createApp(options: AppOptions): RunningApp {
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages);
   const twoFactor = createTwoFactor({ db, clock, box: createSecretBox(loadSecretKey(config.dataDir, config.secretKey)), log });
+  const identity = createIdentityCheck({ db, limits, twoFactor });
   const avatars = createAvatars({ db, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
@@ -183,6 +190,7 @@ export function createApp(options: AppOptions): RunningApp {
     mailer,
     hub,
     presence,
+    devices,
     accountChanges,
     uploads,
     messages,
@@ -191,6 +199,7 @@ export function createApp(options: AppOptions): RunningApp {
     audit,
     search,
     twoFactor,
+    identity,
     avatars,
     accountExports,
     deletion,
@@ -207,7 +216,10 @@ export function createApp(options: AppOptions): RunningApp {
     timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
   });
   const { server } = pipeline;
-  const sweeper = every(10 * MINUTE, 'session-sweep', () => sessions.sweep(), log);
+  const sweeper = every(10 * MINUTE, 'session-sweep', () => {
+    sessions.sweep();
+    devices.sweep();
+  }, log);
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -4,6 +4,7 @@ import { BackupError, backup, restore } from './parts/backup';
 import { ConfigError, loadConfig } from './core/config';
 import { type DB, openDatabase } from './core/db';
 import { createAccountChanges } from './parts/accounts/account-changes';
+import { createDeviceStore } from './parts/accounts/devices';
 import { systemClock } from './core/clock';
 import { SUSPENDED } from './rules/standing';
 import { turnOffTwoFactor } from './parts/accounts/two-factor';
@@ -133,7 +134,7 @@ function userNamed(db: DB, username: string): { id: string; username: string; st
 }
 
 /** The same account writes the server makes (src/parts/accounts/account-changes.ts), without its sessions or sockets. */
-const changes = (db: DB) => createAccountChanges({ db, clock: systemClock });
+const changes = (db: DB) => createAccountChanges({ db, clock: systemClock, devices: createDeviceStore(db, systemClock) });
 
 function setAdmin(db: DB, username: string, value: boolean): void {
   if (!changes(db).setAdmin(username, value)) throw new Refusal(`no user named ${username}`);

@@ -198,9 +198,9 @@ t.test('deletion with two-factor sign-in on needs a code', async (t) => {
   const server = await startServer({ clock });
   t.teardown(server.close);
   const user = await signUp(server.url);
-  const { secret } = (await must(user.post('/api/account/2fa/setup'), 200)).body;
+  const { secret } = (await must(user.post('/api/account/2fa/setup', { current_password: PASSWORD }), 200)).body;
   const totp = new TOTP({ secret: Secret.fromBase32(secret) });
-  await must(user.post('/api/account/2fa/enable', { code: totp.generate({ timestamp: clock.ms }) }), 200);
+  await must(user.post('/api/account/2fa/enable', { code: totp.generate({ timestamp: clock.ms }), current_password: PASSWORD }), 200);
   const bare = await user.delete('/api/account', { password: PASSWORD });
   t.equal(bare.status, 403);
   t.match(bare.text, /two-factor code required/);

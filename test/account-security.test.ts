@@ -37,10 +37,10 @@ async function login(server: TestServer, username: string, body: Record<string, 
 
 /** Turns two-factor sign-in on with the RFC 6238 secret in place of the random one; the recovery codes. */
 async function enableWithRfcSecret(server: TestServer, client: Client, clock: FakeClock): Promise<string[]> {
-  await must(client.post('/api/account/2fa/setup'), 200);
+  await must(client.post('/api/account/2fa/setup', { current_password: PASSWORD }), 200);
   const box = createSecretBox(loadSecretKey(server.dataDir, null));
   server.app.db.prepare('UPDATE users SET totp_pending = ? WHERE id = ?').run(box.seal(RFC_SECRET, client.userId), client.userId);
-  return (await must(client.post('/api/account/2fa/enable', { code: codeAt(RFC_SECRET, clock.ms) }), 200)).body.recovery_codes;
+  return (await must(client.post('/api/account/2fa/enable', { code: codeAt(RFC_SECRET, clock.ms), current_password: PASSWORD }), 200)).body.recovery_codes;
 }
 
 t.test('RFC 6238 test vectors: six-digit codes at fixed times sign in', async (t) => {
@@ -65,7 +65,7 @@ t.test('two-factor sign-in: setup, enable, login with and without a code, replay
 
   const account = await must(user.get('/api/account'), 200);
   t.equal(account.body.two_factor, false);
-  const setup = await must(user.post('/api/account/2fa/setup'), 200);
+  const setup = await must(user.post('/api/account/2fa/setup', { current_password: PASSWORD }), 200);
   t.match(setup.body.secret, /^[A-Z2-7]{32}$/, 'a 160-bit base32 secret');
   const url = new URL(setup.body.otpauth_url);
   t.equal(url.protocol, 'otpauth:');
@@ -75,16 +75,19 @@ t.test('two-factor sign-in: setup, enable, login with and without a code, replay
   t.equal((await user.get('/api/account')).body.two_factor, false, 'pending until a code confirms it');
   t.equal((await login(server, user.username)).res.status, 200, 'no code needed yet');
 
-  const wrong = await user.post('/api/account/2fa/enable', { code: '000000' === codeAt(setup.body.secret, clock.ms) ? '111111' : '000000' });
+  const wrong = await user.post('/api/account/2fa/enable', {
+    code: '000000' === codeAt(setup.body.secret, clock.ms) ? '111111' : '000000',
+    current_password: PASSWORD,
+  });
   t.equal(wrong.status, 403, "a code that does not match is refused like a wrong password");
   t.match(wrong.text, /code does not match/);
-  const enabled = await must(user.post('/api/account/2fa/enable', { code: codeAt(setup.body.secret, clock.ms) }), 200);
+  const enabled = await must(user.post('/api/account/2fa/enable', { code: codeAt(setup.body.secret, clock.ms), current_password: PASSWORD }), 200);
   const recovery: string[] = enabled.body.recovery_codes;
   t.equal(recovery.length, 10);
   t.equal(new Set(recovery).size, 10);
   for (const code of recovery) t.match(code, /^[a-z2-9]{5}-[a-z2-9]{5}$/);
   t.equal((await user.get('/api/account')).body.two_factor, true);
-  t.equal((await user.post('/api/account/2fa/setup')).status, 409, 'on: set up again only after turning it off');
+  t.equal((await user.post('/api/account/2fa/setup', { current_password: PASSWORD })).status, 409, 'on: set up again only after turning it off');
 
   // Without a code: 401 with the plain reason, and no session.
   const { res: bare, client: bareClient } = await login(server, user.username);
@@ -120,12 +123,12 @@ t.test('two-factor sign-in: setup, enable, login with and without a code, replay
   t.equal((await login(server, user.username, { code: recovery[1].replace('-', '') })).res.status, 200);
 
   // Turning it off takes a code.
-  t.equal((await user.delete('/api/account/2fa', { code: '12345' })).status, 403);
-  await must(user.delete('/api/account/2fa', { code: recovery[2] }), 204);
+  t.equal((await user.delete('/api/account/2fa', { code: '12345', current_password: PASSWORD })).status, 403);
+  await must(user.delete('/api/account/2fa', { code: recovery[2], current_password: PASSWORD }), 204);
   t.equal((await user.get('/api/account')).body.two_factor, false);
   t.equal((await login(server, user.username)).res.status, 200, 'off: the password alone signs in');
-  t.equal((await user.delete('/api/account/2fa', { code: recovery[3] })).status, 409, 'already off');
-  t.equal((await user.post('/api/account/2fa/enable', { code: '123456' })).status, 409, 'nothing pending');
+  t.equal((await user.delete('/api/account/2fa', { code: recovery[3], current_password: PASSWORD })).status, 409, 'already off');
+  t.equal((await user.post('/api/account/2fa/enable', { code: '123456', current_password: PASSWORD })).status, 409, 'nothing pending');
   const recoveryLeft = server.app.db.prepare('SELECT COUNT(*) AS n FROM recovery_codes WHERE user_id = ?').get(user.userId) as { n: number };
   t.equal(recoveryLeft.n, 0, 'the recovery codes went with it');
 });

@@ -142,12 +142,17 @@ t.test('email through a real SMTP server', async (t) => {
     const user = await verifiedUser(t, server, sink, first);
 
     const second = uniqueEmail();
-    t.same((await user.put('/api/account/email', { email: second })).body, { email: second, email_verified: false });
+    const moved = await user.put('/api/account/email', { email: second });
+    t.equal(moved.status, 400, 'an address in place of another needs the current password');
+    t.match(moved.text, /current_password is required/);
+    t.equal((await user.put('/api/account/email', { email: second, current_password: 'wrong password' })).status, 403, 'and the right one');
+    t.match((await user.get('/api/account')).body, { email: first, email_verified: true }, 'unchanged');
+    t.same((await user.put('/api/account/email', { email: second, current_password: 'correct horse' })).body, { email: second, email_verified: false });
     t.match((await user.get('/api/account')).body, { email: second, email_verified: false });
     const secondLink = verifyLink(t, server, await sink.next(second));
 
     const third = uniqueEmail();
-    await user.put('/api/account/email', { email: third });
+    await user.put('/api/account/email', { email: third, current_password: 'correct horse' });
     const thirdLink = verifyLink(t, server, await sink.next(third));
 
     const stale = await open(server, secondLink);
@@ -395,7 +400,7 @@ t.test('invalid addresses are refused with 400', async (t) => {
   t.equal((await user.put('/api/account/email', {})).status, 400, 'missing');
   const idn = await user.put('/api/account/email', { email: 'Juergen@BÜCHER.example' });
   t.same(idn.body, { email: 'Juergen@bücher.example', email_verified: false }, 'an internationalised domain, lower-cased');
-  const ok = await user.put('/api/account/email', { email: long });
+  const ok = await user.put('/api/account/email', { email: long, current_password: 'correct horse' });
   t.equal(ok.status, 200, 'exactly 254 characters is accepted');
   t.match((await user.get('/api/account')).body, { email: long, email_verified: false });
 });
@@ -419,7 +424,7 @@ t.test('tokens expire (verification after 24 h, reset after 1 h)', async (t) => 
     t.equal((await open(server, earlyLink)).status, 200, 'a minute before expiry');
 
     const late = uniqueEmail();
-    await user.put('/api/account/email', { email: late });
+    await user.put('/api/account/email', { email: late, current_password: 'correct horse' });
     const lateLink = verifyLink(t, server, await sink.next(late));
     clock.advance(VERIFY_TOKEN_LIFETIME_MS);
     const res = await open(server, lateLink);

@@ -93,6 +93,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   t.same(matches('"tow" *'), [1], 'a three-letter prefix finds the old messages');
   t.same(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().all(), [16], 'segments merged 16 at a time');
   t.same(db.prepare('SELECT name FROM generations ORDER BY name').pluck().all(), ['channels', 'users'], 'generations (7 -> 8)');
+  t.same(
+    db.prepare("SELECT name FROM sqlite_master WHERE name IN ('devices', 'device_retired_secrets') ORDER BY name").pluck().all(),
+    ['device_retired_secrets', 'devices'],
+    'remembered devices (9 -> 10)',
+  );
   const channelsAt = db.prepare("SELECT n FROM generations WHERE name = 'channels'").pluck();
   const before = channelsAt.get();
   db.prepare("UPDATE channels SET topic = 'moved' WHERE rowid = (SELECT MIN(rowid) FROM channels)").run();

@@ -22,6 +22,7 @@ export const schemas: Record<string, Schema> = {
   }),
   Session: obj({
     id: withDescription(uuid, 'the handle to end it by (never the cookie value)'),
+    device: withDescription(bool, 'a remembered device (it signs its browser in again after a restart) rather than a session alone'),
     created_at: time,
     last_seen_at: time,
     user_agent: str,

@@ -1,14 +1,13 @@
-import { CLEARED_SESSION_COOKIE } from '../parts/accounts/auth';
+import { CLEARED_DEVICE_COOKIE, CLEARED_SESSION_COOKIE, rememberDevice } from '../parts/accounts/auth';
 import { iso } from '../core/clock';
-import { badRequest, conflict, forbidden, notFound } from '../core/http/errors';
+import { badRequest, conflict, notFound } from '../core/http/errors';
 import { json, noContent } from '../core/http/respond';
-import { createLoginGuard } from '../rules/limits';
-import { hashPassword, verifyPassword } from '../core/passwords';
+import { hashPassword } from '../core/passwords';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import { readPassword } from '../parts/accounts/users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'sessions' | 'limits' | 'twoFactor' | 'accountChanges'>;
+type Deps = Pick<Services, 'config' | 'sessions' | 'devices' | 'twoFactor' | 'accountChanges' | 'identity'>;
 
 /** What keeps an account its owner's: the password, the sessions, two-factor sign-in. */
 export function accountSecurityRoutes(deps: Deps): Route[] {
@@ -18,84 +17,143 @@ export function accountSecurityRoutes(deps: Deps): Route[] {
     { method: 'GET', path: '/api/account/sessions', auth: 'account', body: 'none', handler: h.listSessions },
     { method: 'DELETE', path: '/api/account/sessions', auth: 'account', body: 'none', handler: h.endOtherSessions },
     { method: 'DELETE', path: '/api/account/sessions/:session_id', auth: 'account', body: 'none', handler: h.endSession },
-    { method: 'POST', path: '/api/account/2fa/setup', auth: 'account', body: 'none', handler: h.setUpTwoFactor },
+    { method: 'POST', path: '/api/account/2fa/setup', auth: 'account', body: 'json', handler: h.setUpTwoFactor },
     { method: 'POST', path: '/api/account/2fa/enable', auth: 'account', body: 'json', handler: h.enableTwoFactor },
     { method: 'DELETE', path: '/api/account/2fa', auth: 'account', body: 'json', handler: h.disableTwoFactor },
+    { method: 'POST', path: '/api/account/2fa/recovery-codes', auth: 'account', body: 'json', handler: h.renewRecoveryCodes },
   ];
 }
 
-function accountSecurityHandlers({ db, sessions, limits, twoFactor, accountChanges }: Deps) {
-  const passwordHashOf = db.prepare<[string], { password_hash: string }>('SELECT password_hash FROM users WHERE id = ?');
-  const loginGuard = createLoginGuard(limits);
+function accountSecurityHandlers({ config, sessions, devices, twoFactor, accountChanges, identity }: Deps) {
+  /** After a change that ended every remembered device: the caller's browser, if remembered, stays so. */
+  const keepRemembered = (ctx: Ctx) => {
+    if (ctx.session.deviceId) ctx.res.setHeader('Set-Cookie', rememberDevice(ctx, devices, config.baseUrl));
+  };
 
-  return { changePassword, listSessions, endOtherSessions, endSession, setUpTwoFactor, enableTwoFactor, disableTwoFactor };
+  return { changePassword, listSessions, endOtherSessions, endSession, setUpTwoFactor, enableTwoFactor, disableTwoFactor, renewRecoveryCodes };
 
   /**
    * {current_password, new_password}: 204; every other session of the user ends (their streams
    * close 4001), the caller's stays. A wrong current password is 403 and a failed login.
    */
   async function changePassword(ctx: Ctx) {
-    const current = ctx.body.current_password;
-    if (typeof current !== 'string') throw badRequest('current_password must be a string');
     const next = readPassword(ctx.body, 'new_password');
-    const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
-    const { ok } = await verifyPassword(passwordHashOf.get(ctx.user.id)?.password_hash, current);
-    if (!ok) throw forbidden('current password is wrong');
-    attempt.succeeded();
+    await identity.password(ctx);
     accountChanges.setPassword(ctx.user.id, await hashPassword(next), { keep: ctx.session.token });
+    keepRemembered(ctx);
     return noContent();
   }
 
-  /** The user's live sessions, most recently used first; `current` marks the caller's. */
+  /**
+   * The user's sign-ins, most recently used first: each remembered device (`device: true`, with
+   * the session it opened, if any) and each session of a browser not remembered. `current`
+   * marks the caller's.
+   */
   function listSessions(ctx: Ctx) {
-    const list = sessions
-      .listForUser(ctx.user.id)
-      .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
+    const live = sessions.listForUser(ctx.user.id);
+    const remembered = devices.list(ctx.user.id).map((d) => {
+      const opened = live.filter((s) => s.deviceId === d.id);
+      const lastSeen = Math.max(Date.parse(d.lastUsedAt), ...opened.map((s) => s.lastSeenAt));
+      return {
+        id: d.id,
+        device: true,
+        created_at: d.createdAt,
+        last_seen_at: iso(lastSeen),
+        user_agent: d.userAgent,
+        address: opened.at(-1)?.address ?? d.address,
+        current: ctx.session.deviceId === d.id,
+      };
+    });
+    const known = new Set(remembered.map((d) => d.id));
+    const plain = live
+      .filter((s) => !s.deviceId || !known.has(s.deviceId))
       .map((s) => ({
         id: s.id,
+        device: false,
         created_at: iso(s.createdAt),
         last_seen_at: iso(s.lastSeenAt),
         user_agent: s.userAgent,
         address: s.address,
         current: s.token === ctx.session.token,
       }));
-    return json(list);
+    return json([...remembered, ...plain].sort((a, b) => b.last_seen_at.localeCompare(a.last_seen_at)));
   }
 
-  /** 204: every session but the caller's ends. */
+  /** 204: every session and remembered device but the caller's ends. */
   function endOtherSessions(ctx: Ctx) {
+    accountChanges.endDevices(ctx.user.id, { keep: ctx.session.token });
+    keepRemembered(ctx);
     sessions.endAllForUser(ctx.user.id, ctx.session.token);
     return noContent();
   }
 
-  /** 204: that session ends (the caller's own too: a sign-out); 404 for an id that is not one of theirs. */
+  /**
+   * 204: that session, or that remembered device and the session it opened, ends (the caller's
+   * own too: a sign-out); 404 for an id that is not one of theirs.
+   */
   function endSession(ctx: Ctx) {
-    const own = ctx.params.session_id === ctx.session.id;
-    if (!sessions.endById(ctx.user.id, ctx.params.session_id)) throw notFound('session not found');
-    if (own) ctx.res.setHeader('Set-Cookie', CLEARED_SESSION_COOKIE);
+    const id = ctx.params.session_id;
+    const own = id === ctx.session.id || id === ctx.session.deviceId;
+    if (devices.list(ctx.user.id).some((d) => d.id === id)) accountChanges.endDevices(ctx.user.id, { only: id });
+    else if (!sessions.endById(ctx.user.id, id)) throw notFound('session not found');
+    if (own) {
+      sessions.end(ctx.session.token);
+      ctx.res.setHeader('Set-Cookie', [CLEARED_SESSION_COOKIE, CLEARED_DEVICE_COOKIE]);
+    }
     return noContent();
   }
 
-  /** 200 {secret, otpauth_url}: a new secret, pending until a code from it is confirmed; 409 when on. */
-  function setUpTwoFactor(ctx: Ctx) {
+  /**
+   * {current_password}: 200 {secret, otpauth_url}, a new secret pending until a code from it is
+   * confirmed; 409 when on.
+   */
+  async function setUpTwoFactor(ctx: Ctx) {
+    if (twoFactor.isOn(ctx.user.id)) throw conflict('two-factor sign-in is already on; turn it off first');
+    await identity.password(ctx);
     return json(twoFactor.setup(ctx.user.id, ctx.user.username));
   }
 
-  /** {code} from the pending secret: 200 {recovery_codes} (shown once); 400 a wrong code; 409 nothing pending. */
-  function enableTwoFactor(ctx: Ctx) {
-    const code = ctx.body.code;
-    if (typeof code !== 'string') throw badRequest('code must be a string');
-    return json({ recovery_codes: twoFactor.enable(ctx.user.id, code) });
+  /**
+   * {current_password, code} from the pending secret: 200 {recovery_codes} (shown once), and every
+   * other session of the account ends; 403 a wrong code; 409 nothing pending.
+   */
+  async function enableTwoFactor(ctx: Ctx) {
+    const code = readCode(ctx);
+    await identity.password(ctx);
+    const codes = twoFactor.enable(ctx.user.id, code);
+    accountChanges.twoFactorChanged(ctx.user.id, true, ctx.session.token);
+    keepRemembered(ctx);
+    return json({ recovery_codes: codes });
   }
 
-  /** {code}: a current code or an unused recovery code turns it off (204); a wrong one is 403 and a failed login. */
-  function disableTwoFactor(ctx: Ctx) {
-    const code = ctx.body.code;
-    if (typeof code !== 'string') throw badRequest('code must be a string');
+  /**
+   * {current_password, code}: a current code or an unused recovery code turns it off (204); a
+   * wrong one is 403 and a failed login.
+   */
+  async function disableTwoFactor(ctx: Ctx) {
     if (!twoFactor.isOn(ctx.user.id)) throw conflict('two-factor sign-in is off');
-    const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
-    if (!twoFactor.disable(ctx.user.id, code)) throw forbidden('invalid two-factor code');
-    attempt.succeeded();
+    readCode(ctx);
+    await identity.passwordAndCode(ctx, 'current_password');
+    twoFactor.reset(ctx.user.id);
+    accountChanges.twoFactorChanged(ctx.user.id, false, ctx.session.token);
+    keepRemembered(ctx);
     return noContent();
   }
+
+  /**
+   * {current_password, code}: 200 {recovery_codes}, a new set (shown once); the old ones stop
+   * working. 409 when two-factor sign-in is off.
+   */
+  async function renewRecoveryCodes(ctx: Ctx) {
+    if (!twoFactor.isOn(ctx.user.id)) throw conflict('two-factor sign-in is off');
+    readCode(ctx);
+    await identity.passwordAndCode(ctx, 'current_password');
+    return json({ recovery_codes: twoFactor.renewRecoveryCodes(ctx.user.id) });
+  }
+}
+
+function readCode(ctx: Ctx): string {
+  const code = ctx.body.code;
+  if (typeof code !== 'string') throw badRequest('code must be a string');
+  return code;
 }

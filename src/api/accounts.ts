@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { remoteAddress } from '../core/http/client';
-import { CLEARED_SESSION_COOKIE, sessionCookie } from '../parts/accounts/auth';
+import { readCookie, remoteAddress } from '../core/http/client';
+import { CLEARED_DEVICE_COOKIE, CLEARED_SESSION_COOKIE, DEVICE_COOKIE, deviceCookie, rememberDevice, sessionCookie } from '../parts/accounts/auth';
 import { iso } from '../core/clock';
-import { HttpError, badRequest, conflict, forbidden, notFound } from '../core/http/errors';
+import { HttpError, badRequest, conflict, notFound } from '../core/http/errors';
 import { createLoginGuard } from '../rules/limits';
 import { created, json, noContent, redirect } from '../core/http/respond';
 import { hashPassword, verifyPassword } from '../core/passwords';
@@ -23,7 +23,8 @@ const DIRECTION_CONTROLS = /[\u0080-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'config' | 'users' | 'sessions' | 'limits' | 'presence' | 'twoFactor' | 'hub' | 'directory' | 'deletion' | 'accountChanges'
+  | 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'devices' | 'limits' | 'presence' | 'twoFactor' | 'identity'
+  | 'hub' | 'directory' | 'deletion' | 'accountChanges'
 >;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
@@ -33,6 +34,7 @@ export function accountRoutes(deps: Deps): Route[] {
     { method: 'POST', path: '/api/register', auth: 'none', body: 'auth-form', handler: h.register },
     { method: 'POST', path: '/api/login', auth: 'none', body: 'auth-form', handler: h.login },
     { method: 'POST', path: '/api/logout', auth: 'account', body: 'auth-form', handler: h.logout },
+    { method: 'POST', path: '/api/session/resume', auth: 'none', body: 'none', handler: h.resumeSession },
     { method: 'GET', path: '/api/users/me', auth: 'user', body: 'none', handler: h.getMe },
     { method: 'GET', path: '/api/users/:user_id', auth: 'user', body: 'none', handler: h.getUser },
     { method: 'GET', path: '/api/account', auth: 'account', body: 'none', handler: h.getAccount },
@@ -42,7 +44,7 @@ export function accountRoutes(deps: Deps): Route[] {
   ];
 }
 
-function accountHandlers({ db, clock, config, users, sessions, limits, presence, twoFactor, hub, directory, deletion, accountChanges }: Deps) {
+function accountHandlers({ db, clock, config, users, sessions, devices, limits, presence, twoFactor, identity, hub, directory, deletion, accountChanges }: Deps) {
   const insertUser = db.prepare(
     'INSERT INTO users (id, username, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -62,7 +64,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
 
   const loginGuard = createLoginGuard(limits);
 
-  return { register, login, logout, getMe, getUser, getAccount, setPresence, updateProfile, deleteAccount };
+  return { register, login, logout, resumeSession, getMe, getUser, getAccount, setPresence, updateProfile, deleteAccount };
 
   /** 201 {user_id}; 409 when the name is taken in any letter case; a form is redirected to /?registered=1. */
   async function register(ctx: PublicCtx) {
@@ -96,6 +98,7 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
       throw badRequest('username and password are required', 'missing_fields');
     }
     if (code !== undefined && typeof code !== 'string') throw badRequest('code must be a string');
+    const remember = readRemember(ctx.body.remember);
     // A name that breaks the rules cannot be an account: only the address is charged, and
     // no attacker-sized string becomes a limiter key.
     const attempt = loginGuard.begin(USERNAME_RULE.test(username) ? username.toLowerCase() : null, ctx.client);
@@ -116,16 +119,47 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
     attempt.succeeded();
     if (rehash) accountChanges.setPassword(row.id, await hashPassword(password), 'none');
     const session = sessions.create(row.id, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy) });
-    ctx.res.setHeader('Set-Cookie', sessionCookie(config.baseUrl, session.token));
+    const cookies = [sessionCookie(config.baseUrl, session.token)];
+    if (remember) cookies.push(rememberDevice({ ...ctx, session, user: users.byId(row.id)! }, devices, config.baseUrl));
+    ctx.res.setHeader('Set-Cookie', cookies);
     const suspended = row.standing >= SUSPENDED;
     if (ctx.form) return redirect(suspended ? '/account/warnings' : '/?logged_in=1');
     return json({ user_id: row.id, suspended });
   }
 
-  /** 204 and the session ends (its sockets close); a browser form is redirected to /. */
+  /**
+   * A remembered browser signs in again without its password or a code (after a restart): 200
+   * {user_id, suspended}, a new session cookie and the device's next secret. 401 and the device
+   * cookie cleared when it holds none that works; a secret used before (a copy) ends every
+   * remembered device of the account and the sessions they opened (docs/security.md).
+   */
+  function resumeSession(ctx: PublicCtx) {
+    limits.deviceResumesPerClient.take(ctx.client, 'remembered sign-ins from this address');
+    const secret = readCookie(ctx.req, DEVICE_COOKIE);
+    const redeemed = secret ? devices.redeem(secret) : ({ outcome: 'unknown' } as const);
+    if (redeemed.outcome === 'replayed') accountChanges.endDevices(redeemed.userId);
+    if (redeemed.outcome === 'raced') throw new HttpError(401, 'this device was just signed in by another request: try again', {}, 'device_raced');
+    const user = redeemed.outcome === 'opened' ? users.byId(redeemed.device.userId) : null;
+    if (redeemed.outcome !== 'opened' || !user) {
+      throw new HttpError(401, 'this device is not remembered: sign in', { 'Set-Cookie': CLEARED_DEVICE_COOKIE }, 'device_unknown');
+    }
+    const session = sessions.create(user.id, {
+      userAgent: ctx.req.headers['user-agent'],
+      address: remoteAddress(ctx.req, config.trustProxy),
+      deviceId: redeemed.device.id,
+    });
+    ctx.res.setHeader('Set-Cookie', [sessionCookie(config.baseUrl, session.token), deviceCookie(config.baseUrl, redeemed.secret)]);
+    return json({ user_id: user.id, suspended: user.standing >= SUSPENDED });
+  }
+
+  /**
+   * 204 and the session ends (its sockets close), and the browser's remembered device with it;
+   * a browser form is redirected to /.
+   */
   function logout(ctx: Ctx) {
+    if (ctx.session.deviceId) accountChanges.endDevices(ctx.user.id, { only: ctx.session.deviceId });
     sessions.end(ctx.session.token);
-    ctx.res.setHeader('Set-Cookie', CLEARED_SESSION_COOKIE);
+    ctx.res.setHeader('Set-Cookie', [CLEARED_SESSION_COOKIE, CLEARED_DEVICE_COOKIE]);
     return ctx.form ? redirect('/') : noContent();
   }
 
@@ -187,32 +221,12 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
    * the user still owns; a wrong password or code is 403 and counts as a failed login.
    */
   async function deleteAccount(ctx: Ctx) {
-    const { password, code } = ctx.body;
-    if (typeof password !== 'string') throw badRequest('password is required to delete the account');
-    if (code !== undefined && typeof code !== 'string') throw badRequest('code must be a string');
+    if (typeof ctx.body.password !== 'string') throw badRequest('password is required to delete the account');
     deletion.requireNoOwnedServers(ctx.user.id);
-    await confirmIdentity(ctx, password, code);
+    await identity.passwordAndCode(ctx, 'password');
     deletion.deleteAccount(ctx.user.id);
-    ctx.res.setHeader('Set-Cookie', CLEARED_SESSION_COOKIE);
+    ctx.res.setHeader('Set-Cookie', [CLEARED_SESSION_COOKIE, CLEARED_DEVICE_COOKIE]);
     return noContent();
-  }
-
-  /**
-   * The account holder, proven again: the password and, with two-factor sign-in on, a code.
-   * Each failure is a failed login (403 here: the caller is signed in).
-   */
-  async function confirmIdentity(ctx: Ctx, password: string, code: unknown): Promise<void> {
-    const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
-    const { ok } = await verifyPassword(accountById.get(ctx.user.id)?.password_hash, password);
-    if (!ok) throw forbidden('password is wrong');
-    if (twoFactor.isOn(ctx.user.id)) {
-      if (code === undefined || code === '') {
-        attempt.succeeded();
-        throw forbidden('two-factor code required', 'two_factor_required');
-      }
-      if (typeof code !== 'string' || !twoFactor.check(ctx.user.id, code)) throw forbidden('invalid two-factor code');
-    }
-    attempt.succeeded();
   }
 
   /** The new name and avatar, to everyone who shows them. */
@@ -220,4 +234,11 @@ function accountHandlers({ db, clock, config, users, sessions, limits, presence,
     const user = users.byId(userId)!;
     hub.toUsers(directory.peopleWhoSee(userId), { event: 'user_updated', user: refOf(user) });
   }
+}
+
+/** "Remember this device": JSON true or false, a form checkbox ("on"); absent is false. */
+function readRemember(value: unknown): boolean {
+  if (value === undefined || value === false || value === '' || value === 'off' || value === 'false' || value === '0') return false;
+  if (value === true || value === 'on' || value === 'true' || value === '1') return true;
+  throw badRequest('remember must be true or false');
 }

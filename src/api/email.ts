@@ -7,7 +7,7 @@ import type { Services } from '../parts/services';
 import type { Body, Ctx, PublicCtx, Route } from '../core/types';
 import { readPassword } from '../parts/accounts/users';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'limits' | 'mailer' | 'accountChanges'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'config' | 'users' | 'limits' | 'mailer' | 'accountChanges' | 'identity'>;
 
 /** Email verification and password reset: the account routes that send mail (spec section 4). */
 export function emailRoutes(deps: Deps): Route[] {
@@ -78,7 +78,7 @@ interface TokenRow {
   expires_at: string;
 }
 
-function emailHandlers({ db, clock, config, users, limits, mailer, accountChanges }: Deps) {
+function emailHandlers({ db, clock, config, users, limits, mailer, accountChanges, identity }: Deps) {
   const accountEmail = db.prepare<[string], { email: string | null; email_verified: number }>(
     'SELECT email, email_verified FROM users WHERE id = ?',
   );
@@ -128,11 +128,15 @@ function emailHandlers({ db, clock, config, users, limits, mailer, accountChange
   /**
    * 200 {email, email_verified: false}: stored unverified, a link (24 h) mailed, earlier links
    * dead; an address verified here already changes nothing; 409 if verified on another account.
+   * An address in place of a different one needs `current_password` too (a stolen cookie must not move
+   * the account's password resets elsewhere); the first address of an account does not (the
+   * spec's call: JSON {email}).
    */
-  function setEmail(ctx: Ctx) {
+  async function setEmail(ctx: Ctx) {
     const email = readEmail(ctx.body);
     const current = accountEmail.get(ctx.user.id);
     if (current?.email === email && current.email_verified === 1) return json({ email, email_verified: true });
+    if (current?.email && current.email.toLowerCase() !== email.toLowerCase()) await identity.password(ctx);
     // Limited per client before the 409, so probing for addresses costs the same; then per address.
     limits.emailsPerClient.take(ctx.client, 'email requests from this client');
     if (verifiedElsewhere.get(email, ctx.user.id)) throw conflict('that email address is verified on another account');

@@ -172,6 +172,8 @@ const MIGRATIONS: ((db: DB) => void)[] = [
     `);
     fillSearchIndex(db);
   },
+  // 9 -> 10: remembered devices; schema.sql creates their tables (nothing to carry over).
+  () => {},
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

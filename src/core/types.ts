@@ -40,6 +40,8 @@ export interface Session {
   lastSeenAt: number;
   userAgent: string;
   address: string;
+  /** The remembered device that opened it or was issued with it (docs/security.md). */
+  deviceId?: string;
 }
 
 /**

@@ -24,6 +24,8 @@ import type { Log } from '../core/types';
 import type { ReadStates } from './messages/unread';
 import type { UploadStore } from './messages/upload-store';
 import type { UserStore } from './accounts/users';
+import type { DeviceStore } from './accounts/devices';
+import type { IdentityCheck } from './accounts/identity';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -45,6 +47,7 @@ export interface Services {
   mailer: Mailer;
   hub: Hub;
   presence: Presence;
+  devices: DeviceStore;
   accountChanges: AccountChanges;
   uploads: UploadStore;
   messages: MessageStore;
@@ -53,6 +56,7 @@ export interface Services {
   audit: AuditLog;
   search: Search;
   twoFactor: TwoFactor;
+  identity: IdentityCheck;
   avatars: Avatars;
   accountExports: Exports;
   deletion: AccountDeletion;

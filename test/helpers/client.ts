@@ -1,6 +1,9 @@
 import { checkAgainstContract } from './contract';
 
-/** A small HTTP client with a cookie jar of one session, for black-box tests. */
+/**
+ * A small HTTP client with a cookie jar of one session (and a remembered device's secret, sent
+ * only to /api/session as a browser would), for black-box tests.
+ */
 export interface Res<T = any> {
   status: number;
   headers: Headers;
@@ -10,6 +13,8 @@ export interface Res<T = any> {
 
 export class Client {
   cookie: string | undefined;
+  /** `app_device=...`: the remembered device's secret, when it has one. */
+  device: string | undefined;
   userId = '';
   username = '';
 
@@ -23,7 +28,8 @@ export class Client {
   ): Promise<Res<T>> {
     const init: RequestInit = { method, headers: { ...headers }, redirect: 'manual' };
     const h = init.headers as Record<string, string>;
-    if (this.cookie) h.cookie = this.cookie;
+    const cookies = [this.cookie, path.startsWith('/api/session') ? this.device : undefined].filter(Boolean);
+    if (cookies.length > 0) h.cookie = cookies.join('; ');
     if (body !== undefined) {
       if (typeof body === 'string' || body instanceof FormData || body instanceof URLSearchParams) {
         init.body = body as RequestInit['body'];
@@ -33,9 +39,11 @@ export class Client {
       }
     }
     const res = await fetch(this.base + path, init);
-    const setCookie = res.headers.get('set-cookie');
-    const match = setCookie?.match(/app_session=([^;]*)/);
-    if (match) this.cookie = match[1] ? `app_session=${match[1]}` : undefined;
+    for (const setCookie of res.headers.getSetCookie()) {
+      const [, name, value] = /^(app_session|app_device)=([^;]*)/.exec(setCookie) ?? [];
+      if (name === 'app_session') this.cookie = value ? `app_session=${value}` : undefined;
+      if (name === 'app_device') this.device = value ? `app_device=${value}` : undefined;
+    }
     const text = await res.text();
     // Every answer is held against docs/openapi.json: a mismatch fails the test.
     checkAgainstContract(method, path, res.status, res.headers.get('content-type'), text);

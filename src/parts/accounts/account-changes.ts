@@ -2,14 +2,15 @@ import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import type { Hub } from '../live/hub';
+import type { DeviceStore } from './devices';
 import type { SessionStore } from './sessions';
 import { SUSPENDED, standingForWarnings } from '../../rules/standing';
 
 /**
  * The writes to an account that several places make, each done once, here: the routes and the
- * command line (`src/cli.ts`) call the same function. The password (and the sessions it ends),
- * the standing and the warnings it follows (and what a suspension closes), the administrator
- * flag. The command line runs in a process of its own, without sessions or sockets: the server
+ * command line (`src/cli.ts`) call the same function. The password (and the sessions and
+ * remembered devices it ends), the standing and the warnings it follows (and what a suspension
+ * closes), two-factor sign-in turned on or off, the remembered devices, the administrator flag. The command line runs in a process of its own, without sessions or sockets: the server
  * sees its changes at the next request (the users generation, schema.sql).
  */
 export interface AccountChanges {
@@ -26,6 +27,13 @@ export interface AccountChanges {
   removeWarning(userId: string, warningId: string): number;
   /** Removes every warning of the user; the standing follows (0). Returns how many went. */
   clearWarnings(userId: string): number;
+  /**
+   * Two-factor sign-in was turned on or off: every remembered device ends, and when it was turned
+   * on every session but `keep` too.
+   */
+  twoFactorChanged(userId: string, on: boolean, keep: string): void;
+  /** Ends remembered devices (all of the user's, or the one `only`) and the sessions they opened, but `keep`. */
+  endDevices(userId: string, options?: { only?: string; keep?: string }): void;
   /** The administrator flag of the account with this name (any case); false when there is none. */
   setAdmin(username: string, isAdmin: boolean): boolean;
 }
@@ -34,11 +42,12 @@ export interface AccountChangeParts {
   db: DB;
   clock: Clock;
   /** Present in the server; the command line has none. */
-  sessions?: Pick<SessionStore, 'endAllForUser'>;
+  sessions?: Pick<SessionStore, 'endAllForUser' | 'endForDevices'>;
+  devices: Pick<DeviceStore, 'endAll' | 'end'>;
   hub?: Pick<Hub, 'toUsers' | 'dropUser'>;
 }
 
-export function createAccountChanges({ db, clock, sessions, hub }: AccountChangeParts): AccountChanges {
+export function createAccountChanges({ db, clock, sessions, hub, devices }: AccountChangeParts): AccountChanges {
   const storePassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const storeStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
   const storeAdmin = db.prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE');
@@ -53,10 +62,17 @@ export function createAccountChanges({ db, clock, sessions, hub }: AccountChange
     storeStanding.run(standing, userId);
     return standing;
   };
-  /** After the commit: the user's streams learn it, and a suspension closes every socket at once. */
+  const endDevices = (userId: string, { only, keep }: { only?: string; keep?: string } = {}) => {
+    const ended = only === undefined ? devices.endAll(userId) : devices.end(userId, only) ? [only] : [];
+    sessions?.endForDevices(userId, ended, keep);
+  };
+  /** After the commit: the user's streams learn it, and a suspension closes every socket and device at once. */
   const announce = (userId: string, standing: number) => {
     hub?.toUsers([userId], { event: 'standing', account_standing: standing });
-    if (standing >= SUSPENDED) hub?.dropUser(userId);
+    if (standing >= SUSPENDED) {
+      hub?.dropUser(userId);
+      endDevices(userId);
+    }
   };
 
   return {
@@ -65,9 +81,16 @@ export function createAccountChanges({ db, clock, sessions, hub }: AccountChange
         also?.();
         storePassword.run(hash, userId);
       })();
+      if (end === 'none') return;
+      endDevices(userId, end === 'all' ? {} : { keep: end.keep });
       if (end === 'all') sessions?.endAllForUser(userId);
-      else if (end !== 'none') sessions?.endAllForUser(userId, end.keep);
+      else sessions?.endAllForUser(userId, end.keep);
     },
+    twoFactorChanged(userId, on, keep) {
+      endDevices(userId, { keep });
+      if (on) sessions?.endAllForUser(userId, keep);
+    },
+    endDevices,
     setStanding(userId, standing) {
       storeStanding.run(standing, userId);
       announce(userId, standing);

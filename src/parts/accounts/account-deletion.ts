@@ -45,6 +45,8 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
     'DELETE FROM read_states WHERE user_id = :id',
     'DELETE FROM message_mentions WHERE user_id = :id',
     'DELETE FROM recovery_codes WHERE user_id = :id',
+    'DELETE FROM devices WHERE user_id = :id',
+    'DELETE FROM device_retired_secrets WHERE user_id = :id',
     'DELETE FROM email_tokens WHERE user_id = :id',
     `UPDATE users SET username = 'deleted-' || id, password_hash = '', email = NULL, email_verified = 0,
             display_name = NULL, avatar_version = 0, totp_secret = NULL, totp_pending = NULL,

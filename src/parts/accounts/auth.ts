@@ -3,7 +3,8 @@ import { readCookie } from '../../core/http/client';
 import { HttpError } from '../../core/http/errors';
 import { SUSPENDED, SUSPENDED_REASON } from '../../rules/standing';
 import { SESSION_ABSOLUTE_MS, type SessionStore } from './sessions';
-import type { AuthLevel, Session, User } from '../../core/types';
+import type { AuthLevel, Ctx, Session, User } from '../../core/types';
+import { DEVICE_IDLE_MS, type DeviceStore } from './devices';
 import type { UserStore } from './users';
 
 export const SESSION_COOKIE = 'app_session';
@@ -14,6 +15,30 @@ export function sessionCookie(baseUrl: string, token: string): string {
 }
 
 export const CLEARED_SESSION_COOKIE = `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`;
+
+/**
+ * A remembered device's secret (docs/security.md "Remembered devices"): never sent cross-site,
+ * and only to the one path that redeems it.
+ */
+export const DEVICE_COOKIE = 'app_device';
+export const DEVICE_PATH = '/api/session';
+
+export function deviceCookie(baseUrl: string, secret: string): string {
+  const secure = baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${DEVICE_COOKIE}=${secret}; HttpOnly; SameSite=Strict; Path=${DEVICE_PATH}; Max-Age=${DEVICE_IDLE_MS / 1000}${secure}`;
+}
+
+export const CLEARED_DEVICE_COOKIE = `${DEVICE_COOKIE}=; HttpOnly; SameSite=Strict; Path=${DEVICE_PATH}; Max-Age=0`;
+
+/**
+ * Remembers the caller's browser as a new device, tied to its session; the cookie to set. After
+ * a change that ended every device, the browser that made it stays remembered.
+ */
+export function rememberDevice(ctx: Ctx, devices: Pick<DeviceStore, 'issue'>, baseUrl: string): string {
+  const { device, secret } = devices.issue(ctx.session.userId, { userAgent: ctx.session.userAgent, address: ctx.session.address });
+  ctx.session.deviceId = device.id;
+  return deviceCookie(baseUrl, secret);
+}
 
 /** Resolves the request's session and user and enforces the route's level (401, then 403). */
 export function authenticate(

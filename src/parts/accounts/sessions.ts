@@ -22,7 +22,7 @@ export class SessionStore {
    * Always a fresh 256-bit token: a token offered by the client is never adopted. The id is a
    * separate random UUID, the handle a user sees in their session list.
    */
-  create(userId: string, seen: { userAgent?: string; address?: string } = {}): Session {
+  create(userId: string, seen: { userAgent?: string; address?: string; deviceId?: string } = {}): Session {
     const now = this.clock.now();
     const session: Session = {
       token: crypto.randomBytes(32).toString('base64url'),
@@ -32,6 +32,7 @@ export class SessionStore {
       lastSeenAt: now,
       userAgent: (seen.userAgent ?? '').slice(0, MAX_USER_AGENT_CHARS),
       address: seen.address ?? '',
+      ...(seen.deviceId ? { deviceId: seen.deviceId } : {}),
     };
     this.byToken.set(session.token, session);
     const tokens = this.byUser.get(userId) ?? new Set<string>();
@@ -69,6 +70,14 @@ export class SessionStore {
   /** Ends every session of a user but `keep` (the caller's own, when it asks to end the others). */
   endAllForUser(userId: string, keep?: string): void {
     for (const token of [...(this.byUser.get(userId) ?? [])]) if (token !== keep) this.end(token);
+  }
+
+  /** Ends the user's sessions that these remembered devices opened, but `keep`. */
+  endForDevices(userId: string, deviceIds: string[], keep?: string): void {
+    const ended = new Set(deviceIds);
+    for (const session of this.listForUser(userId)) {
+      if (session.deviceId && ended.has(session.deviceId) && session.token !== keep) this.end(session.token);
+    }
   }
 
   /** A user's live sessions, oldest first. */

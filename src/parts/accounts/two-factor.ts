@@ -20,8 +20,8 @@ export interface TwoFactor {
   setup(userId: string, username: string): { secret: string; otpauth_url: string };
   /** Turns it on with a code from the pending secret; the recovery codes, shown once. */
   enable(userId: string, code: string): string[];
-  /** Turns it off; false when the code is neither a current code nor an unused recovery code. */
-  disable(userId: string, code: string): boolean;
+  /** A new set of recovery codes in place of the old ones, shown once. */
+  renewRecoveryCodes(userId: string): string[];
   /**
    * Accepts a current code once (a replay of an accepted one is refused) or an unused recovery
    * code, which is used up.
@@ -58,10 +58,13 @@ export function createTwoFactor({ db, clock, box, log }: { db: DB; clock: Clock;
   const useRecovery = db.prepare('DELETE FROM recovery_codes WHERE user_id = ? AND code_hash = ?');
   const clearRecovery = db.prepare('DELETE FROM recovery_codes WHERE user_id = ?');
 
-  const enableWith = db.transaction((userId: string, step: number, codes: string[]) => {
-    turnOn.run(step, userId);
+  const replaceRecovery = db.transaction((userId: string, codes: string[]) => {
     clearRecovery.run(userId);
     for (const code of codes) insertRecovery.run(userId, hashCode(code));
+  });
+  const enableWith = db.transaction((userId: string, step: number, codes: string[]) => {
+    turnOn.run(step, userId);
+    replaceRecovery(userId, codes);
   });
   const disableFor = (userId: string) => turnOffTwoFactor(db, userId);
 
@@ -102,11 +105,10 @@ export function createTwoFactor({ db, clock, box, log }: { db: DB; clock: Clock;
       return codes;
     },
 
-    disable(userId, code) {
-      if (!twoFactor.isOn(userId)) throw conflict('two-factor sign-in is off');
-      if (!twoFactor.check(userId, code)) return false;
-      disableFor(userId);
-      return true;
+    renewRecoveryCodes(userId) {
+      const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+      replaceRecovery(userId, codes);
+      return codes;
     },
 
     check(userId, code) {

@@ -1,0 +1,60 @@
+import type { DB } from '../../core/db';
+import { badRequest, forbidden } from '../../core/http/errors';
+import { verifyPassword } from '../../core/passwords';
+import type { Ctx } from '../../core/types';
+import { type Limits, createLoginGuard } from '../../rules/limits';
+import type { TwoFactor } from './two-factor';
+
+/**
+ * The account holder proving again that the account is theirs before a change that could lock
+ * them out of it or hand it to someone else: a new password, an email address in place of
+ * another, two-factor sign-in set up, turned on or off, new recovery codes, the account deleted.
+ * A session cookie alone (a stolen one) is not enough for any of them. Each failure is a failed
+ * login, counted against the account and the address (403 here: the caller is signed in).
+ */
+export interface IdentityCheck {
+  /** The current password from `body[key]`: 400 when missing, 403 when wrong. */
+  password(ctx: Ctx, key?: string): Promise<void>;
+  /** The password, and with two-factor sign-in on a current code or an unused recovery code. */
+  passwordAndCode(ctx: Ctx, passwordKey: string): Promise<void>;
+}
+
+export function createIdentityCheck({ db, limits, twoFactor }: { db: DB; limits: Limits; twoFactor: TwoFactor }): IdentityCheck {
+  const passwordHashOf = db.prepare<[string], string>('SELECT password_hash FROM users WHERE id = ?').pluck();
+  const loginGuard = createLoginGuard(limits);
+
+  const readPassword = (ctx: Ctx, key: string): string => {
+    const value = ctx.body[key];
+    if (typeof value !== 'string' || value === '') throw badRequest(`${key} is required: type your current password`);
+    return value;
+  };
+
+  /** The attempt is left open: the caller settles it. */
+  const checkPassword = async (ctx: Ctx, key: string) => {
+    const password = readPassword(ctx, key);
+    const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
+    const { ok } = await verifyPassword(passwordHashOf.get(ctx.user.id), password);
+    if (!ok) throw forbidden(key === 'password' ? 'password is wrong' : 'current password is wrong');
+    return attempt;
+  };
+
+  return {
+    async password(ctx, key = 'current_password') {
+      (await checkPassword(ctx, key)).succeeded();
+    },
+
+    async passwordAndCode(ctx, passwordKey) {
+      const code = ctx.body.code;
+      if (code !== undefined && typeof code !== 'string') throw badRequest('code must be a string');
+      const attempt = await checkPassword(ctx, passwordKey);
+      if (twoFactor.isOn(ctx.user.id)) {
+        if (code === undefined || code === '') {
+          attempt.succeeded();
+          throw forbidden('two-factor code required', 'two_factor_required');
+        }
+        if (!twoFactor.check(ctx.user.id, code)) throw forbidden('invalid two-factor code');
+      }
+      attempt.succeeded();
+    },
+  };
+}
