@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { Secret, TOTP } from 'otpauth';
-import type { Browser as Chromium, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
-import t, { type Test } from 'tap';
-import { ARGS, CHROMIUM, DESKTOP, PHONE, SKIP, WAIT, type Watched, shot, stepper, until, watch } from './helpers/browser';
+import t from 'tap';
+import { PASSWORD, SKIP, WAIT, clientOf, launchChromium, openWindow, sessionOf, shot, stepper, until } from './helpers/browser';
 import { Client, uniqueName } from './helpers/client';
 import { FakeClock, startServer, type TestServer } from './helpers/server';
 
@@ -16,7 +16,6 @@ import { FakeClock, startServer, type TestServer } from './helpers/server';
  * The server runs on a clock the test moves: a TOTP code is accepted once per 30-second step, so
  * each sign-in with a code moves the clock one step on instead of waiting for the next one.
  */
-const PASSWORD = 'correct horse';
 const NEW_PASSWORD = 'battery staple';
 const DISPLAY_NAME = 'Zoë Λαμπράκη';
 const TOTP_STEP_MS = 30_000;
@@ -32,14 +31,6 @@ const EXPECTED_REFUSALS: [number, string][] = [
   [403, '/api/account/2fa/enable'],
   [409, '/api/account'],
 ];
-
-type Window = Watched;
-
-async function openWindow(t: Test, chromium: Chromium, name: string, phone = false): Promise<Window> {
-  const context = await chromium.newContext({ ...(phone ? PHONE : DESKTOP), acceptDownloads: true });
-  t.teardown(() => context.close());
-  return watch(name, context, await context.newPage(), EXPECTED_REFUSALS);
-}
 
 /** A PNG of a colour gradient, wider than high (the server crops it to the centre square). */
 function gradientPng(width: number, height: number): Promise<Buffer> {
@@ -61,24 +52,13 @@ async function shotIn(page: Page, scheme: 'light' | 'dark', name: string, fullPa
 /** An <img>'s decoded width, 0 until it has loaded (run in the page). */
 const naturalWidth = (img: unknown) => (img as { naturalWidth: number }).naturalWidth;
 
-const sessionOf = async (w: Window, url: string) => (await w.context.cookies(url)).find((c) => c.name === 'app_session')?.value;
-
-/** A client of the API holding the same session as the window, to set things up or check them. */
-async function clientOf(w: Window, url: string): Promise<Client> {
-  const client = new Client(url);
-  client.cookie = `app_session=${await sessionOf(w, url)}`;
-  return client;
-}
-
 t.test('the account page: profile, password, sessions, two-factor sign-in, export, deletion', { skip: SKIP }, async (t) => {
   const started = Date.now();
   const clock = new FakeClock(Date.now());
   const server: TestServer = await startServer({ clock });
   t.teardown(server.close);
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 30_000 });
-  t.teardown(() => browser.close());
-  const [laptop, phone] = await Promise.all([openWindow(t, browser, 'laptop'), openWindow(t, browser, 'phone', true)]);
+  const browser = await launchChromium(t);
+  const [laptop, phone] = await Promise.all([openWindow(t, browser, 'laptop', EXPECTED_REFUSALS), openWindow(t, browser, 'phone', EXPECTED_REFUSALS, true)]);
   const everyone = [laptop, phone];
   const name = uniqueName('zoe');
   let secret = '';

@@ -1,7 +1,7 @@
 // The title ("(3) #general · Book club · chat") and desktop notifications for mentions and
 // direct messages while the tab is hidden. Permission is asked only when the user clicks
 // "Enable desktop notifications", never on load.
-import { state, on, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName } from './store.js';
+import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName } from './store.js';
 
 let roomName = '';
 let openPlace = () => {};
@@ -9,9 +9,7 @@ let openPlace = () => {};
 export function initAlerts(onOpen) {
   openPlace = onOpen;
   on('nav', updateTitle);
-  on('event', (ev) => {
-    if (ev.event === 'message') maybeNotify(ev.message);
-  });
+  onEvent('message', (ev) => maybeNotify(ev.message));
 }
 
 export function setRoomName(name) {

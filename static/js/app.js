@@ -7,7 +7,7 @@ import { $, el, toast, ask, wireDialogs, presenceDot, STANDING_NAMES, STANDING_H
 import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
 import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName } from './store.js';
+import { state, on, onEvent, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName } from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
@@ -436,8 +436,8 @@ export async function startApp(account) {
       }
     }
   });
-  on('event', (ev) => {
-    if (ev.event === 'server_left' && ev.reason !== 'left') toast(ev.reason === 'banned' ? 'You were banned from a server.' : 'You were removed from a server.');
+  onEvent('server_left', (ev) => {
+    if (ev.reason !== 'left') toast(ev.reason === 'banned' ? 'You were banned from a server.' : 'You were removed from a server.');
   });
 
   onReady(() => {

@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, isOpen } from './popup.js';
-import { on, isBlocked, displayName } from './store.js';
+import { onEvent, isBlocked, displayName } from './store.js';
 import { userAvatar, nameText } from './names.js';
 
 let hooks = { room: () => null, show: () => {}, mayPin: () => false };
@@ -14,12 +14,13 @@ let panel = null;
 export function initPins(h) {
   hooks = h;
   $('pins-button').addEventListener('click', (e) => togglePins(e.currentTarget));
-  on('event', (ev) => {
-    if ((ev.event === 'message_pinned' || ev.event === 'message_unpinned') && panel && isOpen(panel)) {
-      const r = hooks.room();
-      if (r && (ev.message.channel_id === r.channelId && r.channelId || ev.message.conversation_id === r.conversationId && r.conversationId)) loadPins(r);
-    }
-  });
+  const pinsChanged = (ev) => {
+    if (!panel || !isOpen(panel)) return;
+    const r = hooks.room();
+    if (r && (ev.message.channel_id === r.channelId && r.channelId || ev.message.conversation_id === r.conversationId && r.conversationId)) loadPins(r);
+  };
+  onEvent('message_pinned', pinsChanged);
+  onEvent('message_unpinned', pinsChanged);
 }
 
 export async function setPinned(r, message, pinned) {

@@ -4,7 +4,11 @@
 // Topics: 'nav' (servers, channels, conversations, unread and mention counts), 'friends'
 // (friends, requests), 'presence', 'members' (a server's members or roles), 'typing',
 // 'connection', 'account' (standing, status), 'users' (a name or picture changed), 'blocks'
-// (the users the caller blocked), 'event' (every stream event, for the open room).
+// (the users the caller blocked).
+//
+// Live events go through a table, event type -> handler (see applyEvent): the store's own
+// handler updates the state; views add theirs with onEvent(type, fn) (the open room, pins,
+// notifications), which run after it.
 
 export const state = {
   me: null, // {user_id, username, display_name, avatar_url}
@@ -30,13 +34,22 @@ export const state = {
 const listeners = new Map();
 
 export function on(topic, fn) {
-  if (!listeners.has(topic)) listeners.set(topic, new Set());
-  listeners.get(topic).add(fn);
-  return () => listeners.get(topic).delete(fn);
+  return addTo(listeners, topic, fn);
+}
+
+/** Adds fn to the set map holds under key; returns a function that takes it out again. */
+function addTo(map, key, fn) {
+  if (!map.has(key)) map.set(key, new Set());
+  map.get(key).add(fn);
+  return () => map.get(key).delete(fn);
 }
 
 export function emit(topic, detail) {
-  for (const fn of listeners.get(topic) || []) {
+  callEach(listeners.get(topic), detail);
+}
+
+function callEach(fns, detail) {
+  for (const fn of fns || []) {
     try {
       fn(detail);
     } catch (err) {
@@ -216,132 +229,137 @@ export function applyRead(place) {
   emit('nav');
 }
 
-export function applyEvent(ev) {
-  switch (ev.event) {
-    case 'message':
-      onMessage(ev.message);
-      break;
-    case 'read':
-      applyRead(ev);
-      break;
-    case 'typing': {
-      if (ev.user_id === state.me.user_id) break;
-      const key = roomKey(ev);
-      if (!state.typing.has(key)) state.typing.set(key, new Map());
-      state.typing.get(key).set(ev.user_id, { user_id: ev.user_id, username: ev.username, display_name: ev.display_name ?? null, until: Date.now() + 6000 });
-      learnUser(ev);
-      emit('typing');
-      break;
-    }
-    case 'presence':
-      state.presence.set(ev.user_id, ev.presence);
-      if (ev.user_id === state.me.user_id && ev.status) {
-        state.status = ev.status;
-        emit('account');
-      }
-      emit('presence');
-      break;
-    case 'conversation_created':
-      if (!findConversation(ev.conversation.id)) {
-        state.conversations.unshift(ev.conversation);
-        ev.conversation.members.forEach(learnUser);
-        sortConversations();
-        emit('nav');
-      }
-      break;
-    case 'friend_request':
-      if (ev.request.to.user_id === state.me.user_id) state.incomingRequests += 1;
-      learnUser(ev.request.from);
-      emit('friends', ev);
-      break;
-    case 'friend_added':
-      if (!isFriend(ev.friend.user_id)) state.friends.push(ev.friend);
-      state.friends.sort((a, b) => displayName(a).localeCompare(displayName(b)));
-      state.presence.set(ev.friend.user_id, ev.friend.presence);
-      learnUser(ev.friend);
-      emit('friends', ev);
-      emit('presence');
-      break;
-    case 'friend_removed':
-      state.friends = state.friends.filter((f) => f.user_id !== ev.user_id);
-      emit('friends', ev);
-      break;
-    case 'server_joined':
-      if (!findServer(ev.server.id)) state.servers.push(ev.server);
-      emit('nav');
-      break;
-    case 'server_left':
-      state.servers = state.servers.filter((s) => s.id !== ev.server_id);
-      state.members.delete(ev.server_id);
-      emit('nav');
-      break;
-    case 'server_updated': {
-      const server = findServer(ev.server_id);
-      if (server) Object.assign(server, ev.server);
-      emit('nav');
-      break;
-    }
-    case 'channel_created': {
-      const server = findServer(ev.server_id);
-      if (server && !server.channels.some((c) => c.id === ev.channel.id)) {
-        server.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...ev.channel });
-        server.channels.sort((a, b) => a.position - b.position);
-      }
-      emit('nav');
-      break;
-    }
-    case 'channel_updated': {
-      const channel = findChannel(ev.server_id, ev.channel_id);
-      if (channel) Object.assign(channel, ev.channel);
-      findServer(ev.server_id)?.channels.sort((a, b) => a.position - b.position);
-      emit('nav');
-      break;
-    }
-    case 'channel_deleted': {
-      const server = findServer(ev.server_id);
-      if (server) server.channels = server.channels.filter((c) => c.id !== ev.channel_id);
-      emit('nav');
-      break;
-    }
-    case 'member_joined':
-    case 'member_updated': {
-      learnUser(ev.member);
-      if (ev.member.presence) state.presence.set(ev.member.user_id, ev.member.presence);
-      const list = state.members.get(ev.server_id);
-      if (list) {
-        const i = list.findIndex((m) => m.user_id === ev.member.user_id);
-        if (i >= 0) list[i] = { ...list[i], ...ev.member };
-        else list.push(ev.member);
-      }
-      emit('members', ev.server_id);
-      break;
-    }
-    case 'member_left': {
-      const list = state.members.get(ev.server_id);
-      if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));
-      emit('members', ev.server_id);
-      break;
-    }
-    case 'standing':
-      state.standing = ev.account_standing;
+/**
+ * What the store itself does with each live event of the user stream: event type -> handler.
+ * Types without an entry change nothing here (views may still handle them, through onEvent).
+ */
+const storeHandlers = new Map(Object.entries({
+  message: (ev) => onMessage(ev.message),
+  read: applyRead,
+  typing(ev) {
+    if (ev.user_id === state.me.user_id) return;
+    const key = roomKey(ev);
+    if (!state.typing.has(key)) state.typing.set(key, new Map());
+    state.typing.get(key).set(ev.user_id, { user_id: ev.user_id, username: ev.username, display_name: ev.display_name ?? null, until: Date.now() + 6000 });
+    learnUser(ev);
+    emit('typing');
+  },
+  presence(ev) {
+    state.presence.set(ev.user_id, ev.presence);
+    if (ev.user_id === state.me.user_id && ev.status) {
+      state.status = ev.status;
       emit('account');
-      break;
-    case 'user_updated':
-      applyUser(ev.user);
-      break;
-    case 'conversation_updated': {
-      const i = state.conversations.findIndex((c) => c.id === ev.conversation_id);
-      if (i >= 0) state.conversations[i] = { ...state.conversations[i], ...ev.conversation };
-      ev.conversation.members.forEach(learnUser);
-      emit('nav');
-      break;
     }
-    case 'conversation_left':
-      state.conversations = state.conversations.filter((c) => c.id !== ev.conversation_id);
-      emit('nav');
-      break;
-    default:
-      break;
+    emit('presence');
+  },
+  conversation_created(ev) {
+    if (findConversation(ev.conversation.id)) return;
+    state.conversations.unshift(ev.conversation);
+    ev.conversation.members.forEach(learnUser);
+    sortConversations();
+    emit('nav');
+  },
+  friend_request(ev) {
+    if (ev.request.to.user_id === state.me.user_id) state.incomingRequests += 1;
+    learnUser(ev.request.from);
+    emit('friends', ev);
+  },
+  friend_added(ev) {
+    if (!isFriend(ev.friend.user_id)) state.friends.push(ev.friend);
+    state.friends.sort((a, b) => displayName(a).localeCompare(displayName(b)));
+    state.presence.set(ev.friend.user_id, ev.friend.presence);
+    learnUser(ev.friend);
+    emit('friends', ev);
+    emit('presence');
+  },
+  friend_removed(ev) {
+    state.friends = state.friends.filter((f) => f.user_id !== ev.user_id);
+    emit('friends', ev);
+  },
+  server_joined(ev) {
+    if (!findServer(ev.server.id)) state.servers.push(ev.server);
+    emit('nav');
+  },
+  server_left(ev) {
+    state.servers = state.servers.filter((s) => s.id !== ev.server_id);
+    state.members.delete(ev.server_id);
+    emit('nav');
+  },
+  server_updated(ev) {
+    const server = findServer(ev.server_id);
+    if (server) Object.assign(server, ev.server);
+    emit('nav');
+  },
+  channel_created(ev) {
+    const server = findServer(ev.server_id);
+    if (server && !server.channels.some((c) => c.id === ev.channel.id)) {
+      server.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...ev.channel });
+      server.channels.sort((a, b) => a.position - b.position);
+    }
+    emit('nav');
+  },
+  channel_updated(ev) {
+    const channel = findChannel(ev.server_id, ev.channel_id);
+    if (channel) Object.assign(channel, ev.channel);
+    findServer(ev.server_id)?.channels.sort((a, b) => a.position - b.position);
+    emit('nav');
+  },
+  channel_deleted(ev) {
+    const server = findServer(ev.server_id);
+    if (server) server.channels = server.channels.filter((c) => c.id !== ev.channel_id);
+    emit('nav');
+  },
+  member_joined: applyMember,
+  member_updated: applyMember,
+  member_left(ev) {
+    const list = state.members.get(ev.server_id);
+    if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));
+    emit('members', ev.server_id);
+  },
+  standing(ev) {
+    state.standing = ev.account_standing;
+    emit('account');
+  },
+  user_updated: (ev) => applyUser(ev.user),
+  conversation_updated(ev) {
+    const i = state.conversations.findIndex((c) => c.id === ev.conversation_id);
+    if (i >= 0) state.conversations[i] = { ...state.conversations[i], ...ev.conversation };
+    ev.conversation.members.forEach(learnUser);
+    emit('nav');
+  },
+  conversation_left(ev) {
+    state.conversations = state.conversations.filter((c) => c.id !== ev.conversation_id);
+    emit('nav');
+  },
+}));
+
+/** A member joined or changed (role, timeout, name): the loaded member list follows. */
+function applyMember(ev) {
+  learnUser(ev.member);
+  if (ev.member.presence) state.presence.set(ev.member.user_id, ev.member.presence);
+  const list = state.members.get(ev.server_id);
+  if (list) {
+    const i = list.findIndex((m) => m.user_id === ev.member.user_id);
+    if (i >= 0) list[i] = { ...list[i], ...ev.member };
+    else list.push(ev.member);
   }
-  emit('event', ev);
+  emit('members', ev.server_id);
+}
+
+/** Event type -> the views' handlers, in the order they were registered. */
+const viewHandlers = new Map();
+
+/**
+ * A view's handler for one type of live event (the stream event's `event` field). It runs after
+ * the store has applied the event, so it sees the state the event leaves. Returns a function
+ * that removes it again.
+ */
+export function onEvent(type, fn) {
+  return addTo(viewHandlers, type, fn);
+}
+
+/** One live event: the store's own update first, then every view's handler for its type. */
+export function applyEvent(ev) {
+  storeHandlers.get(ev.event)?.(ev);
+  callEach(viewHandlers.get(ev.event), ev);
 }

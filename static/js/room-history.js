@@ -1,0 +1,161 @@
+// The open room's history, page by page: the newest messages, or the page around one message
+// (a search result, a pin, an old reply), then older pages as the reader scrolls up and newer
+// ones as they scroll down until the present is reached; after a reconnect, what was missed.
+import { api, query } from './api.js';
+import { $, toast } from './ui.js';
+import { currentRoom } from './room-state.js';
+import { renderAll, addMessage, keepingPosition } from './room-list.js';
+import { nearBottom, scrollToBottom, showJump, markRead, flash } from './room-scroll.js';
+
+const PAGE_SIZE = 50;
+const CATCH_UP_PAGE = 100;
+
+const fetchPage = (r, params) => api('GET', `${r.base}/messages${query({ ...params, limit: PAGE_SIZE })}`);
+
+export async function loadNewest(r) {
+  const page = await fetchPage(r, {});
+  if (r.closed) return;
+  r.list = page.reverse();
+  r.byId = new Map(r.list.map((m) => [m.id, m]));
+  r.hasOlder = page.length === PAGE_SIZE;
+  r.hasNewer = false;
+  $('room-loading').hidden = true;
+  renderAll(r);
+  const divider = $('messages').querySelector('.new-divider');
+  if (divider) divider.scrollIntoView({ block: 'center' });
+  else scrollToBottom();
+  markRead();
+}
+
+/** The page centred on a message: up to 24 newer, it, up to 25 older. */
+export async function loadAround(r, id) {
+  let page;
+  try {
+    page = await fetchPage(r, { around: id });
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    toast('That message is no longer there.', false);
+    return loadNewest(r);
+  }
+  if (r.closed) return;
+  r.list = page.reverse();
+  r.byId = new Map(r.list.map((m) => [m.id, m]));
+  const at = r.list.findIndex((m) => m.id === id);
+  r.hasOlder = at >= Math.ceil((PAGE_SIZE - 1) / 2);
+  r.hasNewer = r.list.length - 1 - at >= Math.floor((PAGE_SIZE - 1) / 2);
+  $('room-loading').hidden = true;
+  renderAll(r);
+  flash(id);
+  showJump(r.hasNewer);
+  if (!r.hasNewer) markRead();
+}
+
+/** Opened around a message: the next newer page as the reader scrolls down, until the present. */
+export async function loadNewer() {
+  const r = currentRoom();
+  if (!r || r.loadingNewer || !r.hasNewer || !r.list.length) return;
+  r.loadingNewer = true;
+  try {
+    let page;
+    try {
+      page = await fetchPage(r, { after: r.list.at(-1).id });
+    } catch (err) {
+      // Our newest message was deleted meanwhile: the present is the surest place to go.
+      if (err.status === 404) return void (r.loading = loadNewest(r));
+      throw err;
+    }
+    if (r.closed) return;
+    for (const m of page) {
+      if (r.byId.has(m.id)) continue;
+      r.list.push(m);
+      r.byId.set(m.id, m);
+    }
+    r.hasNewer = page.length === PAGE_SIZE;
+    keepingPosition(() => renderAll(r)); // what was read stays where it was; the new page is below
+    showJump(r.hasNewer || !nearBottom());
+    if (!r.hasNewer) markRead();
+  } catch (err) {
+    toast(err.message);
+  } finally {
+    r.loadingNewer = false;
+  }
+}
+
+export async function loadOlder() {
+  const r = currentRoom();
+  if (!r || r.loadingOlder || !r.hasOlder || !r.list.length) return;
+  r.loadingOlder = true;
+  $('loading-older').hidden = false;
+  try {
+    // The oldest message may have been deleted meanwhile (404): try the next one we hold.
+    let page = null;
+    for (const m of r.list.slice(0, 5)) {
+      try {
+        page = await fetchPage(r, { before: m.id });
+        break;
+      } catch (err) {
+        if (err.status !== 404) throw err;
+      }
+    }
+    if (r.closed || !page) return;
+    const scroller = $('message-scroll');
+    const fromBottom = scroller.scrollHeight - scroller.scrollTop;
+    const older = page.reverse().filter((m) => !r.byId.has(m.id));
+    for (const m of older) r.byId.set(m.id, m);
+    r.list = [...older, ...r.list];
+    r.hasOlder = page.length === PAGE_SIZE;
+    renderAll(r);
+    scroller.scrollTop = scroller.scrollHeight - fromBottom; // keep what the reader was looking at
+  } catch (err) {
+    toast(err.message);
+  } finally {
+    r.loadingOlder = false;
+    $('loading-older').hidden = true;
+  }
+}
+
+/** After a reconnect: everything posted after the newest message we hold, oldest first. */
+export async function catchUp() {
+  const r = currentRoom();
+  if (!r) return;
+  await r.loading;
+  if (r.closed || r.hasNewer) return; // paging towards the present fetches what is missing
+  const newest = r.list.at(-1);
+  if (!newest) {
+    r.loading = loadNewest(r).catch((err) => toast(err.message));
+    return;
+  }
+  let after = newest.id;
+  try {
+    for (;;) {
+      let page;
+      try {
+        page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
+      } catch (err) {
+        // 404: our newest message was deleted meanwhile, so the server cannot say what is after it.
+        if (err.status === 404) return void (r.loading = loadNewest(r));
+        throw err;
+      }
+      if (r.closed) return;
+      for (const m of page) addMessage(r, m);
+      if (page.length < CATCH_UP_PAGE) break;
+      after = page.at(-1).id;
+    }
+    markRead();
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+/** Back to the newest messages, from wherever the reader is. */
+export function jumpToPresent() {
+  const r = currentRoom();
+  if (!r) return;
+  if (r.hasNewer) {
+    $('room-loading').hidden = false;
+    r.loading = loadNewest(r).catch((err) => toast(err.message));
+    return;
+  }
+  scrollToBottom();
+  markRead();
+}

@@ -1,0 +1,66 @@
+// A message's menu ("…", a right click or a long press): reply, react, copy, pin, the edit
+// history, edit, and the two that ask first: delete (a moderator may give a reason for the
+// audit log) and report.
+import { api, apiWithReason } from './api.js';
+import { el, toast, ask } from './ui.js';
+import { askForm } from './dialogs.js';
+import { openEmojiPicker } from './emoji.js';
+import { openPopup, menuKeys, menuItem } from './popup.js';
+import { state, maySend, displayName } from './store.js';
+import { showEditHistory } from './edit-history.js';
+import { setPinned } from './pins.js';
+import { findItem, setReply, mayPin, mayReadHistory } from './room-state.js';
+import { removeMessage } from './room-list.js';
+import { toggleReaction } from './room-reactions.js';
+import { startEdit } from './room-edit.js';
+
+let menuEl = null;
+export function openMenu(r, m, anchor, { mine, canDelete }) {
+  const mayWrite = maySend(r.kind);
+  const items = [
+    menuItem('Reply', 'reply', () => setReply(r, m)),
+    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    m.content && menuItem('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
+    mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
+    m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r.base, m)),
+    mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
+    canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
+    !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),
+  ].filter(Boolean);
+  if (!menuEl) {
+    menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });
+    menuKeys(menuEl);
+  }
+  menuEl.replaceChildren(...items);
+  openPopup(menuEl, anchor);
+  menuEl.querySelector('[role="menuitem"]')?.focus();
+}
+
+async function deleteMessage(r, m) {
+  const mine = m.author_id === state.me.user_id;
+  // A moderator's delete is audited: it may say why.
+  const answer = await askForm({
+    title: 'Delete this message?',
+    text: mine ? 'It is removed for everyone, with its attachments. This cannot be undone.' : `${displayName(m.author)}'s message is removed for everyone. This cannot be undone.`,
+    submit: 'Delete', danger: true,
+    fields: mine ? [] : [{ name: 'reason', label: 'Reason (optional, kept in the audit log)', type: 'textarea', rows: 2, maxLength: 512 }],
+  });
+  if (!answer) return;
+  try {
+    await apiWithReason('DELETE', `${r.base}/messages/${m.id}`, undefined, answer.reason);
+    removeMessage(r, m.id);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+async function report(r, m) {
+  const reason = await ask({ title: `Report ${displayName(m.author)}'s message`, label: 'What is wrong with it?', submit: 'Report' });
+  if (reason === null) return;
+  try {
+    await api('POST', '/api/reports', { type: r.kind === 'channel' ? 'server_message' : 'conversation_message', target: m.id, reason });
+    toast('Reported. The administrators will have a look.', false);
+  } catch (err) {
+    toast(err.message);
+  }
+}
