@@ -13,7 +13,7 @@ import type { TwoFactor } from './two-factor';
  * login, counted against the account and the address (403 here: the caller is signed in).
  */
 export interface IdentityCheck {
-  /** The current password from `body[key]`: 400 when missing, 403 when wrong. */
+  /** The current password from `body[key]`: 400 when missing (not a string), 403 when wrong (an empty one too). */
   password(ctx: Ctx, key?: string): Promise<void>;
   /** The password, and with two-factor sign-in on a current code or an unused recovery code. */
   passwordAndCode(ctx: Ctx, passwordKey: string): Promise<void>;
@@ -25,7 +25,7 @@ export function createIdentityCheck({ db, limits, twoFactor }: { db: DB; limits:
 
   const readPassword = (ctx: Ctx, key: string): string => {
     const value = ctx.body[key];
-    if (typeof value !== 'string' || value === '') throw badRequest(`${key} is required: type your current password`);
+    if (typeof value !== 'string') throw badRequest(`${key} is required: type your current password`);
     return value;
   };
 
