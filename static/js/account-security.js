@@ -63,7 +63,7 @@ function sessionItem(session) {
   return el('li', { class: `session${session.current ? ' current' : ''}`, 'data-id': session.id },
     el('div', { class: 'session-text' },
       el('span', { class: 'session-device' }, device, session.current ? el('span', { class: 'badge current-badge', text: 'This device' }) : null),
-      el('span', { class: 'session-meta muted', text: `${session.address || 'unknown address'} · signed in ${formatTime(session.created_at)} · last active ${session.current ? 'now' : formatAgo(session.last_seen_at)}` })),
+      el('span', { class: 'session-meta muted', text: `${session.device ? 'remembered: stays signed in across restarts · ' : ''}${session.address || 'unknown address'} · signed in ${formatTime(session.created_at)} · last active ${session.current ? 'now' : formatAgo(session.last_seen_at)}` })),
     session.current ? null : el('button', { type: 'button', class: 'small', onclick: () => endSession(session.id, device), 'aria-label': `Sign out ${device}, ${session.address || ''}` }, 'Sign out'));
 }
 
@@ -141,10 +141,18 @@ async function copyText(text, resultId, what) {
   }
 }
 
-async function startSetup() {
+/** The password typed to start a setup, kept in this page only until the setup ends: turning it on asks again. */
+let setupPassword = '';
+
+const PASSWORD_WORDS = { 400: 'Type your current password first.', 403: 'The current password is wrong.', 429: 'Too many wrong passwords. Wait a minute, then try again.' };
+
+async function startSetup(e) {
+  e.preventDefault();
   $('tfa-start').disabled = true;
   try {
-    const { secret, otpauth_url: url } = await api('POST', '/api/account/2fa/setup');
+    setupPassword = $('tfa-password').value;
+    const { secret, otpauth_url: url } = await api('POST', '/api/account/2fa/setup', { current_password: setupPassword });
+    $('tfa-password').value = '';
     drawQr($('tfa-qr'), url);
     $('tfa-secret').textContent = groupsOfFour(secret);
     $('tfa-enable-code').value = '';
@@ -153,7 +161,9 @@ async function startSetup() {
     showTwoFactor();
     $('tfa-enable-code').focus();
   } catch (err) {
-    showNotice('tfa-result', err.message, true);
+    setupPassword = '';
+    showNotice('tfa-result', PASSWORD_WORDS[err.status] || err.message, true);
+    $('tfa-password').select();
   } finally {
     $('tfa-start').disabled = false;
   }
@@ -164,8 +174,10 @@ async function enable(e) {
   const code = typedCode('tfa-enable-code');
   if (!/^\d{6}$/.test(code)) return void showNotice('tfa-result', 'The code is the 6 digits your app shows for this account.', true);
   try {
-    const result = await api('POST', '/api/account/2fa/enable', { code });
+    const result = await api('POST', '/api/account/2fa/enable', { code, current_password: setupPassword });
+    setupPassword = '';
     recoveryCodes = result.recovery_codes;
+    $('tfa-codes-intro').textContent = 'Two-factor sign-in is on. From now on, signing in asks for a code from your app. Your other sessions were signed out.';
     tfaStep = 'codes';
     showNotice('tfa-result', '');
     update({ two_factor: true });
@@ -190,14 +202,39 @@ function downloadCodes() {
 async function disable(e) {
   e.preventDefault();
   try {
-    await api('DELETE', '/api/account/2fa', { code: typedCode('tfa-disable-code') });
+    await api('DELETE', '/api/account/2fa', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password').value });
     $('tfa-disable-code').value = '';
+    $('tfa-disable-password').value = '';
     update({ two_factor: false });
     showNotice('tfa-result', 'Two-factor sign-in is off. Signing in takes only your password now.');
   } catch (err) {
-    const words = { 403: 'That code is not right. Use the current code from your app, or an unused recovery code.', 429: 'Too many wrong codes. Wait a minute, then try again.' };
-    showNotice('tfa-result', words[err.status] || err.message, true);
+    showNotice('tfa-result', codeWords(err), true);
     $('tfa-disable-code').select();
+  }
+}
+
+/** What a refused password-and-code call says, in words for the person. */
+function codeWords(err) {
+  if (err.status === 403 && /password/.test(err.message)) return PASSWORD_WORDS[403];
+  const words = { 400: 'Type your current password and a code.', 403: 'That code is not right. Use the current code from your app, or an unused recovery code.', 429: 'Too many wrong tries. Wait a minute, then try again.' };
+  return words[err.status] || err.message;
+}
+
+/** New recovery codes in place of the old ones: the same password and code as turning it off. */
+async function renewCodes() {
+  if (!$('tfa-disable-form').reportValidity()) return;
+  try {
+    const result = await api('POST', '/api/account/2fa/recovery-codes', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password').value });
+    $('tfa-disable-code').value = '';
+    $('tfa-disable-password').value = '';
+    recoveryCodes = result.recovery_codes;
+    $('tfa-codes-intro').textContent = 'Your new recovery codes: the old ones no longer work.';
+    tfaStep = 'codes';
+    showNotice('tfa-result', '');
+    showTwoFactor();
+    $('tfa-codes-done').focus();
+  } catch (err) {
+    showNotice('tfa-result', codeWords(err), true);
   }
 }
 
@@ -220,8 +257,10 @@ export function initSecurity(onChange) {
   $('password-form').addEventListener('submit', changePassword);
   $('end-other-sessions').addEventListener('click', endOtherSessions);
   $('refresh-sessions').addEventListener('click', loadSessions);
-  $('tfa-start').addEventListener('click', startSetup);
+  $('tfa-start-form').addEventListener('submit', startSetup);
+  $('tfa-renew').addEventListener('click', renewCodes);
   $('tfa-cancel').addEventListener('click', () => {
+    setupPassword = '';
     tfaStep = 'idle';
     showNotice('tfa-result', 'Nothing changed: two-factor sign-in stays off.');
     showTwoFactor();

@@ -28,7 +28,49 @@ export function apiWithReason(method, path, body, reason) {
   return request(method, path, body, text ? { 'X-Audit-Log-Reason': encodeURIComponent(text) } : {});
 }
 
-async function request(method, path, body, headers) {
+/** Calls that must not set off a resume: the sign-in calls themselves. */
+const NO_RESUME = new Set(['/api/login', '/api/logout', '/api/session/resume', '/api/register']);
+let resuming = null;
+let resumes = 0;
+/** Set while this browser signed in with "remember this device": only then is a resume worth a try. */
+const REMEMBERED = 'chat.remembered';
+const RESUMED_AT = 'chat.resumedAt';
+export const markRemembered = (on) => (on ? localStorage.setItem(REMEMBERED, '1') : localStorage.removeItem(REMEMBERED));
+/** Whether this browser may sign in again by itself (it signed in with "remember this device"). */
+export const mayResume = () => Boolean(localStorage.getItem(REMEMBERED));
+/** How many times this tab has signed in again by itself (the stream reconnects at once after one). */
+export const resumeCount = () => resumes;
+
+/**
+ * A remembered browser signs in again by itself (after a restart ended its session): true when
+ * it did. One attempt at a time, across this browser's tabs too (the device secret rotates at
+ * every use, so two tabs must not spend it at once): a tab that waited goes on with the session
+ * another one just opened.
+ */
+export function resumeSession() {
+  if (!mayResume()) return Promise.resolve(false);
+  resuming ??= (async () => {
+    const attempt = async () => {
+      // Another tab signed in again while this one waited for the lock: the cookies are shared.
+      if (Date.now() - Number(localStorage.getItem(RESUMED_AT) || 0) < 10_000) return true;
+      const res = await fetch('/api/session/resume', { method: 'POST', credentials: 'same-origin' }).catch(() => null);
+      // Refused: this browser is not remembered (any more); a server that did not answer may be later.
+      if (res && res.status === 401) markRemembered(false);
+      if (res?.ok) localStorage.setItem(RESUMED_AT, String(Date.now()));
+      return Boolean(res?.ok);
+    };
+    try {
+      const done = navigator.locks ? await navigator.locks.request('chat-resume', attempt) : await attempt();
+      if (done) resumes += 1;
+      return done;
+    } finally {
+      resuming = null;
+    }
+  })();
+  return resuming;
+}
+
+async function request(method, path, body, headers, resumed = false) {
   const init = { method, credentials: 'same-origin', headers: { ...headers } };
   if (body instanceof FormData) {
     init.body = body; // the browser sets the multipart boundary itself
@@ -41,6 +83,10 @@ async function request(method, path, body, headers) {
     res = await fetch(path, init);
   } catch {
     throw new ApiError(0, 'The server could not be reached. Check the connection and try again.');
+  }
+  // A session that ended with a restart: a remembered browser signs in again and goes on.
+  if (res.status === 401 && !resumed && !NO_RESUME.has(path) && (await resumeSession())) {
+    return request(method, path, body, headers, true);
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => '')).trim();
@@ -90,3 +136,8 @@ export function upload(path, formData, onProgress) {
   });
   return { promise, abort: () => xhr.abort() };
 }
+
+// A log-out form posts without script; this browser stops trying to sign in again by itself.
+document.addEventListener('submit', (e) => {
+  if (e.target instanceof HTMLFormElement && e.target.getAttribute('action') === '/api/logout') markRemembered(false);
+});

@@ -22,7 +22,7 @@ import { initSearch, closeSearch, roomChanged } from './search.js';
 import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
-import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
+import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 const LAST_PLACE = 'chat:last-place';
 const LAST_CHANNEL = 'chat:last-channel:';
@@ -219,7 +219,7 @@ async function signInAgain(e) {
   const button = $('signin-form').querySelector('button[type=submit]');
   button.disabled = true;
   try {
-    const result = await logIn($('signin-username').value, $('signin-password').value, signInCode.value());
+    const result = await logIn($('signin-username').value, $('signin-password').value, signInCode.value(), $('signin-remember').checked);
     if (result.suspended) return void location.assign('/account/warnings');
     $('signin-dialog').close();
     toast('Signed in again.', false);
@@ -317,6 +317,7 @@ async function setStatus(status) {
 async function logOut() {
   try {
     await api('POST', '/api/logout');
+    forgetRemembered();
   } catch {
     // signed out already: the sign-in page is where we go either way
   }

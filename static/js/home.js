@@ -72,7 +72,7 @@ function wireForms() {
     button.disabled = true;
     showText('problem', '');
     try {
-      const result = await logIn(login.username.value, login.password.value, code.value());
+      const result = await logIn(login.username.value, login.password.value, code.value(), $('login-remember').checked);
       goOn(result.suspended);
     } catch (err) {
       button.disabled = false;

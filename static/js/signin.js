@@ -2,16 +2,25 @@
 // without a code with 401 "two-factor code required" (and no session); the form then shows its
 // code field and sends the username, the password (still typed) and the code again. Shared by
 // the home page's log-in form and the app's sign-in dialog.
-import { api } from './api.js';
+import { api, markRemembered } from './api.js';
 import { $ } from './ui.js';
 
 export const CODE_REQUIRED = 'two-factor code required';
 export const CODE_WRONG = 'invalid two-factor code';
 
-/** POST /api/login, with the code when there is one. Resolves to {user_id, suspended}. */
-export function logIn(username, password, code) {
-  return api('POST', '/api/login', code ? { username, password, code } : { username, password });
+/**
+ * POST /api/login, with the code when there is one. `remember` ("remember this device", on by
+ * default in the forms) keeps the browser signed in across server restarts. Resolves to
+ * {user_id, suspended}.
+ */
+export async function logIn(username, password, code, remember = true) {
+  const result = await api('POST', '/api/login', { username, password, remember, ...(code ? { code } : {}) });
+  markRemembered(remember);
+  return result;
 }
+
+/** Signing out on purpose: this browser stops trying to sign in again by itself. */
+export const forgetRemembered = () => markRemembered(false);
 
 /**
  * The code step of a sign-in form, made of `<prefix>-code-step` (hidden until asked for),

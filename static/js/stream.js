@@ -1,6 +1,6 @@
 // The user stream: one WebSocket (GET /api/ws) for everything the user can see. It feeds the
 // store; on a drop it reconnects with backoff and the next ready frame says what changed.
-import { api } from './api.js';
+import { api, mayResume, resumeCount, resumeSession } from './api.js';
 import { state, emit, applyReady, applyEvent } from './store.js';
 
 let socket = null;
@@ -56,21 +56,33 @@ export function connect() {
   ws.addEventListener('close', async (e) => {
     if (socket !== ws || stopped) return;
     socket = null;
-    if (e.code === 4001) return setConnection('signed-out');
+    // The session ended (a restart ends them all). A remembered browser signs in again and
+    // reconnects; while the server is away it keeps trying; refused, the user signs in.
+    if (e.code === 4001) {
+      if (!mayResume()) return setConnection('signed-out');
+      if (await resumeSession()) return connect();
+      if (!mayResume()) return setConnection('signed-out');
+    }
     if (e.code === 4003) {
       state.standing = 4;
       emit('account');
       return setConnection('suspended');
     }
     // A socket that never opened may have been refused (401 after a restart ended the session,
-    // 403 when suspended): ask once rather than retrying a dead cookie forever.
+    // 403 when suspended): ask once rather than retrying a dead cookie forever. A remembered
+    // browser signs in again on that 401 (api() does it) and the stream goes on at once.
     if (!opened) {
       try {
+        const resumed = resumeCount();
         const account = await api('GET', '/api/account');
         if (account.account_standing >= 4) {
           state.standing = 4;
           emit('account');
           return setConnection('suspended');
+        }
+        if (resumeCount() !== resumed) {
+          retries = 0;
+          return connect();
         }
       } catch (err) {
         if (err.status === 401) return setConnection('signed-out');

@@ -119,7 +119,8 @@ export const MARKDOWN = [
 /**
  * Chromium logs every 4xx answer as a console error. These are answers the pages ask for on
  * purpose, so they are expected; any other is a fault: how the pages learn who is looking
- * (signed out; not an administrator), a wrong password, the styled 404 page, a used reset link.
+ * (signed out; not an administrator), a wrong password, the styled 404 page, a used reset link,
+ * a remembered browser refused a sign-in of its own.
  */
 export const EXPECTED_REFUSALS: [number, string][] = [
   [401, '/api/account'],
@@ -127,6 +128,9 @@ export const EXPECTED_REFUSALS: [number, string][] = [
   [403, '/api/admin/me'],
   [404, '/no-such-page'],
   [400, '/api/password-reset'],
+  // A browser that signed in with "remember this device" tries to sign in again by itself when
+  // its session ends; signed out elsewhere (its device ended too), it is refused.
+  [401, '/api/session/resume'],
 ];
 
 /** One Chromium for the windows of a test (closed after it). */

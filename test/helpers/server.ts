@@ -42,6 +42,8 @@ export async function startServer(
     settings?: AppOptions['settings'];
     /** An existing data directory (a restart): the caller removes it; by default a fresh one is made and removed. */
     dataDir?: string;
+    /** A port to listen on (a restart at the same address, as a browser sees it); by default any free one. */
+    port?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
@@ -56,7 +58,7 @@ export async function startServer(
     settings: opts.settings,
     log: (line) => logs.push(line),
   });
-  await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => running.server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (running.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   // Absolute links (invites, emails) point at the real test port unless a test set BASE_URL.
