@@ -223,14 +223,18 @@ t.test('bans: who may ban whom, what a ban does, and lifting it', async (t) => {
   t.equal((await stranger.post(`/api/invites/${fresh}/accept`)).status, 403, 'someone never in the server can be banned ahead');
 });
 
-t.test('timeouts: read but not write, until the end or until lifted', async (t) => {
+/** The community on a test clock, with its first channel's messages path: where timeouts are tried. */
+async function timeoutScene(t: tap.Test) {
   const clock = new FakeClock();
   const server = await startServer({ clock });
   t.teardown(server.close);
   const scene = await community(server);
-  const { owner, admin, member } = scene.clients;
-  const channel = (await owner.get(`${scene.base}/channels`)).body[0].id;
-  const messages = `${scene.base}/channels/${channel}/messages`;
+  const channel = (await scene.clients.owner.get(`${scene.base}/channels`)).body[0].id;
+  return { clock, scene, channel, messages: `${scene.base}/channels/${channel}/messages`, ...scene.clients };
+}
+
+t.test('timeouts: read but not write, until the end or until lifted', async (t) => {
+  const { clock, scene, channel, messages, owner, admin, member } = await timeoutScene(t);
   const earlier = (await must(member.post(messages, { content: 'before' }), 201)).body;
 
   t.equal((await member.put(`${scene.base}/members/${admin.userId}/timeout`, { seconds: 60 })).status, 403);
@@ -261,13 +265,7 @@ t.test('timeouts: read but not write, until the end or until lifted', async (t) 
 });
 
 t.test('a timed-out full server administrator acts as a timed-out plain member', async (t) => {
-  const clock = new FakeClock();
-  const server = await startServer({ clock });
-  t.teardown(server.close);
-  const scene = await community(server);
-  const { owner, admin, member } = scene.clients;
-  const channel = (await owner.get(`${scene.base}/channels`)).body[0].id;
-  const messages = `${scene.base}/channels/${channel}/messages`;
+  const { clock, scene, channel, messages, owner, admin, member } = await timeoutScene(t);
   const posted = (await must(member.post(messages, { content: 'a member wrote this' }), 201)).body;
   await must(owner.put(`${scene.base}/members/${admin.userId}/timeout`, { seconds: 600 }), 200);
 
