@@ -526,3 +526,24 @@ t.test('parseRange', async (t) => {
   ];
   for (const [header, size, expected] of cases) t.same(parseRange(header, size), expected, `${header} of ${size}`);
 });
+
+t.test('a form field in a charset the parser cannot decode is 400, and the server goes on (found by the fuzzer)', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const serverId = (await owner.post('/api/servers', { name: 'charsets' })).body.id;
+  const channel = (await owner.get(`/api/servers/${serverId}/channels`)).body[0].id;
+  const path = `/api/servers/${serverId}/channels/${channel}/messages`;
+  const send = (charset: string) =>
+    fetch(server.url + path, {
+      method: 'POST',
+      headers: { cookie: owner.cookie!, 'content-type': 'multipart/form-data; boundary=XX' },
+      body: `--XX\r\nContent-Disposition: form-data; name="content"\r\nContent-Type: text/plain; charset=${charset}\r\n\r\nhello\r\n--XX--\r\n`,
+    });
+  const refused = await send('utf-16');
+  t.equal(refused.status, 400);
+  t.match(await refused.text(), 'content could not be read: send form fields as UTF-8');
+  t.equal((await send('utf-8')).status, 201, 'a named UTF-8 is fine');
+  t.equal((await owner.get('/api/users/me')).status, 200, 'the server still answers');
+  t.notOk(server.logs.some((line) => line.includes('unexpected error')), 'nothing was an unexpected error');
+});

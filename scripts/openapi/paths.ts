@@ -51,6 +51,7 @@ const PARTS_PROSE = [
   rule('each field once', 'reply_to is given twice'),
   rule('at most 2 fields', 'too many fields'),
   rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+  rule('a field is UTF-8 (or another charset its part names that the server decodes: latin1, utf-16le)', 'could not be read'),
 ];
 const MESSAGE_PROSE: Prose[] = [
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),

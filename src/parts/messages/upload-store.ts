@@ -176,6 +176,8 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         if (read.failed) return;
         if (!FIELD_NAMES.has(name)) return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are content and reply_to, files are attachments`));
         if (name in fields) return fail(badRequest(`${name} is given twice`));
+        // A part may name its charset; one the parser cannot decode leaves no text at all.
+        if (typeof value !== 'string') return fail(badRequest(`${name} could not be read: send form fields as UTF-8`));
         if (info.valueTruncated) {
           return fail(badRequest(name === 'content' ? `content must be at most ${MAX_CONTENT_CHARS} characters` : `${name} is too long`));
         }
