@@ -398,6 +398,7 @@ t.test('invalid addresses are refused with 400', async (t) => {
     t.match(res.text, reason, name);
   }
   t.equal((await user.put('/api/account/email', {})).status, 400, 'missing');
+  t.equal((await user.put('/api/account/email', { email: 'someone@example.org', current_password: 42 })).status, 400, 'a current_password that is not a string, even where none is needed (found by the fuzzer)');
   const idn = await user.put('/api/account/email', { email: 'Juergen@BÜCHER.example' });
   t.same(idn.body, { email: 'Juergen@bücher.example', email_verified: false }, 'an internationalised domain, lower-cased');
   const ok = await user.put('/api/account/email', { email: long, current_password: 'correct horse' });

@@ -134,6 +134,9 @@ function emailHandlers({ db, clock, config, users, limits, mailer, accountChange
    */
   async function setEmail(ctx: Ctx) {
     const email = readEmail(ctx.body);
+    if (ctx.body.current_password !== undefined && typeof ctx.body.current_password !== 'string') {
+      throw badRequest('current_password must be a string');
+    }
     const current = accountEmail.get(ctx.user.id);
     if (current?.email === email && current.email_verified === 1) return json({ email, email_verified: true });
     if (current?.email && current.email.toLowerCase() !== email.toLowerCase()) await identity.password(ctx);
