@@ -27,7 +27,7 @@ export function accountSecurityRoutes(deps: Deps): Route[] {
 function accountSecurityHandlers({ config, sessions, devices, twoFactor, accountChanges, identity }: Deps) {
   /** After a change that ended every remembered device: the caller's browser, if remembered, stays so. */
   const keepRemembered = (ctx: Ctx) => {
-    if (ctx.session.deviceId) ctx.res.setHeader('Set-Cookie', rememberDevice(ctx, devices, config.baseUrl));
+    if (ctx.session.deviceId) ctx.res.setHeader('Set-Cookie', rememberDevice(ctx.session, devices, config.baseUrl));
   };
 
   return { changePassword, listSessions, endOtherSessions, endSession, setUpTwoFactor, enableTwoFactor, disableTwoFactor, renewRecoveryCodes };
@@ -94,8 +94,7 @@ function accountSecurityHandlers({ config, sessions, devices, twoFactor, account
   function endSession(ctx: Ctx) {
     const id = ctx.params.session_id;
     const own = id === ctx.session.id || id === ctx.session.deviceId;
-    if (devices.list(ctx.user.id).some((d) => d.id === id)) accountChanges.endDevices(ctx.user.id, { only: id });
-    else if (!sessions.endById(ctx.user.id, id)) throw notFound('session not found');
+    if (!accountChanges.endDevices(ctx.user.id, { only: id }) && !sessions.endById(ctx.user.id, id)) throw notFound('session not found');
     if (own) {
       sessions.end(ctx.session.token);
       ctx.res.setHeader('Set-Cookie', [CLEARED_SESSION_COOKIE, CLEARED_DEVICE_COOKIE]);

@@ -51,8 +51,8 @@ function accountHandlers({ db, clock, config, users, sessions, devices, limits, 
   const credentialsByUsername = db.prepare<[string], { id: string; password_hash: string; standing: number }>(
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
-  const accountById = db.prepare<[string], { email: string | null; email_verified: number; password_hash: string }>(
-    'SELECT email, email_verified, password_hash FROM users WHERE id = ?',
+  const accountById = db.prepare<[string], { email: string | null; email_verified: number }>(
+    'SELECT email, email_verified FROM users WHERE id = ?',
   );
   const setDisplayName = db.prepare('UPDATE users SET display_name = ? WHERE id = ?');
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
@@ -120,7 +120,7 @@ function accountHandlers({ db, clock, config, users, sessions, devices, limits, 
     if (rehash) accountChanges.setPassword(row.id, await hashPassword(password), 'none');
     const session = sessions.create(row.id, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy) });
     const cookies = [sessionCookie(config.baseUrl, session.token)];
-    if (remember) cookies.push(rememberDevice({ ...ctx, session, user: users.byId(row.id)! }, devices, config.baseUrl));
+    if (remember) cookies.push(rememberDevice(session, devices, config.baseUrl));
     ctx.res.setHeader('Set-Cookie', cookies);
     const suspended = row.standing >= SUSPENDED;
     if (ctx.form) return redirect(suspended ? '/account/warnings' : '/?logged_in=1');

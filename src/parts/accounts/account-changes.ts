@@ -32,8 +32,11 @@ export interface AccountChanges {
    * on every session but `keep` too.
    */
   twoFactorChanged(userId: string, on: boolean, keep: string): void;
-  /** Ends remembered devices (all of the user's, or the one `only`) and the sessions they opened, but `keep`. */
-  endDevices(userId: string, options?: { only?: string; keep?: string }): void;
+  /**
+   * Ends remembered devices (all of the user's, or the one `only`) and the sessions they opened,
+   * but `keep`; how many devices ended (0: `only` is none of the user's).
+   */
+  endDevices(userId: string, options?: { only?: string; keep?: string }): number;
   /** The administrator flag of the account with this name (any case); false when there is none. */
   setAdmin(username: string, isAdmin: boolean): boolean;
 }
@@ -65,6 +68,7 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
   const endDevices = (userId: string, { only, keep }: { only?: string; keep?: string } = {}) => {
     const ended = only === undefined ? devices.endAll(userId) : devices.end(userId, only) ? [only] : [];
     sessions?.endForDevices(userId, ended, keep);
+    return ended.length;
   };
   /** After the commit: the user's streams learn it, and a suspension closes every socket and device at once. */
   const announce = (userId: string, standing: number) => {

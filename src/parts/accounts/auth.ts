@@ -3,7 +3,7 @@ import { readCookie } from '../../core/http/client';
 import { HttpError } from '../../core/http/errors';
 import { SUSPENDED, SUSPENDED_REASON } from '../../rules/standing';
 import { SESSION_ABSOLUTE_MS, type SessionStore } from './sessions';
-import type { AuthLevel, Ctx, Session, User } from '../../core/types';
+import type { AuthLevel, Session, User } from '../../core/types';
 import { DEVICE_IDLE_MS, type DeviceStore } from './devices';
 import type { UserStore } from './users';
 
@@ -31,12 +31,12 @@ export function deviceCookie(baseUrl: string, secret: string): string {
 export const CLEARED_DEVICE_COOKIE = `${DEVICE_COOKIE}=; HttpOnly; SameSite=Strict; Path=${DEVICE_PATH}; Max-Age=0`;
 
 /**
- * Remembers the caller's browser as a new device, tied to its session; the cookie to set. After
+ * Remembers the session's browser as a new device, tied to the session; the cookie to set. After
  * a change that ended every device, the browser that made it stays remembered.
  */
-export function rememberDevice(ctx: Ctx, devices: Pick<DeviceStore, 'issue'>, baseUrl: string): string {
-  const { device, secret } = devices.issue(ctx.session.userId, { userAgent: ctx.session.userAgent, address: ctx.session.address });
-  ctx.session.deviceId = device.id;
+export function rememberDevice(session: Session, devices: Pick<DeviceStore, 'issue'>, baseUrl: string): string {
+  const { device, secret } = devices.issue(session.userId, { userAgent: session.userAgent, address: session.address });
+  session.deviceId = device.id;
   return deviceCookie(baseUrl, secret);
 }
 

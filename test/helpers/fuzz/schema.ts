@@ -241,6 +241,13 @@ export function patternRegExp(pattern: string): RegExp {
   }
 }
 
+/** The index of the `]` that closes the character class opening at `i` (escapes skipped). */
+function classEnd(source: string, i: number): number {
+  let j = i + 1;
+  while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+  return j;
+}
+
 /** The source with every lookaround group, (?=...), (?!...), (?<=...), (?<!...), taken out. */
 export function withoutLookarounds(source: string): string {
   let out = '';
@@ -253,8 +260,7 @@ export function withoutLookarounds(source: string): string {
     }
     if (c === '[') {
       // a class: copied up to its closing bracket
-      let j = i + 1;
-      while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+      const j = classEnd(source, i);
       out += source.slice(i, j + 1);
       i = j;
       continue;
@@ -264,9 +270,8 @@ export function withoutLookarounds(source: string): string {
       let j = i;
       for (; j < source.length; j++) {
         if (source[j] === '\\') j++;
-        else if (source[j] === '[') {
-          while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
-        } else if (source[j] === '(') depth++;
+        else if (source[j] === '[') j = classEnd(source, j);
+        else if (source[j] === '(') depth++;
         else if (source[j] === ')' && --depth === 0) break;
       }
       i = j;
@@ -303,8 +308,7 @@ export function positiveClasses(source: string): string {
       out += c;
       continue;
     }
-    let j = i + 1;
-    while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+    const j = classEnd(source, i);
     const cls = source.slice(i, j + 1);
     i = j;
     if (!cls.startsWith('[^')) {
