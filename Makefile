@@ -1,13 +1,33 @@
 # Two commands set everything up on a fresh machine: `make run` and `make test`.
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test build typecheck clean bench openapi
+# The Node.js every step runs on: the machine's own when it is 22.12 or later (package.json
+# "engines"), otherwise the official Node 24 LTS binary, fetched from the npm registry into
+# .runtime/ (scripts/node-runtime.sh). NODE_RUNTIME=22.23.3 picks a fetched version explicitly
+# (CI runs the suite on Node 22 and 24 that way).
+NODE_LTS := 24.21.0
+SYSTEM_NODE_OK := $(shell node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a >= 24 || (a === 22 && b >= 12) ? 0 : 1)' 2>/dev/null && echo yes)
+ifneq ($(NODE_RUNTIME),)
+  RUNTIME_VERSION := $(NODE_RUNTIME)
+else ifneq ($(SYSTEM_NODE_OK),yes)
+  RUNTIME_VERSION := $(NODE_LTS)
+endif
+ifdef RUNTIME_VERSION
+  RUNTIME_NODE := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin/node
+  export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
+endif
 
-$(NPM_STAMP): package.json package-lock.json
+.PHONY: run test build typecheck clean bench openapi 
+
+$(CURDIR)/.runtime/node-%/bin/node:
+	scripts/node-runtime.sh $* > /dev/null
+
+$(NPM_STAMP): package.json package-lock.json $(RUNTIME_NODE)
 	npm ci --no-audit --no-fund
 	touch $@
 
 build: $(NPM_STAMP)
+	@echo "node $$(node --version) at $$(command -v node)"
 	npx tsc -p tsconfig.json
 
 typecheck: $(NPM_STAMP)

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+
+// Garbage-collection stress of the database layer. On Node 24.19 and later, better-sqlite3 12
+// could abort the process when V8 collected its statement objects (nodejs/node#65446): a crash
+// that signs every user out, seen only now and then in the whole suite. This test makes the
+// collector run constantly over the objects the driver hands out (statements, iterators stopped
+// early, transactions, statements outliving their closed database) in a child process started
+// with --expose-gc, so an abort shows as a signal here instead of somewhere at random.
+const DB_MODULE = path.join(__dirname, '..', 'dist', 'core', 'db.js');
+
+const STRESS = `
+const { openDatabase } = require(${JSON.stringify(DB_MODULE)});
+const path = require('node:path');
+const dir = process.argv[1];
+let rows = 0;
+for (let round = 0; round < 8; round++) {
+  const db = openDatabase(path.join(dir, 'chat-' + round + '.db'));
+  db.exec('CREATE TABLE IF NOT EXISTS stress (id INTEGER PRIMARY KEY, body TEXT)');
+  const insertMany = db.transaction((n) => {
+    for (let i = 0; i < n; i++) db.prepare('INSERT INTO stress (body) VALUES (?)').run('row ' + i);
+  });
+  const leftOpen = [];
+  for (let i = 0; i < 2500; i++) {
+    // A fresh statement every time, dropped at once: thousands of wrappers for the collector.
+    rows += db.prepare('SELECT COUNT(*) AS n FROM users WHERE id = ?').all('x' + i).length;
+    if (i % 50 === 0) insertMany(20);
+    // An iterator stopped after one row (it holds the connection until stopped), or read to the end.
+    const it = db.prepare('SELECT id, body FROM stress ORDER BY id LIMIT 40').iterate();
+    if (i % 3 === 0) for (const row of it) void row;
+    else { it.next(); it.return(); }
+    if (i % 100 === 0) leftOpen.push(db.prepare('SELECT body FROM stress WHERE id = ?'));
+    if (i % 200 === 0) global.gc();
+  }
+  // Statements that outlive their database: closed first, collected after.
+  db.close();
+  global.gc();
+  for (const statement of leftOpen) {
+    try { statement.get(1); } catch { rows++; }
+  }
+  leftOpen.length = 0;
+  global.gc();
+}
+console.log('rows ' + rows);
+`;
+
+t.test('the database layer survives garbage collection running all the time', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-gc-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const child = spawnSync(process.execPath, ['--expose-gc', '-e', STRESS, dir], { encoding: 'utf8', timeout: 90_000 });
+  t.equal(child.signal, null, `no signal (an abort in collection is SIGABRT or SIGSEGV); stderr: ${child.stderr.slice(0, 2000)}`);
+  t.equal(child.status, 0, 'exit code 0');
+  // 8 rounds x 2500 lookups, plus one refusal per statement used after its database closed.
+  t.equal(child.stdout.trim(), `rows ${8 * 2500 + 8 * 25}`, 'every query ran and every statement of a closed database refused');
+  t.end();
+});
