@@ -17,7 +17,7 @@ ifdef RUNTIME_VERSION
   export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
 endif
 
-.PHONY: run test build typecheck clean bench openapi 
+.PHONY: run test build typecheck clean bench openapi
 
 $(CURDIR)/.runtime/node-%/bin/node:
 	scripts/node-runtime.sh $* > /dev/null
@@ -29,6 +29,7 @@ $(NPM_STAMP): package.json package-lock.json $(RUNTIME_NODE)
 build: $(NPM_STAMP)
 	@echo "node $$(node --version) at $$(command -v node)"
 	npx tsc -p tsconfig.json
+	node scripts/build-static.mjs
 
 typecheck: $(NPM_STAMP)
 	npx tsc -p tsconfig.test.json

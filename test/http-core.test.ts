@@ -1,4 +1,6 @@
+import http from 'node:http';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { Client, signUp, uniqueName } from './helpers/client';
@@ -374,9 +376,80 @@ t.test('static pages', async (t) => {
     t.equal(again.status, 304);
   });
 
+  t.test('assets are addressed by version, cached for good, and sent compressed as the client accepts', async (t) => {
+    const page = await raw(server.url, '/', {});
+    const assets = [...page.body.toString().matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css|svg))"/g)].map((m) => m[1]);
+    t.ok(assets.length >= 3, `the page loads ${assets.join(', ')}`);
+    t.ok(assets.every((a) => /^\/a\/[0-9a-f]{12}\//.test(a)), 'every asset address carries the version');
+    t.equal(page.headers['cache-control'], 'no-cache', 'the page itself is asked for again every time');
+    const script = assets.find((a) => a.endsWith('/js/home.js'))!;
+    const plain = await raw(server.url, script, {});
+    t.equal(plain.headers['cache-control'], 'public, max-age=31536000, immutable');
+    t.equal(plain.headers['content-encoding'], undefined, 'no Accept-Encoding: the file as it is');
+    t.equal(plain.headers.vary, 'Accept-Encoding');
+    const br = await raw(server.url, script, { 'accept-encoding': 'gzip, deflate, br' });
+    t.equal(br.headers['content-encoding'], 'br');
+    t.same(zlib.brotliDecompressSync(br.body), plain.body, 'Brotli decodes to the same file');
+    t.ok(br.body.length < plain.body.length / 2, `${br.body.length} of ${plain.body.length} bytes`);
+    const gz = await raw(server.url, script, { 'accept-encoding': 'gzip;q=1, br;q=0' });
+    t.equal(gz.headers['content-encoding'], 'gzip', 'br;q=0 refuses Brotli');
+    t.same(zlib.gunzipSync(gz.body), plain.body);
+    t.not(br.headers.etag, plain.headers.etag, 'each representation has its own strong ETag');
+    t.equal((await raw(server.url, script, { 'accept-encoding': 'br', 'if-none-match': br.headers.etag! })).status, 304);
+    t.equal((await raw(server.url, script, { 'if-none-match': br.headers.etag! })).status, 200, "the Brotli ETag does not match the plain file");
+    // A page loaded before an upgrade asks for an older version: it gets today's file, never cached as that version.
+    const old = await raw(server.url, script.replace(/^\/a\/[0-9a-f]{12}/, '/a/000000000000'), {});
+    t.equal(old.status, 200);
+    t.equal(old.headers['cache-control'], 'no-cache');
+    t.equal((await raw(server.url, script.replace(/\/js\/home\.js$/, '/index.html'), {})).status, 404, 'pages are not served under a version');
+  });
+
+  t.test('the signed-out page loads none of the app', async (t) => {
+    const page = (await anon.get('/')).text;
+    t.notMatch(page, /app\.css|\/js\/app\.js|\/vendor\//, 'no app style sheet, app module or vendor library on the page');
+    const home = (await anon.get('/js/home.js')).text;
+    t.notMatch(home, /^import[^;]*'\.\/app\.js'/m, 'home.js imports the app only when signed in');
+    t.match(home, /import\('\.\/app\.js'\)/);
+  });
+
+  t.test('a large JSON answer is compressed for a client that accepts it', async (t) => {
+    const owner = await signUp(server.url);
+    const guild = await owner.post('/api/servers', { name: 'big' });
+    const channelId = guild.body.channels?.[0]?.id ?? (await owner.get(`/api/servers/${guild.body.id}/channels`)).body[0].id;
+    for (let i = 0; i < 50; i++) await owner.post(`/api/servers/${guild.body.id}/channels/${channelId}/messages`, { content: `message ${i} `.padEnd(600, 'x') });
+    const path = `/api/servers/${guild.body.id}/channels/${channelId}/messages?limit=50`;
+    const plain = await raw(server.url, path, { cookie: owner.cookie! });
+    t.equal(plain.status, 200);
+    t.ok(plain.body.length >= 16 * 1024, `${plain.body.length} bytes as JSON`);
+    t.equal(plain.headers['content-encoding'], undefined);
+    t.equal(plain.headers.vary, 'Accept-Encoding');
+    const br = await raw(server.url, path, { cookie: owner.cookie!, 'accept-encoding': 'br' });
+    t.equal(br.headers['content-encoding'], 'br');
+    t.equal(Number(br.headers['content-length']), br.body.length);
+    t.same(JSON.parse(zlib.brotliDecompressSync(br.body).toString()), JSON.parse(plain.body.toString()), 'the same answer');
+    const gz = await raw(server.url, path, { cookie: owner.cookie!, 'accept-encoding': 'gzip' });
+    t.equal(gz.headers['content-encoding'], 'gzip');
+    t.ok(gz.body.length < plain.body.length / 3, `gzip: ${gz.body.length} of ${plain.body.length} bytes`);
+    const small = await raw(server.url, '/api/users/me', { cookie: owner.cookie!, 'accept-encoding': 'br' });
+    t.equal(small.headers['content-encoding'], undefined, 'a small answer goes as it is');
+  });
+
   t.test('paths outside static/ are not reachable', async (t) => {
     for (const path of ['/../package.json', '/%2e%2e/package.json', '/static/index.html', '/.gitkeep']) {
       t.equal((await anon.get(path)).status, 404, path);
     }
   });
 });
+
+/** A request with exactly these headers, the body as bytes on the wire (fetch would decode it). */
+function raw(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(base + path, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}

@@ -123,7 +123,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       await readBody(ctx, route.body, timeouts.bodyMs);
       // authenticate() enforced route.auth: a route that needs a user has one here.
       const reply = await (route.handler as Handler<User | null>)(ctx);
-      send(res, reply, method === 'HEAD');
+      await send(res, reply, method === 'HEAD', req.headers['accept-encoding']);
     } catch (err) {
       // Refused before its body was read (401, 403, 404, 429 on an upload): close rather than
       // let Node drain up to 126 MiB of multipart just to keep the connection alive.
@@ -132,7 +132,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         // Browser forms land back on the page, never on a plain-text page. The URL names the
         // error by a code and the page words it: text from a URL is never shown as ours.
         for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-        send(res, redirect(`/?error=${err.code ?? FORM_ERROR_BY_STATUS[err.status] ?? 'bad_request'}`));
+        void send(res, redirect(`/?error=${err.code ?? FORM_ERROR_BY_STATUS[err.status] ?? 'bad_request'}`));
         return;
       }
       sendError(res, err, log);

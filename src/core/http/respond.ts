@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Log, Reply } from '../types';
 import { HttpError } from './errors';
+import { COMPRESS_JSON_MIN_BYTES, chooseCoding, compressAnswer } from './encoding';
 
 export const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, body });
 export const created = (body: unknown): Reply => ({ kind: 'json', status: 201, body });
@@ -25,7 +26,11 @@ export const PAGE_CSP =
 export const requestLogLine = (method: string, path: string, outcome: string | number, startedMs: number): string =>
   `${method} ${path} ${outcome} ${(performance.now() - startedMs).toFixed(1)}ms`;
 
-export function send(res: ServerResponse, reply: Reply, head = false): void {
+/**
+ * Writes a handler's reply. A JSON body of 16 KiB or more goes compressed (Brotli or gzip) to a
+ * client whose `acceptEncoding` allows it; `Vary` says the answer depends on that header.
+ */
+export async function send(res: ServerResponse, reply: Reply, head = false, acceptEncoding?: string | string[]): Promise<void> {
   if (reply.kind === 'handled' || res.headersSent) return;
   if (reply.kind === 'redirect') {
     res.writeHead(303, { Location: reply.location, 'Content-Length': 0 });
@@ -37,11 +42,19 @@ export function send(res: ServerResponse, reply: Reply, head = false): void {
     res.end();
     return;
   }
-  const body = Buffer.from(JSON.stringify(reply.body));
-  res.writeHead(reply.status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': body.length,
-  });
+  let body: Buffer = Buffer.from(JSON.stringify(reply.body));
+  const headers: Record<string, string | number> = { 'Content-Type': 'application/json; charset=utf-8' };
+  if (body.length >= COMPRESS_JSON_MIN_BYTES) {
+    headers.Vary = 'Accept-Encoding';
+    const coding = chooseCoding(acceptEncoding);
+    if (coding) {
+      body = await compressAnswer(body, coding);
+      headers['Content-Encoding'] = coding;
+    }
+  }
+  if (res.headersSent || res.destroyed) return;
+  headers['Content-Length'] = body.length;
+  res.writeHead(reply.status, headers);
   res.end(head ? undefined : body);
 }
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAGE_CSP } from './respond';
+import { type Coding, chooseCoding } from './encoding';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -47,13 +48,72 @@ function vendorPath(entry: string, relative: string): string {
   return path.join(path.dirname(require.resolve(entry)), relative);
 }
 
-interface StaticFile {
+/** The URL prefix of versioned assets: `/a/<version>/js/app.js` is `/js/app.js` of that version. */
+const VERSIONED = /^\/a\/([0-9a-f]{12})(\/.+)$/;
+
+/**
+ * Absolute asset addresses inside pages, scripts and style sheets: `"/js/app.js"`,
+ * `'/vendor/purify.js'`, `url(/favicon.svg)`. Each one that names a file is rewritten to its
+ * versioned address; relative imports (`./api.js`) follow by themselves.
+ */
+const ASSET_REFERENCE = /(["'(])(\/(?:css|js|vendor)\/[A-Za-z0-9._/-]+|\/favicon\.svg)(?=["')])/g;
+const REWRITTEN = new Set(['.html', '.js', '.css']);
+
+/** A file as the server holds it: the body, and the compressed forms the build made of it. */
+export interface StaticFile {
   body: Buffer;
   type: string;
-  etag: string;
+  /** The SHA-256 of the body (base64url, 22 characters): the strong ETag, and the build's file name. */
+  hash: string;
+  /** What `make build` compressed (scripts/build-static.mjs), by coding. */
+  encoded: Partial<Record<Coding, Buffer>>;
 }
 
+const hashOf = (body: Buffer) => crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22);
+
+/**
+ * Every file served from static/ (and the vendor allowlist) by URL path, as it is sent: with
+ * absolute asset addresses rewritten to `/a/<version>/…`, where the version is a hash of every
+ * asset together. A page is never cached without asking (`no-cache` with a strong ETag); what
+ * it loads under its version never changes, so it is cached for a year as `immutable`. A change
+ * to any asset changes the version, and the next page load fetches the new files.
+ */
+export function readStaticFiles(root: string): { files: Map<string, StaticFile>; version: string } {
+  const raw = new Map<string, Buffer>();
+  const walk = (dir: string, prefix: string) => {
+    if (!fs.existsSync(dir)) return;
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full, `${prefix}/${entry.name}`);
+      else raw.set(`${prefix}/${entry.name}`, fs.readFileSync(full));
+    }
+  };
+  walk(root, '');
+  for (const [urlPath, [entry, relative]] of Object.entries(VENDOR_FILES)) {
+    // A source-map comment would make devtools ask for a file we do not serve.
+    raw.set(urlPath, Buffer.from(fs.readFileSync(vendorPath(entry, relative), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n')));
+  }
+  const all = crypto.createHash('sha256');
+  for (const urlPath of [...raw.keys()].sort()) all.update(urlPath).update('\0').update(raw.get(urlPath)!).update('\0');
+  const version = all.digest('hex').slice(0, 12);
+  const files = new Map<string, StaticFile>();
+  for (const [urlPath, original] of raw) {
+    const ext = path.extname(urlPath);
+    const body = REWRITTEN.has(ext)
+      ? Buffer.from(original.toString('utf8').replace(ASSET_REFERENCE, (whole, open: string, target: string) => (raw.has(target) ? `${open}/a/${version}${target}` : whole)))
+      : original;
+    files.set(urlPath, { body, type: TYPES[ext] ?? 'application/octet-stream', hash: hashOf(body), encoded: {} });
+  }
+  return { files, version };
+}
+
+/** Where `make build` leaves the compressed copies, named `<hash>.br` and `<hash>.gz`. */
+export const COMPRESSED_DIR = path.join(__dirname, '..', '..', '..', 'dist', 'static-compressed');
+
 export interface StaticFiles {
+  /** The current asset version (the `/a/<version>/` prefix). */
+  version: string;
   /** Serves the file for a URL path if there is one; false otherwise. */
   serve(urlPath: string, req: IncomingMessage, res: ServerResponse): boolean;
   /** Serves a named page (for routes like /invites/:token that answer with a page). */
@@ -63,74 +123,62 @@ export interface StaticFiles {
 /**
  * static/ is read once at start-up into a map: a request is a map lookup, never a path
  * joined from user input, so no `..` can escape. Dotfiles are skipped. `x.html` is also
- * served at `x`, and `dir/index.html` at `dir/`.
+ * served at `x`, and `dir/index.html` at `dir/`. A file the build compressed is sent as
+ * Brotli or gzip to a client that accepts it; one it did not (static/ edited since) goes as it is.
  */
-export function indexStaticFiles(root: string): StaticFiles {
-  const files = new Map<string, StaticFile>();
-  const walk = (dir: string, prefix: string) => {
-    if (!fs.existsSync(dir)) return;
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.')) continue;
-      const full = path.join(dir, entry.name);
-      const urlPath = `${prefix}/${entry.name}`;
-      if (entry.isDirectory()) {
-        walk(full, urlPath);
-        continue;
-      }
-      const ext = path.extname(entry.name);
-      const body = fs.readFileSync(full);
-      const file = {
-        body,
-        type: TYPES[ext] ?? 'application/octet-stream',
-        etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-      };
-      files.set(urlPath, file);
-      if (ext === '.html') {
-        files.set(urlPath.slice(0, -5), file);
-        if (entry.name === 'index.html') files.set(`${prefix}/`, file);
-      }
+export function indexStaticFiles(root: string, compressedDir = COMPRESSED_DIR): StaticFiles {
+  const { files, version } = readStaticFiles(root);
+  for (const file of files.values()) {
+    for (const coding of ['br', 'gz'] as const) {
+      const stored = path.join(compressedDir, `${file.hash}.${coding}`);
+      if (fs.existsSync(stored)) file.encoded[coding === 'gz' ? 'gzip' : 'br'] = fs.readFileSync(stored);
     }
-  };
-  walk(root, '');
+  }
+  for (const [urlPath, file] of [...files]) {
+    if (urlPath.endsWith('.html')) {
+      files.set(urlPath.slice(0, -5), file);
+      if (urlPath.endsWith('/index.html')) files.set(urlPath.slice(0, -'index.html'.length), file);
+    }
+  }
   for (const [alias, target] of Object.entries(PAGE_ALIASES)) {
     const file = files.get(target);
     if (file) files.set(alias, file);
   }
-  for (const [urlPath, [entry, relative]] of Object.entries(VENDOR_FILES)) {
-    const full = vendorPath(entry, relative);
-    // A source-map comment would make devtools ask for a file we do not serve.
-    const body = Buffer.from(fs.readFileSync(full, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
-    files.set(urlPath, {
-      body,
-      type: TYPES[path.extname(urlPath)] ?? 'application/octet-stream',
-      etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-    });
-  }
 
-  const write = (file: StaticFile, req: IncomingMessage | null, res: ServerResponse, status = 200) => {
+  const write = (file: StaticFile, req: IncomingMessage | null, res: ServerResponse, cacheControl: string, status = 200) => {
     if (file.type.startsWith('text/html')) res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', file.etag);
-    if (req && req.headers['if-none-match'] === file.etag) {
+    res.setHeader('Cache-Control', cacheControl);
+    const available = Object.keys(file.encoded) as Coding[];
+    if (available.length) res.setHeader('Vary', 'Accept-Encoding');
+    const coding = req && available.length ? chooseCoding(req.headers['accept-encoding'], available) : null;
+    // A strong ETag names one representation: the compressed forms have their own.
+    const etag = `"${file.hash}${coding ? `-${coding}` : ''}"`;
+    res.setHeader('ETag', etag);
+    if (req && req.headers['if-none-match'] === etag) {
       res.writeHead(304);
       res.end();
       return;
     }
-    res.writeHead(status, { 'Content-Type': file.type, 'Content-Length': file.body.length });
-    res.end(req?.method === 'HEAD' ? undefined : file.body);
+    const body = coding ? file.encoded[coding]! : file.body;
+    res.writeHead(status, { 'Content-Type': file.type, 'Content-Length': body.length, ...(coding && { 'Content-Encoding': coding }) });
+    res.end(req?.method === 'HEAD' ? undefined : body);
   };
 
   return {
+    version,
     serve(urlPath, req, res) {
-      const file = files.get(urlPath);
-      if (!file) return false;
-      write(file, req, res);
+      const versioned = VERSIONED.exec(urlPath);
+      const file = files.get(versioned ? versioned[2] : urlPath);
+      // Under the current version an asset never changes. Under another one (a page loaded before
+      // an upgrade asking for more) it is today's file, so it must not be kept as that version's.
+      if (!file || (versioned && file.type.startsWith('text/html'))) return false;
+      write(file, req, res, versioned?.[1] === version ? 'public, max-age=31536000, immutable' : 'no-cache');
       return true;
     },
     page(name, res, status = 200) {
       const file = files.get(`/${name}`);
       if (!file) throw new Error(`static page ${name} is missing`);
-      write(file, null, res, status);
+      write(file, null, res, 'no-cache', status);
     },
   };
 }
