@@ -17,7 +17,7 @@ ifdef RUNTIME_VERSION
   export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
 endif
 
-.PHONY: run test build typecheck clean bench openapi
+.PHONY: run test build typecheck clean bench openapi dist
 
 $(CURDIR)/.runtime/node-%/bin/node:
 	scripts/node-runtime.sh $* > /dev/null
@@ -39,8 +39,12 @@ typecheck: $(NPM_STAMP)
 run: build
 	MALLOC_MMAP_THRESHOLD_=131072 node dist/server.js
 
-test: build typecheck
+test: build typecheck dist
 	bash scripts/test.sh
+
+# The release: chat-<version>-linux-x64.tar.gz with its own Node runtime (scripts/dist.sh).
+dist: build $(CURDIR)/.runtime/node-$(NODE_LTS)/bin/node
+	bash scripts/dist.sh $(NODE_LTS)
 
 # Benchmarks are not part of `make test` or CI: they take minutes and want a quiet machine.
 bench: build
@@ -48,7 +52,7 @@ bench: build
 	node dist-bench/bench/run.js
 
 clean:
-	rm -rf dist dist-bench dist-scripts .tap coverage
+	rm -rf dist dist-bench dist-scripts dist-release .tap coverage
 
 # docs/openapi.json, docs/asyncapi.json and the generated tables of docs/api.md, from scripts/.
 openapi: $(NPM_STAMP)

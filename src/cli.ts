@@ -119,9 +119,21 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-const USAGE = `usage:\n${Object.entries(COMMANDS)
-  .map(([name, command]) => `  node dist/cli.js ${[name, ...command.args].join(' ')}`)
-  .join('\n')}`;
+/** How the user typed this program: `chat` from a release's launcher (bin/chat), else the script. */
+const PROGRAM = process.env.CHAT_PROGRAM || 'node dist/cli.js';
+// The release's launcher runs the server itself for `serve`; from a checkout that is `make run`.
+const SERVE = process.env.CHAT_PROGRAM ? [`  ${PROGRAM} serve                  start the server (settings from the environment: README)`] : [];
+const USAGE = `usage:\n${[
+  ...SERVE,
+  ...Object.entries(COMMANDS).map(([name, command]) => `  ${PROGRAM} ${[name, ...command.args].join(' ')}`),
+  `  ${PROGRAM} --version`,
+  `  ${PROGRAM} help`,
+].join('\n')}`;
+
+const version = (): string => {
+  const { version } = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+  return `chat ${version} (Node.js ${process.versions.node})`;
+};
 
 function userNamed(db: DB, username: string): { id: string; username: string; standing: number } {
   const user = db
@@ -141,6 +153,14 @@ function setAdmin(db: DB, username: string, value: boolean): void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === 'version')) {
+    console.log(version());
+    return 0;
+  }
+  if (argv.length === 1 && (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   // Commands are one word (backup) or two (admin grant).
   const twoWords = argv.length >= 2 && Object.hasOwn(COMMANDS, `${argv[0]} ${argv[1]}`);
   const name = twoWords ? `${argv[0]} ${argv[1]}` : (argv[0] ?? '');
