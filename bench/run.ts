@@ -19,6 +19,7 @@ import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { exportRows, measureExport } from './export';
 import { measureMemory, memoryRows } from './memory';
+import { measurePageWeight, pageWeightRows } from './page-weight';
 import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
@@ -181,6 +182,12 @@ async function main(): Promise<void> {
     const rows = avatarRows(await measureAvatars());
     printTable("11. Avatars under one user's flood (rate limits on)", rows);
     summary.push(...targets(rows, '11.'));
+  });
+
+  await section('12. Page weight', async () => {
+    const rows = pageWeightRows(await measurePageWeight());
+    printTable('12. Page weight: cold cache, real Chromium, compressed as Chromium asks and uncompressed (as before issue 29)', rows);
+    summary.push(...targets(rows, '12.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);

@@ -394,3 +394,40 @@ t.test('a busy outbox keeps the order: every stream gets every event in commit o
   t.equal((await sockets[2].closed()).code, 4003);
   t.ok(frames.some((f) => f.event === 'standing' && f.account_standing === 4), 'the standing event came before the close');
 });
+
+t.test('?compress=gzip: a large ready comes as one binary frame of gzip, and nothing overtakes it', async (t) => {
+  const server = await startServer({ settings });
+  t.teardown(server.close);
+  const [owner] = await users(server, 1);
+  const guild = (await must(owner.post('/api/servers', { name: 'wide' }), 201)).body;
+  for (let i = 0; i < 60; i++) await must(owner.post(`/api/servers/${guild.id}/channels`, { name: `room-${i}` }), 201);
+  const general = (await owner.get(`/api/servers/${guild.id}/channels`)).body[0].id;
+
+  const plain = await stream(server, owner);
+  t.teardown(() => plain.close());
+  const size = Buffer.byteLength(JSON.stringify(plain.ready));
+  t.ok(size >= 16 * 1024, `this ready is ${size} bytes of JSON`);
+  t.equal(plain.binaryFrames(), 0, 'without ?compress, every frame is text');
+
+  const packed = await openSocket(server.url, '/api/ws?compress=gzip', { client: owner });
+  t.teardown(() => packed.close());
+  // Committed while the ready is being compressed: it must come after it, not before.
+  await must(owner.post(channelMessages({ serverId: guild.id }, general), { content: 'right behind ready' }), 201);
+  const ready = await packed.next();
+  t.equal(ready.event, 'ready', 'ready first');
+  t.equal(packed.binaryFrames(), 1, 'as one binary frame');
+  t.same(ready.servers, plain.ready.servers.map((s: any) => s), 'the same servers and channels as the text one');
+  const message = await packed.event('message');
+  t.equal(message.message.content, 'right behind ready', 'the event committed meanwhile follows it');
+  t.equal(packed.binaryFrames(), 1, 'other frames stay text');
+
+  const [small] = await users(server, 1);
+  const smallSocket = await openSocket(server.url, '/api/ws?compress=gzip', { client: small });
+  t.teardown(() => smallSocket.close());
+  t.equal((await smallSocket.next()).event, 'ready');
+  t.equal(smallSocket.binaryFrames(), 0, 'a small ready goes as text even when asked for gzip');
+
+  for (const query of ['?compress=deflate', '?compress=gzip&compress=gzip', '?compress=']) {
+    t.equal((await refusedUpgrade(server.url, `/api/ws${query}`, { client: owner })).status, 400, query);
+  }
+});

@@ -54,7 +54,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       version: '1.0.0',
       description:
         'The WebSocket side of the chat service: the user stream (everything the user can see, each frame `{"event": ...}`, `ready` first) ' +
-        'and the room sockets of one channel or conversation (the core contract\'s shapes). Every frame is one JSON text frame. ' +
+        'and the room sockets of one channel or conversation (the core contract\'s shapes). Every frame is one JSON text frame (but a large `ready` asked for with `?compress=gzip`). ' +
         'The HTTP API, the upgrades included, is docs/openapi.json; the readable guide is docs/api.md.',
       license: { name: 'Proprietary' },
     },
@@ -66,7 +66,9 @@ export function buildAsyncApi(): Record<string, unknown> {
       userStream: {
         address: '/api/ws',
         title: 'the user stream',
-        description: 'Everything the signed-in user can see: `ready` first, then each event as it commits. Close codes: docs/api.md "Closing".',
+        description:
+          'Everything the signed-in user can see: `ready` first, then each event as it commits. Close codes: docs/api.md "Closing". ' +
+          'Opened as `/api/ws?compress=gzip`, a `ready` of 16 KiB or more arrives as one binary frame: the same JSON, compressed with gzip.',
         messages: refs(Object.keys(stream)),
       },
       channelRoom: roomChannel('/api/channels/{channel_id}/ws', 'channel_id', 'channel'),

@@ -268,7 +268,7 @@ export const operations: Ops = [
   ],
 
   // WebSocket upgrades (src/parts/live/sockets.ts)
-  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [400, 429] }],
+  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', query: { compress: { ...oneOf('gzip'), description: 'gzip: a `ready` of 16 KiB or more comes as one binary frame holding its JSON compressed with gzip (every other frame stays text)' } }, ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [400, 429] }],
   ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
   ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
 

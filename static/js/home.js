@@ -72,6 +72,7 @@ if (READ_ONCE.some((key) => params.has(key))) {
 
 /** After signing in: where the user was going, or the page as it is (its ?server= and so on). */
 function goOn(suspended) {
+  if (!suspended) localStorage.setItem(SIGNED_IN_HINT, '1');
   const target = safeNext(sessionStorage.getItem(NEXT_KEY));
   sessionStorage.removeItem(NEXT_KEY);
   if (suspended) location.replace('/account/warnings');

@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import t from 'tap';
 import WebSocket from 'ws';
 import type { Client } from './client';
@@ -28,6 +29,8 @@ export interface LiveSocket {
   event<T = any>(name: string, timeoutMs?: number): Promise<T>;
   /** Every frame received within `ms` (for asserting that something did not arrive). */
   drain(ms: number): Promise<any[]>;
+  /** How many frames came binary (gzip of the JSON, `?compress=gzip`); next() unpacks them. */
+  binaryFrames(): number;
   /** Resolves when the server (or the network) closed the socket. */
   closed(timeoutMs?: number): Promise<Closed>;
   close(): void;
@@ -63,8 +66,10 @@ export async function openSocket(base: string, path: string, opts: SocketOptions
   const ws = new WebSocket(wsUrl(base, path), { headers: headersFor(opts), autoPong: opts.autoPong ?? true });
   const queue: unknown[] = [];
   const waiters: ((value: unknown) => void)[] = [];
-  ws.on('message', (data) => {
-    const parsed: unknown = JSON.parse(data.toString());
+  let binaryFrames = 0;
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) binaryFrames++;
+    const parsed: unknown = JSON.parse(isBinary ? zlib.gunzipSync(data).toString() : data.toString());
     // A frame the document does not describe fails the test that reads it, and the file at its end.
     const violation = frameViolation(path, parsed);
     if (violation) violations.push(violation);
@@ -110,6 +115,7 @@ export async function openSocket(base: string, path: string, opts: SocketOptions
       await new Promise((resolve) => setTimeout(resolve, ms));
       return queue.splice(0);
     },
+    binaryFrames: () => binaryFrames,
     closed: (timeoutMs = WAIT_MS) => withTimeout(closed, timeoutMs, `the close of ${path}`),
     close: () => ws.close(),
   };

@@ -23,11 +23,12 @@ const TYPES: Record<string, string> = {
  * path maps to one file resolved at start-up, and nothing else under node_modules is reachable.
  * Each entry: [package entry to resolve, file relative to the directory of that entry].
  */
-export const VENDOR_FILES: Record<string, [string, string]> = {
+export const VENDOR_FILES: Record<string, [string, string] | [string, string, 'commonjs']> = {
   // markdown-it's self-contained browser ES module (its dependencies bundled in).
   '/vendor/markdown-it.js': ['markdown-it/package.json', 'dist/browser/markdown-it.esm.min.mjs'],
-  // DOMPurify's ES module build.
-  '/vendor/purify.js': ['dompurify', 'purify.es.mjs'],
+  // DOMPurify's minified build (a third the size of its unminified ES module), served as an ES
+  // module: it fills the CommonJS `module.exports` it finds, which becomes the default export.
+  '/vendor/purify.js': ['dompurify', 'purify.min.js', 'commonjs'],
   // Emojibase's compact English data set (the one the server checks shortcodes with).
   '/vendor/emoji.json': ['emojibase-data/en/compact.json', 'compact.json'],
   // qrcode's browser build (one classic script defining `QRCode`, its one dependency bundled
@@ -90,9 +91,10 @@ export function readStaticFiles(root: string): { files: Map<string, StaticFile>;
     }
   };
   walk(root, '');
-  for (const [urlPath, [entry, relative]] of Object.entries(VENDOR_FILES)) {
+  for (const [urlPath, [entry, relative, wrap]] of Object.entries(VENDOR_FILES)) {
     // A source-map comment would make devtools ask for a file we do not serve.
-    raw.set(urlPath, Buffer.from(fs.readFileSync(vendorPath(entry, relative), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n')));
+    const code = fs.readFileSync(vendorPath(entry, relative), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+    raw.set(urlPath, Buffer.from(wrap ? `const module = { exports: {} }, exports = module.exports;\n${code}\nexport default module.exports;\n` : code));
   }
   const all = crypto.createHash('sha256');
   for (const urlPath of [...raw.keys()].sort()) all.update(urlPath).update('\0').update(raw.get(urlPath)!).update('\0');
@@ -172,6 +174,12 @@ export function indexStaticFiles(root: string, compressedDir = COMPRESSED_DIR): 
       // Under the current version an asset never changes. Under another one (a page loaded before
       // an upgrade asking for more) it is today's file, so it must not be kept as that version's.
       if (!file || (versioned && file.type.startsWith('text/html'))) return false;
+      // A script or style sheet is never a document: a CSP or Referrer-Policy on it does nothing
+      // (its page's own apply), and the app page loads fifty of them.
+      if (versioned && /^text\/(?:javascript|css)/.test(file.type)) {
+        res.removeHeader('Content-Security-Policy');
+        res.removeHeader('Referrer-Policy');
+      }
       write(file, req, res, versioned?.[1] === version ? 'public, max-age=31536000, immutable' : 'no-cache');
       return true;
     },

@@ -1,5 +1,6 @@
+import zlib from 'node:zlib';
 import { WebSocket } from 'ws';
-import { failpoint, logFailure } from '../../core/callbacks';
+import { failpoint, logFailure, owned } from '../../core/callbacks';
 import { placeOf } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
 import type { Directory } from '../community/directory';
@@ -88,7 +89,19 @@ export interface Peer {
   alive: boolean;
   frames: number;
   windowStart: number;
+  /** Opened with `?compress=gzip`: a large frame may go as a binary frame of gzip (GZIP_FRAME_MIN_BYTES). */
+  gzip: boolean;
+  /** Frames waiting while its compressed `ready` is made, sent right after it in order; null otherwise. */
+  held: Buffer[] | null;
 }
+
+/**
+ * A user stream opened with `?compress=gzip` gets a `ready` this large or larger as one binary
+ * frame holding the same JSON compressed with gzip (a big account's is 700 KiB of JSON, about
+ * 150 KiB so). Compressed once, in the thread pool, with no zlib state kept per socket, unlike
+ * per-message deflate (docs/performance.md "Page weight").
+ */
+export const GZIP_FRAME_MIN_BYTES = 16 * 1024;
 
 /** An outbox entry: an event's frames to its audience, or a close that must follow them. */
 type Job =
@@ -136,6 +149,10 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
   }
 
   function send(peer: Peer, frame: Buffer): void {
+    if (peer.held) {
+      peer.held.push(frame);
+      return;
+    }
     // The check comes before the send so one event never pushes a healthy socket over.
     if (peer.ws.bufferedAmount > SLOW_CONSUMER_BYTES) {
       drop(peer, CLOSE.tooSlow);
@@ -303,7 +320,25 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
       // after it reaches this socket, and none before it is missing from the snapshot.
       addTo(streams, peer.userId, peer);
       failpoint('socket.ready');
-      if (first) send(peer, first);
+      if (!first) return;
+      if (!peer.gzip || first.length < GZIP_FRAME_MIN_BYTES) return send(peer, first);
+      // Events committed from now on wait in `held`, so none overtakes the snapshot.
+      peer.held = [];
+      const sendHeld = owned(
+        (err: Error | null, packed: Buffer) => {
+          const held = peer.held ?? [];
+          peer.held = null;
+          if (peer.ws.readyState !== WebSocket.OPEN) return;
+          if (err) send(peer, first);
+          else peer.ws.send(packed, { binary: true });
+          for (const frame of held) send(peer, frame);
+        },
+        (err) => {
+          logFailure(log, 'compressed ready')(err);
+          peer.ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+        },
+      );
+      zlib.gzip(first, { level: 1 }, sendHeld);
     },
 
     unregister(peer) {

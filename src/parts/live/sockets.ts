@@ -86,7 +86,7 @@ export function createSockets(parts: SocketParts): Sockets {
   );
 
   /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
-  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart'> & { user: User } {
+  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart' | 'held'> & { user: User } {
     if (closing) throw new HttpError(503, 'server shutting down');
     // A page on another site can open a WebSocket to us and the browser attaches our cookie:
     // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
@@ -106,6 +106,9 @@ export function createSockets(parts: SocketParts): Sockets {
     if (open.user >= MAX_SOCKETS_PER_USER) {
       throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`, retry);
     }
+    // ?compress=gzip: a large `ready` comes as one binary frame of gzip (hub.ts GZIP_FRAME_MIN_BYTES).
+    const compress = new URLSearchParams(splitUrl(req.url).search).getAll('compress');
+    if (compress.length > 1 || (compress.length === 1 && compress[0] !== 'gzip')) throw new HttpError(400, 'compress must be gzip');
     const { kind } = found.route;
     const container =
       kind === 'user'
@@ -113,11 +116,11 @@ export function createSockets(parts: SocketParts): Sockets {
         : kind === 'channel'
           ? perms.channelAccess(user!, found.params.channel_id).container
           : perms.conversationAccess(user!, found.params.conversation_id);
-    return { user: user!, userId: user!.id, token: session!.token, container };
+    return { user: user!, userId: user!.id, token: session!.token, container, gzip: compress.length === 1 };
   }
 
   function connect(ws: WebSocket, { user, ...target }: ReturnType<typeof authorize>): void {
-    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now() };
+    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now(), held: null };
     // What goes wrong inside this socket's callbacks ends this socket (1011), nothing else.
     const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
       owned(fn, (err) => {
