@@ -40,7 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type RecordableHistogram, createHistogram } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { type Row, type Started, loggedTimes, login, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict } from './lib';
+import { type Row, type Started, loggedTimes, login, median, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict } from './lib';
 
 export const STREAM_MEMBERS = Number(process.env.STREAM_MEMBERS ?? 2000);
 export const STREAM_SECONDS = Number(process.env.STREAM_SECONDS ?? 30);
@@ -839,6 +839,9 @@ export interface ReadyFigures {
   channels: number;
   messages: number;
   bytes: number;
+  /** The same ready asked for with ?compress=gzip: one binary frame, and the time to it. */
+  gzipBytes: number;
+  gzipMs: number;
   /** What the first ready held: servers, channels, conversations, friends, incoming requests. */
   counts: string;
   /** New WebSocket to the ready frame received, in this client. */
@@ -886,12 +889,21 @@ export async function measureReady(connects = READY_CONNECTS): Promise<ReadyFigu
   };
   const server = await startChat(seeded.dataDir, { nodeArgs: PROFILE });
   let chat: Awaited<ReturnType<typeof connectLoop>>;
+  let gzipBytes = 0;
+  let gzipMs = 0;
   let logged: number[];
   let cpu: CpuWindow;
   try {
     const cookie = await login(server.base, seeded.reader);
     let window: { stop(): CpuWindow } | undefined;
     chat = await connectLoop(`${server.base.replace('http', 'ws')}/api/ws`, cookie, () => (window = cpuWindow(server.pid)));
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const packed = await readyOnce(`${server.base.replace('http', 'ws')}/api/ws?compress=gzip`, cookie, 'compressed ready');
+      gzipBytes = packed.data.length;
+      times.push(packed.took);
+    }
+    gzipMs = median(times);
     cpu = window!.stop();
     await sleep(SETTLE_MS);
     logged = loggedTimes(server.logFile, 'GET', '/api/ws').slice(-connects);
@@ -920,6 +932,8 @@ export async function measureReady(connects = READY_CONNECTS): Promise<ReadyFigu
     channels: seeded.channels,
     messages: seeded.messages,
     bytes: chat.first.length,
+    gzipBytes,
+    gzipMs,
     counts,
     client: summary(chat.times),
     bare: summary(bare.times),
@@ -936,6 +950,7 @@ export function readyRows(f: ReadyFigures): Row[] {
   const triple = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
   return [
     ['ready frame size', `${f.bytes} bytes (${(f.bytes / 1024).toFixed(0)} KiB): ${f.counts}`, '', ''],
+    ['ready with ?compress=gzip: frame size, new socket to frame p50', `${f.gzipBytes} bytes (${(f.gzipBytes / 1024).toFixed(0)} KiB), ${f.gzipMs.toFixed(1)} ms`, '', ''],
     ['upgrade to ready, server log (build and write), p50 / p99 / max', triple(f.server), '', ''],
     ['upgrade to ready, server log, p99', ms(f.server.p99), `<= ${TARGET_READY_P99_MS} ms`, verdict(f.server.p99 <= TARGET_READY_P99_MS)],
     ['new socket to ready received, client, p50 / p99 / max', triple(f.client), '', ''],
