@@ -580,7 +580,7 @@ t.test('invites', async (t) => {
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^text\/html/);
     t.match(res.text, /<button id="join"/);
-    t.match(res.text, /src="\/js\/invite\.js"/);
+    t.match(res.text, /src="\/a\/[0-9a-f]{12}\/js\/invite\.js"/);
     t.match(res.headers.get('content-security-policy'), /script-src 'self'/);
   });
 });

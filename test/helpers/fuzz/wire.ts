@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { Wire } from './requests';
 
 /**
@@ -80,7 +81,7 @@ export function send(base: string, wire: Wire, timeoutMs: number): Promise<Answe
           status: res.statusCode ?? 0,
           contentType: res.headers['content-type'] ?? null,
           headers: res.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
+          text: decoded(Buffer.concat(chunks), res.headers['content-encoding']).toString('utf8'),
           complete: res.complete,
         });
       });
@@ -93,4 +94,18 @@ export function send(base: string, wire: Wire, timeoutMs: number): Promise<Answe
     if (wire.body) req.end(wire.body);
     else req.end();
   });
+}
+
+/**
+ * The body as the server meant it: a request that says `Accept-Encoding: gzip, br` may get a
+ * compressed answer. One that does not decode is left as it came, and fails the checks after.
+ */
+function decoded(body: Buffer, coding: string | undefined): Buffer {
+  try {
+    if (coding === 'br') return zlib.brotliDecompressSync(body);
+    if (coding === 'gzip') return zlib.gunzipSync(body);
+  } catch {
+    // left as it came
+  }
+  return body;
 }
