@@ -102,17 +102,25 @@ CREATE TRIGGER IF NOT EXISTS channels_inserted AFTER INSERT ON channels BEGIN UP
 CREATE TRIGGER IF NOT EXISTS channels_updated AFTER UPDATE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 CREATE TRIGGER IF NOT EXISTS channels_deleted AFTER DELETE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 
+-- position: the order roles are listed and shown in (0 first, dense, set by PATCH .../roles/{id});
+-- color: 0xRRGGBB or NULL; hoist: its holders are a group of their own in the member list;
+-- mentionable: @name counts as a mention of every holder (from who may use @everyone).
 CREATE TABLE IF NOT EXISTS roles (
   id                TEXT PRIMARY KEY,
   server_id         TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
   name              TEXT NOT NULL,
   full_server_admin INTEGER NOT NULL DEFAULT 0,
   created_at        TEXT NOT NULL,
+  color             INTEGER,
+  position          INTEGER NOT NULL DEFAULT 0,
+  hoist             INTEGER NOT NULL DEFAULT 0,
+  mentionable       INTEGER NOT NULL DEFAULT 0,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 
--- One row per member; role_id is the member's custom role (at most one, set by PUT .../role).
--- joined_seq: the newest message seq when they joined; everything up to it counts as read.
+-- One row per member. joined_seq: the newest message seq when they joined; everything up to it
+-- counts as read. role_id is unused since schema 11 (member_roles holds a member's roles; SQLite
+-- cannot drop a column with a foreign key, so migrated databases keep it, and so does this file).
 CREATE TABLE IF NOT EXISTS members (
   server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
   user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -124,6 +132,16 @@ CREATE TABLE IF NOT EXISTS members (
   PRIMARY KEY (server_id, user_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
+
+-- The roles a member holds, any number (PUT .../members/{user_id}/role adds one).
+CREATE TABLE IF NOT EXISTS member_roles (
+  server_id TEXT NOT NULL,
+  user_id   TEXT NOT NULL,
+  role_id   TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+  PRIMARY KEY (server_id, user_id, role_id),
+  FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS member_roles_by_role ON member_roles (role_id);
 
 -- A member removed by someone else (kicked). Their old invites no longer let them back in:
 -- only an invite an owner or full server administrator created after the removal does.
@@ -229,6 +247,8 @@ CREATE TABLE IF NOT EXISTS messages (
   mention_everyone INTEGER NOT NULL DEFAULT 0,
   pinned_at       TEXT,
   pinned_by       TEXT,
+  -- the mentionable roles the content mentions (a JSON array of ids), NULL when none
+  mention_roles   TEXT,
   CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;

@@ -57,11 +57,14 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.click('#settings-tab-roles');
     await page.fill('#role-name', 'mods');
     await page.check('#role-admin');
+    await page.check('#role-hoist');
     await page.click('.role-form button[type=submit]');
     await page.locator('#settings-panel .role-row', { hasText: 'mods' }).waitFor();
     await page.click('#settings-tab-members');
-    await page.selectOption(`#settings-panel select[aria-label="Role of ${bobName}"]`, 'mods');
+    await page.selectOption(`#settings-panel select[aria-label="Give ${bobName} a role"]`, { label: 'mods' });
     await page.locator('#toast', { hasText: 'now has the role mods' }).waitFor();
+    // The role shows as a chip that can take it again.
+    await page.getByRole('button', { name: `Take the role mods from ${bobName}` }).waitFor();
     await shot(page, 'settings');
     await page.click('#settings-close');
     const group = page.locator('#members .member-group', { hasText: 'mods — 1' });

@@ -260,6 +260,7 @@ t.test('conversation messages share the channel message model', async (t) => {
     content: 'hi bob',
     mentions: [],
     mention_everyone: false,
+    mention_roles: [],
     pinned: false,
     reply_to: null,
     reply_preview: null,

@@ -149,6 +149,7 @@ t.test('creating, reading and editing messages', async (t) => {
       content: 'first words',
       mentions: [],
       mention_everyone: false,
+      mention_roles: [],
       reply_to: null,
       reply_preview: null,
       pinned: false,

@@ -37,6 +37,14 @@ t.test('a version 1 database is migrated to the current schema with every row ke
   t.same(db.pragma('foreign_key_check'), [], 'no row points at nothing');
   const message = db.prepare("SELECT content, edited_at FROM messages WHERE id = '019a0000-0000-7000-8000-000000000002'").get();
   t.same(message, { content: 'hi @alice', edited_at: '2026-11-01T10:02:00.000Z' }, 'values are kept, not only rows');
+  // Schema 11: the one role a member had is now their first of several; every old role stays a
+  // group of its own in the member list, as it was shown.
+  t.same(
+    db.prepare('SELECT server_id, user_id, role_id FROM member_roles').all(),
+    [{ server_id: '00000000-0000-4000-8000-000000000010', user_id: '00000000-0000-4000-8000-000000000002', role_id: '00000000-0000-4000-8000-000000000030' }],
+    "a member's role is carried over to member_roles",
+  );
+  t.same(db.prepare('SELECT position, hoist, mentionable, color FROM roles').all(), [{ position: 0, hoist: 1, mentionable: 0, color: null }], 'an old role: first, hoisted, not mentionable, no colour');
   // Every table the current schema has exists after the migration.
   const fresh = new Database(':memory:');
   fresh.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));

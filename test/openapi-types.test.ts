@@ -31,6 +31,8 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
       return \`role admin \${entry.changes?.full_server_admin?.to}\`;
     case 'role_assign':
       return \`gave \${entry.changes?.role ?? 'no role'} (\${entry.changes?.role_id ?? '-'})\`;
+    case 'role_unassign':
+      return \`took \${entry.changes?.role} (\${entry.changes?.roles.from.join()} -> \${entry.changes?.roles.to.join()})\`;
     case 'member_timeout':
       return \`timed out until \${entry.changes?.timeout_until}\`;
     case 'owner_transfer':

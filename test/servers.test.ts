@@ -252,7 +252,7 @@ t.test('roles and role assignment', async (t) => {
     const res = await owner.post(`${base}/roles`, { name: 'helpers' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'helpers', full_server_admin: false, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['created_at', 'full_server_admin', 'id', 'name', 'server_id']);
+    t.same(Object.keys(res.body).sort(), ['color', 'created_at', 'full_server_admin', 'hoist', 'id', 'mentionable', 'name', 'position', 'server_id']);
     const admins = await owner.post(`${base}/roles`, { name: 'admins', full_server_admin: true });
     t.equal(admins.body.full_server_admin, true);
     const list = await clients.member.get(`${base}/roles`);
@@ -310,10 +310,10 @@ t.test('roles and role assignment', async (t) => {
     t.equal((await eve.post(`${base}/channels`, { name: 'eve-2' })).status, 403, 'not any more');
   });
 
-  t.test('a member holds at most one role: assigning replaces it', async (t) => {
+  t.test('a member may hold several roles: assigning adds one (roles in position order)', async (t) => {
     const fay = await newMember('regulars');
     const res = await owner.put(`${base}/members/${fay.userId}/role`, { role: 'mods' });
-    t.same(res.body.roles, ['mods']);
+    t.same(res.body.roles, ['mods', 'regulars']);
   });
 
   t.test('unknown roles, non-members and bad bodies are refused', async (t) => {
@@ -348,7 +348,7 @@ t.test('roles and role assignment', async (t) => {
     t.match(byId.get(clients.roleMember.userId), { is_owner: false, role: 'regulars', roles: ['regulars'] });
     t.match(byId.get(clients.member.userId), { is_owner: false, role: null, roles: [] });
     t.notOk(byId.has(clients.outsider.userId));
-    t.same(Object.keys(res.body[0]).sort(), ['avatar_url', 'display_name', 'is_owner', 'joined_at', 'presence', 'role', 'roles', 'timeout_until', 'user_id', 'username']);
+    t.same(Object.keys(res.body[0]).sort(), ['avatar_url', 'display_name', 'is_owner', 'joined_at', 'presence', 'role', 'role_ids', 'roles', 'timeout_until', 'user_id', 'username']);
   });
 });
 

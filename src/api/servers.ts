@@ -5,7 +5,8 @@ import { created, json, noContent } from '../core/http/respond';
 import { serverEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { auditReason, bool, text, uuid } from '../core/validate';
+import type { RoleRecord } from '../core/records';
+import { auditReason, bool, integer, text, uuid } from '../core/validate';
 
 export const MAX_NAME_CHARS = 100;
 export const MAX_DESCRIPTION_CHARS = 1000;
@@ -37,6 +38,7 @@ export function serverRoutes(deps: Deps): Route[] {
     { method: 'PATCH', path: `${S}/roles/:role_id`, auth: 'user', body: 'json', handler: h.updateRole },
     { method: 'DELETE', path: `${S}/roles/:role_id`, auth: 'user', body: 'none', handler: h.deleteRole },
     { method: 'PUT', path: `${S}/members/:user_id/role`, auth: 'user', body: 'json', handler: h.assignRole },
+    { method: 'DELETE', path: `${S}/members/:user_id/roles/:role_id`, auth: 'user', body: 'none', handler: h.unassignRole },
   ];
 }
 
@@ -46,9 +48,21 @@ interface RoleRow {
   name: string;
   full_server_admin: number;
   created_at: string;
+  color: number | null;
+  position: number;
+  hoist: number;
+  mentionable: number;
 }
 
-const roleRecord = (r: RoleRow) => ({ ...r, full_server_admin: r.full_server_admin === 1 });
+const roleRecord = (r: RoleRow): RoleRecord => ({ ...r, full_server_admin: r.full_server_admin === 1, hoist: r.hoist === 1, mentionable: r.mentionable === 1 });
+const ROLE_COLUMNS = 'id, server_id, name, full_server_admin, created_at, color, position, hoist, mentionable';
+/** The largest colour, 0xFFFFFF. */
+const MAX_COLOR = 0xffffff;
+
+/** `color`: an integer 0 to 0xFFFFFF, or null for none. */
+function color(body: Record<string, unknown>): number | null {
+  return body.color === null ? null : integer(body, 'color', 0, MAX_COLOR);
+}
 
 function serverHandlers(deps: Deps) {
   const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels } = deps;
@@ -63,16 +77,28 @@ function serverHandlers(deps: Deps) {
   const insertRemoval = db.prepare(
     'INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)',
   );
-  const insertRole = db.prepare('INSERT INTO roles (id, server_id, name, full_server_admin, created_at) VALUES (?, ?, ?, ?, ?)');
-  const roleById = db.prepare<[string], RoleRow>('SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE id = ?');
-  const roleByName = db.prepare<[string, string], { id: string }>('SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
-  const rolesOfServer = db.prepare<[string], RoleRow>(
-    'SELECT id, server_id, name, full_server_admin, created_at FROM roles WHERE server_id = ? ORDER BY created_at, rowid',
+  const insertRole = db.prepare(
+    `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, position)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
   );
+  const roleById = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = ?`);
+  const roleByName = db.prepare<[string, string], { id: string }>('SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
+  const rolesOfServer = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE server_id = ? ORDER BY position, created_at, rowid`);
   const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
-  const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ? WHERE id = ?');
+  const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ? WHERE id = ?');
+  const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
-  const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE role_id = ?');
+  const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
+  const roleHoldersOfServer = db.prepare<[string], { user_id: string }>('SELECT DISTINCT user_id FROM member_roles WHERE server_id = ?');
+  /** Puts `roleId` at `position` (0-based, clamped) and renumbers the rest 0..n-1, as channels are. */
+  const reorderRoles = (serverId: string, roleId: string | null, position: number) => {
+    const order = rolesOfServer.all(serverId).map((r) => r.id).filter((id) => id !== roleId);
+    if (roleId) order.splice(Math.min(position, order.length), 0, roleId);
+    order.forEach((id, index) => setRolePosition.run(index, id));
+  };
+  /** Every role change reaches the server's members as the whole list, in position order. */
+  const announceRoles = (serverId: string) =>
+    hub.toServer(serverId, { event: 'roles_updated', server_id: serverId, roles: rolesOfServer.all(serverId).map(roleRecord) });
 
   /** A role of this server (404 otherwise, like anything of a server one cannot see). */
   const roleIn = (serverId: string, roleId: string) => {
@@ -106,6 +132,7 @@ function serverHandlers(deps: Deps) {
     updateRole,
     deleteRole,
     assignRole,
+    unassignRole,
   };
 
   /** 201 server; the caller owns it and is its first member; a "general" channel comes with it. */
@@ -223,50 +250,78 @@ function serverHandlers(deps: Deps) {
     return noContent();
   }
 
-  /** The roles, members only, in creation order. */
+  /** The roles, members only, in position order. */
   function listRoles(ctx: Ctx) {
     perms.serverAccess(ctx.user, ctx.params.server_id);
     return json(rolesOfServer.all(ctx.params.server_id).map(roleRecord));
   }
 
-  /** Owner only; 201 role (full_server_admin defaults to false); 409 for a name already used (any case); 400 past 250; audited. */
+  /**
+   * Owner only: {name, full_server_admin?, color?, hoist?, mentionable?}; 201 role, placed last;
+   * 409 for a name already used (any case); 400 past 250; audited.
+   */
   function createRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'create roles');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const admin = ctx.body.full_server_admin === undefined ? false : bool(ctx.body, 'full_server_admin');
+    const colour = ctx.body.color === undefined ? null : color(ctx.body);
+    const hoist = ctx.body.hoist === undefined ? false : bool(ctx.body, 'hoist');
+    const mentionable = ctx.body.mentionable === undefined ? false : bool(ctx.body, 'mentionable');
     const reason = auditReason(ctx);
     if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
     if (roleCount.get(serverId)!.n >= MAX_ROLES_PER_SERVER) throw badRequest(`a server may have at most ${MAX_ROLES_PER_SERVER} roles`);
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     db.transaction(() => {
-      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()));
-      audit.write({ serverId, action: 'role_create', actorId: ctx.user.id, targetId: id, targetKind: 'role', reason, changes: { name, full_server_admin: admin } });
+      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()), colour, hoist ? 1 : 0, mentionable ? 1 : 0, serverId);
+      audit.write({
+        serverId,
+        action: 'role_create',
+        actorId: ctx.user.id,
+        targetId: id,
+        targetKind: 'role',
+        reason,
+        changes: { name, full_server_admin: admin, color: colour, hoist, mentionable },
+      });
     })();
+    announceRoles(serverId);
     return created(roleRecord(roleById.get(id)!));
   }
 
-  /** Owner only: {name?, full_server_admin?}; 200 role; 409 for a name in use; audited; holders get member_updated. */
+  /**
+   * Owner only: {name?, full_server_admin?, color?, hoist?, mentionable?, position?}; 200 role;
+   * positions stay 0..n-1 (a move renumbers the others); 409 for a name in use; audited; holders
+   * get member_updated (a move: every member holding a role of the server), everyone roles_updated.
+   */
   function updateRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'change roles');
     const before = roleIn(serverId, ctx.params.role_id);
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const admin = ctx.body.full_server_admin === undefined ? before.full_server_admin === 1 : bool(ctx.body, 'full_server_admin');
+    const colour = ctx.body.color === undefined ? before.color : color(ctx.body);
+    const hoist = ctx.body.hoist === undefined ? before.hoist === 1 : bool(ctx.body, 'hoist');
+    const mentionable = ctx.body.mentionable === undefined ? before.mentionable === 1 : bool(ctx.body, 'mentionable');
+    const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_ROLES_PER_SERVER);
     const reason = auditReason(ctx);
     const clash = roleByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a role named "${name}" already exists in this server`);
-    const changes = diff(roleRecord(before), { name, full_server_admin: admin });
+    let after: RoleRow | undefined;
     db.transaction(() => {
-      updateRoleRow.run(name, admin ? 1 : 0, before.id);
+      updateRoleRow.run(name, admin ? 1 : 0, colour, hoist ? 1 : 0, mentionable ? 1 : 0, before.id);
+      if (position !== null) reorderRoles(serverId, before.id, position);
+      after = roleById.get(before.id)!;
+      const changes = diff(roleRecord(before), { name, full_server_admin: admin, color: colour, hoist, mentionable, position: after.position });
       audit.write({ serverId, action: 'role_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'role', reason, changes });
     })();
-    announceMembers(serverId, holdersOf.all(before.id).map((r) => r.user_id));
-    return json(roleRecord(roleById.get(before.id)!));
+    const moved = position !== null && after!.position !== before.position;
+    announceMembers(serverId, (moved ? roleHoldersOfServer.all(serverId) : holdersOf.all(before.id)).map((r) => r.user_id));
+    announceRoles(serverId);
+    return json(roleRecord(after!));
   }
 
-  /** Owner only: 204; members holding it lose it (member_updated); audited. */
+  /** Owner only: 204; members holding it lose it (member_updated); the others move up; audited. */
   function deleteRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'delete roles');
@@ -275,13 +330,18 @@ function serverHandlers(deps: Deps) {
     const holders = holdersOf.all(role.id).map((r) => r.user_id);
     db.transaction(() => {
       deleteRoleRow.run(role.id);
+      reorderRoles(serverId, null, 0);
       audit.write({ serverId, action: 'role_delete', actorId: ctx.user.id, targetId: role.id, targetKind: 'role', reason, changes: { name: role.name } });
     })();
     announceMembers(serverId, holders);
+    announceRoles(serverId);
     return noContent();
   }
 
-  /** Owner only: the member's one custom role by name (`role: null` clears it); 404 unknown role or member; audited (role_assign). */
+  /**
+   * Owner only: gives the member the named role, beside those they hold (`role: null` takes them
+   * all); 200 member; 404 unknown role or member; audited (role_assign).
+   */
   function assignRole(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     perms.requireOwner(ctx.user, serverId, 'assign roles');
@@ -292,16 +352,41 @@ function serverHandlers(deps: Deps) {
       const role = roleByName.get(serverId, roleName);
       if (!role) throw notFound('role not found');
       roleId = role.id;
+      roleName = roleById.get(role.id)!.name;
     }
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
+    const before = members.record(serverId, userId)!.roles;
     db.transaction(() => {
-      members.setRole(serverId, userId, roleId);
-      audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId } });
+      if (roleId) members.addRole(serverId, userId, roleId);
+      else members.clearRoles(serverId, userId);
+      const after = members.record(serverId, userId)!.roles;
+      audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId, roles: { from: before, to: after } } });
     })();
+    return json(announceMember(serverId, userId));
+  }
+
+  /** Owner only: takes one role from the member; 200 member; 404 unknown role, member, or a role they do not hold; audited (role_unassign). */
+  function unassignRole(ctx: Ctx) {
+    const { server_id: serverId, user_id: userId } = ctx.params;
+    perms.requireOwner(ctx.user, serverId, 'remove roles');
+    const role = roleIn(serverId, ctx.params.role_id);
+    const reason = auditReason(ctx);
+    if (!perms.rank(userId, serverId)) throw notFound('member not found');
+    const before = members.record(serverId, userId)!.roles;
+    db.transaction(() => {
+      if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
+      const after = members.record(serverId, userId)!.roles;
+      audit.write({ serverId, action: 'role_unassign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: role.name, role_id: role.id, roles: { from: before, to: after } } });
+    })();
+    return json(announceMember(serverId, userId));
+  }
+
+  /** The member's record after a change, told to the server. */
+  function announceMember(serverId: string, userId: string) {
     const member = members.record(serverId, userId)!;
     hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
-    return json(member);
+    return member;
   }
 }
 

@@ -174,6 +174,33 @@ const MIGRATIONS: ((db: DB) => void)[] = [
   },
   // 9 -> 10: remembered devices; schema.sql creates their tables (nothing to carry over).
   () => {},
+  // 10 -> 11: several roles per member (member_roles, from members.role_id, which stays unused:
+  // SQLite cannot drop a column with a foreign key), and what a role looks like: colour,
+  // position (creation order to begin with), hoist, mentionable; the roles a message mentions.
+  (db) =>
+    db.exec(`
+      CREATE TABLE member_roles (
+        server_id TEXT NOT NULL,
+        user_id   TEXT NOT NULL,
+        role_id   TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+        PRIMARY KEY (server_id, user_id, role_id),
+        FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      CREATE INDEX member_roles_by_role ON member_roles (role_id);
+      INSERT INTO member_roles (server_id, user_id, role_id) SELECT server_id, user_id, role_id FROM members WHERE role_id IS NOT NULL;
+      UPDATE members SET role_id = NULL;
+      ALTER TABLE roles ADD COLUMN color INTEGER;
+      ALTER TABLE roles ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE roles ADD COLUMN hoist INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE roles ADD COLUMN mentionable INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE messages ADD COLUMN mention_roles TEXT;
+      -- Every role was a group of the member list until now: so it stays.
+      UPDATE roles SET hoist = 1;
+      UPDATE roles SET position = (
+        SELECT COUNT(*) FROM roles o
+         WHERE o.server_id = roles.server_id AND (o.created_at < roles.created_at OR (o.created_at = roles.created_at AND o.rowid < roles.rowid))
+      );
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

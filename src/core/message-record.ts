@@ -31,6 +31,8 @@ export interface MessageRecord {
   /** The users the content mentions (`@name`), and whether it mentions everyone. */
   mentions: string[];
   mention_everyone: boolean;
+  /** The mentionable roles the content mentions (`@rolename`): each holder counts it as a mention. */
+  mention_roles: string[];
   reply_to: string | null;
   /** null when there is no reply, or when the replied message was deleted. */
   reply_preview: { id: string; author: UserRef; content: string } | null;
@@ -59,6 +61,8 @@ export interface MessageRow {
   /** A JSON array of user ids, or null. */
   mentions: string | null;
   mention_everyone: number;
+  /** A JSON array of role ids, or null. */
+  mention_roles: string | null;
   pinned_at: string | null;
 }
 
@@ -96,6 +100,7 @@ export function toRecord(
     content: row.content,
     mentions: row.mentions ? (JSON.parse(row.mentions) as string[]) : [],
     mention_everyone: row.mention_everyone === 1,
+    mention_roles: row.mention_roles ? (JSON.parse(row.mention_roles) as string[]) : [],
     reply_to: row.reply_to,
     reply_preview: reply
       ? {

@@ -65,14 +65,34 @@ export interface ConversationState extends ContainerState {
   conversation_id: string;
 }
 
+export interface RoleRecord {
+  id: string;
+  server_id: string;
+  name: string;
+  full_server_admin: boolean;
+  created_at: string;
+  /** 0xRRGGBB, or null for none. */
+  color: number | null;
+  /** The order roles are listed and shown in, 0 first. */
+  position: number;
+  /** Its holders are a group of their own in the member list. */
+  hoist: boolean;
+  /** @name mentions every holder (from who may use @everyone). */
+  mentionable: boolean;
+}
+
 export interface MemberRecord {
   user_id: string;
   username: string;
   display_name: string | null;
   avatar_url: string | null;
   is_owner: boolean;
+  /** The first of `roles`, or null: the one role a member had before several were allowed. */
   role: string | null;
+  /** The names of the member's roles, in position order. */
   roles: string[];
+  /** Their ids, in the same order. */
+  role_ids: string[];
   joined_at: string;
   presence: string;
   /** Until when the member may only read; null when not timed out. */

@@ -82,10 +82,11 @@ export interface Permissions {
 
 export function createPermissions(db: DB, clock: Clock): Permissions {
   const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null; timeout_until: string | null }>(
-    `SELECT s.owner_id, r.full_server_admin, m.timeout_until
+    `SELECT s.owner_id, m.timeout_until,
+            (SELECT MAX(r.full_server_admin) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+              WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id) AS full_server_admin
        FROM members m
        JOIN servers s ON s.id = m.server_id
-       LEFT JOIN roles r ON r.id = m.role_id
       WHERE m.server_id = ? AND m.user_id = ?`,
   );
   const channelServer = db.prepare<[string], { server_id: string }>('SELECT server_id FROM channels WHERE id = ?');

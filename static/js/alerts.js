@@ -1,7 +1,7 @@
 // The title ("(3) #general · Book club · chat") and desktop notifications for mentions and
 // direct messages while the tab is hidden. Permission is asked only when the user clicks
 // "Enable desktop notifications", never on load.
-import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName } from './store.js';
+import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName, mentionsMe } from './store.js';
 
 let roomName = '';
 let openPlace = () => {};
@@ -40,7 +40,7 @@ export async function toggleNotifications(wantOn) {
 function maybeNotify(m) {
   if (!notificationsOn() || !document.hidden || m.author_id === state.me.user_id) return;
   if (state.status === 'dnd') return;
-  const mentioned = (m.mentions || []).includes(state.me.user_id) || m.mention_everyone;
+  const mentioned = mentionsMe(m);
   if (!m.conversation_id && !mentioned) return;
   let where;
   if (m.conversation_id) {

@@ -199,7 +199,14 @@ function candidates() {
     const members = state.members.get(r.serverId) || [];
     const list = members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name }));
     const server = findServer(r.serverId);
-    if (server && server.owner_id === state.me.user_id) list.push({ user_id: 'everyone', username: 'everyone' });
+    // @everyone and @rolename (a mentionable role whose name can be typed) count from the owner
+    // and full server administrators only: to anyone else they are not offered.
+    if (canManageServer(server)) {
+      list.push({ user_id: 'everyone', username: 'everyone', group: true });
+      for (const role of state.roles.get(r.serverId) || []) {
+        if (role.mentionable && /^[A-Za-z0-9_-]{3,32}$/.test(role.name)) list.push({ user_id: `role:${role.id}`, username: role.name, group: true });
+      }
+    }
     return list;
   }
   return findConversation(r.conversationId)?.members || [];
@@ -225,8 +232,8 @@ function renderSuggest() {
   suggestBox.replaceChildren(...suggest.items.map((u, i) => el('li', {
     role: 'option', id: `suggest-${i}`, class: 'suggest-item', 'aria-selected': String(i === suggest.index),
     onmousedown: (e) => { e.preventDefault(); choose(i); },
-  }, u.user_id === 'everyone'
-    ? [el('span', { class: 'suggest-at', text: '@' }), el('span', { text: 'everyone' })]
+  }, u.group
+    ? [el('span', { class: 'suggest-at', text: '@' }), el('span', { text: u.username }), u.user_id === 'everyone' ? null : el('span', { class: 'suggest-at', text: ' role' })]
     : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })])));
   text().setAttribute('aria-activedescendant', `suggest-${suggest.index}`);
 }

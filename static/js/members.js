@@ -31,6 +31,13 @@ function presenceOf(member) {
   return member.user_id === state.me.user_id ? state.presence.get(member.user_id) || 'online' : state.presence.get(member.user_id) || member.presence || 'offline';
 }
 
+/** A member's name in the colour of the first role they hold that has one (as Discord shows it). */
+function coloured(node, member, server) {
+  const role = server && (state.roles.get(server.id) || []).find((r) => r.color !== null && r.color !== undefined && (member.role_ids || []).includes(r.id));
+  if (role) node.style.color = `#${role.color.toString(16).padStart(6, '0')}`;
+  return node;
+}
+
 function memberRow(member, server) {
   const presence = presenceOf(member);
   const role = member.role || null;
@@ -43,7 +50,7 @@ function memberRow(member, server) {
       onclick: (e) => openUserMenu(member, e.currentTarget),
     },
     el('span', { class: 'avatar-wrap' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
-    nameText(member, 'member-name'),
+    coloured(nameText(member, 'member-name'), member, server),
     member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
     until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null));
 }
@@ -64,14 +71,16 @@ export function renderMembers() {
   const members = state.members.get(cur.serverId);
   const roles = state.roles.get(cur.serverId) || [];
   if (!server || !members) return box.replaceChildren(el('p', { class: 'muted members-heading', text: 'Loading members…' }));
+  // A member shows once: under the first hoisted role they hold (roles are in position order),
+  // or among the other members.
+  const hoisted = roles.filter((r) => r.hoist);
+  const groupOf = (m) => hoisted.find((r) => (m.role_ids || []).includes(r.id)) || null;
   const groups = [];
-  // Roles in creation order; a role we have not heard of yet (created since) still groups.
-  const names = [...roles.map((r) => r.name), ...new Set(members.flatMap((m) => m.roles).filter((n) => !roles.some((r) => r.name === n)))];
-  for (const name of names) {
-    const inRole = members.filter((m) => m.roles.includes(name)).sort(byPresence);
-    if (inRole.length) groups.push([name, inRole, roles.find((r) => r.name === name)?.full_server_admin]);
+  for (const role of hoisted) {
+    const inRole = members.filter((m) => groupOf(m) === role).sort(byPresence);
+    if (inRole.length) groups.push([role.name, inRole, role.full_server_admin]);
   }
-  const plain = members.filter((m) => !m.roles.length).sort(byPresence);
+  const plain = members.filter((m) => !groupOf(m)).sort(byPresence);
   if (plain.length) groups.push(['Members', plain, false]);
   box.replaceChildren(...groups.map(([name, list, admin]) => el('section', { class: 'member-group' },
     el('h3', { class: 'members-heading' }, el('span', { text: `${name} — ${list.length}` }), admin ? el('span', { class: 'role-flag', title: 'Full server administrators', text: 'admin' }) : null),
@@ -104,7 +113,7 @@ export function openUserMenu(user, anchor) {
   const moderate = server && member && mayModerate(server, member);
   const roles = server ? state.roles.get(server.id) || [] : [];
   const subtitle = member
-    ? member.is_owner ? 'Server owner' : member.role ? `Role: ${member.role}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
+    ? member.is_owner ? 'Server owner' : member.roles.length ? `${member.roles.length > 1 ? 'Roles' : 'Role'}: ${member.roles.join(', ')}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
     : server ? 'Not a member of this server' : conversation ? 'Member' : '';
   const name = displayName(user);
   const groups = [
@@ -113,9 +122,9 @@ export function openUserMenu(user, anchor) {
       !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && menuItem('Add friend', 'user', () => addFriend(user.username)),
     ],
     isOwner && member && roles.length ? [
-      el('div', { class: 'menu-label', text: 'Role' }),
-      ...[{ name: null }, ...roles].map((r) => menuItem(r.name || 'No role', r.name ? 'shield' : 'x', () => assignRole(server, member, r.name), {
-        role: 'menuitemradio', checked: (member.role || null) === r.name,
+      el('div', { class: 'menu-label', text: 'Roles' }),
+      ...roles.map((r) => menuItem(r.name, 'shield', () => toggleRole(server, member, r), {
+        role: 'menuitemcheckbox', checked: member.roles.includes(r.name),
       })),
     ] : [],
     [
@@ -143,10 +152,13 @@ export function openUserMenu(user, anchor) {
   menu.querySelector('[role^="menuitem"]')?.focus();
 }
 
-async function assignRole(server, member, role) {
+/** Gives the role, or takes it when the member holds it. */
+export async function toggleRole(server, member, role) {
+  const holds = (member.role_ids || []).includes(role.id);
   try {
-    await api('PUT', `/api/servers/${server.id}/members/${member.user_id}/role`, { role });
-    toast(role ? `${displayName(member)} now has the role ${role}.` : `${displayName(member)} has no role now.`, false);
+    if (holds) await api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/roles/${role.id}`);
+    else await api('PUT', `/api/servers/${server.id}/members/${member.user_id}/role`, { role: role.name });
+    toast(holds ? `${displayName(member)} no longer has the role ${role.name}.` : `${displayName(member)} now has the role ${role.name}.`, false);
     await loadMembers(server.id, true);
   } catch (err) {
     toast(err.message);

@@ -45,7 +45,7 @@ export function isOpen(popup) {
 
 /**
  * One entry of a menu: closes the menu, then runs. options: {danger, disabled, role
- * ('menuitem', or 'menuitemradio' with checked)}; iconName may be null.
+ * ('menuitem', or 'menuitemradio' or 'menuitemcheckbox' with checked)}; iconName may be null.
  */
 export function menuItem(label, iconName, run, { danger = false, disabled = false, role = 'menuitem', checked } = {}) {
   return el('button', {
@@ -61,7 +61,7 @@ export function menuItem(label, iconName, run, { danger = false, disabled = fals
  */
 export function menuKeys(menu) {
   menu.addEventListener('keydown', (e) => {
-    const items = [...menu.querySelectorAll('[role="menuitem"]:not([disabled])')];
+    const items = [...menu.querySelectorAll('[role^="menuitem"]:not([disabled])')];
     const i = items.indexOf(document.activeElement);
     if (e.key === 'ArrowDown') items[(i + 1) % items.length]?.focus();
     else if (e.key === 'ArrowUp') items[(i - 1 + items.length) % items.length]?.focus();

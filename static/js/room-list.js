@@ -7,7 +7,7 @@ import { $, el, formatDay } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
 import { openLightbox } from './lightbox.js';
-import { state, findServer, canManageServer, isBlocked } from './store.js';
+import { state, findServer, canManageServer, isBlocked, mentionsMe } from './store.js';
 import { openUserMenu } from './members.js';
 import { showEditHistory } from './edit-history.js';
 import { currentRoom, findItem, setReply, mayReadHistory } from './room-state.js';
@@ -38,16 +38,16 @@ export function render(r, m, prev) {
   }
   const mine = m.author_id === state.me.user_id;
   const server = r.kind === 'channel' ? findServer(r.serverId) : null;
-  const mentionsMe = !mine && ((m.mentions || []).includes(state.me.user_id) || m.mention_everyone);
+  const named = !mine && mentionsMe(m);
   return buildMessage(m, {
     mine,
     continued,
     history: mayReadHistory(r, m) ? () => showEditHistory(r.base, m) : null,
     openUser: (anchor) => openUserMenu(m.author || { user_id: m.author_id, username: 'unknown' }, anchor),
-    mentionsMe,
+    mentionsMe: named,
     mention: (name) => {
       const kind = mentionKind(name);
-      if (kind === 'me') return mentionsMe ? 'me' : 'user';
+      if (kind === 'me') return named ? 'me' : 'user';
       if (kind === 'everyone') return m.mention_everyone ? 'me' : null;
       return kind;
     },

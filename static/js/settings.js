@@ -10,6 +10,7 @@ import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, canManageServer, displayName } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
+import { toggleRole } from './members.js';
 import { channelsPanel, createChannel } from './channel-settings.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
 import { bansPanel } from './moderation.js';
@@ -254,10 +255,14 @@ function rolesPanel(server) {
   const update = () => {
     const roles = state.roles.get(server.id) || [];
     const members = state.members.get(server.id) || [];
-    list.replaceChildren(...roles.map((r) => el('li', { class: 'role-row' }, icon('shield', 'nav-icon'), el('span', { class: 'role-name', text: r.name }),
+    list.replaceChildren(...roles.map((r, i) => el('li', { class: 'role-row' }, icon('shield', 'nav-icon'), roleName(r),
       r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
-      el('span', { class: 'muted', text: `${members.filter((m) => m.roles.includes(r.name)).length} members` }),
+      r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
+      r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
+      el('span', { class: 'muted', text: `${members.filter((m) => (m.role_ids || []).includes(r.id)).length} members` }),
       owner ? el('span', { class: 'row-actions' },
+        el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) }, '↑'),
+        el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} down`, disabled: i === roles.length - 1, onclick: () => moveRole(server, r, i + 1) }, '↓'),
         el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
         el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) }, 'Delete')) : null)));
     empty.hidden = roles.length > 0;
@@ -266,7 +271,7 @@ function rolesPanel(server) {
   return {
     nodes: [
       el('h3', { text: 'Roles' }),
-      el('p', { class: 'muted', text: 'A member holds one role. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without that role and delete or pin any message.' }),
+      el('p', { class: 'muted', text: 'A member may hold several roles; the first one with a colour colours their name. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.' }),
       list, empty,
       owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates, changes and assigns roles.' }),
     ],
@@ -277,17 +282,20 @@ function rolesPanel(server) {
 function roleForm(server) {
   const name = el('input', { id: 'role-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Role name' });
   const admin = el('input', { id: 'role-admin', type: 'checkbox' });
+  const hoist = el('input', { id: 'role-hoist', type: 'checkbox' });
   const form = el('form', { class: 'settings-form role-form' },
     el('label', { for: 'role-name', text: 'New role' }),
     el('div', { class: 'inline-form' }, name, el('button', { type: 'submit', class: 'primary' }, 'Create role')),
-    el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })));
+    el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
+    el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const role = await api('POST', `/api/servers/${server.id}/roles`, { name: name.value, full_server_admin: admin.checked });
+      const role = await api('POST', `/api/servers/${server.id}/roles`, { name: name.value, full_server_admin: admin.checked, hoist: hoist.checked });
       toast(`Role ${role.name} created.`, false);
       name.value = '';
       admin.checked = false;
+      hoist.checked = false;
       await loadMembers(server.id, true);
     } catch (err) {
       toast(err.message);
@@ -296,17 +304,43 @@ function roleForm(server) {
   return form;
 }
 
+/** A role's name in its colour. */
+function roleName(role) {
+  const name = el('span', { class: 'role-name', text: role.name });
+  if (role.color !== null && role.color !== undefined) name.style.color = hexColor(role.color);
+  return name;
+}
+
+const hexColor = (n) => `#${n.toString(16).padStart(6, '0')}`;
+
+async function moveRole(server, role, position) {
+  try {
+    await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, { position });
+    await loadMembers(server.id, true);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
 async function editRole(server, role) {
   const answer = await askForm({
     title: `Edit the role ${role.name}`, submit: 'Save',
     fields: [
       { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
+      { name: 'color', label: 'Colour (#rrggbb, empty for none)', value: role.color === null || role.color === undefined ? '' : hexColor(role.color), maxLength: 7 },
       { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
+      { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
+      { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
     ],
   });
   if (!answer) return;
+  const colour = answer.color.trim();
+  if (colour && !/^#?[0-9a-fA-F]{6}$/.test(colour)) return toast('A colour is # and six hex digits, like #3ba55d.');
   try {
-    await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, { name: answer.name, full_server_admin: answer.admin });
+    await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
+      name: answer.name, full_server_admin: answer.admin, hoist: answer.hoist, mentionable: answer.mentionable,
+      color: colour ? parseInt(colour.replace('#', ''), 16) : null,
+    });
     toast('Role saved.', false);
     await loadMembers(server.id, true);
   } catch (err) {
@@ -315,8 +349,8 @@ async function editRole(server, role) {
 }
 
 async function deleteRole(server, role) {
-  const holders = (state.members.get(server.id) || []).filter((m) => m.roles.includes(role.name)).length;
-  if (!(await confirmAction(`Delete the role ${role.name}?`, holders ? `${holders} member${holders === 1 ? '' : 's'} will have no role, and lose what it allowed.` : 'Nobody holds it.', 'Delete role'))) return;
+  const holders = (state.members.get(server.id) || []).filter((m) => (m.role_ids || []).includes(role.id)).length;
+  if (!(await confirmAction(`Delete the role ${role.name}?`, holders ? `${holders} member${holders === 1 ? '' : 's'} will lose it, and what it allowed.` : 'Nobody holds it.', 'Delete role'))) return;
   try {
     await api('DELETE', `/api/servers/${server.id}/roles/${role.id}`);
     toast(`Role ${role.name} deleted.`, false);
@@ -337,8 +371,8 @@ function membersPanel(server) {
       m.is_owner ? el('span', { class: 'role-flag', text: 'owner' }) : null,
       m.timeout_until ? el('span', { class: 'tag', text: `timed out until ${formatTime(m.timeout_until)}` }) : null,
       owner
-        ? roleSelect(server, m, roles)
-        : el('span', { class: 'muted', text: m.role ? `role: ${m.role}` : 'no role' }))));
+        ? roleChips(server, m, roles)
+        : el('span', { class: 'muted', text: m.roles.length ? `roles: ${m.roles.join(', ')}` : 'no role' }))));
   };
   update();
   return {
@@ -351,18 +385,20 @@ function membersPanel(server) {
   };
 }
 
-function roleSelect(server, member, roles) {
-  const select = el('select', { 'aria-label': `Role of ${member.username}`, class: 'role-select' },
-    el('option', { value: '', text: 'No role', selected: !member.role }),
-    roles.map((r) => el('option', { value: r.name, text: r.name, selected: member.role === r.name })));
-  select.addEventListener('change', async () => {
-    try {
-      await api('PUT', `/api/servers/${server.id}/members/${member.user_id}/role`, { role: select.value || null });
-      toast(select.value ? `${member.username} now has the role ${select.value}.` : `${member.username} has no role now.`, false);
-      await loadMembers(server.id, true);
-    } catch (err) {
-      toast(err.message);
-    }
+/** The roles a member holds, each with a button that takes it, and a list to give another. */
+function roleChips(server, member, roles) {
+  const held = roles.filter((r) => (member.role_ids || []).includes(r.id));
+  const others = roles.filter((r) => !held.includes(r));
+  const select = el('select', { 'aria-label': `Give ${member.username} a role`, class: 'role-select' },
+    el('option', { value: '', text: others.length ? 'Add a role…' : 'Holds every role', selected: true }),
+    others.map((r) => el('option', { value: r.id, text: r.name })));
+  select.disabled = others.length === 0;
+  select.addEventListener('change', () => {
+    const role = others.find((r) => r.id === select.value);
+    if (role) toggleRole(server, member, role);
   });
-  return select;
+  return el('span', { class: 'role-chips' },
+    held.map((r) => el('span', { class: 'tag' }, roleName(r),
+      el('button', { type: 'button', class: 'link-button', 'aria-label': `Take the role ${r.name} from ${member.username}`, onclick: () => toggleRole(server, member, r) }, '×'))),
+    select);
 }

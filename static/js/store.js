@@ -131,6 +131,14 @@ export function canManageServer(server) {
   return Boolean(mine && roles.some((role) => role.full_server_admin && mine.roles.includes(role.name)));
 }
 
+/** Whether a message names the user: by name, @everyone, or a role they hold. */
+export function mentionsMe(m) {
+  if (m.mention_everyone || (m.mentions || []).includes(state.me.user_id)) return true;
+  if (!m.mention_roles?.length || !m.server_id) return false;
+  const mine = (state.members.get(m.server_id) || []).find((member) => member.user_id === state.me.user_id);
+  return Boolean(mine && (mine.role_ids || []).some((id) => m.mention_roles.includes(id)));
+}
+
 /** What the title bar counts: mentions in channels plus unread DMs and groups. */
 export function attentionCount() {
   let n = 0;
@@ -207,7 +215,7 @@ function onMessage(message) {
     container.mention_count = 0;
   } else {
     container.unread_count = Math.min(100, container.unread_count + 1);
-    const mentioned = message.conversation_id || message.mention_everyone || (message.mentions || []).includes(state.me.user_id);
+    const mentioned = message.conversation_id || mentionsMe(message);
     if (mentioned) container.mention_count = Math.min(100, container.mention_count + 1);
   }
   if (message.conversation_id) {
@@ -311,6 +319,11 @@ const storeHandlers = new Map(Object.entries({
   },
   member_joined: applyMember,
   member_updated: applyMember,
+  // Every role of the server, in position order: names, colours and groups of the member list.
+  roles_updated: (ev) => {
+    state.roles.set(ev.server_id, ev.roles);
+    emit('members', ev.server_id);
+  },
   member_left(ev) {
     const list = state.members.get(ev.server_id);
     if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));

@@ -18,6 +18,7 @@ export type AuditAction =
   | 'role_update'
   | 'role_delete'
   | 'role_assign'
+  | 'role_unassign'
   | 'member_kick'
   | 'member_ban'
   | 'member_unban'

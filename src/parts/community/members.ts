@@ -19,8 +19,12 @@ export interface Members {
   add(serverId: string, userId: string): void;
   /** Removes a member and revokes the invites they created. */
   remove(serverId: string, userId: string): void;
-  /** The member's custom role (null: none). */
-  setRole(serverId: string, userId: string, roleId: string | null): void;
+  /** Gives the member a role (nothing when they hold it already). */
+  addRole(serverId: string, userId: string, roleId: string): void;
+  /** Takes one role from the member; false when they did not hold it. */
+  removeRole(serverId: string, userId: string, roleId: string): boolean;
+  /** Takes every role from the member. */
+  clearRoles(serverId: string, userId: string): void;
   /** Until when the member may only read (null: not timed out). */
   setTimeout(serverId: string, userId: string, until: string | null): void;
   /** 403 once the user is in as many servers as one account may be. */
@@ -32,18 +36,21 @@ interface Row {
   username: string;
   display_name: string | null;
   avatar_url: string | null;
-  role: string | null;
+  /** JSON: [[id, name], ...] in position order. */
+  roles: string;
   is_owner: number;
   joined_at: string;
   timeout_until: string | null;
 }
 
 export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: Pick<Presence, 'of'> }): Members {
-  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, r.name AS role, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until
+  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until,
+       (SELECT json_group_array(json_array(id, name)) FROM (
+          SELECT r.id, r.name FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+           WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id ORDER BY r.position)) AS roles
        FROM members m
        JOIN profiles u ON u.id = m.user_id
-       JOIN servers s ON s.id = m.server_id
-       LEFT JOIN roles r ON r.id = m.role_id`;
+       JOIN servers s ON s.id = m.server_id`;
   const all = db.prepare<[string], Row>(`SELECT ${COLUMNS} WHERE m.server_id = ? ORDER BY is_owner DESC, u.username`);
   const one = db.prepare<[string, string], Row>(`SELECT ${COLUMNS} WHERE m.server_id = ? AND m.user_id = ?`);
   const insert = db.prepare(
@@ -51,22 +58,29 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
   );
   const deleteMember = db.prepare('DELETE FROM members WHERE server_id = ? AND user_id = ?');
   const deleteInvitesBy = db.prepare('DELETE FROM invites WHERE server_id = ? AND created_by = ?');
-  const updateRole = db.prepare('UPDATE members SET role_id = ? WHERE server_id = ? AND user_id = ?');
+  const insertRole = db.prepare('INSERT OR IGNORE INTO member_roles (server_id, user_id, role_id) VALUES (?, ?, ?)');
+  const deleteRole = db.prepare('DELETE FROM member_roles WHERE server_id = ? AND user_id = ? AND role_id = ?');
+  const deleteRoles = db.prepare('DELETE FROM member_roles WHERE server_id = ? AND user_id = ?');
   const updateTimeout = db.prepare('UPDATE members SET timeout_until = ? WHERE server_id = ? AND user_id = ?');
   const serverCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM members WHERE user_id = ?');
 
-  const record = (row: Row): MemberRecord => ({
+  const record = (row: Row): MemberRecord => {
+    const roles = JSON.parse(row.roles) as [string, string][];
+    return {
     user_id: row.user_id,
     username: row.username,
     display_name: row.display_name,
     avatar_url: row.avatar_url,
     is_owner: row.is_owner === 1,
-    role: row.role,
-    roles: row.role ? [row.role] : [],
+    // The first role in position order: what `role` held when a member had one.
+    role: roles[0]?.[1] ?? null,
+    roles: roles.map(([, name]) => name),
+    role_ids: roles.map(([id]) => id),
     joined_at: row.joined_at,
     presence: presence.of(row.user_id),
     timeout_until: row.timeout_until && row.timeout_until > iso(clock.now()) ? row.timeout_until : null,
-  });
+    };
+  };
 
   return {
     record(serverId, userId) {
@@ -80,7 +94,9 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
       // Someone outside a server does not hand out its way in.
       deleteInvitesBy.run(serverId, userId);
     },
-    setRole: (serverId, userId, roleId) => void updateRole.run(roleId, serverId, userId),
+    addRole: (serverId, userId, roleId) => void insertRole.run(serverId, userId, roleId),
+    removeRole: (serverId, userId, roleId) => deleteRole.run(serverId, userId, roleId).changes > 0,
+    clearRoles: (serverId, userId) => void deleteRoles.run(serverId, userId),
     setTimeout: (serverId, userId, until) => void updateTimeout.run(until, serverId, userId),
     requireRoom(userId) {
       if (serverCount.get(userId)!.n >= MAX_SERVERS_PER_USER) {

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
-import type { ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, ServerRecord, Shown, Status } from '../../core/records';
+import type { ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
 
 /**
  * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing
@@ -127,6 +127,10 @@ export const STREAM_EVENTS = {
   member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
     server_id: uuid,
     member: record<MemberRecord>('Member'),
+  }),
+  roles_updated: event('roles_updated', SERVER_MEMBERS, 'a role created, changed, moved or deleted: every role of the server, in position order', {
+    server_id: uuid,
+    roles: Type.Array(record<RoleRecord>('Role')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
   standing: event('standing', 'the user whose standing changed', 'the account standing changed; at 4 the stream then closes with 4003', {

@@ -22,6 +22,8 @@ export interface TailMessage {
   everyone: boolean;
   /** Users named (the author's own name excluded), or null. */
   mentions: string[] | null;
+  /** Mentionable roles named, or null: their holders (but the author) count it. */
+  roles: string[] | null;
 }
 
 export interface Tail {
@@ -39,6 +41,7 @@ export interface NewMessageRow {
   author_id: string;
   mentions: string | null;
   mention_everyone: number;
+  mention_roles: string | null;
 }
 
 export interface ChannelTails {
@@ -53,7 +56,7 @@ export interface ChannelTails {
 
 export function createChannelTails(db: DB): ChannelTails {
   const newest = db.prepare<[string, number], NewMessageRow>(
-    `SELECT seq, id, channel_id, author_id, mentions, mention_everyone FROM messages
+    `SELECT seq, id, channel_id, author_id, mentions, mention_everyone, mention_roles FROM messages
       WHERE channel_id = ? ORDER BY seq DESC LIMIT ?`,
   );
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
@@ -103,5 +106,6 @@ function tailMessage(row: NewMessageRow): TailMessage {
     author_id: row.author_id,
     everyone: row.mention_everyone === 1,
     mentions: named.length ? named : null,
+    roles: row.mention_roles === null ? null : (JSON.parse(row.mention_roles) as string[]),
   };
 }

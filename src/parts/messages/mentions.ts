@@ -3,9 +3,10 @@ import type { Container } from '../../core/types';
 
 /**
  * Mentions: `@username` names a user, when that user can see the message's channel or
- * conversation; `@everyone` in a server channel names every member, but only from the owner or
- * a full server administrator (from anyone else it stays text). Names are matched in any
- * letter case, as usernames are unique in any case.
+ * conversation; `@everyone` in a server channel names every member, and `@rolename` every holder
+ * of a mentionable role, but only from the owner or a full server administrator (from anyone
+ * else they stay text). Names are matched in any letter case, as usernames and role names are
+ * unique in any case; one name may be a user's and a role's at once.
  */
 export const MAX_MENTIONS = 20;
 
@@ -16,12 +17,14 @@ export interface Mentioned {
   /** Ids of the users named who can see the container (the author included if named). */
   userIds: string[];
   everyone: boolean;
+  /** Ids of the mentionable roles named (server channels only). */
+  roleIds: string[];
 }
 
-export const NO_MENTIONS: Mentioned = { userIds: [], everyone: false };
+export const NO_MENTIONS: Mentioned = { userIds: [], everyone: false, roleIds: [] };
 
 export interface Mentions {
-  /** Who `content` mentions in `container`; `mayMentionEveryone` is the author's right to @everyone. */
+  /** Who `content` mentions in `container`; `mayMentionEveryone` is the author's right to @everyone and @role. */
   find(container: Container, content: string, mayMentionEveryone: boolean): Mentioned;
 }
 
@@ -32,6 +35,9 @@ export function createMentions(db: DB): Mentions {
   const inConversation = db.prepare<[string, string], { id: string }>(
     `SELECT u.id FROM users u JOIN conversation_members m ON m.user_id = u.id
       WHERE m.conversation_id = ? AND u.username = ? COLLATE NOCASE`,
+  );
+  const mentionableRole = db.prepare<[string, string], { id: string }>(
+    'SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE AND mentionable = 1',
   );
   return {
     find(container, content, mayMentionEveryone) {
@@ -47,7 +53,11 @@ export function createMentions(db: DB): Mentions {
       const lookup = container.kind === 'channel' ? inServer : inConversation;
       const scope = container.kind === 'channel' ? container.serverId : container.id;
       const userIds = [...names].map((name) => lookup.get(scope, name)?.id).filter((id): id is string => id !== undefined);
-      return { userIds: [...new Set(userIds)], everyone: everyone && mayMentionEveryone && container.kind === 'channel' };
+      const roleIds =
+        container.kind === 'channel' && mayMentionEveryone
+          ? [...names].map((name) => mentionableRole.get(container.serverId, name)?.id).filter((id): id is string => id !== undefined)
+          : [];
+      return { userIds: [...new Set(userIds)], everyone: everyone && mayMentionEveryone && container.kind === 'channel', roleIds };
     },
   };
 }

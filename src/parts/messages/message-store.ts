@@ -65,7 +65,7 @@ export interface MessageStore {
 }
 
 export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, u.display_name, u.avatar_url, m.content, m.reply_to,
-  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.pinned_at`;
+  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.mention_roles, m.pinned_at`;
 
 /** Pinned messages one channel or conversation may hold. */
 export const MAX_PINS = 50;
@@ -118,16 +118,17 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
 
   // RETURNING: the new message's record is built from the rows as committed, without reading them back.
   const insertMessage = db.prepare<
-    [string, string | null, string | null, string, string, string | null, string, string | null, number],
+    [string, string | null, string | null, string, string, string | null, string, string | null, number, string | null],
     Omit<MessageRow, 'username' | 'display_name' | 'avatar_url'>
   >(
-    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, pinned_at`,
+    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone, mention_roles)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at`,
   );
   const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
   const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
-  const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ? WHERE seq = ?');
+  const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?');
+  const rolesJson = (found: Mentioned) => (found.roleIds.length ? JSON.stringify(found.roleIds) : null);
   /** The rows that let a user's mentions be counted; the author's own name is not one. */
   const storeMentions = (container: Container, seq: number, authorId: string, found: Mentioned) => {
     for (const userId of found.userIds) if (userId !== authorId) insertMention.run(userId, container.id, seq);
@@ -152,6 +153,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         now,
         found.userIds.length ? JSON.stringify(found.userIds) : null,
         found.everyone ? 1 : 0,
+        rolesJson(found),
       )!;
       const attachments = input.files.map((f, position) =>
         toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
@@ -178,7 +180,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     // The version this edit replaces is kept: the history, and what a report of it shows.
     insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
     updateContent.run(content, now, row.seq);
-    updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, row.seq);
+    updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, rolesJson(found), row.seq);
     deleteMentions.run(row.seq);
     storeMentions(container, row.seq, row.author_id, found);
   });

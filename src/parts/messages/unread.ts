@@ -60,6 +60,10 @@ const channelState = `
       UNION
       SELECT e.seq FROM messages e
        WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+      UNION
+      SELECT e.seq FROM messages e JOIN json_each(e.mention_roles) j
+        JOIN member_roles mr ON mr.role_id = j.value AND mr.server_id = mb.server_id AND mr.user_id = mb.user_id
+       WHERE e.channel_id = c.id AND e.mention_roles IS NOT NULL AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
       LIMIT ${CAP})) AS mention_count
   ${CHANNELS_OF_MEMBER}`;
 
@@ -86,6 +90,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
   ).raw();
   const counted = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+  const rolesOfUser = db.prepare<[string], string>('SELECT role_id FROM member_roles WHERE user_id = ?').pluck();
 
   /**
    * The channels of the given memberships with the caller's state: the records from the
@@ -94,9 +99,11 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   function channelStates(userId: string, servers: [string, number][], markers: Map<string, number>): Map<string, ChannelState> {
     tails.refresh();
     const states = new Map<string, ChannelState>();
+    // Role ids are unique across servers: one set serves every channel.
+    const roles = new Set(rolesOfUser.all(userId));
     for (const [serverId, joinedSeq] of servers) {
       for (const channel of directory.channelsOf(serverId)) {
-        const state = stateInTail(tails.get(channel.id), userId, markers.get(channel.id) ?? joinedSeq);
+        const state = stateInTail(tails.get(channel.id), userId, roles, markers.get(channel.id) ?? joinedSeq);
         states.set(channel.id, state ? withFields(channel, state) : counted.get(userId, channel.id)!);
       }
     }
@@ -171,7 +178,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
  * The read state at `marker` from a channel's newest messages, or null when the marker is older
  * than the tail and the tail is not the whole channel (the counts may reach past it).
  */
-function stateInTail(tail: Tail, userId: string, marker: number): ContainerState | null {
+function stateInTail(tail: Tail, userId: string, roles: Set<string>, marker: number): ContainerState | null {
   const { messages } = tail;
   let first = messages.length;
   while (first > 0 && messages[first - 1].seq > marker) first--;
@@ -182,7 +189,7 @@ function stateInTail(tail: Tail, userId: string, marker: number): ContainerState
     const m = messages[i];
     if (m.author_id === userId) continue;
     unread++;
-    if (m.everyone || m.mentions?.includes(userId)) mentioned++;
+    if (m.everyone || m.mentions?.includes(userId) || m.roles?.some((role) => roles.has(role))) mentioned++;
   }
   return {
     last_message_id: messages.at(-1)?.id ?? null,
