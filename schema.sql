@@ -76,6 +76,15 @@ CREATE TABLE IF NOT EXISTS servers (
   description TEXT NOT NULL DEFAULT ''
 );
 
+-- Named groups of a server's channels, in position order (0 first, dense).
+CREATE TABLE IF NOT EXISTS categories (
+  id         TEXT PRIMARY KEY,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name       TEXT NOT NULL,
+  position   INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS channels (
   id         TEXT PRIMARY KEY,
   server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
@@ -85,8 +94,11 @@ CREATE TABLE IF NOT EXISTS channels (
   topic      TEXT NOT NULL DEFAULT '',
   -- seconds a member (not the owner or a full server administrator) waits between messages here
   slowmode_seconds INTEGER NOT NULL DEFAULT 0,
+  -- the category it is listed under, or NULL for none
+  category_id TEXT REFERENCES categories (id) ON DELETE SET NULL,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
+CREATE INDEX IF NOT EXISTS categories_by_server ON categories (server_id, position);
 
 -- Values moved to a new random one by every change to what is kept in memory, in the same
 -- transaction (triggers): 'channels' (the channel lists, src/parts/community/directory.ts) and 'users' (the users
@@ -101,6 +113,10 @@ INSERT OR IGNORE INTO generations (name, n) VALUES ('channels', 0), ('users', 0)
 CREATE TRIGGER IF NOT EXISTS channels_inserted AFTER INSERT ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 CREATE TRIGGER IF NOT EXISTS channels_updated AFTER UPDATE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 CREATE TRIGGER IF NOT EXISTS channels_deleted AFTER DELETE ON channels BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+-- Categories are kept in memory beside the channel lists, under the same generation.
+CREATE TRIGGER IF NOT EXISTS categories_inserted AFTER INSERT ON categories BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+CREATE TRIGGER IF NOT EXISTS categories_updated AFTER UPDATE ON categories BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
+CREATE TRIGGER IF NOT EXISTS categories_deleted AFTER DELETE ON categories BEGIN UPDATE generations SET n = random() WHERE name = 'channels'; END;
 
 -- position: the order roles are listed and shown in (0 first, dense, set by PATCH .../roles/{id});
 -- color: 0xRRGGBB or NULL; hoist: its holders are a group of their own in the member list;

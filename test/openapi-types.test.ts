@@ -31,6 +31,11 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
       return \`role admin \${entry.changes?.full_server_admin?.to}\`;
     case 'role_assign':
       return \`gave \${entry.changes?.role ?? 'no role'} (\${entry.changes?.role_id ?? '-'})\`;
+    case 'category_create':
+    case 'category_delete':
+      return \`\${entry.action} \${entry.changes?.name}\`;
+    case 'category_update':
+      return \`category \${entry.changes?.name?.to ?? ''} at \${entry.changes?.position?.to ?? '-'}\`;
     case 'role_unassign':
       return \`took \${entry.changes?.role} (\${entry.changes?.roles.from.join()} -> \${entry.changes?.roles.to.join()})\`;
     case 'member_timeout':

@@ -177,7 +177,7 @@ t.test('channels', async (t) => {
     const res = await owner.post(`${base}/channels`, { name: 'random' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'random', position: 1, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['created_at', 'id', 'name', 'position', 'server_id', 'slowmode_seconds', 'topic']);
+    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'position', 'server_id', 'slowmode_seconds', 'topic']);
     const byAdmin = await admin.post(`${base}/channels`, { name: 'mods-made' });
     t.equal(byAdmin.status, 201, 'a full server administrator may create one');
     t.equal(byAdmin.body.position, 2);

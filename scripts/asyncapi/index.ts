@@ -17,7 +17,7 @@ export const ASYNCAPI_FILE = path.join(path.dirname(OPENAPI_FILE), 'asyncapi.jso
 /** Records only the sockets send, beside those of the HTTP API. */
 const SOCKET_RECORDS: Record<string, Schema> = {
   Me: obj({ ...profile(), status: withText(oneOf('online', 'idle', 'dnd', 'invisible'), "the user's own choice") }),
-  ServerEntry: obj({ ...server(), unread: bool, mention_count: int, channels: arr(ref('ChannelWithState')) }),
+  ServerEntry: obj({ ...server(), unread: bool, mention_count: int, channels: arr(ref('ChannelWithState')), categories: arr(ref('Category')) }),
   MessageEdited: obj({ event: { type: 'string', const: 'edited' }, ...messageFields() }, ['server_id', 'channel_id', 'conversation_id']),
   MessageReacted: obj({ event: { type: 'string', const: 'reaction' }, ...messageFields() }, ['server_id', 'channel_id', 'conversation_id']),
 };

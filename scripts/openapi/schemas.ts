@@ -46,6 +46,7 @@ export const schemas: Record<string, Schema> = {
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
   Channel: obj(channel()),
+  Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, 'order among the server\'s categories, 0 first'), created_at: time }),
   ChannelWithState: obj({ ...channel(), ...readState() }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
@@ -213,8 +214,18 @@ function auditEntries(): Schema[] {
     ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str) }, ['name', 'description'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
     ['channel_create', 'channel', name],
-    ['channel_update', 'channel', obj({ name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int) }, ['name', 'topic', 'slowmode_seconds', 'position'])],
+    [
+      'channel_update',
+      'channel',
+      obj(
+        { name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int), category_id: fromTo(nullable(uuid)) },
+        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id'],
+      ),
+    ],
     ['channel_delete', 'channel', name],
+    ['category_create', 'category', name],
+    ['category_update', 'category', obj({ name: fromTo(str), position: fromTo(int) }, ['name', 'position'])],
+    ['category_delete', 'category', name],
     ['role_create', 'role', obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool })],
     [
       'role_update',
@@ -256,7 +267,16 @@ export function server(): Record<string, Schema> {
 }
 
 function channel(): Record<string, Schema> {
-  return { id: uuid, server_id: uuid, name: str, position: int, created_at: time, topic: str, slowmode_seconds: int };
+  return {
+    id: uuid,
+    server_id: uuid,
+    name: str,
+    position: int,
+    created_at: time,
+    topic: str,
+    slowmode_seconds: int,
+    category_id: withDescription(nullable(uuid), 'the category it is listed under, or null'),
+  };
 }
 
 function conversation(): Record<string, Schema> {

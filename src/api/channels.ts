@@ -3,7 +3,7 @@ import { created, json, noContent } from '../core/http/respond';
 import { channelWithState } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { auditReason, integer, text } from '../core/validate';
+import { auditReason, integer, text, uuid } from '../core/validate';
 import { MAX_NAME_CHARS, diff } from './servers';
 
 export const MAX_CHANNELS_PER_SERVER = 500;
@@ -28,7 +28,8 @@ export function channelRoutes(deps: Deps): Route[] {
 function channelHandlers({ db, perms, hub, limits, directory, readStates, audit, uploads, channels }: Deps) {
   const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
-  const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ? WHERE id = ?');
+  const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
+  const categoryOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM categories WHERE id = ?');
   const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const attachmentsOf = db.prepare<[string], { id: string }>(
@@ -81,8 +82,9 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
   }
 
   /**
-   * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?}; 200
-   * channel; positions stay 0..n-1; 409 for a name in use; audited; members get channel_updated.
+   * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
+   * category_id?}; 200 channel; positions stay 0..n-1; 409 for a name in use; 404 for a category
+   * of another server; audited; members get channel_updated.
    */
   function updateChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
@@ -92,14 +94,16 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const topic = ctx.body.topic === undefined ? before.topic : text(ctx.body, 'topic', { min: 0, max: MAX_TOPIC_CHARS, multiline: true });
     const slowmode = ctx.body.slowmode_seconds === undefined ? before.slowmode_seconds : integer(ctx.body, 'slowmode_seconds', 0, MAX_SLOWMODE_SECONDS);
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_CHANNELS_PER_SERVER);
+    const categoryId = ctx.body.category_id === undefined ? before.category_id : ctx.body.category_id === null ? null : uuid(ctx.body, 'category_id');
     const reason = auditReason(ctx);
+    if (categoryId !== null && categoryOf.get(categoryId)?.server_id !== serverId) throw notFound('category not found');
     const clash = channelByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
     db.transaction(() => {
-      updateRow.run(name, topic, slowmode, before.id);
+      updateRow.run(name, topic, slowmode, categoryId, before.id);
       if (position !== null) reorder(serverId, before.id, position);
       const after = directory.channel(before.id)!;
-      const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position });
+      const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position, category_id: categoryId });
       audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
     })();
     // A move shifts others: every channel whose position changed is announced.

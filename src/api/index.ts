@@ -6,6 +6,7 @@ import type { Route } from '../core/types';
 import { accountExportRoutes } from './account-export';
 import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
+import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
@@ -41,6 +42,7 @@ export function buildRoutes(services: Services): Route[] {
     ...emailRoutes(services),
     ...serverRoutes(services),
     ...channelRoutes(services),
+    ...categoryRoutes(services),
     ...inviteRoutes(services),
     ...communityRoutes(services),
     ...messageRoutes(services),

@@ -201,6 +201,18 @@ const MIGRATIONS: ((db: DB) => void)[] = [
          WHERE o.server_id = roles.server_id AND (o.created_at < roles.created_at OR (o.created_at = roles.created_at AND o.rowid < roles.rowid))
       );
     `),
+  // 11 -> 12: categories; a channel may belong to one (a category deleted lets its channels go).
+  (db) =>
+    db.exec(`
+      CREATE TABLE categories (
+        id         TEXT PRIMARY KEY,
+        server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        name       TEXT NOT NULL,
+        position   INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      ALTER TABLE channels ADD COLUMN category_id TEXT REFERENCES categories (id) ON DELETE SET NULL;
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -27,6 +27,18 @@ export interface ChannelRecord {
   created_at: string;
   topic: string;
   slowmode_seconds: number;
+  /** The category it is listed under, or null. */
+  category_id: string | null;
+}
+
+/** A named group of a server's channels. */
+export interface CategoryRecord {
+  id: string;
+  server_id: string;
+  name: string;
+  /** Order among the server's categories, 0 first. */
+  position: number;
+  created_at: string;
 }
 
 export interface ConversationRecord {

@@ -45,11 +45,14 @@ export async function editChannel(server, channel) {
       { name: 'name', label: 'Channel name', value: channel.name, required: true, maxLength: 100 },
       { name: 'topic', label: 'Topic', type: 'textarea', value: channel.topic || '', maxLength: 1024, rows: 2, hint: 'Shown in the header of the channel.' },
       { name: 'slowmode', label: 'Slow mode', type: 'select', value: channel.slowmode_seconds || 0, options: choices.map((s) => [s, slowmodeLabel(s)]), hint: 'How long members wait between their messages. The owner and administrators are not slowed.' },
+      { name: 'category', label: 'Category', type: 'select', value: channel.category_id || '', options: [['', 'No category'], ...(server.categories || []).map((c) => [c.id, c.name])] },
     ],
   });
   if (!answer) return;
   try {
-    const updated = await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, { name: answer.name, topic: answer.topic, slowmode_seconds: Number(answer.slowmode) });
+    const updated = await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, {
+      name: answer.name, topic: answer.topic, slowmode_seconds: Number(answer.slowmode), category_id: answer.category || null,
+    });
     applyChannel(server.id, updated);
     toast(`#${updated.name} saved.`, false);
   } catch (err) {
@@ -148,14 +151,87 @@ export function channelsPanel(server) {
       toast(err.message);
     }
   });
+  const categories = categoriesSection(server);
   return {
     nodes: [
       el('h3', { text: 'Channels' }),
-      el('p', { class: 'muted', text: manage ? 'Drag a channel, or use its arrows, to change the order everyone sees.' : 'Only the owner and full server administrators manage channels.' }),
+      el('p', { class: 'muted', text: manage ? 'Drag a channel, or use its arrows, to change the order everyone sees. Its Edit form puts it in a category.' : 'Only the owner and full server administrators manage channels.' }),
       list,
       manage ? form : null,
+      categories.node,
     ],
+    update: () => {
+      update();
+      categories.update();
+    },
+  };
+}
+
+/** The categories channels are listed under: made, renamed, moved and deleted here. */
+function categoriesSection(server) {
+  const list = el('ol', { class: 'settings-list', 'aria-label': 'Categories in order' });
+  const update = () => {
+    const s = findServer(server.id);
+    if (!s) return;
+    const manage = canManageServer(s);
+    const categories = s.categories || [];
+    list.replaceChildren(...categories.map((c, i) => el('li', { class: 'channel-row' },
+      el('span', { class: 'row-text' }, el('span', { class: 'row-title', text: c.name }),
+        el('span', { class: 'muted row-sub', text: channelCount(s.channels.filter((ch) => ch.category_id === c.id).length) })),
+      manage ? el('span', { class: 'row-actions' },
+        iconButton('up', `Move category ${c.name} up`, () => changeCategory(s, c, { position: i - 1 }), { class: 'small', disabled: i === 0 }),
+        iconButton('chevron', `Move category ${c.name} down`, () => changeCategory(s, c, { position: i + 1 }), { class: 'small', disabled: i === categories.length - 1 }),
+        el('button', { type: 'button', class: 'small', 'aria-label': `Rename category ${c.name}`, onclick: () => renameCategory(s, c) }, 'Rename'),
+        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null)));
+  };
+  update();
+  const input = el('input', { id: 'new-category-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Category name' });
+  const form = el('form', { class: 'settings-form' },
+    el('label', { for: 'new-category-name', text: 'New category' }),
+    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create category')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const category = await api('POST', `/api/servers/${server.id}/categories`, { name: input.value });
+      toast(`Category ${category.name} created.`, false);
+      input.value = '';
+    } catch (err) {
+      toast(err.message);
+    }
+  });
+  const manage = canManageServer(server);
+  return {
+    node: el('section', { class: 'categories-settings' },
+      el('h3', { text: 'Categories' }),
+      el('p', { class: 'muted', text: 'Channels are listed under their category in the sidebar; anyone can fold a category there. Deleting a category keeps its channels.' }),
+      list,
+      manage ? form : null),
     update,
   };
 }
 
+async function changeCategory(server, category, change) {
+  try {
+    await api('PATCH', `/api/servers/${server.id}/categories/${category.id}`, change);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+async function renameCategory(server, category) {
+  const answer = await askForm({ title: `Rename ${category.name}`, submit: 'Save', fields: [{ name: 'name', label: 'Category name', value: category.name, required: true, maxLength: 100 }] });
+  if (answer) await changeCategory(server, category, { name: answer.name });
+}
+
+async function deleteCategory(server, category) {
+  if (!(await confirmAction(`Delete the category ${category.name}?`, 'Its channels stay, listed under no category.', 'Delete category'))) return;
+  try {
+    await api('DELETE', `/api/servers/${server.id}/categories/${category.id}`);
+    toast(`Category ${category.name} deleted.`, false);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+
+const channelCount = (n) => `${n} channel${n === 1 ? '' : 's'}`;

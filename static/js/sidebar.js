@@ -56,7 +56,7 @@ export function render() {
   $('sidebar-title').textContent = server ? server.name : 'Direct messages';
   if (server) {
     const manage = canManageServer(server);
-    $('channel-list').replaceChildren(...server.channels.map((channel) => {
+    const channelEntry = (channel) => {
       const current = cur.channelId === channel.id;
       const unread = channel.unread_count > 0;
       return el('li', { class: `channel-entry${current ? ' current' : ''}` },
@@ -69,7 +69,24 @@ export function render() {
           type: 'button', class: 'icon-button small channel-gear', 'aria-label': `Edit #${channel.name}`, title: 'Edit channel',
           onclick: () => editChannel(server, channel),
         }, icon('gear')) : null);
-    }));
+    };
+    // Channels under no category first, then each category's, in order; a folded category
+    // still shows its current channel and those with unread messages.
+    const categories = server.categories || [];
+    const known = new Set(categories.map((c) => c.id));
+    const loose = server.channels.filter((c) => !known.has(c.category_id));
+    const groups = categories.map((category) => {
+      const folded = foldedCategories().includes(category.id);
+      const inside = server.channels.filter((c) => c.category_id === category.id);
+      const shown = folded ? inside.filter((c) => c.id === cur.channelId || c.unread_count > 0) : inside;
+      return el('li', { class: 'category' },
+        el('button', {
+          type: 'button', class: 'category-head', 'aria-expanded': String(!folded), 'data-id': category.id,
+          onclick: () => foldCategory(category.id, !folded),
+        }, icon('chevron', `nav-icon category-chevron${folded ? ' folded' : ''}`), el('span', { text: category.name })),
+        el('ul', { class: 'nav-list' }, shown.map(channelEntry)));
+    });
+    $('channel-list').replaceChildren(...loose.map(channelEntry), ...groups);
   }
   $('conversation-list').replaceChildren(...state.conversations.map((c) => {
     const current = cur?.kind === 'conversation' && cur.id === c.id;
@@ -93,6 +110,22 @@ export function render() {
   if (cur?.kind === 'friends') $('friends-button').setAttribute('aria-current', 'true');
   else $('friends-button').removeAttribute('aria-current');
   renderRequestBadge();
+}
+
+const FOLDED_KEY = 'chat.folded-categories';
+/** The categories this browser folded (ids, kept across reloads). */
+function foldedCategories() {
+  try {
+    const ids = JSON.parse(localStorage.getItem(FOLDED_KEY) || '[]');
+    return Array.isArray(ids) ? ids : [];
+  } catch {
+    return [];
+  }
+}
+function foldCategory(id, fold) {
+  const ids = foldedCategories().filter((x) => x !== id);
+  localStorage.setItem(FOLDED_KEY, JSON.stringify(fold ? [...ids, id] : ids));
+  render();
 }
 
 function renderRequestBadge() {

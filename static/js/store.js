@@ -324,6 +324,11 @@ const storeHandlers = new Map(Object.entries({
     state.roles.set(ev.server_id, ev.roles);
     emit('members', ev.server_id);
   },
+  categories_updated(ev) {
+    const server = findServer(ev.server_id);
+    if (server) server.categories = ev.categories;
+    emit('nav');
+  },
   member_left(ev) {
     const list = state.members.get(ev.server_id);
     if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));

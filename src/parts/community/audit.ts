@@ -14,6 +14,9 @@ export type AuditAction =
   | 'channel_create'
   | 'channel_update'
   | 'channel_delete'
+  | 'category_create'
+  | 'category_update'
+  | 'category_delete'
   | 'role_create'
   | 'role_update'
   | 'role_delete'
@@ -34,7 +37,7 @@ export interface AuditEntry {
   action: AuditAction;
   actorId: string;
   targetId: string | null;
-  targetKind: 'server' | 'user' | 'channel' | 'role' | 'invite' | 'message' | null;
+  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | null;
   reason: string | null;
   changes?: Record<string, unknown>;
 }

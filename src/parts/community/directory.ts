@@ -1,6 +1,6 @@
 import { type DB, generationWatch } from '../../core/db';
 import type { UserRef } from '../../core/types';
-import type { ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
+import type { CategoryRecord, ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
 
 /**
  * The read side of servers, channels, conversations and friends: the records the API lists and
@@ -13,6 +13,8 @@ export interface Directory {
   channel(id: string): ChannelRecord | undefined;
   /** A server's channels in position order (shared: kept in memory until a channel changes). */
   channelsOf(serverId: string): readonly ChannelRecord[];
+  /** A server's categories in position order. */
+  categoriesOf(serverId: string): CategoryRecord[];
   conversation(id: string): ConversationRecord | undefined;
   /** A user's DMs and groups, most recent activity first. */
   conversationsOf(userId: string): ConversationRecord[];
@@ -43,7 +45,7 @@ interface ConversationMemberRow extends UserRef {
 const CHANNEL_LISTS = 4096;
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
-const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds';
+const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
@@ -54,22 +56,30 @@ export function createDirectory(db: DB): Directory {
     `SELECT ${SERVER_COLUMNS} FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
   );
   const channelById = db.prepare<[string], ChannelRecord>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
+  const categoriesOfServer = db.prepare<[string], CategoryRecord>(
+    'SELECT id, server_id, name, position, created_at FROM categories WHERE server_id = ? ORDER BY position',
+  );
   const channelsOfServer = db.prepare<[string], ChannelRecord>(
     `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
   );
-  // Kept while the channels generation stays (schema.sql), so a list kept is the committed one;
-  // at most CHANNEL_LISTS servers' lists.
+  // Kept while the channels generation stays (schema.sql: channels and categories move it), so
+  // a list kept is the committed one; at most CHANNEL_LISTS servers' lists of each.
   const channelsChanged = generationWatch(db, 'channels');
   const channelLists = new Map<string, readonly ChannelRecord[]>();
-  function channelsOf(serverId: string): readonly ChannelRecord[] {
-    if (channelsChanged() || channelLists.size >= CHANNEL_LISTS) channelLists.clear();
-    let list = channelLists.get(serverId);
-    if (!list) {
-      list = channelsOfServer.all(serverId);
-      channelLists.set(serverId, list);
+  const categoryLists = new Map<string, CategoryRecord[]>();
+  function kept<T>(lists: Map<string, T>, serverId: string, load: (serverId: string) => T): T {
+    if (channelsChanged() || channelLists.size >= CHANNEL_LISTS || categoryLists.size >= CHANNEL_LISTS) {
+      channelLists.clear();
+      categoryLists.clear();
+    }
+    let list = lists.get(serverId);
+    if (list === undefined) {
+      list = load(serverId);
+      lists.set(serverId, list);
     }
     return list;
   }
+  const channelsOf = (serverId: string): readonly ChannelRecord[] => kept(channelLists, serverId, (id) => channelsOfServer.all(id));
   const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS}
@@ -129,6 +139,8 @@ export function createDirectory(db: DB): Directory {
     serversOf: (userId) => serversOfUser.all(userId),
     channel: (id) => channelById.get(id),
     channelsOf,
+    // A copy: callers may keep or change what they get.
+    categoriesOf: (serverId) => [...kept(categoryLists, serverId, (id) => categoriesOfServer.all(id))],
     conversation(id) {
       const row = conversationById.get(id);
       return row && conversationRecord(row, membersOfConversation.all(id));

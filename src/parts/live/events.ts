@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
-import type { ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
+import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
 
 /**
  * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing
@@ -18,7 +18,7 @@ const uuid = Type.String({ format: 'uuid' });
 const count = Type.Integer({ minimum: 0 });
 
 /** A server as the sidebar shows it: its record, unread and mention counts, and its channels with their read state. */
-export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; channels: ChannelState[] };
+export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; channels: ChannelState[]; categories: CategoryRecord[] };
 /** A conversation with the caller's read state. */
 export type ConversationEntry = ConversationRecord & ContainerState;
 /** A friend request, from one user to another. */
@@ -127,6 +127,10 @@ export const STREAM_EVENTS = {
   member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
     server_id: uuid,
     member: record<MemberRecord>('Member'),
+  }),
+  categories_updated: event('categories_updated', SERVER_MEMBERS, 'a category created, renamed, moved or deleted: every category of the server, in position order', {
+    server_id: uuid,
+    categories: Type.Array(record<CategoryRecord>('Category')),
   }),
   roles_updated: event('roles_updated', SERVER_MEMBERS, 'a role created, changed, moved or deleted: every role of the server, in position order', {
     server_id: uuid,

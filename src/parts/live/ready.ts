@@ -29,7 +29,7 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
   return {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
-    servers: directory.serversOf(user.id).map((server) => serverWithChannels(server, channelsByServer.get(server.id) ?? [])),
+    servers: directory.serversOf(user.id).map((server) => serverWithChannels(directory, server, channelsByServer.get(server.id) ?? [])),
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
@@ -39,7 +39,7 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
   const states = parts.readStates.channels(userId, server.id);
-  return serverWithChannels(server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
+  return serverWithChannels(parts.directory, server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
@@ -55,12 +55,13 @@ export function channelWithState(channel: ChannelRecord, states: Map<string, Cha
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithChannels(server: ServerRecord, entries: ChannelState[]): ServerEntry {
+function serverWithChannels(directory: Directory, server: ServerRecord, entries: ChannelState[]): ServerEntry {
   return {
     ...server,
     unread: entries.some((c) => c.unread_count > 0),
     mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
     channels: entries,
+    categories: directory.categoriesOf(server.id),
   };
 }
 

@@ -49,7 +49,7 @@ const CHANNELS_OF_MEMBER = `FROM members mb
 
 // The full count in SQL: for a channel whose marker is older than its tail (src/parts/messages/channel-tails.ts).
 const channelState = `
-  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds,
+  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
   (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
@@ -209,6 +209,7 @@ function withFields(channel: ChannelRecord, state: ContainerState): ChannelState
     created_at: channel.created_at,
     topic: channel.topic,
     slowmode_seconds: channel.slowmode_seconds,
+    category_id: channel.category_id,
     last_message_id: state.last_message_id,
     last_read_id: state.last_read_id,
     unread_count: state.unread_count,

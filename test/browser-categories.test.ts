@@ -1,0 +1,61 @@
+// Categories and several roles in Chromium (issue 30): the sidebar lists channels under their
+// categories and folds them; server settings make categories; the member menu gives and takes
+// roles, and the member list groups by hoisted roles in their colours.
+import t from 'tap';
+import { startServer } from './helpers/server';
+import { signUp } from './helpers/client';
+import { must } from './helpers/community';
+import { EXPECTED_REFUSALS, SKIP, launchChromium, openWindow } from './helpers/browser';
+
+t.test('categories in the sidebar and settings; roles in the member menu and list', { skip: SKIP }, async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const guild = (await must(owner.post('/api/servers', { name: 'guild' }), 201)).body;
+  const base = `/api/servers/${guild.id}`;
+  const category = (await must(owner.post(`${base}/categories`, { name: 'Projects' }), 201)).body;
+  const inside = (await must(owner.post(`${base}/channels`, { name: 'inside' }), 201)).body;
+  await must(owner.request('PATCH', `${base}/channels/${inside.id}`, { category_id: category.id }), 200);
+  await must(owner.post(`${base}/roles`, { name: 'artists', color: 0x3ba55d, hoist: true }), 201);
+  const token = (await must(owner.post(`${base}/invites`), 201)).body.token;
+  const guest = await signUp(server.url);
+  await must(guest.post(`/api/invites/${token}/accept`), 200);
+
+  const browser = await launchChromium(t);
+  const w = await openWindow(t, browser, 'owner', EXPECTED_REFUSALS);
+  await w.context.addCookies([{ name: 'app_session', value: owner.cookie!.split('=')[1], url: server.url }]);
+  const { page } = w;
+  await page.goto(`${server.url}/?server=${guild.id}`);
+  await page.locator('.category-head', { hasText: 'Projects' }).waitFor();
+  t.equal(await page.locator('.category .channel', { hasText: 'inside' }).count(), 1, 'a channel is listed under its category');
+  await page.click('.category-head');
+  t.equal(await page.locator('.category .channel', { hasText: 'inside' }).count(), 0, 'a folded category hides its read channels');
+  t.equal(await page.locator('.category-head').getAttribute('aria-expanded'), 'false');
+  await page.reload();
+  await page.locator('.category-head', { hasText: 'Projects' }).waitFor();
+  t.equal(await page.locator('.category-head').getAttribute('aria-expanded'), 'false', 'and stays folded after a reload');
+
+  // A category made in settings appears in the sidebar live.
+  await page.click('#server-menu-button');
+  await page.getByRole('menuitem', { name: 'Server settings' }).click();
+  await page.click('#settings-tab-channels');
+  await page.fill('#new-category-name', 'Archive');
+  await page.click('.categories-settings button[type=submit]');
+  await page.locator('.categories-settings .row-title', { hasText: 'Archive' }).waitFor();
+  await page.click('#settings-close');
+  await page.locator('.category-head', { hasText: 'Archive' }).waitFor();
+  t.pass('a new category shows in the sidebar');
+
+  // Roles: the member menu gives one, the list groups the member under it in its colour.
+  await page.locator('#members .member-button', { hasText: guest.username }).click();
+  await page.getByRole('menuitemcheckbox', { name: 'artists' }).click();
+  const group = page.locator('#members .member-group', { hasText: 'artists — 1' });
+  await group.locator('.member-name', { hasText: guest.username }).waitFor();
+  t.equal(await group.locator('.member-name').evaluate((n: { style: { color: string } }) => n.style.color), 'rgb(59, 165, 93)', 'in the role colour');
+  await page.locator('#members .member-button', { hasText: guest.username }).click();
+  t.equal(await page.getByRole('menuitemcheckbox', { name: 'artists' }).getAttribute('aria-checked'), 'true', 'the menu shows the role held');
+  await page.getByRole('menuitemcheckbox', { name: 'artists' }).click();
+  await page.locator('#members .member-group', { hasText: 'artists' }).waitFor({ state: 'detached' });
+  t.pass('taking the role takes the member out of its group');
+  t.same(w.problems, [], 'no console error, page error or CSP violation');
+});
