@@ -14,7 +14,6 @@ import { toggleRole } from './members.js';
 import { channelsPanel, createChannel } from './channel-settings.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
 import { bansPanel } from './moderation.js';
-import { auditPanel } from './audit-log.js';
 
 let hooks = null; // {leftServer(id), openChannel(serverId, channelId)}
 let serverId = null;
@@ -137,14 +136,20 @@ const PANELS = {
   members: membersPanel,
   invites: (server) => ({ nodes: invitesPanel(server) }),
   bans: (server) => ({ nodes: bansPanel(server) }),
-  audit: (server) => ({ nodes: auditPanel(server) }),
+  // Loaded when first opened: most visits to the app never read the audit log.
+  audit: async (server) => ({ nodes: (await import('./audit-log.js')).auditPanel(server) }),
 };
 
-function renderPanel() {
+async function renderPanel() {
   const server = findServer(serverId);
   const box = $('settings-panel');
   if (!server) return box.replaceChildren(el('p', { text: 'This server is gone.' }));
-  panel = PANELS[tab](server);
+  const shown = tab;
+  const made = PANELS[tab](server);
+  const ready = made instanceof Promise ? await made.catch(() => ({ nodes: [el('p', { text: 'This part could not load. Reload the page.' })] })) : made;
+  // Another tab was chosen while this one loaded: that one is shown instead.
+  if (tab !== shown || serverId !== server.id) return;
+  panel = ready;
   box.replaceChildren(...panel.nodes.filter(Boolean));
   box.setAttribute('aria-labelledby', `settings-tab-${tab}`);
 }
