@@ -1,0 +1,87 @@
+/**
+ * Channel permissions (issue 30): what a member may do in one channel, resolved the way Discord
+ * resolves it. This module is the rule alone, pure and small, so every place that decides asks
+ * the same function: the server's default for everyone and the flags of the member's roles, then
+ * the channel's overwrites for everyone, for the member's roles combined, and for the member,
+ * the more specific one winning. It is wired into the routes and the fan-out next (the rest of
+ * issue 30); until then nothing calls it, and every member may do what they could before.
+ */
+
+/** The flags, in a fixed order: bit i is FLAGS[i]. */
+export const FLAGS = ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'] as const;
+export type Flag = (typeof FLAGS)[number];
+/** A set of flags as a bit mask. */
+export type Flags = number;
+
+export const NONE: Flags = 0;
+export const ALL: Flags = (1 << FLAGS.length) - 1;
+const bit = (flag: Flag): Flags => 1 << FLAGS.indexOf(flag);
+export const VIEW = bit('view_channel');
+
+/**
+ * What everyone on a server may do when nothing says otherwise: what every member could do before
+ * channel permissions existed. `@everyone` stays with the owner and full server administrators.
+ */
+export const EVERYONE_DEFAULT: Flags = ALL & ~bit('mention_everyone');
+
+export function flagsOf(names: readonly Flag[]): Flags {
+  let flags = NONE;
+  for (const name of names) flags |= bit(name);
+  return flags;
+}
+
+export function namesOf(flags: Flags): Flag[] {
+  return FLAGS.filter((flag) => (flags & bit(flag)) !== 0);
+}
+
+export const has = (flags: Flags, flag: Flag): boolean => (flags & bit(flag)) !== 0;
+
+/** One overwrite of a channel: for everyone, one role, or one member. */
+export interface Overwrite {
+  kind: 'everyone' | 'role' | 'member';
+  /** The role's or member's id ('everyone': the server's id). */
+  targetId: string;
+  allow: Flags;
+  deny: Flags;
+}
+
+/** Who is asking, as the server sees them. */
+export interface Subject {
+  userId: string;
+  /** The owner, or a holder of a full_server_admin role (not timed out): they may do everything. */
+  moderator: boolean;
+  roleIds: ReadonlySet<string>;
+}
+
+/**
+ * The flags `subject` has in a channel:
+ * 1. the owner and full server administrators: everything;
+ * 2. otherwise the server's flags for everyone, with the flags of every role they hold added;
+ * 3. the channel's overwrite for everyone: its deny removes, its allow adds;
+ * 4. the overwrites of the roles they hold, combined: all their denies remove, then all their
+ *    allows add (so one role allowing beats another denying);
+ * 5. the overwrite for them alone: its deny removes, its allow adds (the most specific wins);
+ * 6. without view_channel, nothing else counts: the channel does not exist for them.
+ */
+export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[]): Flags {
+  if (subject.moderator) return ALL;
+  let flags = everyone;
+  for (const roleId of subject.roleIds) flags |= roleFlags.get(roleId) ?? NONE;
+  const apply = (deny: Flags, allow: Flags) => {
+    flags = (flags & ~deny) | allow;
+  };
+  const forEveryone = overwrites.find((o) => o.kind === 'everyone');
+  if (forEveryone) apply(forEveryone.deny, forEveryone.allow);
+  let roleDeny = NONE;
+  let roleAllow = NONE;
+  for (const o of overwrites) {
+    if (o.kind === 'role' && subject.roleIds.has(o.targetId)) {
+      roleDeny |= o.deny;
+      roleAllow |= o.allow;
+    }
+  }
+  apply(roleDeny, roleAllow);
+  const forMember = overwrites.find((o) => o.kind === 'member' && o.targetId === subject.userId);
+  if (forMember) apply(forMember.deny, forMember.allow);
+  return flags & VIEW ? flags & ALL : NONE;
+}

@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import t from 'tap';
+import { ALL, EVERYONE_DEFAULT, FLAGS, type Flag, NONE, type Overwrite, type Subject, VIEW, flagsOf, has, namesOf, resolve } from '../../src/rules/channel-permissions';
+
+const subject = (roleIds: string[] = [], moderator = false): Subject => ({ userId: 'me', moderator, roleIds: new Set(roleIds) });
+const ow = (kind: Overwrite['kind'], targetId: string, allow: Flag[], deny: Flag[]): Overwrite => ({ kind, targetId, allow: flagsOf(allow), deny: flagsOf(deny) });
+
+t.test('the cases the issue names', async (t) => {
+  const roles = new Map([['mods', NONE]]);
+  // Private channel: @everyone denied view_channel, a role allowed it.
+  const privateChannel = [ow('everyone', 'server', [], ['view_channel']), ow('role', 'mods', ['view_channel'], [])];
+  t.equal(resolve(EVERYONE_DEFAULT, roles, subject(), privateChannel), NONE, 'a plain member does not see a private channel');
+  t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(['mods']), privateChannel), 'view_channel'), 'a holder of the allowed role does');
+  t.equal(resolve(EVERYONE_DEFAULT, roles, subject([], true), privateChannel), ALL, 'the owner and full server admins see and do everything');
+  // Read-only: @everyone denied send_messages.
+  const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
+  const member = resolve(EVERYONE_DEFAULT, roles, subject(), readOnly);
+  t.ok(has(member, 'view_channel') && has(member, 'read_history'), 'a read-only channel is read');
+  t.notOk(has(member, 'send_messages'), 'but not written');
+  t.ok(has(member, 'add_reactions'), 'reactions stay unless denied too');
+  // The member's own overwrite is the most specific: it beats a role's allow.
+  const muted = [ow('role', 'mods', ['send_messages'], []), ow('member', 'me', [], ['send_messages'])];
+  t.notOk(has(resolve(EVERYONE_DEFAULT, roles, subject(['mods']), muted), 'send_messages'), 'a member deny beats a role allow');
+  // Another member's overwrite does not apply.
+  t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('member', 'someone-else', [], ['send_messages'])]), 'send_messages'));
+  // By default nothing changes for members, and @everyone stays with moderators.
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history']);
+  // A role's server-wide flags add to everyone's.
+  t.ok(has(resolve(EVERYONE_DEFAULT, new Map([['heralds', flagsOf(['mention_everyone'])]]), subject(['heralds']), []), 'mention_everyone'));
+});
+
+// A direct model of the rule, written as the documentation says it, for the properties below.
+function model(everyone: Flags, roleFlags: Map<string, number>, s: Subject, overwrites: Overwrite[]): number {
+  if (s.moderator) return ALL;
+  const held = [...s.roleIds];
+  let f = held.reduce((acc, r) => acc | (roleFlags.get(r) ?? 0), everyone);
+  for (const o of overwrites.filter((o) => o.kind === 'everyone').slice(0, 1)) f = (f & ~o.deny) | o.allow;
+  const mine = overwrites.filter((o) => o.kind === 'role' && s.roleIds.has(o.targetId));
+  f = (f & ~mine.reduce((a, o) => a | o.deny, 0)) | mine.reduce((a, o) => a | o.allow, 0);
+  for (const o of overwrites.filter((o) => o.kind === 'member' && o.targetId === s.userId).slice(0, 1)) f = (f & ~o.deny) | o.allow;
+  return f & VIEW ? f : 0;
+}
+type Flags = number;
+
+const flags = fc.integer({ min: 0, max: ALL });
+const roleId = fc.constantFrom('a', 'b', 'c', 'd');
+const overwrite = fc.record({
+  kind: fc.constantFrom<Overwrite['kind']>('everyone', 'role', 'member'),
+  targetId: fc.constantFrom('a', 'b', 'c', 'd', 'me', 'other', 'server'),
+  allow: flags,
+  deny: flags,
+});
+const world = fc.record({
+  everyone: flags,
+  roleFlags: fc.array(fc.tuple(roleId, flags), { maxLength: 4 }).map((pairs) => new Map(pairs)),
+  held: fc.uniqueArray(roleId, { maxLength: 4 }),
+  moderator: fc.boolean(),
+  overwrites: fc.array(overwrite, { maxLength: 6 }),
+});
+
+t.test('properties, against the model', async (t) => {
+  fc.assert(
+    fc.property(world, (w) => {
+      const s = subject(w.held, w.moderator);
+      const got = resolve(w.everyone, w.roleFlags, s, w.overwrites);
+      return got === model(w.everyone, w.roleFlags, s, w.overwrites) && (got & ~ALL) === 0;
+    }),
+  );
+  t.pass('resolve agrees with the written rule on every generated world, and never leaves the known flags');
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, false), w.overwrites);
+      return got === NONE || has(got, 'view_channel');
+    }),
+  );
+  t.pass('without view_channel a member has nothing at all');
+  fc.assert(
+    fc.property(world, fc.constantFrom(...FLAGS), (w, flag) => {
+      // A member overwrite that denies a flag takes it, whatever else says.
+      const denied = [...w.overwrites.filter((o) => !(o.kind === 'member' && o.targetId === 'me')), ow('member', 'me', [], [flag])];
+      return !has(resolve(w.everyone, w.roleFlags, subject(w.held, false), denied), flag);
+    }),
+  );
+  t.pass("a member's own deny always wins");
+  fc.assert(
+    fc.property(world, (w) => resolve(w.everyone, w.roleFlags, subject(w.held, true), w.overwrites) === ALL),
+  );
+  t.pass('moderators have everything, whatever the overwrites');
+});
