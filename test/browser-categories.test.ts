@@ -57,5 +57,17 @@ t.test('categories in the sidebar and settings; roles in the member menu and lis
   await page.getByRole('menuitemcheckbox', { name: 'artists' }).click();
   await page.locator('#members .member-group', { hasText: 'artists' }).waitFor({ state: 'detached' });
   t.pass('taking the role takes the member out of its group');
+
+  // The owner drags a role onto another's place in settings.
+  await must(owner.post(`${base}/roles`, { name: 'second' }), 201);
+  await page.click('#server-menu-button');
+  await page.getByRole('menuitem', { name: 'Server settings' }).click();
+  await page.click('#settings-tab-roles');
+  const rows = page.locator('#settings-panel .role-row');
+  await rows.filter({ hasText: 'second' }).waitFor();
+  await rows.filter({ hasText: 'second' }).dragTo(rows.filter({ hasText: 'artists' }));
+  await rows.first().filter({ hasText: 'second' }).waitFor();
+  t.same((await must(owner.get(`${base}/roles`), 200)).body.map((r: { name: string }) => r.name), ['second', 'artists'], 'dragging a role moves it');
+  await page.click('#settings-close');
   t.same(w.problems, [], 'no console error, page error or CSP violation');
 });

@@ -2,7 +2,7 @@
 // (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. The
 // answers update the store at once; the stream's channel events bring the same to everyone.
 import { api } from './api.js';
-import { el, toast, iconButton, confirmAction } from './ui.js';
+import { el, toast, iconButton, confirmAction, reorderable } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { emit, findServer, canManageServer } from './store.js';
@@ -94,13 +94,13 @@ async function moveChannel(server, channel, position) {
 /** Server settings → Channels: {nodes, update}. */
 export function channelsPanel(server) {
   const list = el('ol', { id: 'channel-settings-list', class: 'settings-list channel-rows', 'aria-label': 'Channels in order' });
-  let dragged = null;
+  const dragRow = reorderable();
   const update = () => {
     const s = findServer(server.id);
     if (!s) return;
     const manage = canManageServer(s);
     list.replaceChildren(...s.channels.map((c, i) => {
-      const row = el('li', { class: 'channel-row', 'data-id': c.id, draggable: manage ? 'true' : null },
+      const row = el('li', { class: 'channel-row', 'data-id': c.id },
         manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
         icon('hash', 'nav-icon'),
         el('span', { class: 'row-text' },
@@ -112,26 +112,7 @@ export function channelsPanel(server) {
           iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
           el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
           el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete')) : null);
-      if (manage) {
-        row.addEventListener('dragstart', (e) => {
-          dragged = c;
-          e.dataTransfer.effectAllowed = 'move';
-          e.dataTransfer.setData('text/plain', c.name);
-          row.classList.add('dragging');
-        });
-        row.addEventListener('dragend', () => { dragged = null; row.classList.remove('dragging'); });
-        row.addEventListener('dragover', (e) => {
-          if (!dragged || dragged === c) return;
-          e.preventDefault();
-          row.classList.add('drop-target');
-        });
-        row.addEventListener('dragleave', () => row.classList.remove('drop-target'));
-        row.addEventListener('drop', (e) => {
-          e.preventDefault();
-          row.classList.remove('drop-target');
-          if (dragged && dragged !== c) moveChannel(s, dragged, i);
-        });
-      }
+      if (manage) dragRow(row, c, c.name, (dragged) => moveChannel(s, dragged, i));
       return row;
     }));
   };
@@ -170,19 +151,25 @@ export function channelsPanel(server) {
 /** The categories channels are listed under: made, renamed, moved and deleted here. */
 function categoriesSection(server) {
   const list = el('ol', { class: 'settings-list', 'aria-label': 'Categories in order' });
+  const dragRow = reorderable();
   const update = () => {
     const s = findServer(server.id);
     if (!s) return;
     const manage = canManageServer(s);
     const categories = s.categories || [];
-    list.replaceChildren(...categories.map((c, i) => el('li', { class: 'channel-row' },
+    const draggable = (row, c, i) => {
+      if (manage) dragRow(row, c, c.name, (dragged) => changeCategory(s, dragged, { position: i }));
+      return row;
+    };
+    list.replaceChildren(...categories.map((c, i) => draggable(el('li', { class: 'channel-row' },
+      manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
       el('span', { class: 'row-text' }, el('span', { class: 'row-title', text: c.name }),
         el('span', { class: 'muted row-sub', text: channelCount(s.channels.filter((ch) => ch.category_id === c.id).length) })),
       manage ? el('span', { class: 'row-actions' },
         iconButton('up', `Move category ${c.name} up`, () => changeCategory(s, c, { position: i - 1 }), { class: 'small', disabled: i === 0 }),
         iconButton('chevron', `Move category ${c.name} down`, () => changeCategory(s, c, { position: i + 1 }), { class: 'small', disabled: i === categories.length - 1 }),
         el('button', { type: 'button', class: 'small', 'aria-label': `Rename category ${c.name}`, onclick: () => renameCategory(s, c) }, 'Rename'),
-        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null)));
+        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null), c, i)));
   };
   update();
   const input = el('input', { id: 'new-category-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Category name' });

@@ -3,7 +3,7 @@
 // Invites, Bans and the Audit log have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
-import { $, el, toast, ask, confirmAction, formatTime } from './ui.js';
+import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
@@ -257,10 +257,11 @@ function rolesPanel(server) {
   const owner = server.owner_id === state.me.user_id;
   const list = el('ul', { class: 'settings-list' });
   const empty = el('p', { class: 'empty-note muted', text: 'No roles yet.' });
+  const dragRow = reorderable();
   const update = () => {
     const roles = state.roles.get(server.id) || [];
     const members = state.members.get(server.id) || [];
-    list.replaceChildren(...roles.map((r, i) => el('li', { class: 'role-row' }, icon('shield', 'nav-icon'), roleName(r),
+    list.replaceChildren(...roles.map((r, i) => withDrag(el('li', { class: 'role-row' }, owner ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null, icon('shield', 'nav-icon'), roleName(r),
       r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
       r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
       r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
@@ -269,14 +270,19 @@ function rolesPanel(server) {
         el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) }, '↑'),
         el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} down`, disabled: i === roles.length - 1, onclick: () => moveRole(server, r, i + 1) }, '↓'),
         el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
-        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) }, 'Delete')) : null)));
+        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) }, 'Delete')) : null), r, i)));
     empty.hidden = roles.length > 0;
   };
+  // The owner drags a role onto another's place, or uses its arrows.
+  function withDrag(row, role, index) {
+    if (owner) dragRow(row, role, role.name, (dragged) => moveRole(server, dragged, index));
+    return row;
+  }
   update();
   return {
     nodes: [
       el('h3', { text: 'Roles' }),
-      el('p', { class: 'muted', text: 'A member may hold several roles; the first one with a colour colours their name. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.' }),
+      el('p', { class: 'muted', text: 'A member may hold several roles; the first one with a colour colours their name, and the order (drag a role, or use its arrows) decides which is first. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.' }),
       list, empty,
       owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates, changes and assigns roles.' }),
     ],

@@ -28,6 +28,36 @@ export function el(tag, props = {}, ...children) {
 }
 
 /** A button holding an icon, labelled for screen readers (and a tooltip). */
+/**
+ * Rows of one list that can be dragged onto each other: `dragRow(row, item, label, drop)` makes a
+ * row draggable, and dropping another row's item on it calls `drop(thatItem)` (the caller moves
+ * it to this row's place). Arrow buttons beside the rows do the same from the keyboard.
+ */
+export function reorderable() {
+  let dragged = null;
+  return (row, item, label, drop) => {
+    row.draggable = true;
+    row.addEventListener('dragstart', (e) => {
+      dragged = item;
+      e.dataTransfer.effectAllowed = 'move';
+      e.dataTransfer.setData('text/plain', label);
+      row.classList.add('dragging');
+    });
+    row.addEventListener('dragend', () => { dragged = null; row.classList.remove('dragging'); });
+    row.addEventListener('dragover', (e) => {
+      if (!dragged || dragged === item) return;
+      e.preventDefault();
+      row.classList.add('drop-target');
+    });
+    row.addEventListener('dragleave', () => row.classList.remove('drop-target'));
+    row.addEventListener('drop', (e) => {
+      e.preventDefault();
+      row.classList.remove('drop-target');
+      if (dragged && dragged !== item) drop(dragged);
+    });
+  };
+}
+
 export function iconButton(name, label, onclick, extra = {}) {
   const { class: cls, ...rest } = extra;
   return el('button', { type: 'button', class: `icon-button${cls ? ` ${cls}` : ''}`, 'aria-label': label, title: label, onclick, ...rest }, icon(name));
