@@ -5,7 +5,7 @@ import { created, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import { auditReason, integer, text } from '../core/validate';
-import { MAX_NAME_CHARS, diff } from './servers';
+import { MAX_NAME_CHARS, diff, placed } from './servers';
 
 /** Categories one server may have (Discord allows 50). */
 export const MAX_CATEGORIES_PER_SERVER = 50;
@@ -45,12 +45,9 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit }: D
     if (!category) throw notFound('category not found');
     return category;
   };
-  /** Puts `categoryId` at `position` (clamped; null: only renumbers) and the rest 0..n-1 around it. */
-  const reorder = (serverId: string, categoryId: string | null, position: number) => {
-    const order = directory.categoriesOf(serverId).map((c) => c.id).filter((id) => id !== categoryId);
-    if (categoryId) order.splice(Math.min(position, order.length), 0, categoryId);
-    order.forEach((id, index) => setPosition.run(index, id));
-  };
+  /** Puts `categoryId` at `position` (null: only closes the gaps): positions stay 0..n-1. */
+  const reorder = (serverId: string, categoryId: string | null, position: number) =>
+    placed(directory.categoriesOf(serverId).map((c) => c.id), categoryId, position).forEach((id, index) => setPosition.run(index, id));
   /** Every change reaches the server's members as the whole list, in position order. */
   const announce = (serverId: string) => hub.toServer(serverId, { event: 'categories_updated', server_id: serverId, categories: directory.categoriesOf(serverId) });
 

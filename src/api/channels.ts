@@ -4,7 +4,7 @@ import { channelWithState } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import { auditReason, integer, text, uuid } from '../core/validate';
-import { MAX_NAME_CHARS, diff } from './servers';
+import { MAX_NAME_CHARS, diff, placed } from './servers';
 
 export const MAX_CHANNELS_PER_SERVER = 500;
 export const MAX_TOPIC_CHARS = 1024;
@@ -42,13 +42,9 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     if (!channel || channel.server_id !== serverId) throw notFound('channel not found');
     return channel;
   };
-  /** Puts `channelId` at `position` (0-based, clamped) and renumbers the rest 0..n-1: positions stay dense. */
-  const reorder = (serverId: string, channelId: string, position: number) => {
-    const order = directory.channelsOf(serverId).map((c) => c.id).filter((id) => id !== channelId);
-    order.splice(Math.min(position, order.length), 0, channelId);
-    order.forEach((id, index) => setPosition.run(index, id));
-  };
-  const renumber = (serverId: string) => directory.channelsOf(serverId).forEach((c, index) => setPosition.run(index, c.id));
+  /** Puts `channelId` at `position` (null: only closes the gaps): positions stay 0..n-1. */
+  const reorder = (serverId: string, channelId: string | null, position: number) =>
+    placed(directory.channelsOf(serverId).map((c) => c.id), channelId, position).forEach((id, index) => setPosition.run(index, id));
 
   return { listChannels, createChannel, updateChannel, deleteChannel };
 
@@ -128,7 +124,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
       const ids = attachmentsOf.all(channel.id).map((a) => a.id);
       deleteRow.run(channel.id);
       readStates.forget([channel.id]);
-      renumber(serverId);
+      reorder(serverId, null, 0);
       audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
       return ids;
     })();

@@ -82,20 +82,15 @@ function serverHandlers(deps: Deps) {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
   );
   const roleById = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = ?`);
-  const roleByName = db.prepare<[string, string], { id: string }>('SELECT id FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
+  const roleByName = db.prepare<[string, string], { id: string; name: string }>('SELECT id, name FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const rolesOfServer = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE server_id = ? ORDER BY position, created_at, rowid`);
   const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
   const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ? WHERE id = ?');
   const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
-  const roleHoldersOfServer = db.prepare<[string], { user_id: string }>('SELECT DISTINCT user_id FROM member_roles WHERE server_id = ?');
-  /** Puts `roleId` at `position` (0-based, clamped) and renumbers the rest 0..n-1, as channels are. */
-  const reorderRoles = (serverId: string, roleId: string | null, position: number) => {
-    const order = rolesOfServer.all(serverId).map((r) => r.id).filter((id) => id !== roleId);
-    if (roleId) order.splice(Math.min(position, order.length), 0, roleId);
-    order.forEach((id, index) => setRolePosition.run(index, id));
-  };
+  const reorderRoles = (serverId: string, roleId: string | null, position: number) =>
+    placed(rolesOfServer.all(serverId).map((r) => r.id), roleId, position).forEach((id, index) => setRolePosition.run(index, id));
   /** Every role change reaches the server's members as the whole list, in position order. */
   const announceRoles = (serverId: string) =>
     hub.toServer(serverId, { event: 'roles_updated', server_id: serverId, roles: rolesOfServer.all(serverId).map(roleRecord) });
@@ -292,7 +287,9 @@ function serverHandlers(deps: Deps) {
   /**
    * Owner only: {name?, full_server_admin?, color?, hoist?, mentionable?, position?}; 200 role;
    * positions stay 0..n-1 (a move renumbers the others); 409 for a name in use; audited; holders
-   * get member_updated (a move: every member holding a role of the server), everyone roles_updated.
+   * get member_updated, everyone roles_updated. A move is told by roles_updated alone: it carries
+   * the order a member's `roles` follow, and a member_updated per holder of every role would be
+   * holders x members frames for one drag.
    */
   function updateRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
@@ -315,8 +312,7 @@ function serverHandlers(deps: Deps) {
       const changes = diff(roleRecord(before), { name, full_server_admin: admin, color: colour, hoist, mentionable, position: after.position });
       audit.write({ serverId, action: 'role_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'role', reason, changes });
     })();
-    const moved = position !== null && after!.position !== before.position;
-    announceMembers(serverId, (moved ? roleHoldersOfServer.all(serverId) : holdersOf.all(before.id)).map((r) => r.user_id));
+    announceMembers(serverId, holdersOf.all(before.id).map((r) => r.user_id));
     announceRoles(serverId);
     return json(roleRecord(after!));
   }
@@ -352,7 +348,7 @@ function serverHandlers(deps: Deps) {
       const role = roleByName.get(serverId, roleName);
       if (!role) throw notFound('role not found');
       roleId = role.id;
-      roleName = roleById.get(role.id)!.name;
+      roleName = role.name;
     }
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
@@ -388,6 +384,17 @@ function serverHandlers(deps: Deps) {
     hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
     return member;
   }
+}
+
+/**
+ * Ids in their new order, for anything kept in a dense `position` (channels, roles, categories):
+ * `moving` taken out and put back at `position` (clamped to the end), or, with null, the same
+ * order with the gaps closed. A row's new position is its index.
+ */
+export function placed(ids: readonly string[], moving: string | null, position: number): string[] {
+  const order = ids.filter((id) => id !== moving);
+  if (moving !== null) order.splice(Math.min(position, order.length), 0, moving);
+  return order;
 }
 
 /** The fields that change, as {field: {from, to}}, for an audit entry. */

@@ -7,7 +7,7 @@ import { api } from './api.js';
 import { $, el, toast, ask, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName } from './store.js';
+import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles } from './store.js';
 import { userAvatar, nameText, fullName, isDeletedUser } from './names.js';
 import { loadMembers, isLoadingMembers } from './members-data.js';
 import { mayModerate, timeoutOf, holdsAdminRole, kickMember, banMember, timeOutMember, endTimeout } from './moderation.js';
@@ -33,7 +33,7 @@ function presenceOf(member) {
 
 /** A member's name in the colour of the first role they hold that has one (as Discord shows it). */
 function coloured(node, member, server) {
-  const role = server && (state.roles.get(server.id) || []).find((r) => r.color !== null && r.color !== undefined && (member.role_ids || []).includes(r.id));
+  const role = server && heldRoles(state.roles.get(server.id) || [], member).find((r) => r.color !== null && r.color !== undefined);
   if (role) node.style.color = `#${role.color.toString(16).padStart(6, '0')}`;
   return node;
 }
@@ -74,7 +74,7 @@ export function renderMembers() {
   // A member shows once: under the first hoisted role they hold (roles are in position order),
   // or among the other members.
   const hoisted = roles.filter((r) => r.hoist);
-  const groupOf = (m) => hoisted.find((r) => (m.role_ids || []).includes(r.id)) || null;
+  const groupOf = (m) => hoisted.find((r) => holdsRole(m, r.id)) || null;
   const groups = [];
   for (const role of hoisted) {
     const inRole = members.filter((m) => groupOf(m) === role).sort(byPresence);
@@ -113,7 +113,7 @@ export function openUserMenu(user, anchor) {
   const moderate = server && member && mayModerate(server, member);
   const roles = server ? state.roles.get(server.id) || [] : [];
   const subtitle = member
-    ? member.is_owner ? 'Server owner' : member.roles.length ? `${member.roles.length > 1 ? 'Roles' : 'Role'}: ${member.roles.join(', ')}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
+    ? member.is_owner ? 'Server owner' : member.roles.length ? `${member.roles.length > 1 ? 'Roles' : 'Role'}: ${heldRoles(roles, member).map((r) => r.name).join(', ')}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
     : server ? 'Not a member of this server' : conversation ? 'Member' : '';
   const name = displayName(user);
   const groups = [
@@ -154,7 +154,7 @@ export function openUserMenu(user, anchor) {
 
 /** Gives the role, or takes it when the member holds it. */
 export async function toggleRole(server, member, role) {
-  const holds = (member.role_ids || []).includes(role.id);
+  const holds = holdsRole(member, role.id);
   try {
     if (holds) await api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/roles/${role.id}`);
     else await api('PUT', `/api/servers/${server.id}/members/${member.user_id}/role`, { role: role.name });

@@ -5,7 +5,7 @@
 import { api, apiWithReason } from './api.js';
 import { el, toast, formatTime } from './ui.js';
 import { askForm } from './dialogs.js';
-import { state, displayName, learnUser } from './store.js';
+import { state, displayName, learnUser, holdsRole } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
 
@@ -22,7 +22,7 @@ const REASON_MAX = 512;
 /** Does this member hold a role with full_server_admin? */
 export function holdsAdminRole(serverId, member) {
   const roles = state.roles.get(serverId) || [];
-  return Boolean(member && roles.some((r) => r.full_server_admin && (member.roles || []).includes(r.name)));
+  return roles.some((r) => r.full_server_admin && holdsRole(member, r.id));
 }
 
 /** May the caller kick, ban or time out this member? */

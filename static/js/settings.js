@@ -7,7 +7,7 @@ import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, canManageServer, displayName } from './store.js';
+import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
@@ -265,7 +265,7 @@ function rolesPanel(server) {
       r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
       r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
       r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
-      el('span', { class: 'muted', text: `${members.filter((m) => (m.role_ids || []).includes(r.id)).length} members` }),
+      el('span', { class: 'muted', text: `${members.filter((m) => holdsRole(m, r.id)).length} members` }),
       owner ? el('span', { class: 'row-actions' },
         el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) }, '↑'),
         el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} down`, disabled: i === roles.length - 1, onclick: () => moveRole(server, r, i + 1) }, '↓'),
@@ -360,7 +360,7 @@ async function editRole(server, role) {
 }
 
 async function deleteRole(server, role) {
-  const holders = (state.members.get(server.id) || []).filter((m) => (m.role_ids || []).includes(role.id)).length;
+  const holders = (state.members.get(server.id) || []).filter((m) => holdsRole(m, role.id)).length;
   if (!(await confirmAction(`Delete the role ${role.name}?`, holders ? `${holders} member${holders === 1 ? '' : 's'} will lose it, and what it allowed.` : 'Nobody holds it.', 'Delete role'))) return;
   try {
     await api('DELETE', `/api/servers/${server.id}/roles/${role.id}`);
@@ -398,7 +398,7 @@ function membersPanel(server) {
 
 /** The roles a member holds, each with a button that takes it, and a list to give another. */
 function roleChips(server, member, roles) {
-  const held = roles.filter((r) => (member.role_ids || []).includes(r.id));
+  const held = heldRoles(roles, member);
   const others = roles.filter((r) => !held.includes(r));
   const select = el('select', { 'aria-label': `Give ${member.username} a role`, class: 'role-select' },
     el('option', { value: '', text: others.length ? 'Add a role…' : 'Holds every role', selected: true }),

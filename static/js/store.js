@@ -128,15 +128,21 @@ export function canManageServer(server) {
   const roles = state.roles.get(server.id);
   if (!members || !roles) return false;
   const mine = members.find((m) => m.user_id === state.me.user_id);
-  return Boolean(mine && roles.some((role) => role.full_server_admin && mine.roles.includes(role.name)));
+  return roles.some((role) => role.full_server_admin && holdsRole(mine, role.id));
 }
+
+/** Whether a member holds a role (by id: names change). */
+export const holdsRole = (member, roleId) => Boolean(member?.role_ids?.includes(roleId));
+
+/** The roles a member holds, in the server's order (a move reorders them without a member event). */
+export const heldRoles = (roles, member) => roles.filter((r) => holdsRole(member, r.id));
 
 /** Whether a message names the user: by name, @everyone, or a role they hold. */
 export function mentionsMe(m) {
   if (m.mention_everyone || (m.mentions || []).includes(state.me.user_id)) return true;
   if (!m.mention_roles?.length || !m.server_id) return false;
   const mine = (state.members.get(m.server_id) || []).find((member) => member.user_id === state.me.user_id);
-  return Boolean(mine && (mine.role_ids || []).some((id) => m.mention_roles.includes(id)));
+  return m.mention_roles.some((id) => holdsRole(mine, id));
 }
 
 /** What the title bar counts: mentions in channels plus unread DMs and groups. */

@@ -114,8 +114,6 @@ export function readStaticFiles(root: string): { files: Map<string, StaticFile>;
 export const COMPRESSED_DIR = path.join(__dirname, '..', '..', '..', 'dist', 'static-compressed');
 
 export interface StaticFiles {
-  /** The current asset version (the `/a/<version>/` prefix). */
-  version: string;
   /** Serves the file for a URL path if there is one; false otherwise. */
   serve(urlPath: string, req: IncomingMessage, res: ServerResponse): boolean;
   /** Serves a named page (for routes like /invites/:token that answer with a page). */
@@ -167,7 +165,6 @@ export function indexStaticFiles(root: string, compressedDir = COMPRESSED_DIR): 
   };
 
   return {
-    version,
     serve(urlPath, req, res) {
       const versioned = VERSIONED.exec(urlPath);
       const file = files.get(versioned ? versioned[2] : urlPath);

@@ -69,8 +69,6 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
   const warningsOf = db.prepare('SELECT reason, created_at FROM warnings WHERE user_id = ? ORDER BY created_at');
   const serversOf = db.prepare(
     `SELECT s.id, s.name, s.description, s.owner_id = m.user_id AS owner,
-            (SELECT r.name FROM member_roles mr JOIN roles r ON r.id = mr.role_id
-              WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id ORDER BY r.position LIMIT 1) AS role,
             (SELECT json_group_array(name) FROM (SELECT r.name FROM member_roles mr JOIN roles r ON r.id = mr.role_id
               WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id ORDER BY r.position)) AS roles,
             m.joined_at
@@ -181,7 +179,12 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
       const mtime = new Date(clock.now());
       const account = accountOf.get(userId) as Record<string, unknown>;
       zip.addBuffer(json({ ...account, warnings: warningsOf.all(userId) }), 'account.json', { mtime });
-      zip.addBuffer(json((serversOf.all(userId) as { roles: string }[]).map((s) => ({ ...s, roles: JSON.parse(s.roles) as string[] }))), 'servers.json', { mtime });
+      // `role`, the first of `roles`, is what the file held when a member had one role.
+      const servers = (serversOf.all(userId) as { roles: string; joined_at: string }[]).map(({ roles, joined_at, ...server }) => {
+        const names = JSON.parse(roles) as string[];
+        return { ...server, role: names[0] ?? null, roles: names, joined_at };
+      });
+      zip.addBuffer(json(servers), 'servers.json', { mtime });
       const friends = { friends: directory.friendsOf(userId), requests: requestsOf.all(userId, userId), blocked: blocksOf.all(userId) };
       zip.addBuffer(json(friends), 'friends.json', { mtime });
       zip.addBuffer(json(directory.conversationsOf(userId)), 'conversations.json', { mtime });

@@ -67,18 +67,18 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
   const record = (row: Row): MemberRecord => {
     const roles = JSON.parse(row.roles) as [string, string][];
     return {
-    user_id: row.user_id,
-    username: row.username,
-    display_name: row.display_name,
-    avatar_url: row.avatar_url,
-    is_owner: row.is_owner === 1,
-    // The first role in position order: what `role` held when a member had one.
-    role: roles[0]?.[1] ?? null,
-    roles: roles.map(([, name]) => name),
-    role_ids: roles.map(([id]) => id),
-    joined_at: row.joined_at,
-    presence: presence.of(row.user_id),
-    timeout_until: row.timeout_until && row.timeout_until > iso(clock.now()) ? row.timeout_until : null,
+      user_id: row.user_id,
+      username: row.username,
+      display_name: row.display_name,
+      avatar_url: row.avatar_url,
+      is_owner: row.is_owner === 1,
+      // The first role in position order: what `role` held when a member had one.
+      role: roles[0]?.[1] ?? null,
+      roles: roles.map(([, name]) => name),
+      role_ids: roles.map(([id]) => id),
+      joined_at: row.joined_at,
+      presence: presence.of(row.user_id),
+      timeout_until: row.timeout_until && row.timeout_until > iso(clock.now()) ? row.timeout_until : null,
     };
   };
 

@@ -1,6 +1,6 @@
-import zlib from 'node:zlib';
 import { WebSocket } from 'ws';
-import { failpoint, logFailure, owned } from '../../core/callbacks';
+import { failpoint, logFailure } from '../../core/callbacks';
+import { COMPRESS_JSON_MIN_BYTES, compressAnswer } from '../../core/http/encoding';
 import { placeOf } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
 import type { Directory } from '../community/directory';
@@ -89,19 +89,11 @@ export interface Peer {
   alive: boolean;
   frames: number;
   windowStart: number;
-  /** Opened with `?compress=gzip`: a large frame may go as a binary frame of gzip (GZIP_FRAME_MIN_BYTES). */
+  /** Opened with `?compress=gzip`: a large `ready` goes as a binary frame of gzip (below). */
   gzip: boolean;
   /** Frames waiting while its compressed `ready` is made, sent right after it in order; null otherwise. */
   held: Buffer[] | null;
 }
-
-/**
- * A user stream opened with `?compress=gzip` gets a `ready` this large or larger as one binary
- * frame holding the same JSON compressed with gzip (a big account's is 700 KiB of JSON, about
- * 150 KiB so). Compressed once, in the thread pool, with no zlib state kept per socket, unlike
- * per-message deflate (docs/performance.md "Page weight").
- */
-export const GZIP_FRAME_MIN_BYTES = 16 * 1024;
 
 /** An outbox entry: an event's frames to its audience, or a close that must follow them. */
 type Job =
@@ -321,24 +313,25 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
       addTo(streams, peer.userId, peer);
       failpoint('socket.ready');
       if (!first) return;
-      if (!peer.gzip || first.length < GZIP_FRAME_MIN_BYTES) return send(peer, first);
+      // A stream opened with ?compress=gzip gets a large `ready` (a big account's is 700 KiB of
+      // JSON) as one binary frame of gzip, as large JSON answers are compressed: once, in the
+      // thread pool, with no zlib state kept per socket, unlike per-message deflate.
+      if (!peer.gzip || first.length < COMPRESS_JSON_MIN_BYTES) return send(peer, first);
       // Events committed from now on wait in `held`, so none overtakes the snapshot.
       peer.held = [];
-      const sendHeld = owned(
-        (err: Error | null, packed: Buffer) => {
-          const held = peer.held ?? [];
-          peer.held = null;
-          if (peer.ws.readyState !== WebSocket.OPEN) return;
-          if (err) send(peer, first);
-          else peer.ws.send(packed, { binary: true });
-          for (const frame of held) send(peer, frame);
-        },
-        (err) => {
+      const release = (frame: Buffer, binary: boolean) => {
+        const held = peer.held ?? [];
+        peer.held = null;
+        if (peer.ws.readyState !== WebSocket.OPEN) return;
+        peer.ws.send(frame, { binary });
+        for (const later of held) send(peer, later);
+      };
+      compressAnswer(first, 'gzip')
+        .then((packed) => release(packed, true), () => release(first, false))
+        .catch((err: unknown) => {
           logFailure(log, 'compressed ready')(err);
           peer.ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
-        },
-      );
-      zlib.gzip(first, { level: 1 }, sendHeld);
+        });
     },
 
     unregister(peer) {

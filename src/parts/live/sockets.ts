@@ -106,7 +106,7 @@ export function createSockets(parts: SocketParts): Sockets {
     if (open.user >= MAX_SOCKETS_PER_USER) {
       throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`, retry);
     }
-    // ?compress=gzip: a large `ready` comes as one binary frame of gzip (hub.ts GZIP_FRAME_MIN_BYTES).
+    // ?compress=gzip: a large `ready` comes as one binary frame of gzip (hub.ts subscribe).
     const compress = new URLSearchParams(splitUrl(req.url).search).getAll('compress');
     if (compress.length > 1 || (compress.length === 1 && compress[0] !== 'gzip')) throw new HttpError(400, 'compress must be gzip');
     const { kind } = found.route;

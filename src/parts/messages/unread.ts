@@ -99,11 +99,13 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   function channelStates(userId: string, servers: [string, number][], markers: Map<string, number>): Map<string, ChannelState> {
     tails.refresh();
     const states = new Map<string, ChannelState>();
-    // Role ids are unique across servers: one set serves every channel.
-    const roles = new Set(rolesOfUser.all(userId));
+    // Asked only when a kept message mentions a role; ids are unique across servers, so one set
+    // serves every channel.
+    let roles: Set<string> | undefined;
+    const holds = (roleId: string) => (roles ??= new Set(rolesOfUser.all(userId))).has(roleId);
     for (const [serverId, joinedSeq] of servers) {
       for (const channel of directory.channelsOf(serverId)) {
-        const state = stateInTail(tails.get(channel.id), userId, roles, markers.get(channel.id) ?? joinedSeq);
+        const state = stateInTail(tails.get(channel.id), userId, holds, markers.get(channel.id) ?? joinedSeq);
         states.set(channel.id, state ? withFields(channel, state) : counted.get(userId, channel.id)!);
       }
     }
@@ -178,7 +180,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
  * The read state at `marker` from a channel's newest messages, or null when the marker is older
  * than the tail and the tail is not the whole channel (the counts may reach past it).
  */
-function stateInTail(tail: Tail, userId: string, roles: Set<string>, marker: number): ContainerState | null {
+function stateInTail(tail: Tail, userId: string, holds: (roleId: string) => boolean, marker: number): ContainerState | null {
   const { messages } = tail;
   let first = messages.length;
   while (first > 0 && messages[first - 1].seq > marker) first--;
@@ -189,7 +191,7 @@ function stateInTail(tail: Tail, userId: string, roles: Set<string>, marker: num
     const m = messages[i];
     if (m.author_id === userId) continue;
     unread++;
-    if (m.everyone || m.mentions?.includes(userId) || m.roles?.some((role) => roles.has(role))) mentioned++;
+    if (m.everyone || m.mentions?.includes(userId) || m.roles?.some(holds)) mentioned++;
   }
   return {
     last_message_id: messages.at(-1)?.id ?? null,
