@@ -73,7 +73,10 @@ CREATE TABLE IF NOT EXISTS servers (
   name        TEXT NOT NULL,
   owner_id    TEXT NOT NULL REFERENCES users (id),
   created_at  TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT ''
+  description TEXT NOT NULL DEFAULT '',
+  -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
+  -- src/rules/channel-permissions.ts FLAGS; 47: all but mention_everyone)
+  everyone_permissions INTEGER NOT NULL DEFAULT 47
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -96,6 +99,8 @@ CREATE TABLE IF NOT EXISTS channels (
   slowmode_seconds INTEGER NOT NULL DEFAULT 0,
   -- the category it is listed under, or NULL for none
   category_id TEXT REFERENCES categories (id) ON DELETE SET NULL,
+  -- 1: the channel follows its category's overwrites (none without a category); 0: its own
+  permissions_synced INTEGER NOT NULL DEFAULT 1,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 CREATE INDEX IF NOT EXISTS categories_by_server ON categories (server_id, position);
@@ -131,6 +136,8 @@ CREATE TABLE IF NOT EXISTS roles (
   position          INTEGER NOT NULL DEFAULT 0,
   hoist             INTEGER NOT NULL DEFAULT 0,
   mentionable       INTEGER NOT NULL DEFAULT 0,
+  -- the channel permissions holders have server-wide, beside everyone's (a bit mask)
+  permissions       INTEGER NOT NULL DEFAULT 0,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 
@@ -158,6 +165,68 @@ CREATE TABLE IF NOT EXISTS member_roles (
   FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS member_roles_by_role ON member_roles (role_id);
+
+-- Channel permission overwrites (src/rules/channel-permissions.ts): for everyone (target_id the
+-- server's id), a role, or a member, on a channel or on a category (which its synced channels
+-- follow). allow and deny are bit masks; an overwrite of a role or member outlives neither.
+CREATE TABLE IF NOT EXISTS channel_overwrites (
+  channel_id TEXT NOT NULL REFERENCES channels (id) ON DELETE CASCADE,
+  target_id  TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('everyone', 'role', 'member')),
+  allow      INTEGER NOT NULL,
+  deny       INTEGER NOT NULL,
+  server_id  TEXT NOT NULL,
+  PRIMARY KEY (channel_id, target_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS category_overwrites (
+  category_id TEXT NOT NULL REFERENCES categories (id) ON DELETE CASCADE,
+  target_id   TEXT NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('everyone', 'role', 'member')),
+  allow       INTEGER NOT NULL,
+  deny        INTEGER NOT NULL,
+  server_id   TEXT NOT NULL,
+  PRIMARY KEY (category_id, target_id)
+) WITHOUT ROWID;
+
+-- Per server, moved to a new random value by every change to what decides channel access (the
+-- owner, everyone's flags, roles and who holds them, members, channels'
+-- categories and syncing, overwrites), in the same transaction: src/rules/channel-access.ts keeps
+-- each server's rules in memory while its value stays. A server with no row has not changed.
+-- An insert then an update, never INSERT OR REPLACE: a trigger's conflict clause gives way to
+-- the outer statement's, so under an INSERT OR IGNORE into members a REPLACE would be ignored.
+CREATE TABLE IF NOT EXISTS access_generations (server_id TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS access_servers AFTER UPDATE OF owner_id, everyone_permissions ON servers
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.id; END;
+CREATE TRIGGER IF NOT EXISTS access_roles_updated AFTER UPDATE OF permissions, full_server_admin ON roles
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_roles_deleted AFTER DELETE ON roles
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_member_roles_added AFTER INSERT ON member_roles
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_member_roles_removed AFTER DELETE ON member_roles
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_members_added AFTER INSERT ON members
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_members_removed AFTER DELETE ON members
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channels_added AFTER INSERT ON channels
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channels_updated AFTER UPDATE OF category_id, permissions_synced ON channels
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channels_deleted AFTER DELETE ON channels
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channel_overwrites_added AFTER INSERT ON channel_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channel_overwrites_updated AFTER UPDATE ON channel_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_channel_overwrites_removed AFTER DELETE ON channel_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_category_overwrites_added AFTER INSERT ON category_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_category_overwrites_updated AFTER UPDATE ON category_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_category_overwrites_removed AFTER DELETE ON category_overwrites
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
 
 -- A member removed by someone else (kicked). Their old invites no longer let them back in:
 -- only an invite an owner or full server administrator created after the removal does.

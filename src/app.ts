@@ -25,6 +25,8 @@ import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
 import { createChannelStore } from './parts/community/channels';
 import { createDirectory } from './parts/community/directory';
+import { createAccessChanges } from './parts/community/access-changes';
+import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
 import { SENDS_PER_TURN, createHub } from './parts/live/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
@@ -121,8 +123,8 @@ export function createApp(options: AppOptions): RunningApp {
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
   const tails = createChannelTails(db);
-  const readStates = createReadStates(db, tails, directory);
-  const hub = createHub({ log, directory, sendsPerTurn: settings.sendsPerTurn });
+  const readStates = createReadStates(db, tails, directory, perms);
+  const hub = createHub({ log, directory, perms, sendsPerTurn: settings.sendsPerTurn });
   // A session that ends, however it ends, closes the sockets opened with it.
   const sessions = new SessionStore(clock, (session) => hub.endSession(session.token));
   const limits = createLimits(clock, config.rateLimit);
@@ -156,12 +158,14 @@ export function createApp(options: AppOptions): RunningApp {
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
+  const overwrites = createOverwriteStore(db);
+  const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
   const audit = createAuditLog(db, clock);
-  const search = createSearch(db, messages);
+  const search = createSearch(db, messages, perms);
   const twoFactor = createTwoFactor({ db, clock, box: createSecretBox(loadSecretKey(config.dataDir, config.secretKey)), log });
   const identity = createIdentityCheck({ db, limits, twoFactor });
   const avatars = createAvatars({ db, dataDir: config.dataDir, log });
-  const accountExports = createExports({ db, clock, directory, dataDir: config.dataDir, log });
+  const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
     db,
     clock,
@@ -196,6 +200,8 @@ export function createApp(options: AppOptions): RunningApp {
     messages,
     members,
     channels,
+    overwrites,
+    accessChanges,
     audit,
     search,
     twoFactor,

@@ -95,7 +95,7 @@ t.test('servers', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body, { name: 'Book club', owner_id: alice.userId, created_at: iso(clock.now()) });
     t.match(res.body.id, /^[0-9a-f-]{36}$/);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'name', 'owner_id']);
+    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'name', 'owner_id', 'permissions']);
     t.same((await alice.get(`/api/servers/${res.body.id}`)).body, res.body, 'GET returns the same record');
   });
 
@@ -177,7 +177,7 @@ t.test('channels', async (t) => {
     const res = await owner.post(`${base}/channels`, { name: 'random' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'random', position: 1, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'position', 'server_id', 'slowmode_seconds', 'topic']);
+    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'permissions_synced', 'position', 'server_id', 'slowmode_seconds', 'topic']);
     const byAdmin = await admin.post(`${base}/channels`, { name: 'mods-made' });
     t.equal(byAdmin.status, 201, 'a full server administrator may create one');
     t.equal(byAdmin.body.position, 2);
@@ -252,7 +252,7 @@ t.test('roles and role assignment', async (t) => {
     const res = await owner.post(`${base}/roles`, { name: 'helpers' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'helpers', full_server_admin: false, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['color', 'created_at', 'full_server_admin', 'hoist', 'id', 'mentionable', 'name', 'position', 'server_id']);
+    t.same(Object.keys(res.body).sort(), ['color', 'created_at', 'full_server_admin', 'hoist', 'id', 'mentionable', 'name', 'permissions', 'position', 'server_id']);
     const admins = await owner.post(`${base}/roles`, { name: 'admins', full_server_admin: true });
     t.equal(admins.body.full_server_admin, true);
     const list = await clients.member.get(`${base}/roles`);

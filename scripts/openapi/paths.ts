@@ -1,5 +1,6 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
 import { type OpSpec, type Prose, type Schema, rule, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
+import { FLAG_NAMES } from './schemas';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
 const ROLE_COLOR = { anyOf: [{ type: 'integer', minimum: 0, maximum: 0xffffff }, { type: 'null' }], description: '0xRRGGBB as an integer (0 to 16777215), or null for none' };
@@ -66,6 +67,22 @@ const EMOJI_PROSE = [
   rule('emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units', 'emoji must be a single emoji'),
 ];
 const name = text(100);
+/** A list of channel permission names (src/rules/channel-permissions.ts). */
+const FLAG_INPUT: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, maxItems: 12, description: 'channel permission names; each counts once' };
+
+/** The overwrites of a channel or a category (owner or full server admin). */
+function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
+  const body = input({ allow: FLAG_INPUT, deny: FLAG_INPUT }, ['allow', 'deny']);
+  const both = rule('a flag cannot be both allowed and denied', 'cannot be both allowed and denied');
+  const cap = rule(`a ${what} holds at most 100 overwrites`, `a ${what} may have at most`);
+  const followed = what === 'channel' ? '; a synced channel lists its category\'s' : '';
+  const detached = what === 'channel' ? '; a synced channel first takes its category\'s overwrites as its own' : '';
+  return [
+    ['GET', `${base}/overwrites`, { tag: 'Servers', summary: `The permission overwrites of a ${what}${followed} (owner or full server admin)`, auth: 'user', ok: [json(200, arr(ref('Overwrite')))] }],
+    ['PUT', `${base}/overwrites/{target_id}`, { tag: 'Servers', summary: `Set what everyone (target_id: the server's id), a role or a member may do in a ${what}${detached} (owner or full server admin)`, auth: 'user', body: { kind: 'json', schema: body }, audited: true, prose: [both, cap], ok: [json(200, ref('Overwrite'))] }],
+    ['DELETE', `${base}/overwrites/{target_id}`, { tag: 'Servers', summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (owner or full server admin)`, auth: 'user', audited: true, ok: [empty('removed')] }],
+  ];
+}
 const reason = text(1000, { multiline: true });
 /** Characters that reorder or hide text, refused in display names (src/api/accounts.ts). */
 const DIRECTION_CONTROLS = '\\u0080-\\u009f\\u061c\\u200b\\u200e\\u200f\\u202a-\\u202e\\u2060\\u2066-\\u2069\\ufeff';
@@ -160,7 +177,7 @@ export const operations: Ops = [
   ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(201, ref('Server'))], errors: [429] }],
   ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to, with unread and mention counts', auth: 'user', ok: [json(200, arr(ref('ServerWithUnread')))] }],
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
-  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Rename or describe a server (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, description: text(1000, { multiline: true, blank: true }) }, ['name', 'description']) }, audited: true, ok: [json(200, ref('Server'))] }],
+  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: "Rename or describe a server, or set what everyone may do in its channels (owner or full server admin)", auth: 'user', body: { kind: 'json', schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT }, ['name', 'description', 'permissions']) }, audited: true, ok: [json(200, ref('Server'))] }],
   ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
   ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
@@ -168,10 +185,12 @@ export const operations: Ops = [
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
   ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] }],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
-  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role, placed last (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool }, ['full_server_admin', 'color', 'hoist', 'mentionable']) }, audited: true, prose: [rule('a server holds at most 250 roles', 'a server may have at most')], ok: [json(201, ref('Role'))], errors: [409, 429] }],
-  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename, recolour, move or change a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, position: { type: 'integer', minimum: 0, maximum: 250, description: '0 is first; past the end is last' } }, ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'position']) }, audited: true, ok: [json(200, ref('Role'))], errors: [409] }],
+  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role, placed last (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT }, ['full_server_admin', 'color', 'hoist', 'mentionable', 'permissions']) }, audited: true, prose: [rule('a server holds at most 250 roles', 'a server may have at most')], ok: [json(201, ref('Role'))], errors: [409, 429] }],
+  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename, recolour, move or change a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT, position: { type: 'integer', minimum: 0, maximum: 250, description: '0 is first; past the end is last' } }, ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position']) }, audited: true, ok: [json(200, ref('Role'))], errors: [409] }],
   ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] }],
-  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move, slow or categorise a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, topic: text(1024, { multiline: true, blank: true }), position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' }, slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 }, category_id: { ...nullable(uuid), description: 'a category of this server (404 otherwise), or null for none' } }, ['name', 'topic', 'position', 'slowmode_seconds', 'category_id']) }, audited: true, ok: [json(200, ref('Channel'))], errors: [409] }],
+  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move, slow or categorise a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, topic: text(1024, { multiline: true, blank: true }), position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' }, slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 }, category_id: { ...nullable(uuid), description: 'a category of this server (404 otherwise), or null for none' }, permissions_synced: { ...bool, description: "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own" } }, ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced']) }, audited: true, prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category')], ok: [json(200, ref('Channel'))], errors: [409] }],
+  ...overwriteOps('/api/servers/{server_id}/channels/{channel_id}', 'channel'),
+  ...overwriteOps('/api/servers/{server_id}/categories/{category_id}', 'category'),
   ['GET', '/api/servers/{server_id}/categories', { tag: 'Servers', summary: 'The categories of a server, in position order', auth: 'user', ok: [json(200, arr(ref('Category')))] }],
   ['POST', '/api/servers/{server_id}/categories', { tag: 'Servers', summary: 'Create a category, placed last (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: [rule('a server holds at most 50 categories', 'a server may have at most')], ok: [json(201, ref('Category'))], errors: [429] }],
   ['PATCH', '/api/servers/{server_id}/categories/{category_id}', { tag: 'Servers', summary: 'Rename or move a category (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, position: { type: 'integer', minimum: 0, maximum: 50, description: '0 is first; past the end is last' } }, ['name', 'position']) }, audited: true, ok: [json(200, ref('Category'))] }],

@@ -1,5 +1,10 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
+import { FLAGS } from '../../src/rules/channel-permissions';
 import { type Schema, arr, bool, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
+
+/** The channel permission flags, as src/rules/channel-permissions.ts names them. */
+export const FLAG_NAMES: string[] = [...FLAGS];
+const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, uniqueItems: true };
 
 export const schemas: Record<string, Schema> = {
   UserRef: obj({ ...profile() }),
@@ -47,7 +52,18 @@ export const schemas: Record<string, Schema> = {
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
   Channel: obj(channel()),
   Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, 'order among the server\'s categories, 0 first'), created_at: time }),
-  ChannelWithState: obj({ ...channel(), ...readState() }),
+  ChannelWithState: obj({
+    ...channel(),
+    ...readState(),
+    permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
+    private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
+  }),
+  Overwrite: obj({
+    target_id: withDescription(uuid, "the server's id (everyone), a role's id or a member's user id"),
+    kind: oneOf('everyone', 'role', 'member'),
+    allow: withDescription(FLAG_LIST, 'flags it grants'),
+    deny: withDescription(FLAG_LIST, 'flags it takes away'),
+  }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
   Role: obj({
@@ -60,6 +76,7 @@ export const schemas: Record<string, Schema> = {
     position: withDescription({ type: 'integer', minimum: 0 }, 'the order roles are listed and shown in, 0 first'),
     hoist: withDescription(bool, 'its holders are a group of their own in the member list'),
     mentionable: withDescription(bool, "@name counts as a mention of every holder, from who may use @everyone"),
+    permissions: withDescription(FLAG_LIST, "the channel permissions its holders have server-wide, beside everyone's"),
   }),
   Member: obj({
     ...profile(),
@@ -211,28 +228,32 @@ function auditEntries(): Schema[] {
   const fromTo = (schema: Schema) => obj({ from: schema, to: schema });
   const name = obj({ name: str });
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
-    ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str) }, ['name', 'description'])],
+    ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
     ['channel_create', 'channel', name],
     [
       'channel_update',
       'channel',
       obj(
-        { name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int), category_id: fromTo(nullable(uuid)) },
-        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id'],
+        { name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int), category_id: fromTo(nullable(uuid)), permissions_synced: fromTo(bool) },
+        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced'],
       ),
     ],
     ['channel_delete', 'channel', name],
     ['category_create', 'category', name],
     ['category_update', 'category', obj({ name: fromTo(str), position: fromTo(int) }, ['name', 'position'])],
     ['category_delete', 'category', name],
-    ['role_create', 'role', obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool })],
+    ...(['channel', 'category'] as const).flatMap((kind): [string, string, Schema][] => [
+      ['overwrite_update', kind, obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) })],
+      ['overwrite_delete', kind, obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) })],
+    ]),
+    ['role_create', 'role', obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool, permissions: FLAG_LIST })],
     [
       'role_update',
       'role',
       obj(
-        { name: fromTo(str), full_server_admin: fromTo(bool), color: fromTo(nullable(int)), hoist: fromTo(bool), mentionable: fromTo(bool), position: fromTo(int) },
-        ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'position'],
+        { name: fromTo(str), full_server_admin: fromTo(bool), color: fromTo(nullable(int)), hoist: fromTo(bool), mentionable: fromTo(bool), permissions: fromTo(FLAG_LIST), position: fromTo(int) },
+        ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position'],
       ),
     ],
     ['role_delete', 'role', name],
@@ -263,8 +284,16 @@ function auditEntries(): Schema[] {
 }
 
 export function server(): Record<string, Schema> {
-  return { id: uuid, name: str, owner_id: uuid, created_at: time, description: str };
+  return {
+    id: uuid,
+    name: str,
+    owner_id: uuid,
+    created_at: time,
+    description: str,
+    permissions: withDescription(FLAG_LIST, "what everyone may do in the server's channels unless a channel's overwrites say otherwise"),
+  };
 }
+
 
 function channel(): Record<string, Schema> {
   return {
@@ -276,6 +305,7 @@ function channel(): Record<string, Schema> {
     topic: str,
     slowmode_seconds: int,
     category_id: withDescription(nullable(uuid), 'the category it is listed under, or null'),
+    permissions_synced: withDescription(bool, "it follows its category's overwrites (true) or has its own (false)"),
   };
 }
 

@@ -10,7 +10,7 @@ import { MAX_NAME_CHARS, diff, placed } from './servers';
 /** Categories one server may have (Discord allows 50). */
 export const MAX_CATEGORIES_PER_SERVER = 50;
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'audit'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'audit' | 'overwrites' | 'accessChanges'>;
 
 /**
  * The categories of a server: named groups its channels are listed under (a channel joins one
@@ -28,7 +28,7 @@ export function categoryRoutes(deps: Deps): Route[] {
   ];
 }
 
-function categoryHandlers({ db, clock, perms, hub, limits, directory, audit }: Deps) {
+function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, overwrites, accessChanges }: Deps) {
   const insert = db.prepare(
     `INSERT INTO categories (id, server_id, name, position, created_at)
      VALUES (?, ?, ?, (SELECT COUNT(*) FROM categories WHERE server_id = ?), ?)`,
@@ -98,21 +98,28 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit }: D
     return json(after);
   }
 
-  /** Owner or full server administrator: 204; its channels stay, under no category (channel_updated); audited. */
+  /**
+   * Owner or full server administrator: 204; its channels stay, under no category
+   * (channel_updated), those that followed its overwrites keeping them as their own; audited.
+   */
   function deleteCategory(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'delete categories');
     const category = categoryIn(serverId, ctx.params.category_id);
     const reason = auditReason(ctx);
     const freed = directory.channelsOf(serverId).filter((c) => c.category_id === category.id).map((c) => c.id);
-    db.transaction(() => {
-      letChannelsGo.run(category.id);
-      deleteRow.run(category.id);
-      reorder(serverId, null, 0);
-      audit.write({ serverId, action: 'category_delete', actorId: ctx.user.id, targetId: category.id, targetKind: 'category', reason, changes: { name: category.name } });
-    })();
+    accessChanges.around(serverId, () =>
+      db.transaction(() => {
+        for (const id of freed) overwrites.detach(id);
+        letChannelsGo.run(category.id);
+        deleteRow.run(category.id);
+        reorder(serverId, null, 0);
+        audit.write({ serverId, action: 'category_delete', actorId: ctx.user.id, targetId: category.id, targetKind: 'category', reason, changes: { name: category.name } });
+      })(),
+    );
     for (const id of freed) {
-      hub.toServer(serverId, { event: 'channel_updated', server_id: serverId, channel_id: id, channel: directory.channel(id)! });
+      const channel = directory.channel(id)!;
+      hub.toContainer({ kind: 'channel', id, serverId }, { event: 'channel_updated', server_id: serverId, channel_id: id, channel });
     }
     announce(serverId);
     return noContent();

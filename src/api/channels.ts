@@ -1,9 +1,10 @@
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
-import { channelWithState } from '../parts/live/ready';
+import { newChannelEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { auditReason, integer, text, uuid } from '../core/validate';
+import type { ChannelRecord } from '../core/records';
+import { auditReason, bool, integer, text, uuid } from '../core/validate';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
 
 export const MAX_CHANNELS_PER_SERVER = 500;
@@ -11,7 +12,7 @@ export const MAX_TOPIC_CHARS = 1024;
 /** Slow mode, as Discord allows it: up to six hours between a member's messages. */
 export const MAX_SLOWMODE_SECONDS = 21_600;
 
-type Deps = Pick<Services, 'db' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads' | 'channels'>;
+type Deps = Pick<Services, 'db' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads' | 'channels' | 'overwrites' | 'accessChanges'>;
 
 /** The channels of a server (who may change them: the owner and full server administrators). */
 export function channelRoutes(deps: Deps): Route[] {
@@ -25,7 +26,7 @@ export function channelRoutes(deps: Deps): Route[] {
   ];
 }
 
-function channelHandlers({ db, perms, hub, limits, directory, readStates, audit, uploads, channels }: Deps) {
+function channelHandlers({ db, perms, hub, limits, directory, readStates, audit, uploads, channels, overwrites, accessChanges }: Deps) {
   const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
@@ -48,12 +49,11 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
 
   return { listChannels, createChannel, updateChannel, deleteChannel };
 
-  /** The channels, members only, in position order, each with the caller's read state. */
+  /** The channels the caller sees, members only, in position order, each with the caller's read state and permissions. */
   function listChannels(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.serverAccess(ctx.user, serverId);
-    const states = readStates.channels(ctx.user.id, serverId);
-    return json(directory.channelsOf(serverId).map((channel) => channelWithState(channel, states)));
+    return json([...readStates.channels(ctx.user.id, serverId).values()]);
   }
 
   /** Owner or full server administrator; 201 channel; 409 for a name already used (any case); 400 past 500; audited. */
@@ -73,14 +73,36 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
       return id;
     })();
     const channel = directory.channel(id)!;
-    hub.toServer(serverId, { event: 'channel_created', server_id: serverId, channel_id: id, channel: channelWithState(channel, new Map()) });
+    announceNew(serverId, channel);
     return created(channel);
+  }
+
+  /** A new channel reaches who sees it, each with their permissions there (one frame per distinct set). */
+  function announceNew(serverId: string, channel: ChannelRecord) {
+    const rules = perms.channelRules(serverId);
+    if (!rules) return;
+    const byFlags = new Map<number, string[]>();
+    for (const userId of rules.viewers(channel.id)) {
+      const flags = rules.flags(userId, channel.id);
+      byFlags.set(flags, [...(byFlags.get(flags) ?? []), userId]);
+    }
+    for (const [flags, userIds] of byFlags) {
+      const entry = newChannelEntry(channel, flags, rules.isPrivate(channel.id));
+      hub.toUsers(userIds, { event: 'channel_created', server_id: serverId, channel_id: channel.id, channel: entry });
+    }
+  }
+
+  /** A channel's record to who sees it. */
+  function announceChange(channel: ChannelRecord) {
+    hub.toContainer({ kind: 'channel', id: channel.id, serverId: channel.server_id }, { event: 'channel_updated', server_id: channel.server_id, channel_id: channel.id, channel });
   }
 
   /**
    * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
-   * category_id?}; 200 channel; positions stay 0..n-1; 409 for a name in use; 404 for a category
-   * of another server; audited; members get channel_updated.
+   * category_id?, permissions_synced?}; 200 channel; positions stay 0..n-1; 409 for a name in use;
+   * 404 for a category of another server; audited; who sees it gets channel_updated. A synced
+   * channel that leaves its category keeps its overwrites as its own (src/parts/community/overwrites.ts);
+   * `permissions_synced: true` drops its own and follows its category (400 without one).
    */
   function updateChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
@@ -91,23 +113,29 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const slowmode = ctx.body.slowmode_seconds === undefined ? before.slowmode_seconds : integer(ctx.body, 'slowmode_seconds', 0, MAX_SLOWMODE_SECONDS);
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_CHANNELS_PER_SERVER);
     const categoryId = ctx.body.category_id === undefined ? before.category_id : ctx.body.category_id === null ? null : uuid(ctx.body, 'category_id');
+    const sync = ctx.body.permissions_synced === undefined ? null : bool(ctx.body, 'permissions_synced');
     const reason = auditReason(ctx);
     if (categoryId !== null && categoryOf.get(categoryId)?.server_id !== serverId) throw notFound('category not found');
+    if (sync === true && categoryId === null) throw badRequest('permissions_synced: the channel has no category to follow');
     const clash = channelByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
-    db.transaction(() => {
-      updateRow.run(name, topic, slowmode, categoryId, before.id);
-      if (position !== null) reorder(serverId, before.id, position);
-      const after = directory.channel(before.id)!;
-      const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position, category_id: categoryId });
-      audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
-    })();
+    const write = () =>
+      db.transaction(() => {
+        if (sync === false || (before.category_id !== null && categoryId !== before.category_id)) overwrites.detach(before.id);
+        updateRow.run(name, topic, slowmode, categoryId, before.id);
+        if (sync === true) overwrites.sync(before.id);
+        if (position !== null) reorder(serverId, before.id, position);
+        const after = directory.channel(before.id)!;
+        const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position, category_id: categoryId, permissions_synced: after.permissions_synced });
+        audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
+      })();
+    // Who sees what changes only with its category or its syncing.
+    if (categoryId !== before.category_id || sync !== null) accessChanges.around(serverId, write);
+    else write();
     // A move shifts others: every channel whose position changed is announced.
     const moved = position === null ? [] : directory.channelsOf(serverId).filter((c) => c.id !== before.id);
     const channel = directory.channel(before.id)!;
-    for (const c of [channel, ...moved]) {
-      hub.toServer(serverId, { event: 'channel_updated', server_id: serverId, channel_id: c.id, channel: c });
-    }
+    for (const c of [channel, ...moved]) announceChange(c);
     return json(channel);
   }
 
@@ -120,6 +148,8 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     perms.requireServerAdmin(ctx.user, serverId, 'delete channels');
     const channel = channelIn(serverId, ctx.params.channel_id);
     const reason = auditReason(ctx);
+    // Who saw it, asked before it goes.
+    const audience = perms.channelRules(serverId)?.viewers(channel.id) ?? [];
     const fileIds = db.transaction(() => {
       const ids = attachmentsOf.all(channel.id).map((a) => a.id);
       deleteRow.run(channel.id);
@@ -130,7 +160,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     })();
     uploads.deleteFiles(fileIds);
     hub.closeRoom({ kind: 'channel', id: channel.id, serverId });
-    hub.toServer(serverId, { event: 'channel_deleted', server_id: serverId, channel_id: channel.id });
+    hub.toUsers(audience, { event: 'channel_deleted', server_id: serverId, channel_id: channel.id });
     return noContent();
   }
 }

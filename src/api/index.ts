@@ -15,6 +15,7 @@ import { friendRoutes } from './friends';
 import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
+import { overwriteRoutes } from './overwrites';
 import { profileRoutes } from './profile';
 import { searchRoutes } from './search';
 import { serverRoutes } from './servers';
@@ -43,6 +44,7 @@ export function buildRoutes(services: Services): Route[] {
     ...serverRoutes(services),
     ...channelRoutes(services),
     ...categoryRoutes(services),
+    ...overwriteRoutes(services),
     ...inviteRoutes(services),
     ...communityRoutes(services),
     ...messageRoutes(services),

@@ -7,6 +7,7 @@ import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
 import type { MessageInput } from '../parts/messages/message-store';
 import { MAX_SLOWMODE_SECONDS } from './channels';
 import { moderates } from '../rules/permissions';
+import { ALL, type Flags, has } from '../rules/channel-permissions';
 import type { Services } from '../parts/services';
 import { type RestrictedAction, assertAllowed } from '../rules/standing';
 import type { Body, Container, Ctx, Route } from '../core/types';
@@ -91,6 +92,8 @@ interface Pace {
 interface Resolved {
   container: Container;
   canModerate: boolean;
+  /** What the caller may do here (src/rules/channel-permissions.ts; everything in a conversation). */
+  flags: Flags;
 }
 
 /** In a server, a timed-out member may read but not write. */
@@ -104,8 +107,8 @@ function channelScope(deps: Deps): MessageScope {
   return {
     sendAction: 'send_message',
     resolve: (ctx) => {
-      const { container, rank } = deps.perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
-      return { container, canModerate: moderates(rank) };
+      const { container, rank, flags } = deps.perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
+      return { container, canModerate: moderates(rank), flags };
     },
     guardWrite: serverGuard(deps),
     mayPin: (resolved) => resolved.canModerate,
@@ -120,10 +123,17 @@ function legacyScope(deps: Deps): MessageScope {
   return {
     sendAction: 'send_message',
     resolve: (ctx) => {
-      const rank = perms.serverAccess(ctx.user, ctx.params.server_id);
+      perms.serverAccess(ctx.user, ctx.params.server_id);
       const channel = firstChannel.get(ctx.params.server_id);
       if (!channel) throw notFound('this server has no channels');
-      return { container: { kind: 'channel', id: channel.id, serverId: ctx.params.server_id }, canModerate: moderates(rank) };
+      // The server's first channel, with its rules: one hidden from the caller is 403 here (they know the server).
+      try {
+        const { container, rank, flags } = perms.channelAccess(ctx.user, channel.id, ctx.params.server_id);
+        return { container, canModerate: moderates(rank), flags };
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) throw forbidden("you cannot see this server's first channel, where its messages are kept");
+        throw err;
+      }
     },
     guardWrite: serverGuard(deps),
     mayPin: (resolved) => resolved.canModerate,
@@ -143,7 +153,7 @@ function conversationScope({ db, perms }: Deps): MessageScope {
   );
   return {
     sendAction: 'send_private_message',
-    resolve: (ctx) => ({ container: perms.conversationAccess(ctx.user, ctx.params.conversation_id), canModerate: false }),
+    resolve: (ctx) => ({ container: perms.conversationAccess(ctx.user, ctx.params.conversation_id), canModerate: false, flags: ALL }),
     guardWrite(ctx, container) {
       const partner = dmPartner.get(container.id, ctx.user.id);
       if (partner?.deleted) throw forbidden('this account was deleted: the conversation can be read, not written to');
@@ -155,10 +165,18 @@ function conversationScope({ db, perms }: Deps): MessageScope {
 
 function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: Pace) {
   const { clock, perms, limits, messages, uploads, sessions, users, hub, readStates, audit, directory } = deps;
-  /** @everyone is for the owner and full server administrators, in server channels. */
-  const rightsOf = (resolved: { container: Container; canModerate: boolean }) => ({
-    mayMentionEveryone: resolved.container.kind === 'channel' && resolved.canModerate,
+  /** @everyone and @role, in server channels, for who has mention_everyone there (the owner and full server administrators always). */
+  const rightsOf = (resolved: Resolved) => ({
+    mayMentionEveryone: resolved.container.kind === 'channel' && has(resolved.flags, 'mention_everyone'),
   });
+  /**
+   * Who may write here: send_messages for words (sending, editing, typing), attach_files for
+   * files, each 403 naming what is missing.
+   */
+  const requireSend = (resolved: Resolved, files: number) => {
+    perms.requireFlag(resolved, 'send_messages');
+    if (files > 0) perms.requireFlag(resolved, 'attach_files');
+  };
   /**
    * Slow mode: a member (not the owner or an administrator) sends one message per
    * slowmode_seconds in the channel; sooner is 429 with Retry-After. The slot is taken at once,
@@ -229,6 +247,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     scope.guardWrite(ctx, resolved.container);
+    requireSend(resolved, 0);
     limits.messagesPerUser.take(ctx.user.id, 'messages');
     const giveBack = slowMode(ctx, resolved);
     const multipart = mediaType(ctx.req) === 'multipart/form-data';
@@ -236,12 +255,14 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     try {
       input = await readMessageInput(ctx, uploads);
       if (!multipart) return created(await messages.create(resolved.container, ctx.user, input, rightsOf(resolved)));
+      requireSend(resolved, input.files.length);
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       const { user } = authenticate({ sessions, users }, ctx.req, 'user');
       const fresh = scope.resolve({ ...ctx, user: user! });
       assertAllowed(user!, scope.sendAction);
       scope.guardWrite({ ...ctx, user: user! }, fresh.container);
+      requireSend(fresh, input.files.length);
       return created(await messages.create(fresh.container, user!, input, rightsOf(fresh)));
     } catch (err) {
       giveBack();
@@ -250,11 +271,15 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
     }
   }
 
-  /** Author only; returns the updated message; a standing that may not send here may not edit either. */
+  /**
+   * Author only; returns the updated message; a standing that may not send here, or a member
+   * without send_messages here, may not edit either.
+   */
   function editMessage(ctx: Ctx) {
     const resolved = scope.resolve(ctx);
     assertAllowed(ctx.user, scope.sendAction);
     scope.guardWrite(ctx, resolved.container);
+    requireSend(resolved, 0);
     if (typeof ctx.body.content !== 'string') throw badRequest('content must be a string: the whole new text');
     const { content } = messageFields(ctx.body);
     return json(messages.edit(resolved.container, ctx.params.message_id, ctx.user, content, rightsOf(resolved)));
@@ -297,9 +322,11 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
    * TYPING_REPEAT_MS per user and room; only those who may send here may type.
    */
   function startTyping(ctx: Ctx) {
-    const { container } = scope.resolve(ctx);
+    const resolved = scope.resolve(ctx);
+    const { container } = resolved;
     assertAllowed(ctx.user, scope.sendAction);
     scope.guardWrite(ctx, container);
+    requireSend(resolved, 0);
     const key = `${ctx.user.id}:${container.id}`;
     const now = clock.now();
     if (now - (typing.get(key) ?? -Infinity) < TYPING_REPEAT_MS) return noContent();
@@ -358,12 +385,15 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
       place?.kind === 'channel'
         ? place.id === ctx.params.channel_id && place.serverId === ctx.params.server_id
         : place?.kind === 'conversation' && place.id === ctx.params.conversation_id;
-    return place && named ? { container: place, canModerate: true } : null;
+    return place && named ? { container: place, canModerate: true, flags: ALL } : null;
   }
 
+  /** Adding needs add_reactions; taking one's own away does not. */
   function react(ctx: Ctx, add: boolean) {
-    const { container } = scope.resolve(ctx);
+    const resolved = scope.resolve(ctx);
+    const { container } = resolved;
     scope.guardWrite(ctx, container);
+    if (add) perms.requireFlag(resolved, 'add_reactions');
     const emoji = readEmoji(ctx.body);
     limits.reactionsPerUser.take(ctx.user.id, 'reactions');
     return json(messages.react(container, ctx.params.message_id, ctx.user, emoji, add));

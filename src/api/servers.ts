@@ -6,7 +6,8 @@ import { serverEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import type { RoleRecord } from '../core/records';
-import { auditReason, bool, integer, text, uuid } from '../core/validate';
+import { auditReason, bool, integer, subsetOf, text, uuid } from '../core/validate';
+import { FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
 
 export const MAX_NAME_CHARS = 100;
 export const MAX_DESCRIPTION_CHARS = 1000;
@@ -17,7 +18,20 @@ export { MAX_SERVERS_PER_USER } from '../parts/community/members';
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'uploads' | 'channels'
+  | 'db'
+  | 'clock'
+  | 'perms'
+  | 'hub'
+  | 'limits'
+  | 'directory'
+  | 'readStates'
+  | 'presence'
+  | 'members'
+  | 'audit'
+  | 'uploads'
+  | 'channels'
+  | 'overwrites'
+  | 'accessChanges'
 >;
 
 /** Servers, their members and roles (spec section 4; who may do what: src/rules/permissions.ts). */
@@ -52,10 +66,20 @@ interface RoleRow {
   position: number;
   hoist: number;
   mentionable: number;
+  permissions: number;
 }
 
-const roleRecord = (r: RoleRow): RoleRecord => ({ ...r, full_server_admin: r.full_server_admin === 1, hoist: r.hoist === 1, mentionable: r.mentionable === 1 });
-const ROLE_COLUMNS = 'id, server_id, name, full_server_admin, created_at, color, position, hoist, mentionable';
+const roleRecord = (r: RoleRow): RoleRecord => ({
+  ...r,
+  full_server_admin: r.full_server_admin === 1,
+  hoist: r.hoist === 1,
+  mentionable: r.mentionable === 1,
+  permissions: namesOf(r.permissions),
+});
+const ROLE_COLUMNS = 'id, server_id, name, full_server_admin, created_at, color, position, hoist, mentionable, permissions';
+
+/** `permissions`: channel permission names (src/rules/channel-permissions.ts FLAGS). */
+const flagsParam = (body: Record<string, unknown>): Flags => flagsOf(subsetOf(body, 'permissions', FLAGS));
 /** The largest colour, 0xFFFFFF. */
 const MAX_COLOR = 0xffffff;
 
@@ -65,9 +89,9 @@ function color(body: Record<string, unknown>): number | null {
 }
 
 function serverHandlers(deps: Deps) {
-  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels } = deps;
+  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges } = deps;
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
-  const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ? WHERE id = ?');
+  const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');
   const attachmentsOfServer = db.prepare<[string], { id: string }>(
@@ -78,14 +102,16 @@ function serverHandlers(deps: Deps) {
     'INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)',
   );
   const insertRole = db.prepare(
-    `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, position)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
+    `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, permissions, position)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
   );
   const roleById = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = ?`);
   const roleByName = db.prepare<[string, string], { id: string; name: string }>('SELECT id, name FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const rolesOfServer = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE server_id = ? ORDER BY position, created_at, rowid`);
   const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
-  const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ? WHERE id = ?');
+  const updateRoleRow = db.prepare(
+    'UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ? WHERE id = ?',
+  );
   const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
@@ -164,7 +190,11 @@ function serverHandlers(deps: Deps) {
     return json(directory.server(ctx.params.server_id));
   }
 
-  /** Owner or full server admin: {name?, description?}; 200 server; audited (server_update); members get server_updated. */
+  /**
+   * Owner or full server admin: {name?, description?, permissions?} (permissions: what everyone
+   * may do in channels unless overwritten); 200 server; audited (server_update); members get
+   * server_updated, and those whose access changed the channel events of it.
+   */
   function updateServer(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'change the server');
@@ -173,11 +203,15 @@ function serverHandlers(deps: Deps) {
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const description =
       ctx.body.description === undefined ? before.description : text(ctx.body, 'description', { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true });
-    const changes = diff(before, { name, description });
-    db.transaction(() => {
-      updateServerRow.run(name, description, serverId);
-      audit.write({ serverId, action: 'server_update', actorId: ctx.user.id, targetId: serverId, targetKind: 'server', reason, changes });
-    })();
+    const everyone = ctx.body.permissions === undefined ? flagsOf(before.permissions as Flag[]) : flagsParam(ctx.body);
+    const changes = diff(before, { name, description, permissions: namesOf(everyone) });
+    const write = () =>
+      db.transaction(() => {
+        updateServerRow.run(name, description, everyone, serverId);
+        audit.write({ serverId, action: 'server_update', actorId: ctx.user.id, targetId: serverId, targetKind: 'server', reason, changes });
+      })();
+    if (changes.permissions) accessChanges.around(serverId, write);
+    else write();
     return json(announceServer(serverId));
   }
 
@@ -209,10 +243,15 @@ function serverHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (userId === ctx.user.id) throw conflict('you own this server already');
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
-    db.transaction(() => {
-      setOwner.run(userId, serverId);
-      audit.write({ serverId, action: 'owner_transfer', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { owner_id: userId } });
-    })();
+    accessChanges.around(
+      serverId,
+      () =>
+        db.transaction(() => {
+          setOwner.run(userId, serverId);
+          audit.write({ serverId, action: 'owner_transfer', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { owner_id: userId } });
+        })(),
+      [ctx.user.id, userId],
+    );
     announceMembers(serverId, [ctx.user.id, userId]);
     return json(announceServer(serverId));
   }
@@ -252,7 +291,7 @@ function serverHandlers(deps: Deps) {
   }
 
   /**
-   * Owner only: {name, full_server_admin?, color?, hoist?, mentionable?}; 201 role, placed last;
+   * Owner only: {name, full_server_admin?, color?, hoist?, mentionable?, permissions?}; 201 role, placed last;
    * 409 for a name already used (any case); 400 past 250; audited.
    */
   function createRole(ctx: Ctx) {
@@ -263,13 +302,14 @@ function serverHandlers(deps: Deps) {
     const colour = ctx.body.color === undefined ? null : color(ctx.body);
     const hoist = ctx.body.hoist === undefined ? false : bool(ctx.body, 'hoist');
     const mentionable = ctx.body.mentionable === undefined ? false : bool(ctx.body, 'mentionable');
+    const flags = ctx.body.permissions === undefined ? 0 : flagsParam(ctx.body);
     const reason = auditReason(ctx);
     if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
     if (roleCount.get(serverId)!.n >= MAX_ROLES_PER_SERVER) throw badRequest(`a server may have at most ${MAX_ROLES_PER_SERVER} roles`);
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     db.transaction(() => {
-      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()), colour, hoist ? 1 : 0, mentionable ? 1 : 0, serverId);
+      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()), colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, serverId);
       audit.write({
         serverId,
         action: 'role_create',
@@ -277,7 +317,7 @@ function serverHandlers(deps: Deps) {
         targetId: id,
         targetKind: 'role',
         reason,
-        changes: { name, full_server_admin: admin, color: colour, hoist, mentionable },
+        changes: { name, full_server_admin: admin, color: colour, hoist, mentionable, permissions: namesOf(flags) },
       });
     })();
     announceRoles(serverId);
@@ -285,9 +325,9 @@ function serverHandlers(deps: Deps) {
   }
 
   /**
-   * Owner only: {name?, full_server_admin?, color?, hoist?, mentionable?, position?}; 200 role;
-   * positions stay 0..n-1 (a move renumbers the others); 409 for a name in use; audited; holders
-   * get member_updated, everyone roles_updated. A move is told by roles_updated alone: it carries
+   * Owner only: {name?, full_server_admin?, color?, hoist?, mentionable?, permissions?, position?};
+   * 200 role; positions stay 0..n-1 (a move renumbers the others); 409 for a name in use; audited;
+   * holders get member_updated (and the channel events of what they now see), everyone roles_updated. A move is told by roles_updated alone: it carries
    * the order a member's `roles` follow, and a member_updated per holder of every role would be
    * holders x members frames for one drag.
    */
@@ -300,35 +340,54 @@ function serverHandlers(deps: Deps) {
     const colour = ctx.body.color === undefined ? before.color : color(ctx.body);
     const hoist = ctx.body.hoist === undefined ? before.hoist === 1 : bool(ctx.body, 'hoist');
     const mentionable = ctx.body.mentionable === undefined ? before.mentionable === 1 : bool(ctx.body, 'mentionable');
+    const flags = ctx.body.permissions === undefined ? before.permissions : flagsParam(ctx.body);
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_ROLES_PER_SERVER);
     const reason = auditReason(ctx);
     const clash = roleByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a role named "${name}" already exists in this server`);
+    const holders = holdersOf.all(before.id).map((r) => r.user_id);
     let after: RoleRow | undefined;
-    db.transaction(() => {
-      updateRoleRow.run(name, admin ? 1 : 0, colour, hoist ? 1 : 0, mentionable ? 1 : 0, before.id);
-      if (position !== null) reorderRoles(serverId, before.id, position);
-      after = roleById.get(before.id)!;
-      const changes = diff(roleRecord(before), { name, full_server_admin: admin, color: colour, hoist, mentionable, position: after.position });
-      audit.write({ serverId, action: 'role_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'role', reason, changes });
-    })();
-    announceMembers(serverId, holdersOf.all(before.id).map((r) => r.user_id));
+    const write = () =>
+      db.transaction(() => {
+        updateRoleRow.run(name, admin ? 1 : 0, colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, before.id);
+        if (position !== null) reorderRoles(serverId, before.id, position);
+        after = roleById.get(before.id)!;
+        const changes = diff(roleRecord(before), {
+          name,
+          full_server_admin: admin,
+          color: colour,
+          hoist,
+          mentionable,
+          permissions: namesOf(flags),
+          position: after.position,
+        });
+        audit.write({ serverId, action: 'role_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'role', reason, changes });
+      })();
+    if (flags !== before.permissions || admin !== (before.full_server_admin === 1)) accessChanges.around(serverId, write, holders);
+    else write();
+    announceMembers(serverId, holders);
     announceRoles(serverId);
     return json(roleRecord(after!));
   }
 
-  /** Owner only: 204; members holding it lose it (member_updated); the others move up; audited. */
+  /** Owner only: 204; members holding it lose it (member_updated), and its overwrites go; the others move up; audited. */
   function deleteRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'delete roles');
     const role = roleIn(serverId, ctx.params.role_id);
     const reason = auditReason(ctx);
     const holders = holdersOf.all(role.id).map((r) => r.user_id);
-    db.transaction(() => {
-      deleteRoleRow.run(role.id);
-      reorderRoles(serverId, null, 0);
-      audit.write({ serverId, action: 'role_delete', actorId: ctx.user.id, targetId: role.id, targetKind: 'role', reason, changes: { name: role.name } });
-    })();
+    accessChanges.around(
+      serverId,
+      () =>
+        db.transaction(() => {
+          overwrites.forgetTarget(serverId, role.id);
+          deleteRoleRow.run(role.id);
+          reorderRoles(serverId, null, 0);
+          audit.write({ serverId, action: 'role_delete', actorId: ctx.user.id, targetId: role.id, targetKind: 'role', reason, changes: { name: role.name } });
+        })(),
+      holders,
+    );
     announceMembers(serverId, holders);
     announceRoles(serverId);
     return noContent();
@@ -353,12 +412,17 @@ function serverHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     const before = members.record(serverId, userId)!.roles;
-    db.transaction(() => {
-      if (roleId) members.addRole(serverId, userId, roleId);
-      else members.clearRoles(serverId, userId);
-      const after = members.record(serverId, userId)!.roles;
-      audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId, roles: { from: before, to: after } } });
-    })();
+    accessChanges.around(
+      serverId,
+      () =>
+        db.transaction(() => {
+          if (roleId) members.addRole(serverId, userId, roleId);
+          else members.clearRoles(serverId, userId);
+          const after = members.record(serverId, userId)!.roles;
+          audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId, roles: { from: before, to: after } } });
+        })(),
+      [userId],
+    );
     return json(announceMember(serverId, userId));
   }
 
@@ -370,11 +434,16 @@ function serverHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     const before = members.record(serverId, userId)!.roles;
-    db.transaction(() => {
-      if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
-      const after = members.record(serverId, userId)!.roles;
-      audit.write({ serverId, action: 'role_unassign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: role.name, role_id: role.id, roles: { from: before, to: after } } });
-    })();
+    accessChanges.around(
+      serverId,
+      () =>
+        db.transaction(() => {
+          if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
+          const after = members.record(serverId, userId)!.roles;
+          audit.write({ serverId, action: 'role_unassign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: role.name, role_id: role.id, roles: { from: before, to: after } } });
+        })(),
+      [userId],
+    );
     return json(announceMember(serverId, userId));
   }
 
@@ -402,7 +471,8 @@ export function diff(before: object, after: Record<string, unknown>): Record<str
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const [key, to] of Object.entries(after)) {
     const from = (before as Record<string, unknown>)[key];
-    if (from !== to) changes[key] = { from, to };
+    // Lists (permissions) compare by what they hold.
+    if (Array.isArray(from) && Array.isArray(to) ? from.join() !== to.join() : from !== to) changes[key] = { from, to };
   }
   return changes;
 }

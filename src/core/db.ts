@@ -213,6 +213,16 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       );
       ALTER TABLE channels ADD COLUMN category_id TEXT REFERENCES categories (id) ON DELETE SET NULL;
     `),
+  // 12 -> 13: channel permissions. Everyone keeps what they could do (47: every flag but
+  // mention_everyone, src/rules/channel-permissions.ts); roles grant nothing more until set; no
+  // overwrites; every channel follows its category (it has none yet). The overwrite tables and
+  // the access_generations triggers come from schema.sql, run after every migration.
+  (db) =>
+    db.exec(`
+      ALTER TABLE servers ADD COLUMN everyone_permissions INTEGER NOT NULL DEFAULT 47;
+      ALTER TABLE roles ADD COLUMN permissions INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE channels ADD COLUMN permissions_synced INTEGER NOT NULL DEFAULT 1;
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -17,6 +17,8 @@ export interface ServerRecord {
   owner_id: string;
   created_at: string;
   description: string;
+  /** The channel permissions everyone has unless a channel's overwrites say otherwise. */
+  permissions: string[];
 }
 
 export interface ChannelRecord {
@@ -29,6 +31,8 @@ export interface ChannelRecord {
   slowmode_seconds: number;
   /** The category it is listed under, or null. */
   category_id: string | null;
+  /** Follows its category's permission overwrites (true), or has its own (false). */
+  permissions_synced: boolean;
 }
 
 /** A named group of a server's channels. */
@@ -70,8 +74,15 @@ export interface ContainerState {
   mention_count: number;
 }
 
-/** A channel as the sidebar shows it: its record and the caller's read state. */
-export type ChannelState = ChannelRecord & ContainerState;
+/** What the caller may do in a channel, and whether it is private (a member with no role would not see it). */
+export interface ChannelAccessState {
+  /** The caller's channel permissions there (src/rules/channel-permissions.ts FLAGS). */
+  permissions: string[];
+  private: boolean;
+}
+
+/** A channel as the sidebar shows it: its record, the caller's read state and permissions. */
+export type ChannelState = ChannelRecord & ContainerState & ChannelAccessState;
 
 export interface ConversationState extends ContainerState {
   conversation_id: string;
@@ -91,6 +102,8 @@ export interface RoleRecord {
   hoist: boolean;
   /** @name mentions every holder (from who may use @everyone). */
   mentionable: boolean;
+  /** The channel permissions its holders have server-wide, beside everyone's. */
+  permissions: string[];
 }
 
 export interface MemberRecord {

@@ -105,6 +105,11 @@ export type Route =
   | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
 
 /** Where a message lives. Channel and conversation messages share one model and one serializer. */
-export type Container = { kind: 'channel'; id: string; serverId: string } | { kind: 'conversation'; id: string };
+/**
+ * A channel or conversation. A channel reached through src/rules/permissions.ts by a member
+ * without read_history carries `hiddenUpTo`: the messages up to that seq (sent before they
+ * joined) do not exist for them, and the message store treats them so.
+ */
+export type Container = { kind: 'channel'; id: string; serverId: string; hiddenUpTo?: number } | { kind: 'conversation'; id: string };
 
 export type Log = (line: string) => void;

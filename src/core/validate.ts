@@ -67,6 +67,16 @@ export function stringArray(body: Body, key: string, min: number, max: number): 
   return value as string[];
 }
 
+/** An array of names from `allowed` (each at most once counts; order does not matter). */
+export function subsetOf<T extends string>(body: Body, key: string, allowed: readonly T[]): T[] {
+  const value = body[key];
+  if (!Array.isArray(value) || value.length > allowed.length * 2) throw badRequest(`${key} must be an array of: ${allowed.join(', ')}`);
+  for (const name of value) {
+    if (typeof name !== 'string' || !allowed.includes(name as T)) throw badRequest(`${key}: unknown name ${JSON.stringify(String(name).slice(0, 40))}; one of ${allowed.join(', ')}`);
+  }
+  return [...new Set(value as T[])];
+}
+
 /** Paging query: `?limit=` defaults to 50, at most 100. */
 export function limitParam(query: URLSearchParams, fallback = 50, max = 100): number {
   const raw = query.get('limit');

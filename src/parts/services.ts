@@ -3,6 +3,8 @@ import type { AccountDeletion } from './accounts/account-deletion';
 import type { Exports } from './accounts/account-export';
 import type { AuditLog } from './community/audit';
 import type { ChannelStore } from './community/channels';
+import type { AccessChanges } from './community/access-changes';
+import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
 import type { Clock } from '../core/clock';
 import type { Config } from '../core/config';
@@ -53,6 +55,8 @@ export interface Services {
   messages: MessageStore;
   members: Members;
   channels: ChannelStore;
+  overwrites: OverwriteStore;
+  accessChanges: AccessChanges;
   audit: AuditLog;
   search: Search;
   twoFactor: TwoFactor;

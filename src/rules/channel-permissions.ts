@@ -3,8 +3,8 @@
  * resolves it. This module is the rule alone, pure and small, so every place that decides asks
  * the same function: the server's default for everyone and the flags of the member's roles, then
  * the channel's overwrites for everyone, for the member's roles combined, and for the member,
- * the more specific one winning. It is wired into the routes and the fan-out next (the rest of
- * issue 30); until then nothing calls it, and every member may do what they could before.
+ * the more specific one winning. src/rules/channel-access.ts applies it to each server's rules
+ * kept in memory; src/rules/permissions.ts answers the routes with it.
  */
 
 /** The flags, in a fixed order: bit i is FLAGS[i]. */
@@ -30,8 +30,12 @@ export function flagsOf(names: readonly Flag[]): Flags {
   return flags;
 }
 
+// Every set's names, made once: records carry them by the thousand.
+const NAMES: readonly Flag[][] = Array.from({ length: ALL + 1 }, (_, flags) => FLAGS.filter((flag) => (flags & bit(flag)) !== 0));
+
+/** The names of a set of flags, in FLAGS order (shared arrays: not to be changed). */
 export function namesOf(flags: Flags): Flag[] {
-  return FLAGS.filter((flag) => (flags & bit(flag)) !== 0);
+  return NAMES[flags & ALL];
 }
 
 export const has = (flags: Flags, flag: Flag): boolean => (flags & bit(flag)) !== 0;
@@ -48,7 +52,7 @@ export interface Overwrite {
 /** Who is asking, as the server sees them. */
 export interface Subject {
   userId: string;
-  /** The owner, or a holder of a full_server_admin role (not timed out): they may do everything. */
+  /** The owner, or a holder of a full_server_admin role: they may do everything (a timeout stops writing, not this). */
   moderator: boolean;
   roleIds: ReadonlySet<string>;
 }

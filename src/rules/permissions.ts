@@ -2,6 +2,8 @@ import { type Clock, iso } from '../core/clock';
 import type { DB } from '../core/db';
 import { conflict, forbidden, notFound } from '../core/http/errors';
 import type { Container, User } from '../core/types';
+import { type ChannelAccess, type ServerAccess, createChannelAccess } from './channel-access';
+import { ALL, type Flag, type Flags, VIEW, has } from './channel-permissions';
 
 /**
  * Who may see what, and who may do what inside a server or conversation (spec section 5.6):
@@ -19,11 +21,25 @@ export type Rank = 'owner' | 'admin' | 'member';
  */
 export const moderates = (rank: Rank): boolean => rank !== 'member';
 
-/** A container the caller may see, and their rank there ('member' in a conversation). */
+/**
+ * A container the caller may see, their rank there ('member' in a conversation) and what they may
+ * do in it (src/rules/channel-permissions.ts; every flag in a conversation).
+ */
 export interface Access {
   container: Container;
   rank: Rank;
+  flags: Flags;
 }
+
+/** What each flag lets one do, as a refusal names it. */
+const FLAG_ACTIONS: Record<Flag, string> = {
+  view_channel: 'see this channel',
+  send_messages: 'send messages in this channel',
+  attach_files: 'attach files in this channel',
+  add_reactions: 'add reactions in this channel',
+  mention_everyone: 'mention @everyone or roles in this channel',
+  read_history: 'read the history of this channel',
+};
 
 /** An attachment the caller may download. */
 export interface AttachmentAccess extends Access {
@@ -35,15 +51,25 @@ export interface AttachmentAccess extends Access {
 export interface Permissions {
   /** The user's rank in a server, or null when not a member. */
   rank(userId: string, serverId: string): Rank | null;
-  /** The one visibility rule: a channel is seen by its server's members, a conversation by its own. */
+  /**
+   * The one visibility rule: a channel is seen by the members of its server who have
+   * view_channel there (src/rules/channel-access.ts), a conversation by its own members.
+   */
   rankIn(userId: string, container: Container): Rank | null;
+  /** A server's channel rules, current now (null: no such server): for deciding about many channels or members at once. */
+  channelRules(serverId: string): ServerAccess | null;
+  /** 403 naming what the flag allows, when `access` lacks it. */
+  requireFlag(access: Pick<Access, 'flags'>, flag: Flag): void;
 
   // One access function per kind of thing: each answers 404 to anyone who may not see it.
   serverAccess(user: User, serverId: string): Rank;
   /** A channel; with `serverId`, it must also be a channel of that server. */
   channelAccess(user: User, channelId: string, serverId?: string): Access;
   conversationAccess(user: User, conversationId: string): Container;
-  /** Any message, wherever it lives (reports). */
+  /**
+   * Any message, wherever it lives (reports): in a channel, one the caller sees, and without
+   * read_history only one sent after they joined.
+   */
   messageAccess(user: User, messageId: string): Access;
   /**
    * Where a message lives, whoever asks: only for site administrators acting on reports
@@ -93,15 +119,15 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   const conversationMember = db.prepare<[string, string], { user_id: string }>(
     'SELECT user_id FROM conversation_members WHERE conversation_id = ? AND user_id = ?',
   );
-  const messageContainer = db.prepare<[string], { channel_id: string | null; conversation_id: string | null; server_id: string | null }>(
-    `SELECT m.channel_id, m.conversation_id, c.server_id
+  const messageContainer = db.prepare<[string], { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }>(
+    `SELECT m.seq, m.channel_id, m.conversation_id, c.server_id
        FROM messages m LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id = ?`,
   );
   const attachmentById = db.prepare<
     [string],
-    { id: string; name: string; content_type: string; channel_id: string | null; conversation_id: string | null; server_id: string | null }
+    { id: string; name: string; content_type: string; seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }
   >(
-    `SELECT a.id, a.name, a.content_type, m.channel_id, m.conversation_id, c.server_id
+    `SELECT a.id, a.name, a.content_type, m.seq, m.channel_id, m.conversation_id, c.server_id
        FROM attachments a
        JOIN messages m ON m.seq = a.message_seq
        LEFT JOIN channels c ON c.id = m.channel_id
@@ -123,12 +149,27 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     return row.full_server_admin === 1 && !timedOut ? 'admin' : 'member';
   };
 
-  const rankIn = (userId: string, container: Container): Rank | null =>
-    container.kind === 'channel'
-      ? rank(userId, container.serverId)
-      : conversationMember.get(container.id, userId)
-        ? 'member'
-        : null;
+  const channels: ChannelAccess = createChannelAccess(db);
+  /** What a user may do in a channel: NONE when they do not see it. */
+  const flagsIn = (userId: string, container: Container): Flags =>
+    container.kind === 'channel' ? (channels.server(container.serverId)?.flags(userId, container.id) ?? 0) : ALL;
+
+  const rankIn = (userId: string, container: Container): Rank | null => {
+    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? 'member' : null;
+    return flagsIn(userId, container) & VIEW ? rank(userId, container.serverId) : null;
+  };
+  /**
+   * A message the user sees where it lives (the access to it), or null: in a channel, one they
+   * see; without read_history, only one sent after they joined.
+   */
+  const accessToMessage = (userId: string, row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }): Access | null => {
+    const container = containerOf(row);
+    const found = rankIn(userId, container);
+    if (!found) return null;
+    const flags = flagsIn(userId, container);
+    if (container.kind === 'channel' && !has(flags, 'read_history') && row.seq <= (channels.server(container.serverId)?.joinedSeq(userId) ?? Infinity)) return null;
+    return { container, rank: found, flags };
+  };
 
   const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>
     row.channel_id
@@ -144,17 +185,25 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   return {
     rank,
     rankIn,
+    channelRules: (serverId) => channels.server(serverId),
+    requireFlag(access, flag) {
+      if (!has(access.flags, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
+    },
     serverAccess,
     channelAccess(user, channelId, serverId) {
       const channel = channelServer.get(channelId);
-      const found = channel ? rank(user.id, channel.server_id) : null;
-      if (!channel || !found) throw notFound('channel not found');
-      if (serverId && channel.server_id !== serverId) {
+      const container: Container | null = channel ? { kind: 'channel', id: channelId, serverId: channel.server_id } : null;
+      // A channel hidden from a member is one that does not exist, as for outsiders.
+      const found = container ? rankIn(user.id, container) : null;
+      if (!container || !found) throw notFound('channel not found');
+      if (serverId && container.serverId !== serverId) {
         // The channel exists elsewhere: outside the named server, that server is "not found".
         serverAccess(user, serverId);
         throw notFound('channel not found');
       }
-      return { container: { kind: 'channel', id: channelId, serverId: channel.server_id }, rank: found };
+      const flags = flagsIn(user.id, container);
+      if (!has(flags, 'read_history')) container.hiddenUpTo = channels.server(container.serverId)?.joinedSeq(user.id) ?? Infinity;
+      return { container, rank: found, flags };
     },
     conversationAccess(user, conversationId) {
       if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');
@@ -162,10 +211,9 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     },
     messageAccess(user, messageId) {
       const row = messageContainer.get(messageId);
-      const container = row ? containerOf(row) : null;
-      const found = container ? rankIn(user.id, container) : null;
-      if (!container || !found) throw notFound('message not found');
-      return { container, rank: found };
+      const found = row ? accessToMessage(user.id, row) : null;
+      if (!found) throw notFound('message not found');
+      return found;
     },
     locateMessage(messageId) {
       const row = messageContainer.get(messageId);
@@ -173,10 +221,9 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     },
     attachmentAccess(user, attachmentId) {
       const row = attachmentById.get(attachmentId);
-      const container = row ? containerOf(row) : null;
-      const found = container ? rankIn(user.id, container) : null;
-      if (!row || !container || !found) throw notFound('attachment not found');
-      return { id: row.id, name: row.name, content_type: row.content_type, container, rank: found };
+      const found = row ? accessToMessage(user.id, row) : null;
+      if (!row || !found) throw notFound('attachment not found');
+      return { id: row.id, name: row.name, content_type: row.content_type, ...found };
     },
     requireServerAdmin(user, serverId, action) {
       const found = serverAccess(user, serverId);

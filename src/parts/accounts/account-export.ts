@@ -4,6 +4,8 @@ import { Readable } from 'node:stream';
 import yazl from 'yazl';
 import { type Clock, DAY, HOUR } from '../../core/clock';
 import type { DB } from '../../core/db';
+import { VIEW } from '../../rules/channel-permissions';
+import type { Permissions } from '../../rules/permissions';
 import type { Directory } from '../community/directory';
 import { conflict } from '../../core/http/errors';
 import { isUuid } from '../../core/http/router';
@@ -53,7 +55,21 @@ interface MessageRow {
  * stream by yazl; messages are read EXPORT_BATCH at a time between event-loop turns and files
  * are streamed from disk uncompressed, so the server keeps answering while an export runs.
  */
-export function createExports({ db, clock, directory, dataDir, log }: { db: DB; clock: Clock; directory: Directory; dataDir: string; log: Log }): Exports {
+export function createExports({
+  db,
+  clock,
+  directory,
+  perms,
+  dataDir,
+  log,
+}: {
+  db: DB;
+  clock: Clock;
+  directory: Directory;
+  perms: Pick<Permissions, 'channelRules'>;
+  dataDir: string;
+  log: Log;
+}): Exports {
   const dir = path.join(dataDir, 'exports');
   const uploads = path.join(dataDir, 'uploads');
   fs.mkdirSync(dir, { recursive: true });
@@ -93,9 +109,20 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
        LEFT JOIN conversations v ON v.id = m.conversation_id
       WHERE m.author_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
   );
-  const seqsAfter = db.prepare<[string, number, number], { seq: number }>(
-    'SELECT seq FROM messages WHERE author_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  const seqsAfter = db.prepare<[string, number, number], { seq: number; server_id: string | null; channel_id: string | null }>(
+    `SELECT m.seq, c.server_id, m.channel_id FROM messages m LEFT JOIN channels c ON c.id = m.channel_id
+      WHERE m.author_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
   );
+  /**
+   * view_channel reaches the export: what the user wrote in a channel of a server they are in
+   * but no longer see is left out, with its files. (In a server they left, their words stay
+   * theirs to take, as before channel permissions.)
+   */
+  const shownTo = (userId: string) => (row: { server_id: string | null; channel_id: string | null }) => {
+    if (row.server_id === null || row.channel_id === null) return true;
+    const rules = perms.channelRules(row.server_id);
+    return !rules || rules.joinedSeq(userId) === null || (rules.flags(userId, row.channel_id) & VIEW) !== 0;
+  };
   const attachmentsOfPage = db.prepare<[string], { message_seq: number; id: string; name: string; content_type: string; size: number }>(
     `SELECT message_seq, id, name, content_type, size FROM attachments
       WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
@@ -132,9 +159,10 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
         for (;;) {
           if (closing) throw new Error('server shutting down');
           failpoint('export.messages');
-          const rows = messagesAfter.all(userId, after, EXPORT_BATCH);
-          if (rows.length === 0) break;
-          after = rows[rows.length - 1].seq;
+          const batch = messagesAfter.all(userId, after, EXPORT_BATCH);
+          if (batch.length === 0) break;
+          after = batch[batch.length - 1].seq;
+          const rows = batch.filter(shownTo(userId));
           const attachments = new Map<number, object[]>();
           for (const { message_seq, ...a } of attachmentsOfPage.all(JSON.stringify(rows.map((r) => r.seq)))) {
             attachments.set(message_seq, [...(attachments.get(message_seq) ?? []), { ...a, file: entryName(a) }]);
@@ -197,9 +225,10 @@ export function createExports({ db, clock, directory, dataDir, log }: { db: DB; 
       while (failure === null) {
         if (closing) throw new Error('server shutting down');
         failpoint('export.batch');
-        const seqs = seqsAfter.all(userId, after, EXPORT_BATCH).map((r) => r.seq);
-        if (seqs.length === 0) break;
-        after = seqs[seqs.length - 1];
+        const batch = seqsAfter.all(userId, after, EXPORT_BATCH);
+        if (batch.length === 0) break;
+        after = batch[batch.length - 1].seq;
+        const seqs = batch.filter(shownTo(userId)).map((r) => r.seq);
         for (const a of attachmentsOfPage.all(JSON.stringify(seqs))) {
           const source = path.join(uploads, a.id);
           // A row whose file is gone (reported at start-up) is left out rather than failing the zip.

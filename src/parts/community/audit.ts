@@ -17,6 +17,8 @@ export type AuditAction =
   | 'category_create'
   | 'category_update'
   | 'category_delete'
+  | 'overwrite_update'
+  | 'overwrite_delete'
   | 'role_create'
   | 'role_update'
   | 'role_delete'

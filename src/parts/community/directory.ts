@@ -1,5 +1,6 @@
 import { type DB, generationWatch } from '../../core/db';
 import type { UserRef } from '../../core/types';
+import { namesOf } from '../../rules/channel-permissions';
 import type { CategoryRecord, ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
 
 /**
@@ -41,25 +42,30 @@ interface ConversationMemberRow extends UserRef {
   conversation_id: string;
 }
 
+type ServerRow = Omit<ServerRecord, 'permissions'> & { everyone_permissions: number };
+const serverRecord = ({ everyone_permissions, ...row }: ServerRow): ServerRecord => ({ ...row, permissions: namesOf(everyone_permissions) });
+type ChannelRow = Omit<ChannelRecord, 'permissions_synced'> & { permissions_synced: number };
+const channelRecord = (row: ChannelRow): ChannelRecord => ({ ...row, permissions_synced: row.permissions_synced === 1 });
+
 /** Servers whose channel lists are kept in memory at most (all are dropped past it). */
 const CHANNEL_LISTS = 4096;
 
-const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description';
-const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id';
+const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions';
+const CHANNEL_COLUMNS = 'c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
 
 export function createDirectory(db: DB): Directory {
-  const serverById = db.prepare<[string], ServerRecord>(`SELECT ${SERVER_COLUMNS} FROM servers s WHERE s.id = ?`);
-  const serversOfUser = db.prepare<[string], ServerRecord>(
+  const serverById = db.prepare<[string], ServerRow>(`SELECT ${SERVER_COLUMNS} FROM servers s WHERE s.id = ?`);
+  const serversOfUser = db.prepare<[string], ServerRow>(
     `SELECT ${SERVER_COLUMNS} FROM members m JOIN servers s ON s.id = m.server_id WHERE m.user_id = ? ORDER BY m.joined_at, s.name`,
   );
-  const channelById = db.prepare<[string], ChannelRecord>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
+  const channelById = db.prepare<[string], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.id = ?`);
   const categoriesOfServer = db.prepare<[string], CategoryRecord>(
     'SELECT id, server_id, name, position, created_at FROM categories WHERE server_id = ? ORDER BY position',
   );
-  const channelsOfServer = db.prepare<[string], ChannelRecord>(
+  const channelsOfServer = db.prepare<[string], ChannelRow>(
     `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
   );
   // Kept while the channels generation stays (schema.sql: channels and categories move it), so
@@ -79,7 +85,7 @@ export function createDirectory(db: DB): Directory {
     }
     return list;
   }
-  const channelsOf = (serverId: string): readonly ChannelRecord[] => kept(channelLists, serverId, (id) => channelsOfServer.all(id));
+  const channelsOf = (serverId: string): readonly ChannelRecord[] => kept(channelLists, serverId, (id) => channelsOfServer.all(id).map(channelRecord));
   const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(
     `SELECT ${CONVERSATION_COLUMNS}
@@ -135,9 +141,15 @@ export function createDirectory(db: DB): Directory {
   });
 
   return {
-    server: (id) => serverById.get(id),
-    serversOf: (userId) => serversOfUser.all(userId),
-    channel: (id) => channelById.get(id),
+    server(id) {
+      const row = serverById.get(id);
+      return row && serverRecord(row);
+    },
+    serversOf: (userId) => serversOfUser.all(userId).map(serverRecord),
+    channel(id) {
+      const row = channelById.get(id);
+      return row && channelRecord(row);
+    },
     channelsOf,
     // A copy: callers may keep or change what they get.
     categoriesOf: (serverId) => [...kept(categoryLists, serverId, (id) => categoriesOfServer.all(id))],

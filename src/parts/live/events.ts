@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
+import { FLAGS, type Flag } from '../../rules/channel-permissions';
 import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
 
 /**
@@ -46,8 +47,9 @@ function placed<N extends string, P extends Record<string, TSchema>>(name: N, au
   );
 }
 
-const MEMBERS_OF_ROOM = "members of the channel's server, or of the conversation";
+const MEMBERS_OF_ROOM = "members of the channel's server who see it (view_channel), or of the conversation";
 const SERVER_MEMBERS = "the server's members";
+const CHANNEL_VIEWERS = "the server's members who see the channel (view_channel)";
 
 /** The user stream (`GET /api/ws`): `ready` first, then these, each `{"event": ...}`. */
 export const STREAM_EVENTS = {
@@ -112,17 +114,26 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     server: record<ServerRecord>('Server'),
   }),
-  channel_created: event('channel_created', SERVER_MEMBERS, 'a new channel (with an empty read state)', {
+  channel_created: event('channel_created', CHANNEL_VIEWERS, 'a new channel, or one the recipient now sees (with their read state and permissions)', {
     server_id: uuid,
     channel_id: uuid,
     channel: record<ChannelState>('ChannelWithState'),
   }),
-  channel_updated: event('channel_updated', SERVER_MEMBERS, 'a channel changed: one event for every channel a move shifted', {
+  channel_updated: event('channel_updated', CHANNEL_VIEWERS, 'a channel changed: one event for every channel a move shifted', {
     server_id: uuid,
     channel_id: uuid,
     channel: record<ChannelRecord>('Channel'),
   }),
-  channel_deleted: event('channel_deleted', SERVER_MEMBERS, 'a channel deleted', { server_id: uuid, channel_id: uuid }),
+  channel_deleted: event('channel_deleted', CHANNEL_VIEWERS, 'a channel deleted, or one the recipient no longer sees (its room sockets close with 4003)', {
+    server_id: uuid,
+    channel_id: uuid,
+  }),
+  channel_access: event('channel_access', 'each member whose permissions in a channel they still see changed', "what the recipient may do in a channel changed, or whether it is private", {
+    server_id: uuid,
+    channel_id: uuid,
+    permissions: Type.Array(Type.Unsafe<Flag>({ type: 'string', enum: [...FLAGS] })),
+    private: Type.Boolean(),
+  }),
   member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),
   member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
     server_id: uuid,

@@ -4,6 +4,7 @@ import { COMPRESS_JSON_MIN_BYTES, compressAnswer } from '../../core/http/encodin
 import { placeOf } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
 import type { Directory } from '../community/directory';
+import type { Permissions } from '../../rules/permissions';
 import type { MessageChange, StreamEvent } from './events';
 import { type LiveEvent, framesOf } from './frames';
 
@@ -20,7 +21,7 @@ export interface Hub {
    * core contract's shapes, the user streams of everyone who can see it in the catalogue's.
    */
   message(container: Container, change: MessageChange): void;
-  /** To the user streams of everyone who can see a channel or conversation (`except` one user). */
+  /** To the user streams of everyone who can see a channel (view_channel) or conversation (`except` one user). */
   toContainer(container: Container, event: StreamEvent, except?: string): void;
   /** To the user streams of every member of a server. */
   toServer(serverId: string, event: StreamEvent): void;
@@ -28,13 +29,16 @@ export interface Hub {
   toUsers(userIds: Iterable<string>, event: StreamEvent): void;
   /** Whether a user has a user stream open (presence: who needs events at all). */
   hasStream(userId: string): boolean;
+  /** Whether a user has any socket open, a user stream or a room socket. */
+  connected(userId: string): boolean;
   /** Closes every socket opened with this session (logout, expiry, password reset). */
   endSession(token: string): void;
   /**
    * Closes a user's sockets: all of them, user streams included (suspension), or the room sockets
-   * of one server or conversation (removal: the user stream stays and gets `server_left`).
+   * of one server, channel or conversation (removal, or a channel hidden from them: the user
+   * stream stays and is told).
    */
-  dropUser(userId: string, where?: { serverId: string } | { conversationId: string }): void;
+  dropUser(userId: string, where?: { serverId: string } | { channelId: string } | { conversationId: string }): void;
   /** Closes the room sockets of a channel or conversation that no longer exists (4003). */
   closeRoom(container: Container): void;
 
@@ -119,11 +123,13 @@ function removeFrom(index: Index, key: string, peer: Peer): void {
 export interface HubParts {
   log: Log;
   directory: Pick<Directory, 'serverMemberIds' | 'conversationMemberIds'>;
+  /** Who sees a channel (view_channel), kept in memory. */
+  perms: Pick<Permissions, 'channelRules'>;
   /** Socket writes per event-loop turn (SENDS_PER_TURN). */
   sendsPerTurn: number;
 }
 
-export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
+export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hub {
   const peers = new Set<Peer>();
   const byContainer: Index = new Map();
   const byToken: Index = new Map();
@@ -226,7 +232,8 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
   const toContainer = (container: Container, event: LiveEvent, except?: string) => {
     // Nobody streaming, nobody to ask the database about.
     if (streams.size === 0) return;
-    const audience = container.kind === 'channel' ? directory.serverMemberIds(container.serverId) : directory.conversationMemberIds(container.id);
+    const audience =
+      container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
     deliver(streamsOf(audience, except), event);
   };
   /** A message record, whose reactions[].reacted is each recipient's own when `reactors` is given. */
@@ -277,6 +284,8 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
 
     hasStream: (userId) => streams.has(userId),
 
+    connected: (userId) => byUser.has(userId),
+
     endSession(token) {
       for (const peer of byToken.get(token) ?? []) drop(peer, CLOSE.sessionEnded);
     },
@@ -287,6 +296,7 @@ export function createHub({ log, directory, sendsPerTurn }: HubParts): Hub {
         const inScope =
           where === undefined ||
           (c !== null && 'serverId' in where && c.kind === 'channel' && c.serverId === where.serverId) ||
+          (c !== null && 'channelId' in where && c.kind === 'channel' && c.id === where.channelId) ||
           (c !== null && 'conversationId' in where && c.kind === 'conversation' && c.id === where.conversationId);
         if (inScope) drop(peer, CLOSE.accessRemoved);
       }

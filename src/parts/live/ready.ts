@@ -4,6 +4,7 @@ import { type User, refOf } from '../../core/types';
 import type { ReadStates } from '../messages/unread';
 import type { ConversationEntry, ServerEntry, StreamEvent } from './events';
 import type { ChannelRecord, ChannelState, ConversationRecord, ConversationState, ServerRecord } from '../../core/records';
+import { type Flags, namesOf } from '../../rules/channel-permissions';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -38,8 +39,7 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
 
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
-  const states = parts.readStates.channels(userId, server.id);
-  return serverWithChannels(parts.directory, server, parts.directory.channelsOf(server.id).map((channel) => channelWithState(channel, states)));
+  return serverWithChannels(parts.directory, server, [...parts.readStates.channels(userId, server.id).values()]);
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
@@ -47,9 +47,9 @@ export function conversationEntry(parts: SidebarParts, userId: string, conversat
   return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
 }
 
-/** A channel record with the caller's read state. */
-export function channelWithState(channel: ChannelRecord, states: Map<string, ChannelState>): ChannelState {
-  return states.get(channel.id) ?? { ...channel, ...NOTHING_READ };
+/** A channel just shown to someone (new, or newly visible to them), with nothing read and what they may do there. */
+export function newChannelEntry(channel: ChannelRecord, flags: Flags, isPrivate: boolean): ChannelState {
+  return { ...channel, ...NOTHING_READ, permissions: namesOf(flags), private: isPrivate };
 }
 
 /** A container without messages, or one the caller has just been shown. */

@@ -230,6 +230,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   );
 
   function hydrate(rows: MessageRow[], viewerId: string, container: Container | ((row: MessageRow) => Container)): MessageRecord[] {
+    if (typeof container !== 'function') rows = rows.filter((row) => isShown(container, row));
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
@@ -252,21 +253,27 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     );
   }
 
-  function findRow(container: Container, messageId: string): MessageRow {
+  /** A message of the container the viewer may see (not one hidden by their lack of read_history), or undefined. */
+  function rowIn(container: Container, messageId: string): MessageRow | undefined {
     const row = queries[container.kind].one.get(messageId, container.id);
+    return row && isShown(container, row) ? row : undefined;
+  }
+
+  function findRow(container: Container, messageId: string): MessageRow {
+    const row = rowIn(container, messageId);
     if (!row) throw notFound('message not found');
     return row;
   }
 
   /** The message a reply names: a field of the request, so one not in this room is a 400 (the spec's rule). */
   function replyIn(container: Container, messageId: string): MessageRow {
-    const row = queries[container.kind].one.get(messageId, container.id);
+    const row = rowIn(container, messageId);
     if (!row) throw badRequest(`reply_to must name a message in this ${container.kind}`);
     return row;
   }
   /** The message a paging cursor names: 404 when this room has none such (deleted meanwhile, or never here). */
   function cursorIn(container: Container, messageId: string, what: string): MessageRow {
-    const row = queries[container.kind].one.get(messageId, container.id);
+    const row = rowIn(container, messageId);
     if (!row) throw notFound(`${what}: no such message in this ${container.kind}`);
     return row;
   }
@@ -406,6 +413,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   };
   return store;
 }
+
+/** Whether a message is shown to whoever reached the container (read_history: src/core/types.ts Container). */
+const isShown = (container: Container, row: { seq: number }) => container.kind !== 'channel' || row.seq > (container.hiddenUpTo ?? 0);
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of milliseconds, then random bits. Message ids grow

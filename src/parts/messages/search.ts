@@ -3,6 +3,8 @@ import { notFound } from '../../core/http/errors';
 import type { MessageRecord } from '../../core/message-record';
 import { COLUMNS, type MessageStore, type PlacedRow } from './message-store';
 import { type Term, highlight, matchExpression } from '../../core/search-query';
+import { VIEW, has as hasFlag } from '../../rules/channel-permissions';
+import type { Permissions } from '../../rules/permissions';
 
 /** `has=` values: a kind of attachment, any attachment, or a link in the text. */
 export const HAS_VALUES = ['attachment', 'image', 'video', 'audio', 'file', 'link'] as const;
@@ -33,8 +35,14 @@ export interface Search {
   find(request: SearchRequest): { results: SearchResult[]; next_before: string | null };
 }
 
-/** The rooms a user sees now: channels of their servers, their conversations (`:user`). */
-const VISIBLE = `(m.channel_id IN (SELECT ch.id FROM channels ch JOIN members mb ON mb.server_id = ch.server_id WHERE mb.user_id = :user)
+/**
+ * The rooms a user sees now: channels of their servers but those hidden from them (`:hidden`, a
+ * JSON array), their conversations (`:user`); in a channel where they lack read_history, only
+ * messages after the seq they joined at (`:floors`, a JSON object of channel id to seq).
+ */
+const VISIBLE = `((m.channel_id IN (SELECT ch.id FROM channels ch JOIN members mb ON mb.server_id = ch.server_id WHERE mb.user_id = :user)
+                   AND m.channel_id NOT IN (SELECT value FROM json_each(:hidden))
+                   AND m.seq > COALESCE(json_extract(:floors, '$."' || m.channel_id || '"'), 0))
                   OR m.conversation_id IN (SELECT cm.conversation_id FROM conversation_members cm WHERE cm.user_id = :user))`;
 /** A message's key in the index is `(range << 32) | seq` (schema.sql, `search_ranges`). */
 const SEQ_BITS = 32n;
@@ -50,13 +58,34 @@ const CONVERSATIONS = 0;
  * rooms and the filters until the page is full. A word common in servers the caller is not in
  * costs them nothing.
  */
-export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): Search {
+export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, perms: Pick<Permissions, 'channelRules'>): Search {
   // A cursor is resolved only among the messages the caller sees: any other id is 404, as a
   // random one is, so the bound tells nothing of messages they cannot see.
-  const visibleSeq = db.prepare<{ id: string; user: string }, { seq: number }>(
+  const visibleSeq = db.prepare<{ id: string; user: string; hidden: string; floors: string }, { seq: number }>(
     `SELECT m.seq FROM messages m WHERE m.id = :id AND ${VISIBLE}`,
   );
   const rangeOf = db.prepare<[string], number>('SELECT n FROM search_ranges WHERE container_id = ?').pluck();
+  const serverOfChannel = db.prepare<[string], string>('SELECT server_id FROM channels WHERE id = ?').pluck();
+  const serversOfUser = db.prepare<[string], string>('SELECT server_id FROM members WHERE user_id = ?').pluck();
+  const channelsOfServer = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
+
+  /** The channels of the servers in scope hidden from the user, and the floors where they lack read_history. */
+  function restrictions(userId: string, scope: SearchScope): { hidden: string; floors: string } {
+    const serverIds =
+      scope.kind === 'all' ? serversOfUser.all(userId) : scope.kind === 'server' ? [scope.serverId] : scope.kind === 'channel' ? [serverOfChannel.get(scope.channelId) ?? ''] : [];
+    const hidden: string[] = [];
+    const floors: Record<string, number> = {};
+    for (const serverId of serverIds) {
+      const rules = perms.channelRules(serverId);
+      if (!rules) continue;
+      for (const channelId of channelsOfServer.all(serverId)) {
+        const flags = rules.flags(userId, channelId);
+        if (!(flags & VIEW)) hidden.push(channelId);
+        else if (!hasFlag(flags, 'read_history')) floors[channelId] = rules.joinedSeq(userId) ?? 0;
+      }
+    }
+    return { hidden: JSON.stringify(hidden), floors: JSON.stringify(floors) };
+  }
   // The caller's servers' ranges with the newest message in each, and their conversations' newest.
   const serverRanges = db.prepare<[string], { n: number; newest: number | null }>(
     `SELECT r.n, MAX((SELECT MAX(m.seq) FROM messages m WHERE m.channel_id = ch.id)) AS newest
@@ -92,9 +121,9 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
       LIMIT :limit`,
   );
 
-  const cursor = (id: string | null, key: string, user: string, fallback: number) => {
+  const cursor = (id: string | null, key: string, user: string, fallback: number, seen: { hidden: string; floors: string }) => {
     if (id === null) return fallback;
-    const row = visibleSeq.get({ id, user });
+    const row = visibleSeq.get({ id, user, ...seen });
     if (!row) throw notFound(`${key}: no such message`);
     return row.seq;
   };
@@ -118,11 +147,13 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>): S
   return {
     find({ userId, terms, scope, authorId, has, before, after, limit }) {
       const flag = (h: Has) => (has.has(h) ? 1 : 0);
-      const beforeSeq = cursor(before, 'before', userId, 2 ** 32);
-      const afterSeq = cursor(after, 'after', userId, 0);
+      const seen = restrictions(userId, scope);
+      const beforeSeq = cursor(before, 'before', userId, 2 ** 32, seen);
+      const afterSeq = cursor(after, 'after', userId, 0, seen);
       const parameters = {
         match: matchExpression(terms),
         user: userId,
+        ...seen,
         channel: scope.kind === 'channel' ? scope.channelId : null,
         conversation: scope.kind === 'conversation' ? scope.conversationId : null,
         author: authorId,

@@ -4,6 +4,8 @@ import type { Directory } from '../community/directory';
 import { notFound } from '../../core/http/errors';
 import type { Container } from '../../core/types';
 import type { ChannelRecord, ChannelState, ContainerState, ConversationState } from '../../core/records';
+import { VIEW, namesOf } from '../../rules/channel-permissions';
+import type { Permissions } from '../../rules/permissions';
 
 /**
  * Read state: how far each user has read each channel and conversation, and what that leaves
@@ -19,7 +21,10 @@ import type { ChannelRecord, ChannelState, ContainerState, ConversationState } f
 export const UNREAD_CAP = 100;
 
 export interface ReadStates {
-  /** The states of the channels of one server, or of every server the user is in (in position order). */
+  /**
+   * The states of the channels of one server, or of every server the user is in (in position
+   * order), with what the user may do in each: only the channels they see.
+   */
   channels(userId: string, serverId?: string): Map<string, ChannelState>;
   /** The states of the user's conversations (or one of them). */
   conversations(userId: string, conversationId?: string): Map<string, ConversationState>;
@@ -49,7 +54,6 @@ const CHANNELS_OF_MEMBER = `FROM members mb
 
 // The full count in SQL: for a channel whose marker is older than its tail (src/parts/messages/channel-tails.ts).
 const channelState = `
-  c.id, c.server_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
   (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
   (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
@@ -79,7 +83,7 @@ const conversationState = `
 
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
 
-export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOf'>): ReadStates {
+export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOf'>, perms: Pick<Permissions, 'channelRules'>): ReadStates {
   const memberships = db.prepare<[string], [string, number]>('SELECT server_id, joined_seq FROM members WHERE user_id = ?').raw();
   const membership = db.prepare<[string, string], [string, number]>(
     'SELECT server_id, joined_seq FROM members WHERE user_id = ? AND server_id = ?',
@@ -89,7 +93,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   const markersInServer = db.prepare<[string, string], [string, number]>(
     'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
   ).raw();
-  const counted = db.prepare<[string, string], ChannelState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+  const counted = db.prepare<[string, string], ContainerState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
   const rolesOfUser = db.prepare<[string], string>('SELECT role_id FROM member_roles WHERE user_id = ?').pluck();
 
   /**
@@ -104,9 +108,12 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     let roles: Set<string> | undefined;
     const holds = (roleId: string) => (roles ??= new Set(rolesOfUser.all(userId))).has(roleId);
     for (const [serverId, joinedSeq] of servers) {
+      const rules = perms.channelRules(serverId);
       for (const channel of directory.channelsOf(serverId)) {
-        const state = stateInTail(tails.get(channel.id), userId, holds, markers.get(channel.id) ?? joinedSeq);
-        states.set(channel.id, state ? withFields(channel, state) : counted.get(userId, channel.id)!);
+        const flags = rules?.flags(userId, channel.id) ?? 0;
+        if (!(flags & VIEW)) continue;
+        const state = stateInTail(tails.get(channel.id), userId, holds, markers.get(channel.id) ?? joinedSeq) ?? counted.get(userId, channel.id)!;
+        states.set(channel.id, withFields(channel, state, namesOf(flags), rules!.isPrivate(channel.id)));
       }
     }
     return states;
@@ -202,7 +209,7 @@ function stateInTail(tail: Tail, userId: string, holds: (roleId: string) => bool
 }
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
-function withFields(channel: ChannelRecord, state: ContainerState): ChannelState {
+function withFields(channel: ChannelRecord, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
   return {
     id: channel.id,
     server_id: channel.server_id,
@@ -212,9 +219,12 @@ function withFields(channel: ChannelRecord, state: ContainerState): ChannelState
     topic: channel.topic,
     slowmode_seconds: channel.slowmode_seconds,
     category_id: channel.category_id,
+    permissions_synced: channel.permissions_synced,
     last_message_id: state.last_message_id,
     last_read_id: state.last_read_id,
     unread_count: state.unread_count,
     mention_count: state.mention_count,
+    permissions,
+    private: isPrivate,
   };
 }

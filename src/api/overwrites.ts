@@ -1,0 +1,113 @@
+import { badRequest, notFound } from '../core/http/errors';
+import { json, noContent } from '../core/http/respond';
+import type { Services } from '../parts/services';
+import type { OverwriteRecord, Scope } from '../parts/community/overwrites';
+import type { Body, Ctx, Route } from '../core/types';
+import { auditReason, subsetOf } from '../core/validate';
+import { FLAGS, type Flag, flagsOf } from '../rules/channel-permissions';
+
+/** Overwrites one channel or category may hold (Discord allows 100). */
+export const MAX_OVERWRITES = 100;
+
+type Deps = Pick<Services, 'db' | 'perms' | 'directory' | 'audit' | 'overwrites' | 'accessChanges' | 'members'>;
+
+/**
+ * Channel permission overwrites (src/rules/channel-permissions.ts): for everyone (the server's
+ * id), a role or a member, on a channel or on a category its synced channels follow. The owner
+ * and full server administrators read and change them; each change is audited with before and
+ * after, and told to the members whose access it changes (src/parts/community/access-changes.ts).
+ */
+export function overwriteRoutes(deps: Deps): Route[] {
+  const h = overwriteHandlers(deps);
+  const CH = '/api/servers/:server_id/channels/:channel_id/overwrites';
+  const CA = '/api/servers/:server_id/categories/:category_id/overwrites';
+  return [
+    { method: 'GET', path: CH, auth: 'user', body: 'none', handler: h.listOverwrites },
+    { method: 'PUT', path: `${CH}/:target_id`, auth: 'user', body: 'json', handler: h.putOverwrite },
+    { method: 'DELETE', path: `${CH}/:target_id`, auth: 'user', body: 'none', handler: h.deleteOverwrite },
+    { method: 'GET', path: CA, auth: 'user', body: 'none', handler: h.listOverwrites },
+    { method: 'PUT', path: `${CA}/:target_id`, auth: 'user', body: 'json', handler: h.putOverwrite },
+    { method: 'DELETE', path: `${CA}/:target_id`, auth: 'user', body: 'none', handler: h.deleteOverwrite },
+  ];
+}
+
+/** `{allow?, deny?}` of flag names (missing: none); a flag both allowed and denied is 400. */
+export function readOverwrite(body: Body): { allow: Flag[]; deny: Flag[] } {
+  const allow = body.allow === undefined ? [] : subsetOf(body, 'allow', FLAGS);
+  const deny = body.deny === undefined ? [] : subsetOf(body, 'deny', FLAGS);
+  const both = allow.find((flag) => deny.includes(flag));
+  if (both) throw badRequest(`${both} cannot be both allowed and denied`);
+  return { allow, deny };
+}
+
+function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChanges, members }: Deps) {
+  const roleOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM roles WHERE id = ?');
+
+  /** The channel or category the path names, in this server (404 otherwise); the caller must manage it. */
+  function scopeOf(ctx: Ctx): { serverId: string; scope: Scope; targetKind: 'channel' | 'category'; id: string } {
+    const serverId = ctx.params.server_id;
+    perms.requireServerAdmin(ctx.user, serverId, 'manage channel permissions');
+    if (ctx.params.channel_id !== undefined) {
+      const channel = directory.channel(ctx.params.channel_id);
+      if (!channel || channel.server_id !== serverId) throw notFound('channel not found');
+      return { serverId, scope: { channelId: channel.id }, targetKind: 'channel', id: channel.id };
+    }
+    const category = directory.categoriesOf(serverId).find((c) => c.id === ctx.params.category_id);
+    if (!category) throw notFound('category not found');
+    return { serverId, scope: { categoryId: category.id }, targetKind: 'category', id: category.id };
+  }
+
+  /** Everyone (the server's id), a role of this server, or a member of it. */
+  function kindOf(serverId: string, targetId: string): OverwriteRecord['kind'] {
+    if (targetId === serverId) return 'everyone';
+    if (roleOf.get(targetId)?.server_id === serverId) return 'role';
+    if (members.record(serverId, targetId)) return 'member';
+    throw notFound('target not found: the server id (everyone), a role or a member of this server');
+  }
+
+  return { listOverwrites, putOverwrite, deleteOverwrite };
+
+  /** The overwrites that apply: a synced channel's are its category's. */
+  function listOverwrites(ctx: Ctx) {
+    const { scope } = scopeOf(ctx);
+    return json('channelId' in scope ? overwrites.effective(scope.channelId) : overwrites.list(scope));
+  }
+
+  /** Sets one; a synced channel first takes its category's as its own; 200 the overwrite. */
+  function putOverwrite(ctx: Ctx) {
+    const { serverId, scope, targetKind, id } = scopeOf(ctx);
+    const targetId = ctx.params.target_id;
+    const kind = kindOf(serverId, targetId);
+    const { allow, deny } = readOverwrite(ctx.body);
+    const reason = auditReason(ctx);
+    accessChanges.around(serverId, () =>
+      db.transaction(() => {
+        if ('channelId' in scope) overwrites.detach(scope.channelId);
+        const current = overwrites.list(scope);
+        const before = current.find((o) => o.target_id === targetId);
+        if (!before && current.length >= MAX_OVERWRITES) throw badRequest(`a ${targetKind} may have at most ${MAX_OVERWRITES} overwrites`);
+        overwrites.put(scope, serverId, targetId, kind, flagsOf(allow), flagsOf(deny));
+        const changes = { target_id: targetId, kind, allow: { from: before?.allow ?? null, to: allow }, deny: { from: before?.deny ?? null, to: deny } };
+        audit.write({ serverId, action: 'overwrite_update', actorId: ctx.user.id, targetId: id, targetKind, reason, changes });
+      })(),
+    );
+    return json(overwrites.list(scope).find((o) => o.target_id === targetId));
+  }
+
+  /** Removes one (that target inherits again); 404 when there is none; 204. */
+  function deleteOverwrite(ctx: Ctx) {
+    const { serverId, scope, targetKind, id } = scopeOf(ctx);
+    const targetId = ctx.params.target_id;
+    const reason = auditReason(ctx);
+    accessChanges.around(serverId, () =>
+      db.transaction(() => {
+        if ('channelId' in scope) overwrites.detach(scope.channelId);
+        const before = overwrites.list(scope).find((o) => o.target_id === targetId);
+        if (!before || !overwrites.remove(scope, targetId)) throw notFound('overwrite not found');
+        const changes = { target_id: targetId, kind: before.kind, allow: { from: before.allow, to: null }, deny: { from: before.deny, to: null } };
+        audit.write({ serverId, action: 'overwrite_delete', actorId: ctx.user.id, targetId: id, targetKind, reason, changes });
+      })(),
+    );
+    return noContent();
+  }
+}

@@ -1,0 +1,198 @@
+import type { DB } from '../core/db';
+import { ALL, type Flags, NONE, type Overwrite, VIEW, resolve } from './channel-permissions';
+
+/**
+ * Channel access as it is decided on every request and every fan-out: each server's rules (its
+ * owner, everyone's flags, its roles, its channels' overwrites) kept in memory, and what the rule
+ * of src/rules/channel-permissions.ts makes of them for each member, remembered. A server's copy
+ * is kept while its row of `access_generations` stays (schema.sql: triggers move it at every
+ * change to what decides access, in the same transaction), so what is kept is what is committed.
+ *
+ * Members are read one by one as they are asked about; the whole list only for `viewers` (who
+ * receives a channel's events). One generation check per `server()` call: a caller deciding for
+ * many channels of one server asks once and keeps the answer for the moment at hand.
+ */
+export interface ChannelAccess {
+  /** The rules of a server, current now; null when there is no such server. */
+  server(serverId: string): ServerAccess | null;
+}
+
+export interface ServerAccess {
+  readonly serverId: string;
+  /** What a user may do in one of its channels: NONE for a non-member, a hidden or unknown channel. */
+  flags(userId: string, channelId: string): Flags;
+  /** The members who see a channel (every moderator, and whoever has view_channel there). */
+  viewers(channelId: string): readonly string[];
+  /** Whether a member with no role and no overwrite of their own would not see the channel. */
+  isPrivate(channelId: string): boolean;
+  /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
+  joinedSeq(userId: string): number | null;
+}
+
+/** Servers whose rules are kept at most (all are dropped past it). */
+const KEPT_SERVERS = 4096;
+
+interface Member {
+  roles: Set<string>;
+  joinedSeq: number;
+  /** Holds a full_server_admin role. */
+  admin: boolean;
+}
+
+interface OverwriteRow {
+  scope_id: string;
+  target_id: string;
+  kind: Overwrite['kind'];
+  allow: number;
+  deny: number;
+}
+
+export function createChannelAccess(db: DB): ChannelAccess {
+  const generationOf = db.prepare<[string], number>('SELECT n FROM access_generations WHERE server_id = ?').pluck();
+  const serverRow = db.prepare<[string], { owner_id: string; everyone_permissions: number }>(
+    'SELECT owner_id, everyone_permissions FROM servers WHERE id = ?',
+  );
+  const rolesOf = db.prepare<[string], { id: string; permissions: number; full_server_admin: number }>(
+    'SELECT id, permissions, full_server_admin FROM roles WHERE server_id = ?',
+  );
+  const channelsOf = db.prepare<[string], { id: string; category_id: string | null; permissions_synced: number }>(
+    'SELECT id, category_id, permissions_synced FROM channels WHERE server_id = ?',
+  );
+  const channelOverwrites = db.prepare<[string], OverwriteRow>(
+    'SELECT channel_id AS scope_id, target_id, kind, allow, deny FROM channel_overwrites WHERE server_id = ?',
+  );
+  const categoryOverwrites = db.prepare<[string], OverwriteRow>(
+    'SELECT category_id AS scope_id, target_id, kind, allow, deny FROM category_overwrites WHERE server_id = ?',
+  );
+  const memberRow = db.prepare<[string, string], { joined_seq: number; roles: string | null }>(
+    `SELECT m.joined_seq,
+            (SELECT group_concat(role_id) FROM member_roles mr WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id) AS roles
+       FROM members m WHERE m.server_id = ? AND m.user_id = ?`,
+  );
+  const allMembers = db.prepare<[string], { user_id: string; joined_seq: number }>('SELECT user_id, joined_seq FROM members WHERE server_id = ?');
+  const allMemberRoles = db.prepare<[string], { user_id: string; role_id: string }>('SELECT user_id, role_id FROM member_roles WHERE server_id = ?');
+
+  const kept = new Map<string, { generation: number | undefined; access: ServerAccess }>();
+
+  function load(serverId: string): ServerAccess | null {
+    const server = serverRow.get(serverId);
+    if (!server) return null;
+    const ownerId = server.owner_id;
+    const everyone = server.everyone_permissions & ALL;
+    const roleFlags = new Map<string, Flags>();
+    const adminRoles = new Set<string>();
+    for (const role of rolesOf.all(serverId)) {
+      roleFlags.set(role.id, role.permissions & ALL);
+      if (role.full_server_admin === 1) adminRoles.add(role.id);
+    }
+    const grouped = (rows: OverwriteRow[]) => {
+      const by = new Map<string, Overwrite[]>();
+      for (const row of rows) {
+        const list = by.get(row.scope_id) ?? [];
+        list.push({ kind: row.kind, targetId: row.target_id, allow: row.allow & ALL, deny: row.deny & ALL });
+        by.set(row.scope_id, list);
+      }
+      return by;
+    };
+    const own = grouped(channelOverwrites.all(serverId));
+    const ofCategory = grouped(categoryOverwrites.all(serverId));
+    // The overwrites each channel follows: its category's when synced to one, its own otherwise.
+    const overwrites = new Map<string, readonly Overwrite[]>();
+    for (const c of channelsOf.all(serverId)) {
+      overwrites.set(c.id, (c.permissions_synced === 1 && c.category_id !== null ? ofCategory.get(c.category_id) : own.get(c.id)) ?? []);
+    }
+
+    const members = new Map<string, Member | null>();
+    let everyMember = false;
+    const memberOf = (roles: Set<string>, joinedSeq: number): Member => ({ roles, joinedSeq, admin: [...roles].some((id) => adminRoles.has(id)) });
+    const member = (userId: string): Member | null => {
+      let found = members.get(userId);
+      if (found === undefined) {
+        if (everyMember) return null;
+        const row = memberRow.get(serverId, userId);
+        found = row ? memberOf(new Set(row.roles ? row.roles.split(',') : []), row.joined_seq) : null;
+        members.set(userId, found);
+      }
+      return found;
+    };
+    const loadEveryMember = () => {
+      if (everyMember) return;
+      const roles = new Map<string, Set<string>>();
+      for (const { user_id, role_id } of allMemberRoles.all(serverId)) {
+        const set = roles.get(user_id) ?? new Set<string>();
+        set.add(role_id);
+        roles.set(user_id, set);
+      }
+      members.clear();
+      for (const row of allMembers.all(serverId)) members.set(row.user_id, memberOf(roles.get(row.user_id) ?? new Set(), row.joined_seq));
+      everyMember = true;
+    };
+    /**
+     * The owner and full server administrators see and may do everything in every channel. A
+     * timeout does not change what one sees: it stops writing, which the routes check apart
+     * (src/rules/permissions.ts requireNotTimedOut).
+     */
+    const moderates = (userId: string, m: Member) => userId === ownerId || m.admin;
+
+    // What plain members may do, per channel and user: it changes only with the generation.
+    const remembered = new Map<string, Map<string, Flags>>();
+    const flags = (userId: string, channelId: string): Flags => {
+      const list = overwrites.get(channelId);
+      const m = member(userId);
+      if (!list || !m) return NONE;
+      if (moderates(userId, m)) return ALL;
+      let byUser = remembered.get(channelId);
+      if (!byUser) remembered.set(channelId, (byUser = new Map()));
+      let found = byUser.get(userId);
+      if (found === undefined) {
+        found = resolve(everyone, roleFlags, { userId, moderator: false, roleIds: m.roles }, list);
+        byUser.set(userId, found);
+      }
+      return found;
+    };
+
+    const privacy = new Map<string, boolean>();
+    const viewerLists = new Map<string, string[]>();
+    const viewers = (channelId: string): readonly string[] => {
+      let ids = viewerLists.get(channelId);
+      if (ids) return ids;
+      loadEveryMember();
+      ids = [];
+      for (const [userId, m] of members) if (m && flags(userId, channelId) & VIEW) ids.push(userId);
+      viewerLists.set(channelId, ids);
+      return ids;
+    };
+
+    return {
+      serverId,
+      flags,
+      viewers,
+      isPrivate(channelId) {
+        let found = privacy.get(channelId);
+        if (found === undefined) {
+          const list = overwrites.get(channelId) ?? [];
+          found = (resolve(everyone, new Map(), { userId: '', moderator: false, roleIds: new Set() }, list) & VIEW) === 0;
+          privacy.set(channelId, found);
+        }
+        return found;
+      },
+      joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
+    };
+  }
+
+  return {
+    server(serverId) {
+      const generation = generationOf.get(serverId);
+      const found = kept.get(serverId);
+      if (found && found.generation === generation) return found.access;
+      const access = load(serverId);
+      if (!access) {
+        kept.delete(serverId);
+        return null;
+      }
+      if (kept.size >= KEPT_SERVERS) kept.clear();
+      kept.set(serverId, { generation, access });
+      return access;
+    },
+  };
+}
