@@ -4,46 +4,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import t from 'tap';
-import yauzl from 'yauzl';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, must, setStanding } from './helpers/community';
 import { FakeClock, startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
+import { unzip, waitForExport } from './helpers/export';
 
 const PASSWORD = 'correct horse';
-
-/** Every entry of a zip, by name. */
-function unzip(data: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(data, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const entries = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (openErr, stream) => {
-          if (openErr || !stream) return reject(openErr);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            entries.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(entries));
-      zip.on('error', reject);
-      zip.readEntry();
-    });
-  });
-}
-
-async function waitForExport(client: Client): Promise<{ status: string; url?: string }> {
-  for (let i = 0; i < 200; i++) {
-    const res = await must(client.get('/api/account/export'), 200);
-    if (res.body.status !== 'running') return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the export did not finish');
-}
 
 t.test('export: one zip of JSON files and the uploaded files; one at a time; gone after 7 days', async (t) => {
   const clock = new FakeClock(Date.parse('2026-11-23T12:00:00Z'));

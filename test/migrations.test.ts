@@ -119,6 +119,12 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   const found = await client.get('/api/search?q=town');
   t.same(found.body.results.map((m: { content: string }) => m.content), ['hello town'], 'an old message is found through the API');
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
+  // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel.
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], "everyone's flags: all but mention_everyone");
+  t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
+  const channels = await client.get('/api/servers/00000000-0000-4000-8000-000000000010/channels');
+  t.equal(channels.body.length, db.prepare("SELECT COUNT(*) FROM channels WHERE server_id = '00000000-0000-4000-8000-000000000010'").pluck().get(), 'a member sees every channel');
+  for (const c of channels.body) t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);
   const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', { content: 'town hall tonight' });
   t.equal(posted.status, 201);
   t.same((await client.get('/api/search?q=town')).body.results.map((m: { content: string }) => m.content), ['town hall tonight', 'hello town'], 'new messages join the index');

@@ -55,6 +55,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   attachment_id: 'attachment',
   conversation_id: 'conversation',
   role_id: 'role',
+  target_id: 'role',
   token: 'invite',
   report_id: 'report',
   request_id: 'friendRequest',

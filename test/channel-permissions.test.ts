@@ -1,0 +1,306 @@
+// Channel permissions end to end: a table of members (by role, by their own overwrite, by
+// category) against channels (private, read-only, no files, no reactions, no history), walked
+// through every route and event that reveals or writes channel content. The expected answers
+// come from the table below, written by hand, not from the server's rule.
+import t from 'tap';
+import { type Client, signUp } from './helpers/client';
+import { must } from './helpers/community';
+import { startServer } from './helpers/server';
+import { exportOf } from './helpers/export';
+import { type LiveSocket, openSocket } from './helpers/ws';
+
+type Subject = 'owner' | 'admin' | 'plain' | 'staff' | 'vip' | 'herald';
+const SUBJECTS: Subject[] = ['owner', 'admin', 'plain', 'staff', 'vip', 'herald'];
+type Channel = 'open' | 'secret' | 'readonly' | 'nofiles' | 'noreact' | 'nohistory' | 'vault';
+const CHANNELS: Channel[] = ['open', 'secret', 'readonly', 'nofiles', 'noreact', 'nohistory', 'vault'];
+
+const moderator = (s: Subject) => s === 'owner' || s === 'admin';
+/** What each subject may do in each channel: the scene's overwrites, read by hand. */
+const may = (s: Subject, c: Channel) => {
+  const view = moderator(s) || (c === 'secret' ? s === 'staff' : c === 'vault' ? s === 'vip' : true);
+  return {
+    view,
+    send: view && (moderator(s) || c !== 'readonly'),
+    attach: view && (moderator(s) || c !== 'nofiles'),
+    react: view && (moderator(s) || c !== 'noreact'),
+    history: view && (moderator(s) || c !== 'nohistory'),
+    everyone: view && (moderator(s) || s === 'herald'),
+  };
+};
+
+const file = (content: string) => {
+  const form = new FormData();
+  form.append('content', content);
+  form.append('attachments', new Blob([Buffer.from(`bytes of ${content}\n`)], { type: 'text/plain' }), 'note.txt');
+  return form;
+};
+
+/** The scene: a server with the channels above, its members, and the owner's messages before and after they joined. */
+async function scene(url: string) {
+  const clients = Object.fromEntries(await Promise.all(SUBJECTS.map(async (s) => [s, await signUp(url)] as const))) as Record<Subject, Client>;
+  const outsider = await signUp(url);
+  const { owner } = clients;
+  const server = (await must(owner.post('/api/servers', { name: 'Guarded' }), 201)).body;
+  const base = `/api/servers/${server.id}`;
+  const ids = {} as Record<Channel, string>;
+  for (const c of CHANNELS) ids[c] = (await must(owner.post(`${base}/channels`, { name: c }), 201)).body.id;
+  const vault = (await must(owner.post(`${base}/categories`, { name: 'Vault' }), 201)).body;
+  await must(owner.request('PATCH', `${base}/channels/${ids.vault}`, { category_id: vault.id }), 200);
+
+  // Before anyone joins: a message (with a file, pinned) in every channel.
+  const before = {} as Record<Channel, { id: string; file: string }>;
+  for (const c of CHANNELS) {
+    const m = (await must(owner.post(`${base}/channels/${ids[c]}/messages`, file(`beforeword ${c}`)), 201)).body;
+    await must(owner.put(`${base}/channels/${ids[c]}/pins/${m.id}`), 200);
+    before[c] = { id: m.id, file: m.attachments[0].url };
+  }
+  const token = (await must(owner.post(`${base}/invites`), 201)).body.token;
+  for (const s of SUBJECTS.filter((s) => s !== 'owner')) await must(clients[s].post(`/api/invites/${token}/accept`), 200);
+  const role = async (name: string, body: object, holder: Subject) => {
+    const made = (await must(owner.post(`${base}/roles`, { name, ...body }), 201)).body;
+    await must(owner.put(`${base}/members/${clients[holder].userId}/role`, { role: name }), 200);
+    return made.id as string;
+  };
+  await role('Mods', { full_server_admin: true }, 'admin');
+  const staffRole = await role('Staff', {}, 'staff');
+  await role('Herald', { permissions: ['mention_everyone'] }, 'herald');
+
+  const overwrite = (c: Channel, target: string, body: object) => must(owner.put(`${base}/channels/${ids[c]}/overwrites/${target}`, body), 200);
+  await overwrite('secret', server.id, { deny: ['view_channel'] });
+  await overwrite('secret', staffRole, { allow: ['view_channel'] });
+  await overwrite('readonly', server.id, { deny: ['send_messages'] });
+  await overwrite('nofiles', server.id, { deny: ['attach_files'] });
+  await overwrite('noreact', server.id, { deny: ['add_reactions'] });
+  await overwrite('nohistory', server.id, { deny: ['read_history'] });
+  await must(owner.put(`${base}/categories/${vault.id}/overwrites/${server.id}`, { deny: ['view_channel'] }), 200);
+  await must(owner.put(`${base}/categories/${vault.id}/overwrites/${clients.vip.userId}`, { allow: ['view_channel'] }), 200);
+
+  // After they joined: another, with a file.
+  const after = {} as Record<Channel, { id: string; file: string }>;
+  for (const c of CHANNELS) {
+    const m = (await must(owner.post(`${base}/channels/${ids[c]}/messages`, file(`afterword ${c}`)), 201)).body;
+    after[c] = { id: m.id, file: m.attachments[0].url };
+  }
+  return { clients, outsider, server, base, ids, vault, staffRole, before, after };
+}
+
+t.test('every route that reveals or writes channel content, for each member and channel', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, before, after, server } = await scene(app.url);
+  const sockets = {} as Record<Subject, LiveSocket>;
+  for (const s of SUBJECTS) sockets[s] = await openSocket(app.url, '/api/ws', { client: clients[s] });
+  t.teardown(() => Object.values(sockets).forEach((socket) => socket.ws.close()));
+  const readies = {} as Record<Subject, any>;
+  for (const s of SUBJECTS) readies[s] = await sockets[s].event('ready');
+
+  for (const s of SUBJECTS) {
+    const client = clients[s];
+    const listed = (await must(client.get(`${base}/channels`), 200)).body.map((c: any) => c.id);
+    const ready = readies[s].servers.find((x: any) => x.id === server.id).channels;
+    for (const c of CHANNELS) {
+      const m = may(s, c);
+      const where = `${s} in ${c}`;
+      const C = `${base}/channels/${ids[c]}`;
+      const seen = m.view ? 200 : 404;
+      t.equal(listed.includes(ids[c]), m.view, `${where}: the channel list`);
+      const entry = ready.find((x: any) => x.id === ids[c]);
+      t.equal(entry !== undefined, m.view, `${where}: ready`);
+      if (entry) {
+        t.equal(entry.permissions.includes('send_messages'), m.send, `${where}: ready says send_messages`);
+        t.equal(entry.private, c === 'secret' || c === 'vault', `${where}: ready says private`);
+      }
+
+      const history = await client.get(`${C}/messages`);
+      t.equal(history.status, seen, `${where}: history`);
+      if (m.view) {
+        const ids = history.body.map((x: any) => x.id);
+        t.equal(ids.includes(before[c].id), m.history, `${where}: what came before joining (read_history)`);
+        t.ok(ids.includes(after[c].id), `${where}: what came after`);
+      }
+      const pins = await client.get(`${C}/pins`);
+      t.equal(pins.status, seen, `${where}: pins`);
+      if (m.view) t.equal(pins.body.some((x: any) => x.id === before[c].id), m.history, `${where}: a pin from before joining`);
+      t.equal((await client.get(`${C}/messages?around=${before[c].id}`)).status, m.history ? 200 : 404, `${where}: around an old message`);
+      t.equal((await client.get(`${C}/messages/${after[c].id}/history`)).status, !m.view ? 404 : moderator(s) ? 200 : 403, `${where}: edit history`);
+      t.equal((await client.get(before[c].file)).status, m.history ? 200 : 404, `${where}: an old file`);
+      t.equal((await client.get(after[c].file)).status, seen, `${where}: a new file`);
+      const old = await client.get(`/api/search?q=beforeword&channel_id=${ids[c]}`);
+      t.equal(old.status, seen, `${where}: search in the channel`);
+      const found = (await must(client.get(`/api/search?q=${c}&server_id=${server.id}`), 200)).body.results.map((x: any) => x.id);
+      t.equal(found.includes(after[c].id), m.view, `${where}: search in the server`);
+      t.equal(found.includes(before[c].id), m.history, `${where}: search finds an old message only with read_history`);
+      const everywhere = (await must(client.get(`/api/search?q=afterword`), 200)).body.results.map((x: any) => x.id);
+      t.equal(everywhere.includes(after[c].id), m.view, `${where}: search everywhere`);
+      t.equal((await client.post('/api/reports', { type: 'server_message', target: after[c].id, reason: 'check' })).status, m.view ? 201 : 404, `${where}: a report`);
+      t.equal((await client.put(`${C}/read`, { message_id: after[c].id })).status, seen, `${where}: the read marker`);
+
+      // Writes: 404 unseen, 403 without the flag.
+      const refused = (ok: boolean, pass: number) => (!m.view ? 404 : ok ? pass : 403);
+      // (The owner types later, for the stream: a second call within 3 s sends nothing.)
+      if (s !== 'owner') t.equal((await client.post(`${C}/typing`)).status, refused(m.send, 204), `${where}: typing`);
+      const sent = await client.post(`${C}/messages`, { content: `hello @everyone from ${s}` });
+      t.equal(sent.status, refused(m.send, 201), `${where}: sending`);
+      if (sent.status === 201) t.equal(sent.body.mention_everyone, m.everyone, `${where}: @everyone (mention_everyone)`);
+      t.equal((await client.post(`${C}/messages`, file(`from ${s}`))).status, refused(m.send && m.attach, 201), `${where}: a file`);
+      t.equal((await client.put(`${C}/messages/${after[c].id}/reactions`, { emoji: '👍' })).status, refused(m.react, 200), `${where}: reacting`);
+      t.equal((await client.request('DELETE', `${C}/messages/${after[c].id}/reactions`, { emoji: '👍' })).status, seen, `${where}: taking a reaction back`);
+    }
+  }
+
+  // The stream: what the owner does in every channel reaches who sees it, and nobody else.
+  for (const s of SUBJECTS) await sockets[s].drain(50);
+  for (const c of CHANNELS) {
+    const C = `${base}/channels/${ids[c]}`;
+    const live = (await must(clients.owner.post(`${C}/messages`, { content: `live ${c}` }), 201)).body;
+    await must(clients.owner.put(`${C}/messages/${live.id}/reactions`, { emoji: '🎉' }), 200);
+    await must(clients.owner.post(`${C}/typing`), 204);
+    await must(clients.owner.request('PATCH', `${C}`, { topic: `about ${c}` }), 200);
+  }
+  await must(clients.owner.post(`${base}/channels/${ids.open}/messages`, { content: 'the end' }), 201);
+  for (const s of SUBJECTS) {
+    const frames: any[] = [];
+    for (;;) {
+      const frame = await sockets[s].next();
+      frames.push(frame);
+      if (frame.event === 'message' && frame.message.content === 'the end') break;
+    }
+    for (const c of CHANNELS) {
+      const view = may(s, c).view;
+      const where = `${s} in ${c}`;
+      const here = (name: string) => frames.some((f) => f.event === name && (f.channel_id ?? f.message?.channel_id) === ids[c]);
+      t.equal(here('message'), view, `${where}: message events`);
+      t.equal(here('reaction'), view, `${where}: reaction events`);
+      t.equal(here('channel_updated'), view, `${where}: channel_updated`);
+      if (s !== 'owner') t.equal(here('typing'), view, `${where}: typing events`);
+      // The spec's room socket opens only for who sees the channel.
+      const room = await openSocket(app.url, `/api/channels/${ids[c]}/ws`, { client: clients[s] }).then(
+        (socket) => (socket.ws.close(), true),
+        () => false,
+      );
+      t.equal(room, view, `${where}: the room socket`);
+    }
+  }
+  t.end();
+});
+
+t.test('a change of access is told to who it changes it for, and audited with before and after', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, outsider, base, ids, vault, staffRole, server } = await scene(app.url);
+  const { owner, plain, admin } = clients;
+  const stream = await openSocket(app.url, '/api/ws', { client: plain });
+  t.teardown(() => stream.ws.close());
+  await stream.event('ready');
+  const room = await openSocket(app.url, `/api/channels/${ids.open}/ws`, { client: plain });
+
+  // A member's own overwrite hides a channel: gone from their sidebar, their room socket closed.
+  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
+  t.same(await stream.event('channel_deleted'), { event: 'channel_deleted', server_id: server.id, channel_id: ids.open });
+  t.equal((await room.closed()).code, 4003, 'the room socket closes with 4003');
+  t.equal((await plain.get(`${base}/channels/${ids.open}/messages`)).status, 404);
+  // Taken away again: the channel comes back with the member's read state and permissions.
+  await must(owner.request('DELETE', `${base}/channels/${ids.open}/overwrites/${plain.userId}`), 204);
+  const back = await stream.event('channel_created');
+  t.equal(back.channel.id, ids.open);
+  t.ok(back.channel.permissions.includes('send_messages'));
+  t.equal(back.channel.last_message_id !== null, true, 'with its read state');
+  // What they may do changes: channel_access.
+  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
+  const access = await stream.event('channel_access');
+  t.same(access, { event: 'channel_access', server_id: server.id, channel_id: ids.open, permissions: ['view_channel', 'attach_files', 'add_reactions', 'read_history'], private: false });
+  // A role given: the private channel arrives; taken: it goes.
+  await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
+  t.equal((await stream.event('channel_created')).channel_id, ids.secret, 'a role that sees it brings it');
+  await must(owner.request('DELETE', `${base}/members/${plain.userId}/roles/${staffRole}`), 200);
+  t.equal((await stream.event('channel_deleted')).channel_id, ids.secret);
+  // A role's own flags: Staff may now mention everyone, which its holders hear of.
+  await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
+  await stream.event('channel_created');
+  await must(owner.request('PATCH', `${base}/roles/${staffRole}`, { permissions: ['mention_everyone'] }), 200);
+  t.ok((await stream.event('channel_access')).permissions.includes('mention_everyone'), 'role flags reach its holders');
+  t.equal((await must(plain.post(`${base}/channels/${ids.secret}/messages`, { content: '@everyone hi' }), 201)).body.mention_everyone, true);
+
+  // A channel with no category moved into the private one follows it (synced); moved out, it keeps what it followed.
+  const general = (await must(owner.get(`${base}/channels`), 200)).body.find((c: any) => c.name === 'general');
+  await must(owner.request('PATCH', `${base}/channels/${general.id}`, { category_id: vault.id }), 200);
+  t.equal((await stream.event('channel_deleted')).channel_id, general.id, 'into the private category: hidden');
+  t.same((await must(owner.get(`${base}/channels/${general.id}/overwrites`), 200)).body.map((o: any) => o.kind), ['everyone', 'member'], "a synced channel lists its category's");
+  await must(owner.request('PATCH', `${base}/channels/${general.id}`, { category_id: null }), 200);
+  t.equal((await plain.get(`${base}/channels/${general.id}/messages`)).status, 404, 'out of the category, it keeps its overwrites: still hidden');
+  const moved = (await must(owner.get(`${base}/channels`), 200)).body.find((c: any) => c.id === general.id);
+  t.equal(moved.permissions_synced, false, 'and no longer follows');
+  t.equal((await owner.request('PATCH', `${base}/channels/${general.id}`, { permissions_synced: true })).status, 400, 'nothing to follow without a category');
+  await must(owner.request('PATCH', `${base}/channels/${general.id}`, { category_id: vault.id, permissions_synced: true }), 200);
+  await must(owner.request('DELETE', `${base}/categories/${vault.id}`), 204);
+  t.equal((await plain.get(`${base}/channels/${ids.vault}/messages`)).status, 404, 'a deleted category leaves its channels as private as they were');
+  t.equal((await clients.vip.get(`${base}/channels/${ids.vault}/messages`)).status, 200, '...and as open to whom it let in');
+
+  // Everyone's flags on the server: without view_channel, a plain member sees only what lets them in.
+  await stream.drain(50);
+  await must(owner.request('PATCH', `/api/servers/${server.id}`, { permissions: ['send_messages', 'read_history'] }), 200);
+  const gone = (await stream.drain(300)).filter((f) => f.event === 'channel_deleted').map((f) => f.channel_id);
+  t.ok(gone.includes(ids.nofiles) && gone.includes(ids.readonly), 'everyone loses the channels that do not let them in');
+  t.notOk(gone.includes(ids.secret), 'a channel their role lets them into stays');
+  t.same((await must(owner.get(`/api/servers/${server.id}`), 200)).body.permissions, ['send_messages', 'read_history']);
+
+  // Who may read and change overwrites.
+  const O = `${base}/channels/${ids.readonly}/overwrites`;
+  t.equal((await plain.get(O)).status, 403, 'a member may not read them');
+  t.equal((await outsider.get(O)).status, 404, 'an outsider sees nothing');
+  t.equal((await plain.put(`${O}/${plain.userId}`, { allow: ['send_messages'] })).status, 403, 'nor change them');
+  t.equal((await must(admin.get(O), 200)).body.length, 1, 'a full server administrator reads them');
+  const bad: [string, object, string, number][] = [
+    ['an unknown flag', { allow: ['fly'] }, server.id, 400],
+    ['not a list', { allow: 'view_channel' }, server.id, 400],
+    ['allowed and denied at once', { allow: ['send_messages'], deny: ['send_messages'] }, server.id, 400],
+    ['a target that is no role or member here', {}, outsider.userId, 404],
+    ['a target that is not an id', {}, 'everyone', 400],
+  ];
+  for (const [what, body, target, status] of bad) t.equal((await owner.put(`${O}/${target}`, body)).status, status, what);
+  t.equal((await owner.request('DELETE', `${O}/${plain.userId}`)).status, 404, 'removing one that is not there');
+  // A flag named twice counts once.
+  t.same((await must(admin.put(`${O}/${staffRole}`, { allow: ['send_messages', 'send_messages'] }), 200)).body, { target_id: staffRole, kind: 'role', allow: ['send_messages'], deny: [] });
+
+  const log = (await must(owner.get(`${base}/audit-log`), 200)).body;
+  const entry = log.find((e: any) => e.action === 'overwrite_update' && e.changes.target_id === staffRole);
+  t.same(entry.changes, { target_id: staffRole, kind: 'role', allow: { from: null, to: ['send_messages'] }, deny: { from: null, to: [] } }, 'audited with before and after');
+  t.equal(entry.target_id, ids.readonly);
+  const server_update = log.find((e: any) => e.action === 'server_update');
+  t.same(server_update.changes.permissions.to, ['send_messages', 'read_history']);
+  t.ok(log.some((e: any) => e.action === 'role_update' && e.changes.permissions), 'a role flag change is audited');
+});
+
+t.test('a member without send_messages may not edit; an edit that adds @everyone needs mention_everyone', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, server } = await scene(app.url);
+  const { owner, plain, herald } = clients;
+  const C = `${base}/channels/${ids.open}/messages`;
+  const mine = (await must(plain.post(C, { content: 'hi' }), 201)).body;
+  const theirs = (await must(herald.post(C, { content: 'hi' }), 201)).body;
+  t.equal((await must(plain.put(`${C}/${mine.id}`, { content: 'hi @everyone' }), 200)).body.mention_everyone, false, 'stays text');
+  t.equal((await must(herald.put(`${C}/${theirs.id}`, { content: 'hi @everyone' }), 200)).body.mention_everyone, true, 'a role with mention_everyone');
+  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
+  t.equal((await plain.put(`${C}/${mine.id}`, { content: 'changed' })).status, 403, 'read-only: no edits');
+  t.equal((await plain.delete(`${C}/${mine.id}`)).status, 204, 'but one may still delete one’s own');
+  // The legacy server messages follow the first channel's rules.
+  const general = (await must(owner.get(`${base}/channels`), 200)).body[0];
+  await must(owner.put(`${base}/channels/${general.id}/overwrites/${server.id}`, { deny: ['view_channel'] }), 200);
+  t.equal((await plain.get(`${base}/messages`)).status, 403, 'the legacy history of a hidden first channel');
+  t.equal((await plain.post(`${base}/messages`, { content: 'x' })).status, 403, 'and its legacy send');
+  t.equal((await owner.post(`${base}/messages`, { content: 'x' })).status, 201, 'the owner still posts there');
+});
+
+t.test('the account export leaves out what one wrote in a channel one no longer sees', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, staffRole } = await scene(app.url);
+  const { owner, staff } = clients;
+  await must(staff.post(`${base}/channels/${ids.secret}/messages`, { content: 'staff only words' }), 201);
+  await must(staff.post(`${base}/channels/${ids.open}/messages`, { content: 'words for all' }), 201);
+  const written = async () => JSON.parse((await exportOf(app.url, staff)).get('messages.json')!.toString()).map((m: any) => m.content);
+  t.same(await written(), ['staff only words', 'words for all'], 'while they see both');
+  await must(owner.request('DELETE', `${base}/members/${staff.userId}/roles/${staffRole}`), 200);
+  t.same(await written(), ['words for all'], 'the private channel left out once hidden');
+});
