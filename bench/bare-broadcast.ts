@@ -3,7 +3,8 @@
  * client) with no sessions, database or permissions. POST /messages {content} answers 201 with
  * a record shaped like ours and broadcasts it; any upgrade path is accepted. With `frame` in
  * the body too (a string), that string is what it broadcasts and answers, byte for byte:
- * bench/user-stream.ts sends the chat server's own frames so both write the same bytes.
+ * bench/user-stream.ts sends the chat server's own frames so both write the same bytes; with
+ * `every: k`, only every k-th socket (in the order they connected) is sent it.
  * POST /welcome {frame}: every socket opened from then on is sent that string first (the
  * baseline for the user stream's `ready`: the same bytes, nothing built).
  * Prints "bare listening on http://127.0.0.1:PORT". Stops on SIGTERM.
@@ -25,7 +26,8 @@ const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const { content, frame } = JSON.parse(Buffer.concat(chunks).toString());
+    // every: k sends to every k-th socket only (a channel half the members see: k = 2).
+    const { content, frame, every = 1 } = JSON.parse(Buffer.concat(chunks).toString());
     if (req.url === '/welcome') {
       welcome = frame;
       res.writeHead(204).end();
@@ -45,7 +47,8 @@ const server = http.createServer((req, res) => {
       edited_at: null,
     };
     const data = typeof frame === 'string' ? frame : JSON.stringify(record);
-    for (const client of wss.clients) client.send(data);
+    let i = 0;
+    for (const client of wss.clients) if (i++ % every === 0) client.send(data);
     res.writeHead(201, { 'Content-Type': 'application/json' }).end(data);
   });
 });

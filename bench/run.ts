@@ -164,6 +164,13 @@ async function main(): Promise<void> {
     summary.push(...targets(rows, '10a.'));
   });
 
+  await section("10a'. User stream fan-out, half may see", async () => {
+    const f = await measureStreamFanout(undefined, undefined, 'half');
+    const rows = streamFanoutRows(f);
+    printTable(`10a'. User stream fan-out, half may see: ${streamFanoutSetup(f)}`, rows);
+    summary.push(...targets(rows, "10a'."));
+  });
+
   await section('10b. User stream presence', async () => {
     const f = await measurePresence();
     const rows = presenceRows(f);

@@ -18,7 +18,7 @@
  *    server), frames the server sent (its /metrics), and server CPU per connection against a bare
  *    `ws` server taking the same connections.
  * c. Ready: one user in 100 servers x 20 channels with 20 000 messages (some unread, some
- *    mentioning them), 25 conversations, 50 friends and 5 incoming requests; 200 connects one
+ *    mentioning them), three channels in four with overwrites (issue 30), 25 conversations, 50 friends and 5 incoming requests; 200 connects one
  *    at a time (after 20 warm-up). Reported: the `ready` frame's size, and the time from the
  *    upgrade to the ready frame as the server's request log times it (authorize, handshake,
  *    subscribe, build and write `ready`; target: p99 <= 20 ms), and as the client sees it, beside
@@ -177,7 +177,11 @@ interface Community {
  * users seeded straight into SQLite as its members, sharing the owner's real password hash,
  * each with `friends` friends (a ring: friends/2 on either side).
  */
-async function seedCommunity(members: number, friends: number, prefix: string): Promise<Community> {
+/**
+ * `seeing: 'half'`: the channel is private to a role every other member holds (everyone denied
+ * view_channel, the role allowed it), so half the streams receive its messages (issue 30).
+ */
+async function seedCommunity(members: number, friends: number, prefix: string, seeing: 'all' | 'half' = 'all'): Promise<Community> {
   const dataDir = tempDir(`chat-bench-${prefix}-`);
   const owner = `${prefix}_owner`;
   const chat = await startChat(dataDir);
@@ -202,6 +206,15 @@ async function seedCommunity(members: number, friends: number, prefix: string): 
     for (const [i, u] of list.entries()) {
       insertUser.run(u.id, u.username, hash, iso(now));
       insertMember.run(serverId, u.id, iso(now + i));
+    }
+    if (seeing === 'half') {
+      const roleId = crypto.randomUUID();
+      db.prepare("INSERT INTO roles (id, server_id, name, created_at) VALUES (?, ?, 'half', ?)").run(roleId, serverId, iso(now));
+      const holds = db.prepare('INSERT INTO member_roles (server_id, user_id, role_id) VALUES (?, ?, ?)');
+      for (let i = 0; i < members; i += 2) holds.run(serverId, list[i].id, roleId);
+      const overwrite = db.prepare('INSERT INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)');
+      overwrite.run(channelId, serverId, 'everyone', 0, 1, serverId);
+      overwrite.run(channelId, roleId, 'role', 1, 0, serverId);
     }
     for (let i = 0; i < members; i++) {
       for (let d = 1; d <= half; d++) {
@@ -334,17 +347,22 @@ class FanoutRun {
   serverLag: { p99: number; max: number } | null = null;
   private block = { from: 0, to: 0, left: 0, done: () => {} };
 
+  /** Sockets that receive each message: every one, or (a channel half the members see) half. */
+  readonly receivers: number;
+
   constructor(
     readonly target: FanoutTarget,
     readonly members: number,
     measured: number,
     private readonly capture?: (frame: string) => void,
+    receivers = members,
   ) {
+    this.receivers = receivers;
     this.total = WARMUP_MESSAGES + measured;
     this.sentAt = new Float64Array(this.total);
     this.got = new Uint32Array(this.total);
     this.lastAt = new Float64Array(this.total);
-    this.each = new Float64Array(measured * members);
+    this.each = new Float64Array(measured * receivers);
   }
 
   // The hot path: 20 000 frames a second on two cores. One indexOf for the marker and a digit
@@ -366,7 +384,7 @@ class FanoutRun {
       this.frameBytes = data.length;
       this.capture?.(data.toString());
     }
-    if (++this.got[n] === this.members && n >= this.block.from && n < this.block.to && --this.block.left === 0) this.block.done();
+    if (++this.got[n] === this.receivers && n >= this.block.from && n < this.block.to && --this.block.left === 0) this.block.done();
   };
 
   async connect(): Promise<void> {
@@ -424,7 +442,7 @@ class FanoutRun {
     const lasts = sorted(
       Array.from({ length: measured }, (_, k) => {
         const n = WARMUP_MESSAGES + k;
-        return this.got[n] === this.members ? this.lastAt[n] - this.sentAt[n] : Infinity;
+        return this.got[n] === this.receivers ? this.lastAt[n] - this.sentAt[n] : Infinity;
       }),
     );
     const each = sorted(this.each.subarray(0, this.eachCount));
@@ -434,7 +452,7 @@ class FanoutRun {
       eachP50: percentile(each, 50),
       eachP99: percentile(each, 99),
       delivered: this.eachCount,
-      expected: measured * this.members,
+      expected: measured * this.receivers,
       connectMs: this.connectMs,
       rate: this.posted / (this.postingMs / 1000),
       frameBytes: this.frameBytes,
@@ -452,6 +470,8 @@ class FanoutRun {
 
 export interface StreamFanoutFigures {
   members: number;
+  /** Who sees the channel: every member, or half of them. */
+  seeing: 'all' | 'half';
   seconds: number;
   blocks: number;
   signInMs: number;
@@ -468,8 +488,10 @@ export interface StreamFanoutFigures {
  * in blocks of BLOCK_SECONDS (chat, bare, chat, bare...), each block drained before the next:
  * a noisy moment on a shared machine hits both alike, and only one is ever posting.
  */
-export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = STREAM_SECONDS): Promise<StreamFanoutFigures> {
-  const community = await seedCommunity(members, 0, 'sfan');
+export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = STREAM_SECONDS, seeing: 'all' | 'half' = 'all'): Promise<StreamFanoutFigures> {
+  const community = await seedCommunity(members, 0, 'sfan', seeing);
+  // With half seeing, the even members (the role's holders) receive; the bare server sends to every other socket.
+  const receivers = seeing === 'half' ? Math.ceil(members / 2) : members;
   const blocks = Math.max(1, Math.round(seconds / BLOCK_SECONDS));
   const perBlock = Math.round((seconds * RATE) / blocks);
   const measured = blocks * perBlock;
@@ -496,6 +518,7 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
     members,
     measured,
     (captured) => (frame = captured),
+    receivers,
   );
   let bare: FanoutRun | undefined;
   try {
@@ -509,12 +532,14 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
         cookies: [''],
         post: async (n) => {
           // The chat server's own frame, this message's marker in it: the same bytes.
-          const res = await request(bareServer.base, 'POST', '/messages', JSON.stringify({ content: marker(n), frame: frame.replace(captured, marker(n)) }));
+          const res = await request(bareServer.base, 'POST', '/messages', JSON.stringify({ content: marker(n), frame: frame.replace(captured, marker(n)), every: seeing === 'half' ? 2 : 1 }));
           if (res.status !== 201) throw new Error(`bare server answered ${res.status}`);
         },
       },
       members,
       measured,
+      undefined,
+      receivers,
     );
     await chat.connect();
     await bare.connect();
@@ -534,15 +559,15 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
     await sleep(SETTLE_MS);
     const logged = loggedTimes(server.logFile, 'POST', messagesUrl).slice(WARMUP_MESSAGES).sort((a, b) => a - b);
     const post = { p50: percentile(logged, 50), p99: percentile(logged, 99), max: logged[logged.length - 1] };
-    return { members, seconds: measured / RATE, blocks, signInMs, chat: c, bare: r, ratio: c.lastP99 / r.lastP99, post };
+    return { members, seeing, seconds: measured / RATE, blocks, signInMs, chat: c, bare: r, ratio: c.lastP99 / r.lastP99, post };
   } finally {
     await chat.close();
     await bare?.close();
   }
 }
 
-export const streamFanoutSetup = (f: { members: number; seconds: number; blocks: number }) =>
-  `${f.members} members of one server, one user stream each; the owner posts ${RATE}/s into one channel for ${f.seconds} s (after ${WARMUP_MESSAGES} warm-up); bare ws: as many sockets, the same rate and frames; the two take turns in ${f.blocks} blocks of ${f.seconds / f.blocks} s`;
+export const streamFanoutSetup = (f: { members: number; seeing: 'all' | 'half'; seconds: number; blocks: number }) =>
+  `${f.members} members of one server, one user stream each; the owner posts ${RATE}/s into one channel ${f.seeing === 'half' ? 'private to a role half of them hold (everyone denied view_channel; the bare server sends to every other socket) ' : ''}for ${f.seconds} s (after ${WARMUP_MESSAGES} warm-up); bare ws: as many sockets, the same rate and frames; the two take turns in ${f.blocks} blocks of ${f.seconds / f.blocks} s`;
 
 export function streamFanoutRows(f: StreamFanoutFigures): Row[] {
   const { chat, bare } = f;
@@ -729,6 +754,7 @@ export function presenceRows(f: PresenceFigures): Row[] {
 interface ReadySeeded {
   dataDir: string;
   reader: string;
+  /** The channels the reader sees (of READY_SERVERS x READY_CHANNELS). */
   channels: number;
   messages: number;
 }
@@ -759,6 +785,9 @@ async function seedReady(): Promise<ReadySeeded> {
   );
   const insertMention = db.prepare('INSERT INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
   const insertRead = db.prepare('INSERT INTO read_states (user_id, container_id, last_read_seq) VALUES (?, ?, ?)');
+  const insertRole = db.prepare('INSERT INTO roles (id, server_id, name, created_at) VALUES (?, ?, ?, ?)');
+  const insertMemberRole = db.prepare('INSERT INTO member_roles (server_id, user_id, role_id) VALUES (?, ?, ?)');
+  const insertOverwrite = db.prepare('INSERT INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)');
   const insertConversation = db.prepare('INSERT INTO conversations (id, kind, name, dm_key, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   const insertConversationMember = db.prepare('INSERT INTO conversation_members (conversation_id, user_id) VALUES (?, ?)');
   const insertRequest = db.prepare('INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at, accepted_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -766,6 +795,8 @@ async function seedReady(): Promise<ReadySeeded> {
   const now = Date.now();
   let seq = 0;
   let channels = 0;
+  /** The channels the reader sees (ready lists those). */
+  let visible = 0;
   db.transaction(() => {
     const others = Array.from({ length: READY_FRIENDS }, (_, i) => {
       const id = crypto.randomUUID();
@@ -814,10 +845,23 @@ async function seedReady(): Promise<ReadySeeded> {
       insertMember.run(serverId, authors[1], iso(now));
       insertMember.run(serverId, authors[2], iso(now));
       insertMember.run(serverId, reader.id, iso(now + s));
+      // Channel permissions (issue 30): a role the reader holds in every other server; a quarter
+      // of the channels private to it, a quarter read-only, a quarter with an overwrite for the
+      // reader alone. The reader sees the private ones only where they hold the role.
+      const crew = crypto.randomUUID();
+      insertRole.run(crew, serverId, 'crew', iso(now));
+      const holdsCrew = s % 2 === 0;
+      if (holdsCrew) insertMemberRole.run(serverId, reader.id, crew);
       for (let c = 0; c < READY_CHANNELS; c++) {
         const channelId = crypto.randomUUID();
         insertChannel.run(channelId, serverId, `channel-${c}`, c, iso(now));
+        if (c % 4 === 1) {
+          insertOverwrite.run(channelId, serverId, 'everyone', 0, 1, serverId);
+          insertOverwrite.run(channelId, crew, 'role', 1, 0, serverId);
+        } else if (c % 4 === 2) insertOverwrite.run(channelId, serverId, 'everyone', 0, 2, serverId);
+        else if (c % 4 === 3) insertOverwrite.run(channelId, reader.id, 'member', 0, 8, serverId);
         markRead(channelId, channels, fill({ channel: channelId }, authors, channels % 50 === 0));
+        if (c % 4 !== 1 || holdsCrew) visible++;
         channels++;
       }
     }
@@ -831,7 +875,7 @@ async function seedReady(): Promise<ReadySeeded> {
     }
   })();
   db.close();
-  return { dataDir, reader: READER, channels, messages: seq };
+  return { dataDir, reader: READER, channels: visible, messages: seq };
 }
 
 export interface ReadyFigures {
@@ -944,7 +988,7 @@ export async function measureReady(connects = READY_CONNECTS): Promise<ReadyFigu
 }
 
 export const readySetup = (f: { servers: number; channels: number; messages: number }) =>
-  `one user in ${f.servers} servers (${f.channels} channels, ${f.messages} messages, a third of the channels unread, some mentions), ${READY_DMS} DMs, ${READY_GROUPS} groups, ${READY_FRIENDS} friends; ${READY_CONNECTS} connects one at a time (after ${READY_WARMUP} warm-up)`;
+  `one user in ${f.servers} servers (${f.servers * READY_CHANNELS} channels with overwrites on three in four: a quarter private to a role the user holds in half the servers, a quarter read-only, a quarter with an overwrite of the user's own; ${f.channels} seen; ${f.messages} messages, a third of the channels unread, some mentions), ${READY_DMS} DMs, ${READY_GROUPS} groups, ${READY_FRIENDS} friends; ${READY_CONNECTS} connects one at a time (after ${READY_WARMUP} warm-up)`;
 
 export function readyRows(f: ReadyFigures): Row[] {
   const triple = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
@@ -962,7 +1006,7 @@ export function readyRows(f: ReadyFigures): Row[] {
 
 // ---------------------------------------------------------------------------------------------
 
-export const PARTS = ['fanout', 'presence', 'ready'] as const;
+export const PARTS = ['fanout', 'fanout-half', 'presence', 'ready'] as const;
 
 runAlone(module, 'user-stream', async () => {
   const asked = [...process.argv.slice(2), ...(process.env.USER_STREAM ?? '').split(',')].map((p) => p.trim()).filter(Boolean);
@@ -972,6 +1016,10 @@ runAlone(module, 'user-stream', async () => {
     const f = await measureStreamFanout();
     printTable(`10a. User stream fan-out: ${streamFanoutSetup(f)}`, streamFanoutRows(f));
     console.log(`(sign-in of ${f.members} users: ${(f.signInMs / 1000).toFixed(1)} s)`);
+  }
+  if (parts.includes('fanout-half')) {
+    const f = await measureStreamFanout(STREAM_MEMBERS, STREAM_SECONDS, 'half');
+    printTable(`10a'. User stream fan-out, half may see: ${streamFanoutSetup(f)}`, streamFanoutRows(f));
   }
   if (parts.includes('presence')) {
     const f = await measurePresence();

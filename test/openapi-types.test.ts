@@ -43,7 +43,10 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
     case 'owner_transfer':
       return \`owner is now \${entry.changes?.owner_id}\`;
     case 'server_update':
-      return \`server \${entry.changes?.description?.to ?? entry.changes?.name?.to}\`;
+      return \`server \${entry.changes?.description?.to ?? entry.changes?.name?.to} \${entry.changes?.permissions?.to.join() ?? ''}\`;
+    case 'overwrite_update':
+    case 'overwrite_delete':
+      return \`\${entry.changes?.kind} \${entry.changes?.target_id}: allow \${entry.changes?.allow.to?.join() ?? '-'}, deny \${entry.changes?.deny.from?.join() ?? '-'}\`;
     default: {
       const none: null = entry.changes;
       return \`\${entry.action} on \${entry.target_kind} \${entry.target_id} \${none}\`;

@@ -88,7 +88,7 @@ function renderRoomHead() {
     const server = findServer(cur.serverId);
     const channel = findChannel(cur.serverId, cur.channelId);
     if (!server || !channel) return;
-    $('room-icon').replaceChildren(icon('hash'));
+    $('room-icon').replaceChildren(icon(channel.private ? 'lock' : 'hash'));
     $('room-title').textContent = channel.name;
     $('room-sub').textContent = server.name;
     topic.textContent = channel.topic || '';

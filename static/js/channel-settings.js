@@ -1,22 +1,15 @@
 // A server's channels as its owner and full server administrators manage them: create, edit
-// (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. The
+// (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. Loaded
+// when first needed (settings, a channel's gear, Create channel): most visits change no channel. The
 // answers update the store at once; the stream's channel events bring the same to everyone.
 import { api } from './api.js';
-import { el, toast, iconButton, confirmAction, reorderable } from './ui.js';
+import { el, toast, iconButton, confirmAction, reorderable, slowmodeLabel } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { emit, findServer, canManageServer } from './store.js';
 
 export const MAX_SLOWMODE_SECONDS = 21600;
 const SLOWMODES = [0, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600];
-
-/** 0 → "Off", 30 → "30 s", 120 → "2 min", 3600 → "1 h". */
-export function slowmodeLabel(seconds) {
-  if (!seconds) return 'Off';
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 3600) return seconds % 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds / 60} min`;
-  return seconds % 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : `${seconds / 3600} h`;
-}
 
 /** Puts a changed channel record into the store (keeping its read state) and redraws. */
 function applyChannel(serverId, channel) {
@@ -102,7 +95,7 @@ export function channelsPanel(server) {
     list.replaceChildren(...s.channels.map((c, i) => {
       const row = el('li', { class: 'channel-row', 'data-id': c.id },
         manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
-        icon('hash', 'nav-icon'),
+        icon(c.private ? 'lock' : 'hash', 'nav-icon'),
         el('span', { class: 'row-text' },
           el('span', { class: 'row-title', text: c.name }),
           c.topic ? el('span', { class: 'muted row-sub', text: c.topic }) : null),
@@ -111,6 +104,7 @@ export function channelsPanel(server) {
           iconButton('up', `Move #${c.name} up`, () => moveChannel(s, c, i - 1), { class: 'small', disabled: i === 0 }),
           iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
           el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
+          el('button', { type: 'button', class: 'small', onclick: () => emit('permissions', c), 'aria-label': `Permissions of #${c.name}` }, 'Permissions'),
           el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete')) : null);
       if (manage) dragRow(row, c, c.name, (dragged) => moveChannel(s, dragged, i));
       return row;

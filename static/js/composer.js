@@ -6,15 +6,14 @@
 // (a countdown after each message, and the server's Retry-After when it says "too soon").
 // Sending never clears what was typed after it began.
 import { api, upload } from './api.js';
-import { $, el, iconButton, toast, formatSize, formatTime } from './ui.js';
+import { $, el, iconButton, toast, formatSize, formatTime, slowmodeLabel } from './ui.js';
 import { icon } from './icons.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
 import {
-  state, on, emit, findServer, maySend, conversationTitle, findConversation, findChannel, canManageServer, dmPartner, isBlocked, displayName,
+  state, on, emit, findServer, maySend, conversationTitle, findConversation, findChannel, canManageServer, dmPartner, isBlocked, displayName, mayIn,
 } from './store.js';
 import { currentRoom, addOwnMessage, setRoomHooks, setReply, editLastOwn } from './room.js';
-import { slowmodeLabel } from './channel-settings.js';
 
 export const MAX_FILES = 5;
 export const MAX_FILE_BYTES = 25 * 1024 * 1024;
@@ -198,10 +197,10 @@ function candidates() {
   if (r.kind === 'channel') {
     const members = state.members.get(r.serverId) || [];
     const list = members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name }));
-    const server = findServer(r.serverId);
-    // @everyone and @rolename (a mentionable role whose name can be typed) count from the owner
-    // and full server administrators only: to anyone else they are not offered.
-    if (canManageServer(server)) {
+    // @everyone and @rolename (a mentionable role whose name can be typed) count only from who
+    // has mention_everyone here (the owner and full server administrators always): to anyone
+    // else they are not offered.
+    if (mayIn(r, 'mention_everyone')) {
       list.push({ user_id: 'everyone', username: 'everyone', group: true });
       for (const role of state.roles.get(r.serverId) || []) {
         if (role.mentionable && /^[A-Za-z0-9_-]{3,32}$/.test(role.name)) list.push({ user_id: `role:${role.id}`, username: role.name, group: true });
@@ -306,6 +305,9 @@ function writeRule(r) {
   if (until) {
     return { closed: `You are timed out in this server until ${formatTime(until)}.`, notice: `You are timed out until ${formatTime(until)} (${inTime(Date.parse(until) - Date.now())}): you can read, but not write, react or type here.`, ticking: true };
   }
+  if (!mayIn(r, 'send_messages')) {
+    return { closed: 'You do not have permission to send messages in this channel.', notice: 'This channel is read-only for you: you can read it, not write in it.' };
+  }
   if (r.kind === 'conversation') {
     const partner = dmPartner(findConversation(r.conversationId) || { kind: 'group' });
     if (partner && isBlocked(partner.user_id)) return { closed: `You blocked ${displayName(partner)}. Unblock them to write here.` };
@@ -327,7 +329,7 @@ export function updateComposer() {
   const closed = Boolean(rule.closed) || offline;
   text().disabled = closed;
   $('send-button').disabled = closed || Boolean(rule.wait);
-  $('attach-button').disabled = closed;
+  $('attach-button').disabled = closed || !mayIn(r, 'attach_files');
   $('emoji-button').disabled = closed;
   $('newline-button').disabled = closed;
   if (rule.closed) text().placeholder = rule.closed;

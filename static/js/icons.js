@@ -5,6 +5,7 @@ const NS = 'http://www.w3.org/2000/svg';
 // 24×24 outline paths, stroked with currentColor.
 const PATHS = {
   hash: ['M4 9h16', 'M4 15h16', 'M10 3 8 21', 'M16 3l-2 18'],
+  lock: ['M5 11h14v10H5z', 'M8 11V7a4 4 0 0 1 8 0v4'],
   plus: ['M12 5v14', 'M5 12h14'],
   x: ['M18 6 6 18', 'M6 6l12 12'],
   check: ['M20 6 9 17l-5-5'],

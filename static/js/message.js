@@ -117,8 +117,10 @@ function reactions(m, on) {
     'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
     title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
     onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
+    // Without add_reactions one may take one's own back, not add.
+    disabled: !reaction.reacted && !on.react,
   }, el('span', { class: 'r-emoji', text: reaction.emoji }), ' ', el('span', { class: 'r-count', text: String(reaction.count) }))));
-  if ((m.reactions || []).length) {
+  if ((m.reactions || []).length && on.react) {
     list.append(iconButton('smile', 'Add a reaction', (e) => on.react(e.currentTarget), { class: 'add-reaction' }));
   }
   return list;
@@ -126,7 +128,7 @@ function reactions(m, on) {
 
 function toolbar(m, on) {
   return el('div', { class: 'msg-toolbar', role: 'toolbar', 'aria-label': 'Message actions' },
-    iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }),
+    on.react ? iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }) : null,
     iconButton('reply', 'Reply', on.reply),
     iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }));
 }

@@ -7,7 +7,7 @@ import { $, el, formatDay } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
 import { openLightbox } from './lightbox.js';
-import { state, findServer, canManageServer, isBlocked, mentionsMe } from './store.js';
+import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from './store.js';
 import { openUserMenu } from './members.js';
 import { showEditHistory } from './edit-history.js';
 import { currentRoom, findItem, setReply, mayReadHistory } from './room-state.js';
@@ -52,7 +52,7 @@ export function render(r, m, prev) {
       return kind;
     },
     reply: () => setReply(r, m),
-    react: (anchor) => openEmojiPicker(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true)),
+    react: mayIn(r, 'add_reactions') ? (anchor) => openEmojiPicker(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true)) : null,
     toggleReaction: (emoji, add) => actions.toggleReaction(r, m.id, emoji, add),
     menu: (anchor) => actions.openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
     jump: (id) => actions.showMessage(id),

@@ -11,7 +11,6 @@ import { state, on, emit, findServer, canManageServer, displayName, holdsRole, h
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
-import { channelsPanel, createChannel } from './channel-settings.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
 import { bansPanel } from './moderation.js';
 
@@ -19,6 +18,7 @@ let hooks = null; // {leftServer(id), openChannel(serverId, channelId)}
 let serverId = null;
 let tab = 'overview';
 let panel = null; // {update?} of the open tab
+let permissionsFocus = null; // the channel the Permissions tab opens on
 
 export { invite };
 
@@ -34,6 +34,11 @@ export function initSettings(options) {
     refresh();
   });
   on('users', refresh);
+  // A channel's "Permissions" button (channel-settings.js).
+  on('permissions', (channel) => {
+    permissionsFocus = channel.id;
+    openSettings(channel.server_id, 'permissions');
+  });
 }
 
 // ---- the server menu --------------------------------------------------------------------
@@ -61,7 +66,7 @@ export async function newChannel(server) {
   const name = await ask({ title: `New channel in ${server.name}`, label: 'Channel name', submit: 'Create channel', maxLength: 100 });
   if (name === null) return;
   try {
-    const channel = await createChannel(server, name);
+    const channel = await (await import('./channel-settings.js')).createChannel(server, name);
     hooks.openChannel(server.id, channel.id);
   } catch (err) {
     toast(err.message);
@@ -99,6 +104,7 @@ function tabsFor(server) {
     ['roles', 'Roles'],
     ['members', 'Members'],
     ['invites', 'Invites'],
+    manage && ['permissions', 'Permissions'],
     manage && ['bans', 'Bans'],
     manage && ['audit', 'Audit log'],
   ].filter(Boolean);
@@ -131,13 +137,14 @@ function renderTabs() {
 
 const PANELS = {
   overview: overviewPanel,
-  channels: channelsPanel,
+  channels: async (server) => (await import('./channel-settings.js')).channelsPanel(server),
   roles: rolesPanel,
   members: membersPanel,
   invites: (server) => ({ nodes: invitesPanel(server) }),
   bans: (server) => ({ nodes: bansPanel(server) }),
-  // Loaded when first opened: most visits to the app never read the audit log.
+  // Loaded when first opened: most visits to the app never read the audit log or change permissions.
   audit: async (server) => ({ nodes: (await import('./audit-log.js')).auditPanel(server) }),
+  permissions: async (server) => (await import('./permissions.js')).permissionsPanel(server, permissionsFocus),
 };
 
 async function renderPanel() {
@@ -334,6 +341,7 @@ async function moveRole(server, role, position) {
 }
 
 async function editRole(server, role) {
+  const { FLAGS } = await import('./permissions.js');
   const answer = await askForm({
     title: `Edit the role ${role.name}`, submit: 'Save',
     fields: [
@@ -342,6 +350,10 @@ async function editRole(server, role) {
       { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
+      ...FLAGS.map(([flag, label], i) => ({
+        name: flag, label, type: 'checkbox', value: (role.permissions || []).includes(flag),
+        hint: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
+      })),
     ],
   });
   if (!answer) return;
@@ -350,6 +362,7 @@ async function editRole(server, role) {
   try {
     await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
       name: answer.name, full_server_admin: answer.admin, hoist: answer.hoist, mentionable: answer.mentionable,
+      permissions: FLAGS.map(([flag]) => flag).filter((flag) => answer[flag]),
       color: colour ? parseInt(colour.replace('#', ''), 16) : null,
     });
     toast('Role saved.', false);

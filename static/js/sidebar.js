@@ -5,7 +5,6 @@ import { $, el, badgeText, presenceDot, initials, avatarClass } from './ui.js';
 import { icon } from './icons.js';
 import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer } from './store.js';
 import { userAvatar } from './names.js';
-import { editChannel } from './channel-settings.js';
 
 let select = () => {};
 
@@ -62,12 +61,12 @@ export function render() {
       return el('li', { class: `channel-entry${current ? ' current' : ''}` },
         el('button', {
           type: 'button', class: `nav-item channel${unread ? ' unread' : ''}`, 'data-id': channel.id, 'aria-current': current ? 'true' : null,
-          'aria-label': `${channel.name}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
+          'aria-label': `${channel.name}${channel.private ? ', private' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
           onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
-        }, icon('hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)),
+        }, icon(channel.private ? 'lock' : 'hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)),
         manage ? el('button', {
           type: 'button', class: 'icon-button small channel-gear', 'aria-label': `Edit #${channel.name}`, title: 'Edit channel',
-          onclick: () => editChannel(server, channel),
+          onclick: async () => (await import('./channel-settings.js')).editChannel(server, channel),
         }, icon('gear')) : null);
     };
     // Channels under no category first, then each category's, in order; a folded category

@@ -62,6 +62,13 @@ function callEach(fns, detail) {
 
 export const findServer = (id) => state.servers.find((s) => s.id === id) || null;
 export const findChannel = (serverId, channelId) => findServer(serverId)?.channels.find((c) => c.id === channelId) || null;
+
+/** Whether the user may do `flag` (a channel permission) in the room: always in a conversation. */
+export function mayIn(room, flag) {
+  if (!room || room.kind !== 'channel') return true;
+  const permissions = findChannel(room.serverId, room.channelId)?.permissions;
+  return !permissions || permissions.includes(flag);
+}
 export const findConversation = (id) => state.conversations.find((c) => c.id === id) || null;
 export const isFriend = (userId) => state.friends.some((f) => f.user_id === userId);
 
@@ -316,6 +323,12 @@ const storeHandlers = new Map(Object.entries({
     const channel = findChannel(ev.server_id, ev.channel_id);
     if (channel) Object.assign(channel, ev.channel);
     findServer(ev.server_id)?.channels.sort((a, b) => a.position - b.position);
+    emit('nav');
+  },
+  // What the user may do in a channel changed (an overwrite, a role): the composer and the lock follow.
+  channel_access(ev) {
+    const channel = findChannel(ev.server_id, ev.channel_id);
+    if (channel) Object.assign(channel, { permissions: ev.permissions, private: ev.private });
     emit('nav');
   },
   channel_deleted(ev) {

@@ -128,6 +128,14 @@ export const STANDING_HELP = [
 ];
 
 /** A count for a badge: 1 … 99, then 99+ (the server caps counts at 100). */
+/** 0 → "Off", 30 → "30 s", 120 → "2 min", 3600 → "1 h". */
+export function slowmodeLabel(seconds) {
+  if (!seconds) return 'Off';
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return seconds % 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds / 60} min`;
+  return seconds % 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : `${seconds / 3600} h`;
+}
+
 export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
 
 /**
