@@ -58,6 +58,8 @@ export interface Permissions {
   rankIn(userId: string, container: Container): Rank | null;
   /** A server's channel rules, current now (null: no such server): for deciding about many channels or members at once. */
   channelRules(serverId: string): ServerAccess | null;
+  /** The same for many servers at once (one query for their generations). */
+  channelRulesOf(serverIds: readonly string[]): Map<string, ServerAccess>;
   /** 403 naming what the flag allows, when `access` lacks it. */
   requireFlag(access: Pick<Access, 'flags'>, flag: Flag): void;
 
@@ -186,6 +188,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     rank,
     rankIn,
     channelRules: (serverId) => channels.server(serverId),
+    channelRulesOf: (serverIds) => channels.servers(serverIds),
     requireFlag(access, flag) {
       if (!has(access.flags, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
     },
@@ -194,14 +197,14 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       const channel = channelServer.get(channelId);
       const container: Container | null = channel ? { kind: 'channel', id: channelId, serverId: channel.server_id } : null;
       // A channel hidden from a member is one that does not exist, as for outsiders.
-      const found = container ? rankIn(user.id, container) : null;
+      const flags = container ? flagsIn(user.id, container) : 0;
+      const found = container && flags & VIEW ? rank(user.id, container.serverId) : null;
       if (!container || !found) throw notFound('channel not found');
       if (serverId && container.serverId !== serverId) {
         // The channel exists elsewhere: outside the named server, that server is "not found".
         serverAccess(user, serverId);
         throw notFound('channel not found');
       }
-      const flags = flagsIn(user.id, container);
       if (!has(flags, 'read_history')) container.hiddenUpTo = channels.server(container.serverId)?.joinedSeq(user.id) ?? Infinity;
       return { container, rank: found, flags };
     },

@@ -14,8 +14,12 @@ export interface Directory {
   channel(id: string): ChannelRecord | undefined;
   /** A server's channels in position order (shared: kept in memory until a channel changes). */
   channelsOf(serverId: string): readonly ChannelRecord[];
+  /** The channel lists of many servers, their generation checked once (`ready`). */
+  channelsOfMany(serverIds: readonly string[]): Map<string, readonly ChannelRecord[]>;
   /** A server's categories in position order. */
   categoriesOf(serverId: string): CategoryRecord[];
+  /** The categories of many servers, the generation checked once (`ready`). */
+  categoriesOfMany(serverIds: readonly string[]): Map<string, CategoryRecord[]>;
   conversation(id: string): ConversationRecord | undefined;
   /** A user's DMs and groups, most recent activity first. */
   conversationsOf(userId: string): ConversationRecord[];
@@ -73,8 +77,8 @@ export function createDirectory(db: DB): Directory {
   const channelsChanged = generationWatch(db, 'channels');
   const channelLists = new Map<string, readonly ChannelRecord[]>();
   const categoryLists = new Map<string, CategoryRecord[]>();
-  function kept<T>(lists: Map<string, T>, serverId: string, load: (serverId: string) => T): T {
-    if (channelsChanged() || channelLists.size >= CHANNEL_LISTS || categoryLists.size >= CHANNEL_LISTS) {
+  function kept<T>(lists: Map<string, T>, serverId: string, load: (serverId: string) => T, checked = false): T {
+    if ((!checked && channelsChanged()) || channelLists.size >= CHANNEL_LISTS || categoryLists.size >= CHANNEL_LISTS) {
       channelLists.clear();
       categoryLists.clear();
     }
@@ -85,6 +89,14 @@ export function createDirectory(db: DB): Directory {
     }
     return list;
   }
+  /** The generation checked now, for a run of lookups that need not check it again. */
+  const checkOnce = () => {
+    if (channelsChanged()) {
+      channelLists.clear();
+      categoryLists.clear();
+    }
+    return true;
+  };
   const channelsOf = (serverId: string): readonly ChannelRecord[] => kept(channelLists, serverId, (id) => channelsOfServer.all(id).map(channelRecord));
   const conversationById = db.prepare<[string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?`);
   const conversationsOfUser = db.prepare<[string], ConversationRow>(
@@ -151,6 +163,14 @@ export function createDirectory(db: DB): Directory {
       return row && channelRecord(row);
     },
     channelsOf,
+    channelsOfMany(serverIds) {
+      const checked = checkOnce();
+      return new Map(serverIds.map((id) => [id, kept(channelLists, id, (serverId) => channelsOfServer.all(serverId).map(channelRecord), checked)]));
+    },
+    categoriesOfMany(serverIds) {
+      const checked = checkOnce();
+      return new Map(serverIds.map((id) => [id, [...kept(categoryLists, id, (serverId) => categoriesOfServer.all(serverId), checked)]]));
+    },
     // A copy: callers may keep or change what they get.
     categoriesOf: (serverId) => [...kept(categoryLists, serverId, (id) => categoriesOfServer.all(id))],
     conversation(id) {

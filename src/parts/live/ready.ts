@@ -3,7 +3,7 @@ import type { Presence } from './presence';
 import { type User, refOf } from '../../core/types';
 import type { ReadStates } from '../messages/unread';
 import type { ConversationEntry, ServerEntry, StreamEvent } from './events';
-import type { ChannelRecord, ChannelState, ConversationRecord, ConversationState, ServerRecord } from '../../core/records';
+import type { CategoryRecord, ChannelRecord, ChannelState, ConversationRecord, ConversationState, ServerRecord } from '../../core/records';
 import { type Flags, namesOf } from '../../rules/channel-permissions';
 
 /**
@@ -27,10 +27,12 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
     channelsByServer.set(state.server_id, list);
   }
   const conversationStates = readStates.conversations(user.id);
+  const servers = directory.serversOf(user.id);
+  const categories = directory.categoriesOfMany(servers.map((s) => s.id));
   return {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
-    servers: directory.serversOf(user.id).map((server) => serverWithChannels(directory, server, channelsByServer.get(server.id) ?? [])),
+    servers: servers.map((server) => serverWithChannels(server, channelsByServer.get(server.id) ?? [], categories.get(server.id) ?? [])),
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
@@ -39,7 +41,7 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
 
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
-  return serverWithChannels(parts.directory, server, [...parts.readStates.channels(userId, server.id).values()]);
+  return serverWithChannels(server, [...parts.readStates.channels(userId, server.id).values()], parts.directory.categoriesOf(server.id));
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
@@ -55,13 +57,13 @@ export function newChannelEntry(channel: ChannelRecord, flags: Flags, isPrivate:
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithChannels(directory: Directory, server: ServerRecord, entries: ChannelState[]): ServerEntry {
+function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[]): ServerEntry {
   return {
     ...server,
     unread: entries.some((c) => c.unread_count > 0),
     mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
     channels: entries,
-    categories: directory.categoriesOf(server.id),
+    categories,
   };
 }
 

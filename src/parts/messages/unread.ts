@@ -83,7 +83,7 @@ const conversationState = `
 
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
 
-export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOf'>, perms: Pick<Permissions, 'channelRules'>): ReadStates {
+export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOfMany'>, perms: Pick<Permissions, 'channelRulesOf'>): ReadStates {
   const memberships = db.prepare<[string], [string, number]>('SELECT server_id, joined_seq FROM members WHERE user_id = ?').raw();
   const membership = db.prepare<[string, string], [string, number]>(
     'SELECT server_id, joined_seq FROM members WHERE user_id = ? AND server_id = ?',
@@ -107,9 +107,13 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     // serves every channel.
     let roles: Set<string> | undefined;
     const holds = (roleId: string) => (roles ??= new Set(rolesOfUser.all(userId))).has(roleId);
+    // Every server's lists and rules at once: one check of each generation, not one per server.
+    const serverIds = servers.map(([serverId]) => serverId);
+    const lists = directory.channelsOfMany(serverIds);
+    const rulesOf = perms.channelRulesOf(serverIds);
     for (const [serverId, joinedSeq] of servers) {
-      const rules = perms.channelRules(serverId);
-      for (const channel of directory.channelsOf(serverId)) {
+      const rules = rulesOf.get(serverId);
+      for (const channel of lists.get(serverId) ?? []) {
         const flags = rules?.flags(userId, channel.id) ?? 0;
         if (!(flags & VIEW)) continue;
         const state = stateInTail(tails.get(channel.id), userId, holds, markers.get(channel.id) ?? joinedSeq) ?? counted.get(userId, channel.id)!;
