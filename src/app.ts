@@ -30,7 +30,7 @@ import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
 import { SENDS_PER_TURN, createHub } from './parts/live/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
-import { buildReady } from './parts/live/ready';
+import { readyFrame } from './parts/live/ready';
 import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
@@ -147,7 +147,7 @@ export function createApp(options: AppOptions): RunningApp {
     perms,
     hub,
     presence,
-    ready: (user) => buildReady({ directory, readStates, presence }, user),
+    ready: (user) => readyFrame({ directory, readStates, presence }, user),
     heartbeatMs: settings.heartbeatMs,
   });
   const devices = createDeviceStore(db, clock, settings.deviceReuseGraceMs);

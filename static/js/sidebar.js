@@ -77,6 +77,8 @@ export function render() {
     const groups = categories.map((category) => {
       const folded = foldedCategories().includes(category.id);
       const inside = server.channels.filter((c) => c.category_id === category.id);
+      // A category with nothing the member may see is no heading for them (those who manage see every one).
+      if (!inside.length && !manage) return null;
       const shown = folded ? inside.filter((c) => c.id === cur.channelId || c.unread_count > 0) : inside;
       return el('li', { class: 'category' },
         el('button', {
@@ -85,7 +87,7 @@ export function render() {
         }, icon('chevron', `nav-icon category-chevron${folded ? ' folded' : ''}`), el('span', { text: category.name })),
         el('ul', { class: 'nav-list' }, shown.map(channelEntry)));
     });
-    $('channel-list').replaceChildren(...loose.map(channelEntry), ...groups);
+    $('channel-list').replaceChildren(...loose.map(channelEntry), ...groups.filter(Boolean));
   }
   $('conversation-list').replaceChildren(...state.conversations.map((c) => {
     const current = cur?.kind === 'conversation' && cur.id === c.id;

@@ -17,9 +17,19 @@ export interface SidebarParts {
   presence: Presence;
 }
 
-export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent, { event: 'ready' }> {
+type Ready = Extract<StreamEvent, { event: 'ready' }>;
+
+/**
+ * The `ready` frame, as JSON text. A big account's is thousands of channels (100 servers x 20:
+ * 900 KiB), so its channels are written from pieces kept between frames: each channel record's
+ * JSON (the shared record kept by the directory, until the channels generation moves) and each
+ * set of permissions' JSON; only the read state is written for each frame. The rest is the
+ * catalogue's `ready` (src/parts/live/events.ts) serialized as usual, and the tests check every
+ * frame against its schema.
+ */
+export function readyFrame(parts: SidebarParts, user: User): string {
   const { directory, readStates, presence } = parts;
-  // One query gives every channel with its read state, each server's in position order.
+  // One pass gives every channel the user sees with its read state, each server's in position order.
   const channelsByServer = new Map<string, ChannelState[]>();
   for (const state of readStates.channels(user.id).values()) {
     const list = channelsByServer.get(state.server_id) ?? [];
@@ -28,15 +38,47 @@ export function buildReady(parts: SidebarParts, user: User): Extract<StreamEvent
   }
   const conversationStates = readStates.conversations(user.id);
   const servers = directory.serversOf(user.id);
-  const categories = directory.categoriesOfMany(servers.map((s) => s.id));
-  return {
+  const serverIds = servers.map((s) => s.id);
+  const categories = directory.categoriesOfMany(serverIds);
+  const records = directory.channelsOfMany(serverIds);
+  const rest: Omit<Ready, 'servers'> = {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
-    servers: servers.map((server) => serverWithChannels(server, channelsByServer.get(server.id) ?? [], categories.get(server.id) ?? [])),
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
   };
+  const serverTexts = servers.map((server) => {
+    const entries = channelsByServer.get(server.id) ?? [];
+    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, []);
+    const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
+    const channels = entries.map((state) => channelText(byId.get(state.id), state));
+    return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])}}`;
+  });
+  return `${JSON.stringify(rest).slice(0, -1)},"servers":[${serverTexts.join(',')}]}`;
+}
+
+/** A record's JSON without its closing brace, kept while the record object is (the directory's list). */
+const recordTexts = new WeakMap<ChannelRecord, string>();
+/** Each set of permission names (namesOf's shared arrays) as JSON. */
+const permissionTexts = new WeakMap<string[], string>();
+
+/** A channel entry of `ready`: the record's kept JSON, then the caller's read state and permissions. */
+function channelText(record: ChannelRecord | undefined, state: ChannelState): string {
+  // A channel the directory does not list (none in practice) is written whole.
+  if (!record) return JSON.stringify(state);
+  let head = recordTexts.get(record);
+  if (head === undefined) {
+    const { id, server_id, name, position, created_at, topic, slowmode_seconds, category_id, permissions_synced } = record;
+    head = JSON.stringify({ id, server_id, name, position, created_at, topic, slowmode_seconds, category_id, permissions_synced }).slice(0, -1);
+    recordTexts.set(record, head);
+  }
+  let permissions = permissionTexts.get(state.permissions);
+  if (permissions === undefined) {
+    permissions = JSON.stringify(state.permissions);
+    permissionTexts.set(state.permissions, permissions);
+  }
+  return `${head},"last_message_id":${JSON.stringify(state.last_message_id)},"last_read_id":${JSON.stringify(state.last_read_id)},"unread_count":${state.unread_count},"mention_count":${state.mention_count},"permissions":${permissions},"private":${state.private}}`;
 }
 
 /** One server as the sidebar shows it to `userId`. */

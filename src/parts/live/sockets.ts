@@ -57,8 +57,8 @@ export interface SocketParts {
   perms: Permissions;
   hub: Hub;
   presence: Pick<Presence, 'online' | 'offline'>;
-  /** The `ready` frame of a user stream, built in the same turn as the subscription: nothing falls in between. */
-  ready(user: User): object;
+  /** The `ready` frame of a user stream (JSON text), built in the same turn as the subscription: nothing falls in between. */
+  ready(user: User): string;
   heartbeatMs: number;
 }
 
@@ -153,7 +153,7 @@ export function createSockets(parts: SocketParts): Sockets {
     ws.on('ping', countFrame);
     own(() => {
       if (hub.register(peer)) presence.online(peer.userId);
-      hub.subscribe(peer, peer.container ? undefined : Buffer.from(JSON.stringify(parts.ready(user))));
+      hub.subscribe(peer, peer.container ? undefined : Buffer.from(parts.ready(user)));
     }, 'open')();
   }
 
