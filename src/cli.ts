@@ -8,6 +8,8 @@ import { createDeviceStore } from './parts/accounts/devices';
 import { systemClock } from './core/clock';
 import { SUSPENDED } from './rules/standing';
 import { turnOffTwoFactor } from './parts/accounts/two-factor';
+import { type ExportFiles, ImportError, openExport } from './parts/import/export-files';
+import { formatPlan, planDiscordImport } from './parts/import/discord-plan';
 
 /** A command's outcome: what to print, and the exit code. */
 class Refusal extends Error {
@@ -19,10 +21,12 @@ class Refusal extends Error {
   }
 }
 
-/** A command: the words of its arguments (for the usage text), and what it does. */
+/** A command: the words of its arguments (for the usage text), its options, and what it does. */
 interface Command {
   args: string[];
-  run(db: DB, args: string[], dataDir: string): string | Promise<string>;
+  /** `--name`: 'value' takes the next word, 'flag' stands alone; the usage text says which are needed. */
+  options?: Record<string, { takes: 'value' | 'flag'; usage: string }>;
+  run(db: DB, args: string[], dataDir: string, options: Record<string, string | true>): string | Promise<string>;
   /** Runs without opening the database (restore replaces it). */
   offline?: true;
 }
@@ -109,6 +113,31 @@ const COMMANDS: Record<string, Command> = {
       return lines.join('\n');
     },
   },
+  // Reads and checks a DiscordChatExporter export and says what an import would bring
+  // (src/parts/import/discord-plan.ts); the import itself is not built yet.
+  'import discord': {
+    args: ['<folder or zip>'],
+    options: {
+      '--owner': { takes: 'value', usage: '--owner <username>' },
+      '--server': { takes: 'value', usage: '[--server <name>]' },
+      '--dry-run': { takes: 'flag', usage: '[--dry-run]' },
+    },
+    run: async (db, [source], _dataDir, options) => {
+      if (typeof options['--owner'] !== 'string') throw new Refusal('--owner <username> is needed: the account that will own the new server', 2);
+      userNamed(db, options['--owner']);
+      if (options['--dry-run'] !== true) throw new Refusal('this version checks an export and reports what it holds: run it with --dry-run (the import itself comes later)', 2);
+      let files: ExportFiles | undefined;
+      try {
+        files = await openExport(path.resolve(source));
+        return formatPlan(await planDiscordImport(files));
+      } catch (err) {
+        if (err instanceof ImportError) throw new Refusal(`cannot import: ${err.message}`);
+        throw err;
+      } finally {
+        files?.close();
+      }
+    },
+  },
   restore: {
     args: ['<dir>'],
     offline: true,
@@ -125,7 +154,7 @@ const PROGRAM = process.env.CHAT_PROGRAM || 'node dist/cli.js';
 const SERVE = process.env.CHAT_PROGRAM ? [`  ${PROGRAM} serve                  start the server (settings from the environment: README)`] : [];
 const USAGE = `usage:\n${[
   ...SERVE,
-  ...Object.entries(COMMANDS).map(([name, command]) => `  ${PROGRAM} ${[name, ...command.args].join(' ')}`),
+  ...Object.entries(COMMANDS).map(([name, command]) => `  ${PROGRAM} ${[name, ...command.args, ...Object.values(command.options ?? {}).map((o) => o.usage)].join(' ')}`),
   `  ${PROGRAM} --version`,
   `  ${PROGRAM} help`,
 ].join('\n')}`;
@@ -164,12 +193,13 @@ async function main(argv: string[]): Promise<number> {
   // Commands are one word (backup) or two (admin grant).
   const twoWords = argv.length >= 2 && Object.hasOwn(COMMANDS, `${argv[0]} ${argv[1]}`);
   const name = twoWords ? `${argv[0]} ${argv[1]}` : (argv[0] ?? '');
-  const args = argv.slice(twoWords ? 2 : 1);
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!command || args.length !== command.args.length) {
+  const parsed = command && parseWords(argv.slice(twoWords ? 2 : 1), command);
+  if (!command || !parsed || parsed.args.length !== command.args.length) {
     console.error(USAGE);
     return 2;
   }
+  const { args, options } = parsed;
   let dataDir: string;
   try {
     dataDir = loadConfig(process.env).dataDir;
@@ -177,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 2;
   }
-  if (command.offline) return finish(() => command.run(undefined as never, args, dataDir));
+  if (command.offline) return finish(() => command.run(undefined as never, args, dataDir, options));
   const file = path.join(dataDir, 'chat.db');
   if (!fs.existsSync(file)) {
     // Opening would create an empty database: a mistyped DATA_DIR must not look like "no users".
@@ -192,10 +222,29 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    return await finish(() => command.run(db, args, dataDir));
+    return await finish(() => command.run(db, args, dataDir, options));
   } finally {
     db.close();
   }
+}
+
+/** A command's words: its arguments and its options (null for an unknown option or one missing its value). */
+function parseWords(words: string[], command: Command): { args: string[]; options: Record<string, string | true> } | null {
+  const args: string[] = [];
+  const options: Record<string, string | true> = {};
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i];
+    if (!word.startsWith('--')) {
+      args.push(word);
+      continue;
+    }
+    const option = command.options?.[word];
+    if (!option) return null;
+    if (option.takes === 'flag') options[word] = true;
+    else if (i + 1 < words.length) options[word] = words[++i];
+    else return null;
+  }
+  return { args, options };
 }
 
 /** Prints what a command says; a refusal is a message and an exit code, never a stack. */

@@ -1,0 +1,112 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * DiscordChatExporter's JSON (version 2.47 and earlier): one file per channel or thread, or per
+ * part of one (`--partition`). The schema below is the part of its JSON writer the importer reads,
+ * every field checked for its type; anything else in a file is ignored. A file that does not
+ * match is refused with the path of the first field that does not (a clear error, nothing written).
+ */
+
+/** A Discord id: a snowflake, decimal digits. */
+const snowflake = Type.String({ pattern: '^[0-9]{1,20}$' });
+const text = Type.String({ maxLength: 100_000 });
+const maybe = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+/** An asset: a path relative to the export file (with `--media`), or a Discord CDN address. */
+const assetUrl = Type.String({ maxLength: 4096 });
+
+const role = Type.Object({ id: snowflake, name: text, color: Type.Optional(maybe(Type.String())), position: Type.Optional(Type.Number()) });
+const user = Type.Object({
+  id: snowflake,
+  name: Type.String({ maxLength: 200 }),
+  discriminator: Type.Optional(Type.String({ maxLength: 10 })),
+  nickname: Type.Optional(maybe(Type.String({ maxLength: 200 }))),
+  color: Type.Optional(maybe(Type.String())),
+  isBot: Type.Optional(Type.Boolean()),
+  roles: Type.Optional(Type.Array(role, { maxItems: 500 })),
+  avatarUrl: Type.Optional(maybe(assetUrl)),
+});
+const emoji = Type.Object({
+  id: Type.Optional(maybe(Type.String({ maxLength: 40 }))),
+  name: Type.String({ maxLength: 200 }),
+  code: Type.Optional(Type.String({ maxLength: 200 })),
+  isAnimated: Type.Optional(Type.Boolean()),
+  imageUrl: Type.Optional(maybe(assetUrl)),
+});
+
+export const MESSAGE = Type.Object({
+  id: snowflake,
+  type: Type.String({ maxLength: 100 }),
+  timestamp: Type.String({ maxLength: 64 }),
+  timestampEdited: Type.Optional(maybe(Type.String({ maxLength: 64 }))),
+  isPinned: Type.Optional(Type.Boolean()),
+  content: Type.String({ maxLength: 100_000 }),
+  author: user,
+  attachments: Type.Optional(Type.Array(Type.Object({ id: snowflake, url: assetUrl, fileName: Type.String({ maxLength: 1000 }), fileSizeBytes: Type.Number({ minimum: 0 }) }), { maxItems: 100 })),
+  embeds: Type.Optional(Type.Array(Type.Object({}), { maxItems: 100 })),
+  stickers: Type.Optional(Type.Array(Type.Object({ id: snowflake, name: Type.String({ maxLength: 200 }), format: Type.Optional(Type.String()), sourceUrl: assetUrl }), { maxItems: 10 })),
+  reactions: Type.Optional(
+    Type.Array(Type.Object({ emoji, count: Type.Integer({ minimum: 0 }), users: Type.Optional(Type.Array(user, { maxItems: 100_000 })) }), { maxItems: 100 }),
+  ),
+  mentions: Type.Optional(Type.Array(user, { maxItems: 1000 })),
+  reference: Type.Optional(
+    Type.Union([
+      Type.Object({
+        messageId: Type.Optional(maybe(snowflake)),
+        channelId: Type.Optional(maybe(snowflake)),
+        guildId: Type.Optional(maybe(snowflake)),
+      }),
+      Type.Null(),
+    ]),
+  ),
+});
+export type DiscordMessage = Static<typeof MESSAGE>;
+
+export const CHANNEL_FILE = Type.Object({
+  guild: Type.Object({ id: snowflake, name: text, iconUrl: Type.Optional(maybe(assetUrl)) }),
+  channel: Type.Object({
+    id: snowflake,
+    type: Type.String({ maxLength: 100 }),
+    categoryId: Type.Optional(maybe(snowflake)),
+    category: Type.Optional(maybe(text)),
+    name: text,
+    topic: Type.Optional(maybe(text)),
+  }),
+  exportedAt: Type.Optional(Type.String({ maxLength: 64 })),
+  messages: Type.Array(MESSAGE),
+  messageCount: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export type ChannelFile = Static<typeof CHANNEL_FILE>;
+
+/** The channel types the importer brings across, and what each becomes. */
+export const CHANNEL_KINDS: Record<string, 'text' | 'thread' | 'voice' | 'category'> = {
+  GuildTextChat: 'text',
+  GuildNews: 'text',
+  GuildForum: 'text',
+  GuildPublicThread: 'thread',
+  GuildPrivateThread: 'thread',
+  GuildNewsThread: 'thread',
+  GuildVoiceChat: 'voice',
+  GuildStageVoice: 'voice',
+  GuildCategory: 'category',
+};
+
+/** Message types with a meaning here: words, replies, and system lines. */
+export const MESSAGE_KINDS: Record<string, 'message' | 'system'> = {
+  Default: 'message',
+  Reply: 'message',
+  ChannelPinnedMessage: 'system',
+  GuildMemberJoin: 'system',
+  ThreadCreated: 'system',
+  RecipientAdd: 'system',
+  RecipientRemove: 'system',
+  ChannelNameChange: 'system',
+  ChannelIconChange: 'system',
+  Call: 'system',
+};
+
+/** The first field of `value` that does not fit the channel file's schema, as "path: reason"; null when it fits. */
+export function channelFileError(value: unknown): string | null {
+  const first = Value.Errors(CHANNEL_FILE, value).First();
+  return first ? `${first.path || '/'}: ${first.message}` : null;
+}

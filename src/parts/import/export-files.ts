@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import yauzl from 'yauzl';
+
+/**
+ * The files of an export, from a folder or a zip, by their path inside it ('/'-separated, never
+ * leaving it). A hostile export is refused with a clear error before anything is read: a zip entry
+ * whose name climbs out (`..`, an absolute path, a drive letter), too many entries, an entry or a
+ * whole that would unpack past the limits (a zip bomb); yauzl checks each entry's real size
+ * against the size it declares while reading. Symbolic links in a folder are skipped.
+ */
+export interface ExportFiles {
+  /** Every file's path, sorted. */
+  paths(): string[];
+  /** Its size in bytes, or undefined for no such file. */
+  size(file: string): number | undefined;
+  read(file: string): Promise<Buffer>;
+  close(): void;
+}
+
+export class ImportError extends Error {}
+
+export interface ExportLimits {
+  /** Files in an export at most. */
+  files: number;
+  /** Bytes of one file (JSON or media) at most. */
+  fileBytes: number;
+  /** Bytes of the whole export, unpacked, at most. */
+  totalBytes: number;
+}
+
+export const EXPORT_LIMITS: ExportLimits = { files: 500_000, fileBytes: 1024 * 1024 * 1024, totalBytes: 200 * 1024 * 1024 * 1024 };
+
+/**
+ * A path inside an export, normalized: backslashes (an export made on Windows) become '/', and a
+ * path that would leave the export (absolute, a drive letter, `..` above its root) is null.
+ */
+export function insidePath(raw: string): string | null {
+  const slashed = raw.replace(/\\/g, '/');
+  if (slashed.startsWith('/') || /^[A-Za-z]:/.test(slashed) || slashed.includes('\0')) return null;
+  const parts: string[] = [];
+  for (const part of slashed.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return null;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.length ? parts.join('/') : null;
+}
+
+export async function openExport(source: string, limits: ExportLimits = EXPORT_LIMITS): Promise<ExportFiles> {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(source);
+  } catch {
+    throw new ImportError(`${source}: no such file or folder`);
+  }
+  return stat.isDirectory() ? openFolder(source, limits) : openZip(source, limits);
+}
+
+function openFolder(root: string, limits: ExportLimits): ExportFiles {
+  const sizes = new Map<string, number>();
+  let total = 0;
+  const walk = (dir: string, prefix: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(path.join(dir, entry.name), rel);
+      else if (entry.isFile()) {
+        const size = fs.statSync(path.join(dir, entry.name)).size;
+        if (sizes.size >= limits.files) throw new ImportError(`the export holds more than ${limits.files} files`);
+        total += size;
+        if (total > limits.totalBytes) throw new ImportError(`the export is larger than ${limits.totalBytes} bytes`);
+        sizes.set(rel, size);
+      }
+    }
+  };
+  walk(root, '');
+  return {
+    paths: () => [...sizes.keys()].sort(),
+    size: (file) => sizes.get(file),
+    async read(file) {
+      const size = sizes.get(file);
+      if (size === undefined) throw new ImportError(`${file}: not in the export`);
+      if (size > limits.fileBytes) throw new ImportError(`${file}: ${size} bytes, more than ${limits.fileBytes}`);
+      return fs.promises.readFile(path.join(root, ...file.split('/')));
+    },
+    close: () => {},
+  };
+}
+
+async function openZip(file: string, limits: ExportLimits): Promise<ExportFiles> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, opened) => (err ? reject(err) : resolve(opened))),
+    );
+  } catch (err) {
+    throw new ImportError(`${file}: not a zip file (${(err as Error).message})`);
+  }
+  const entries = new Map<string, yauzl.Entry>();
+  let total = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on('error', reject);
+      zip.on('end', resolve);
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (!entry.fileName.endsWith('/')) {
+          const name = insidePath(entry.fileName);
+          if (name === null) return reject(new ImportError(`${entry.fileName}: a path that leaves the export`));
+          if (entries.size >= limits.files) return reject(new ImportError(`the export holds more than ${limits.files} files`));
+          if (entry.uncompressedSize > limits.fileBytes) return reject(new ImportError(`${name}: ${entry.uncompressedSize} bytes unpacked, more than ${limits.fileBytes}`));
+          total += entry.uncompressedSize;
+          if (total > limits.totalBytes) return reject(new ImportError(`the export unpacks to more than ${limits.totalBytes} bytes`));
+          entries.set(name, entry);
+        }
+        zip.readEntry();
+      });
+      zip.readEntry();
+    });
+  } catch (err) {
+    zip.close();
+    if (err instanceof ImportError) throw err;
+    // yauzl refuses such names itself, before this code sees them.
+    const climbing = /^(?:invalid relative path|absolute path): (.*)$/.exec((err as Error).message);
+    if (climbing) throw new ImportError(`${climbing[1]}: a path that leaves the export`);
+    throw new ImportError(`${file}: a damaged zip (${(err as Error).message})`);
+  }
+  return {
+    paths: () => [...entries.keys()].sort(),
+    size: (name) => entries.get(name)?.uncompressedSize,
+    read(name) {
+      const entry = entries.get(name);
+      if (!entry) return Promise.reject(new ImportError(`${name}: not in the export`));
+      return new Promise<Buffer>((resolve, reject) => {
+        zip.openReadStream(entry, (err, stream) => {
+          if (err || !stream) return reject(new ImportError(`${name}: cannot be read (${err?.message})`));
+          const chunks: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          // yauzl fails the stream when the bytes unpacked differ from the size the entry declares.
+          stream.on('error', (e: Error) => reject(new ImportError(`${name}: ${e.message}`)));
+          stream.on('end', () => resolve(Buffer.concat(chunks)));
+        });
+      });
+    },
+    close: () => zip.close(),
+  };
+}
