@@ -21,6 +21,8 @@ export const FIXTURE_COUNTS = {
   conversation: 2,
   /** the server's role "regulars" */
   role: 1,
+  /** the server's category "Projects" (holding random, whose overwrites follow it) */
+  category: 1,
   /** owner's and member's invite to the server, the outsider's to theirs */
   invite: 3,
   report: 1,
@@ -43,7 +45,7 @@ export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
 export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNTS[kind] - 1 }).map((i) => new Fx(kind, i));
 
-const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'report', 'friendRequest', 'warning', 'audit', 'user', 'session'];
+const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'user', 'session'];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
 
@@ -56,6 +58,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   conversation_id: 'conversation',
   role_id: 'role',
   target_id: 'role',
+  category_id: 'category',
   token: 'invite',
   report_id: 'report',
   request_id: 'friendRequest',
@@ -75,7 +78,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
  * channel...): drawn independently they rarely match, and most requests would stop at a 404.
  */
 export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
-  { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 0], role_id: ['role', 0], token: ['invite', 0], attachment_id: ['attachment', 0] },
+  { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 0], role_id: ['role', 0], token: ['invite', 0], attachment_id: ['attachment', 0], category_id: ['category', 0] },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 1] },
   { server_id: ['server', 1], channel_id: ['channel', 2], message_id: ['message', 2], token: ['invite', 2] },

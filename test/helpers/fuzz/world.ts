@@ -358,6 +358,11 @@ export class World {
     ]);
     const roles = await this.must(owner, 'GET', `/api/servers/${S}/roles`, undefined, 200);
     const R = (roles.body as { id: string; name: string }[]).find((r) => r.name === 'regulars')!.id;
+    // A category holding #random, with a private overwrite the role is let through.
+    const category = await this.must(owner, 'POST', `/api/servers/${S}/categories`, { name: 'Projects' }, 201);
+    const K = category.body.id as string;
+    await this.must(owner, 'PATCH', `/api/servers/${S}/channels/${C2}`, { category_id: K }, 200);
+    await this.must(owner, 'PUT', `/api/servers/${S}/categories/${K}/overwrites/${R}`, { allow: ['view_channel'], deny: ['attach_files'] }, 200);
     await Promise.all([this.befriend(owner, member), this.befriend(owner, peer)]);
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201e5270ade0000000049454e44ae426082', 'hex');
     const [memberInvite, m1, m2, m3, mdel, dm, group] = await Promise.all([
@@ -394,6 +399,7 @@ export class World {
       attachment: [A1, md.body.attachments[0].id],
       conversation: [D, G],
       role: [R],
+      category: [K],
       invite: [I, memberInvite.body.token, otherInvite.body.token],
       report: [report.body.id],
       friendRequest: [fr],
