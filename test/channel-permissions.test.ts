@@ -193,10 +193,24 @@ t.test('a change of access is told to who it changes it for, and audited with be
   t.teardown(() => stream.ws.close());
   await stream.event('ready');
   const room = await openSocket(app.url, `/api/channels/${ids.open}/ws`, { client: plain });
+  // Another plain member (the same roles: none) and the vip (an overwrite of their own elsewhere).
+  const other = await signUp(app.url);
+  await must(other.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+  const otherStream = await openSocket(app.url, '/api/ws', { client: other });
+  const vipStream = await openSocket(app.url, '/api/ws', { client: clients.vip });
+  t.teardown(() => [otherStream, vipStream].forEach((s) => s.ws.close()));
+  await Promise.all([otherStream.event('ready'), vipStream.event('ready')]);
 
   // A member's own overwrite hides a channel: gone from their sidebar, their room socket closed.
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
   t.same(await stream.event('channel_deleted'), { event: 'channel_deleted', server_id: server.id, channel_id: ids.open });
+  t.same((await otherStream.drain(200)).filter((f) => f.event === 'channel_deleted'), [], 'a member with the same roles is not told: it is not theirs');
+  t.same((await vipStream.drain(0)).filter((f) => f.event === 'channel_deleted'), [], 'nor the vip');
+  // Everyone denied sending in #nofiles: both plain members hear it (judged once for their kind).
+  await must(owner.put(`${base}/channels/${ids.nofiles}/overwrites/${server.id}`, { deny: ['attach_files', 'send_messages'] }), 200);
+  for (const s of [stream, otherStream]) t.notOk((await s.event('channel_access')).permissions.includes('send_messages'), 'each member of the kind is told');
+  await must(owner.put(`${base}/channels/${ids.nofiles}/overwrites/${server.id}`, { deny: ['attach_files'] }), 200);
+  for (const s of [stream, otherStream]) await s.event('channel_access');
   t.equal((await room.closed()).code, 4003, 'the room socket closes with 4003');
   t.equal((await plain.get(`${base}/channels/${ids.open}/messages`)).status, 404);
   // Taken away again: the channel comes back with the member's read state and permissions.

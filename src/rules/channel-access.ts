@@ -29,6 +29,12 @@ export interface ServerAccess {
   isPrivate(channelId: string): boolean;
   /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
   joinedSeq(userId: string): number | null;
+  /**
+   * A key shared by every member whose flags are the same in every channel: a moderator, or the
+   * roles they hold (and their own id when an overwrite names them); null for a non-member. Lets
+   * a change be judged once per kind of member rather than once per member.
+   */
+  subjectKey(userId: string): string | null;
 }
 
 /** Servers whose rules are kept at most (all are dropped past it). */
@@ -101,6 +107,9 @@ export function createChannelAccess(db: DB): ChannelAccess {
     };
     const own = grouped(channelOverwrites.all(serverId));
     const ofCategory = grouped(categoryOverwrites.all(serverId));
+    // The members an overwrite names: their flags are their own.
+    const named = new Set<string>();
+    for (const list of [...own.values(), ...ofCategory.values()]) for (const o of list) if (o.kind === 'member') named.add(o.targetId);
     // The overwrites each channel follows: its category's when synced to one, its own otherwise.
     const overwrites = new Map<string, readonly Overwrite[]>();
     for (const c of channelsOf.all(serverId)) {
@@ -182,6 +191,12 @@ export function createChannelAccess(db: DB): ChannelAccess {
         return found;
       },
       joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
+      subjectKey(userId) {
+        const m = member(userId);
+        if (!m) return null;
+        if (moderates(userId, m)) return 'moderator';
+        return `${[...m.roles].sort().join(',')}${named.has(userId) ? `|${userId}` : ''}`;
+      },
     };
   }
 

@@ -31,12 +31,22 @@ export interface AccessChangeParts {
 type Seen = Map<string, { flags: Flags; private: boolean }>;
 
 export function createAccessChanges({ perms, hub, directory, readStates }: AccessChangeParts): AccessChanges {
+  /**
+   * What each user sees and may do, judged once per kind of member (the same roles, no overwrite
+   * of their own): a change in a server of thousands costs a few kinds times its channels.
+   */
   function snapshot(serverId: string, userIds: readonly string[]): Map<string, Seen> {
     const rules = perms.channelRules(serverId);
+    const byKey = new Map<string, Seen>();
     const seen = new Map<string, Seen>();
     for (const userId of userIds) {
-      const own: Seen = new Map();
-      if (rules) for (const c of directory.channelsOf(serverId)) own.set(c.id, { flags: rules.flags(userId, c.id), private: rules.isPrivate(c.id) });
+      const key = rules?.subjectKey(userId) ?? null;
+      let own = key === null ? undefined : byKey.get(key);
+      if (!own) {
+        own = new Map();
+        if (rules && key !== null) for (const c of directory.channelsOf(serverId)) own.set(c.id, { flags: rules.flags(userId, c.id), private: rules.isPrivate(c.id) });
+        if (key !== null) byKey.set(key, own);
+      }
       seen.set(userId, own);
     }
     return seen;
