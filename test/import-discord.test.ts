@@ -157,6 +157,9 @@ t.test('hostile or broken exports are refused with a clear error', async (t) => 
   // A huge JSON file: refused before it is read.
   const huge = writeExport({ 'a.json': channelFile({ ...general, messages: Array.from({ length: 200 }, () => message({ content: 'x'.repeat(500), author: BOB })) }) });
   await t.rejects(plan(huge, { ...EXPORT_LIMITS, fileBytes: 50_000 }), { constructor: ImportError, message: /a\.json: \d+ bytes, more than 50000/ });
+  const hugeFiles = await openExport(huge);
+  await t.rejects(planDiscordImport(hugeFiles, 50_000), { constructor: ImportError, message: /a\.json: \d+ bytes, more than 50000 for one channel file: export with --partition/ }, 'a channel file past its own limit');
+  hugeFiles.close();
   await t.rejects(plan(path.join(huge, 'a.json')), { constructor: ImportError, message: /not a zip file/ }, 'a file that is not a zip');
   for (const dir of [many, huge]) fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -84,7 +84,9 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const byFlags = new Map<number, string[]>();
     for (const userId of rules.viewers(channel.id)) {
       const flags = rules.flags(userId, channel.id);
-      byFlags.set(flags, [...(byFlags.get(flags) ?? []), userId]);
+      const same = byFlags.get(flags);
+      if (same) same.push(userId);
+      else byFlags.set(flags, [userId]);
     }
     for (const [flags, userIds] of byFlags) {
       const entry = newChannelEntry(channel, flags, rules.isPrivate(channel.id));

@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../core/http/errors';
 import { json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
-import type { OverwriteRecord, Scope } from '../parts/community/overwrites';
+import { type OverwriteRecord, type Scope, overwriteRecord } from '../parts/community/overwrites';
 import type { Body, Ctx, Route } from '../core/types';
 import { auditReason, subsetOf } from '../core/validate';
 import { FLAGS, type Flag, flagsOf } from '../rules/channel-permissions';
@@ -9,7 +9,7 @@ import { FLAGS, type Flag, flagsOf } from '../rules/channel-permissions';
 /** Overwrites one channel or category may hold (Discord allows 100). */
 export const MAX_OVERWRITES = 100;
 
-type Deps = Pick<Services, 'db' | 'perms' | 'directory' | 'audit' | 'overwrites' | 'accessChanges' | 'members'>;
+type Deps = Pick<Services, 'db' | 'perms' | 'directory' | 'audit' | 'overwrites' | 'accessChanges'>;
 
 /**
  * Channel permission overwrites (src/rules/channel-permissions.ts): for everyone (the server's
@@ -40,7 +40,7 @@ export function readOverwrite(body: Body): { allow: Flag[]; deny: Flag[] } {
   return { allow, deny };
 }
 
-function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChanges, members }: Deps) {
+function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChanges }: Deps) {
   const roleOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM roles WHERE id = ?');
 
   /** The channel or category the path names, in this server (404 otherwise); the caller must manage it. */
@@ -61,16 +61,17 @@ function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChan
   function kindOf(serverId: string, targetId: string): OverwriteRecord['kind'] {
     if (targetId === serverId) return 'everyone';
     if (roleOf.get(targetId)?.server_id === serverId) return 'role';
-    if (members.record(serverId, targetId)) return 'member';
+    if (perms.rank(targetId, serverId)) return 'member';
     throw notFound('target not found: the server id (everyone), a role or a member of this server');
   }
 
   return { listOverwrites, putOverwrite, deleteOverwrite };
 
-  /** The overwrites that apply: a synced channel's are its category's. */
+  /** The overwrites that apply: a synced channel's are its category's (as access is decided). */
   function listOverwrites(ctx: Ctx) {
-    const { scope } = scopeOf(ctx);
-    return json('channelId' in scope ? overwrites.effective(scope.channelId) : overwrites.list(scope));
+    const { serverId, scope } = scopeOf(ctx);
+    if (!('channelId' in scope)) return json(overwrites.list(scope));
+    return json((perms.channelRules(serverId)?.overwritesOf(scope.channelId) ?? []).map(overwriteRecord));
   }
 
   /** Sets one; a synced channel first takes its category's as its own; 200 the overwrite. */

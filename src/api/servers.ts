@@ -409,21 +409,10 @@ function serverHandlers(deps: Deps) {
       roleId = role.id;
       roleName = role.name;
     }
-    const reason = auditReason(ctx);
-    if (!perms.rank(userId, serverId)) throw notFound('member not found');
-    const before = members.record(serverId, userId)!.roles;
-    accessChanges.around(
-      serverId,
-      () =>
-        db.transaction(() => {
-          if (roleId) members.addRole(serverId, userId, roleId);
-          else members.clearRoles(serverId, userId);
-          const after = members.record(serverId, userId)!.roles;
-          audit.write({ serverId, action: 'role_assign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: roleName, role_id: roleId, roles: { from: before, to: after } } });
-        })(),
-      [userId],
-    );
-    return json(announceMember(serverId, userId));
+    return changeRoles(ctx, 'role_assign', { role: roleName, role_id: roleId }, () => {
+      if (roleId) members.addRole(serverId, userId, roleId);
+      else members.clearRoles(serverId, userId);
+    });
   }
 
   /** Owner only: takes one role from the member; 200 member; 404 unknown role, member, or a role they do not hold; audited (role_unassign). */
@@ -431,19 +420,27 @@ function serverHandlers(deps: Deps) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     perms.requireOwner(ctx.user, serverId, 'remove roles');
     const role = roleIn(serverId, ctx.params.role_id);
+    return changeRoles(ctx, 'role_unassign', { role: role.name, role_id: role.id }, () => {
+      if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
+    });
+  }
+
+  /**
+   * A change to the roles of the member the path names (404 for a non-member): made in one
+   * transaction with its audit entry (the role named, the roles before and after), then told: the
+   * member's new access to channels, and their record to the server.
+   */
+  function changeRoles(ctx: Ctx, action: 'role_assign' | 'role_unassign', named: { role: string | null; role_id: string | null }, change: () => void) {
+    const { server_id: serverId, user_id: userId } = ctx.params;
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     const before = members.record(serverId, userId)!.roles;
-    accessChanges.around(
-      serverId,
-      () =>
-        db.transaction(() => {
-          if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
-          const after = members.record(serverId, userId)!.roles;
-          audit.write({ serverId, action: 'role_unassign', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { role: role.name, role_id: role.id, roles: { from: before, to: after } } });
-        })(),
-      [userId],
-    );
+    const write = db.transaction(() => {
+      change();
+      const after = members.record(serverId, userId)!.roles;
+      audit.write({ serverId, action, actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { ...named, roles: { from: before, to: after } } });
+    });
+    accessChanges.around(serverId, () => write(), [userId]);
     return json(announceMember(serverId, userId));
   }
 

@@ -27,6 +27,8 @@ export interface ServerAccess {
   viewers(channelId: string): readonly string[];
   /** Whether a member with no role and no overwrite of their own would not see the channel. */
   isPrivate(channelId: string): boolean;
+  /** The overwrites a channel follows (its category's when synced to one): everyone, roles, members, each by id. */
+  overwritesOf(channelId: string): readonly Overwrite[];
   /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
   joinedSeq(userId: string): number | null;
   /**
@@ -36,6 +38,9 @@ export interface ServerAccess {
    */
   subjectKey(userId: string): string | null;
 }
+
+/** How overwrites are listed: everyone first, then roles, then members, each by id. */
+export const OVERWRITE_ORDER = "ORDER BY CASE kind WHEN 'everyone' THEN 0 WHEN 'role' THEN 1 ELSE 2 END, target_id";
 
 /** Servers whose rules are kept at most (all are dropped past it). */
 const KEPT_SERVERS = 4096;
@@ -70,10 +75,10 @@ export function createChannelAccess(db: DB): ChannelAccess {
     'SELECT id, category_id, permissions_synced FROM channels WHERE server_id = ?',
   );
   const channelOverwrites = db.prepare<[string], OverwriteRow>(
-    'SELECT channel_id AS scope_id, target_id, kind, allow, deny FROM channel_overwrites WHERE server_id = ?',
+    `SELECT channel_id AS scope_id, target_id, kind, allow, deny FROM channel_overwrites WHERE server_id = ? ${OVERWRITE_ORDER}`,
   );
   const categoryOverwrites = db.prepare<[string], OverwriteRow>(
-    'SELECT category_id AS scope_id, target_id, kind, allow, deny FROM category_overwrites WHERE server_id = ?',
+    `SELECT category_id AS scope_id, target_id, kind, allow, deny FROM category_overwrites WHERE server_id = ? ${OVERWRITE_ORDER}`,
   );
   const memberRow = db.prepare<[string, string], { joined_seq: number; roles: string | null }>(
     `SELECT m.joined_seq,
@@ -190,6 +195,7 @@ export function createChannelAccess(db: DB): ChannelAccess {
         }
         return found;
       },
+      overwritesOf: (channelId) => overwrites.get(channelId) ?? [],
       joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
       subjectKey(userId) {
         const m = member(userId);

@@ -152,25 +152,26 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   };
 
   const channels: ChannelAccess = createChannelAccess(db);
-  /** What a user may do in a channel: NONE when they do not see it. */
-  const flagsIn = (userId: string, container: Container): Flags =>
-    container.kind === 'channel' ? (channels.server(container.serverId)?.flags(userId, container.id) ?? 0) : ALL;
-
-  const rankIn = (userId: string, container: Container): Rank | null => {
-    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? 'member' : null;
-    return flagsIn(userId, container) & VIEW ? rank(userId, container.serverId) : null;
-  };
   /**
-   * A message the user sees where it lives (the access to it), or null: in a channel, one they
-   * see; without read_history, only one sent after they joined.
+   * The one visibility rule, and what the user may do there: a conversation's members may do
+   * everything in it; a channel is seen by the members of its server with view_channel there
+   * (src/rules/channel-access.ts), and without read_history its container carries `hiddenUpTo`,
+   * the seq they joined at. Null when the user does not see it.
    */
-  const accessToMessage = (userId: string, row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }): Access | null => {
-    const container = containerOf(row);
-    const found = rankIn(userId, container);
-    if (!found) return null;
-    const flags = flagsIn(userId, container);
-    if (container.kind === 'channel' && !has(flags, 'read_history') && row.seq <= (channels.server(container.serverId)?.joinedSeq(userId) ?? Infinity)) return null;
+  const accessTo = (userId: string, container: Container): Access | null => {
+    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL } : null;
+    const rules = channels.server(container.serverId);
+    const flags = rules?.flags(userId, container.id) ?? 0;
+    const found = flags & VIEW ? rank(userId, container.serverId) : null;
+    if (!rules || !found) return null;
+    if (!has(flags, 'read_history')) container.hiddenUpTo = rules.joinedSeq(userId) ?? Infinity;
     return { container, rank: found, flags };
+  };
+  const rankIn = (userId: string, container: Container): Rank | null => accessTo(userId, container)?.rank ?? null;
+  /** A message the user sees where it lives (the access to it), or null: without read_history, only one sent after they joined. */
+  const accessToMessage = (userId: string, row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }): Access | null => {
+    const found = accessTo(userId, containerOf(row));
+    return found && (found.container.kind !== 'channel' || row.seq > (found.container.hiddenUpTo ?? 0)) ? found : null;
   };
 
   const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>
@@ -195,18 +196,15 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     serverAccess,
     channelAccess(user, channelId, serverId) {
       const channel = channelServer.get(channelId);
-      const container: Container | null = channel ? { kind: 'channel', id: channelId, serverId: channel.server_id } : null;
       // A channel hidden from a member is one that does not exist, as for outsiders.
-      const flags = container ? flagsIn(user.id, container) : 0;
-      const found = container && flags & VIEW ? rank(user.id, container.serverId) : null;
-      if (!container || !found) throw notFound('channel not found');
-      if (serverId && container.serverId !== serverId) {
+      const found = channel ? accessTo(user.id, { kind: 'channel', id: channelId, serverId: channel.server_id }) : null;
+      if (!found) throw notFound('channel not found');
+      if (serverId && found.container.kind === 'channel' && found.container.serverId !== serverId) {
         // The channel exists elsewhere: outside the named server, that server is "not found".
         serverAccess(user, serverId);
         throw notFound('channel not found');
       }
-      if (!has(flags, 'read_history')) container.hiddenUpTo = channels.server(container.serverId)?.joinedSeq(user.id) ?? Infinity;
-      return { container, rank: found, flags };
+      return found;
     },
     conversationAccess(user, conversationId) {
       if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');

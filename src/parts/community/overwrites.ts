@@ -1,5 +1,6 @@
 import type { DB } from '../../core/db';
-import { type Flag, type Flags, namesOf } from '../../rules/channel-permissions';
+import { OVERWRITE_ORDER } from '../../rules/channel-access';
+import { type Flag, type Flags, type Overwrite, namesOf } from '../../rules/channel-permissions';
 
 /** Where overwrites live: a channel, or a category its synced channels follow. */
 export type Scope = { channelId: string } | { categoryId: string };
@@ -25,8 +26,6 @@ export interface OverwriteRecord {
 export interface OverwriteStore {
   /** The overwrites stored on a channel or category. */
   list(scope: Scope): OverwriteRecord[];
-  /** The overwrites a channel follows: its category's when synced to one, its own otherwise. */
-  effective(channelId: string): OverwriteRecord[];
   /** Sets (adds or replaces) one overwrite. */
   put(scope: Scope, serverId: string, targetId: string, kind: OverwriteRecord['kind'], allow: Flags, deny: Flags): void;
   /** Removes one; false when there was none. */
@@ -47,8 +46,9 @@ interface Row {
 }
 
 const record = (row: Row): OverwriteRecord => ({ target_id: row.target_id, kind: row.kind, allow: namesOf(row.allow), deny: namesOf(row.deny) });
-// Everyone first, then roles, then members; each by id, so a list reads the same every time.
-const ORDER = "ORDER BY CASE kind WHEN 'everyone' THEN 0 WHEN 'role' THEN 1 ELSE 2 END, target_id";
+/** An overwrite as the access rules hold it (src/rules/channel-access.ts), as the API shows it. */
+export const overwriteRecord = (o: Overwrite): OverwriteRecord => record({ target_id: o.targetId, kind: o.kind, allow: o.allow, deny: o.deny });
+const ORDER = OVERWRITE_ORDER;
 
 export function createOverwriteStore(db: DB): OverwriteStore {
   const ofChannel = db.prepare<[string], Row>(`SELECT target_id, kind, allow, deny FROM channel_overwrites WHERE channel_id = ? ${ORDER}`);
@@ -77,11 +77,6 @@ export function createOverwriteStore(db: DB): OverwriteStore {
 
   return {
     list,
-    effective(channelId) {
-      const row = channelRow.get(channelId);
-      if (!row) return [];
-      return row.permissions_synced === 1 && row.category_id !== null ? list({ categoryId: row.category_id }) : list({ channelId });
-    },
     put(scope, serverId, targetId, kind, allow, deny) {
       if ('channelId' in scope) putChannel.run(scope.channelId, targetId, kind, allow, deny, serverId);
       else putCategory.run(scope.categoryId, targetId, kind, allow, deny, serverId);

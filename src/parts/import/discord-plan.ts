@@ -47,6 +47,9 @@ export interface ImportPlan {
   notCarried: string[];
 }
 
+/** A channel file is read whole: past this, export with --partition (a JavaScript string holds at most about 512 MiB). */
+export const MAX_CHANNEL_FILE_BYTES = 256 * 1024 * 1024;
+
 /** The channel files of an export: JSON files outside the `…_Files` media folders. */
 const isChannelFile = (file: string) => file.toLowerCase().endsWith('.json') && !file.split('/').slice(0, -1).some((dir) => dir.endsWith('_Files'));
 
@@ -71,12 +74,15 @@ export function assetPath(jsonFile: string, url: string): { file: string } | { r
   return { file };
 }
 
-export async function planDiscordImport(files: ExportFiles): Promise<ImportPlan> {
+export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ImportPlan> {
   const channelFiles = files.paths().filter(isChannelFile);
   if (channelFiles.length === 0) throw new ImportError('no DiscordChatExporter JSON files in the export (export with --format Json)');
   let guild: ImportPlan['guild'] | null = null;
   const byChannel = new Map<string, { file: string; data: ChannelFile }[]>();
   for (const file of channelFiles) {
+    if ((files.size(file) ?? 0) > maxChannelFileBytes) {
+      throw new ImportError(`${file}: ${files.size(file)} bytes, more than ${maxChannelFileBytes} for one channel file: export with --partition 100000`);
+    }
     let data: unknown;
     try {
       data = JSON.parse((await files.read(file)).toString('utf8'));

@@ -75,7 +75,12 @@ function openFolder(root: string, limits: ExportLimits): ExportFiles {
       }
     }
   };
-  walk(root, '');
+  try {
+    walk(root, '');
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    throw new ImportError(`${root}: cannot be read (${(err as Error).message})`);
+  }
   return {
     paths: () => [...sizes.keys()].sort(),
     size: (file) => sizes.get(file),
@@ -83,7 +88,9 @@ function openFolder(root: string, limits: ExportLimits): ExportFiles {
       const size = sizes.get(file);
       if (size === undefined) throw new ImportError(`${file}: not in the export`);
       if (size > limits.fileBytes) throw new ImportError(`${file}: ${size} bytes, more than ${limits.fileBytes}`);
-      return fs.promises.readFile(path.join(root, ...file.split('/')));
+      return fs.promises.readFile(path.join(root, ...file.split('/'))).catch((err: Error) => {
+        throw new ImportError(`${file}: cannot be read (${err.message})`);
+      });
     },
     close: () => {},
   };

@@ -58,7 +58,7 @@ const CONVERSATIONS = 0;
  * rooms and the filters until the page is full. A word common in servers the caller is not in
  * costs them nothing.
  */
-export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, perms: Pick<Permissions, 'channelRules'>): Search {
+export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, perms: Pick<Permissions, 'channelRulesOf'>): Search {
   // A cursor is resolved only among the messages the caller sees: any other id is 404, as a
   // random one is, so the bound tells nothing of messages they cannot see.
   const visibleSeq = db.prepare<{ id: string; user: string; hidden: string; floors: string }, { seq: number }>(
@@ -75,8 +75,9 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
       scope.kind === 'all' ? serversOfUser.all(userId) : scope.kind === 'server' ? [scope.serverId] : scope.kind === 'channel' ? [serverOfChannel.get(scope.channelId) ?? ''] : [];
     const hidden: string[] = [];
     const floors: Record<string, number> = {};
+    const rulesOf = perms.channelRulesOf(serverIds);
     for (const serverId of serverIds) {
-      const rules = perms.channelRules(serverId);
+      const rules = rulesOf.get(serverId);
       if (!rules) continue;
       for (const channelId of channelsOfServer.all(serverId)) {
         const flags = rules.flags(userId, channelId);
