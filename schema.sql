@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS users (
   totp_secret   TEXT,
   totp_pending  TEXT,
   -- the last time step whose code was accepted: a code is good once
-  totp_last_step INTEGER NOT NULL DEFAULT 0
+  totp_last_step INTEGER NOT NULL DEFAULT 0,
+  -- 1: the placeholder of a person an import named (imported_people); it cannot sign in
+  imported      INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 -- The columns a request's user is made of (src/parts/accounts/users.ts keeps them in memory): see generations.
@@ -466,3 +468,71 @@ CREATE TABLE IF NOT EXISTS reports (
   updated_by  TEXT REFERENCES users (id)
 );
 CREATE INDEX IF NOT EXISTS reports_queue ON reports (status, created_at);
+
+-- Imports from Discord (src/parts/import/). An import: a DiscordChatExporter export checked (its
+-- dry run kept as plan), then brought into a new server. Re-running an export of the same Discord
+-- server (guild_id) by the owner of the server it went into appends to that server.
+CREATE TABLE IF NOT EXISTS imports (
+  id          TEXT PRIMARY KEY,
+  owner_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  guild_id    TEXT NOT NULL,
+  server_name TEXT NOT NULL,
+  -- the server it went into, once it exists
+  server_id   TEXT REFERENCES servers (id) ON DELETE CASCADE,
+  -- the uploaded zip under DATA_DIR/imports/ (NULL from the CLI, which reads in place)
+  upload      TEXT,
+  status      TEXT NOT NULL CHECK (status IN ('checked', 'running', 'done', 'failed')),
+  -- the dry run's report (JSON)
+  plan        TEXT NOT NULL,
+  -- messages brought so far, of total
+  done        INTEGER NOT NULL DEFAULT 0,
+  total       INTEGER NOT NULL DEFAULT 0,
+  error       TEXT,
+  -- 1: a person may claim their placeholder with their Discord data package (which anyone can forge)
+  package_claims INTEGER NOT NULL DEFAULT 0,
+  created_at  TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE INDEX IF NOT EXISTS imports_by_owner ON imports (owner_id, created_at);
+CREATE INDEX IF NOT EXISTS imports_by_guild ON imports (guild_id);
+
+-- What a Discord role, category and channel became, per server; for a channel, the newest Discord
+-- message brought (an import resumes, and a newer export appends, after it).
+CREATE TABLE IF NOT EXISTS import_map (
+  server_id       TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  kind            TEXT NOT NULL CHECK (kind IN ('role', 'category', 'channel')),
+  discord_id      TEXT NOT NULL,
+  local_id        TEXT NOT NULL,
+  last_message_id TEXT,
+  PRIMARY KEY (server_id, kind, discord_id)
+) WITHOUT ROWID;
+
+-- The placeholder account of each person an import names (users.imported = 1), and its claim: a
+-- one-time code the owner hands over; claimed_by the account the history moved to.
+CREATE TABLE IF NOT EXISTS imported_people (
+  user_id      TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  server_id    TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  discord_id   TEXT NOT NULL,
+  discord_name TEXT NOT NULL,
+  claim_code   TEXT NOT NULL UNIQUE,
+  claimed_by   TEXT REFERENCES users (id) ON DELETE SET NULL,
+  claimed_at   TEXT,
+  UNIQUE (server_id, discord_id)
+);
+CREATE INDEX IF NOT EXISTS imported_people_by_claimer ON imported_people (claimed_by);
+
+-- Each imported message's Discord id (replies find their target by it; the export writes it back).
+CREATE TABLE IF NOT EXISTS imported_messages (
+  seq        INTEGER PRIMARY KEY REFERENCES messages (seq) ON DELETE CASCADE,
+  server_id  TEXT NOT NULL,
+  discord_id TEXT NOT NULL,
+  UNIQUE (server_id, discord_id)
+);
+
+-- Reactions an export counted without naming who reacted: counted, attributed to no one.
+CREATE TABLE IF NOT EXISTS reaction_extras (
+  message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  emoji       TEXT NOT NULL,
+  extra       INTEGER NOT NULL CHECK (extra > 0),
+  PRIMARY KEY (message_seq, emoji)
+) WITHOUT ROWID;

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BackupError, backup, restore } from './parts/backup';
@@ -9,7 +10,8 @@ import { systemClock } from './core/clock';
 import { SUSPENDED } from './rules/standing';
 import { turnOffTwoFactor } from './parts/accounts/two-factor';
 import { type ExportFiles, ImportError, openExport } from './parts/import/export-files';
-import { formatPlan, planDiscordImport } from './parts/import/discord-plan';
+import { formatPlan, scanExport } from './parts/import/discord-plan';
+import { formatResult, importDiscord, recordImport, setImportStatus } from './parts/import/discord-import';
 
 /** A command's outcome: what to print, and the exit code. */
 class Refusal extends Error {
@@ -113,23 +115,42 @@ const COMMANDS: Record<string, Command> = {
       return lines.join('\n');
     },
   },
-  // Reads and checks a DiscordChatExporter export and says what an import would bring
-  // (src/parts/import/discord-plan.ts); the import itself is not built yet.
+  // Reads and checks a DiscordChatExporter export, says what an import would bring
+  // (src/parts/import/discord-plan.ts) and, without --dry-run, brings it (discord-import.ts).
+  // Run again, it resumes where it stopped, or appends what a newer export holds.
   'import discord': {
     args: ['<folder or zip>'],
     options: {
       '--owner': { takes: 'value', usage: '--owner <username>' },
       '--server': { takes: 'value', usage: '[--server <name>]' },
+      '--skip-system': { takes: 'flag', usage: '[--skip-system]' },
+      '--package-claims': { takes: 'flag', usage: '[--package-claims]' },
       '--dry-run': { takes: 'flag', usage: '[--dry-run]' },
     },
-    run: async (db, [source], _dataDir, options) => {
+    run: async (db, [source], dataDir, options) => {
       if (typeof options['--owner'] !== 'string') throw new Refusal('--owner <username> is needed: the account that will own the new server', 2);
-      userNamed(db, options['--owner']);
-      if (options['--dry-run'] !== true) throw new Refusal('this version checks an export and reports what it holds: run it with --dry-run (the import itself comes later)', 2);
+      const owner = userNamed(db, options['--owner']);
       let files: ExportFiles | undefined;
       try {
         files = await openExport(path.resolve(source));
-        return formatPlan(await planDiscordImport(files));
+        const scan = await scanExport(files);
+        if (options['--dry-run'] === true) return formatPlan(scan.plan);
+        const importId = crypto.randomUUID();
+        const serverName = typeof options['--server'] === 'string' ? options['--server'] : scan.plan.guild.name;
+        recordImport(db, systemClock, { id: importId, ownerId: owner.id, scan, serverName, upload: null, status: 'running', packageClaims: options['--package-claims'] === true });
+        try {
+          const result = await importDiscord(db, systemClock, dataDir, files, scan, {
+            importId,
+            ownerId: owner.id,
+            serverName,
+            system: options['--skip-system'] === true ? 'skip' : 'lines',
+          });
+          setImportStatus(db, systemClock, importId, 'done');
+          return formatResult(result, owner.username);
+        } catch (err) {
+          setImportStatus(db, systemClock, importId, 'failed', (err as Error).message);
+          throw err;
+        }
       } catch (err) {
         if (err instanceof ImportError) throw new Refusal(`cannot import: ${err.message}`);
         throw err;

@@ -122,6 +122,8 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel.
   t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], "everyone's flags: all but mention_everyone");
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
+  // Imports (13 -> 14): nobody was imported before.
+  t.same(db.prepare('SELECT DISTINCT imported FROM users').pluck().all(), [0], 'no account is a placeholder');
   const channels = await client.get('/api/servers/00000000-0000-4000-8000-000000000010/channels');
   t.equal(channels.body.length, db.prepare("SELECT COUNT(*) FROM channels WHERE server_id = '00000000-0000-4000-8000-000000000010'").pluck().get(), 'a member sees every channel');
   for (const c of channels.body) t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);

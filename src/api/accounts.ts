@@ -15,7 +15,8 @@ import { codeRequired } from '../parts/accounts/two-factor';
 import { oneOf, text } from '../core/validate';
 
 /** A display name: any script, at most this many characters. */
-export const MAX_DISPLAY_NAME_CHARS = 32;
+import { MAX_DISPLAY_NAME_CHARS } from '../rules/sizes';
+export { MAX_DISPLAY_NAME_CHARS };
 /** The name every deleted account shows (schema.sql, the profiles view). */
 export const DELETED_USERNAME = 'deleted-user';
 /** Characters that reorder or hide text: a name with them could pass for someone else's. */

@@ -8,7 +8,8 @@ import { auditReason, integer, text } from '../core/validate';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
 
 /** Categories one server may have (Discord allows 50). */
-export const MAX_CATEGORIES_PER_SERVER = 50;
+import { MAX_CATEGORIES_PER_SERVER } from '../rules/sizes';
+export { MAX_CATEGORIES_PER_SERVER };
 
 type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'audit' | 'overwrites' | 'accessChanges'>;
 

@@ -7,8 +7,10 @@ import type { ChannelRecord } from '../core/records';
 import { auditReason, bool, integer, text, uuid } from '../core/validate';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
 
-export const MAX_CHANNELS_PER_SERVER = 500;
-export const MAX_TOPIC_CHARS = 1024;
+import { MAX_CHANNELS_PER_SERVER } from '../rules/sizes';
+export { MAX_CHANNELS_PER_SERVER };
+import { MAX_TOPIC_CHARS } from '../rules/sizes';
+export { MAX_TOPIC_CHARS };
 /** Slow mode, as Discord allows it: up to six hours between a member's messages. */
 export const MAX_SLOWMODE_SECONDS = 21_600;
 

@@ -9,11 +9,13 @@ import type { RoleRecord } from '../core/records';
 import { auditReason, bool, integer, subsetOf, text, uuid } from '../core/validate';
 import { FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
 
-export const MAX_NAME_CHARS = 100;
+import { MAX_NAME_CHARS } from '../rules/sizes';
+export { MAX_NAME_CHARS };
 export const MAX_DESCRIPTION_CHARS = 1000;
 export const FIRST_CHANNEL_NAME = 'general';
 /** Caps on what one user can make exist (docs/security.md "Caps"), so no one fills the database. */
-export const MAX_ROLES_PER_SERVER = 250;
+import { MAX_ROLES_PER_SERVER } from '../rules/sizes';
+export { MAX_ROLES_PER_SERVER };
 export { MAX_SERVERS_PER_USER } from '../parts/community/members';
 
 type Deps = Pick<

@@ -223,6 +223,8 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       ALTER TABLE roles ADD COLUMN permissions INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE channels ADD COLUMN permissions_synced INTEGER NOT NULL DEFAULT 1;
     `),
+  // 13 -> 14: imports from Discord. Nobody was imported before; the import tables come from schema.sql.
+  (db) => db.exec('ALTER TABLE users ADD COLUMN imported INTEGER NOT NULL DEFAULT 0'),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

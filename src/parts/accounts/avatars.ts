@@ -68,33 +68,7 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
   const busy = () => new HttpError(503, 'avatars are busy: try again in a few seconds', { 'Retry-After': String(AVATAR_BUSY_RETRY_S) });
   const decoders = createWorkQueue(MAX_CONCURRENT, MAX_AVATARS_WAITING, busy);
 
-  const encode = (input: string, output: string) => decoders.run(() => decode(input, output));
-
-  async function decode(input: string, output: string): Promise<void> {
-    failpoint('avatar.encode');
-    // The header alone: format and dimensions, before a single pixel is decoded.
-    let meta: Metadata;
-    try {
-      meta = await sharp(input, { limitInputPixels: false }).metadata();
-    } catch {
-      throw badRequest('the avatar is not an image that can be read');
-    }
-    if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
-    const pixels = (meta.width ?? 0) * (meta.height ?? 0) * (meta.depth === 'ushort' ? 2 : 1);
-    const bytes = (await fs.promises.stat(input)).size;
-    const budget = Math.min(MAX_AVATAR_PIXELS, Math.max(AVATAR_PIXEL_FLOOR, AVATAR_PIXELS_PER_BYTE * bytes));
-    if (pixels > budget) {
-      throw badRequest(`an avatar file of ${bytes} bytes may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
-    }
-    try {
-      // rotate(): upright by the EXIF orientation, before the metadata is dropped.
-      // sequentialRead: decoded top to bottom in strips, never held whole.
-      const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error', sequentialRead: true });
-      await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
-    } catch {
-      throw badRequest('the avatar is not an image that can be read');
-    }
-  }
+  const encode = (input: string, output: string) => decoders.run(() => encodeAvatar(input, output));
 
   return {
     async replace(userId, req) {
@@ -129,6 +103,37 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
       return finalPath(userId);
     },
   };
+}
+
+/**
+ * Re-encodes an image file to the avatar square (WebP) at `output`, if it is one of the four
+ * formats and not too many pixels for its size; 400 otherwise. Also an import's avatars
+ * (src/parts/import/) go through it.
+ */
+export async function encodeAvatar(input: string, output: string): Promise<void> {
+  failpoint('avatar.encode');
+  // The header alone: format and dimensions, before a single pixel is decoded.
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, { limitInputPixels: false }).metadata();
+  } catch {
+    throw badRequest('the avatar is not an image that can be read');
+  }
+  if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
+  const pixels = (meta.width ?? 0) * (meta.height ?? 0) * (meta.depth === 'ushort' ? 2 : 1);
+  const bytes = (await fs.promises.stat(input)).size;
+  const budget = Math.min(MAX_AVATAR_PIXELS, Math.max(AVATAR_PIXEL_FLOOR, AVATAR_PIXELS_PER_BYTE * bytes));
+  if (pixels > budget) {
+    throw badRequest(`an avatar file of ${bytes} bytes may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
+  }
+  try {
+    // rotate(): upright by the EXIF orientation, before the metadata is dropped.
+    // sequentialRead: decoded top to bottom in strips, never held whole.
+    const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error', sequentialRead: true });
+    await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
+  } catch {
+    throw badRequest('the avatar is not an image that can be read');
+  }
 }
 
 /** Streams the `avatar` file of a multipart body to a temporary file; its path. */

@@ -1,5 +1,8 @@
-import { CHANNEL_KINDS, type ChannelFile, type DiscordMessage, MESSAGE_KINDS, channelFileError } from './discord-format';
+import { CHANNEL_KINDS, type ChannelFile, type DiscordMessage, type DiscordRole, type DiscordUser, MESSAGE_KINDS, channelFileError } from './discord-format';
 import { type ExportFiles, ImportError, insidePath } from './export-files';
+import { MAX_ATTACHMENT_BYTES } from '../messages/upload-store';
+import { MAX_AVATAR_BYTES } from '../accounts/avatars';
+import { MAX_CATEGORIES_PER_SERVER, MAX_CHANNELS_PER_SERVER, MAX_ROLES_PER_SERVER } from '../../rules/sizes';
 
 /**
  * The dry run of a DiscordChatExporter import: every channel file of the export read, checked and
@@ -53,7 +56,7 @@ export const MAX_CHANNEL_FILE_BYTES = 256 * 1024 * 1024;
 /** The channel files of an export: JSON files outside the `…_Files` media folders. */
 const isChannelFile = (file: string) => file.toLowerCase().endsWith('.json') && !file.split('/').slice(0, -1).some((dir) => dir.endsWith('_Files'));
 
-const snowflakeOrder = (a: { id: string }, b: { id: string }) => {
+export const snowflakeOrder = (a: { id: string }, b: { id: string }) => {
   const x = BigInt(a.id);
   const y = BigInt(b.id);
   return x < y ? -1 : x > y ? 1 : 0;
@@ -74,65 +77,122 @@ export function assetPath(jsonFile: string, url: string): { file: string } | { r
   return { file };
 }
 
-export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ImportPlan> {
+/** A channel of the export: what its first file says of it, and its files (partitions), in path order. */
+export interface ChannelEntry {
+  channel: ChannelFile['channel'];
+  files: string[];
+}
+
+/** A channel's messages, read from all its files: snowflake order, each with the file it came from. */
+export interface ChannelMessages {
+  messages: DiscordMessage[];
+  fileOf: Map<string, string>;
+}
+
+/** Everything the import needs besides the messages themselves, which it reads channel by channel. */
+export interface ExportScan {
+  plan: ImportPlan;
+  channels: ChannelEntry[];
+  /** Everyone named, by Discord id (the latest of what the export says of them), and where their avatar is. */
+  people: Map<string, { user: DiscordUser; avatar: string | null }>;
+  /** The authors' roles, by Discord id. */
+  roles: Map<string, DiscordRole>;
+}
+
+/** One file read and checked against the format: its JSON. */
+async function readChannelFile(files: ExportFiles, file: string, maxBytes: number): Promise<ChannelFile> {
+  if ((files.size(file) ?? 0) > maxBytes) {
+    throw new ImportError(`${file}: ${files.size(file)} bytes, more than ${maxBytes} for one channel file: export with --partition 100000`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse((await files.read(file)).toString('utf8'));
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    throw new ImportError(`${file}: not JSON (${(err as Error).message})`);
+  }
+  const wrong = channelFileError(data);
+  if (wrong) throw new ImportError(`${file}: not a DiscordChatExporter channel file: ${wrong}`);
+  return data as ChannelFile;
+}
+
+/**
+ * The channels of an export and their files, every file read and checked (then let go: a channel's
+ * messages are read again when needed, so a million messages are never all held at once).
+ */
+async function indexExport(files: ExportFiles, maxBytes: number): Promise<{ guild: ImportPlan['guild']; channels: ChannelEntry[] }> {
   const channelFiles = files.paths().filter(isChannelFile);
   if (channelFiles.length === 0) throw new ImportError('no DiscordChatExporter JSON files in the export (export with --format Json)');
   let guild: ImportPlan['guild'] | null = null;
-  const byChannel = new Map<string, { file: string; data: ChannelFile }[]>();
+  const byChannel = new Map<string, ChannelEntry>();
   for (const file of channelFiles) {
-    if ((files.size(file) ?? 0) > maxChannelFileBytes) {
-      throw new ImportError(`${file}: ${files.size(file)} bytes, more than ${maxChannelFileBytes} for one channel file: export with --partition 100000`);
-    }
-    let data: unknown;
-    try {
-      data = JSON.parse((await files.read(file)).toString('utf8'));
-    } catch (err) {
-      if (err instanceof ImportError) throw err;
-      throw new ImportError(`${file}: not JSON (${(err as Error).message})`);
-    }
-    const wrong = channelFileError(data);
-    if (wrong) throw new ImportError(`${file}: not a DiscordChatExporter channel file: ${wrong}`);
-    const channelFile = data as ChannelFile;
-    if (guild && guild.id !== channelFile.guild.id) throw new ImportError(`${file}: a channel of another server (${channelFile.guild.name}); import one server at a time`);
-    guild ??= { id: channelFile.guild.id, name: channelFile.guild.name };
-    const parts = byChannel.get(channelFile.channel.id) ?? [];
-    parts.push({ file, data: channelFile });
-    byChannel.set(channelFile.channel.id, parts);
+    const data = await readChannelFile(files, file, maxBytes);
+    if (guild && guild.id !== data.guild.id) throw new ImportError(`${file}: a channel of another server (${data.guild.name}); import one server at a time`);
+    guild ??= { id: data.guild.id, name: data.guild.name };
+    const entry = byChannel.get(data.channel.id);
+    if (entry) entry.files.push(file);
+    else byChannel.set(data.channel.id, { channel: data.channel, files: [file] });
   }
+  return { guild: guild!, channels: [...byChannel.values()] };
+}
 
+/** A channel's messages from all its files, checked: one id once, a valid timestamp, replies within the channel. */
+export async function readChannel(files: ExportFiles, entry: ChannelEntry, maxBytes = MAX_CHANNEL_FILE_BYTES): Promise<ChannelMessages> {
+  const fileOf = new Map<string, string>();
+  const messages: DiscordMessage[] = [];
+  for (const file of entry.files) {
+    for (const m of (await readChannelFile(files, file, maxBytes)).messages) {
+      const earlier = fileOf.get(m.id);
+      if (earlier) throw new ImportError(`${file}: message ${m.id} is also in ${earlier}: a message id may appear once`);
+      fileOf.set(m.id, file);
+      if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
+      if (m.timestampEdited && !Number.isFinite(Date.parse(m.timestampEdited))) throw new ImportError(`${file}: message ${m.id} has no valid timestampEdited`);
+      if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== entry.channel.id) {
+        throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
+      }
+      messages.push(m);
+    }
+  }
+  messages.sort(snowflakeOrder);
+  return { messages, fileOf };
+}
+
+/** Where an asset of a message is, if the export holds it within the size an upload may have. */
+export function heldAsset(files: ExportFiles, jsonFile: string, url: string, maxBytes: number): string | null {
+  const where = assetPath(jsonFile, url);
+  if (!('file' in where)) return null;
+  const size = files.size(where.file);
+  return size !== undefined && size <= maxBytes ? where.file : null;
+}
+
+export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ImportPlan> {
+  return (await scanExport(files, maxChannelFileBytes)).plan;
+}
+
+/** The dry run: every file read and checked, what would come across counted; and the people and roles it names. */
+export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ExportScan> {
+  const { guild, channels: entries } = await indexExport(files, maxChannelFileBytes);
   const categories: string[] = [];
-  const people = new Set<string>();
-  const roles = new Set<string>();
+  const people: ExportScan['people'] = new Map();
+  const roles: ExportScan['roles'] = new Map();
   const notCarried = new Set<string>();
   const channels: ChannelReport[] = [];
-  for (const [channelId, parts] of byChannel) {
-    const { channel } = parts[0].data;
+  /** Every message id of the export, and its channel: an id in two channels is refused. */
+  const channelOfMessage = new Map<string, string>();
+  for (const entry of entries) {
+    const { channel } = entry;
     const kind = CHANNEL_KINDS[channel.type];
     const becomes: ChannelReport['becomes'] = kind === 'thread' ? 'thread' : kind === 'voice' ? 'voice' : kind === 'text' ? 'channel' : 'nothing';
-    if (!kind) notCarried.add(`channels of type ${channel.type} (${channel.name})`);
+    if (!kind || kind === 'category') notCarried.add(`channels of type ${channel.type} (${channel.name})`);
     if (kind !== 'thread' && channel.category && !categories.includes(channel.category)) categories.push(channel.category);
-    const seen = new Map<string, string>();
-    const messages: DiscordMessage[] = [];
-    for (const { file, data } of parts) {
-      for (const m of data.messages) {
-        const earlier = seen.get(m.id);
-        if (earlier) throw new ImportError(`${file}: message ${m.id} is also in ${earlier}: a message id may appear once`);
-        seen.set(m.id, file);
-        if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
-        if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== channelId) {
-          throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
-        }
-        messages.push(m);
-      }
-    }
-    messages.sort(snowflakeOrder);
+    const { messages, fileOf } = await readChannel(files, entry, maxChannelFileBytes);
     const report: ChannelReport = {
-      id: channelId,
+      id: channel.id,
       name: channel.name,
       type: channel.type,
       becomes,
       parent: channel.category ?? null,
-      files: parts.length,
+      files: entry.files.length,
       messages: messages.length,
       authors: 0,
       attachments: { found: 0, missing: 0 },
@@ -146,36 +206,55 @@ export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes 
       last: messages.at(-1)?.timestamp ?? null,
     };
     const authors = new Set<string>();
-    const fileOf = new Map(parts.flatMap(({ file, data }) => data.messages.map((m) => [m.id, file] as const)));
+    /** An author's record is the fullest (roles, avatar), the latest wins; a mention or a reaction only adds someone unknown. */
+    const person = (user: DiscordUser, file: string, author: boolean) => {
+      const known = people.get(user.id);
+      if (known && !author) return;
+      const avatar = user.avatarUrl ? heldAsset(files, file, user.avatarUrl, MAX_AVATAR_BYTES) : null;
+      people.set(user.id, { user, avatar: avatar ?? known?.avatar ?? null });
+    };
     for (const m of messages) {
+      const file = fileOf.get(m.id)!;
+      const other = channelOfMessage.get(m.id);
+      if (other) throw new ImportError(`${file}: message ${m.id} is also in the channel ${other}: a message id may appear once`);
+      channelOfMessage.set(m.id, channel.id);
       authors.add(m.author.id);
-      people.add(m.author.id);
-      for (const r of m.author.roles ?? []) roles.add(r.id);
-      for (const u of m.mentions ?? []) people.add(u.id);
+      person(m.author, file, true);
+      for (const r of m.author.roles ?? []) roles.set(r.id, r);
+      for (const u of m.mentions ?? []) person(u, file, false);
       const type = MESSAGE_KINDS[m.type];
       if (!type) report.unknownTypes[m.type] = (report.unknownTypes[m.type] ?? 0) + 1;
       else if (type === 'system') report.system++;
       if (m.isPinned) report.pins++;
       for (const a of m.attachments ?? []) {
-        const where = assetPath(fileOf.get(m.id)!, a.url);
-        if ('file' in where && files.size(where.file) !== undefined) report.attachments.found++;
+        if (heldAsset(files, file, a.url, MAX_ATTACHMENT_BYTES)) report.attachments.found++;
         else report.attachments.missing++;
       }
       report.stickers += m.stickers?.length ?? 0;
       report.embeds += m.embeds?.length ?? 0;
       for (const r of m.reactions ?? []) {
         report.reactions += r.count;
-        for (const u of r.users ?? []) people.add(u.id);
+        for (const u of r.users ?? []) person(u, file, false);
         if (!r.users || r.users.length < r.count) notCarried.add('who reacted, where the export does not name them (counted, attributed to no one)');
       }
     }
     report.authors = authors.size;
-    if (report.attachments.missing) notCarried.add('attachments the export does not hold (exported without --media, or since gone): listed, not brought');
+    if (report.attachments.missing) notCarried.add(`attachments the export does not hold (exported without --media, or since gone) or larger than ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: named in their message, not brought`);
     if (report.embeds) notCarried.add('embeds: brought as text and links below their message, nothing fetched');
+    if (Object.keys(report.unknownTypes).length) notCarried.add('messages of types the importer does not know: brought as plain lines when they have text, else left out');
     channels.push(report);
   }
+  const kept = channels.filter((c) => c.becomes !== 'nothing');
+  if (kept.length > MAX_CHANNELS_PER_SERVER) throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
+  if (categories.length > MAX_CATEGORIES_PER_SERVER) throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
+  if (roles.size > MAX_ROLES_PER_SERVER) throw new ImportError(`the export's authors hold ${roles.size} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
-  return { guild: guild!, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried] };
+  return {
+    plan: { guild, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried] },
+    channels: entries,
+    people,
+    roles,
+  };
 }
 
 /** The dry run as the CLI prints it. */

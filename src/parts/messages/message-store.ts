@@ -215,10 +215,14 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   );
 
   // A page is hydrated with three queries whatever its size (no N+1): reactions, attachments, replies.
-  const reactionsOfPage = db.prepare<[string, string], { message_seq: number; emoji: string; count: number; mine: number }>(
-    `SELECT message_seq, emoji, COUNT(*) AS count, MAX(user_id = ?) AS mine
-       FROM reactions WHERE message_seq IN (SELECT value FROM json_each(?))
-      GROUP BY message_seq, emoji ORDER BY message_seq, MIN(created_at), emoji`,
+  // Reactions an import counted without naming who reacted (reaction_extras) add to the count.
+  const reactionsOfPage = db.prepare<Record<string, string>, { message_seq: number; emoji: string; count: number; mine: number }>(
+    `SELECT message_seq, emoji, SUM(n) AS count, MAX(mine) AS mine FROM (
+       SELECT message_seq, emoji, COUNT(*) AS n, MAX(user_id = :viewer) AS mine, MIN(created_at) AS first
+         FROM reactions WHERE message_seq IN (SELECT value FROM json_each(:seqs)) GROUP BY message_seq, emoji
+       UNION ALL
+       SELECT message_seq, emoji, extra, 0, NULL FROM reaction_extras WHERE message_seq IN (SELECT value FROM json_each(:seqs)))
+      GROUP BY message_seq, emoji ORDER BY message_seq, MIN(first) IS NULL, MIN(first), emoji`,
   );
   const attachmentsOfPage = db.prepare<[string], { message_seq: number } & Omit<Attachment, 'url'>>(
     `SELECT message_seq, id, name, content_type, size, preview_kind
@@ -234,7 +238,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
-    for (const r of reactionsOfPage.all(viewerId, seqs)) {
+    for (const r of reactionsOfPage.all({ viewer: viewerId, seqs })) {
       const list = reactions.get(r.message_seq) ?? [];
       list.push({ emoji: r.emoji, count: r.count, reacted: r.mine === 1 });
       reactions.set(r.message_seq, list);
@@ -278,7 +282,10 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     return row;
   }
 
-  const reactionCount = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND emoji = ?');
+  const reactionCount = db.prepare<Record<string, number | string>, { n: number }>(
+    `SELECT (SELECT COUNT(*) FROM reactions WHERE message_seq = :seq AND emoji = :emoji)
+          + COALESCE((SELECT extra FROM reaction_extras WHERE message_seq = :seq AND emoji = :emoji), 0) AS n`,
+  );
 
   const store: MessageStore = {
     list(container, viewerId, { before, after, around, limit }) {
@@ -370,7 +377,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
       const record = store.get(container, messageId, user.id);
-      const count = reactionCount.get(row.seq, emoji)!.n;
+      const count = reactionCount.get({ seq: row.seq, emoji })!.n;
       hub.message(container, { kind: 'reaction', message: record, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
       return record;
     },

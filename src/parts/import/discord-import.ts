@@ -1,0 +1,524 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Clock, iso } from '../../core/clock';
+import type { DB } from '../../core/db';
+import { isEmoji } from '../../core/emoji';
+import { MAX_CONTENT_CHARS } from '../../core/message-record';
+import { SNIFF_BYTES, sniff } from '../../core/sniff';
+import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
+import { encodeAvatar } from '../accounts/avatars';
+import { timeOrderedUuid } from '../messages/message-store';
+import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
+import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, MESSAGE_KINDS } from './discord-format';
+import { type ChannelEntry, type ExportScan, heldAsset, readChannel } from './discord-plan';
+import type { ExportFiles } from './export-files';
+
+/**
+ * The import of a DiscordChatExporter export into a server (docs/import.md): what the dry run
+ * checked (src/parts/import/discord-plan.ts) is written, channel by channel, in batches of one
+ * transaction each. Every write of an import is here.
+ *
+ * - The first run makes a new server; a later run of an export of the same Discord server, by the
+ *   owner of the server it went into, appends to it. What each Discord role, category and channel
+ *   became is in `import_map`; each person's placeholder in `imported_people`; each message's
+ *   Discord id in `imported_messages`.
+ * - A channel's messages go in snowflake order, and its `import_map` row keeps the newest one
+ *   brought, in the same transaction as the batch: a run that stops anywhere (kill -9 included)
+ *   resumes after it, and a newer export appends only what is newer.
+ * - A batch's files are written (as live uploads are: sniffed, under their attachment id) before
+ *   the transaction naming them commits: a crash leaves at most a file no row names, which the
+ *   server's start-up removes.
+ */
+
+/** Messages written per transaction: a few milliseconds each, so a server writing meanwhile waits little. */
+export const BATCH_MESSAGES = 200;
+
+export interface ImportOptions {
+  importId: string;
+  ownerId: string;
+  /** The new server's name (the Discord server's by default). */
+  serverName?: string;
+  /** System lines (joins, pins, thread creations): brought as lines in italics, or skipped. */
+  system: 'lines' | 'skip';
+  /** After the server and its channels committed, before the messages: the server's id. */
+  onServer?(serverId: string, created: boolean): void;
+  /** Asked between batches: true stops the import where it is (it resumes from there later). */
+  stopped?(): boolean;
+}
+
+export interface ImportResult {
+  serverId: string;
+  created: boolean;
+  /** Messages written by this run. */
+  messages: number;
+  /** Messages already there from an earlier run (or older than the newest already brought). */
+  skipped: number;
+  /** Messages left out: empty ones, and system lines when skipped. */
+  leftOut: number;
+  attachments: number;
+  placeholders: number;
+}
+
+/** A person's account here: the placeholder, or the account that claimed it. */
+interface Person {
+  userId: string;
+  username: string;
+}
+
+/** A message's file, read from the export: what its attachment row will say. */
+interface StoredFile {
+  id: string;
+  name: string;
+  contentType: string;
+  size: number;
+  previewKind: string;
+}
+
+/** One import's rows (imports), made by whoever starts it: the CLI or the server's Imports. */
+export function recordImport(
+  db: DB,
+  clock: Clock,
+  row: { id: string; ownerId: string; scan: ExportScan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean },
+): void {
+  const total = row.scan.plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
+  db.prepare(
+    `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(row.id, row.ownerId, row.scan.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.scan.plan), total, row.packageClaims ? 1 : 0, iso(clock.now()));
+}
+
+/** What a run brought, as the CLI prints it. */
+export function formatResult(r: ImportResult, owner: string): string {
+  return [
+    `${r.created ? 'Imported into a new server' : 'Appended to the server'} ${r.serverId} (owned by ${owner}):`,
+    `  ${r.messages} messages, ${r.attachments} files, ${r.placeholders} new placeholder accounts`,
+    ...(r.skipped ? [`  ${r.skipped} messages were already there (an earlier run): skipped`] : []),
+    ...(r.leftOut ? [`  ${r.leftOut} messages left out (no text and no file, or system lines skipped)`] : []),
+    'Placeholders and their claim codes: server settings > Imported people.',
+  ].join('\n');
+}
+
+/** Marks an import running, done or failed (with the reason). */
+export function setImportStatus(db: DB, clock: Clock, importId: string, status: 'running' | 'done' | 'failed', error: string | null = null): void {
+  db.prepare('UPDATE imports SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(
+    status,
+    error,
+    status === 'running' ? null : iso(clock.now()),
+    importId,
+  );
+}
+
+export async function importDiscord(db: DB, clock: Clock, dataDir: string, files: ExportFiles, scan: ExportScan, options: ImportOptions): Promise<ImportResult> {
+  const w = statements(db);
+  const now = () => iso(clock.now());
+  const guildId = scan.plan.guild.id;
+  const uploads = path.join(dataDir, 'uploads');
+  fs.mkdirSync(uploads, { recursive: true });
+
+  // 1. The server, its categories, roles, channels and people: one transaction.
+  const existing = w.serverOfGuild.get(guildId, options.ownerId);
+  const serverId = existing?.server_id ?? crypto.randomUUID();
+  const channelOf = new Map<string, { id: string; name: string }>();
+  const roleOf = new Map<string, { id: string; name: string }>();
+  const people = new Map<string, Person>();
+  const newAvatars: { userId: string; file: string }[] = [];
+  let placeholders = 0;
+  const kept = scan.channels.filter((e) => CHANNEL_KINDS[e.channel.type] && CHANNEL_KINDS[e.channel.type] !== 'category');
+  // A thread's parent first: it is named after it and goes under its category.
+  const ordered = [...kept.filter((e) => CHANNEL_KINDS[e.channel.type] !== 'thread'), ...kept.filter((e) => CHANNEL_KINDS[e.channel.type] === 'thread')];
+  db.transaction(() => {
+    if (!existing) {
+      w.insertServer.run(serverId, (options.serverName ?? scan.plan.guild.name).slice(0, MAX_NAME_CHARS) || 'Imported server', options.ownerId, now());
+      w.insertMember.run(serverId, options.ownerId, now());
+    }
+    w.setImportServer.run(serverId, options.importId);
+    const categoryOf = new Map<string, string>();
+    for (const { channel } of ordered) {
+      if (CHANNEL_KINDS[channel.type] === 'thread' || !channel.categoryId || !channel.category) continue;
+      categoryOf.set(channel.categoryId, mapped(w, serverId, 'category', channel.categoryId, () => {
+        const id = crypto.randomUUID();
+        w.insertCategory.run(id, serverId, channel.category!.slice(0, MAX_NAME_CHARS), serverId, now());
+        return id;
+      }));
+    }
+    // Discord lists roles from the highest position down; here position 0 is listed first.
+    const roles = [...scan.roles.values()].sort((a, b) => (b.position ?? 0) - (a.position ?? 0));
+    for (const role of roles) {
+      const id = mapped(w, serverId, 'role', role.id, () => {
+        const roleId = crypto.randomUUID();
+        w.insertRole.run(roleId, serverId, freeName(role.name.slice(0, MAX_NAME_CHARS) || 'role', (n) => !!w.roleNamed.get(serverId, n)), now(), colorOf(role.color), serverId);
+        return roleId;
+      });
+      roleOf.set(role.id, { id, name: w.roleName.get(id)! });
+    }
+    for (const entry of ordered) {
+      const { channel } = entry;
+      const thread = CHANNEL_KINDS[channel.type] === 'thread';
+      const parent = thread && channel.categoryId ? channelOf.get(channel.categoryId) : undefined;
+      const id = mapped(w, serverId, 'channel', channel.id, () => {
+        const channelId = crypto.randomUUID();
+        const wanted = thread ? `${parent?.name ?? channel.category ?? 'thread'} › ${channel.name}` : channel.name;
+        const name = freeName(wanted.slice(0, MAX_NAME_CHARS) || 'channel', (n) => !!w.channelNamed.get(serverId, n));
+        const voice = CHANNEL_KINDS[channel.type] === 'voice';
+        const topic = [voice ? `Text chat of the voice channel ${channel.name}` : '', channel.topic ?? ''].filter(Boolean).join(' · ').slice(0, MAX_TOPIC_CHARS);
+        const category = thread ? (parent ? w.categoryOfChannel.get(parent.id) ?? null : null) : channel.categoryId ? categoryOf.get(channel.categoryId) ?? null : null;
+        w.insertChannel.run(channelId, serverId, name, serverId, now(), topic, category);
+        return channelId;
+      });
+      channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
+    }
+    for (const [discordId, { user, avatar }] of scan.people) {
+      const known = w.personOf.get(serverId, discordId);
+      let person: Person;
+      if (known) person = { userId: known.claimed_by ?? known.user_id, username: known.claimed_by ? w.usernameOf.get(known.claimed_by)! : known.username };
+      else {
+        const userId = crypto.randomUUID();
+        const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
+        w.insertUser.run(userId, username, now(), (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS));
+        w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
+        w.insertMember.run(serverId, userId, now());
+        placeholders++;
+        if (avatar) newAvatars.push({ userId, file: avatar });
+        person = { userId, username };
+      }
+      people.set(discordId, person);
+      // Roles go to whoever holds the history now, if they are a member.
+      for (const role of user.roles ?? []) {
+        const local = roleOf.get(role.id);
+        if (local) w.insertMemberRole.run(local.id, serverId, person.userId);
+      }
+    }
+  })();
+  options.onServer?.(serverId, !existing);
+
+  // 2. The placeholders' avatars, through the same decoding as an uploaded one.
+  for (const { userId, file } of newAvatars) {
+    const temp = path.join(dataDir, 'avatars', `${userId}.import.part`);
+    fs.mkdirSync(path.dirname(temp), { recursive: true });
+    try {
+      await fs.promises.writeFile(temp, await files.read(file));
+      await encodeAvatar(temp, path.join(dataDir, 'avatars', `${userId}.webp`));
+      w.setAvatar.run(userId);
+    } catch {
+      // Not an image that can be read: the placeholder goes without.
+    } finally {
+      fs.rmSync(temp, { force: true });
+    }
+  }
+
+  // 3. The messages, channel by channel, in batches.
+  const result: ImportResult = { serverId, created: !existing, messages: 0, skipped: 0, leftOut: 0, attachments: 0, placeholders };
+  const context: Context = { people, roleOf, channelOf, system: options.system };
+  let done = 0;
+  for (const entry of ordered) {
+    const local = channelOf.get(entry.channel.id)!;
+    const last = w.lastOf.get(serverId, entry.channel.id) ?? null;
+    const { messages, fileOf } = await readChannel(files, entry);
+    const start = last === null ? 0 : messages.findIndex((m) => BigInt(m.id) > BigInt(last));
+    const fresh = start === -1 ? [] : messages.slice(start);
+    result.skipped += messages.length - fresh.length;
+    done += messages.length - fresh.length;
+    for (let i = 0; i < fresh.length; i += BATCH_MESSAGES) {
+      if (options.stopped?.()) return result;
+      const batch = fresh.slice(i, i + BATCH_MESSAGES);
+      const prepared: Prepared[] = [];
+      const written: string[] = [];
+      try {
+        for (const m of batch) {
+          const p = prepareMessage(m, entry, context);
+          if (p) {
+            p.files = await storeFiles(files, uploads, fileOf.get(m.id)!, p, written);
+            prepared.push(p);
+          } else result.leftOut++;
+        }
+        done += batch.length;
+        writeBatch(w, serverId, local.id, options, prepared, batch.at(-1)!.id, done);
+      } catch (err) {
+        for (const file of written) fs.rmSync(file, { force: true });
+        throw err;
+      }
+      result.messages += prepared.length;
+      result.attachments += prepared.reduce((n, p) => n + p.files.length, 0);
+      // Let the event loop breathe between batches (a server importing keeps serving).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // 4. Read state: imported history is old news, read by every member.
+  db.transaction(() => {
+    w.membersReadAll.run(serverId);
+    w.readStatesReadAll.run(serverId);
+  })();
+  return result;
+}
+
+/** What a message becomes, before its files are stored. */
+interface Prepared {
+  discordId: string;
+  authorId: string;
+  content: string;
+  createdAt: string;
+  editedAt: string | null;
+  replyTo: string | null;
+  pinned: boolean;
+  mentions: string[];
+  everyone: boolean;
+  mentionRoles: string[];
+  reactions: { emoji: string; users: string[]; extra: number }[];
+  /** Files of the export to bring: path in the export and file name. */
+  assets: { file: string; name: string }[];
+  files: StoredFile[];
+}
+
+interface Context {
+  people: Map<string, Person>;
+  roleOf: Map<string, { id: string; name: string }>;
+  channelOf: Map<string, { id: string; name: string }>;
+  system: 'lines' | 'skip';
+}
+
+/** A message as it will be written, or null when it is left out (empty, or a system line skipped). */
+function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): Prepared | null {
+  const kind = MESSAGE_KINDS[m.type];
+  if (kind === 'system' && ctx.system === 'skip') return null;
+  const author = ctx.people.get(m.author.id)!;
+  const mentioned = new Set<string>();
+  const roles = new Set<string>();
+  // --markdown false keeps raw ids; they become names here (rendered exports already have names).
+  let content = m.content
+    .replace(/<@!?([0-9]{1,20})>/g, (_, id: string) => {
+      const person = ctx.people.get(id);
+      if (!person) return '@unknown-user';
+      mentioned.add(person.userId);
+      return `@${person.username}`;
+    })
+    .replace(/<@&([0-9]{1,20})>/g, (_, id: string) => {
+      const role = ctx.roleOf.get(id);
+      if (!role) return '@deleted-role';
+      roles.add(role.id);
+      return `@${role.name}`;
+    })
+    .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`)
+    .replace(/<a?:([A-Za-z0-9_]{1,32}):[0-9]{1,20}>/g, ':$1:');
+  for (const u of m.mentions ?? []) {
+    const person = ctx.people.get(u.id);
+    if (person) mentioned.add(person.userId);
+  }
+  if (kind === 'system') content = `*${content.trim() || m.type}*`;
+  const notes: string[] = [];
+  for (const e of m.embeds ?? []) notes.push(...embedLines(e));
+  const assets: Prepared['assets'] = [];
+  for (const a of m.attachments ?? []) assets.push({ file: a.url, name: a.fileName });
+  for (const s of m.stickers ?? []) assets.push({ file: s.sourceUrl, name: `${s.name}${path.extname(s.sourceUrl.split('?')[0]) || '.png'}` });
+  if (notes.length) content = [content, ...notes].filter((line) => line.trim() !== '').join('\n');
+  if (content.length > MAX_CONTENT_CHARS) content = `${content.slice(0, MAX_CONTENT_CHARS - 1)}…`;
+  if (content.trim() === '' && assets.length === 0) return null;
+  const reactions: Prepared['reactions'] = [];
+  for (const r of m.reactions ?? []) {
+    const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
+    if (!isEmoji(emoji) || reactions.some((x) => x.emoji === emoji)) continue;
+    const users = [...new Set((r.users ?? []).map((u) => ctx.people.get(u.id)?.userId).filter((id): id is string => id !== undefined))];
+    reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length) });
+  }
+  return {
+    discordId: m.id,
+    authorId: author.userId,
+    content,
+    createdAt: new Date(Date.parse(m.timestamp)).toISOString(),
+    editedAt: m.timestampEdited ? new Date(Date.parse(m.timestampEdited)).toISOString() : null,
+    replyTo: m.type === 'Reply' && m.reference?.messageId ? m.reference.messageId : null,
+    pinned: m.isPinned === true,
+    mentions: [...mentioned],
+    everyone: /(?<![A-Za-z0-9_])@(everyone|here)(?![A-Za-z0-9_-])/.test(m.content),
+    mentionRoles: [...roles],
+    reactions,
+    assets,
+    files: [],
+  };
+}
+
+/** An embed as lines of text below its message: title and link, description, fields, footer. */
+function embedLines(e: DiscordEmbed): string[] {
+  const lines: string[] = [];
+  const title = [e.author?.name, e.title].filter(Boolean).join(': ');
+  if (title || e.url) lines.push(`> **${title || e.url}**${e.url && title ? ` ${e.url}` : ''}`);
+  for (const line of (e.description ?? '').split('\n')) if (line.trim()) lines.push(`> ${line}`);
+  for (const f of e.fields ?? []) if (f.name || f.value) lines.push(`> **${f.name ?? ''}** ${f.value ?? ''}`.trimEnd());
+  if (e.footer?.text) lines.push(`> *${e.footer.text}*`);
+  return lines;
+}
+
+/**
+ * The files of a message the export holds (at most an upload's size), written under new
+ * attachment ids and sniffed as uploads are; the others are named in the message instead.
+ */
+async function storeFiles(files: ExportFiles, uploads: string, jsonFile: string, p: Prepared, written: string[]): Promise<StoredFile[]> {
+  const stored: StoredFile[] = [];
+  const lost: string[] = [];
+  for (const asset of p.assets) {
+    const held = heldAsset(files, jsonFile, asset.file, MAX_ATTACHMENT_BYTES);
+    if (!held) {
+      lost.push(asset.name);
+      continue;
+    }
+    const data = await files.read(held);
+    const id = crypto.randomUUID();
+    const target = path.join(uploads, id);
+    written.push(target);
+    await fs.promises.writeFile(target, data, { flag: 'wx' });
+    const name = cleanFileName(asset.name);
+    const sniffed = sniff(data.subarray(0, SNIFF_BYTES), name, data.length <= SNIFF_BYTES);
+    stored.push({ id, name, contentType: sniffed.contentType, size: data.length, previewKind: sniffed.previewKind });
+  }
+  if (lost.length) p.content = [p.content, ...lost.map((name) => `📎 ${name} (not in the export)`)].filter((l) => l.trim() !== '').join('\n');
+  return stored;
+}
+
+/** One batch of a channel, and how far the channel and the import got: one transaction. */
+function writeBatch(w: Statements, serverId: string, channelId: string, options: ImportOptions, batch: Prepared[], lastDiscordId: string, done: number): void {
+  w.db.transaction(() => {
+    for (const p of batch) {
+      const replyTo = p.replyTo ? (w.localMessage.get(serverId, p.replyTo) ?? null) : null;
+      const ms = Date.parse(p.createdAt);
+      const seq = w.insertMessage.get(
+        timeOrderedUuid(ms),
+        channelId,
+        p.authorId,
+        p.content,
+        replyTo,
+        p.createdAt,
+        p.editedAt,
+        p.mentions.length ? JSON.stringify(p.mentions) : null,
+        p.everyone ? 1 : 0,
+        p.mentionRoles.length ? JSON.stringify(p.mentionRoles) : null,
+        p.pinned ? p.createdAt : null,
+        p.pinned ? options.ownerId : null,
+      )!;
+      w.insertImported.run(seq, serverId, p.discordId);
+      p.files.forEach((f, position) => w.insertAttachment.run(f.id, seq, f.name, f.contentType, f.size, f.previewKind, position, p.createdAt));
+      for (const userId of p.mentions) if (userId !== p.authorId) w.insertMention.run(userId, channelId, seq);
+      for (const r of p.reactions) {
+        for (const userId of r.users) w.insertReaction.run(seq, r.emoji, userId, p.createdAt);
+        if (r.extra > 0) w.insertExtra.run(seq, r.emoji, r.extra);
+      }
+    }
+    w.setLast.run(lastDiscordId, serverId, 'channel', w.discordChannelOf.get(serverId, channelId)!);
+    w.setDone.run(done, options.importId);
+  })();
+}
+
+type Statements = ReturnType<typeof statements>;
+
+function statements(db: DB) {
+  return {
+    db,
+    serverOfGuild: db.prepare<[string, string], { server_id: string }>(
+      `SELECT i.server_id FROM imports i JOIN servers s ON s.id = i.server_id
+        WHERE i.guild_id = ? AND s.owner_id = ? ORDER BY i.created_at LIMIT 1`,
+    ),
+    setImportServer: db.prepare('UPDATE imports SET server_id = ? WHERE id = ?'),
+    insertServer: db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)'),
+    insertMember: db.prepare('INSERT OR IGNORE INTO members (server_id, user_id, joined_at, joined_seq) VALUES (?, ?, ?, 0)'),
+    insertMemberRole: db.prepare(
+      'INSERT OR IGNORE INTO member_roles (server_id, user_id, role_id) SELECT server_id, user_id, ? FROM members WHERE server_id = ? AND user_id = ?',
+    ),
+    mapGet: db.prepare<[string, string, string], string>('SELECT local_id FROM import_map WHERE server_id = ? AND kind = ? AND discord_id = ?').pluck(),
+    mapPut: db.prepare('INSERT INTO import_map (server_id, kind, discord_id, local_id) VALUES (?, ?, ?, ?)'),
+    lastOf: db.prepare<[string, string], string | null>("SELECT last_message_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND discord_id = ?").pluck(),
+    discordChannelOf: db.prepare<[string, string], string>("SELECT discord_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND local_id = ?").pluck(),
+    setLast: db.prepare('UPDATE import_map SET last_message_id = ? WHERE server_id = ? AND kind = ? AND discord_id = ?'),
+    setDone: db.prepare('UPDATE imports SET done = ? WHERE id = ?'),
+    insertCategory: db.prepare(
+      `INSERT INTO categories (id, server_id, name, position, created_at)
+       VALUES (?, ?, ?, (SELECT COUNT(*) FROM categories WHERE server_id = ?), ?)`,
+    ),
+    insertRole: db.prepare(
+      `INSERT INTO roles (id, server_id, name, created_at, color, position) VALUES (?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
+    ),
+    roleNamed: db.prepare<[string, string], number>('SELECT 1 FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
+    roleName: db.prepare<[string], string>('SELECT name FROM roles WHERE id = ?').pluck(),
+    insertChannel: db.prepare(
+      `INSERT INTO channels (id, server_id, name, position, created_at, topic, category_id)
+       VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
+    ),
+    channelNamed: db.prepare<[string, string], number>('SELECT 1 FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
+    channelName: db.prepare<[string], string>('SELECT name FROM channels WHERE id = ?').pluck(),
+    categoryOfChannel: db.prepare<[string], string | null>('SELECT category_id FROM channels WHERE id = ?').pluck(),
+    personOf: db.prepare<[string, string], { user_id: string; username: string; claimed_by: string | null }>(
+      `SELECT p.user_id, u.username, p.claimed_by FROM imported_people p JOIN users u ON u.id = p.user_id WHERE p.server_id = ? AND p.discord_id = ?`,
+    ),
+    usernameOf: db.prepare<[string], string>('SELECT username FROM users WHERE id = ?').pluck(),
+    userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
+    // '!' is no password hash: nothing verifies against it, so a placeholder cannot sign in.
+    insertUser: db.prepare("INSERT INTO users (id, username, password_hash, created_at, display_name, imported) VALUES (?, ?, '!', ?, ?, 1)"),
+    insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
+    setAvatar: db.prepare('UPDATE users SET avatar_version = avatar_version + 1 WHERE id = ?'),
+    localMessage: db.prepare<[string, string], string>(
+      'SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?',
+    ).pluck(),
+    insertMessage: db.prepare<
+      [string, string, string, string, string | null, string, string | null, string | null, number, string | null, string | null, string | null],
+      number
+    >(
+      `INSERT INTO messages (id, channel_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at, pinned_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+    ).pluck(),
+    insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id) VALUES (?, ?, ?)'),
+    insertAttachment: db.prepare(
+      `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertMention: db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)'),
+    insertReaction: db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)'),
+    insertExtra: db.prepare('INSERT INTO reaction_extras (message_seq, emoji, extra) VALUES (?, ?, ?)'),
+    membersReadAll: db.prepare('UPDATE members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages) WHERE server_id = ?'),
+    readStatesReadAll: db.prepare(
+      `UPDATE read_states SET last_read_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE channel_id = read_states.container_id)
+        WHERE container_id IN (SELECT id FROM channels WHERE server_id = ?)`,
+    ),
+  };
+}
+
+/** The local id a Discord id became, or a new one made now (and remembered). */
+function mapped(w: Statements, serverId: string, kind: 'role' | 'category' | 'channel', discordId: string, make: () => string): string {
+  const known = w.mapGet.get(serverId, kind, discordId);
+  if (known) return known;
+  const id = make();
+  w.mapPut.run(serverId, kind, discordId, id);
+  return id;
+}
+
+/** `name`, or `name (2)`, `name (3)`... whichever is free. */
+function freeName(name: string, taken: (name: string) => boolean): string {
+  if (!taken(name)) return name;
+  for (let n = 2; ; n++) {
+    const suffix = ` (${n})`;
+    const candidate = `${name.slice(0, MAX_NAME_CHARS - suffix.length)}${suffix}`;
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+/**
+ * A placeholder's username: the Discord name in the characters a username may hold, marked
+ * `-discord` so it never takes a name a person here might want (`alice-discord`, then
+ * `alice-discord-2`...). The Discord name itself is the display name.
+ */
+export function placeholderName(discordName: string, taken: (name: string) => boolean): string {
+  const base = discordName.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 20) || 'user';
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? `${base}-discord` : `${base}-discord-${n}`;
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+/** A one-time claim code: 12 letters and digits (no look-alikes), in groups of four. */
+function claimCode(): string {
+  const alphabet = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+  const chars = Array.from({ length: 12 }, () => alphabet[crypto.randomInt(alphabet.length)]);
+  return `${chars.slice(0, 4).join('')}-${chars.slice(4, 8).join('')}-${chars.slice(8).join('')}`;
+}
+
+/** '#3BA55D' as 0x3BA55D; anything else, no colour. */
+function colorOf(color: string | null | undefined): number | null {
+  return color && /^#[0-9A-Fa-f]{6}$/.test(color) ? Number.parseInt(color.slice(1), 16) : null;
+}

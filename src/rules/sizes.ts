@@ -1,0 +1,10 @@
+/**
+ * How large a server's parts may grow, and names in it: the API refuses past these, and an
+ * import from Discord (src/parts/import/) checks an export against them before writing.
+ */
+export const MAX_NAME_CHARS = 100;
+export const MAX_CHANNELS_PER_SERVER = 500;
+export const MAX_CATEGORIES_PER_SERVER = 50;
+export const MAX_ROLES_PER_SERVER = 250;
+export const MAX_DISPLAY_NAME_CHARS = 32;
+export const MAX_TOPIC_CHARS = 1024;
