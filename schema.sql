@@ -517,9 +517,14 @@ CREATE TABLE IF NOT EXISTS imported_people (
   claim_code   TEXT NOT NULL UNIQUE,
   claimed_by   TEXT REFERENCES users (id) ON DELETE SET NULL,
   claimed_at   TEXT,
+  -- the claimer gave the messages back to the placeholder, now nameless (a later import keeps them there)
+  hidden_at    TEXT,
   UNIQUE (server_id, discord_id)
 );
 CREATE INDEX IF NOT EXISTS imported_people_by_claimer ON imported_people (claimed_by);
+-- A placeholder goes with its server (its messages went with the server's channels first).
+CREATE TRIGGER IF NOT EXISTS imported_people_deleted AFTER DELETE ON imported_people
+BEGIN DELETE FROM users WHERE id = old.user_id AND imported = 1; END;
 
 -- Each imported message's Discord id (replies find their target by it; the export writes it back).
 CREATE TABLE IF NOT EXISTS imported_messages (

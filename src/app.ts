@@ -30,7 +30,7 @@ import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
 import { SENDS_PER_TURN, createHub } from './parts/live/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
-import { readyFrame } from './parts/live/ready';
+import { readyFrame, serverEntry } from './parts/live/ready';
 import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
@@ -38,6 +38,8 @@ import { createSearch } from './parts/messages/search';
 import { createReadStates } from './parts/messages/unread';
 import { createUploadStore } from './parts/messages/upload-store';
 import type { Services } from './parts/services';
+import { createClaims } from './parts/import/claims';
+import { createImports } from './parts/import/imports';
 import { createLimits } from './rules/limits';
 import { createPermissions } from './rules/permissions';
 
@@ -178,6 +180,21 @@ export function createApp(options: AppOptions): RunningApp {
       accountExports.remove(userId);
     },
   });
+  const imports = createImports({
+    db,
+    clock,
+    log,
+    dataDir: config.dataDir,
+    databaseFile: path.join(config.dataDir, 'chat.db'),
+    durability: config.durability,
+    maxBytes: config.importMaxBytes,
+    // The owner sees their new server at once, and again (its channels filled) when it is done.
+    onServer: (ownerId, serverId) => {
+      const server = directory.server(serverId);
+      if (server) hub.toUsers([ownerId], { event: 'server_joined', server: serverEntry({ directory, readStates, presence }, ownerId, server) });
+    },
+  });
+  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, tails });
   const app: Services = {
     config,
     clock,
@@ -209,6 +226,8 @@ export function createApp(options: AppOptions): RunningApp {
     avatars,
     accountExports,
     deletion,
+    imports,
+    claims,
   };
 
   const pipeline = createPipeline({
@@ -237,11 +256,13 @@ export function createApp(options: AppOptions): RunningApp {
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.
       const uploadsStopped = uploads.abortAll();
       const exportsStopped = accountExports.close();
+      // A running import stops after its batch and resumes at the next start.
+      const importStopped = imports.stop();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all([uploadsStopped, exportsStopped])
+        void Promise.all([uploadsStopped, exportsStopped, importStopped])
           .then(() => {
             mailer.close?.();
             metrics.close();

@@ -27,6 +27,7 @@ const TAGS: [string, string][] = [
   ['Attachments', 'Downloads'],
   ['WebSocket', 'Live events (upgrades)'],
   ['Moderation', 'Reports and administration'],
+  ['Imports', 'Imports from Discord: uploads, dry runs, progress, placeholders and claims'],
 ];
 
 export function buildOpenApi(): Record<string, unknown> {

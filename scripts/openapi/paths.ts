@@ -47,6 +47,15 @@ const messageParts: Schema = {
   additionalProperties: false,
   anyOf: [{ required: ['content'], properties: { content: text(MAX_CONTENT, { multiline: true }) } }, { required: ['attachments'], properties: { attachments: { minItems: 1 } } }],
 };
+/** The rules of a body of one file (src/core/http/multipart.ts receiveFile) no schema states. */
+const oneFilePart = (field: string): Prose[] => [
+  rule(`${field} is one file part (with a filename)`, `send only the file ${field}`),
+  rule(`${field} is one file part (with a filename)`, 'unexpected field'),
+  rule(`${field} is one file part (with a filename)`, 'unexpected file field'),
+  rule(`${field} is one file part (with a filename)`, 'no file'),
+  rule(`${field} is one file part (with a filename)`, 'send one file'),
+  rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+];
 /** The rules of multipart parts (RFC 7578) no schema states; a part without a form-data Content-Disposition is ignored. */
 const PARTS_PROSE = [
   rule('content and reply_to are plain fields, each given once', 'unexpected file field'),
@@ -154,11 +163,7 @@ export const operations: Ops = [
   ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB and 24 megapixels (and 32 pixels a byte past 4 megapixels; 16-bit images count twice), re-encoded to 256x256 WebP. 429: past 5 uploads in a burst (then one every 20 s), or while another of the same user is in progress; 503 with Retry-After: the decoders are busy', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: [
         rule('avatar must be a PNG, JPEG, GIF or WebP image that can be read', 'the avatar '),
         rule('avatar holds at most 24 000 000 pixels, and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)', 'may hold at most'),
-        rule('avatar is one file part (with a filename)', 'send only the file avatar'),
-        rule('avatar is one file part (with a filename)', 'unexpected field'),
-        rule('avatar is one file part (with a filename)', 'no file: send the image'),
-        rule('avatar is one file part (with a filename)', 'send one image'),
-        rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+        ...oneFilePart('avatar'),
       ], ok: [json(200, ref('AvatarSet'))], errors: [429] }],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
@@ -179,6 +184,23 @@ export const operations: Ops = [
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
   ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: "Rename or describe a server, or set what everyone may do in its channels (owner or full server admin)", auth: 'user', body: { kind: 'json', schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT }, ['name', 'description', 'permissions']) }, audited: true, ok: [json(200, ref('Server'))] }],
   ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
+  ['GET', '/api/imports', { tag: 'Imports', summary: "The caller's imports from Discord, newest first", auth: 'user', ok: [json(200, arr(ref('Import')))] }],
+  ['POST', '/api/imports', { tag: 'Imports', summary: 'Upload a zip of a DiscordChatExporter export and check it: the import, with its dry run (status checked); nothing is written until it starts. 400: the export is refused, with the reason (docs/import.md); 413: past IMPORT_MAX_MB; 429: past 3 uploads, then one an hour', auth: 'user', query: { server_name: { ...text(100), description: "the new server's name (the Discord server's by default)" } }, body: { kind: 'multipart', schema: { type: 'object', properties: { export: binary }, required: ['export'], additionalProperties: false } }, prose: [
+      rule('export is a zip of a DiscordChatExporter JSON export', 'cannot import'),
+      ...oneFilePart('export'),
+    ], ok: [json(201, ref('Import'))], errors: [413, 429] }],
+  ['GET', '/api/imports/{import_id}', { tag: 'Imports', summary: 'One import of the caller, with its progress', auth: 'user', ok: [json(200, ref('Import'))] }],
+  ['POST', '/api/imports/{import_id}/start', { tag: 'Imports', summary: 'Start a checked import into a new server (the caller owns it); it runs on while the progress is read. 409: not checked, or another import is running', auth: 'user', body: { kind: 'json', optional: true, schema: input({ system: { type: 'string', enum: ['lines', 'skip'], description: 'system lines (joins, pins): lines in italics (default) or left out' }, package_claims: { ...bool, description: 'let people claim their history with their Discord data package (default false: a package is not signed)' } }, ['system', 'package_claims']) }, ok: [json(202, ref('Import'))], errors: [409] }],
+  ['DELETE', '/api/imports/{import_id}', { tag: 'Imports', summary: 'Discard an import that is not running, with its upload (a server it made stays). 409: running', auth: 'user', ok: [empty('discarded')], errors: [409] }],
+  ['GET', '/api/servers/{server_id}/imported-people', { tag: 'Imports', summary: 'The placeholder accounts of the people imported into a server, with their claim codes (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('ImportedPerson')))] }],
+  ['POST', '/api/account/claims', { tag: 'Imports', summary: "Claim imported history with a claim code: the placeholder's messages, reactions, mentions and roles become the caller's, who joins its server. 404: no such code; 409: used; 403: banned from that server", auth: 'user', body: { kind: 'json', schema: input({ code: { ...text(64), description: 'ABCD-EFGH-JKMN, any letter case' } }) }, ok: [json(200, ref('Claimed'))], errors: [404, 409, 429] }],
+  ['POST', '/api/account/claims/discord-package', { tag: 'Imports', summary: 'Claim imported history with a Discord data package (a zip of at most 1 GiB; only its Account/user.json is read): every unclaimed placeholder of that Discord id, in servers whose import allows it. 404: none', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { package: binary }, required: ['package'], additionalProperties: false } }, prose: [
+      rule('package is a zip holding Account/user.json with a Discord id', 'not a Discord data package'),
+      rule('package is a zip holding Account/user.json with a Discord id', 'Account/user.json'),
+      ...oneFilePart('package'),
+    ], ok: [json(200, ref('Claimed'))], errors: [404, 413, 429] }],
+  ['POST', '/api/account/imported-messages', { tag: 'Imports', summary: "Hide (back to the placeholder, made nameless) or erase (deleted) the caller's imported messages in a server. 404: the caller claimed no history there", auth: 'user', body: { kind: 'json', schema: input({ server_id: uuid, action: { type: 'string', enum: ['hide', 'erase'] } }) }, ok: [json(200, ref('ImportedMessages'))], errors: [404] }],
+  ['GET', '/api/servers/{server_id}/export', { tag: 'Servers', summary: "Export the whole server as DiscordChatExporter JSON with its files, a zip the importer reads back (owner; 403 to other members)", auth: 'user', ok: [{ status: 200, kind: 'file', description: 'application/zip, streamed as it is made: one JSON file per channel (per 10 000 messages), attachments in <file>_Files/, avatars in avatars_Files/ (docs/api.md "Exporting a server")' }], errors: [429] }],
   ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
   ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: [rule('a server holds at most 500 channels', 'a server may have at most')], ok: [json(201, ref('Channel'))], errors: [409, 429] }],

@@ -12,12 +12,14 @@ import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
 import { emailRoutes } from './email';
 import { friendRoutes } from './friends';
+import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { overwriteRoutes } from './overwrites';
 import { profileRoutes } from './profile';
 import { searchRoutes } from './search';
+import { serverExportRoutes } from './server-export';
 import { serverRoutes } from './servers';
 import { uploadRoutes } from './uploads';
 
@@ -42,6 +44,7 @@ export function buildRoutes(services: Services): Route[] {
     ...accountExportRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),
+    ...serverExportRoutes(services),
     ...channelRoutes(services),
     ...categoryRoutes(services),
     ...overwriteRoutes(services),
@@ -53,5 +56,6 @@ export function buildRoutes(services: Services): Route[] {
     ...conversationRoutes(services),
     ...uploadRoutes(services),
     ...moderationRoutes(services),
+    ...importRoutes(services),
   ];
 }

@@ -20,6 +20,8 @@ export interface Config {
   maxConnections: number;
   /** normal: SQLite synchronous=NORMAL; strict: FULL, and every upload fsynced before its row commits. */
   durability: 'normal' | 'strict';
+  /** The largest Discord export an upload may hold, in bytes (IMPORT_MAX_MB, in MiB; 4096 by default). */
+  importMaxBytes: number;
   /** GET /metrics (Prometheus) is served at all. */
   metrics: boolean;
   /** The local addresses (interfaces) a /metrics request must arrive on; `*` for any. */
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     connectionsPerClient: count('CONNECTIONS_PER_CLIENT', DEFAULT_CONNECTIONS_PER_CLIENT),
     maxConnections: count('MAX_CONNECTIONS', Math.max(64, openFilesLimit() - RESERVED_FILES)),
     durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
+    importMaxBytes: count('IMPORT_MAX_MB', 4096) * 1024 * 1024,
     metrics: onOff('METRICS', false),
     metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
     secretKey: secretKey(),

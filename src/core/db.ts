@@ -243,6 +243,16 @@ export function fillSearchIndex(db: DB): void {
 const SCHEMA_FILE = path.join(__dirname, '..', '..', 'schema.sql');
 
 export function openDatabase(file: string, durability: 'normal' | 'strict' = 'normal'): DB {
+  const db = openConnection(file, durability);
+  migrate(db);
+  return db;
+}
+
+/**
+ * One more connection to a database the server has open (an import's worker thread): the same
+ * settings, no migration (the server ran it).
+ */
+export function openConnection(file: string, durability: 'normal' | 'strict' = 'normal'): DB {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
@@ -251,7 +261,6 @@ export function openDatabase(file: string, durability: 'normal' | 'strict' = 'no
   // kill -9 loses nothing: the WAL is in the OS's hands). FULL (DURABILITY=strict) fsyncs
   // the WAL at every commit, every message send, so a power cut loses nothing acknowledged.
   db.pragma(durability === 'strict' ? 'synchronous = FULL' : 'synchronous = NORMAL');
-  migrate(db);
   return db;
 }
 

@@ -28,6 +28,8 @@ import type { UploadStore } from './messages/upload-store';
 import type { UserStore } from './accounts/users';
 import type { DeviceStore } from './accounts/devices';
 import type { IdentityCheck } from './accounts/identity';
+import type { Claims } from './import/claims';
+import type { Imports } from './import/imports';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -64,4 +66,6 @@ export interface Services {
   avatars: Avatars;
   accountExports: Exports;
   deletion: AccountDeletion;
+  imports: Imports;
+  claims: Claims;
 }

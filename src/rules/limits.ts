@@ -33,6 +33,12 @@ export const LIMIT_POLICIES = {
   searchesPerUser: { burst: 20, refillMs: 500 },
   /** Account exports started per user: 3, then one an hour (each reads every message and file of the user). */
   exportsPerUser: { burst: 3, refillMs: HOUR },
+  /** Server exports per user: 3, then one an hour (each reads every message and file of the server). */
+  serverExportsPerUser: { burst: 3, refillMs: HOUR },
+  /** Discord exports uploaded per user: 3, then one an hour (each is unpacked and read whole). */
+  importsPerUser: { burst: 3, refillMs: HOUR },
+  /** Claim codes tried per user: 10, then one every 6 minutes (a code is 59 random bits; this is for noise). */
+  claimsPerUser: { burst: 10, refillMs: 6 * MINUTE },
   /** Avatar uploads per user: 5, then one every 20 seconds (each is decoded and resized). */
   avatarsPerUser: { burst: 5, refillMs: 20 * SECOND },
   /** Servers created per user: 10, then one every 10 minutes. */

@@ -1,8 +1,12 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
 import busboy from 'busboy';
 import { failpoint, owned } from '../callbacks';
 import type { Log } from '../types';
 import { HttpError, badRequest } from './errors';
+import { mediaType } from './body';
 import { toHttpError } from './respond';
 
 /** busboy's limits; every one the caller relies on must be stated (busboy's file size limit is infinite). */
@@ -82,3 +86,63 @@ export function readMultipart(
 
 /** A part's name as a refusal quotes it: busboy reports a missing or empty name as undefined. */
 export const quotedPartName = (name: string | undefined): string => (name ? `"${name.slice(0, 100)}"` : 'without a name');
+
+/**
+ * Streams the one file of a multipart body (field `field`, nothing else) to a new temporary
+ * file in `dir`, never holding it in memory; its path. 415 for another body, 413 past `maxBytes`
+ * (said before reading when the length is declared), 400 for other fields or files. The caller
+ * removes the file once done with it.
+ */
+export function receiveFile(req: IncomingMessage, spec: { field: string; what: string; maxBytes: number; dir: string }, log: Log): Promise<string> {
+  const { field, what, maxBytes, dir } = spec;
+  const size = maxBytes >= 1024 * 1024 * 1024 ? `${maxBytes / 1024 / 1024 / 1024} GiB` : `${maxBytes / 1024 / 1024} MiB`;
+  if (mediaType(req) !== 'multipart/form-data') {
+    return Promise.reject(new HttpError(415, `send ${what} as multipart/form-data with one file in the field ${field}`));
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) {
+    return Promise.reject(new HttpError(413, `${what} may be at most ${size}`, { Connection: 'close' }));
+  }
+  const temp = path.join(dir, `${crypto.randomUUID()}.upload.part`);
+  return new Promise((resolve, reject) => {
+    let writer: fs.WriteStream | null = null;
+    let written: Promise<void> | null = null;
+    const read = readMultipart(
+      req,
+      { limits: { fileSize: maxBytes + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } },
+      reject,
+      () => {
+        // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
+        writer?.destroy();
+        void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
+      },
+      log,
+    );
+    const { parser, fail } = read;
+    read.on('file', (name, stream) => {
+      stream.on('error', () => {});
+      if (read.failed) return void stream.resume();
+      if (name !== field) {
+        stream.resume();
+        return fail(badRequest(`unexpected file field ${quotedPartName(name)}: the file goes in ${field}`));
+      }
+      const file = (writer = fs.createWriteStream(temp, { flags: 'wx' }));
+      written = new Promise((settle) => file.on('close', settle));
+      file.on('error', () => fail(new HttpError(500, `${what} could not be stored`)));
+      stream.on('limit', () => fail(new HttpError(413, `${what} may be at most ${size}`)));
+      stream.pipe(file);
+    });
+    read.on('field', (name) => fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file ${field}`)));
+    read.on('fieldsLimit', () => fail(badRequest(`send only the file ${field}`)));
+    read.on('filesLimit', () => fail(badRequest('send one file')));
+    read.on('partsLimit', () => fail(badRequest('send one file')));
+    read.on('close', () => {
+      if (read.failed) return;
+      if (!written) return fail(badRequest(`no file: send it in the field ${field}`));
+      void written.then(() => {
+        if (!read.failed) resolve(temp);
+      });
+    });
+    req.pipe(parser);
+  });
+}

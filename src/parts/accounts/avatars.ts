@@ -5,8 +5,7 @@ import path from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import type { DB } from '../../core/db';
 import { HttpError, badRequest } from '../../core/http/errors';
-import { mediaType } from '../../core/http/body';
-import { quotedPartName, readMultipart } from '../../core/http/multipart';
+import { receiveFile } from '../../core/http/multipart';
 import { failpoint } from '../../core/callbacks';
 import { isUuid } from '../../core/http/router';
 import { createWorkQueue } from '../../core/work-queue';
@@ -77,7 +76,7 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
       if (decoders.full) throw busy();
       uploading.add(userId);
       try {
-        const upload = await receive(req, dir, log);
+        const upload = await receiveFile(req, { field: 'avatar', what: 'an avatar', maxBytes: MAX_AVATAR_BYTES, dir }, log);
         const encoded = path.join(dir, `${crypto.randomUUID()}.webp.part`);
         try {
           await encode(upload, encoded);
@@ -134,57 +133,4 @@ export async function encodeAvatar(input: string, output: string): Promise<void>
   } catch {
     throw badRequest('the avatar is not an image that can be read');
   }
-}
-
-/** Streams the `avatar` file of a multipart body to a temporary file; its path. */
-function receive(req: IncomingMessage, dir: string, log: Log): Promise<string> {
-  if (mediaType(req) !== 'multipart/form-data') {
-    return Promise.reject(new HttpError(415, 'send the avatar as multipart/form-data with one file in the field avatar'));
-  }
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_AVATAR_BYTES + 64 * 1024) {
-    return Promise.reject(new HttpError(413, 'an avatar may be at most 8 MiB', { Connection: 'close' }));
-  }
-  const temp = path.join(dir, `${crypto.randomUUID()}.upload.part`);
-  return new Promise((resolve, reject) => {
-    let writer: fs.WriteStream | null = null;
-    let written: Promise<void> | null = null;
-    const read = readMultipart(
-      req,
-      { limits: { fileSize: MAX_AVATAR_BYTES + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } },
-      reject,
-      () => {
-        // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
-        writer?.destroy();
-        void (written ?? Promise.resolve()).finally(() => fs.rm(temp, { force: true }, () => {}));
-      },
-      log,
-    );
-    const { parser, fail } = read;
-    read.on('file', (name, stream) => {
-      stream.on('error', () => {});
-      if (read.failed) return void stream.resume();
-      if (name !== 'avatar') {
-        stream.resume();
-        return fail(badRequest(`unexpected file field ${quotedPartName(name)}: the image goes in avatar`));
-      }
-      const file = (writer = fs.createWriteStream(temp, { flags: 'wx' }));
-      written = new Promise((settle) => file.on('close', settle));
-      file.on('error', () => fail(new HttpError(500, 'the avatar could not be stored')));
-      stream.on('limit', () => fail(new HttpError(413, 'an avatar may be at most 8 MiB')));
-      stream.pipe(file);
-    });
-    read.on('field', (name) => fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file avatar`)));
-    read.on('fieldsLimit', () => fail(badRequest('send only the file avatar')));
-    read.on('filesLimit', () => fail(badRequest('send one image')));
-    read.on('partsLimit', () => fail(badRequest('send one image')));
-    read.on('close', () => {
-      if (read.failed) return;
-      if (!written) return fail(badRequest('no file: send the image in the field avatar'));
-      void written.then(() => {
-        if (!read.failed) resolve(temp);
-      });
-    });
-    req.pipe(parser);
-  });
 }

@@ -11,7 +11,7 @@ import { encodeAvatar } from '../accounts/avatars';
 import { timeOrderedUuid } from '../messages/message-store';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
 import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, MESSAGE_KINDS } from './discord-format';
-import { type ChannelEntry, type ExportScan, heldAsset, readChannel } from './discord-plan';
+import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, readChannel } from './discord-plan';
 import type { ExportFiles } from './export-files';
 
 /**
@@ -58,6 +58,8 @@ export interface ImportResult {
   leftOut: number;
   attachments: number;
   placeholders: number;
+  /** False when asked to stop before the end (a later run resumes). */
+  complete: boolean;
 }
 
 /** A person's account here: the placeholder, or the account that claimed it. */
@@ -79,13 +81,13 @@ interface StoredFile {
 export function recordImport(
   db: DB,
   clock: Clock,
-  row: { id: string; ownerId: string; scan: ExportScan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean },
+  row: { id: string; ownerId: string; plan: ImportPlan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean },
 ): void {
-  const total = row.scan.plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
+  const total = row.plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
   db.prepare(
     `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.ownerId, row.scan.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.scan.plan), total, row.packageClaims ? 1 : 0, iso(clock.now()));
+  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), total, row.packageClaims ? 1 : 0, iso(clock.now()));
 }
 
 /** What a run brought, as the CLI prints it. */
@@ -169,10 +171,8 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
     }
     for (const [discordId, { user, avatar }] of scan.people) {
-      const known = w.personOf.get(serverId, discordId);
-      let person: Person;
-      if (known) person = { userId: known.claimed_by ?? known.user_id, username: known.claimed_by ? w.usernameOf.get(known.claimed_by)! : known.username };
-      else {
+      let person = w.personOf.get(serverId, discordId);
+      if (!person) {
         const userId = crypto.randomUUID();
         const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
         w.insertUser.run(userId, username, now(), (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS));
@@ -208,7 +208,7 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
   }
 
   // 3. The messages, channel by channel, in batches.
-  const result: ImportResult = { serverId, created: !existing, messages: 0, skipped: 0, leftOut: 0, attachments: 0, placeholders };
+  const result: ImportResult = { serverId, created: !existing, messages: 0, skipped: 0, leftOut: 0, attachments: 0, placeholders, complete: false };
   const context: Context = { people, roleOf, channelOf, system: options.system };
   let done = 0;
   for (const entry of ordered) {
@@ -250,6 +250,7 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
     w.membersReadAll.run(serverId);
     w.readStatesReadAll.run(serverId);
   })();
+  result.complete = true;
   return result;
 }
 
@@ -445,10 +446,12 @@ function statements(db: DB) {
     channelNamed: db.prepare<[string, string], number>('SELECT 1 FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
     channelName: db.prepare<[string], string>('SELECT name FROM channels WHERE id = ?').pluck(),
     categoryOfChannel: db.prepare<[string], string | null>('SELECT category_id FROM channels WHERE id = ?').pluck(),
-    personOf: db.prepare<[string, string], { user_id: string; username: string; claimed_by: string | null }>(
-      `SELECT p.user_id, u.username, p.claimed_by FROM imported_people p JOIN users u ON u.id = p.user_id WHERE p.server_id = ? AND p.discord_id = ?`,
+    // Whoever holds the person's history now: the account that claimed it, unless they gave it back (hid it).
+    personOf: db.prepare<[string, string], Person>(
+      `SELECT u.id AS userId, u.username FROM imported_people p
+         JOIN users u ON u.id = CASE WHEN p.hidden_at IS NULL THEN COALESCE(p.claimed_by, p.user_id) ELSE p.user_id END
+        WHERE p.server_id = ? AND p.discord_id = ?`,
     ),
-    usernameOf: db.prepare<[string], string>('SELECT username FROM users WHERE id = ?').pluck(),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
     // '!' is no password hash: nothing verifies against it, so a placeholder cannot sign in.
     insertUser: db.prepare("INSERT INTO users (id, username, password_hash, created_at, display_name, imported) VALUES (?, ?, '!', ?, ?, 1)"),

@@ -32,6 +32,8 @@ export const FIXTURE_COUNTS = {
   warning: 1,
   /** an entry of the server's audit log */
   audit: 1,
+  /** the owner's import of a small Discord export, checked (not started) */
+  import: 1,
   /** owner, member, outsider, peer, target, admin, spare */
   user: 7,
   username: 7,
@@ -45,7 +47,7 @@ export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
 export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNTS[kind] - 1 }).map((i) => new Fx(kind, i));
 
-const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'user', 'session'];
+const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'import', 'user', 'session'];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
 
@@ -63,6 +65,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   report_id: 'report',
   request_id: 'friendRequest',
   warning_id: 'warning',
+  import_id: 'import',
   user_id: 'user',
   author_id: 'user',
   session_id: 'session',

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { type TestServer, startServer } from '../server';
+import { standardExport, writeZip } from '../discord-export';
 import type { ResolveContext } from './deferred';
 import { FIXTURE_COUNTS, type FixtureKind } from './hints';
 
@@ -392,6 +394,10 @@ export class World {
       this.pendingRequest(outsider, owner),
       this.must(owner, 'DELETE', `/api/servers/${S}/channels/${C1}/messages/${mdel.body.id}`, undefined, 204),
     ]);
+    // A Discord export uploaded and checked (the fuzzer starts it, or not: each import is its own server).
+    const exportForm = new FormData();
+    exportForm.append('export', new Blob([fs.readFileSync(await writeZip(standardExport()))]), 'export.zip');
+    const imported = await this.must(owner, 'POST', '/api/imports', exportForm, 201);
     return {
       server: [S, S2, Sdel],
       channel: [C1, C2, C3, Cdel],
@@ -405,6 +411,7 @@ export class World {
       friendRequest: [fr],
       warning: [warning.body.id],
       audit: [(audit.body[0]?.id as string) ?? this.stable('audit-none')],
+      import: [imported.body.id as string],
     };
   }
 }

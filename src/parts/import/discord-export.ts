@@ -1,0 +1,404 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import type yazl from 'yazl';
+import type { DB } from '../../core/db';
+import { isUuid } from '../../core/http/router';
+
+/**
+ * The way out: a whole server written in DiscordChatExporter's JSON shape (`--format Json
+ * --media --markdown false --partition 10000`), which the importer (discord-plan.ts,
+ * discord-import.ts) reads back. What the format can carry comes across: channels and their
+ * categories, messages with their edits, pins, replies, mentions of people and roles, reactions
+ * and who reacted, attachments and avatars (as files in the zip), roles and their colours.
+ *
+ * Ids are DiscordChatExporter's snowflakes: what an import brought keeps its Discord id
+ * (import_map, imported_people, imported_messages, imports), so it is the same thing to
+ * Discord-side tools and to a later import; anything else gets a snowflake made from its
+ * creation time and a hash of its local id, the same in every export.
+ */
+
+/** Messages per channel file, as DiscordChatExporter's `--partition 10000` writes them. */
+export const PARTITION_MESSAGES = 10_000;
+/** Messages read per query: one short read, then the event loop gets a turn. */
+export const EXPORT_PAGE = 2_000;
+/** Discord's epoch (2015-01-01T00:00:00Z): a snowflake counts milliseconds from it. */
+const DISCORD_EPOCH_MS = 1_420_070_400_000n;
+/** Where avatars go in the zip, beside the channel files (one folder for all of them). */
+const AVATARS_DIR = 'avatars_Files';
+
+// @name where a username may start and end: the boundaries of src/parts/messages/mentions.ts.
+const MENTION = /(?<![A-Za-z0-9_@.-])@([A-Za-z0-9_-]{3,32})(?![A-Za-z0-9_-])/g;
+
+/**
+ * A name as part of a file name in the zip: no path separators, control characters or `..`,
+ * none of the characters Windows refuses in a file name (DiscordChatExporter replaces them the
+ * same way), and no `%`, which the importer would read as percent-encoding in a file's path.
+ */
+export function exportFileName(name: string): string {
+  const clean = name.replace(/[\u0000-\u001f\u007f<>:"/\\|?*%]/g, '_').replace(/\.{2,}/g, '_').trim();
+  return clean || '_';
+}
+
+/**
+ * A snowflake for something made here: its creation time in the upper bits, as Discord's ids
+ * carry theirs (the importer orders messages by it), and 22 bits of a SHA-256 of its local id
+ * where Discord keeps worker, process and sequence numbers. The same row gets the same id in
+ * every export.
+ */
+export function syntheticSnowflake(localId: string, createdAt: string): string {
+  const ms = BigInt(Math.max(0, Date.parse(createdAt) || 0));
+  const since = ms > DISCORD_EPOCH_MS ? ms - DISCORD_EPOCH_MS : 0n;
+  const low = BigInt(crypto.createHash('sha256').update(localId).digest().readUIntBE(0, 3) & 0x3fffff);
+  return ((since << 22n) | low).toString();
+}
+
+interface ExportedRole {
+  id: string;
+  name: string;
+  color: string | null;
+  position: number;
+}
+
+interface ExportedUser {
+  id: string;
+  name: string;
+  discriminator: string;
+  nickname: string;
+  color: string | null;
+  isBot: boolean;
+  roles: ExportedRole[];
+  avatarUrl: string | null;
+}
+
+interface ChannelRow {
+  id: string;
+  name: string;
+  topic: string;
+  created_at: string;
+  category_id: string | null;
+  category: string | null;
+  category_created_at: string | null;
+}
+
+interface MessageRow {
+  seq: number;
+  id: string;
+  author_id: string;
+  content: string;
+  reply_to: string | null;
+  created_at: string;
+  edited_at: string | null;
+  mentions: string | null;
+  mention_roles: string | null;
+  pinned_at: string | null;
+  /** Its Discord id, when an import brought it. */
+  discord_id: string | null;
+}
+
+interface UserRow {
+  id: string;
+  username: string;
+  display_name: string | null;
+  avatar_version: number;
+  deleted_at: string | null;
+  created_at: string;
+}
+
+/** 0xRRGGBB as DiscordChatExporter writes a colour; null for none. */
+const hex = (color: number | null) => (color === null ? null : `#${color.toString(16).padStart(6, '0')}`);
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Adds the server's export to `zip`: one JSON file per channel (per 10 000 messages of it), at
+ * the zip's root; each channel's attachments in `<its file name>_Files/`; every avatar shown
+ * once in `avatars_Files/`. `files` counts the attachments and avatars added.
+ *
+ * The channel files are written as the zip is read, a page of messages at a time, so pipe
+ * `zip.outputStream` somewhere before awaiting this: it resolves once the last channel file has
+ * been read, and the caller then calls `zip.end()` (the files queued after it stream from disk
+ * then). It rejects when the zip fails or its output closes early (the download was left).
+ */
+export async function writeServerExport(db: DB, dataDir: string, serverId: string, zip: yazl.ZipFile): Promise<{ channels: number; messages: number; files: number }> {
+  const q = statements(db);
+  const server = q.server.get(serverId);
+  if (!server) throw new Error(`no server ${serverId}`);
+  const mtime = new Date();
+  const exportedAt = mtime.toISOString();
+  const counts = { channels: 0, messages: 0, files: 0 };
+
+  // Local id → snowflake, Discord's own first. Messages and attachments are not kept here (a
+  // million of them would be held for nothing): theirs is computed again wherever it is needed.
+  const ids = new Map<string, string>();
+  for (const row of q.mapped.all(serverId)) ids.set(row.local_id, row.discord_id);
+  for (const person of q.people.all(serverId)) {
+    ids.set(person.user_id, person.discord_id);
+    // The history moved to the account that claimed the placeholder: it goes out as that person.
+    if (person.claimed_by && !ids.has(person.claimed_by)) ids.set(person.claimed_by, person.discord_id);
+  }
+  const snowflake = (localId: string, createdAt: string): string => {
+    let id = ids.get(localId);
+    if (id === undefined) {
+      id = syntheticSnowflake(localId, createdAt);
+      ids.set(localId, id);
+    }
+    return id;
+  };
+  const messageSnowflake = (row: { id: string; created_at: string; discord_id: string | null }) => row.discord_id ?? syntheticSnowflake(row.id, row.created_at);
+  const guild = { id: q.guildOf.get(serverId) ?? snowflake(serverId, server.created_at), name: server.name, iconUrl: null };
+
+  // Discord counts positions up from the bottom; here 0 is the first role listed.
+  const roleRows = q.roles.all(serverId);
+  const roles = new Map<string, ExportedRole>(
+    roleRows.map((r, i) => [r.id, { id: snowflake(r.id, r.created_at), name: r.name, color: hex(r.color), position: roleRows.length - i }]),
+  );
+
+  /** Everyone shown so far (authors, mentioned, reacting), and the username a mention of them is written with. */
+  const people = new Map<string, ExportedUser>();
+  const mentionName = new Map<string, string>();
+  const uploads = path.join(dataDir, 'uploads');
+  const avatars = path.join(dataDir, 'avatars');
+
+  async function avatarOf(user: UserRow, id: string): Promise<string | null> {
+    if (user.deleted_at !== null || user.avatar_version <= 0 || !isUuid(user.id)) return null;
+    const source = path.join(avatars, `${user.id}.webp`);
+    if (!(await fs.promises.stat(source).catch(() => null))) return null;
+    const entry = `${AVATARS_DIR}/${id}.webp`;
+    zip.addFile(source, entry, { compress: false, mtime });
+    counts.files++;
+    return entry;
+  }
+
+  /** The users of a page not shown before: two queries, whatever their number. */
+  async function showUsers(userIds: Set<string>): Promise<void> {
+    const fresh = JSON.stringify([...userIds].filter((id) => !people.has(id)));
+    if (fresh === '[]') return;
+    const held = new Map<string, ExportedRole[]>();
+    for (const { user_id, role_id } of q.rolesOfUsers.all(serverId, fresh)) {
+      const role = roles.get(role_id);
+      if (role) held.set(user_id, [...(held.get(user_id) ?? []), role]);
+    }
+    for (const user of q.usersOfPage.all(fresh)) {
+      const id = snowflake(user.id, user.created_at);
+      const own = (held.get(user.id) ?? []).sort((a, b) => b.position - a.position);
+      const deleted = user.deleted_at !== null;
+      people.set(user.id, {
+        id,
+        name: deleted ? 'deleted-user' : user.username,
+        discriminator: '0000',
+        nickname: deleted ? 'Deleted user' : (user.display_name ?? user.username),
+        // The colour of their highest coloured role, as Discord shows a name.
+        color: own.find((r) => r.color !== null)?.color ?? null,
+        isBot: false,
+        roles: own,
+        avatarUrl: await avatarOf(user, id),
+      });
+      if (!deleted) mentionName.set(user.id, user.username.toLowerCase());
+    }
+  }
+
+  /** A page of a channel's messages as DiscordChatExporter writes them: six queries, whatever the page's size. */
+  async function exportPage(page: MessageRow[], channel: { id: string; snowflake: string }, mediaDir: string): Promise<object[]> {
+    const seqs = JSON.stringify(page.map((m) => m.seq));
+    const reactions = new Map<number, Map<string, { users: string[]; extra: number }>>();
+    const reactionOf = (seq: number, emoji: string) => {
+      const byEmoji = reactions.get(seq) ?? reactions.set(seq, new Map()).get(seq)!;
+      return byEmoji.get(emoji) ?? byEmoji.set(emoji, { users: [], extra: 0 }).get(emoji)!;
+    };
+    for (const r of q.reactionsOfPage.all(seqs)) reactionOf(r.message_seq, r.emoji).users.push(r.user_id);
+    // Reactions an import counted without knowing who: counted, named by no one.
+    for (const r of q.extrasOfPage.all(seqs)) reactionOf(r.message_seq, r.emoji).extra += r.extra;
+    const attachments = new Map<number, { id: string; url: string; fileName: string; fileSizeBytes: number }[]>();
+    for (const a of q.attachmentsOfPage.all(seqs)) {
+      const id = syntheticSnowflake(a.id, a.created_at);
+      const url = `${mediaDir}/${id}-${exportFileName(a.name)}`;
+      const source = path.join(uploads, a.id);
+      // A row whose file is gone (reported at start-up) keeps its place in the message, without the file.
+      if (isUuid(a.id) && (await fs.promises.stat(source).catch(() => null))) {
+        zip.addFile(source, url, { compress: false, mtime });
+        counts.files++;
+      }
+      attachments.set(a.message_seq, [...(attachments.get(a.message_seq) ?? []), { id, url, fileName: a.name, fileSizeBytes: a.size }]);
+    }
+    const targets = page.map((m) => m.reply_to).filter((id): id is string => id !== null);
+    const replies = new Map(targets.length ? q.repliesOfPage.all(JSON.stringify(targets)).map((r) => [r.id, r]) : []);
+
+    const mentioned = new Map(page.map((m) => [m.seq, m.mentions ? (JSON.parse(m.mentions) as string[]) : []]));
+    const shown = new Set<string>();
+    for (const m of page) {
+      shown.add(m.author_id);
+      for (const id of mentioned.get(m.seq)!) shown.add(id);
+      for (const r of reactions.get(m.seq)?.values() ?? []) for (const id of r.users) shown.add(id);
+    }
+    await showUsers(shown);
+    const withoutRoles = ({ roles: _, ...user }: ExportedUser) => user;
+
+    return page.map((m) => {
+      const users = mentioned.get(m.seq)!.filter((id) => people.has(id));
+      const roleIds = m.mention_roles ? (JSON.parse(m.mention_roles) as string[]).filter((id) => roles.has(id)) : [];
+      const target = m.reply_to ? replies.get(m.reply_to) : undefined;
+      // A reply to a message of another channel would be refused by the importer: it goes as a plain message.
+      const reply = target && target.channel_id === channel.id ? target : undefined;
+      return {
+        id: messageSnowflake(m),
+        type: reply ? 'Reply' : 'Default',
+        timestamp: m.created_at,
+        timestampEdited: m.edited_at,
+        callEndedTimestamp: null,
+        isPinned: m.pinned_at !== null,
+        content: rawMentions(
+          m.content,
+          new Map(users.filter((id) => mentionName.has(id)).map((id) => [mentionName.get(id)!, people.get(id)!.id])),
+          new Map(roleIds.map((id) => [roles.get(id)!.name.toLowerCase(), roles.get(id)!.id])),
+        ),
+        author: people.get(m.author_id)!,
+        attachments: attachments.get(m.seq) ?? [],
+        embeds: [],
+        stickers: [],
+        reactions: [...(reactions.get(m.seq)?.entries() ?? [])].map(([emoji, r]) => ({
+          emoji: { id: null, name: emoji, code: '', isAnimated: false, imageUrl: null },
+          count: r.users.length + r.extra,
+          users: r.users.filter((id) => people.has(id)).map((id) => withoutRoles(people.get(id)!)),
+        })),
+        mentions: users.map((id) => people.get(id)!),
+        reference: reply ? { messageId: messageSnowflake(reply), channelId: channel.snowflake, guildId: guild.id } : null,
+        inlineEmojis: [],
+      };
+    });
+  }
+
+  /** One channel file: its head, then up to PARTITION_MESSAGES messages a page at a time, then the count. */
+  async function* channelFile(head: object, channel: { id: string; snowflake: string }, mediaDir: string, state: { after: number; more: boolean }) {
+    const opening = JSON.stringify(head);
+    yield Buffer.from(`${opening.slice(0, -1)},"messages":[`);
+    let written = 0;
+    while (written < PARTITION_MESSAGES) {
+      const page = q.messagesAfter.all(channel.id, state.after, Math.min(EXPORT_PAGE, PARTITION_MESSAGES - written));
+      if (page.length === 0) break;
+      state.after = page[page.length - 1].seq;
+      let chunk = '';
+      for (const message of await exportPage(page, channel, mediaDir)) {
+        chunk += `${written === 0 ? '' : ','}\n${JSON.stringify(message)}`;
+        written++;
+      }
+      counts.messages += page.length;
+      yield Buffer.from(chunk);
+      // A turn for everything else waiting (requests, sockets) before the next page.
+      await nextTurn();
+    }
+    state.more = written === PARTITION_MESSAGES && q.anyAfter.get(channel.id, state.after) !== undefined;
+    yield Buffer.from(`\n],"messageCount":${written}}\n`);
+  }
+
+  // The zip failing, or its reader leaving, stops the export between two files.
+  let stop!: (err: Error) => void;
+  const stopped = new Promise<never>((_, reject) => (stop = reject));
+  stopped.catch(() => {});
+  const failed = (err: Error) => stop(err);
+  const left = () => stop(new Error('the export was closed before it was written'));
+  zip.on('error', failed);
+  zip.outputStream.once('close', left);
+  try {
+    for (const row of q.channels.all(serverId)) {
+      const channel = { id: row.id, snowflake: snowflake(row.id, row.created_at) };
+      const head = {
+        guild,
+        channel: {
+          id: channel.snowflake,
+          type: 'GuildTextChat',
+          categoryId: row.category_id ? snowflake(row.category_id, row.category_created_at!) : null,
+          category: row.category,
+          name: row.name,
+          topic: row.topic || null,
+        },
+        dateRange: { after: null, before: null },
+        exportedAt,
+      };
+      const base = `${exportFileName(server.name)} - ${exportFileName(row.name)} [${channel.snowflake}]`;
+      // DiscordChatExporter keeps one media folder per channel, named after its first file.
+      const mediaDir = `${base}.json_Files`;
+      const state = { after: 0, more: true };
+      // As DiscordChatExporter names partitions: the first file keeps the name, then `[part 2]`...
+      for (let part = 1; state.more; part++) {
+        const body = Readable.from(channelFile(head, channel, mediaDir, state));
+        zip.addReadStream(body, part === 1 ? `${base}.json` : `${base} [part ${part}].json`, { mtime });
+        try {
+          await Promise.race([finished(body), stopped]);
+        } catch (err) {
+          body.destroy();
+          throw err;
+        }
+      }
+      counts.channels++;
+    }
+  } finally {
+    zip.off('error', failed);
+    zip.outputStream.off('close', left);
+  }
+  return counts;
+}
+
+/**
+ * Content in DiscordChatExporter's raw form (`--markdown false`): `@username` of a user the
+ * message mentions becomes `<@snowflake>`, `@rolename` of a role it mentions `<@&snowflake>`;
+ * `@everyone` and any other `@word` stay as written.
+ */
+function rawMentions(content: string, users: Map<string, string>, roles: Map<string, string>): string {
+  if ((users.size === 0 && roles.size === 0) || !content.includes('@')) return content;
+  return content.replace(MENTION, (whole, name: string) => {
+    const key = name.toLowerCase();
+    const user = users.get(key);
+    if (user) return `<@${user}>`;
+    const role = roles.get(key);
+    return role ? `<@&${role}>` : whole;
+  });
+}
+
+function statements(db: DB) {
+  return {
+    server: db.prepare<[string], { name: string; created_at: string }>('SELECT name, created_at FROM servers WHERE id = ?'),
+    // The first import into the server named the Discord server it came from.
+    guildOf: db.prepare<[string], string>('SELECT guild_id FROM imports WHERE server_id = ? ORDER BY created_at LIMIT 1').pluck(),
+    mapped: db.prepare<[string], { local_id: string; discord_id: string }>('SELECT local_id, discord_id FROM import_map WHERE server_id = ?'),
+    people: db.prepare<[string], { user_id: string; discord_id: string; claimed_by: string | null }>(
+      'SELECT user_id, discord_id, claimed_by FROM imported_people WHERE server_id = ? ORDER BY claimed_at IS NULL, claimed_at, discord_id',
+    ),
+    roles: db.prepare<[string], { id: string; name: string; color: number | null; created_at: string }>(
+      'SELECT id, name, color, created_at FROM roles WHERE server_id = ? ORDER BY position, created_at',
+    ),
+    channels: db.prepare<[string], ChannelRow>(
+      `SELECT c.id, c.name, c.topic, c.created_at, k.id AS category_id, k.name AS category, k.created_at AS category_created_at
+         FROM channels c LEFT JOIN categories k ON k.id = c.category_id
+        WHERE c.server_id = ? ORDER BY c.position, c.created_at`,
+    ),
+    messagesAfter: db.prepare<[string, number, number], MessageRow>(
+      `SELECT m.seq, m.id, m.author_id, m.content, m.reply_to, m.created_at, m.edited_at, m.mentions, m.mention_roles, m.pinned_at, i.discord_id
+         FROM messages m LEFT JOIN imported_messages i ON i.seq = m.seq
+        WHERE m.channel_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+    ),
+    anyAfter: db.prepare<[string, number], number>('SELECT 1 FROM messages WHERE channel_id = ? AND seq > ? LIMIT 1').pluck(),
+    reactionsOfPage: db.prepare<[string], { message_seq: number; emoji: string; user_id: string }>(
+      `SELECT message_seq, emoji, user_id FROM reactions
+        WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, created_at, user_id`,
+    ),
+    extrasOfPage: db.prepare<[string], { message_seq: number; emoji: string; extra: number }>(
+      'SELECT message_seq, emoji, extra FROM reaction_extras WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, emoji',
+    ),
+    attachmentsOfPage: db.prepare<[string], { message_seq: number; id: string; name: string; size: number; created_at: string }>(
+      `SELECT message_seq, id, name, size, created_at FROM attachments
+        WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
+    ),
+    repliesOfPage: db.prepare<[string], { id: string; channel_id: string | null; created_at: string; discord_id: string | null }>(
+      `SELECT m.id, m.channel_id, m.created_at, i.discord_id FROM messages m LEFT JOIN imported_messages i ON i.seq = m.seq
+        WHERE m.id IN (SELECT value FROM json_each(?))`,
+    ),
+    usersOfPage: db.prepare<[string], UserRow>(
+      'SELECT id, username, display_name, avatar_version, deleted_at, created_at FROM users WHERE id IN (SELECT value FROM json_each(?))',
+    ),
+    rolesOfUsers: db.prepare<[string, string], { user_id: string; role_id: string }>(
+      'SELECT user_id, role_id FROM member_roles WHERE server_id = ? AND user_id IN (SELECT value FROM json_each(?))',
+    ),
+  };
+}

@@ -1,0 +1,241 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../../core/clock';
+import type { DB } from '../../core/db';
+import { HttpError, badRequest, conflict, notFound } from '../../core/http/errors';
+import { receiveFile } from '../../core/http/multipart';
+import type { Log } from '../../core/types';
+import { recordImport, setImportStatus } from './discord-import';
+import type { ImportPlan } from './discord-plan';
+import type { WorkerJob, WorkerMessage } from './import-worker';
+
+/**
+ * Imports from the browser (docs/import.md): a zip of a DiscordChatExporter export is uploaded
+ * (kept under DATA_DIR/imports/ until the import ends), its dry run shown, and on confirmation
+ * imported, the progress readable meanwhile. The reading and writing happen on a worker thread
+ * (src/parts/import/import-worker.ts), so the server keeps answering. One import runs at a
+ * time; one interrupted by a stop (or a crash) resumes at the next start.
+ */
+
+/** An upload holds at most this many bytes (IMPORT_MAX_BYTES). */
+export const DEFAULT_IMPORT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
+
+export interface ImportRecord {
+  id: string;
+  status: 'checked' | 'running' | 'done' | 'failed';
+  guild: { id: string; name: string };
+  server_name: string;
+  /** The server it went into, once made. */
+  server_id: string | null;
+  plan: ImportPlan;
+  progress: { done: number; total: number };
+  error: string | null;
+  package_claims: boolean;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface StartOptions {
+  system: 'lines' | 'skip';
+  packageClaims: boolean;
+}
+
+export interface Imports {
+  /** Receives a zip (multipart field `export`) and checks it: the import, status `checked`; 400 with the reason for an export refused. */
+  upload(req: IncomingMessage, ownerId: string, serverName: string | null): Promise<ImportRecord>;
+  list(ownerId: string): ImportRecord[];
+  /** 404 for anyone's but the owner's. */
+  get(importId: string, ownerId: string): ImportRecord;
+  /** 409 unless it is `checked`, or while another import runs. */
+  start(importId: string, ownerId: string, options: StartOptions): ImportRecord;
+  /** Removes an import that is not running, with its upload (the server it made stays). */
+  discard(importId: string, ownerId: string): void;
+  /** Stops the running import where it is (shutdown): it resumes at the next start. */
+  stop(): Promise<void>;
+}
+
+export interface ImportsParts {
+  db: DB;
+  clock: Clock;
+  log: Log;
+  dataDir: string;
+  databaseFile: string;
+  durability: 'normal' | 'strict';
+  maxBytes: number;
+  /** A server came to be (told its owner), and an import ended (told the owner again). */
+  onServer(ownerId: string, serverId: string): void;
+}
+
+interface Row {
+  id: string;
+  owner_id: string;
+  guild_id: string;
+  server_name: string;
+  server_id: string | null;
+  upload: string | null;
+  status: ImportRecord['status'];
+  plan: string;
+  done: number;
+  total: number;
+  error: string | null;
+  package_claims: number;
+  created_at: string;
+  finished_at: string | null;
+}
+
+const toRecord = (row: Row): ImportRecord => {
+  const plan = JSON.parse(row.plan) as ImportPlan;
+  return {
+    id: row.id,
+    status: row.status,
+    guild: plan.guild,
+    server_name: row.server_name,
+    server_id: row.server_id,
+    plan,
+    progress: { done: row.done, total: row.total },
+    error: row.error,
+    package_claims: row.package_claims === 1,
+    created_at: row.created_at,
+    finished_at: row.finished_at,
+  };
+};
+
+/** How long a stop waits for the import to reach the end of a batch. */
+const STOP_WAIT_MS = 5000;
+
+/** The worker's file beside this one (.js when built, .ts under the test runner's loader). */
+const WORKER_FILE = path.join(__dirname, `import-worker${path.extname(__filename)}`);
+
+export function createImports(parts: ImportsParts): Imports {
+  const { db, clock, log, dataDir } = parts;
+  const dir = path.join(dataDir, 'imports');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(path.join(dir, name), { force: true });
+  const byId = db.prepare<[string], Row>('SELECT * FROM imports WHERE id = ?');
+  const byOwner = db.prepare<[string], Row>('SELECT * FROM imports WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC');
+  const interrupted = db.prepare<[], Row>("SELECT * FROM imports WHERE status = 'running' AND upload IS NOT NULL ORDER BY created_at");
+  const setStarted = db.prepare("UPDATE imports SET status = 'running', package_claims = ? WHERE id = ?");
+  const forget = db.prepare("DELETE FROM imports WHERE id = ? AND status <> 'running'");
+  const clearUpload = db.prepare('UPDATE imports SET upload = NULL WHERE id = ?');
+
+  let running: { id: string; worker: Worker; ended: Promise<void> } | null = null;
+
+  /** Runs a worker to its end; its last word. */
+  function runWorker(job: WorkerJob, onMessage: (message: WorkerMessage) => void): { worker: Worker; ended: Promise<WorkerMessage> } {
+    const worker = new Worker(WORKER_FILE, { workerData: job });
+    let last: WorkerMessage | null = null;
+    worker.on('message', (message: WorkerMessage) => {
+      last = message;
+      onMessage(message);
+    });
+    const ended = new Promise<WorkerMessage>((resolve) => {
+      worker.on('error', (err) => (last = { kind: 'failed', error: err.message, refused: false }));
+      worker.on('exit', () => resolve(last ?? { kind: 'stopped' }));
+    });
+    return { worker, ended };
+  }
+
+  const job = (row: Row, mode: WorkerJob['mode'], system: StartOptions['system'] = 'lines'): WorkerJob => ({
+    databaseFile: parts.databaseFile,
+    dataDir,
+    durability: parts.durability,
+    source: path.join(dir, row.upload!),
+    mode,
+    importId: row.id,
+    ownerId: row.owner_id,
+    serverName: row.server_name,
+    system,
+  });
+
+  function begin(row: Row, system: StartOptions['system']): void {
+    const { worker, ended } = runWorker(job(row, 'import', system), (message) => {
+      if (message.kind === 'server') parts.onServer(row.owner_id, message.serverId);
+    });
+    running = {
+      id: row.id,
+      worker,
+      ended: ended.then((last) => {
+        running = null;
+        if (last.kind === 'done') {
+          setImportStatus(db, clock, row.id, 'done');
+          const current = byId.get(row.id);
+          if (current?.server_id) parts.onServer(row.owner_id, current.server_id);
+          removeUpload(row.id);
+        } else if (last.kind === 'failed') {
+          log(`import ${row.id} failed: ${last.error}`);
+          setImportStatus(db, clock, row.id, 'failed', last.error);
+        }
+        // Stopped (shutdown): stays 'running' with its upload, and resumes at the next start.
+      }),
+    };
+  }
+
+  function removeUpload(importId: string): void {
+    const row = byId.get(importId);
+    if (row?.upload) fs.rmSync(path.join(dir, row.upload), { force: true });
+    clearUpload.run(importId);
+  }
+
+  const own = (importId: string, ownerId: string): Row => {
+    const row = byId.get(importId);
+    if (!row || row.owner_id !== ownerId) throw notFound('import not found');
+    return row;
+  };
+
+  // An import a stop interrupted carries on (its system-line choice is not kept: lines, the default).
+  const [resumable] = interrupted.all();
+  if (resumable) begin(resumable, 'lines');
+
+  return {
+    async upload(req, ownerId, serverName) {
+      const temp = await receiveFile(req, { field: 'export', what: 'an export', maxBytes: parts.maxBytes, dir }, log);
+      const id = crypto.randomUUID();
+      const upload = `${id}.zip`;
+      fs.renameSync(temp, path.join(dir, upload));
+      const row = { id, owner_id: ownerId, upload, server_name: '' } as Row;
+      const { ended } = runWorker(job(row, 'scan'), () => {});
+      const last = await ended;
+      if (last.kind !== 'plan') {
+        fs.rmSync(path.join(dir, upload), { force: true });
+        if (last.kind === 'failed' && last.refused) throw badRequest(`cannot import: ${last.error}`);
+        throw new HttpError(500, 'the export could not be read');
+      }
+      const name = serverName ?? last.plan.guild.name;
+      recordImport(db, clock, { id, ownerId, plan: last.plan, serverName: name, upload, status: 'checked', packageClaims: false });
+      return toRecord(byId.get(id)!);
+    },
+
+    list: (ownerId) => byOwner.all(ownerId).map(toRecord),
+
+    get: (importId, ownerId) => toRecord(own(importId, ownerId)),
+
+    start(importId, ownerId, options) {
+      const row = own(importId, ownerId);
+      if (row.status !== 'checked') throw conflict(`this import is ${row.status}; only a checked one can start`);
+      if (running) throw conflict('another import is running on this server; start this one when it has finished');
+      setStarted.run(options.packageClaims ? 1 : 0, importId);
+      begin(byId.get(importId)!, options.system);
+      return toRecord(byId.get(importId)!);
+    },
+
+    discard(importId, ownerId) {
+      const row = own(importId, ownerId);
+      if (row.status === 'running') throw conflict('this import is running; it can be removed once it has finished');
+      if (row.upload) fs.rmSync(path.join(dir, row.upload), { force: true });
+      forget.run(importId);
+    },
+
+    async stop() {
+      const current = running;
+      if (!current) return;
+      current.worker.postMessage('stop');
+      // A batch takes milliseconds; a channel file being read may take seconds: then it is cut.
+      const late = setTimeout(() => void current.worker.terminate(), STOP_WAIT_MS);
+      await current.ended;
+      clearTimeout(late);
+    },
+  };
+}
