@@ -3,11 +3,14 @@
 // nothing, a newer export appends, and a run killed (-9) midway resumes. Synthetic exports only
 // (test/helpers/discord-export.ts).
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
-import { startServer } from './helpers/server';
+import { type TestServer, startServer } from './helpers/server';
 import { cli, startCli } from './helpers/cli';
 import { Client, signUp } from './helpers/client';
-import { ALICE, BOB, GUILD, channelFile, message, standardExport, writeExport } from './helpers/discord-export';
+import { ALICE, BOB, GUILD, channelFile, forumExport, message, standardExport, writeExport } from './helpers/discord-export';
+import { must } from './helpers/community';
 
 const GENERAL = { id: '810000000000000001', type: 'GuildTextChat', name: 'general', category: 'Text', categoryId: '820000000000000001', topic: 'say hi' };
 
@@ -155,4 +158,107 @@ t.test('an import killed with -9 midway resumes where it stopped, with nothing t
   const order = db.prepare('SELECT m.content FROM messages m ORDER BY m.seq').pluck().all();
   t.same(order, messages.map((m) => m.content), 'in snowflake order, across the stop');
   t.equal(db.prepare('SELECT COUNT(*) FROM servers').pluck().get(), 1, 'one server');
+});
+
+t.test('forums, every message type, rendered mentions', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const folder = writeExport(forumExport());
+  t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+  const run = await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir);
+  t.equal(run.code, 0, run.stderr);
+  const serverId = (await owner.get('/api/servers')).body[0].id;
+  const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; category_id: string | null }[];
+  const by = Object.fromEntries(channels.map((c) => [c.name, c]));
+  t.ok(by.ideas, 'a forum is a channel');
+  t.ok(by['ideas › dark mode'], 'its post a channel named after it');
+  t.equal(by['ideas › dark mode'].category_id, by.ideas.category_id, 'under the forum\'s category');
+  const [post] = (await owner.get(`/api/servers/${serverId}/channels/${by['ideas › dark mode'].id}/messages`)).body;
+  t.equal(post.content, 'please @bob, dark mode', 'a rendered mention stays as written');
+  const bob = (await owner.get(`/api/servers/${serverId}/members`)).body.find((m: { username: string }) => m.username === 'bob-discord');
+  t.same(post.mentions, [bob.user_id], 'and still mentions who the export says');
+  const lines = (await owner.get(`/api/servers/${serverId}/channels/${by.types.id}/messages`)).body.reverse().map((m: { content: string }) => m.content);
+  t.same(lines, [
+    'Default line',
+    'Reply line',
+    '*ChannelPinnedMessage line*',
+    '*GuildMemberJoin line*',
+    '*ThreadCreated line*',
+    '*RecipientAdd line*',
+    '*RecipientRemove line*',
+    '*ChannelNameChange line*',
+    '*ChannelIconChange line*',
+    '*Call line*',
+    'StageStart line',
+  ], 'words as words, system lines in italics, an unknown type with text as a plain line');
+});
+
+t.test('the way out and back: a server exported and imported again keeps what the format carries', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const folder = writeExport(standardExport());
+  t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+  t.equal((await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir)).code, 0);
+  const [first] = (await owner.get('/api/servers')).body;
+  // Live additions after the import: an edit and a new message with a file, by the owner.
+  const general = (await owner.get(`/api/servers/${first.id}/channels`)).body.find((c: { name: string }) => c.name === 'general');
+  const form = new FormData();
+  form.append('content', 'live, after the import');
+  form.append('attachments', new Blob([Buffer.from('live file')]), 'live.txt');
+  await must(owner.post(`/api/servers/${first.id}/channels/${general.id}/messages`, form), 201);
+
+  const res = await fetch(`${server.url}/api/servers/${first.id}/export`, { headers: { cookie: owner.cookie! } });
+  t.equal(res.status, 200);
+  const zip = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'round-trip-')), 'server.zip');
+  fs.writeFileSync(zip, Buffer.from(await res.arrayBuffer()));
+  t.teardown(() => fs.rmSync(path.dirname(zip), { recursive: true, force: true }));
+  // Taken to another instance (here, the same export again would add nothing: it is the same Discord server).
+  const elsewhere = await startServer();
+  t.teardown(elsewhere.close);
+  const newOwner = await signUp(elsewhere.url);
+  const again = await cli(['import', 'discord', zip, '--owner', newOwner.username, '--server', 'Round trip'], elsewhere.dataDir);
+  t.equal(again.code, 0, again.stderr);
+  const [second] = (await newOwner.get('/api/servers')).body;
+  t.equal(second.name, 'Round trip', 'a new server');
+  const home = await cli(['import', 'discord', zip, '--owner', owner.username, '--server', 'Copy'], server.dataDir);
+  t.match(home.stdout, /Imported into a new server/, 'at home too, a copy: an export of a server here is a server of its own');
+  t.match((await cli(['import', 'discord', zip, '--owner', owner.username], server.dataDir)).stdout, /Appended to the server .*\n {2}0 messages/, 'and the same export again adds nothing');
+
+  /** Everything a server shows that the format carries, with names as the people are shown. */
+  const snapshot = async (server: TestServer, owner: Client, serverId: string) => {
+    const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; topic: string; category_id: string | null }[];
+    const categories = new Map((await owner.get(`/api/servers/${serverId}/categories`)).body.map((c: { id: string; name: string }) => [c.id, c.name]));
+    const out: Record<string, unknown> = {};
+    for (const c of channels) {
+      const messages = (await owner.get(`/api/servers/${serverId}/channels/${c.id}/messages?limit=100`)).body.reverse();
+      out[c.name] = {
+        topic: c.topic,
+        category: c.category_id ? categories.get(c.category_id) : null,
+        messages: await Promise.all(
+          messages.map(async (m: any) => ({
+            author: m.author.display_name ?? m.author.username,
+            // Mentions are written with each server's usernames: compare who is mentioned.
+            content: m.content.replace(/@[A-Za-z0-9_-]+/g, (name: string) => (name === '@everyone' ? name : '@someone')),
+            mentions: m.mentions.length,
+            everyone: m.mention_everyone,
+            created_at: m.created_at,
+            edited_at: m.edited_at,
+            pinned: m.pinned,
+            reply: m.reply_preview ? m.reply_preview.content.replace(/@[A-Za-z0-9_-]+/g, '@someone') : null,
+            reactions: m.reactions.map((r: { emoji: string; count: number }) => [r.emoji, r.count]),
+            files: await Promise.all(
+              m.attachments.map(async (a: { name: string; url: string }) => [a.name, Buffer.from(await (await fetch(new URL(a.url, server.url), { headers: { cookie: owner.cookie! } })).arrayBuffer()).toString('base64')]),
+            ),
+          })),
+        ),
+      };
+    }
+    const roles = (await owner.get(`/api/servers/${serverId}/roles`)).body.map((r: { name: string; color: number | null }) => [r.name, r.color]);
+    return { channels: out, roles };
+  };
+  const before = await snapshot(server, owner, first.id);
+  const after = await snapshot(elsewhere, newOwner, second.id);
+  t.same(after, before, 'channels, topics, categories, authors, text, mentions, times, edits, pins, replies, reactions, files and roles');
 });

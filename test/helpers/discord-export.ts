@@ -160,3 +160,28 @@ export function standardExport(): Record<string, unknown> {
     }),
   };
 }
+
+/**
+ * A forum with a post (a thread under it), every message type the importer names plus one it does
+ * not, and mentions rendered as DCE writes them by default (`--markdown true`: names as text, the
+ * `mentions` list still naming who).
+ */
+export function forumExport(): Record<string, unknown> {
+  const forum = { id: '850000000000000001', type: 'GuildForum', name: 'ideas', category: 'Community', categoryId: '820000000000000003' };
+  const types = ['Default', 'Reply', 'ChannelPinnedMessage', 'GuildMemberJoin', 'ThreadCreated', 'RecipientAdd', 'RecipientRemove', 'ChannelNameChange', 'ChannelIconChange', 'Call', 'StageStart'];
+  const lines = types.map((type, i) =>
+    message({ type, content: `${type} line`, author: i % 2 ? ALICE : BOB, timestamp: new Date(Date.UTC(2024, 5, 1, 10, i)).toISOString().replace('Z', '+00:00') }),
+  );
+  return {
+    'Hobby Club - ideas [850000000000000001].json': channelFile({ ...forum, messages: [] }),
+    'Hobby Club - dark mode [860000000000000001].json': channelFile({
+      id: '860000000000000001',
+      type: 'GuildPublicThread',
+      name: 'dark mode',
+      category: 'ideas',
+      categoryId: forum.id,
+      messages: [message({ content: 'please @bob, dark mode', mentions: [BOB], author: ALICE, timestamp: '2024-06-02T10:00:00.000+00:00' })],
+    }),
+    'Hobby Club - types [870000000000000001].json': channelFile({ id: '870000000000000001', type: 'GuildTextChat', name: 'types', messages: lines }),
+  };
+}

@@ -147,7 +147,9 @@ export async function writeServerExport(db: DB, dataDir: string, serverId: strin
     return id;
   };
   const messageSnowflake = (row: { id: string; created_at: string; discord_id: string | null }) => row.discord_id ?? syntheticSnowflake(row.id, row.created_at);
-  const guild = { id: q.guildOf.get(serverId) ?? snowflake(serverId, server.created_at), name: server.name, iconUrl: null };
+  // The server's own id, never the Discord server's it was imported from: an import of this export
+  // makes a new server (here or elsewhere) rather than appending to the one it came from.
+  const guild = { id: snowflake(serverId, server.created_at), name: server.name, iconUrl: null };
 
   // Discord counts positions up from the bottom; here 0 is the first role listed.
   const roleRows = q.roles.all(serverId);
@@ -360,7 +362,6 @@ function statements(db: DB) {
   return {
     server: db.prepare<[string], { name: string; created_at: string }>('SELECT name, created_at FROM servers WHERE id = ?'),
     // The first import into the server named the Discord server it came from.
-    guildOf: db.prepare<[string], string>('SELECT guild_id FROM imports WHERE server_id = ? ORDER BY created_at LIMIT 1').pluck(),
     mapped: db.prepare<[string], { local_id: string; discord_id: string }>('SELECT local_id, discord_id FROM import_map WHERE server_id = ?'),
     people: db.prepare<[string], { user_id: string; discord_id: string; claimed_by: string | null }>(
       'SELECT user_id, discord_id, claimed_by FROM imported_people WHERE server_id = ? ORDER BY claimed_at IS NULL, claimed_at, discord_id',
