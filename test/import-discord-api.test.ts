@@ -3,11 +3,14 @@
 // claim codes for the owner; claims by code and by Discord data package; hiding and erasing one's
 // imported messages. Synthetic exports only (test/helpers/discord-export.ts).
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { type TestServer, startServer } from './helpers/server';
 import { type Client, signUp } from './helpers/client';
 import { must } from './helpers/community';
-import { ALICE, BOB, standardExport, writeZip } from './helpers/discord-export';
+import { ALICE, BOB, channelFile, message, standardExport, writeZip } from './helpers/discord-export';
 
 const zipForm = async (field: string, files: Record<string, unknown>) => {
   const form = new FormData();
@@ -161,4 +164,58 @@ t.test('data-package claims are refused unless the import allowed them', async (
   const res = await bob.post('/api/account/claims/discord-package', await zipForm('package', { 'Account/user.json': { id: BOB.id } }));
   t.equal(res.status, 404);
   t.match(res.text, /open to data-package claims/);
+});
+
+t.test('an import the server stops midway resumes at the next start, and nothing is twice', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'import-resume-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startServer({ dataDir });
+  const owner = await signUp(server.url);
+  const total = 8000;
+  const parts: Record<string, unknown> = {};
+  for (let p = 0; p < 8; p++) {
+    const messages = Array.from({ length: 1000 }, (_, i) => message({ id: String(960000000000000000n + BigInt(p * 1000 + i)), content: `line ${p * 1000 + i}`, timestamp: new Date(Date.UTC(2024, 0, 1) + (p * 1000 + i) * 1000).toISOString() }));
+    parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ id: '810000000000000001', type: 'GuildTextChat', name: 'general', messages });
+  }
+  const upload = await must(owner.post('/api/imports', await zipForm('export', parts)), 201);
+  await must(owner.post(`/api/imports/${upload.body.id}/start`, {}), 202);
+  const done = () => server.app.db.prepare('SELECT done FROM imports WHERE id = ?').pluck().get(upload.body.id) as number;
+  while (done() < 400) await new Promise((resolve) => setTimeout(resolve, 2));
+  await server.close();
+  const stoppedAt = new Database(path.join(dataDir, 'chat.db')).prepare('SELECT status, done FROM imports').get() as { status: string; done: number };
+  t.equal(stoppedAt.status, 'running', 'a stop leaves it to resume');
+  t.ok(stoppedAt.done < total, `stopped midway (${stoppedAt.done} of ${total})`);
+
+  const again = await startServer({ dataDir });
+  t.teardown(again.close);
+  const db = again.app.db;
+  for (let i = 0; i < 2000 && db.prepare('SELECT status FROM imports').pluck().get() === 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.equal(db.prepare('SELECT status FROM imports').pluck().get(), 'done', 'resumed at start and finished');
+  t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), total, 'every message once');
+  t.same(db.prepare('SELECT content FROM messages ORDER BY seq').pluck().all(), Array.from({ length: total }, (_, i) => `line ${i}`), 'in order across the stop');
+});
+
+t.test('every channel type: what each becomes', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const kinds: [string, string][] = [
+    ['GuildTextChat', 'text'], ['GuildNews', 'news'], ['GuildForum', 'forum'], ['GuildPublicThread', 'public'], ['GuildPrivateThread', 'private'],
+    ['GuildNewsThread', 'newsthread'], ['GuildVoiceChat', 'voice'], ['GuildStageVoice', 'stage'], ['GuildCategory', 'category'], ['DirectTextChat', 'dm'], ['DirectGroupTextChat', 'group'],
+  ];
+  const files: Record<string, unknown> = {};
+  kinds.forEach(([type, name], i) => {
+    const thread = type.endsWith('Thread');
+    files[`Hobby Club - ${name} [88000000000000000${i}].json`] = channelFile({ id: `88000000000000000${i}`, type, name, ...(thread ? { category: 'text', categoryId: '880000000000000000' } : {}), messages: [message({ content: `in ${name}` })] });
+  });
+  const upload = await must(owner.post('/api/imports', await zipForm('export', files)), 201);
+  const becomes = Object.fromEntries(upload.body.plan.channels.map((c: { name: string; becomes: string }) => [c.name, c.becomes]));
+  t.same(becomes, { category: 'nothing', dm: 'nothing', forum: 'channel', group: 'nothing', news: 'channel', newsthread: 'thread', private: 'thread', public: 'thread', stage: 'voice', text: 'channel', voice: 'voice' });
+  t.match(upload.body.plan.notCarried.join('\n'), /channels of type DirectTextChat \(dm\)/);
+  await must(owner.post(`/api/imports/${upload.body.id}/start`, {}), 202);
+  let record = upload.body;
+  while (record.status !== 'done' && record.status !== 'failed') record = (await owner.get(`/api/imports/${upload.body.id}`)).body;
+  t.equal(record.status, 'done', record.error ?? '');
+  const names = (await owner.get(`/api/servers/${record.server_id}/channels`)).body.map((c: { name: string }) => c.name).sort();
+  t.same(names, ['forum', 'news', 'stage', 'text', 'text › newsthread', 'text › private', 'text › public', 'voice']);
 });
