@@ -50,6 +50,9 @@ export interface ImportPlan {
   notCarried: string[];
 }
 
+/** People (authors, mentioned, reacting) one import may name: each becomes a placeholder account. */
+export const MAX_IMPORTED_PEOPLE = 100_000;
+
 /** A channel file is read whole: past this, export with --partition (a JavaScript string holds at most about 512 MiB). */
 export const MAX_CHANNEL_FILE_BYTES = 256 * 1024 * 1024;
 
@@ -247,6 +250,7 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
   const kept = channels.filter((c) => c.becomes !== 'nothing');
   if (kept.length > MAX_CHANNELS_PER_SERVER) throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
   if (categories.length > MAX_CATEGORIES_PER_SERVER) throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
+  if (people.size > MAX_IMPORTED_PEOPLE) throw new ImportError(`the export names ${people.size} people; an import brings at most ${MAX_IMPORTED_PEOPLE} (each becomes an account)`);
   if (roles.size > MAX_ROLES_PER_SERVER) throw new ImportError(`the export's authors hold ${roles.size} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
   return {
