@@ -143,7 +143,7 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   t.equal(server.app.db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), before - 7);
   t.equal((await stranger.post('/api/account/imported-messages', { server_id: serverId, action: 'erase' })).status, 404, 'nothing claimed, nothing to erase');
   t.equal((await bobber.post('/api/account/imported-messages', { server_id: serverId, action: 'burn' })).status, 400);
-  t.equal(server.app.db.pragma('foreign_key_check').length, 0);
+  t.equal((server.app.db.pragma('foreign_key_check') as unknown[]).length, 0);
 
   // The server deleted: its placeholders go with it; the claimers stay.
   const placeholders = () => server.app.db.prepare('SELECT COUNT(*) FROM users WHERE imported = 1').pluck().get();
@@ -151,7 +151,7 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   await must(owner.delete(`/api/servers/${serverId}`), 204);
   t.equal(placeholders(), 0, 'no placeholder outlives its server');
   t.equal((await bobber.get('/api/users/me')).status, 200);
-  t.equal(server.app.db.pragma('foreign_key_check').length, 0);
+  t.equal((server.app.db.pragma('foreign_key_check') as unknown[]).length, 0);
   void ALICE;
 });
 

@@ -79,7 +79,7 @@ t.test('an export comes across whole: channels, people, roles, messages, replies
   const found = await owner.get(`/api/search?q=${encodeURIComponent('windows')}`);
   t.same(found.body.results.map((m: { content: string }) => m.content), ['from a Windows export'], 'the search index holds the history');
   t.equal(server.app.db.prepare("SELECT status FROM imports").pluck().get(), 'done');
-  t.equal(server.app.db.pragma('foreign_key_check').length, 0);
+  t.equal((server.app.db.pragma('foreign_key_check') as unknown[]).length, 0);
 });
 
 t.test('a second run adds nothing; a newer export appends only what is newer', async (t) => {
@@ -92,7 +92,7 @@ t.test('a second run adds nothing; a newer export appends only what is newer', a
   t.equal((await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir)).code, 0);
   const db = server.app.db;
   const tables = ['servers', 'channels', 'categories', 'roles', 'users', 'members', 'messages', 'attachments', 'reactions', 'reaction_extras', 'imported_people'];
-  const counts = () => Object.fromEntries(tables.map((name) => [name, db.prepare(`SELECT COUNT(*) FROM ${name}`).pluck().get()]));
+  const counts = () => Object.fromEntries(tables.map((name) => [name, db.prepare(`SELECT COUNT(*) FROM ${name}`).pluck().get() as number]));
   const before = counts();
   const again = await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir);
   t.equal(again.code, 0, again.stderr);

@@ -1,14 +1,15 @@
 // The account page (/account; its old address /account/warnings serves the same page):
-// profile, email, password, two-factor sign-in, sessions, standing and warnings, export and
-// deletion. GET /api/account answers suspended accounts too, so this is also where a suspended
-// user learns why. Each area is its own module; this one holds the account record and redraws
-// the sections when one of them changes it.
+// profile, email, password, two-factor sign-in, sessions, standing and warnings, Discord
+// history, export and deletion. GET /api/account answers suspended accounts too, so this is
+// also where a suspended user learns why. Each area is its own module; this one holds the
+// account record and redraws the sections when one of them changes it.
 import './theme.js';
 import { api } from './api.js';
 import { $, el, showText, showNotice, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { initProfile, showProfile } from './account-profile.js';
 import { initSecurity, showSecurity } from './account-security.js';
 import { initData, showData } from './account-data.js';
+import { initDiscord, showDiscord } from './account-discord.js';
 
 let account = null;
 
@@ -63,6 +64,7 @@ function render() {
   $('email-closed').hidden = !suspended;
   showSecurity(account);
   showStanding();
+  showDiscord(account);
   showData(account);
 }
 
@@ -81,6 +83,7 @@ async function start() {
   }
   initProfile(update);
   initSecurity(update);
+  initDiscord();
   initData();
   render();
   $('account').hidden = false;

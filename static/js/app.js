@@ -325,7 +325,10 @@ async function logOut() {
 }
 
 async function newServer() {
-  const name = await ask({ title: 'Create a server', text: 'You will own it; it comes with a #general channel. Invite people from its menu.', label: 'Server name', submit: 'Create server', maxLength: 100 });
+  const name = await ask({
+    title: 'Create a server', text: 'You will own it; it comes with a #general channel. Invite people from its menu.', label: 'Server name', submit: 'Create server', maxLength: 100,
+    more: el('p', { class: 'dialog-text dialog-more' }, 'Bringing a community over? ', el('a', { href: '/import' }, 'Import from Discord')),
+  });
   if (name === null) return;
   try {
     const server = await api('POST', '/api/servers', { name });

@@ -1,6 +1,6 @@
 // Server settings (a dialog with tabs) and the server menu. Overview: name and description
 // (the owner and full server administrators), transfer and delete (the owner). Channels,
-// Invites, Bans and the Audit log have their own modules; Roles (the owner creates, renames,
+// Invites, Bans, the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.js';
@@ -107,6 +107,7 @@ function tabsFor(server) {
     manage && ['permissions', 'Permissions'],
     manage && ['bans', 'Bans'],
     manage && ['audit', 'Audit log'],
+    manage && ['imported', 'Imported people'],
   ].filter(Boolean);
 }
 
@@ -145,6 +146,7 @@ const PANELS = {
   // Loaded when first opened: most visits to the app never read the audit log or change permissions.
   audit: async (server) => ({ nodes: (await import('./audit-log.js')).auditPanel(server) }),
   permissions: async (server) => (await import('./permissions.js')).permissionsPanel(server, permissionsFocus),
+  imported: async (server) => (await import('./imported-people.js')).importedPeoplePanel(server),
 };
 
 async function renderPanel() {

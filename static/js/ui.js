@@ -141,8 +141,9 @@ export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
 /**
  * The page's one text dialog (#ask-dialog, created on first use): resolves to the text typed,
  * or null when cancelled. With {confirm: true} it only asks yes or no and resolves to '' or null.
+ * `more`: a node shown under the field (a link to another way of doing it).
  */
-export function ask({ title, label = '', text = '', submit = 'OK', value = '', confirm = false, danger = false, maxLength = 1000 }) {
+export function ask({ title, label = '', text = '', submit = 'OK', value = '', confirm = false, danger = false, maxLength = 1000, more = null }) {
   let dialog = $('ask-dialog');
   if (!dialog) {
     dialog = el('dialog', { id: 'ask-dialog', 'aria-labelledby': 'ask-title' },
@@ -150,6 +151,7 @@ export function ask({ title, label = '', text = '', submit = 'OK', value = '', c
         el('h2', { id: 'ask-title' }),
         el('p', { id: 'ask-text', class: 'dialog-text' }),
         el('label', { id: 'ask-field' }, el('span', { id: 'ask-label' }), el('input', { id: 'ask-input', autocomplete: 'off' })),
+        el('div', { id: 'ask-more' }),
         el('div', { class: 'button-row' },
           el('button', { type: 'button', 'data-cancel': true, onclick: () => dialog.close() }, 'Cancel'),
           el('button', { id: 'ask-submit', type: 'submit', value: 'ok', class: 'primary' }, 'OK'))));
@@ -162,6 +164,7 @@ export function ask({ title, label = '', text = '', submit = 'OK', value = '', c
   $('ask-submit').textContent = submit;
   $('ask-submit').classList.toggle('danger-fill', danger);
   $('ask-field').hidden = confirm;
+  $('ask-more').replaceChildren(...(more ? [more] : []));
   input.required = !confirm;
   input.maxLength = maxLength;
   input.value = value;

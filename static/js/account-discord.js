@@ -1,0 +1,142 @@
+// The account page's "Your Discord history": claiming what an import from Discord left under a
+// placeholder (with the code the server's owner hands over, or with one's Discord data package
+// where the import allows it), and hiding or erasing one's imported messages in a server.
+import { api, upload } from './api.js';
+import { $, el, showNotice, confirmAction, formatSize } from './ui.js';
+
+let servers = []; // the user's servers (GET /api/servers), for names and the select
+const claimedHere = new Set(); // servers claimed into from this page: first in the select
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const serverName = (id) => servers.find((s) => s.id === id)?.name || 'a server';
+
+async function loadServers() {
+  try {
+    servers = await api('GET', '/api/servers');
+  } catch {
+    servers = [];
+  }
+  const select = $('imported-server');
+  const chosen = select.value;
+  const ordered = [...servers].sort((a, b) => Number(claimedHere.has(b.id)) - Number(claimedHere.has(a.id)));
+  select.replaceChildren(...(ordered.length
+    ? ordered.map((s) => el('option', { value: s.id, text: s.name, selected: s.id === chosen }))
+    : [el('option', { value: '', text: 'You are in no server yet' })]));
+  for (const id of ['imported-server', 'imported-hide', 'imported-erase']) $(id).disabled = ordered.length === 0;
+}
+
+/** What a claim brought, each with a link to its server (the claimer is a member now). */
+async function showClaimed(claimed) {
+  for (const c of claimed) claimedHere.add(c.server_id);
+  await loadServers();
+  const box = $('claim-result');
+  box.classList.remove('error');
+  box.replaceChildren(
+    el('p', { text: claimed.length === 1 ? 'Claimed: this history is yours now.' : 'Claimed: these histories are yours now.' }),
+    el('ul', { class: 'claimed-list' }, claimed.map((c) => el('li', {},
+      el('strong', { text: c.discord_name }), `: ${plural(c.messages, 'message')} in `,
+      el('a', { href: `/?server=${encodeURIComponent(c.server_id)}`, text: serverName(c.server_id) })))));
+  box.hidden = false;
+}
+
+function claimFailed(text) {
+  const box = $('claim-result');
+  box.classList.add('error');
+  box.replaceChildren(el('p', { text }));
+  box.hidden = false;
+}
+
+async function claimByCode(e) {
+  e.preventDefault();
+  const button = $('claim-code-form').querySelector('button');
+  const code = $('claim-code').value.trim();
+  if (!code) return;
+  button.disabled = true;
+  $('claim-result').hidden = true;
+  try {
+    const result = await api('POST', '/api/account/claims', { code });
+    $('claim-code').value = '';
+    await showClaimed(result.claimed);
+  } catch (err) {
+    const words = {
+      404: 'There is no such claim code. Check it with the server’s owner (letters and digits, like ABCD-EFGH-JKMN).',
+      409: 'This code was used already: each code works once. Ask the server’s owner if it was not you.',
+      429: 'You tried many codes in a short time. Wait a few minutes, then try again.',
+    };
+    claimFailed(words[err.status] || err.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function claimByPackage(e) {
+  e.preventDefault();
+  const file = $('claim-package').files[0];
+  if (!file) return;
+  const button = $('claim-package-form').querySelector('button');
+  button.disabled = true;
+  $('claim-result').hidden = true;
+  $('claim-upload').hidden = false;
+  $('claim-progress').value = 0;
+  $('claim-upload-text').textContent = `Sending ${file.name} (${formatSize(file.size)})…`;
+  const form = new FormData();
+  form.append('package', file, file.name);
+  try {
+    const result = await upload('/api/account/claims/discord-package', form, (sent, total) => {
+      $('claim-progress').value = sent / total;
+      $('claim-upload-text').textContent = sent < total ? `${formatSize(sent)} of ${formatSize(total)} sent` : 'Uploaded. Reading your Discord id…';
+    }).promise;
+    $('claim-package-form').reset();
+    await showClaimed(result.claimed);
+  } catch (err) {
+    const words = {
+      404: 'Nothing here is waiting for this Discord account: no import names it, or its server’s owner did not allow claims by data package. Ask the owner for your claim code.',
+      413: 'The package is too large: zip its Account folder alone, and upload that.',
+      429: 'You tried many claims in a short time. Wait a few minutes, then try again.',
+    };
+    claimFailed(words[err.status] || err.message);
+  } finally {
+    button.disabled = false;
+    $('claim-upload').hidden = true;
+  }
+}
+
+async function hideOrErase(action) {
+  const id = $('imported-server').value;
+  if (!id) return;
+  const name = serverName(id);
+  const sure = action === 'hide'
+    ? await confirmAction(`Hide your imported messages in ${name}?`,
+      'They stay in the history under a nameless “Former member”: nothing links them to you any more, and you cannot claim them back.',
+      'Hide my imported messages')
+    : await confirmAction(`Erase your imported messages in ${name}?`,
+      'They are deleted for everyone, with their files; this cannot be undone. What you wrote here yourself stays.',
+      'Erase my imported messages');
+  if (!sure) return;
+  for (const b of ['imported-hide', 'imported-erase']) $(b).disabled = true;
+  try {
+    const result = await api('POST', '/api/account/imported-messages', { server_id: id, action });
+    showNotice('imported-result', action === 'hide'
+      ? `${plural(result.messages, 'imported message')} in ${name} now show as written by “Former member”.`
+      : `${plural(result.messages, 'imported message')} in ${name} were erased.`);
+  } catch (err) {
+    showNotice('imported-result', err.status === 404 ? `You have claimed no imported history in ${name}.` : err.message, true);
+  } finally {
+    for (const b of ['imported-hide', 'imported-erase']) $(b).disabled = false;
+  }
+}
+
+export function initDiscord() {
+  $('claim-code-form').addEventListener('submit', claimByCode);
+  $('claim-package-form').addEventListener('submit', claimByPackage);
+  $('imported-form').addEventListener('submit', (e) => e.preventDefault());
+  $('imported-hide').addEventListener('click', () => hideOrErase('hide'));
+  $('imported-erase').addEventListener('click', () => hideOrErase('erase'));
+  loadServers();
+}
+
+/** A suspended account cannot claim (it may not join servers); it reads why above. */
+export function showDiscord(account) {
+  const suspended = account.account_standing >= 4;
+  for (const id of ['claim-code-form', 'claim-package-form', 'imported-form']) $(id).hidden = suspended;
+}

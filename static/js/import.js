@@ -1,0 +1,224 @@
+// The import page (/import): a DiscordChatExporter export uploaded as a zip (with upload progress),
+// the server's dry run shown as a table per channel, then the import started with its two choices
+// and followed to its end ("N of M messages", asked every second). Below, the user's earlier
+// imports; one still running when the page opens is followed again.
+import './theme.js';
+import { api, upload, query } from './api.js';
+import { $, el, showText, confirmAction, formatTime, formatSize } from './ui.js';
+
+const POLL_MS = 1000;
+const STATUS_WORDS = { checked: 'checked, not started', running: 'importing', done: 'done', failed: 'failed' };
+const BECOMES = {
+  channel: () => 'a channel',
+  thread: (c) => `a channel named “${c.parent ? `${c.parent} › ` : ''}${c.name}”`,
+  voice: () => 'a channel for the voice channel’s text',
+  nothing: () => 'nothing (not carried)',
+};
+
+let shown = null; // the import on screen
+let sending = null; // {abort} of the upload under way
+let pollTimer = 0;
+
+const day = (iso) => new Date(iso).toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' });
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+// ---- upload -----------------------------------------------------------------------------
+
+function uploadWords(err) {
+  if (err.status === 413) return `That file is too large for this server (${err.message}).`;
+  if (err.status === 429) return `You uploaded several exports recently.${err.retryAfter ? ` Try again in ${Math.ceil(err.retryAfter / 60)} min.` : ' Try again later.'}`;
+  return err.message;
+}
+
+async function sendExport(e) {
+  e.preventDefault();
+  const file = $('import-file').files[0];
+  if (!file) return void showText('upload-result', 'Choose the zip of the export first.');
+  showText('upload-result', '');
+  const form = new FormData();
+  form.append('export', file, file.name);
+  const name = $('import-name').value.trim();
+  $('upload-button').disabled = true;
+  $('upload-cancel').hidden = false;
+  $('upload-state').hidden = false;
+  $('upload-progress').value = 0;
+  $('upload-text').textContent = `Sending ${file.name} (${formatSize(file.size)})…`;
+  sending = upload(`/api/imports${query({ server_name: name })}`, form, (sent, total) => {
+    $('upload-progress').value = sent / total;
+    $('upload-text').textContent = sent < total
+      ? `${formatSize(sent)} of ${formatSize(total)} sent`
+      : 'Uploaded. The server is reading the export…';
+  });
+  try {
+    const record = await sending.promise;
+    $('upload-form').reset();
+    show(record);
+    loadList();
+  } catch (err) {
+    showText('upload-result', uploadWords(err));
+  } finally {
+    sending = null;
+    $('upload-button').disabled = false;
+    $('upload-cancel').hidden = true;
+    $('upload-state').hidden = true;
+  }
+}
+
+// ---- the dry run ------------------------------------------------------------------------
+
+function channelRow(c) {
+  const range = c.first ? (day(c.first) === day(c.last) ? day(c.first) : `${day(c.first)} – ${day(c.last)}`) : 'empty';
+  return el('tr', { class: c.becomes === 'nothing' ? 'not-carried' : null },
+    el('td', {}, el('span', { class: 'channel-name', text: `#${c.name}` }),
+      el('span', { class: 'muted sub', text: `${c.type}${c.parent ? `, under ${c.parent}` : ''}` })),
+    el('td', { text: (BECOMES[c.becomes] || BECOMES.channel)(c) }),
+    el('td', { class: 'number', text: String(c.messages) }),
+    el('td', { class: 'number', text: String(c.authors) }),
+    el('td', {}, `${c.attachments.found} / `, el('span', { class: c.attachments.missing ? 'missing' : null, text: String(c.attachments.missing) })),
+    el('td', { text: range }));
+}
+
+function showReport(record) {
+  const plan = record.plan;
+  const messages = plan.channels.reduce((n, c) => n + c.messages, 0);
+  $('report-summary').replaceChildren(
+    el('strong', { text: plan.guild.name }),
+    ` from Discord: ${plural(plan.channels.length, 'channel')}, ${plural(plan.categories.length, 'category', 'categories')}, ${plural(messages, 'message')}, ${plural(plan.people, 'person', 'people')}, ${plural(plan.roles, 'role')}. It becomes a new server named `,
+    el('strong', { text: record.server_name }), '.');
+  $('report-rows').replaceChildren(...plan.channels.map(channelRow));
+  $('not-carried').replaceChildren(...plan.notCarried.map((line) => el('li', { text: line })));
+  $('not-carried-block').hidden = plan.notCarried.length === 0;
+  showText('start-result', '');
+}
+
+async function startImport(e) {
+  e.preventDefault();
+  if (!shown) return;
+  $('start-button').disabled = true;
+  showText('start-result', '');
+  try {
+    const record = await api('POST', `/api/imports/${shown.id}/start`, { system: $('opt-system').checked ? 'lines' : 'skip', package_claims: $('opt-package').checked });
+    show(record);
+    loadList();
+  } catch (err) {
+    showText('start-result', err.message);
+  } finally {
+    $('start-button').disabled = false;
+  }
+}
+
+// ---- the import running, and its end -----------------------------------------------------
+
+function showRun(record) {
+  const { done, total } = record.progress;
+  $('run-title').replaceChildren('Importing ', el('strong', { text: record.guild.name }), ' into the new server ', el('strong', { text: record.server_name }), '.');
+  $('run-progress').max = Math.max(total, 1);
+  $('run-progress').value = record.status === 'done' ? Math.max(total, 1) : done;
+  $('run-text').textContent = record.status === 'running'
+    ? `${done} of ${plural(total, 'message')}. You can leave this page: the import goes on, and this page follows it again when you come back.`
+    : `${done} of ${plural(total, 'message')}.`;
+  $('run-done').hidden = record.status !== 'done';
+  if (record.status === 'done' && record.server_id) $('open-server').href = `/?server=${encodeURIComponent(record.server_id)}`;
+  showText('run-failed', record.status === 'failed' ? `The import failed: ${record.error || 'no reason was given'}.` : '');
+}
+
+/** Shows an import where it is: its dry run to start, or its progress (followed while it runs). */
+function show(record) {
+  shown = record;
+  clearTimeout(pollTimer);
+  $('report').hidden = record.status !== 'checked';
+  $('run').hidden = record.status === 'checked';
+  if (record.status === 'checked') {
+    showReport(record);
+    $('report').scrollIntoView({ block: 'start' });
+  } else {
+    showRun(record);
+  }
+  if (record.status === 'running') pollTimer = setTimeout(() => follow(record.id), POLL_MS);
+}
+
+async function follow(id) {
+  if (shown?.id !== id) return;
+  try {
+    const record = await api('GET', `/api/imports/${id}`);
+    if (shown?.id !== id) return;
+    show(record);
+    if (record.status !== 'running') loadList();
+  } catch (err) {
+    if (err.status === 404) return void showText('run-failed', 'This import is gone.');
+    // The server may be restarting (an import resumes at the next start): ask again in a moment.
+    pollTimer = setTimeout(() => follow(id), POLL_MS * 3);
+  }
+}
+
+// ---- earlier imports ----------------------------------------------------------------------
+
+async function discard(record) {
+  const sure = await confirmAction('Discard this import?',
+    record.status === 'done'
+      ? `It leaves this list. The server “${record.server_name}” it made stays.`
+      : 'The uploaded export is deleted from the server. You can upload it again later.',
+    'Discard');
+  if (!sure) return;
+  try {
+    await api('DELETE', `/api/imports/${record.id}`);
+    if (shown?.id === record.id) {
+      shown = null;
+      $('report').hidden = true;
+      $('run').hidden = true;
+    }
+  } catch (err) {
+    showText('problem', err.message);
+  }
+  loadList();
+}
+
+function importItem(record) {
+  const actions = [];
+  if (record.status === 'checked') actions.push(el('button', { type: 'button', class: 'small primary', onclick: () => show(record) }, 'Review and start'));
+  if (record.status === 'running') actions.push(el('button', { type: 'button', class: 'small', onclick: () => show(record) }, 'Follow'));
+  if (record.status === 'done' && record.server_id) actions.push(el('a', { class: 'button small', href: `/?server=${encodeURIComponent(record.server_id)}` }, 'Open the server'));
+  if (record.status !== 'running') actions.push(el('button', { type: 'button', class: 'small', onclick: () => discard(record) }, 'Discard'));
+  return el('li', { 'data-id': record.id },
+    el('div', { class: 'import-text' },
+      el('span', { class: 'import-title' }, el('strong', { text: record.server_name }), ' ', el('span', { class: `badge status-${record.status}`, text: STATUS_WORDS[record.status] || record.status })),
+      el('span', { class: 'muted', text: `from “${record.guild.name}”, uploaded ${formatTime(record.created_at)}${record.finished_at ? `, ended ${formatTime(record.finished_at)}` : ''}` }),
+      record.status === 'failed' && record.error ? el('span', { class: 'import-error', text: record.error }) : null),
+    el('div', { class: 'button-row' }, actions));
+}
+
+async function loadList() {
+  try {
+    const list = await api('GET', '/api/imports');
+    $('import-list').replaceChildren(...list.map(importItem));
+    $('no-imports').hidden = list.length > 0;
+    return list;
+  } catch (err) {
+    showText('problem', err.message);
+    return [];
+  }
+}
+
+// ---- start ------------------------------------------------------------------------------
+
+async function start() {
+  let account;
+  try {
+    account = await api('GET', '/api/account');
+  } catch (err) {
+    showText('problem', err.status === 401 ? 'You are not signed in. Log in on the home page first, then come back here.' : err.message);
+    return;
+  }
+  $('who').textContent = account.display_name || account.username;
+  $('who').hidden = false;
+  $('upload-form').addEventListener('submit', sendExport);
+  $('upload-cancel').addEventListener('click', () => sending?.abort());
+  $('start-form').addEventListener('submit', startImport);
+  $('report-discard').addEventListener('click', () => shown && discard(shown));
+  $('import').hidden = false;
+  // An import still running (this page was closed, or the server restarted): follow it again.
+  const running = (await loadList()).find((r) => r.status === 'running');
+  if (running) show(running);
+}
+
+start();
