@@ -18,6 +18,7 @@ import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout
 import { type SeededHistory, MESSAGES, historyRows, historySetup, measureHistory, seedHistory } from './history';
 import { type Row, type Verdict, assertBuilt, formatTable, machine, printTable } from './lib';
 import { exportRows, measureExport } from './export';
+import { importRows, importSetup, measureImport } from './import';
 import { measureMemory, memoryRows } from './memory';
 import { measurePageWeight, pageWeightRows } from './page-weight';
 import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
@@ -195,6 +196,13 @@ async function main(): Promise<void> {
     const rows = pageWeightRows(await measurePageWeight());
     printTable('12. Page weight: cold cache, real Chromium, compressed as Chromium asks and uncompressed (as before issue 29)', rows);
     summary.push(...targets(rows, '12.'));
+  });
+
+  await section('13. Discord import', async () => {
+    const f = await measureImport();
+    const rows = importRows(f);
+    printTable(`13. Discord import: ${f.synth.messages} messages, ${f.synth.attachments} files (${importSetup})`, rows);
+    summary.push(...targets(rows, '13.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);
