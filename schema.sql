@@ -490,6 +490,8 @@ CREATE TABLE IF NOT EXISTS imports (
   error       TEXT,
   -- 1: a person may claim their placeholder with their Discord data package (which anyone can forge)
   package_claims INTEGER NOT NULL DEFAULT 0,
+  -- system lines (joins, pins): 'lines' in italics, or 'skip'; kept so a resumed import does as asked
+  system      TEXT NOT NULL DEFAULT 'lines' CHECK (system IN ('lines', 'skip')),
   created_at  TEXT NOT NULL,
   finished_at TEXT
 );

@@ -137,7 +137,7 @@ const COMMANDS: Record<string, Command> = {
         if (options['--dry-run'] === true) return formatPlan(scan.plan);
         const importId = crypto.randomUUID();
         const serverName = typeof options['--server'] === 'string' ? options['--server'] : scan.plan.guild.name;
-        recordImport(db, systemClock, { id: importId, ownerId: owner.id, plan: scan.plan, serverName, upload: null, status: 'running', packageClaims: options['--package-claims'] === true });
+        recordImport(db, systemClock, { id: importId, ownerId: owner.id, plan: scan.plan, serverName, upload: null, status: 'running', packageClaims: options['--package-claims'] === true, system: options['--skip-system'] === true ? 'skip' : 'lines' });
         try {
           const result = await importDiscord(db, systemClock, dataDir, files, scan, {
             importId,

@@ -81,13 +81,13 @@ interface StoredFile {
 export function recordImport(
   db: DB,
   clock: Clock,
-  row: { id: string; ownerId: string; plan: ImportPlan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean },
+  row: { id: string; ownerId: string; plan: ImportPlan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean; system?: 'lines' | 'skip' },
 ): void {
   const total = row.plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
   db.prepare(
-    `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), total, row.packageClaims ? 1 : 0, iso(clock.now()));
+    `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, system, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), total, row.packageClaims ? 1 : 0, row.system ?? 'lines', iso(clock.now()));
 }
 
 /** What a run brought, as the CLI prints it. */

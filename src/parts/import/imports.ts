@@ -82,6 +82,7 @@ interface Row {
   total: number;
   error: string | null;
   package_claims: number;
+  system: StartOptions['system'];
   created_at: string;
   finished_at: string | null;
 }
@@ -117,7 +118,7 @@ export function createImports(parts: ImportsParts): Imports {
   const byId = db.prepare<[string], Row>('SELECT * FROM imports WHERE id = ?');
   const byOwner = db.prepare<[string], Row>('SELECT * FROM imports WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC');
   const interrupted = db.prepare<[], Row>("SELECT * FROM imports WHERE status = 'running' AND upload IS NOT NULL ORDER BY created_at");
-  const setStarted = db.prepare("UPDATE imports SET status = 'running', package_claims = ? WHERE id = ?");
+  const setStarted = db.prepare("UPDATE imports SET status = 'running', package_claims = ?, system = ? WHERE id = ?");
   const forget = db.prepare("DELETE FROM imports WHERE id = ? AND status <> 'running'");
   const clearUpload = db.prepare('UPDATE imports SET upload = NULL WHERE id = ?');
 
@@ -138,7 +139,7 @@ export function createImports(parts: ImportsParts): Imports {
     return { worker, ended };
   }
 
-  const job = (row: Row, mode: WorkerJob['mode'], system: StartOptions['system'] = 'lines'): WorkerJob => ({
+  const job = (row: Row, mode: WorkerJob['mode']): WorkerJob => ({
     databaseFile: parts.databaseFile,
     dataDir,
     durability: parts.durability,
@@ -147,11 +148,11 @@ export function createImports(parts: ImportsParts): Imports {
     importId: row.id,
     ownerId: row.owner_id,
     serverName: row.server_name,
-    system,
+    system: row.system,
   });
 
-  function begin(row: Row, system: StartOptions['system']): void {
-    const { worker, ended } = runWorker(job(row, 'import', system), (message) => {
+  function begin(row: Row): void {
+    const { worker, ended } = runWorker(job(row, 'import'), (message) => {
       if (message.kind === 'server') parts.onServer(row.owner_id, message.serverId);
     });
     running = {
@@ -185,9 +186,9 @@ export function createImports(parts: ImportsParts): Imports {
     return row;
   };
 
-  // An import a stop interrupted carries on (its system-line choice is not kept: lines, the default).
+  // An import a stop interrupted carries on, with the choices it was started with.
   const [resumable] = interrupted.all();
-  if (resumable) begin(resumable, 'lines');
+  if (resumable) begin(resumable);
 
   return {
     async upload(req, ownerId, serverName) {
@@ -195,7 +196,7 @@ export function createImports(parts: ImportsParts): Imports {
       const id = crypto.randomUUID();
       const upload = `${id}.zip`;
       fs.renameSync(temp, path.join(dir, upload));
-      const row = { id, owner_id: ownerId, upload, server_name: '' } as Row;
+      const row = { id, owner_id: ownerId, upload, server_name: '', system: 'lines' } as Row;
       const { ended } = runWorker(job(row, 'scan'), () => {});
       const last = await ended;
       if (last.kind !== 'plan') {
@@ -216,8 +217,8 @@ export function createImports(parts: ImportsParts): Imports {
       const row = own(importId, ownerId);
       if (row.status !== 'checked') throw conflict(`this import is ${row.status}; only a checked one can start`);
       if (running) throw conflict('another import is running on this server; start this one when it has finished');
-      setStarted.run(options.packageClaims ? 1 : 0, importId);
-      begin(byId.get(importId)!, options.system);
+      setStarted.run(options.packageClaims ? 1 : 0, options.system, importId);
+      begin(byId.get(importId)!);
       return toRecord(byId.get(importId)!);
     },
 
