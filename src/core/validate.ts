@@ -72,7 +72,9 @@ export function subsetOf<T extends string>(body: Body, key: string, allowed: rea
   const value = body[key];
   if (!Array.isArray(value) || value.length > allowed.length * 2) throw badRequest(`${key} must be an array of: ${allowed.join(', ')}`);
   for (const name of value) {
-    if (typeof name !== 'string' || !allowed.includes(name as T)) throw badRequest(`${key}: unknown name ${JSON.stringify(String(name).slice(0, 40))}; one of ${allowed.join(', ')}`);
+    // Not String(name): a JSON object here has no prototype, so no way to become a string.
+    const shown = typeof name === 'string' ? JSON.stringify(name.slice(0, 40)) : `(${name === null ? 'null' : Array.isArray(name) ? 'array' : typeof name})`;
+    if (typeof name !== 'string' || !allowed.includes(name as T)) throw badRequest(`${key}: unknown name ${shown}; one of ${allowed.join(', ')}`);
   }
   return [...new Set(value as T[])];
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bool, integer, limitParam, oneOf, stringArray, text, uuid, uuidParam } from '../../src/core/validate';
+import { bool, integer, limitParam, oneOf, stringArray, subsetOf, text, uuid, uuidParam } from '../../src/core/validate';
 
 const ID = '3F2B8C1E-7D4A-4B6E-9C0D-1A2B3C4D5E6F';
 const b = (value: unknown) => ({ field: value }) as Record<string, unknown>;
@@ -71,4 +71,12 @@ t.test('text refuses lone surrogates, which UTF-8 cannot store, and keeps real p
   t.throws(() => text(body('a\ud800b'), 'name', { max: 10 }), /not valid Unicode/);
   t.throws(() => text(body('\udc00'), 'name', { max: 10 }), /not valid Unicode/);
   t.equal(text(body('cat 🐱'), 'name', { max: 10 }), 'cat 🐱');
+});
+
+t.test('subsetOf refuses what is not a name with a 400, whatever it is (found by the fuzzer: a 500)', async (t) => {
+  // As the JSON reader makes them: objects without a prototype, which String() cannot turn into text.
+  const body = JSON.parse('{"deny": [[{}]], "allow": [null], "x": [{}]}', (_, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v));
+  for (const key of ['deny', 'allow', 'x']) {
+    t.throws(() => subsetOf(body, key, ['a', 'b'] as const), bad(/unknown name/), key);
+  }
 });

@@ -56,8 +56,11 @@ export const MAX_IMPORTED_PEOPLE = 100_000;
 /** A channel file is read whole: past this, export with --partition (a JavaScript string holds at most about 512 MiB). */
 export const MAX_CHANNEL_FILE_BYTES = 256 * 1024 * 1024;
 
+/** The refusal of an export with no channel file. */
+export const NO_CHANNEL_FILES = 'no DiscordChatExporter JSON files in the export (export with --format Json)';
+
 /** The channel files of an export: JSON files outside the `…_Files` media folders. */
-const isChannelFile = (file: string) => file.toLowerCase().endsWith('.json') && !file.split('/').slice(0, -1).some((dir) => dir.endsWith('_Files'));
+export const isChannelFile = (file: string) => file.toLowerCase().endsWith('.json') && !file.split('/').slice(0, -1).some((dir) => dir.endsWith('_Files'));
 
 export const snowflakeOrder = (a: { id: string }, b: { id: string }) => {
   const x = BigInt(a.id);
@@ -125,7 +128,7 @@ async function readChannelFile(files: ExportFiles, file: string, maxBytes: numbe
  */
 async function indexExport(files: ExportFiles, maxBytes: number): Promise<{ guild: ImportPlan['guild']; channels: ChannelEntry[] }> {
   const channelFiles = files.paths().filter(isChannelFile);
-  if (channelFiles.length === 0) throw new ImportError('no DiscordChatExporter JSON files in the export (export with --format Json)');
+  if (channelFiles.length === 0) throw new ImportError(NO_CHANNEL_FILES);
   let guild: ImportPlan['guild'] | null = null;
   const byChannel = new Map<string, ChannelEntry>();
   for (const file of channelFiles) {

@@ -9,7 +9,8 @@ import { HttpError, badRequest, conflict, notFound } from '../../core/http/error
 import { receiveFile } from '../../core/http/multipart';
 import type { Log } from '../../core/types';
 import { recordImport, setImportStatus } from './discord-import';
-import type { ImportPlan } from './discord-plan';
+import { type ImportPlan, NO_CHANNEL_FILES, isChannelFile } from './discord-plan';
+import { ImportError, openExport } from './export-files';
 import type { WorkerJob, WorkerMessage } from './import-worker';
 
 /**
@@ -196,6 +197,18 @@ export function createImports(parts: ImportsParts): Imports {
       const id = crypto.randomUUID();
       const upload = `${id}.zip`;
       fs.renameSync(temp, path.join(dir, upload));
+      // What is cheap to refuse is refused here (the zip's directory is read without blocking):
+      // a worker, and the reading of every file, only for what may be an export.
+      try {
+        const files = await openExport(path.join(dir, upload));
+        const found = files.paths().some(isChannelFile);
+        files.close();
+        if (!found) throw new ImportError(NO_CHANNEL_FILES);
+      } catch (err) {
+        fs.rmSync(path.join(dir, upload), { force: true });
+        if (err instanceof ImportError) throw badRequest(`cannot import: ${err.message}`);
+        throw err;
+      }
       const row = { id, owner_id: ownerId, upload, server_name: '', system: 'lines' } as Row;
       const { ended } = runWorker(job(row, 'scan'), () => {});
       const last = await ended;

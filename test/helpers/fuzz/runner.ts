@@ -76,7 +76,7 @@ const C = {
 } satisfies Record<string, CallerSpec>;
 
 /** Operations that verify a password (argon2, tens of ms each), start background work or read a whole server: fewer cases. */
-const COSTLY = new Set(['POST /api/register', 'POST /api/login', 'PUT /api/account/password', 'DELETE /api/account', 'POST /api/account/export', 'GET /api/servers/{server_id}/export', 'POST /api/logout', 'DELETE /api/account/2fa']);
+const COSTLY = new Set(['POST /api/register', 'POST /api/login', 'PUT /api/account/password', 'DELETE /api/account', 'POST /api/account/export', 'GET /api/servers/{server_id}/export', 'POST /api/imports', 'POST /api/imports/{import_id}/start', 'POST /api/account/claims/discord-package', 'POST /api/logout', 'DELETE /api/account/2fa']);
 /** Crashes of one operation's batch after which its remaining cases are skipped (each crash costs a restart). */
 const MAX_CRASHES_PER_OPERATION = 3;
 /** Operations that may end the caller's own session. */
