@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../../core/clock';
 import type { DB } from '../../core/db';
-import { HttpError, badRequest, conflict, notFound } from '../../core/http/errors';
+import { badRequest, conflict, notFound } from '../../core/http/errors';
+import { describeError, owned } from '../../core/callbacks';
 import { receiveFile } from '../../core/http/multipart';
 import type { Log } from '../../core/types';
 import { recordImport, setImportStatus } from './discord-import';
@@ -124,15 +125,18 @@ export function createImports(parts: ImportsParts): Imports {
   const clearUpload = db.prepare('UPDATE imports SET upload = NULL WHERE id = ?');
 
   let running: { id: string; worker: Worker; ended: Promise<void> } | null = null;
+  /** Set by stop(): nothing more starts. */
+  let stopping = false;
 
   /** Runs a worker to its end; its last word. */
   function runWorker(job: WorkerJob, onMessage: (message: WorkerMessage) => void): { worker: Worker; ended: Promise<WorkerMessage> } {
     const worker = new Worker(WORKER_FILE, { workerData: job });
     let last: WorkerMessage | null = null;
-    worker.on('message', (message: WorkerMessage) => {
+    // Called from the worker's events, outside any request: a failure here is logged, never thrown.
+    worker.on('message', owned((message: WorkerMessage) => {
       last = message;
       onMessage(message);
-    });
+    }, (err) => log(`import worker message: ${describeError(err)}`)));
     const ended = new Promise<WorkerMessage>((resolve) => {
       worker.on('error', (err) => (last = { kind: 'failed', error: err.message, refused: false }));
       worker.on('exit', () => resolve(last ?? { kind: 'stopped' }));
@@ -171,8 +175,16 @@ export function createImports(parts: ImportsParts): Imports {
           setImportStatus(db, clock, row.id, 'failed', last.error);
         }
         // Stopped (shutdown): stays 'running' with its upload, and resumes at the next start.
-      }),
+        if (last.kind !== 'stopped') resumeNext();
+      }).catch((err: unknown) => log(`import ${row.id}: ${describeError(err)}`)),
     };
+  }
+
+  /** The next import a stop interrupted, if any: they carry on one after another. */
+  function resumeNext(): void {
+    if (stopping) return;
+    const [next] = interrupted.all();
+    if (next) begin(next);
   }
 
   function removeUpload(importId: string): void {
@@ -187,9 +199,8 @@ export function createImports(parts: ImportsParts): Imports {
     return row;
   };
 
-  // An import a stop interrupted carries on, with the choices it was started with.
-  const [resumable] = interrupted.all();
-  if (resumable) begin(resumable);
+  // Imports a stop interrupted carry on, with the choices they were started with.
+  resumeNext();
 
   return {
     async upload(req, ownerId, serverName) {
@@ -215,7 +226,9 @@ export function createImports(parts: ImportsParts): Imports {
       if (last.kind !== 'plan') {
         fs.rmSync(path.join(dir, upload), { force: true });
         if (last.kind === 'failed' && last.refused) throw badRequest(`cannot import: ${last.error}`);
-        throw new HttpError(500, 'the export could not be read');
+        // The reading itself failed (a worker out of memory on a hostile file, say): still the export's doing.
+        log(`import check failed: ${last.kind === 'failed' ? last.error : last.kind}`);
+        throw badRequest('cannot import: the export could not be read');
       }
       const name = serverName ?? last.plan.guild.name;
       recordImport(db, clock, { id, ownerId, plan: last.plan, serverName: name, upload, status: 'checked', packageClaims: false });
@@ -243,6 +256,7 @@ export function createImports(parts: ImportsParts): Imports {
     },
 
     async stop() {
+      stopping = true;
       const current = running;
       if (!current) return;
       current.worker.postMessage('stop');
