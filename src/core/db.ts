@@ -261,7 +261,22 @@ export function openConnection(file: string, durability: 'normal' | 'strict' = '
   // kill -9 loses nothing: the WAL is in the OS's hands). FULL (DURABILITY=strict) fsyncs
   // the WAL at every commit, every message send, so a power cut loses nothing acknowledged.
   db.pragma(durability === 'strict' ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  writeFirst(db);
   return db;
+}
+
+/**
+ * Every transaction begins IMMEDIATE: it takes the write lock at BEGIN, waiting for it as
+ * busy_timeout says. A deferred one reads first and asks for the lock at its first write; if
+ * another connection (an import's worker thread, the CLI) committed in between, SQLite cannot
+ * wait (the snapshot is stale) and answers SQLITE_BUSY at once, which would be a 500.
+ */
+function writeFirst(db: DB): void {
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn: (...args: never[]) => unknown) => {
+    const made = transaction(fn);
+    return Object.assign((...args: never[]) => made.immediate(...args), made);
+  }) as DB['transaction'];
 }
 
 function migrate(db: DB): void {
