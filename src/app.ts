@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import { buildRoutes } from './api';
+import { clusterRoutes } from './api/cluster';
 import { armFailpoints, every, logFailure } from './core/callbacks';
 import { type Clock, MINUTE, systemClock } from './core/clock';
 import { type Config, prepareDataDir } from './core/config';
@@ -9,6 +10,7 @@ import { DEFAULT_TIMEOUTS, type Timeouts, createPipeline } from './core/http/pip
 import { indexStaticFiles } from './core/http/static';
 import { createMetrics } from './core/metrics';
 import { createSecretBox, loadSecretKey } from './core/secret-box';
+import { stdoutLog } from './core/log';
 import type { Log } from './core/types';
 import { createAccountChanges } from './parts/accounts/account-changes';
 import { createAccountDeletion } from './parts/accounts/account-deletion';
@@ -23,6 +25,7 @@ import { createTwoFactor } from './parts/accounts/two-factor';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
+import { createCluster } from './parts/cluster/remote';
 import { createChannelStore } from './parts/community/channels';
 import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
@@ -89,23 +92,6 @@ export interface RunningApp {
 
 export const SHUTDOWN_GRACE_MS = 10_000;
 
-/**
- * The default log: lines are gathered and written once per turn of the event loop. stdout is
- * a pipe or a file, where Node writes synchronously: one write per request line cost about a
- * tenth of a message post under load (bench/post-message.ts). Lines still pending when the
- * process exits are written then.
- */
-let pendingLines: string[] = [];
-function flushLog(): void {
-  if (pendingLines.length === 0) return;
-  const text = `${pendingLines.join('\n')}\n`;
-  pendingLines = [];
-  process.stdout.write(text);
-}
-process.on('exit', flushLog);
-function stdoutLog(line: string): void {
-  if (pendingLines.push(line) === 1) setImmediate(flushLog);
-}
 
 /**
  * The list of parts, in order: each is built from the ones before it, and nothing is patched in
@@ -230,11 +216,13 @@ export function createApp(options: AppOptions): RunningApp {
     claims,
   };
 
+  // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
+  const cluster = config.role === 'core' && config.busUrl ? createCluster({ busUrl: config.busUrl, clock, log, sockets }) : null;
   const pipeline = createPipeline({
     config,
     log,
     metrics,
-    routes: buildRoutes(app),
+    routes: [...buildRoutes(app), ...(cluster ? clusterRoutes(cluster) : [])],
     staticFiles,
     authenticate: (req, level) => authenticate({ sessions, users }, req, level),
     sockets,
@@ -258,11 +246,13 @@ export function createApp(options: AppOptions): RunningApp {
       const exportsStopped = accountExports.close();
       // A running import stops after its batch and resumes at the next start.
       const importStopped = imports.stop();
+      // The closes of gateways' sockets reach the bus before it closes.
+      const busClosed = cluster?.close();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all([uploadsStopped, exportsStopped, importStopped])
+        void Promise.all([uploadsStopped, exportsStopped, importStopped, busClosed])
           .then(() => {
             mailer.close?.();
             metrics.close();

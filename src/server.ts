@@ -1,30 +1,35 @@
 import { createApp } from './app';
 import { describeError } from './core/callbacks';
-import { ConfigError, loadConfig } from './core/config';
+import { type Config, ConfigError, loadConfig } from './core/config';
+import { createGateway } from './gateway';
 
 /** The entry point: the only place that reads the environment, listens and handles signals. */
 function main(): void {
   let running;
+  let config: Config;
   try {
-    const config = loadConfig(process.env);
-    running = createApp({ config });
+    config = loadConfig(process.env);
+    // ROLE=gateway holds sockets only (src/gateway.ts); `all` and `core` are the whole server.
+    running = config.role === 'gateway' ? createGateway({ config }) : createApp({ config });
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : `cannot start: ${(err as Error).message}`;
     console.error(reason);
     process.exit(1);
   }
-  const { server, close, app } = running;
+  const { server, close } = running;
+  const uncaught = 'app' in running ? () => running.app.metrics.uncaught() : () => {};
   server.on('error', (err: NodeJS.ErrnoException) => {
-    console.error(`cannot listen on ${app.config.host}:${app.config.port}: ${err.code ?? err.message}`);
+    console.error(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`);
     process.exit(1);
   });
-  server.listen(app.config.port, app.config.host, () => {
+  server.listen(config.port, config.host, () => {
     const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : app.config.port;
-    console.log(`chat listening on http://${app.config.host}:${port} (data in ${app.config.dataDir}, links to ${app.config.baseUrl})`);
-    if (!app.config.baseUrlConfigured) {
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const where = config.role === 'gateway' ? `gateway of ${config.coreUrl}` : `data in ${config.dataDir}, links to ${config.baseUrl}`;
+    console.log(`chat listening on http://${config.host}:${port} (${config.role === 'all' ? '' : `ROLE=${config.role}, `}${where})`);
+    if (!config.baseUrlConfigured && config.role !== 'gateway') {
       console.log(
-        `warning: BASE_URL is not set. Invite links use the address each browser used; links in emails point to ${app.config.baseUrl}. ` +
+        `warning: BASE_URL is not set. Invite links use the address each browser used; links in emails point to ${config.baseUrl}. ` +
           'Set BASE_URL to the address people use (https://chat.example.com).',
       );
     }
@@ -43,7 +48,7 @@ function main(): void {
   // consistent either way, since a write that throws rolls its transaction back.
   const lastResort = (kind: string) => (err: unknown) => {
     console.error(`${kind} (a defect: the server goes on): ${describeError(err)}`);
-    app.metrics.uncaught();
+    uncaught();
   };
   process.on('uncaughtException', lastResort('uncaught exception'));
   process.on('unhandledRejection', lastResort('unhandled rejection'));

@@ -30,7 +30,20 @@ export interface Config {
   secretKey: Buffer | null;
   /** FAILPOINTS: a testing aid that makes named callbacks fail (src/core/callbacks.ts); empty in production. */
   failpoints: string[];
+  /**
+   * ROLE (docs/scaling.md): `all`, one process as always; `core`, the database, the HTTP API and the
+   * sessions, appending each committed event for the gateways to the bus; `gateway`, user streams
+   * and room sockets only, fed by the bus.
+   */
+  role: Role;
+  /** BUS_URL: the Redis that joins a core to its gateways (`redis://` or `rediss://`); null with ROLE=all. */
+  busUrl: string | null;
+  /** CORE_URL: the core's own address, which a gateway asks to authenticate each socket; null unless ROLE=gateway. */
+  coreUrl: string | null;
 }
+
+export const ROLES = ['all', 'core', 'gateway'] as const;
+export type Role = (typeof ROLES)[number];
 
 export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
 /** Files kept back from connections for the database, its WAL, uploads in flight and logs. */
@@ -90,7 +103,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
     secretKey: secretKey(),
     failpoints: failpoints(),
+    ...cluster(),
   };
+
+  /** ROLE, BUS_URL and CORE_URL, which only make sense together. */
+  function cluster(): Pick<Config, 'role' | 'busUrl' | 'coreUrl'> {
+    const role = oneOf('ROLE', ROLES, 'all');
+    const busUrl = env.BUS_URL || null;
+    const coreUrl = (env.CORE_URL || '').replace(/\/+$/, '') || null;
+    if (busUrl !== null && !/^rediss?:\/\/[^/\s]/.test(busUrl)) throw new ConfigError('BUS_URL must be a redis:// or rediss:// URL');
+    if (role === 'all' && busUrl !== null) throw new ConfigError('BUS_URL needs ROLE=core (or gateway): ROLE=all is one process with no bus');
+    if (role !== 'all' && busUrl === null) throw new ConfigError(`ROLE=${role} needs BUS_URL, the Redis that joins the core and its gateways`);
+    if (role !== 'gateway' && coreUrl !== null) throw new ConfigError('CORE_URL is for ROLE=gateway: the core it asks to authenticate sockets');
+    if (role === 'gateway') {
+      if (coreUrl === null) throw new ConfigError("ROLE=gateway needs CORE_URL, the core's address (http://core:8080)");
+      if (!/^https?:\/\/[^/\s]/.test(coreUrl)) throw new ConfigError('CORE_URL must be an absolute http(s) URL');
+    }
+    return { role, busUrl, coreUrl };
+  }
 
   function failpoints(): string[] {
     const names = (env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean);

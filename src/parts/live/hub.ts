@@ -51,6 +51,8 @@ export interface Hub {
   unregister(peer: Peer): boolean;
   /** Starts the closing handshake, behind what is already queued for the socket. */
   drop(peer: Peer, how: { code: number; reason: string }): void;
+  /** Frames made elsewhere (a gateway's, from the core through the bus), written to these sockets in order. */
+  relay(peers: Peer[], frame: Buffer): void;
   /** Open sockets of one session and of one user (the caps). */
   countsOf(token: string, userId: string): { session: number; user: number };
   peers(): Iterable<Peer>;
@@ -61,8 +63,11 @@ export interface Hub {
   openSockets(): Record<string, number>;
   /** Frames written since the start, for the metrics. */
   readonly framesSent: number;
-  /** Closes every socket (1001, user streams 4001): shutdown. */
-  close(): void;
+  /**
+   * Closes every socket (1001): shutdown. User streams get `streams`: 4001 from a core or one
+   * process, whose sessions end with it; a gateway's stay 1001, since the sessions live on.
+   */
+  close(streams?: { code: number; reason: string }): void;
 }
 
 /** Past this many bytes queued for one socket, its reader is too slow: it is closed, not buffered for. */
@@ -77,14 +82,31 @@ export const CLOSE = {
   goingAway: { code: 1001, reason: 'server shutting down' },
   policy: { code: 1008, reason: 'too many frames' },
   sessionEnded: { code: 4001, reason: 'session ended' },
+  /** RFC 6455 1012: a gateway lost events meant for the socket (docs/scaling.md); reconnect and catch up. */
+  reconnect: { code: 1012, reason: 'reconnect and catch up' },
   accessRemoved: { code: 4003, reason: 'access removed' },
   tooSlow: { code: 4008, reason: 'too slow' },
   internalError: { code: 1011, reason: 'internal error' },
 } as const;
 
+/**
+ * What the hub needs of a socket: a `ws` WebSocket, or on a core the stand-in for a socket that
+ * is open on a gateway (src/parts/cluster/remote.ts), whose writes go to the bus.
+ */
+export interface PeerSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  send(frame: Buffer, options: { binary: boolean }): void;
+  close(code: number, reason: string): void;
+  terminate(): void;
+  ping(): void;
+}
+
 /** One open socket. */
 export interface Peer {
-  ws: WebSocket;
+  ws: PeerSocket;
+  /** Open on a gateway: the core's writes to it cost a few bytes on the bus, so they are not paced. */
+  remote?: boolean;
   userId: string;
   token: string;
   /** The room of a room socket; null for a user stream. */
@@ -198,7 +220,7 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
         }
         while (job.next < job.peers.length && budget > 0) {
           const peer = job.peers[job.next++];
-          budget--;
+          if (!peer.remote) budget--;
           if (peer.ws.readyState !== WebSocket.OPEN) continue;
           send(peer, job.frameFor(peer.userId));
           sent++;
@@ -355,6 +377,11 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
 
     drop,
 
+    relay(recipients, frame) {
+      const open = recipients.filter((peer) => peer.ws.readyState === WebSocket.OPEN);
+      if (open.length > 0) enqueue({ peers: open, frameFor: () => frame, next: 0 });
+    },
+
     countsOf: (token, userId) => ({ session: byToken.get(token)?.size ?? 0, user: byUser.get(userId)?.size ?? 0 }),
 
     peers: () => peers,
@@ -373,10 +400,10 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
       return framesSent;
     },
 
-    close() {
+    close(streamsEnd = CLOSE.sessionEnded) {
       // Sessions live in memory: a restart ends every one, and a user stream says so (4001),
       // so a client signs in again rather than retrying a dead cookie.
-      for (const peer of peers) drop(peer, peer.container ? CLOSE.goingAway : CLOSE.sessionEnded);
+      for (const peer of peers) drop(peer, peer.container ? CLOSE.goingAway : streamsEnd);
       const force = setTimeout(() => {
         for (const peer of peers) peer.ws.terminate();
       }, SHUTDOWN_CLOSE_GRACE_MS);

@@ -13,7 +13,7 @@ import type { Permissions } from '../../rules/permissions';
 import { authenticate } from '../accounts/auth';
 import type { SessionStore } from '../accounts/sessions';
 import type { UserStore } from '../accounts/users';
-import { CLOSE, type Hub, type Peer } from './hub';
+import { CLOSE, type Hub, type Peer, type PeerSocket } from './hub';
 import type { Presence } from './presence';
 
 /**
@@ -25,9 +25,21 @@ export interface Sockets {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** A plain request (no upgrade) to a socket path: 426, naming the protocol it needs (RFC 9110 15.5.22). */
   refuseWithoutUpgrade(method: string, pathname: string): void;
+  /**
+   * A socket opening on a gateway (src/parts/cluster/remote.ts): the forwarded upgrade request is
+   * authorized exactly as one made here; `ws` stands in for the socket. Throws the refusal as an
+   * HttpError. Returns the peer and, for a user stream, its `ready`, built in the same turn as
+   * the subscription.
+   */
+  admit(req: SocketRequest, ws: PeerSocket): { peer: Peer; ready: string | null };
+  /** A socket admitted so has closed on its gateway. */
+  release(peer: Peer): void;
   /** No more upgrades; every socket closes (shutdown). */
   close(): void;
 }
+
+/** What authorizing a socket reads of its upgrade request: a real one, or one a gateway forwarded. */
+export type SocketRequest = Pick<IncomingMessage, 'method' | 'url' | 'headers'>;
 
 /** Clients send nothing meaningful yet: a small cap stops ws's 100 MiB default from buffering junk. */
 export const WS_MAX_PAYLOAD_BYTES = 4 * 1024;
@@ -68,33 +80,13 @@ export function createSockets(parts: SocketParts): Sockets {
   // every socket compress its own copy of a frame we serialize once.
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
   let closing = false;
-
-  const heartbeat = every(
-    parts.heartbeatMs,
-    'heartbeat',
-    () => {
-      for (const peer of hub.peers()) {
-        if (!peer.alive) {
-          peer.ws.terminate();
-          continue;
-        }
-        peer.alive = false;
-        peer.ws.ping();
-      }
-    },
-    log,
-  );
+  const heartbeat = startHeartbeat(hub, parts.heartbeatMs, log);
 
   /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
-  function authorize(req: IncomingMessage): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart' | 'held'> & { user: User } {
+  function authorize(req: SocketRequest): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart' | 'held'> & { user: User } {
     if (closing) throw new HttpError(503, 'server shutting down');
-    // A page on another site can open a WebSocket to us and the browser attaches our cookie:
-    // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
-    if (isCrossSite(req, config.baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
-    const found = match(SOCKET_ROUTES, req.method ?? 'GET', splitUrl(req.url).pathname);
-    if (found === null) throw new HttpError(404, 'not found');
-    if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
-    const { session, user } = authenticate(parts, req, 'user');
+    const { kind, params, gzip } = readSocketRequest(req, config.baseUrl);
+    const { session, user } = authenticate(parts, req as IncomingMessage, 'user');
     // Every socket holds memory and a file, and every event is written to each: one session
     // opening thousands would make every message cost thousands of writes. A cap on what is
     // open clears when a socket closes: a client may try again soon.
@@ -106,55 +98,33 @@ export function createSockets(parts: SocketParts): Sockets {
     if (open.user >= MAX_SOCKETS_PER_USER) {
       throw new HttpError(429, `too many open sockets for this account (at most ${MAX_SOCKETS_PER_USER})`, retry);
     }
-    // ?compress=gzip: a large `ready` comes as one binary frame of gzip (hub.ts subscribe).
-    const compress = new URLSearchParams(splitUrl(req.url).search).getAll('compress');
-    if (compress.length > 1 || (compress.length === 1 && compress[0] !== 'gzip')) throw new HttpError(400, 'compress must be gzip');
-    const { kind } = found.route;
     const container =
       kind === 'user'
         ? null
         : kind === 'channel'
-          ? perms.channelAccess(user!, found.params.channel_id).container
-          : perms.conversationAccess(user!, found.params.conversation_id);
-    return { user: user!, userId: user!.id, token: session!.token, container, gzip: compress.length === 1 };
+          ? perms.channelAccess(user!, params.channel_id).container
+          : perms.conversationAccess(user!, params.conversation_id);
+    return { user: user!, userId: user!.id, token: session!.token, container, gzip };
+  }
+
+  /** Registers and subscribes a socket; a user stream's `ready` is built in the same turn. */
+  function open(peer: Peer, user: User): string | null {
+    if (hub.register(peer)) presence.online(peer.userId);
+    const ready = peer.container ? null : parts.ready(user);
+    return ready;
+  }
+
+  function release(peer: Peer): void {
+    if (hub.unregister(peer)) presence.offline(peer.userId);
   }
 
   function connect(ws: WebSocket, { user, ...target }: ReturnType<typeof authorize>): void {
-    const peer: Peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now(), held: null };
-    // What goes wrong inside this socket's callbacks ends this socket (1011), nothing else.
-    const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
-      owned(fn, (err) => {
-        logFailure(log, `websocket ${where}`)(err);
-        ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
-      });
-    // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
-    ws.on('error', (err) => log(`websocket error: ${err.message}`));
-    ws.on(
-      'close',
-      owned(() => {
-        failpoint('socket.close');
-        if (hub.unregister(peer)) presence.offline(peer.userId);
-      }, logFailure(log, 'websocket close')),
-    );
-    ws.on('pong', () => {
-      peer.alive = true;
+    const peer = { ws, ...target, alive: true, frames: 0, windowStart: clock.now(), held: null };
+    const opened = attachSocket(peer, { clock, log, hub, onClose: release });
+    opened(() => {
+      const ready = open(peer, user);
+      hub.subscribe(peer, ready === null ? undefined : Buffer.from(ready));
     });
-    // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
-    const countFrame = own(() => {
-      failpoint('socket.message');
-      const now = clock.now();
-      if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
-        peer.windowStart = now;
-        peer.frames = 0;
-      }
-      if (++peer.frames > FLOOD_MAX_FRAMES) hub.drop(peer, CLOSE.policy);
-    }, 'frame');
-    ws.on('message', countFrame);
-    ws.on('ping', countFrame);
-    own(() => {
-      if (hub.register(peer)) presence.online(peer.userId);
-      hub.subscribe(peer, peer.container ? undefined : Buffer.from(parts.ready(user)));
-    }, 'open')();
   }
 
   /** An upgrade request: authorized exactly as the HTTP pipeline would, then a socket. */
@@ -194,6 +164,17 @@ export function createSockets(parts: SocketParts): Sockets {
       throw new HttpError(426, 'this address takes a WebSocket upgrade (Upgrade: websocket)', { Upgrade: 'websocket' });
     },
 
+    admit(req, ws) {
+      const { user, ...target } = authorize(req);
+      // The gateway compresses a large `ready` itself (?compress=gzip is its socket's).
+      const peer: Peer = { ws, ...target, gzip: false, remote: true, alive: true, frames: 0, windowStart: clock.now(), held: null };
+      const ready = open(peer, user);
+      hub.subscribe(peer);
+      return { peer, ready };
+    },
+
+    release,
+
     close() {
       closing = true;
       clearInterval(heartbeat);
@@ -202,8 +183,88 @@ export function createSockets(parts: SocketParts): Sockets {
   };
 }
 
+/**
+ * The checks an upgrade request needs no account for (a gateway makes them too, before asking
+ * the core): cross-site, the path, the query. Throws the refusal.
+ */
+export function readSocketRequest(req: SocketRequest, baseUrl: string): { kind: 'user' | 'channel' | 'conversation'; params: Record<string, string>; gzip: boolean } {
+  // A page on another site can open a WebSocket to us and the browser attaches our cookie:
+  // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
+  if (isCrossSite(req as IncomingMessage, baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
+  const found = match(SOCKET_ROUTES, req.method ?? 'GET', splitUrl(req.url).pathname);
+  if (found === null) throw new HttpError(404, 'not found');
+  if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
+  // ?compress=gzip: a large `ready` comes as one binary frame of gzip (hub.ts subscribe).
+  const compress = new URLSearchParams(splitUrl(req.url).search).getAll('compress');
+  if (compress.length > 1 || (compress.length === 1 && compress[0] !== 'gzip')) throw new HttpError(400, 'compress must be gzip');
+  return { kind: found.route.kind, params: found.params, gzip: compress.length === 1 };
+}
+
+/** Pings every socket of this process each `ms`; one that did not answer the last ping is cut. */
+export function startHeartbeat(hub: Pick<Hub, 'peers'>, ms: number, log: Log): NodeJS.Timeout {
+  return every(
+    ms,
+    'heartbeat',
+    () => {
+      for (const peer of hub.peers()) {
+        // A gateway's socket is pinged by its gateway.
+        if (peer.remote) continue;
+        if (!peer.alive) {
+          peer.ws.terminate();
+          continue;
+        }
+        peer.alive = false;
+        peer.ws.ping();
+      }
+    },
+    log,
+  );
+}
+
+/**
+ * A new socket's own callbacks: errors, close (`onClose`), pongs, and the flood count of what a
+ * client sends. Returns a runner for its opening work, under the same rule: what goes wrong
+ * inside this socket's callbacks ends this socket (1011), nothing else.
+ */
+export function attachSocket(
+  peer: Peer & { ws: WebSocket },
+  { clock, log, hub, onClose }: { clock: Clock; log: Log; hub: Pick<Hub, 'drop'>; onClose(peer: Peer): void },
+): (work: () => void) => void {
+  const { ws } = peer;
+  const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
+    owned(fn, (err) => {
+      logFailure(log, `websocket ${where}`)(err);
+      ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+    });
+  // Protocol errors (oversize frame: ws closes with 1009, bad UTF-8...) must never reach the process.
+  ws.on('error', (err) => log(`websocket error: ${err.message}`));
+  ws.on(
+    'close',
+    owned(() => {
+      failpoint('socket.close');
+      onClose(peer);
+    }, logFailure(log, 'websocket close')),
+  );
+  ws.on('pong', () => {
+    peer.alive = true;
+  });
+  // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
+  const countFrame = own(() => {
+    failpoint('socket.message');
+    const now = clock.now();
+    if (now - peer.windowStart >= FLOOD_WINDOW_MS) {
+      peer.windowStart = now;
+      peer.frames = 0;
+    }
+    if (++peer.frames > FLOOD_MAX_FRAMES) hub.drop(peer, CLOSE.policy);
+  }, 'frame');
+  ws.on('message', countFrame);
+  ws.on('ping', countFrame);
+  return (work) => own(work, 'open')();
+}
+
 /** An upgrade refused before any socket exists: a plain HTTP response, as for any request. */
-function refuse(socket: Duplex, status: number, reason: string, headers: Record<string, string>): void {
+export function refuse(socket: Duplex, status: number, reason: string, headers: Record<string, string>): void {
   const body = `${reason}\n`;
   socket.on('error', () => socket.destroy());
   socket.once('finish', () => socket.destroy());
