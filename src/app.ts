@@ -1,7 +1,6 @@
 import type http from 'node:http';
 import path from 'node:path';
 import { buildRoutes } from './api';
-import { clusterRoutes } from './api/cluster';
 import { armFailpoints, every, logFailure } from './core/callbacks';
 import { type Clock, MINUTE, systemClock } from './core/clock';
 import { type Config, prepareDataDir } from './core/config';
@@ -181,6 +180,8 @@ export function createApp(options: AppOptions): RunningApp {
     },
   });
   const claims = createClaims({ db, clock, dataDir: config.dataDir, members, tails });
+  // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
+  const cluster = config.role === 'core' && config.busUrl ? createCluster({ busUrl: config.busUrl, clock, log, sockets }) : null;
   const app: Services = {
     config,
     clock,
@@ -214,15 +215,14 @@ export function createApp(options: AppOptions): RunningApp {
     deletion,
     imports,
     claims,
+    cluster,
   };
 
-  // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
-  const cluster = config.role === 'core' && config.busUrl ? createCluster({ busUrl: config.busUrl, clock, log, sockets }) : null;
   const pipeline = createPipeline({
     config,
     log,
     metrics,
-    routes: [...buildRoutes(app), ...(cluster ? clusterRoutes(cluster) : [])],
+    routes: buildRoutes(app),
     staticFiles,
     authenticate: (req, level) => authenticate({ sessions, users }, req, level),
     sockets,

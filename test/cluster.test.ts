@@ -8,6 +8,7 @@ import t from 'tap';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { type ServerProcess, killed, startServerProcess } from './helpers/process';
+import { startServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
 
 /**
@@ -133,6 +134,38 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     t.equal((await refusedUpgrade(g1.url, '/api/ws', { client: alice, origin: 'https://evil.example' })).status, 403, 'and a cross-site one (403)');
     t.equal((await refusedUpgrade(g1.url, `/api/channels/${crypto.randomUUID()}/ws`, { client: alice })).status, 404, 'and a room that is not there (404)');
     for (const socket of [aliceStream, bobStream, bobRoom]) socket.close();
+  });
+
+  await t.test("the core's cluster routes: the gateway key or 403; bad input 400, nothing registered", async (t) => {
+    const bus = createClient({ url: BUS_URL });
+    await bus.connect();
+    const key = (await bus.get('chat:gateway-key')) ?? '';
+    await bus.close();
+    const call = (path: string, body: unknown, headers: Record<string, string> = { 'x-gateway-key': key }) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const gateway = crypto.randomUUID();
+    for (const headers of [{}, { 'x-gateway-key': 'guess' }, { 'x-gateway-key': `${key}x` }] as Record<string, string>[]) {
+      const res = await call('/api/cluster/alive', { gateway, sockets: [] }, headers);
+      t.equal(res.status, 403, 'no key or a wrong one: 403');
+      t.equal(res.headers.get('x-core-epoch'), null, 'and no epoch');
+      t.match(await res.text(), /gateway key refused/);
+    }
+    const reported = await call('/api/cluster/alive', { gateway, sockets: [] });
+    t.equal(reported.status, 200, 'the key from Redis: 200');
+    t.match(await reported.json(), { unknown: [] });
+    for (const body of [{ gateway: 'x', sockets: [] }, { gateway, sockets: [0] }, { gateway, sockets: 'all' }, { gateway, sockets: [1.5] }]) {
+      const res = await call('/api/cluster/alive', body);
+      t.equal(res.status, 400, `a bad report: 400 (${JSON.stringify(body)})`);
+    }
+    for (const body of [{ gateway, socket: 1, url: '/api/ws', headers: [] }, { gateway, socket: -1, url: '/api/ws', headers: {} }, { gateway, socket: 1, url: '', headers: {} }, { gateway, socket: 1, url: '/api/ws', headers: { cookie: 7 } }]) {
+      const res = await call('/api/cluster/sockets', body);
+      t.equal(res.status, 400, `a bad opening: 400 (${JSON.stringify(body)})`);
+    }
+    const refused = await call('/api/cluster/sockets', { gateway, socket: 1, url: '/api/ws', headers: {} });
+    t.equal(refused.status, 401, "no session: the upgrade's own refusal");
+    t.ok(refused.headers.get('x-core-epoch'), 'with the epoch, so the gateway tells it from a key refusal');
+    const after = await call('/api/cluster/alive', { gateway, sockets: [1] });
+    t.same(((await after.json()) as { unknown: number[] }).unknown, [1], 'nothing was registered');
   });
 
   await t.test('kill -9 a gateway: its clients reconnect to the other, miss nothing, see nothing twice', async (t) => {
@@ -274,4 +307,14 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     t.same(seen, sent, 'every message once, in order');
     again.close();
   });
+});
+
+t.test('a server with no gateways (ROLE=all) answers 404 to the cluster routes', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  for (const route of ['/api/cluster/sockets', '/api/cluster/alive']) {
+    const res = await fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    t.equal(res.status, 404, route);
+    t.match(await res.text(), /no gateways here/);
+  }
 });

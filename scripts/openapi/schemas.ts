@@ -99,6 +99,7 @@ export const schemas: Record<string, Schema> = {
   }),
   Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, 'messages that became the caller\'s') })) }),
   ImportedMessages: obj({ action: oneOf('hide', 'erase'), messages: int }),
+  GatewayReport: obj({ epoch: uuid, unknown: { type: 'array', items: int, description: 'reported sockets the core does not hold: the gateway closes them (1012; 4001 when the epoch changed, the core having restarted)' } }),
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),

@@ -3,33 +3,37 @@ import { HANDLED, json } from '../core/http/respond';
 import type { Body, PublicCtx, Route } from '../core/types';
 import { integer, text, uuid } from '../core/validate';
 import { EPOCH_HEADER, FORWARDED_HEADERS, GATEWAY_KEY_HEADER, OPEN_SOCKET_PATH, REPORT_PATH, USER_HEADER } from '../parts/cluster/protocol';
-import type { Cluster } from '../parts/cluster/remote';
+import type { Services } from '../parts/services';
 
 /** Sockets one gateway may report (twice the open-files limit of a large machine). */
 const MAX_REPORTED_SOCKETS = 200_000;
 const MAX_SOCKET_ID = 2 ** 31;
 
 /**
- * What a core answers its gateways (docs/scaling.md), present only with ROLE=core. A gateway
+ * What a core answers its gateways (docs/scaling.md); 404 from a server with no gateways
+ * (ROLE=all). A gateway
  * shows the key the core keeps in Redis (whoever reads the bus is trusted; nobody else gets past
  * 403). Opening a socket is authorized exactly as an upgrade made to the core: the answer is the
  * upgrade's own refusal (401, 403, 404, 429...) or, for a user stream, its `ready`.
  */
-export function clusterRoutes(cluster: Cluster): Route[] {
+export function clusterRoutes({ cluster }: Pick<Services, 'cluster'>): Route[] {
   return [
     { method: 'POST', path: OPEN_SOCKET_PATH, auth: 'none', body: 'json', handler: openSocket },
     { method: 'POST', path: REPORT_PATH, auth: 'none', body: 'json', handler: reportAlive },
   ];
 
-  function fromGateway(ctx: PublicCtx): void {
+  /** The cluster, to a gateway that shows the key. */
+  function fromGateway(ctx: PublicCtx) {
+    if (cluster === null) throw new HttpError(404, 'no gateways here: this server runs alone (ROLE=all)');
     const shown = ctx.req.headers[GATEWAY_KEY_HEADER];
     if (!cluster.keyMatches(typeof shown === 'string' ? shown : undefined)) throw new HttpError(403, 'gateway key refused');
     ctx.res.setHeader(EPOCH_HEADER, cluster.epoch);
+    return cluster;
   }
 
   /** `{gateway, socket, url, headers}` → 200 the `ready` frame (a user stream) or 204 (a room socket); the upgrade's refusal otherwise. */
   function openSocket(ctx: PublicCtx) {
-    fromGateway(ctx);
+    const cluster = fromGateway(ctx);
     const gateway = uuid(ctx.body, 'gateway');
     const socket = integer(ctx.body, 'socket', 1, MAX_SOCKET_ID);
     const url = text(ctx.body, 'url', { max: 8192 });
@@ -43,7 +47,7 @@ export function clusterRoutes(cluster: Cluster): Route[] {
 
   /** `{gateway, sockets}`: the ids of every socket the gateway holds or is opening → `{epoch, unknown}`. */
   function reportAlive(ctx: PublicCtx) {
-    fromGateway(ctx);
+    const cluster = fromGateway(ctx);
     const gateway = uuid(ctx.body, 'gateway');
     const sockets = ctx.body.sockets;
     if (!Array.isArray(sockets) || sockets.length > MAX_REPORTED_SOCKETS || !sockets.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_SOCKET_ID)) {

@@ -8,6 +8,7 @@ import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
+import { clusterRoutes } from './cluster';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
 import { emailRoutes } from './email';
@@ -57,5 +58,6 @@ export function buildRoutes(services: Services): Route[] {
     ...uploadRoutes(services),
     ...moderationRoutes(services),
     ...importRoutes(services),
+    ...clusterRoutes(services),
   ];
 }

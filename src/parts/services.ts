@@ -30,6 +30,7 @@ import type { DeviceStore } from './accounts/devices';
 import type { IdentityCheck } from './accounts/identity';
 import type { Claims } from './import/claims';
 import type { Imports } from './import/imports';
+import type { Cluster } from './cluster/remote';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -68,4 +69,6 @@ export interface Services {
   deletion: AccountDeletion;
   imports: Imports;
   claims: Claims;
+  /** ROLE=core: the sockets open on gateways (docs/scaling.md); null in one process. */
+  cluster: Cluster | null;
 }

@@ -56,6 +56,13 @@ t.test('bad values are a ConfigError with a one-line reason', async (t) => {
     [{ SMTP_URL: 'mail.example' }, /SMTP_URL/],
     [{ RATE_LIMIT: 'sometimes' }, /RATE_LIMIT must be on or off/],
     [{ TRUST_PROXY: '2' }, /TRUST_PROXY/],
+    [{ ROLE: 'worker' }, /ROLE must be one of all, core, gateway/],
+    [{ ROLE: 'core' }, /ROLE=core needs BUS_URL/],
+    [{ ROLE: 'gateway', BUS_URL: 'redis://r:6379' }, /ROLE=gateway needs CORE_URL/],
+    [{ BUS_URL: 'redis://r:6379' }, /BUS_URL needs ROLE=core/],
+    [{ ROLE: 'core', BUS_URL: 'http://r:6379' }, /BUS_URL must be a redis/],
+    [{ ROLE: 'core', BUS_URL: 'redis://r', CORE_URL: 'http://c' }, /CORE_URL is for ROLE=gateway/],
+    [{ ROLE: 'gateway', BUS_URL: 'redis://r', CORE_URL: 'core:8080' }, /CORE_URL must be an absolute http/],
   ];
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), message, JSON.stringify(env));
@@ -66,6 +73,12 @@ t.test('bad values are a ConfigError with a one-line reason', async (t) => {
       t.notMatch((err as Error).message, /\n/, 'one line');
     }
   }
+});
+
+t.test('ROLE, BUS_URL and CORE_URL: one process by default; a core and its gateways share a bus', async (t) => {
+  t.match(loadConfig({}), { role: 'all', busUrl: null, coreUrl: null }, 'unset: one process, no bus');
+  t.match(loadConfig({ ROLE: 'CORE', BUS_URL: 'redis://:secret@redis:6379/0' }), { role: 'core', busUrl: 'redis://:secret@redis:6379/0', coreUrl: null });
+  t.match(loadConfig({ ROLE: 'gateway', BUS_URL: 'rediss://redis', CORE_URL: 'http://core:8080/' }), { role: 'gateway', coreUrl: 'http://core:8080' }, 'a trailing slash is dropped');
 });
 
 t.test('prepareDataDir creates the directory tree and refuses one it cannot write', async (t) => {
