@@ -543,3 +543,23 @@ CREATE TABLE IF NOT EXISTS reaction_extras (
   extra       INTEGER NOT NULL CHECK (extra > 0),
   PRIMARY KEY (message_seq, emoji)
 ) WITHOUT ROWID;
+
+-- Notification settings (docs/api.md "Notifications"): a user's choice for a server, a channel
+-- (over its server's) or a conversation. No row: the default (all messages, nothing muted).
+CREATE TABLE IF NOT EXISTS notification_settings (
+  user_id           TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  target_id         TEXT NOT NULL,
+  target_kind       TEXT NOT NULL CHECK (target_kind IN ('server', 'channel', 'conversation')),
+  level             TEXT NOT NULL CHECK (level IN ('all', 'mentions', 'nothing')),
+  muted_until       TEXT,
+  suppress_everyone INTEGER NOT NULL DEFAULT 0,
+  suppress_roles    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, target_id)
+) WITHOUT ROWID;
+-- A setting goes with what it is about.
+CREATE TRIGGER IF NOT EXISTS notification_settings_server_gone AFTER DELETE ON servers
+BEGIN DELETE FROM notification_settings WHERE target_id = old.id; END;
+CREATE TRIGGER IF NOT EXISTS notification_settings_channel_gone AFTER DELETE ON channels
+BEGIN DELETE FROM notification_settings WHERE target_id = old.id; END;
+CREATE TRIGGER IF NOT EXISTS notification_settings_conversation_gone AFTER DELETE ON conversations
+BEGIN DELETE FROM notification_settings WHERE target_id = old.id; END;

@@ -21,6 +21,7 @@ import { createIdentityCheck } from './parts/accounts/identity';
 import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/mail';
 import { SessionStore } from './parts/accounts/sessions';
 import { createTwoFactor } from './parts/accounts/two-factor';
+import { createNotificationSettings } from './parts/accounts/notifications';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
@@ -125,6 +126,8 @@ export function createApp(options: AppOptions): RunningApp {
     sockets: hub,
   });
   const presence = createPresence({ db, hub, log, settings });
+  const notifications = createNotificationSettings(db);
+  const sidebar = { directory, readStates, presence, notifications, clock };
   const sockets = createSockets({
     config,
     clock,
@@ -134,7 +137,7 @@ export function createApp(options: AppOptions): RunningApp {
     perms,
     hub,
     presence,
-    ready: (user) => readyFrame({ directory, readStates, presence }, user),
+    ready: (user) => readyFrame(sidebar, user),
     heartbeatMs: settings.heartbeatMs,
   });
   const devices = createDeviceStore(db, clock, settings.deviceReuseGraceMs);
@@ -176,7 +179,7 @@ export function createApp(options: AppOptions): RunningApp {
     // The owner sees their new server at once, and again (its channels filled) when it is done.
     onServer: (ownerId, serverId) => {
       const server = directory.server(serverId);
-      if (server) hub.toUsers([ownerId], { event: 'server_joined', server: serverEntry({ directory, readStates, presence }, ownerId, server) });
+      if (server) hub.toUsers([ownerId], { event: 'server_joined', server: serverEntry(sidebar, ownerId, server) });
     },
   });
   const claims = createClaims({ db, clock, dataDir: config.dataDir, members, tails });
@@ -215,6 +218,7 @@ export function createApp(options: AppOptions): RunningApp {
     deletion,
     imports,
     claims,
+    notifications,
     cluster,
   };
 

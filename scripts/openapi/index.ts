@@ -28,6 +28,7 @@ const TAGS: [string, string][] = [
   ['WebSocket', 'Live events (upgrades)'],
   ['Moderation', 'Reports and administration'],
   ['Imports', 'Imports from Discord: uploads, dry runs, progress, placeholders and claims'],
+  ['Notifications', 'Notification settings, marking servers and everything read'],
   ['Cluster', 'What a core answers its gateways (ROLE=core; docs/scaling.md): not for clients'],
 ];
 

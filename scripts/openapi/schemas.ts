@@ -117,6 +117,14 @@ export const schemas: Record<string, Schema> = {
     allow: withDescription(FLAG_LIST, 'flags it grants'),
     deny: withDescription(FLAG_LIST, 'flags it takes away'),
   }),
+  NotificationSetting: obj({
+    target_id: uuid,
+    target_kind: oneOf('server', 'channel', 'conversation'),
+    level: oneOf('all', 'mentions', 'nothing'),
+    muted_until: { anyOf: [time, { type: 'null' }], description: 'muted until then; null: not muted; a time in the year 9999: until turned off' },
+    suppress_everyone: withDescription(bool, "a server's: @everyone and @here are not mentions of this user there"),
+    suppress_roles: withDescription(bool, "a server's: role mentions are not mentions of this user there"),
+  }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
   Role: obj({

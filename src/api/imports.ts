@@ -11,7 +11,7 @@ import type { Removed } from '../parts/import/claims';
 import type { Services } from '../parts/services';
 import { MAX_NAME_CHARS } from '../rules/sizes';
 
-type Deps = Pick<Services, 'config' | 'log' | 'perms' | 'limits' | 'hub' | 'directory' | 'readStates' | 'presence' | 'members' | 'uploads' | 'imports' | 'claims'>;
+type Deps = Pick<Services, 'config' | 'log' | 'perms' | 'limits' | 'hub' | 'directory' | 'readStates' | 'presence' | 'members' | 'uploads' | 'imports' | 'claims' | 'notifications' | 'clock'>;
 
 /** A Discord data package is read for one small file; past this, upload a zip of its Account folder alone. */
 export const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;

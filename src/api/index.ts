@@ -17,6 +17,7 @@ import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
+import { notificationRoutes } from './notifications';
 import { overwriteRoutes } from './overwrites';
 import { profileRoutes } from './profile';
 import { searchRoutes } from './search';
@@ -58,6 +59,7 @@ export function buildRoutes(services: Services): Route[] {
     ...uploadRoutes(services),
     ...moderationRoutes(services),
     ...importRoutes(services),
+    ...notificationRoutes(services),
     ...clusterRoutes(services),
   ];
 }

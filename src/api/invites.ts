@@ -19,7 +19,7 @@ const INVITE_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'config' | 'perms' | 'hub' | 'limits' | 'staticFiles' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit'
+  'db' | 'clock' | 'config' | 'perms' | 'hub' | 'limits' | 'staticFiles' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'notifications'
 >;
 
 /** Invites: made by any member, revoked by their creator, the owner or an administrator. */

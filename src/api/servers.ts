@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { iso } from '../core/clock';
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
-import { serverEntry } from '../parts/live/ready';
+import { mutedNow, serverEntry, serverSummary } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import type { RoleRecord } from '../core/records';
@@ -22,6 +22,7 @@ type Deps = Pick<
   Services,
   | 'db'
   | 'clock'
+  | 'notifications'
   | 'perms'
   | 'hub'
   | 'limits'
@@ -91,7 +92,7 @@ function color(body: Record<string, unknown>): number | null {
 }
 
 function serverHandlers(deps: Deps) {
-  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges } = deps;
+  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications } = deps;
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
   const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
@@ -178,11 +179,9 @@ function serverHandlers(deps: Deps) {
   /** The servers the caller belongs to, in the order joined, each with `unread` and `mention_count`. */
   function listServers(ctx: Ctx) {
     const states = [...readStates.channels(ctx.user.id).values()];
+    const muted = mutedNow(notifications.list(ctx.user.id), clock.now());
     return json(
-      directory.serversOf(ctx.user.id).map((server) => {
-        const mine = states.filter((state) => state.server_id === server.id);
-        return { ...server, unread: mine.some((c) => c.unread_count > 0), mention_count: mine.reduce((sum, c) => sum + c.mention_count, 0) };
-      }),
+      directory.serversOf(ctx.user.id).map((server) => ({ ...server, ...serverSummary(server.id, states.filter((state) => state.server_id === server.id), muted) })),
     );
   }
 

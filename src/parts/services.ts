@@ -31,6 +31,7 @@ import type { IdentityCheck } from './accounts/identity';
 import type { Claims } from './import/claims';
 import type { Imports } from './import/imports';
 import type { Cluster } from './cluster/remote';
+import type { NotificationSettings } from './accounts/notifications';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -69,6 +70,7 @@ export interface Services {
   deletion: AccountDeletion;
   imports: Imports;
   claims: Claims;
+  notifications: NotificationSettings;
   /** ROLE=core: the sockets open on gateways (docs/scaling.md); null in one process. */
   cluster: Cluster | null;
 }

@@ -43,6 +43,8 @@ export const LIMIT_POLICIES = {
   avatarsPerUser: { burst: 5, refillMs: 20 * SECOND },
   /** Servers created per user: 10, then one every 10 minutes. */
   serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
+  /** Whole servers or everything marked read per user: 20, then one every 3 seconds (each reads every channel's state). */
+  markAllReadPerUser: { burst: 20, refillMs: 3 * SECOND },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;

@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
+import type { NotificationSetting } from '../accounts/notifications';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
 import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
 
@@ -59,6 +60,7 @@ export const STREAM_EVENTS = {
     conversations: Type.Array(record<ConversationEntry>('ConversationWithState')),
     friends: Type.Array(record<FriendRecord & { presence: Shown }>('FriendWithPresence')),
     incoming_friend_requests: count,
+    notification_settings: Type.Array(record<NotificationSetting>('NotificationSetting')),
   }),
   message: event('message', MEMBERS_OF_ROOM, 'a new message', { message: record<MessageRecord>('Message') }),
   message_edited: event('message_edited', MEMBERS_OF_ROOM, "an edited message (its reactions[].reacted is the recipient's)", {
@@ -150,6 +152,10 @@ export const STREAM_EVENTS = {
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
   standing: event('standing', 'the user whose standing changed', 'the account standing changed; at 4 the stream then closes with 4003', {
     account_standing: Type.Integer({ minimum: 0, maximum: 4 }),
+  }),
+  notification_settings: event('notification_settings', "the user's own streams", 'a notification setting set or removed (null: back to inheriting) on another device or tab', {
+    target_id: uuid,
+    setting: Type.Union([record<NotificationSetting>('NotificationSetting'), Type.Null()]),
   }),
   user_updated: event('user_updated', "everyone who sees the user (friends, members of shared servers and conversations) and the user's own streams", 'a new display name or avatar', {
     user: record<UserRef>('UserRef'),

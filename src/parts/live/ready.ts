@@ -1,5 +1,7 @@
 import type { Directory } from '../community/directory';
 import type { Presence } from './presence';
+import type { Clock } from '../../core/clock';
+import { type NotificationSetting, type NotificationSettings, mutedAt } from '../accounts/notifications';
 import { type User, refOf } from '../../core/types';
 import type { ReadStates } from '../messages/unread';
 import type { ConversationEntry, ServerEntry, StreamEvent } from './events';
@@ -15,6 +17,8 @@ export interface SidebarParts {
   directory: Directory;
   readStates: ReadStates;
   presence: Presence;
+  notifications: Pick<NotificationSettings, 'list'>;
+  clock: Clock;
 }
 
 type Ready = Extract<StreamEvent, { event: 'ready' }>;
@@ -41,16 +45,19 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   const serverIds = servers.map((s) => s.id);
   const categories = directory.categoriesOfMany(serverIds);
   const records = directory.channelsOfMany(serverIds);
+  const settings = parts.notifications.list(user.id);
+  const quiet = mutedNow(settings, parts.clock.now());
   const rest: Omit<Ready, 'servers'> = {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
     conversations: directory.conversationsOf(user.id).map((c) => conversationWithState(c, conversationStates)),
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
+    notification_settings: settings,
   };
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
-    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, []);
+    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, [], quiet);
     const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
     const channels = entries.map((state) => channelText(byId.get(state.id), state));
     return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])}}`;
@@ -83,11 +90,17 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
 
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
-  return serverWithChannels(server, [...parts.readStates.channels(userId, server.id).values()], parts.directory.categoriesOf(server.id));
+  const quiet = mutedNow(parts.notifications.list(userId), parts.clock.now());
+  return serverWithChannels(server, [...parts.readStates.channels(userId, server.id).values()], parts.directory.categoriesOf(server.id), quiet);
+}
+
+/** The servers, channels and conversations muted now. */
+export function mutedNow(settings: NotificationSetting[], now: number): Set<string> {
+  return new Set(settings.filter((s) => mutedAt(s, now)).map((s) => s.target_id));
 }
 
 /** One conversation as the sidebar shows it to `userId`. */
-export function conversationEntry(parts: SidebarParts, userId: string, conversation: ConversationRecord): ConversationEntry {
+export function conversationEntry(parts: Pick<SidebarParts, 'readStates'>, userId: string, conversation: ConversationRecord): ConversationEntry {
   return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
 }
 
@@ -99,14 +112,20 @@ export function newChannelEntry(channel: ChannelRecord, flags: Flags, isPrivate:
 /** A container without messages, or one the caller has just been shown. */
 const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
-function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[]): ServerEntry {
+/**
+ * Whether a server looks unread, and its mentions, from its channels' states. A muted channel
+ * does not make its server look unread, nor does anything in a muted server; their mentions
+ * still count (docs/api.md "Notifications").
+ */
+export function serverSummary(serverId: string, entries: ChannelState[], muted: Set<string>): { unread: boolean; mention_count: number } {
   return {
-    ...server,
-    unread: entries.some((c) => c.unread_count > 0),
+    unread: !muted.has(serverId) && entries.some((c) => c.unread_count > 0 && !muted.has(c.id)),
     mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
-    channels: entries,
-    categories,
   };
+}
+
+function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[], muted: Set<string>): ServerEntry {
+  return { ...server, ...serverSummary(server.id, entries, muted), channels: entries, categories };
 }
 
 function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {

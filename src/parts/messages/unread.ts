@@ -50,7 +50,8 @@ const MARKER = 'COALESCE(rs.last_read_seq, mb.joined_seq)';
 
 const CHANNELS_OF_MEMBER = `FROM members mb
   JOIN channels c ON c.server_id = mb.server_id
-  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id`;
+  LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id
+  LEFT JOIN notification_settings ns ON ns.user_id = mb.user_id AND ns.target_id = mb.server_id`;
 
 // The full count in SQL: for a channel whose marker is older than its tail (src/parts/messages/channel-tails.ts).
 const channelState = `
@@ -64,10 +65,12 @@ const channelState = `
       UNION
       SELECT e.seq FROM messages e
        WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+         AND COALESCE(ns.suppress_everyone, 0) = 0
       UNION
       SELECT e.seq FROM messages e JOIN json_each(e.mention_roles) j
         JOIN member_roles mr ON mr.role_id = j.value AND mr.server_id = mb.server_id AND mr.user_id = mb.user_id
        WHERE e.channel_id = c.id AND e.mention_roles IS NOT NULL AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+         AND COALESCE(ns.suppress_roles, 0) = 0
       LIMIT ${CAP})) AS mention_count
   ${CHANNELS_OF_MEMBER}`;
 
@@ -82,12 +85,20 @@ const conversationState = `
   LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = mb.conversation_id`;
 
 type ConversationRow = Omit<ConversationState, 'mention_count'>;
+/** server_id, joined_seq, and whether the user's settings suppress `@everyone` and role mentions there (1). */
+type Membership = [string, number, number, number];
+/** What counts as a mention of the user in one server: `@everyone`, and the roles they hold (none when suppressed). */
+interface Mentions {
+  everyone: boolean;
+  holds(roleId: string): boolean;
+}
 
 export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOfMany'>, perms: Pick<Permissions, 'channelRulesOf'>): ReadStates {
-  const memberships = db.prepare<[string], [string, number]>('SELECT server_id, joined_seq FROM members WHERE user_id = ?').raw();
-  const membership = db.prepare<[string, string], [string, number]>(
-    'SELECT server_id, joined_seq FROM members WHERE user_id = ? AND server_id = ?',
-  ).raw();
+  // Each membership with what the user's settings for the server take out of mentions (docs/api.md "Notifications").
+  const MEMBERSHIP = `SELECT mb.server_id, mb.joined_seq, COALESCE(ns.suppress_everyone, 0), COALESCE(ns.suppress_roles, 0) FROM members mb
+    LEFT JOIN notification_settings ns ON ns.user_id = mb.user_id AND ns.target_id = mb.server_id WHERE mb.user_id = ?`;
+  const memberships = db.prepare<[string], Membership>(MEMBERSHIP).raw();
+  const membership = db.prepare<[string, string], Membership>(`${MEMBERSHIP} AND mb.server_id = ?`).raw();
   // The user's markers: one range of the primary key (conversations' come along, unused).
   const markersOfUser = db.prepare<[string], [string, number]>('SELECT container_id, last_read_seq FROM read_states WHERE user_id = ?').raw();
   const markersInServer = db.prepare<[string, string], [string, number]>(
@@ -100,23 +111,24 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
    * The channels of the given memberships with the caller's state: the records from the
    * directory, the state from each channel's tail, or counted in SQL when the marker is older.
    */
-  function channelStates(userId: string, servers: [string, number][], markers: Map<string, number>): Map<string, ChannelState> {
+  function channelStates(userId: string, servers: Membership[], markers: Map<string, number>): Map<string, ChannelState> {
     tails.refresh();
     const states = new Map<string, ChannelState>();
     // Asked only when a kept message mentions a role; ids are unique across servers, so one set
     // serves every channel.
     let roles: Set<string> | undefined;
-    const holds = (roleId: string) => (roles ??= new Set(rolesOfUser.all(userId))).has(roleId);
+    const holdsRole = (roleId: string) => (roles ??= new Set(rolesOfUser.all(userId))).has(roleId);
     // Every server's lists and rules at once: one check of each generation, not one per server.
     const serverIds = servers.map(([serverId]) => serverId);
     const lists = directory.channelsOfMany(serverIds);
     const rulesOf = perms.channelRulesOf(serverIds);
-    for (const [serverId, joinedSeq] of servers) {
+    for (const [serverId, joinedSeq, suppressEveryone, suppressRoles] of servers) {
       const rules = rulesOf.get(serverId);
+      const mentions: Mentions = { everyone: suppressEveryone === 0, holds: suppressRoles === 0 ? holdsRole : () => false };
       for (const channel of lists.get(serverId) ?? []) {
         const flags = rules?.flags(userId, channel.id) ?? 0;
         if (!(flags & VIEW)) continue;
-        const state = stateInTail(tails.get(channel.id), userId, holds, markers.get(channel.id) ?? joinedSeq) ?? counted.get(userId, channel.id)!;
+        const state = stateInTail(tails.get(channel.id), userId, mentions, markers.get(channel.id) ?? joinedSeq) ?? counted.get(userId, channel.id)!;
         states.set(channel.id, withFields(channel, state, namesOf(flags), rules!.isPrivate(channel.id)));
       }
     }
@@ -191,7 +203,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
  * The read state at `marker` from a channel's newest messages, or null when the marker is older
  * than the tail and the tail is not the whole channel (the counts may reach past it).
  */
-function stateInTail(tail: Tail, userId: string, holds: (roleId: string) => boolean, marker: number): ContainerState | null {
+function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, marker: number): ContainerState | null {
   const { messages } = tail;
   let first = messages.length;
   while (first > 0 && messages[first - 1].seq > marker) first--;
@@ -202,7 +214,7 @@ function stateInTail(tail: Tail, userId: string, holds: (roleId: string) => bool
     const m = messages[i];
     if (m.author_id === userId) continue;
     unread++;
-    if (m.everyone || m.mentions?.includes(userId) || m.roles?.some(holds)) mentioned++;
+    if ((everyone && m.everyone) || m.mentions?.includes(userId) || m.roles?.some(holds)) mentioned++;
   }
   return {
     last_message_id: messages.at(-1)?.id ?? null,

@@ -1,0 +1,69 @@
+import type { DB } from '../../core/db';
+
+/**
+ * Notification settings (docs/api.md "Notifications"): what a user wants to hear of a server, a
+ * channel (over its server's) or a conversation. The one owner of the notification_settings
+ * table; who may set one for what is src/api/notifications.ts's business (the access rule of
+ * each kind of thing).
+ */
+export const LEVELS = ['all', 'mentions', 'nothing'] as const;
+export type Level = (typeof LEVELS)[number];
+export type TargetKind = 'server' | 'channel' | 'conversation';
+
+export interface NotificationSetting {
+  target_id: string;
+  target_kind: TargetKind;
+  level: Level;
+  /** Muted until then (ISO 8601); null: not muted. "Until turned off" is a time in the year 9999. */
+  muted_until: string | null;
+  /** A server's: `@everyone` and `@here` are not mentions for this user there. */
+  suppress_everyone: boolean;
+  /** A server's: role mentions are not mentions for this user there. */
+  suppress_roles: boolean;
+}
+
+export interface NotificationSettings {
+  /** The user's settings, servers first, then channels, then conversations. */
+  list(userId: string): NotificationSetting[];
+  /** What kind of thing an id names, if any (access is the caller's to check). */
+  kindOf(targetId: string): TargetKind | null;
+  /** Sets (replaces) one setting. */
+  put(userId: string, setting: NotificationSetting): void;
+  /** Back to inheriting; true when there was a setting. */
+  remove(userId: string, targetId: string): boolean;
+}
+
+type Row = Omit<NotificationSetting, 'suppress_everyone' | 'suppress_roles'> & { suppress_everyone: number; suppress_roles: number };
+
+const ORDER = "CASE target_kind WHEN 'server' THEN 0 WHEN 'channel' THEN 1 ELSE 2 END, target_id";
+
+export function createNotificationSettings(db: DB): NotificationSettings {
+  const ofUser = db.prepare<[string], Row>(
+    `SELECT target_id, target_kind, level, muted_until, suppress_everyone, suppress_roles FROM notification_settings WHERE user_id = ? ORDER BY ${ORDER}`,
+  );
+  const kind = db.prepare<[string, string, string], { kind: TargetKind }>(
+    `SELECT 'server' AS kind FROM servers WHERE id = ?
+     UNION ALL SELECT 'channel' FROM channels WHERE id = ?
+     UNION ALL SELECT 'conversation' FROM conversations WHERE id = ?`,
+  );
+  const upsert = db.prepare<[string, string, string, string, string | null, number, number]>(
+    `INSERT INTO notification_settings (user_id, target_id, target_kind, level, muted_until, suppress_everyone, suppress_roles)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (user_id, target_id) DO UPDATE SET level = excluded.level, muted_until = excluded.muted_until,
+       suppress_everyone = excluded.suppress_everyone, suppress_roles = excluded.suppress_roles`,
+  );
+  const remove = db.prepare<[string, string]>('DELETE FROM notification_settings WHERE user_id = ? AND target_id = ?');
+
+  return {
+    list: (userId) => ofUser.all(userId).map((row) => ({ ...row, suppress_everyone: row.suppress_everyone === 1, suppress_roles: row.suppress_roles === 1 })),
+    kindOf: (targetId) => kind.get(targetId, targetId, targetId)?.kind ?? null,
+    put(userId, s) {
+      upsert.run(userId, s.target_id, s.target_kind, s.level, s.muted_until, Number(s.suppress_everyone), Number(s.suppress_roles));
+    },
+    remove: (userId, targetId) => remove.run(userId, targetId).changes > 0,
+  };
+}
+
+/** Whether a setting mutes now. */
+export const mutedAt = (setting: Pick<NotificationSetting, 'muted_until'> | undefined, now: number): boolean =>
+  setting?.muted_until != null && Date.parse(setting.muted_until) > now;
