@@ -184,7 +184,6 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
         throw new HttpError(answer.status, answer.text.trim() || 'refused', passOn);
       }
       const pending = opening.get(id)!;
-      opening.delete(id);
       if (pending.missed || closing || socket.destroyed) {
         // The core forgets it at the next report (it is in neither list).
         throw new HttpError(503, 'try again', { 'Retry-After': '1' });
@@ -198,6 +197,7 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
         opened(() => {
           hub.register(peer);
           open.set(id, { peer, epoch: epoch as string });
+          opening.delete(id);
           hub.subscribe(peer, answer.status === 200 ? Buffer.from(answer.text) : undefined);
           // What the bus named this socket while its answer was on the way, in order.
           for (const item of pending.items) {
@@ -234,8 +234,11 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
     if (reportTimer) clearTimeout(reportTimer);
     reportTimer = null;
     const held = new Map(open);
+    // Sockets given ids after this report was made may reach the core before it: they are not
+    // in it, and the core keeps every socket above `up_to`.
+    const upTo = nextId;
     try {
-      const answer = await callCore(REPORT_PATH, { gateway: gatewayId, sockets: [...held.keys(), ...opening.keys()] });
+      const answer = await callCore(REPORT_PATH, { gateway: gatewayId, sockets: [...held.keys(), ...opening.keys()], up_to: upTo });
       if (answer.status !== 200) return log(`gateway: the core answered ${answer.status} to a report: ${answer.text.trim()}`);
       const { epoch, unknown } = JSON.parse(answer.text) as { epoch: string; unknown: number[] };
       const forgotten = new Set(unknown);

@@ -145,15 +145,15 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
       fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     const gateway = crypto.randomUUID();
     for (const headers of [{}, { 'x-gateway-key': 'guess' }, { 'x-gateway-key': `${key}x` }] as Record<string, string>[]) {
-      const res = await call('/api/cluster/alive', { gateway, sockets: [] }, headers);
+      const res = await call('/api/cluster/alive', { gateway, sockets: [], up_to: 0 }, headers);
       t.equal(res.status, 403, 'no key or a wrong one: 403');
       t.equal(res.headers.get('x-core-epoch'), null, 'and no epoch');
       t.match(await res.text(), /gateway key refused/);
     }
-    const reported = await call('/api/cluster/alive', { gateway, sockets: [] });
+    const reported = await call('/api/cluster/alive', { gateway, sockets: [], up_to: 0 });
     t.equal(reported.status, 200, 'the key from Redis: 200');
     t.match(await reported.json(), { unknown: [] });
-    for (const body of [{ gateway: 'x', sockets: [] }, { gateway, sockets: [0] }, { gateway, sockets: 'all' }, { gateway, sockets: [1.5] }]) {
+    for (const body of [{ gateway: 'x', sockets: [], up_to: 0 }, { gateway, sockets: [0], up_to: 0 }, { gateway, sockets: 'all', up_to: 0 }, { gateway, sockets: [1.5], up_to: 0 }, { gateway, sockets: [] }, { gateway, sockets: [], up_to: -1 }]) {
       const res = await call('/api/cluster/alive', body);
       t.equal(res.status, 400, `a bad report: 400 (${JSON.stringify(body)})`);
     }
@@ -164,8 +164,19 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     const refused = await call('/api/cluster/sockets', { gateway, socket: 1, url: '/api/ws', headers: {} });
     t.equal(refused.status, 401, "no session: the upgrade's own refusal");
     t.ok(refused.headers.get('x-core-epoch'), 'with the epoch, so the gateway tells it from a key refusal');
-    const after = await call('/api/cluster/alive', { gateway, sockets: [1] });
+    const after = await call('/api/cluster/alive', { gateway, sockets: [1], up_to: 1 });
     t.same(((await after.json()) as { unknown: number[] }).unknown, [1], 'nothing was registered');
+
+    // A socket opened after a report was made may reach the core first: the report does not forget it.
+    const someone = await signUp(base, uniqueName('racer'));
+    const opened = await call('/api/cluster/sockets', { gateway, socket: 5, url: '/api/ws', headers: { cookie: someone.cookie! } });
+    t.equal(opened.status, 200, 'opened: the ready frame');
+    t.equal(JSON.parse(await opened.text()).event, 'ready');
+    const unknownAfter = async (sockets: number[], upTo: number) => ((await (await call('/api/cluster/alive', { gateway, sockets, up_to: upTo })).json()) as { unknown: number[] }).unknown;
+    t.same(await unknownAfter([], 4), [], 'a report made before socket 5 had its id');
+    t.same(await unknownAfter([5], 5), [], 'leaves it known');
+    t.same(await unknownAfter([], 5), [], 'a report made after it, without it');
+    t.same(await unknownAfter([5], 5), [5], 'forgets it');
   });
 
   await t.test('kill -9 a gateway: its clients reconnect to the other, miss nothing, see nothing twice', async (t) => {

@@ -45,7 +45,10 @@ export function clusterRoutes({ cluster }: Pick<Services, 'cluster'>): Route[] {
     return HANDLED;
   }
 
-  /** `{gateway, sockets}`: the ids of every socket the gateway holds or is opening → `{epoch, unknown}`. */
+  /**
+   * `{gateway, sockets, up_to}`: the ids of every socket the gateway holds or is opening, and the
+   * highest id it had given when it made the report → `{epoch, unknown}`.
+   */
   function reportAlive(ctx: PublicCtx) {
     const cluster = fromGateway(ctx);
     const gateway = uuid(ctx.body, 'gateway');
@@ -53,7 +56,8 @@ export function clusterRoutes({ cluster }: Pick<Services, 'cluster'>): Route[] {
     if (!Array.isArray(sockets) || sockets.length > MAX_REPORTED_SOCKETS || !sockets.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_SOCKET_ID)) {
       throw badRequest(`sockets must be an array of at most ${MAX_REPORTED_SOCKETS} socket ids`);
     }
-    return json({ epoch: cluster.epoch, unknown: cluster.alive(gateway, sockets as number[]) });
+    const upTo = integer(ctx.body, 'up_to', 0, MAX_SOCKET_ID);
+    return json({ epoch: cluster.epoch, unknown: cluster.alive(gateway, sockets as number[], upTo) });
   }
 }
 

@@ -26,8 +26,11 @@ export interface Cluster {
   keyMatches(shown: string | undefined): boolean;
   /** A gateway asks to open socket `peer` for this upgrade request: throws the refusal, or returns whose it is and the `ready` of a user stream. */
   open(gatewayId: string, peer: number, req: SocketRequest): { ready: string | null; userId: string };
-  /** A gateway's report of the sockets it holds (or is opening); answers those the core does not know. */
-  alive(gatewayId: string, peers: number[]): number[];
+  /**
+   * A gateway's report of the sockets it holds (or is opening), made when its ids went up to
+   * `upTo`; answers those the core does not know.
+   */
+  alive(gatewayId: string, peers: number[], upTo: number): number[];
   /** Sockets open on gateways, for the metrics. */
   readonly remoteSockets: number;
   close(): Promise<void>;
@@ -180,12 +183,13 @@ export function createCluster({ busUrl, clock, log, sockets }: ClusterParts): Cl
       return { ready, userId: peer.userId };
     },
 
-    alive(gatewayId, held) {
+    alive(gatewayId, held, upTo) {
       const gateway = gatewayOf(gatewayId);
       gateway.heardAt = clock.now();
       const holds = new Set(held);
-      // A socket the gateway no longer holds closed there: it leaves here too.
-      for (const [id, peer] of gateway.peers) if (!holds.has(id)) (peer.ws as RemoteSocket).gone();
+      // A socket the gateway no longer holds closed there: it leaves here too. One opened after
+      // the report was made (a higher id) may have overtaken it: it stays.
+      for (const [id, peer] of gateway.peers) if (id <= upTo && !holds.has(id)) (peer.ws as RemoteSocket).gone();
       return held.filter((id) => !gateway.peers.has(id));
     },
 
