@@ -17,7 +17,7 @@ ifdef RUNTIME_VERSION
   export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
 endif
 
-.PHONY: run test build typecheck clean bench openapi dist
+.PHONY: run test build typecheck clean bench capacity openapi dist
 
 $(CURDIR)/.runtime/node-%/bin/node:
 	scripts/node-runtime.sh $* > /dev/null
@@ -50,6 +50,14 @@ dist: build $(CURDIR)/.runtime/node-$(NODE_LTS)/bin/node
 bench: build
 	npx tsc -p bench/tsconfig.json
 	node dist-bench/bench/run.js
+
+# The capacity benchmark (issue 32, docs/performance.md "Capacity"): signed-in users in steps
+# until a target breaks, about ten minutes; not part of `make test` or `make bench`. Every user
+# holds a socket in the server and in a load client: the open-files limit goes up to the hard one.
+# CAPACITY_GATEWAYS=2 measures a core, two gateways and Redis instead of one process.
+capacity: build
+	npx tsc -p bench/tsconfig.json
+	ulimit -n $$(ulimit -Hn) 2>/dev/null; node dist-bench/bench/capacity.js
 
 clean:
 	rm -rf dist dist-bench dist-scripts dist-release .tap coverage

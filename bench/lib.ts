@@ -1,11 +1,12 @@
 /**
  * Shared pieces of the benchmarks: starting servers as child processes on 127.0.0.1, temporary
- * data directories, RSS from /proc, percentiles, the autocannon load runs and the tables.
+ * data directories, RSS and CPU time from /proc, percentiles, the autocannon and wrk load runs
+ * and the tables.
  * Everything a benchmark starts is killed and removed when the benchmark process exits.
  */
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -329,6 +330,78 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
   };
+}
+
+export const WRK = '/usr/bin/wrk';
+
+export interface WrkOptions extends Omit<LoadOptions, 'expectStatus'> {
+  /** wrk's threads, each with connections / threads of the connections. */
+  threads: number;
+}
+
+/**
+ * One wrk run (Debian's wrk, C and epoll: it stays far from saturating where autocannon, in
+ * Node, saturates before a bare node:http server does). The request is set by a small Lua
+ * script in a temporary file; its `done` hook prints the summary as one JSON line, so nothing
+ * depends on wrk's human-readable report. wrk counts every answer of 400 or more as a status
+ * error; any of those, or any socket error or timeout, fails the run. Latencies are wrk's
+ * (HdrHistogram, microsecond precision), in milliseconds here.
+ */
+export function wrk(options: WrkOptions): Promise<LoadResult> {
+  const url = new URL(options.url);
+  if (url.hostname !== '127.0.0.1') throw new Error(`wrk must target 127.0.0.1, not ${url.hostname}`);
+  // A Lua long string takes the body and header values as they are, quotes and backslashes
+  // included. (Spaced inside an index: `[[` would open a long string.)
+  const literal = (value: string) => {
+    if (value.includes(']==]')) throw new Error('a wrk value may not contain ]==]');
+    return `[==[${value}]==]`;
+  };
+  const script = [
+    `wrk.method = ${literal(options.method ?? 'GET')}`,
+    ...(options.body === undefined ? [] : [`wrk.body = ${literal(options.body)}`]),
+    ...Object.entries(options.headers ?? {}).map(([name, value]) => `wrk.headers[ ${literal(name)} ] = ${literal(value)}`),
+    'done = function(summary, latency, requests)',
+    '  local e = summary.errors',
+    '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d}\\n\',',
+    '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99)))',
+    'end',
+  ].join('\n');
+  const scriptFile = path.join(tempDir('chat-bench-wrk-'), 'request.lua');
+  fs.writeFileSync(scriptFile, script);
+  const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '-s', scriptFile, options.url];
+  return new Promise((resolve, reject) => {
+    const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      children.delete(child);
+      const line = /^WRK_RESULT (.+)$/m.exec(out);
+      if (code !== 0 || !line) return reject(new Error(`wrk exited with ${code}:\n${out}`));
+      const r = JSON.parse(line[1]) as Record<string, number>;
+      if (r.status > 0) return reject(new Error(`${r.status} of ${r.requests} responses were 400 or more:\n${out}`));
+      const socketErrors = r.connect + r.read + r.write + r.timeout;
+      if (socketErrors > 0) return reject(new Error(`wrk run had ${socketErrors} socket errors or timeouts:\n${out}`));
+      resolve({ requests: r.requests, rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, p99: r.p99_us / 1000 });
+    });
+  });
+}
+
+/** The kernel's clock ticks per second, the unit of /proc/<pid>/stat's CPU times (normally 100). */
+export const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/**
+ * CPU time a process has used so far, all its threads (utime + stime of /proc/<pid>/stat), in
+ * microseconds. Resolution one clock tick (10 ms): read over runs of seconds only.
+ */
+export function cpuMicros(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 (utime) and 15 (stime), numbered from 1 with pid and comm as 1 and 2.
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
 }
 
 export interface Latency {

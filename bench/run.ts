@@ -21,7 +21,7 @@ import { exportRows, measureExport } from './export';
 import { importRows, importSetup, measureImport } from './import';
 import { measureMemory, memoryRows } from './memory';
 import { measurePageWeight, pageWeightRows } from './page-weight';
-import { measureThroughput, percent, throughputRows, throughputSetup } from './post-message';
+import { measureThroughput, micros, percent, throughputRows, throughputSetup } from './post-message';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
 import { measurePresence, measureReady, measureStreamFanout, presenceRows, presenceSetup, readyRows, readySetup, streamFanoutRows, streamFanoutSetup } from './user-stream';
@@ -91,10 +91,12 @@ async function main(): Promise<void> {
     printTable(`1. Ceiling: bare node:http, parse JSON, one prepared INSERT (WAL), answer JSON (${throughputSetup})`, rows.ceiling);
     printTable('2. Post a channel message (real server: cookie, membership, validation, insert, serialise, broadcast; then with DURABILITY=strict)', rows.post);
     summary.push(
-      ['1. ceiling req/s', f.ceilingRps.toFixed(0), '', ''],
+      ['1. ceiling req/s, server CPU per request', `${f.ceilingRps.toFixed(0)}, ${micros(f.ceilingCpu)}`, '', ''],
+      ['2. post req/s, server CPU per request', `${f.chatRps.toFixed(0)}, ${micros(f.chatCpu)}`, '', ''],
+      ['2. post / ceiling req/s', percent(f.rpsRatio), '', ''],
       ...targets(rows.post, '2.'),
-      ['2. post (DURABILITY=strict) / ceiling req/s', percent(f.strictRatio), '', ''],
-      ['2. strict / normal req/s', percent(f.strictVsNormal), '', ''],
+      ['2. ceiling / post (DURABILITY=strict) server CPU per request', f.strictRatio.toFixed(2), '', ''],
+      ['2. post / strict server CPU per request', f.strictVsNormal.toFixed(2), '', ''],
     );
   });
 

@@ -97,18 +97,30 @@ export function parseJsonObject(text: string): Body {
   if (nesting(text) > MAX_JSON_DEPTH) throw new HttpError(400, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
-    value = JSON.parse(text, (key, v) => {
-      if (POISON_KEYS.has(key)) return undefined;
-      if (v && typeof v === 'object' && !Array.isArray(v)) return Object.assign(Object.create(null), v);
-      return v;
-    });
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, 'malformed JSON body');
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new HttpError(400, 'JSON body must be an object');
   }
-  return value as Body;
+  return withoutPrototypes(value) as Body;
+}
+
+/**
+ * Every object of a parsed JSON value rebuilt without a prototype and without POISON_KEYS
+ * (JSON.parse makes `__proto__` an own property, never the prototype). A walk after the parse
+ * rather than a reviver: a reviver costs about four times the parse of a small body.
+ */
+function withoutPrototypes(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = withoutPrototypes(value[i]);
+    return value;
+  }
+  const bare: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) if (!POISON_KEYS.has(key)) bare[key] = withoutPrototypes((value as Record<string, unknown>)[key]);
+  return bare;
 }
 
 export async function readJson(req: IncomingMessage, deadlineMs = BODY_DEADLINE_MS): Promise<Body> {

@@ -138,31 +138,30 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      RETURNING id, name, content_type, size, preview_kind`,
   );
-  // One transaction (built once, like the statements): the message, its attachments and
-  // mentions, and the sender's read marker, which moves to what they sent.
-  const insertNew = db.transaction(
-    (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
-      const reply = input.replyTo ? replyIn(container, input.replyTo) : undefined;
-      const inserted = insertMessage.get(
-        timeOrderedUuid(clock.now()),
-        container.kind === 'channel' ? container.id : null,
-        container.kind === 'conversation' ? container.id : null,
-        author.id,
-        input.content,
-        input.replyTo,
-        now,
-        found.userIds.length ? JSON.stringify(found.userIds) : null,
-        found.everyone ? 1 : 0,
-        rolesJson(found),
-      )!;
-      const attachments = input.files.map((f, position) =>
-        toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
-      );
-      storeMentions(container, inserted.seq, author.id, found);
-      readStates.advance(author.id, container.id, inserted.seq);
-      return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl }, reply, attachments };
-    },
-  );
+  // One write, all or nothing: the message, its attachments and mentions, and the sender's read
+  // marker, which moves to what they sent. Run only through the group commit, which gives each
+  // write a savepoint of its own (a transaction of its own here would be a second savepoint).
+  const insertNew = (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
+    const reply = input.replyTo ? replyIn(container, input.replyTo) : undefined;
+    const inserted = insertMessage.get(
+      timeOrderedUuid(clock.now()),
+      container.kind === 'channel' ? container.id : null,
+      container.kind === 'conversation' ? container.id : null,
+      author.id,
+      input.content,
+      input.replyTo,
+      now,
+      found.userIds.length ? JSON.stringify(found.userIds) : null,
+      found.everyone ? 1 : 0,
+      rolesJson(found),
+    )!;
+    const attachments = input.files.map((f, position) =>
+      toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
+    );
+    storeMentions(container, inserted.seq, author.id, found);
+    readStates.advance(author.id, container.id, inserted.seq);
+    return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl }, reply, attachments };
+  };
   const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
