@@ -563,3 +563,21 @@ CREATE TRIGGER IF NOT EXISTS notification_settings_channel_gone AFTER DELETE ON 
 BEGIN DELETE FROM notification_settings WHERE target_id = old.id; END;
 CREATE TRIGGER IF NOT EXISTS notification_settings_conversation_gone AFTER DELETE ON conversations
 BEGIN DELETE FROM notification_settings WHERE target_id = old.id; END;
+
+-- Web Push subscriptions (docs/api.md "Push notifications"): one per browser that asked, tied to
+-- the session that made it (and its remembered device): they end together.
+CREATE TABLE IF NOT EXISTS push_subscriptions (
+  id         TEXT PRIMARY KEY,
+  user_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  endpoint   TEXT NOT NULL UNIQUE,
+  p256dh     TEXT NOT NULL,
+  auth       TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  device_id  TEXT REFERENCES devices (id) ON DELETE CASCADE,
+  show_text  INTEGER NOT NULL DEFAULT 0,
+  user_agent TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS push_subscriptions_by_user ON push_subscriptions (user_id);
+CREATE INDEX IF NOT EXISTS push_subscriptions_by_session ON push_subscriptions (session_id);
+CREATE INDEX IF NOT EXISTS push_subscriptions_by_device ON push_subscriptions (device_id);

@@ -22,6 +22,9 @@ import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/
 import { SessionStore } from './parts/accounts/sessions';
 import { createTwoFactor } from './parts/accounts/two-factor';
 import { createNotificationSettings } from './parts/accounts/notifications';
+import { createPush } from './parts/push/push';
+import { createPushSender, loadVapidKeys, vapidSubject } from './parts/push/sender';
+import { createPushSubscriptions } from './parts/push/subscriptions';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
@@ -113,8 +116,13 @@ export function createApp(options: AppOptions): RunningApp {
   const tails = createChannelTails(db);
   const readStates = createReadStates(db, tails, directory, perms);
   const hub = createHub({ log, directory, perms, sendsPerTurn: settings.sendsPerTurn });
-  // A session that ends, however it ends, closes the sockets opened with it.
-  const sessions = new SessionStore(clock, (session) => hub.endSession(session.token));
+  const pushSubscriptions = createPushSubscriptions(db, clock);
+  // A session that ends, however it ends, closes the sockets opened with it, and ends the push
+  // subscription its browser made.
+  const sessions = new SessionStore(clock, (session) => {
+    hub.endSession(session.token);
+    pushSubscriptions.endSession(session);
+  });
   const limits = createLimits(clock, config.rateLimit);
   const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
@@ -183,6 +191,19 @@ export function createApp(options: AppOptions): RunningApp {
     },
   });
   const claims = createClaims({ db, clock, dataDir: config.dataDir, members, tails });
+  const vapidKeys = loadVapidKeys(config.dataDir);
+  const pushSender = createPushSender({
+    keys: vapidKeys,
+    subject: vapidSubject(config.baseUrl),
+    insecureHosts: new Set(config.pushInsecureHosts),
+    log,
+    onGone: (id) => pushSubscriptions.gone(id),
+    onOutcome: (outcome) => metrics.push(outcome),
+  });
+  const push = createPush({ db, clock, log, hub, perms, directory, presence, subscriptions: pushSubscriptions, sender: pushSender });
+  hub.onMessage((container, change) => {
+    if (change.kind === 'created') push.messageCreated(container, change.message);
+  });
   // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
   const cluster = config.role === 'core' && config.busUrl ? createCluster({ busUrl: config.busUrl, clock, log, sockets }) : null;
   const app: Services = {
@@ -219,6 +240,8 @@ export function createApp(options: AppOptions): RunningApp {
     imports,
     claims,
     notifications,
+    pushSubscriptions,
+    vapidKeys,
     cluster,
   };
 
@@ -250,6 +273,7 @@ export function createApp(options: AppOptions): RunningApp {
       const exportsStopped = accountExports.close();
       // A running import stops after its batch and resumes at the next start.
       const importStopped = imports.stop();
+      pushSender.close();
       // The closes of gateways' sockets reach the bus before it closes.
       const busClosed = cluster?.close();
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);

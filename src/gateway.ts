@@ -193,7 +193,8 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
       const container = kind === 'user' ? null : kind === 'channel' ? { kind, id: params.channel_id, serverId: '' } : { kind, id: params.conversation_id };
       wss.handleUpgrade(req, socket, head, (ws) => {
         const peer = { ws, userId, token: '', container, gzip, alive: true, frames: 0, windowStart: systemClock.now(), held: null };
-        const opened = attachSocket(peer, { clock: systemClock, log, hub, onClose: closed(id) });
+        // The core decides about pushes: it hears which streams are hidden with the next report, soon.
+        const opened = attachSocket(peer, { clock: systemClock, log, hub, onClose: closed(id), onVisibility: reportSoon });
         opened(() => {
           hub.register(peer);
           open.set(id, { peer, epoch: epoch as string });
@@ -238,7 +239,8 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
     // in it, and the core keeps every socket above `up_to`.
     const upTo = nextId;
     try {
-      const answer = await callCore(REPORT_PATH, { gateway: gatewayId, sockets: [...held.keys(), ...opening.keys()], up_to: upTo });
+      const hidden = [...held].filter(([, { peer }]) => peer.hidden).map(([id]) => id);
+      const answer = await callCore(REPORT_PATH, { gateway: gatewayId, sockets: [...held.keys(), ...opening.keys()], up_to: upTo, hidden });
       if (answer.status !== 200) return log(`gateway: the core answered ${answer.status} to a report: ${answer.text.trim()}`);
       const { epoch, unknown } = JSON.parse(answer.text) as { epoch: string; unknown: number[] };
       const forgotten = new Set(unknown);

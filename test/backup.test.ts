@@ -42,6 +42,7 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   avatar.append('avatar', new Blob([await sharp({ create: { width: 8, height: 8, channels: 3, background: 'red' } }).png().toBuffer()]), 'me.png');
   const avatarUrl: string = (await c.owner.put('/api/account/avatar', avatar)).body.avatar_url;
   const key = fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8');
+  const vapid = fs.readFileSync(path.join(dataDir, 'vapid.json'), 'utf8');
 
   const backedUp = await cli(dataDir, 'backup', target);
   t.equal(backedUp.code, 0, backedUp.out);
@@ -51,6 +52,8 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   t.same(fs.readdirSync(path.join(target, 'avatars')), [`${c.owner.userId}.webp`], 'the avatars');
   t.equal(fs.readFileSync(path.join(target, 'secret.key'), 'utf8'), key, 'the key that opens two-factor secrets');
   t.equal(fs.statSync(path.join(target, 'secret.key')).mode & 0o777, 0o600, 'still readable by its owner only');
+  t.equal(fs.readFileSync(path.join(target, 'vapid.json'), 'utf8'), vapid, 'the VAPID keys (push subscriptions are bound to them)');
+  t.equal(fs.statSync(path.join(target, 'vapid.json')).mode & 0o777, 0o600, 'readable by its owner only');
 
   const after = (await c.owner.post(messages, withFile('after', 'later bytes'))).body;
   const refused = await cli(dataDir, 'restore', target);
@@ -75,6 +78,7 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   t.same(uploads, [before.attachments[0].id], 'no orphan file came back');
   t.equal((await fetch(server.url + avatarUrl)).status, 200, 'the avatar came back');
   t.equal(fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8'), key, 'and the same key');
+  t.equal(fs.readFileSync(path.join(dataDir, 'vapid.json'), 'utf8'), vapid, 'and the same VAPID keys');
 });
 
 t.test('backup and restore refuse what they cannot do, with a reason', async (t) => {

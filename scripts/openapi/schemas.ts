@@ -117,6 +117,14 @@ export const schemas: Record<string, Schema> = {
     allow: withDescription(FLAG_LIST, 'flags it grants'),
     deny: withDescription(FLAG_LIST, 'flags it takes away'),
   }),
+  PushKey: obj({ key: withDescription(str, 'base64url of the P-256 public key (65 bytes)') }),
+  PushSubscription: obj({
+    id: uuid,
+    endpoint: withDescription(str, "the push service's address for this browser"),
+    show_text: withDescription(bool, 'pushes to this device carry the message text'),
+    user_agent: withDescription(str, 'the browser that subscribed, as it named itself'),
+    created_at: time,
+  }),
   NotificationSetting: obj({
     target_id: uuid,
     target_kind: oneOf('server', 'channel', 'conversation'),

@@ -46,18 +46,19 @@ export function clusterRoutes({ cluster }: Pick<Services, 'cluster'>): Route[] {
   }
 
   /**
-   * `{gateway, sockets, up_to}`: the ids of every socket the gateway holds or is opening, and the
-   * highest id it had given when it made the report → `{epoch, unknown}`.
+   * `{gateway, sockets, up_to, hidden}`: the ids of every socket the gateway holds or is opening,
+   * the highest id it had given when it made the report, and the user streams whose page is
+   * hidden → `{epoch, unknown}`.
    */
   function reportAlive(ctx: PublicCtx) {
     const cluster = fromGateway(ctx);
     const gateway = uuid(ctx.body, 'gateway');
     const sockets = ctx.body.sockets;
-    if (!Array.isArray(sockets) || sockets.length > MAX_REPORTED_SOCKETS || !sockets.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_SOCKET_ID)) {
-      throw badRequest(`sockets must be an array of at most ${MAX_REPORTED_SOCKETS} socket ids`);
-    }
+    if (!isIdList(sockets)) throw badRequest(`sockets must be an array of at most ${MAX_REPORTED_SOCKETS} socket ids`);
     const upTo = integer(ctx.body, 'up_to', 0, MAX_SOCKET_ID);
-    return json({ epoch: cluster.epoch, unknown: cluster.alive(gateway, sockets as number[], upTo) });
+    const hidden = ctx.body.hidden ?? [];
+    if (!isIdList(hidden)) throw badRequest(`hidden must be an array of at most ${MAX_REPORTED_SOCKETS} socket ids`);
+    return json({ epoch: cluster.epoch, unknown: cluster.alive(gateway, sockets, upTo, hidden) });
   }
 }
 
@@ -71,4 +72,8 @@ function forwardedHeaders(value: Body[string]): Record<string, string> {
     headers[name] = header;
   }
   return headers;
+}
+
+function isIdList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.length <= MAX_REPORTED_SOCKETS && value.every((id) => Number.isInteger(id) && id >= 1 && id <= MAX_SOCKET_ID);
 }

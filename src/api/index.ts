@@ -18,6 +18,7 @@ import { inviteRoutes } from './invites';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { notificationRoutes } from './notifications';
+import { pushRoutes } from './push';
 import { overwriteRoutes } from './overwrites';
 import { profileRoutes } from './profile';
 import { searchRoutes } from './search';
@@ -60,6 +61,7 @@ export function buildRoutes(services: Services): Route[] {
     ...moderationRoutes(services),
     ...importRoutes(services),
     ...notificationRoutes(services),
+    ...pushRoutes(services),
     ...clusterRoutes(services),
   ];
 }

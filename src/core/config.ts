@@ -40,6 +40,8 @@ export interface Config {
   busUrl: string | null;
   /** CORE_URL: the core's own address, which a gateway asks to authenticate each socket; null unless ROLE=gateway. */
   coreUrl: string | null;
+  /** PUSH_INSECURE_HOSTS: a testing aid; push endpoints on these hosts may be plain http and private addresses. */
+  pushInsecureHosts: string[];
 }
 
 export const ROLES = ['all', 'core', 'gateway'] as const;
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     secretKey: secretKey(),
     failpoints: failpoints(),
     ...cluster(),
+    pushInsecureHosts: (env.PUSH_INSECURE_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
   };
 
   /** ROLE, BUS_URL and CORE_URL, which only make sense together. */

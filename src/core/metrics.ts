@@ -12,6 +12,8 @@ export interface Metrics {
   /** One answered request: its route pattern (never the raw path: ids would explode the labels). */
   request(method: string, route: string, status: string, seconds: number): void;
   messageSent(): void;
+  /** A web push: sent, gone (404/410: the subscription ended), failed, or dropped (the queue was full). */
+  push(outcome: 'sent' | 'gone' | 'failed' | 'dropped'): void;
   /** An exception or rejection that no callback owned reached the process (src/server.ts). */
   uncaught(): void;
   /** May this request read /metrics? Only when on, and only where METRICS_HOST allows. */
@@ -35,6 +37,7 @@ const NONE: Metrics = {
   enabled: false,
   request: () => {},
   messageSent: () => {},
+  push: () => {},
   uncaught: () => {},
   mayRead: () => false,
   render: () => Promise.reject(new Error('metrics are off')),
@@ -59,6 +62,7 @@ export function createMetrics(parts: MetricsParts): Metrics {
     registers: [registry],
   });
   const messages = new Counter({ name: 'chat_messages_sent_total', help: 'Messages stored (channels and conversations)', registers: [registry] });
+  const pushes = new Counter({ name: 'chat_push_total', help: 'Web pushes by outcome: sent, gone (the subscription ended), failed, dropped (queue full)', labelNames: ['outcome'], registers: [registry] });
   let framesCounted = 0;
   new Counter({
     name: 'chat_websocket_frames_sent_total',
@@ -110,6 +114,7 @@ export function createMetrics(parts: MetricsParts): Metrics {
       latency.observe({ method, route }, seconds);
     },
     messageSent: () => messages.inc(),
+    push: (outcome) => pushes.inc({ outcome }),
     uncaught: () => uncaught.inc(),
     mayRead(req) {
       // A reverse proxy on this machine connects over loopback too: a request it relays names

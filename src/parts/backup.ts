@@ -12,7 +12,7 @@ import type { DB } from '../core/db';
  * file even if the server deletes it meanwhile), then the database is copied in one step (one
  * read transaction: a snapshot, never a half-written state), then files that appeared during the
  * copy are linked too, and only the files the copied database names go into the backup.
- * The avatars and the secret key (mode 0600) are copied as they are.
+ * The avatars, the secret key and the VAPID keys (mode 0600) are copied as they are.
  */
 export const DATABASE_FILE = 'chat.db';
 export const PID_FILE = 'server.pid';
@@ -20,6 +20,8 @@ const UPLOADS = 'uploads';
 const AVATARS = 'avatars';
 /** The key that opens the TOTP secrets (src/core/secret-box.ts): without it, two-factor codes stop working. */
 const KEY_FILE = 'secret.key';
+/** The server's VAPID key pair (src/parts/push/sender.ts): a new one would end every push subscription. */
+const VAPID_FILE = 'vapid.json';
 const STAGING_PREFIX = '.backup-staging-';
 
 export interface BackupResult {
@@ -107,7 +109,7 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
   fs.mkdirSync(dataDir, { recursive: true });
   const keptIn = path.join(dataDir, `before-restore-${now.toISOString().replace(/[:.]/g, '-')}`);
   fs.mkdirSync(keptIn);
-  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS, AVATARS, KEY_FILE]) {
+  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS, AVATARS, KEY_FILE, VAPID_FILE]) {
     if (fs.existsSync(path.join(dataDir, name))) fs.renameSync(path.join(dataDir, name), path.join(keptIn, name));
   }
   fs.copyFileSync(database, path.join(dataDir, DATABASE_FILE));
@@ -122,16 +124,17 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
   return { keptIn, files };
 }
 
-/** The avatars and the secret key, from one data directory (or backup) to another. */
+/** The avatars, the secret key and the VAPID keys, from one data directory (or backup) to another. */
 function copyExtras(from: string, to: string): void {
   const avatars = path.join(from, AVATARS);
   fs.mkdirSync(path.join(to, AVATARS), { recursive: true });
   for (const name of fs.existsSync(avatars) ? fs.readdirSync(avatars) : []) {
     if (!name.endsWith('.part')) fs.copyFileSync(path.join(avatars, name), path.join(to, AVATARS, name));
   }
-  if (fs.existsSync(path.join(from, KEY_FILE))) {
-    fs.copyFileSync(path.join(from, KEY_FILE), path.join(to, KEY_FILE));
-    fs.chmodSync(path.join(to, KEY_FILE), 0o600);
+  for (const secret of [KEY_FILE, VAPID_FILE]) {
+    if (!fs.existsSync(path.join(from, secret))) continue;
+    fs.copyFileSync(path.join(from, secret), path.join(to, secret));
+    fs.chmodSync(path.join(to, secret), 0o600);
   }
 }
 

@@ -32,6 +32,8 @@ import type { Claims } from './import/claims';
 import type { Imports } from './import/imports';
 import type { Cluster } from './cluster/remote';
 import type { NotificationSettings } from './accounts/notifications';
+import type { PushSubscriptions } from './push/subscriptions';
+import type { VapidKeys } from './push/sender';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -71,6 +73,9 @@ export interface Services {
   imports: Imports;
   claims: Claims;
   notifications: NotificationSettings;
+  pushSubscriptions: PushSubscriptions;
+  /** The server's VAPID key pair (DATA_DIR/vapid.json). */
+  vapidKeys: VapidKeys;
   /** ROLE=core: the sockets open on gateways (docs/scaling.md); null in one process. */
   cluster: Cluster | null;
 }

@@ -67,3 +67,12 @@ export function createNotificationSettings(db: DB): NotificationSettings {
 /** Whether a setting mutes now. */
 export const mutedAt = (setting: Pick<NotificationSetting, 'muted_until'> | undefined, now: number): boolean =>
   setting?.muted_until != null && Date.parse(setting.muted_until) > now;
+
+/**
+ * How much a message in a room notifies, by the room's own setting over its server's (a channel's
+ * server; none for a conversation): `nothing` while either is muted; `all` when neither says.
+ */
+export function levelAt(own: NotificationSetting | undefined, server: NotificationSetting | undefined, now: number): Level {
+  if (mutedAt(own, now) || mutedAt(server, now)) return 'nothing';
+  return own?.level ?? server?.level ?? 'all';
+}

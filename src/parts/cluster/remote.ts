@@ -28,9 +28,9 @@ export interface Cluster {
   open(gatewayId: string, peer: number, req: SocketRequest): { ready: string | null; userId: string };
   /**
    * A gateway's report of the sockets it holds (or is opening), made when its ids went up to
-   * `upTo`; answers those the core does not know.
+   * `upTo`, and of those whose page is hidden; answers those the core does not know.
    */
-  alive(gatewayId: string, peers: number[], upTo: number): number[];
+  alive(gatewayId: string, peers: number[], upTo: number, hidden: number[]): number[];
   /** Sockets open on gateways, for the metrics. */
   readonly remoteSockets: number;
   close(): Promise<void>;
@@ -183,10 +183,13 @@ export function createCluster({ busUrl, clock, log, sockets }: ClusterParts): Cl
       return { ready, userId: peer.userId };
     },
 
-    alive(gatewayId, held, upTo) {
+    alive(gatewayId, held, upTo, hidden) {
       const gateway = gatewayOf(gatewayId);
       gateway.heardAt = clock.now();
       const holds = new Set(held);
+      // Which user streams' pages are hidden (pushes go to users with none visible).
+      const hiddenNow = new Set(hidden);
+      for (const [id, peer] of gateway.peers) peer.hidden = hiddenNow.has(id);
       // A socket the gateway no longer holds closed there: it leaves here too. One opened after
       // the report was made (a higher id) may have overtaken it: it stays.
       for (const [id, peer] of gateway.peers) if (id <= upTo && !holds.has(id)) (peer.ws as RemoteSocket).gone();

@@ -21,6 +21,8 @@ export interface Hub {
    * core contract's shapes, the user streams of everyone who can see it in the catalogue's.
    */
   message(container: Container, change: MessageChange): void;
+  /** Something else that follows every message change after its commit, once the sockets are served (web push). */
+  onMessage(listener: (container: Container, change: MessageChange) => void): void;
   /** To the user streams of everyone who can see a channel (view_channel) or conversation (`except` one user). */
   toContainer(container: Container, event: StreamEvent, except?: string): void;
   /** To the user streams of every member of a server. */
@@ -29,6 +31,8 @@ export interface Hub {
   toUsers(userIds: Iterable<string>, event: StreamEvent): void;
   /** Whether a user has a user stream open (presence: who needs events at all). */
   hasStream(userId: string): boolean;
+  /** Whether a user has a user stream open whose page is visible (it says so: docs/api.md "What clients send"). */
+  hasVisibleStream(userId: string): boolean;
   /** Whether a user has any socket open, a user stream or a room socket. */
   connected(userId: string): boolean;
   /** Closes every socket opened with this session (logout, expiry, password reset). */
@@ -119,6 +123,8 @@ export interface Peer {
   gzip: boolean;
   /** Frames waiting while its compressed `ready` is made, sent right after it in order; null otherwise. */
   held: Buffer[] | null;
+  /** A user stream whose page said it is hidden (a tab in the background): pushes still go to its user. */
+  hidden?: boolean;
 }
 
 /** An outbox entry: an event's frames to its audience, or a close that must follow them. */
@@ -160,6 +166,7 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
   const streams: Index = new Map();
   /** Writes and closes not yet made, in the order they were asked for (see flush()). */
   const outbox: Job[] = [];
+  const listeners: ((container: Container, change: MessageChange) => void)[] = [];
   let flushing = false;
   let framesSent = 0;
 
@@ -261,38 +268,52 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
   /** A message record, whose reactions[].reacted is each recipient's own when `reactors` is given. */
   const asPayload = (record: object) => record as Record<string, unknown>;
 
+  /** A change to a message, to its room's sockets and to the user streams of who can see it. */
+  function toSockets(container: Container, change: MessageChange): void {
+    const place = placeOf(container);
+    switch (change.kind) {
+      case 'created':
+        toRoom(container, { payload: asPayload(change.message) });
+        toContainer(container, { payload: asPayload(change.message), within: { event: 'message', key: 'message' } });
+        return;
+      case 'edited':
+        toRoom(container, { payload: { event: 'edited', ...change.message }, reactors: change.reactors });
+        toContainer(container, { payload: asPayload(change.message), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } });
+        return;
+      case 'deleted':
+        toRoom(container, { payload: { event: 'deleted', id: change.messageId, ...place } });
+        toContainer(container, { payload: { event: 'message_deleted', message_id: change.messageId, ...place } });
+        return;
+      case 'reaction': {
+        toRoom(container, { payload: { event: 'reaction', ...change.message }, reactors: change.reactors });
+        // The user stream carries the change alone, the same bytes for everyone: a recipient's
+        // own `reacted` changes only when user_id is theirs.
+        const { emoji, userId, added, count } = change;
+        toContainer(container, { payload: { event: 'reaction', message_id: change.message.id, ...place, emoji, user_id: userId, added, count } });
+        return;
+      }
+      default:
+        toContainer(container, {
+          payload: asPayload(change.message),
+          reactors: change.reactors,
+          within: { event: change.kind === 'pinned' ? 'message_pinned' : 'message_unpinned', key: 'message' },
+        });
+    }
+  }
+
   return {
     message(container, change) {
-      const place = placeOf(container);
-      switch (change.kind) {
-        case 'created':
-          toRoom(container, { payload: asPayload(change.message) });
-          toContainer(container, { payload: asPayload(change.message), within: { event: 'message', key: 'message' } });
-          return;
-        case 'edited':
-          toRoom(container, { payload: { event: 'edited', ...change.message }, reactors: change.reactors });
-          toContainer(container, { payload: asPayload(change.message), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } });
-          return;
-        case 'deleted':
-          toRoom(container, { payload: { event: 'deleted', id: change.messageId, ...place } });
-          toContainer(container, { payload: { event: 'message_deleted', message_id: change.messageId, ...place } });
-          return;
-        case 'reaction': {
-          toRoom(container, { payload: { event: 'reaction', ...change.message }, reactors: change.reactors });
-          // The user stream carries the change alone, the same bytes for everyone: a recipient's
-          // own `reacted` changes only when user_id is theirs.
-          const { emoji, userId, added, count } = change;
-          toContainer(container, { payload: { event: 'reaction', message_id: change.message.id, ...place, emoji, user_id: userId, added, count } });
-          return;
+      toSockets(container, change);
+      for (const listener of listeners) {
+        try {
+          listener(container, change);
+        } catch (err) {
+          logFailure(log, 'message listener')(err);
         }
-        default:
-          toContainer(container, {
-            payload: asPayload(change.message),
-            reactors: change.reactors,
-            within: { event: change.kind === 'pinned' ? 'message_pinned' : 'message_unpinned', key: 'message' },
-          });
       }
     },
+
+    onMessage: (listener) => void listeners.push(listener),
 
     toContainer: (container, event, except) => toContainer(container, { payload: event }, except),
 
@@ -305,6 +326,11 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
     },
 
     hasStream: (userId) => streams.has(userId),
+
+    hasVisibleStream(userId) {
+      for (const peer of streams.get(userId) ?? []) if (!peer.hidden) return true;
+      return false;
+    },
 
     connected: (userId) => byUser.has(userId),
 

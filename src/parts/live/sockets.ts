@@ -228,7 +228,7 @@ export function startHeartbeat(hub: Pick<Hub, 'peers'>, ms: number, log: Log): N
  */
 export function attachSocket(
   peer: Peer & { ws: WebSocket },
-  { clock, log, hub, onClose }: { clock: Clock; log: Log; hub: Pick<Hub, 'drop'>; onClose(peer: Peer): void },
+  { clock, log, hub, onClose, onVisibility }: { clock: Clock; log: Log; hub: Pick<Hub, 'drop'>; onClose(peer: Peer): void; onVisibility?(peer: Peer): void },
 ): (work: () => void) => void {
   const { ws } = peer;
   const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
@@ -248,7 +248,9 @@ export function attachSocket(
   ws.on('pong', () => {
     peer.alive = true;
   });
-  // Frames from clients carry nothing yet; they are only counted, so a flood is cut off.
+  // Frames from clients are counted, so a flood is cut off; the one a user stream may send says
+  // whether its page is visible: {"op": "visibility", "visible": false} (pushes go to a user with
+  // no visible stream). Anything else is ignored.
   const countFrame = own(() => {
     failpoint('socket.message');
     const now = clock.now();
@@ -258,7 +260,16 @@ export function attachSocket(
     }
     if (++peer.frames > FLOOD_MAX_FRAMES) hub.drop(peer, CLOSE.policy);
   }, 'frame');
-  ws.on('message', countFrame);
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    countFrame();
+    if (!isBinary && peer.container === null) {
+      const visible = visibilityIn(data);
+      if (visible !== null && peer.hidden !== !visible) {
+        peer.hidden = !visible;
+        onVisibility?.(peer);
+      }
+    }
+  });
   ws.on('ping', countFrame);
   return (work) => own(work, 'open')();
 }
@@ -278,4 +289,15 @@ export function refuse(socket: Duplex, status: number, reason: string, headers: 
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+/** `{"op": "visibility", "visible": <boolean>}` → the boolean; null for anything else. */
+function visibilityIn(data: Buffer): boolean | null {
+  if (data.length > 100 || !data.includes('visibility')) return null;
+  try {
+    const frame = JSON.parse(data.toString()) as { op?: unknown; visible?: unknown };
+    return frame.op === 'visibility' && typeof frame.visible === 'boolean' ? frame.visible : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,0 +1,246 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import webpush from 'web-push';
+import { logFailure } from '../../core/callbacks';
+import type { Log } from '../../core/types';
+import { EndpointRefused, checkedAddress } from './address-guard';
+import type { Target } from './subscriptions';
+
+/**
+ * Sending Web Push messages (RFC 8030), encrypted for the subscription (RFC 8291) and signed
+ * with our VAPID key (RFC 8292) by web-push's generateRequestDetails; the request itself is made
+ * here, to the address the endpoint was checked to resolve to (src/parts/push/address-guard.ts),
+ * following no redirect, with a deadline and a cap on the answer read.
+ *
+ * Sending never holds up a post: pushes wait in a bounded queue, a few at a time. The first push
+ * for a room goes at once; for COLLAPSE_MS after it, more for the same device and room gather
+ * into one that follows, carrying how many messages it stands for: a burst of twenty messages is
+ * two pushes, the second replacing the first on the device (same tag). The Topic header asks the
+ * push service to do the same with what it has not delivered yet.
+ */
+export const VAPID_FILE = 'vapid.json';
+/** Pushes waiting at most; past it new ones are dropped (and counted). */
+export const MAX_QUEUED_PUSHES = 10_000;
+/** Requests to push services at once. */
+export const PUSH_CONCURRENCY = 8;
+/** A push service that has not answered by then is given up on. */
+export const PUSH_TIMEOUT_MS = 10_000;
+/** Bytes of a push service's answer read at most (the body says nothing we need). */
+const MAX_ANSWER_BYTES = 4096;
+/** After a push for a room, a device's next for the same room waits this long, gathering what comes meanwhile into one. */
+export const COLLAPSE_MS = 3_000;
+/** A push not delivered within an hour is stale: the push service drops it. */
+const PUSH_TTL_S = 3600;
+
+export interface VapidKeys {
+  publicKey: string;
+  privateKey: string;
+}
+
+/** DATA_DIR/vapid.json, made at first start (mode 0600); `cli.js backup` copies it. */
+export function loadVapidKeys(dataDir: string): VapidKeys {
+  const file = path.join(dataDir, VAPID_FILE);
+  try {
+    fs.writeFileSync(file, `${JSON.stringify(webpush.generateVAPIDKeys())}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const keys = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<VapidKeys>;
+  if (typeof keys.publicKey !== 'string' || typeof keys.privateKey !== 'string') throw new Error(`${file} must hold {"publicKey", "privateKey"}`);
+  return { publicKey: keys.publicKey, privateKey: keys.privateKey };
+}
+
+/**
+ * The VAPID subject (RFC 8292 section 2.1), how a push service reaches whoever runs the server:
+ * BASE_URL when it is https, otherwise a mailto: address at its host.
+ */
+export function vapidSubject(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return url.protocol === 'https:' ? url.origin : `mailto:push@${url.hostname.includes('.') ? url.hostname : 'localhost.localdomain'}`;
+}
+
+export type PushOutcome = 'sent' | 'gone' | 'failed' | 'dropped';
+
+export interface PushSender {
+  /** Queues a push of `payload` to a subscription; `room` collapses bursts (one push per device and room). */
+  send(target: Target, room: string, payload: (count: number) => object): void;
+  readonly queued: number;
+  /** Stops sending; what waits is dropped. */
+  close(): void;
+}
+
+export interface SenderParts {
+  keys: VapidKeys;
+  /** The VAPID subject: an https: URL or a mailto: address (RFC 8292 section 2.1). */
+  subject: string;
+  insecureHosts: ReadonlySet<string>;
+  log: Log;
+  /** A subscription the push service says is gone (404, 410). */
+  onGone(subscriptionId: string): void;
+  onOutcome(outcome: PushOutcome): void;
+}
+
+interface Job {
+  target: Target;
+  room: string;
+  count: number;
+  payload: (count: number) => object;
+}
+
+export function createPushSender(parts: SenderParts): PushSender {
+  const { keys, subject, insecureHosts, log, onGone, onOutcome } = parts;
+  const queue: Job[] = [];
+  /** Jobs not sent yet, by device and room: queued, or held until their room's quiet time ends. */
+  const waiting = new Map<string, Job>();
+  /** When a device last got a push for a room, and the timer of a held one. */
+  const recent = new Map<string, { at: number; timer: NodeJS.Timeout | null }>();
+  let running = 0;
+  let closed = false;
+
+  function next(): void {
+    while (running < PUSH_CONCURRENCY && queue.length > 0 && !closed) {
+      const job = queue.shift()!;
+      const key = `${job.target.id} ${job.room}`;
+      waiting.delete(key);
+      quietAfter(key);
+      running++;
+      deliver(job)
+        .then(onOutcome, (err: unknown) => {
+          log(`push to ${new URL(job.target.endpoint).host} failed: ${(err as Error).message}`);
+          onOutcome('failed');
+        })
+        .catch(logFailure(log, 'push outcome'))
+        .finally(() => {
+          running--;
+          next();
+        });
+    }
+  }
+
+  /** Marks a push for `key` sent now; the entry goes once its quiet time is over with nothing held. */
+  function quietAfter(key: string): void {
+    const entry = { at: Date.now(), timer: null as NodeJS.Timeout | null };
+    recent.set(key, entry);
+    const forget = setTimeout(() => {
+      if (recent.get(key) === entry && entry.timer === null) recent.delete(key);
+    }, COLLAPSE_MS);
+    forget.unref();
+  }
+
+  function enqueue(key: string, job: Job): void {
+    if (queue.length >= MAX_QUEUED_PUSHES) {
+      waiting.delete(key);
+      onOutcome('dropped');
+      return;
+    }
+    queue.push(job);
+    next();
+  }
+
+  async function deliver(job: Job): Promise<PushOutcome> {
+    const { target } = job;
+    const endpoint = new URL(target.endpoint);
+    let address;
+    try {
+      address = await checkedAddress(endpoint, insecureHosts);
+    } catch (err) {
+      if (!(err instanceof EndpointRefused)) throw err;
+      // An endpoint that now resolves somewhere it must not go is never asked again.
+      log(`push endpoint of subscription ${target.id} refused: ${err.message}; the subscription ends`);
+      onGone(target.id);
+      return 'gone';
+    }
+    const details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } }, JSON.stringify(job.payload(job.count)), {
+      vapidDetails: { subject, publicKey: keys.publicKey, privateKey: keys.privateKey },
+      TTL: PUSH_TTL_S,
+      urgency: 'high',
+      // At most 32 base64url characters: a digest of the room.
+      topic: crypto.createHash('sha256').update(job.room).digest('base64url').slice(0, 32),
+    });
+    const status = await post(endpoint, details.headers as Record<string, string | number>, details.body as Buffer, address);
+    if (status === 404 || status === 410) {
+      onGone(target.id);
+      return 'gone';
+    }
+    if (status < 200 || status > 299) {
+      log(`push to ${endpoint.host} answered ${status}`);
+      return 'failed';
+    }
+    return 'sent';
+  }
+
+  /** One POST to the checked address (SNI and Host stay the endpoint's), with a deadline; the status. */
+  function post(endpoint: URL, headers: Record<string, string | number>, body: Buffer, to: { address: string; family: number }): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const client = endpoint.protocol === 'https:' ? https : http;
+      const req = client.request(
+        endpoint,
+        {
+          method: 'POST',
+          headers,
+          // The address the guard checked, whatever a new lookup would say.
+          lookup: (_host, options, done) => {
+            if ((options as { all?: boolean }).all) (done as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [to]);
+            else done(null, to.address, to.family);
+          },
+          agent: false,
+        },
+        (res) => {
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_ANSWER_BYTES) res.destroy();
+          });
+          res.on('error', () => {});
+          res.on('close', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${PUSH_TIMEOUT_MS / 1000} s`)), PUSH_TIMEOUT_MS);
+      req.on('close', () => clearTimeout(deadline));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  return {
+    send(target, room, payload) {
+      if (closed) return;
+      const key = `${target.id} ${room}`;
+      const same = waiting.get(key);
+      if (same) {
+        same.count++;
+        same.payload = payload;
+        return;
+      }
+      if (waiting.size >= MAX_QUEUED_PUSHES) {
+        onOutcome('dropped');
+        return;
+      }
+      const job = { target, room, count: 1, payload };
+      waiting.set(key, job);
+      const last = recent.get(key);
+      const wait = last ? last.at + COLLAPSE_MS - Date.now() : 0;
+      if (wait <= 0 || !last) return enqueue(key, job);
+      // Held: what else comes for this room meanwhile joins it.
+      last.timer = setTimeout(() => {
+        last.timer = null;
+        if (!closed) enqueue(key, job);
+      }, wait);
+      last.timer.unref();
+    },
+
+    get queued() {
+      return queue.length;
+    },
+    close() {
+      closed = true;
+      queue.length = 0;
+      waiting.clear();
+      for (const { timer } of recent.values()) if (timer) clearTimeout(timer);
+      recent.clear();
+    },
+  };
+}

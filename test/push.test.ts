@@ -1,0 +1,142 @@
+import t from 'tap';
+import { befriend, community, must } from './helpers/community';
+import { signUp } from './helpers/client';
+import { startPushService } from './helpers/push-service';
+import { startServer } from './helpers/server';
+import { openSocket } from './helpers/ws';
+
+/**
+ * Web Push (issue 33): a local push service on 127.0.0.1 receives what the server sends, checks
+ * the VAPID JWT and decrypts the payload with the subscription's keys (RFC 8291). Pushes go for
+ * what the settings say notifies, to a user with no visible stream; a 410 ends the subscription,
+ * and so does signing out.
+ */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+t.test('web push', async (t) => {
+  const service = await startPushService({ tls: false });
+  t.teardown(() => service.close());
+  const server = await startServer({ env: { PUSH_INSECURE_HOSTS: '127.0.0.1' } });
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner, member: bob } = c.clients;
+  const channels = (await must(owner.get(`${c.base}/channels`), 200)).body;
+  const general: string = channels[0].id;
+  const room = async (name: string) => (await must(owner.post(`${c.base}/channels`, { name }), 201)).body.id as string;
+  const post = (channelId: string, content: string) => must(owner.post(`${c.base}/channels/${channelId}/messages`, { content }), 201);
+  const key = (await must(bob.get('/api/push/key'), 200)).body.key as string;
+  const subscription = service.subscribe('bob', key);
+  const subscribed = await must(bob.post('/api/account/push-subscriptions', subscription), 201);
+  const subscriptionId: string = subscribed.body.id;
+  /** Nothing more arrives within `ms` (the server decides after the post, in the next turns). */
+  const nothingNew = async (before: number, ms = 600) => {
+    await sleep(ms);
+    return service.received.length === before;
+  };
+
+  await t.test('the key, and subscriptions refused', async (t) => {
+    t.match(key, /^[A-Za-z0-9_-]{87}$/, 'the VAPID public key: 65 bytes, base64url');
+    t.match(subscribed.body, { endpoint: subscription.endpoint, show_text: false });
+    t.same((await must(bob.get('/api/account/push-subscriptions'), 200)).body.map((s: { id: string }) => s.id), [subscriptionId], 'listed');
+    const bad = [
+      { ...subscription, endpoint: 'http://push.example.com/x' },
+      { ...subscription, endpoint: 'https://10.0.0.1/push/x' },
+      { ...subscription, endpoint: 'https://169.254.169.254/latest' },
+      { ...subscription, endpoint: 'https://[::1]/push/x' },
+      { ...subscription, endpoint: 'https://localhost/push/x' },
+      { ...subscription, endpoint: 'ftp://push.example.com/x' },
+      { ...subscription, endpoint: 'not a url' },
+      { ...subscription, keys: { p256dh: 'short', auth: subscription.keys.auth } },
+      { ...subscription, keys: { p256dh: subscription.keys.p256dh, auth: 'AAAA' } },
+      { endpoint: subscription.endpoint },
+    ];
+    for (const body of bad) await must(bob.post('/api/account/push-subscriptions', body), 400);
+    t.equal((await must(bob.get('/api/account/push-subscriptions'), 200)).body.length, 1, 'none of them kept');
+    await must(c.clients.outsider.delete(`/api/account/push-subscriptions/${subscriptionId}`), 404);
+  });
+
+  await t.test('a mention, and a DM: pushed, signed and encrypted; room and sender only', async (t) => {
+    const before = service.received.length;
+    const posted = (await post(general, `@${bob.username} can you look?`)).body;
+    const [push] = (await service.waitFor(before + 1)).slice(before);
+    t.notOk(push.error, `the push service accepted it (${push.error ?? 'VAPID and encryption checked'})`);
+    t.equal(push.status, 201);
+    t.match(push.vapid, { aud: new URL(service.url).origin, publicKey: key });
+    t.match(push.payload, { room: /^#general/, sender: owner.username, count: 1, tag: general, url: `/channels/${c.serverId}/${general}/${posted.id}` });
+    t.notOk('text' in (push.payload as object), 'no text unless the device chose it');
+    t.ok(push.headers.topic, 'a Topic, so the push service replaces an undelivered one');
+    await befriend(owner, bob);
+    const dm = (await must(owner.post('/api/conversations/dm', { usernames: [bob.username] }), 201)).body.id;
+    await must(owner.post(`/api/conversations/${dm}/messages`, { content: 'psst' }), 201);
+    const [direct] = (await service.waitFor(before + 2)).slice(before + 1);
+    t.match(direct.payload, { room: 'Direct message', sender: owner.username, tag: dm });
+  });
+
+  await t.test('a muted channel, @everyone suppressed, level nothing: no push', async (t) => {
+    const quiet = await room('quiet');
+    await must(bob.put(`/api/account/notifications/${quiet}`, { level: 'all', muted_until: '9999-12-31T23:59:59Z' }), 200);
+    let before = service.received.length;
+    await post(quiet, `@${bob.username} in a muted channel`);
+    t.ok(await nothingNew(before), 'muted: nothing');
+    await must(bob.put(`/api/account/notifications/${c.serverId}`, { level: 'mentions', suppress_everyone: true }), 200);
+    const other = await room('announcements');
+    before = service.received.length;
+    await post(other, '@everyone hear ye');
+    t.ok(await nothingNew(before), '@everyone suppressed and level mentions: nothing');
+    await post(other, 'just chatting');
+    t.ok(await nothingNew(before), 'not a mention at level mentions: nothing');
+    await must(bob.put(`/api/account/notifications/${c.serverId}`, { level: 'nothing' }), 200);
+    await post(other, `@${bob.username} still nothing`);
+    t.ok(await nothingNew(before), 'level nothing: nothing');
+    await must(bob.delete(`/api/account/notifications/${c.serverId}`), 204);
+  });
+
+  await t.test('a user with a visible stream gets none; hidden, they do', async (t) => {
+    const lobby = await room('lobby');
+    const stream = await openSocket(server.url, '/api/ws', { client: bob });
+    await stream.event('ready');
+    let before = service.received.length;
+    await post(lobby, `@${bob.username} you are here`);
+    t.ok(await nothingNew(before), 'a stream open (visible until it says otherwise): nothing');
+    stream.ws.send(JSON.stringify({ op: 'visibility', visible: false }));
+    await sleep(100);
+    before = service.received.length;
+    await post(lobby, `@${bob.username} the tab is hidden`);
+    await service.waitFor(before + 1);
+    t.pass('hidden: pushed');
+    stream.close();
+  });
+
+  await t.test('a burst in one room is one push, then one more that counts the rest', async (t) => {
+    const busy = await room('busy');
+    const before = service.received.length;
+    for (let i = 0; i < 5; i++) await post(busy, `@${bob.username} burst ${i}`);
+    await service.waitFor(before + 2, 8_000);
+    t.ok(await nothingNew(before + 2, 3_500), 'two pushes for five messages');
+    const pushes = service.received.slice(before).map((p) => p.payload as { count: number });
+    t.same(pushes.map((p) => p.count), [1, 4], 'the second counts the four that came meanwhile');
+  });
+
+  await t.test('the text only where the device chose it', async (t) => {
+    await must(bob.request('PATCH', `/api/account/push-subscriptions/${subscriptionId}`, { show_text: true }), 200);
+    const before = service.received.length;
+    await post(await room('texts'), `@${bob.username} the secret is 42`);
+    const [push] = (await service.waitFor(before + 1)).slice(before);
+    t.match(push.payload, { text: `@${bob.username} the secret is 42` });
+  });
+
+  await t.test('a 410 ends the subscription; signing out ends one too', async (t) => {
+    service.answerWith(410);
+    const before = service.received.length;
+    await post(await room('gone'), `@${bob.username} are you there?`);
+    await service.waitFor(before + 1);
+    await sleep(200);
+    t.same((await must(bob.get('/api/account/push-subscriptions'), 200)).body, [], 'gone: removed');
+    service.answerWith(201);
+    const carol = await signUp(server.url);
+    await must(carol.post('/api/account/push-subscriptions', service.subscribe('carol', key)), 201);
+    await must(carol.post('/api/logout'), 204);
+    const left = server.app.db.prepare('SELECT COUNT(*) AS n FROM push_subscriptions WHERE user_id = ?').get(carol.userId) as { n: number };
+    t.equal(left.n, 0, 'signed out: removed');
+  });
+});
