@@ -211,6 +211,9 @@ CREATE TRIGGER IF NOT EXISTS access_members_added AFTER INSERT ON members
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_members_removed AFTER DELETE ON members
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+-- A timeout changes who may act as an administrator (src/rules/permissions.ts rank).
+CREATE TRIGGER IF NOT EXISTS access_members_timeout AFTER UPDATE OF timeout_until ON members
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channels_added AFTER INSERT ON channels
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channels_updated AFTER UPDATE OF category_id, permissions_synced ON channels

@@ -32,6 +32,13 @@ export interface ServerAccess {
   /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
   joinedSeq(userId: string): number | null;
   /**
+   * Who the user is in the server, before any timeout: its owner, a holder of a full_server_admin
+   * role, a plain member; null for a non-member (src/rules/permissions.ts makes the rank of it).
+   */
+  standingIn(userId: string): 'owner' | 'admin' | 'member' | null;
+  /** Until when a member is timed out (ISO 8601), or null. */
+  timeoutUntil(userId: string): string | null;
+  /**
    * A key shared by every member whose flags are the same in every channel: a moderator, or the
    * roles they hold (and their own id when an overwrite names them); null for a non-member. Lets
    * a change be judged once per kind of member rather than once per member.
@@ -50,6 +57,7 @@ interface Member {
   joinedSeq: number;
   /** Holds a full_server_admin role. */
   admin: boolean;
+  timeoutUntil: string | null;
 }
 
 interface OverwriteRow {
@@ -80,12 +88,14 @@ export function createChannelAccess(db: DB): ChannelAccess {
   const categoryOverwrites = db.prepare<[string], OverwriteRow>(
     `SELECT category_id AS scope_id, target_id, kind, allow, deny FROM category_overwrites WHERE server_id = ? ${OVERWRITE_ORDER}`,
   );
-  const memberRow = db.prepare<[string, string], { joined_seq: number; roles: string | null }>(
-    `SELECT m.joined_seq,
+  const memberRow = db.prepare<[string, string], { joined_seq: number; timeout_until: string | null; roles: string | null }>(
+    `SELECT m.joined_seq, m.timeout_until,
             (SELECT group_concat(role_id) FROM member_roles mr WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id) AS roles
        FROM members m WHERE m.server_id = ? AND m.user_id = ?`,
   );
-  const allMembers = db.prepare<[string], { user_id: string; joined_seq: number }>('SELECT user_id, joined_seq FROM members WHERE server_id = ?');
+  const allMembers = db.prepare<[string], { user_id: string; joined_seq: number; timeout_until: string | null }>(
+    'SELECT user_id, joined_seq, timeout_until FROM members WHERE server_id = ?',
+  );
   const allMemberRoles = db.prepare<[string], { user_id: string; role_id: string }>('SELECT user_id, role_id FROM member_roles WHERE server_id = ?');
 
   const kept = new Map<string, { generation: number | undefined; access: ServerAccess }>();
@@ -123,13 +133,18 @@ export function createChannelAccess(db: DB): ChannelAccess {
 
     const members = new Map<string, Member | null>();
     let everyMember = false;
-    const memberOf = (roles: Set<string>, joinedSeq: number): Member => ({ roles, joinedSeq, admin: [...roles].some((id) => adminRoles.has(id)) });
+    const memberOf = (roles: Set<string>, joinedSeq: number, timeoutUntil: string | null): Member => ({
+      roles,
+      joinedSeq,
+      admin: [...roles].some((id) => adminRoles.has(id)),
+      timeoutUntil,
+    });
     const member = (userId: string): Member | null => {
       let found = members.get(userId);
       if (found === undefined) {
         if (everyMember) return null;
         const row = memberRow.get(serverId, userId);
-        found = row ? memberOf(new Set(row.roles ? row.roles.split(',') : []), row.joined_seq) : null;
+        found = row ? memberOf(new Set(row.roles ? row.roles.split(',') : []), row.joined_seq, row.timeout_until) : null;
         members.set(userId, found);
       }
       return found;
@@ -143,7 +158,7 @@ export function createChannelAccess(db: DB): ChannelAccess {
         roles.set(user_id, set);
       }
       members.clear();
-      for (const row of allMembers.all(serverId)) members.set(row.user_id, memberOf(roles.get(row.user_id) ?? new Set(), row.joined_seq));
+      for (const row of allMembers.all(serverId)) members.set(row.user_id, memberOf(roles.get(row.user_id) ?? new Set(), row.joined_seq, row.timeout_until));
       everyMember = true;
     };
     /**
@@ -197,6 +212,11 @@ export function createChannelAccess(db: DB): ChannelAccess {
       },
       overwritesOf: (channelId) => overwrites.get(channelId) ?? [],
       joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
+      standingIn(userId) {
+        const m = member(userId);
+        return !m ? null : userId === ownerId ? 'owner' : m.admin ? 'admin' : 'member';
+      },
+      timeoutUntil: (userId) => member(userId)?.timeoutUntil ?? null,
       subjectKey(userId) {
         const m = member(userId);
         if (!m) return null;

@@ -109,14 +109,6 @@ export interface Permissions {
 }
 
 export function createPermissions(db: DB, clock: Clock): Permissions {
-  const membership = db.prepare<[string, string], { owner_id: string; full_server_admin: number | null; timeout_until: string | null }>(
-    `SELECT s.owner_id, m.timeout_until,
-            (SELECT MAX(r.full_server_admin) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
-              WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id) AS full_server_admin
-       FROM members m
-       JOIN servers s ON s.id = m.server_id
-      WHERE m.server_id = ? AND m.user_id = ?`,
-  );
   const channelServer = db.prepare<[string], { server_id: string }>('SELECT server_id FROM channels WHERE id = ?');
   const conversationMember = db.prepare<[string, string], { user_id: string }>(
     'SELECT user_id FROM conversation_members WHERE conversation_id = ? AND user_id = ?',
@@ -136,22 +128,25 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       WHERE a.id = ?`,
   );
 
-  const timeoutOf = db.prepare<[string, string], { timeout_until: string | null }>(
-    'SELECT timeout_until FROM members WHERE server_id = ? AND user_id = ?',
-  );
   const blockRow = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
   const hasBlocked = (blocker: string, blocked: string) => blockRow.get(blocker, blocked) !== undefined;
 
-  /** A full server administrator who is timed out acts as a plain member until the timeout ends. */
-  const rank = (userId: string, serverId: string): Rank | null => {
-    const row = membership.get(serverId, userId);
-    if (!row) return null;
-    if (row.owner_id === userId) return 'owner';
-    const timedOut = row.timeout_until !== null && row.timeout_until > iso(clock.now());
-    return row.full_server_admin === 1 && !timedOut ? 'admin' : 'member';
-  };
-
   const channels: ChannelAccess = createChannelAccess(db);
+  /**
+   * A full server administrator who is timed out acts as a plain member until the timeout ends.
+   * From the server's rules kept in memory (src/rules/channel-access.ts), current as long as their
+   * generation is: a membership, a role or a timeout that changes moves it.
+   */
+  const rankFrom = (rules: ServerAccess, userId: string): Rank | null => {
+    const standing = rules.standingIn(userId);
+    if (standing !== 'admin') return standing;
+    const until = rules.timeoutUntil(userId);
+    return until !== null && until > iso(clock.now()) ? 'member' : 'admin';
+  };
+  const rank = (userId: string, serverId: string): Rank | null => {
+    const rules = channels.server(serverId);
+    return rules ? rankFrom(rules, userId) : null;
+  };
   /**
    * The one visibility rule, and what the user may do there: a conversation's members may do
    * everything in it; a channel is seen by the members of its server with view_channel there
@@ -162,7 +157,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL } : null;
     const rules = channels.server(container.serverId);
     const flags = rules?.flags(userId, container.id) ?? 0;
-    const found = flags & VIEW ? rank(userId, container.serverId) : null;
+    const found = flags & VIEW && rules ? rankFrom(rules, userId) : null;
     if (!rules || !found) return null;
     if (!has(flags, 'read_history')) container.hiddenUpTo = rules.joinedSeq(userId) ?? Infinity;
     return { container, rank: found, flags };
@@ -257,7 +252,7 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       return callerRank;
     },
     requireNotTimedOut(user, serverId) {
-      const until = timeoutOf.get(serverId, user.id)?.timeout_until;
+      const until = channels.server(serverId)?.timeoutUntil(user.id);
       if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
     },
     requireNoBlockAmong(newcomers, others) {
