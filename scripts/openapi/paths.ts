@@ -340,6 +340,10 @@ export const operations: Ops = [
   ['POST', '/api/servers/{server_id}/read', { tag: 'Notifications', summary: "Mark every channel of the server the caller sees read up to its newest message; their other streams get read for each that moved", auth: 'user', ok: [json(200, arr(ref('ReadState')), 'the read state of every channel the caller sees there')], errors: [429] }],
   ['POST', '/api/account/read-all', { tag: 'Notifications', summary: "Mark every channel and conversation of the caller read; their other streams get read for each that moved", auth: 'user', ok: [empty('all read')], errors: [429] }],
 
+  // Message links (src/api/links.ts)
+  ['GET', '/channels/@me/{conversation_id}/{message_id}', { tag: 'Notifications', summary: 'A link to a message of a DM or group: the app page, which opens the conversation around it for its members and says "You cannot see this message" to anyone else (the page is the same whatever the ids)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the app page' }] }],
+  ['GET', '/channels/{server_id}/{channel_id}/{message_id}', { tag: 'Notifications', summary: 'A link to a channel message: the app page, which opens the channel around it for whoever sees it and says "You cannot see this message" to anyone else (the page is the same whatever the ids)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the app page' }] }],
+
   // Push (src/api/push.ts)
   ['GET', '/api/push/key', { tag: 'Notifications', summary: "The server's VAPID public key (base64url): a browser's applicationServerKey for PushManager.subscribe", auth: 'none', ok: [json(200, ref('PushKey'))] }],
   ['GET', '/api/account/push-subscriptions', { tag: 'Notifications', summary: "The caller's push subscriptions, one per browser that allowed notifications, newest first", auth: 'user', ok: [json(200, arr(ref('PushSubscription')))] }],

@@ -15,6 +15,7 @@ import { emailRoutes } from './email';
 import { friendRoutes } from './friends';
 import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
+import { linkRoutes } from './links';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { notificationRoutes } from './notifications';
@@ -61,6 +62,7 @@ export function buildRoutes(services: Services): Route[] {
     ...moderationRoutes(services),
     ...importRoutes(services),
     ...notificationRoutes(services),
+    ...linkRoutes(services),
     ...pushRoutes(services),
     ...clusterRoutes(services),
   ];
