@@ -10,6 +10,7 @@ import { initProfile, showProfile } from './account-profile.js';
 import { initSecurity, showSecurity } from './account-security.js';
 import { initData, showData } from './account-data.js';
 import { initDiscord, showDiscord } from './account-discord.js';
+import { initPush } from './account-push.js';
 
 let account = null;
 
@@ -85,6 +86,7 @@ async function start() {
   initSecurity(update);
   initDiscord();
   initData();
+  initPush();
   render();
   $('account').hidden = false;
   // The sections were hidden while the page loaded, so the browser could not scroll to #export.

@@ -21,6 +21,15 @@ function setConnection(value, retryIn = 0) {
   emit('connection');
 }
 
+/**
+ * The server pushes to phones only when none of the user's streams is visible: each stream says
+ * whether its page is (docs/api.md "What clients send"), at open and whenever that changes.
+ */
+function tellVisibility() {
+  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ op: 'visibility', visible: document.visibilityState === 'visible' }));
+}
+document.addEventListener('visibilitychange', tellVisibility);
+
 export function connect() {
   stopped = false;
   clearTimeout(timer);
@@ -39,6 +48,7 @@ export function connect() {
 
   ws.addEventListener('open', () => {
     opened = true;
+    tellVisibility();
   });
 
   ws.addEventListener('message', (e) => {
