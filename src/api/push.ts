@@ -5,7 +5,7 @@ import { bool } from '../core/validate';
 import { EndpointRefused, checkedAddress } from '../parts/push/address-guard';
 import type { Services } from '../parts/services';
 
-type Deps = Pick<Services, 'config' | 'pushSubscriptions' | 'vapidKeys'>;
+type Deps = Pick<Services, 'config' | 'limits' | 'pushSubscriptions' | 'vapidKeys'>;
 
 /** An endpoint longer than this is no push service's. */
 const MAX_ENDPOINT_CHARS = 2048;
@@ -26,7 +26,7 @@ export function pushRoutes(deps: Deps): Route[] {
   ];
 }
 
-function pushHandlers({ config, pushSubscriptions, vapidKeys }: Deps) {
+function pushHandlers({ config, limits, pushSubscriptions, vapidKeys }: Deps) {
   const insecureHosts = new Set(config.pushInsecureHosts);
   return { getPushKey, listPushSubscriptions, subscribeToPush, changePushSubscription, unsubscribeFromPush };
 
@@ -52,6 +52,7 @@ function pushHandlers({ config, pushSubscriptions, vapidKeys }: Deps) {
     if (!isKey(p256dh, 65) || Buffer.from(p256dh, 'base64url')[0] !== 4) throw badRequest('keys.p256dh must be the base64url of an uncompressed P-256 point (65 bytes)');
     if (!isKey(auth, 16)) throw badRequest('keys.auth must be the base64url of 16 bytes');
     const showText = ctx.body.show_text === undefined ? false : bool(ctx.body, 'show_text');
+    limits.pushSubscriptionsPerUser.take(ctx.user.id, 'push subscriptions');
     try {
       await checkedAddress(endpoint, insecureHosts);
     } catch (err) {

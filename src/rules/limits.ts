@@ -45,6 +45,8 @@ export const LIMIT_POLICIES = {
   serversPerUser: { burst: 10, refillMs: 10 * MINUTE },
   /** Whole servers or everything marked read per user: 20, then one every 3 seconds (each reads every channel's state). */
   markAllReadPerUser: { burst: 20, refillMs: 3 * SECOND },
+  /** Push subscriptions made per user: 10, then one a minute (each looks its endpoint's host up). */
+  pushSubscriptionsPerUser: { burst: 10, refillMs: MINUTE },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;

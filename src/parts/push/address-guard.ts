@@ -34,6 +34,9 @@ export function isPublicAddress(address: string): boolean {
 
 export class EndpointRefused extends Error {}
 
+/** A host name that has not resolved by then is refused. */
+const LOOKUP_TIMEOUT_MS = 5_000;
+
 /**
  * The address to connect to for an endpoint: every address its host resolves to must be public
  * (a name with one private address among public ones is refused: which one a connection takes is
@@ -47,10 +50,15 @@ export async function checkedAddress(endpoint: URL, insecureHosts: ReadonlySet<s
   let found: { address: string; family: number }[];
   if (net.isIP(host)) found = [{ address: host, family: net.isIP(host) }];
   else {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      found = await dns.lookup(host, { all: true, verbatim: true });
+      // A resolver that does not answer must not hold a request (or a thread of the pool) for long.
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), LOOKUP_TIMEOUT_MS)));
+      found = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), late]);
     } catch {
       throw new EndpointRefused(`the endpoint's host ${host} does not resolve`);
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (found.length === 0) throw new EndpointRefused(`the endpoint's host ${host} does not resolve`);
