@@ -1,7 +1,8 @@
-// The title ("(3) #general · Book club · chat") and desktop notifications for mentions and
-// direct messages while the tab is hidden. Permission is asked only when the user clicks
-// "Enable desktop notifications", never on load.
-import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName, mentionsMe } from './store.js';
+// The title ("(3) #general · Book club · chat") and desktop notifications while the tab is
+// hidden, as the user's notification settings say: every message, only mentions (a reply to the
+// user is one), or nothing; never from a muted place. Permission is asked only when the user
+// clicks "Enable desktop notifications", never on load.
+import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName, mentionsMe, isMuted, notifyLevel } from './store.js';
 
 let roomName = '';
 let openPlace = () => {};
@@ -39,9 +40,10 @@ export async function toggleNotifications(wantOn) {
 
 function maybeNotify(m) {
   if (!notificationsOn() || !document.hidden || m.author_id === state.me.user_id) return;
-  if (state.status === 'dnd') return;
-  const mentioned = mentionsMe(m);
-  if (!m.conversation_id && !mentioned) return;
+  const id = m.conversation_id || m.channel_id;
+  const level = notifyLevel(id, m.server_id);
+  if (state.status === 'dnd' || isMuted(id, m.server_id) || level === 'nothing') return;
+  if (level === 'mentions' && !mentionsMe(m) && m.reply_preview?.author?.user_id !== state.me.user_id) return;
   let where;
   if (m.conversation_id) {
     const c = findConversation(m.conversation_id);

@@ -1,7 +1,8 @@
 // The signed-in app: wires the views (sidebar, room, composer, members, people, settings,
 // search, pins, switcher, alerts) to the store and the user stream, and decides what is open:
 // the address (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the
-// selection. The room header (name, topic, group menu) is drawn here.
+// selection; a message link (&message=, or /channels/…) opens its room around it. The room
+// header (name, topic, group menu) is drawn here.
 import { api } from './api.js';
 import { $, el, toast, ask, wireDialogs, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { icon } from './icons.js';
@@ -108,14 +109,22 @@ function renderRoomHead() {
   }
 }
 
+// Said of a linked message the user cannot see, whether or not it exists.
+const CANNOT_SEE = 'You cannot see this message.';
+
 /**
  * Opens a place: {kind: 'channel', serverId, channelId?} | {kind: 'conversation', id} |
- * {kind: 'friends'}; with `around` (a message id) the room opens at that message.
+ * {kind: 'friends'}; with `around` (a message id) the room opens at that message, and with
+ * `link` (a message link) a room the user cannot see says only CANNOT_SEE.
  */
 export function select(place, { focusRoom = true } = {}) {
   closePopup();
   if (place.kind === 'channel') {
     const server = findServer(place.serverId);
+    if (place.link && !findChannel(place.serverId, place.channelId)) {
+      toast(CANNOT_SEE);
+      return select({ kind: 'friends' });
+    }
     if (!server) {
       toast('That server is not one of yours (or no longer exists).');
       return select({ kind: 'friends' });
@@ -128,7 +137,7 @@ export function select(place, { focusRoom = true } = {}) {
     state.current = { kind: 'channel', serverId: server.id, channelId: channel.id };
     remember({ server: server.id, channel: channel.id });
     showMain('room');
-    const r = openRoom({ ...state.current, around: place.around });
+    const r = openRoom({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
     renderRoomHead();
     restoreDraft(r);
     renderMembers();
@@ -136,13 +145,13 @@ export function select(place, { focusRoom = true } = {}) {
   } else if (place.kind === 'conversation') {
     const conversation = findConversation(place.id);
     if (!conversation) {
-      toast('That conversation is not one of yours.');
+      toast(place.link ? CANNOT_SEE : 'That conversation is not one of yours.');
       return select({ kind: 'friends' });
     }
     state.current = { kind: 'conversation', id: conversation.id };
     remember({ conversation: conversation.id });
     showMain('room');
-    const r = openRoom({ ...state.current, around: place.around });
+    const r = openRoom({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
     renderRoomHead();
     restoreDraft(r);
     renderMembers();
@@ -162,12 +171,26 @@ export function select(place, { focusRoom = true } = {}) {
   if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text').disabled) $('composer-text').focus();
 }
 
+/**
+ * What to open first: the address (a message link: `?server=&channel=&message=`,
+ * `?conversation=&message=`, or `/channels/<server id>/<channel id>/<message id>` and
+ * `/channels/@me/<conversation id>/<message id>` where the server serves the app there), else
+ * the last place. `named`: the address named it (a phone shows it rather than the lists).
+ */
 function firstPlace() {
   const params = new URLSearchParams(location.search);
+  const [, scope, room, message] = location.pathname.match(/^\/channels\/([^/]+)\/([^/]+)(?:\/([^/]+))?/) || [];
+  if (scope) {
+    params.set(scope === '@me' ? 'conversation' : 'server', scope === '@me' ? room : scope);
+    if (scope !== '@me') params.set('channel', room);
+    if (message) params.set('message', message);
+  }
+  const link = { around: params.get('message') || undefined, link: params.has('message'), named: true };
   const stored = new URLSearchParams(localStorage.getItem(LAST_PLACE) || '');
   for (const p of [params, stored]) {
-    if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel') };
-    if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation') };
+    const more = p === params ? link : {};
+    if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel'), ...more };
+    if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation'), ...more };
     if (p.get('view') === 'friends') return { kind: 'friends' };
   }
   if (state.servers.length) return { kind: 'channel', serverId: state.servers[0].id };
@@ -292,7 +315,7 @@ function openMeMenu(anchor) {
     el('div', { class: 'menu-sep', role: 'separator' }),
     notifyLabel && menuItem(notifyLabel, 'bell', async () => {
       const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
-      toast(result === 'on' ? 'Desktop notifications are on for mentions and direct messages while this tab is hidden.'
+      toast(result === 'on' ? 'Desktop notifications are on while this tab is hidden, as your notification settings say.'
         : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
     }),
     menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
@@ -450,11 +473,10 @@ export async function startApp(account) {
     loadBlocks();
     if (!started) {
       started = true;
-      const params = new URLSearchParams(location.search);
-      const named = params.get('server') || params.get('conversation');
-      select(firstPlace(), { focusRoom: true });
+      const place = firstPlace();
+      select(place, { focusRoom: true });
       // On a phone, a fresh start shows the lists first unless the address named a room.
-      if (!named) setPane('nav');
+      if (!place.named) setPane('nav');
       return;
     }
     // A reconnect: the sidebar is fresh from ready; the open room fetches what it missed.

@@ -35,6 +35,19 @@ function onToggle(e) {
   if (restoreFocus && restoreFocus.isConnected && (!document.activeElement || document.activeElement === document.body || popup.contains(document.activeElement))) restoreFocus.focus();
 }
 
+/**
+ * The open popup's button was drawn again (a list redrawn under it): `find(old)` gives the new
+ * one, which the popup stays beside and gives focus back to.
+ */
+export function moveAnchor(find) {
+  const old = current?.anchor;
+  const next = old && !old.isConnected && find(old);
+  if (!next) return;
+  next.classList.add('anchor');
+  current.anchor = next;
+  if (current.restoreFocus === old) current.restoreFocus = next;
+}
+
 export function closePopup() {
   if (current && current.popup.matches(':popover-open')) current.popup.hidePopover();
 }

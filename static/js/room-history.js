@@ -33,8 +33,8 @@ export async function loadAround(r, id) {
   try {
     page = await fetchPage(r, { around: id });
   } catch (err) {
-    if (err.status !== 404) throw err;
-    toast('That message is no longer there.', false);
+    if (err.status !== 404 && !(r.link && err.status < 500)) throw err; // (a link: 400 and 403 too)
+    toast(r.link || 'That message is no longer there.', Boolean(r.link));
     return loadNewest(r);
   }
   if (r.closed) return;

@@ -6,11 +6,9 @@
 import { $, el, formatDay } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
-import { openLightbox } from './lightbox.js';
 import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from './store.js';
 import { openUserMenu } from './members.js';
-import { showEditHistory } from './edit-history.js';
-import { currentRoom, findItem, setReply, mayReadHistory } from './room-state.js';
+import { currentRoom, findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
 import { nearBottom, scrollToBottom, showJump } from './room-scroll.js';
 
 const actions = { toggleReaction: () => {}, openMenu: () => {}, showMessage: () => {} };
@@ -42,7 +40,7 @@ export function render(r, m, prev) {
   return buildMessage(m, {
     mine,
     continued,
-    history: mayReadHistory(r, m) ? () => showEditHistory(r.base, m) : null,
+    history: mayReadHistory(r, m) ? () => showEditHistory(r, m) : null,
     openUser: (anchor) => openUserMenu(m.author || { user_id: m.author_id, username: 'unknown' }, anchor),
     mentionsMe: named,
     mention: (name) => {
@@ -56,7 +54,7 @@ export function render(r, m, prev) {
     toggleReaction: (emoji, add) => actions.toggleReaction(r, m.id, emoji, add),
     menu: (anchor) => actions.openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
     jump: (id) => actions.showMessage(id),
-    open: openLightbox,
+    open: (a) => import('./lightbox.js').then((lightbox) => lightbox.openLightbox(a)),
     imageLoaded: () => { if (nearBottom(200)) scrollToBottom(); },
   });
 }

@@ -1,15 +1,14 @@
-// A message's menu ("…", a right click or a long press): reply, react, copy, pin, the edit
+// A message's menu ("…", a right click or a long press): reply, react, copy its text or link, pin, the edit
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
 import { api, apiWithReason } from './api.js';
-import { el, toast, ask } from './ui.js';
+import { el, toast, ask, copyText } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, maySend, displayName } from './store.js';
-import { showEditHistory } from './edit-history.js';
 import { setPinned } from './pins.js';
-import { findItem, setReply, mayPin, mayReadHistory } from './room-state.js';
+import { findItem, setReply, mayPin, mayReadHistory, showEditHistory } from './room-state.js';
 import { removeMessage } from './room-list.js';
 import { toggleReaction } from './room-reactions.js';
 import { startEdit } from './room-edit.js';
@@ -20,9 +19,10 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   const items = [
     menuItem('Reply', 'reply', () => setReply(r, m)),
     menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
-    m.content && menuItem('Copy text', 'copy', () => navigator.clipboard.writeText(m.content).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'))),
+    m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
+    menuItem('Copy link', 'link', () => import('./place-menu.js').then((places) => copyText(places.linkTo(r, m.id)))),
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
-    m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r.base, m)),
+    m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r, m)),
     mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
     canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
     !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),

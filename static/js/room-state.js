@@ -7,7 +7,8 @@ import { state, findChannel, findServer, findConversation, canManageServer } fro
 /**
  * The open room: {key, kind, serverId, channelId, conversationId, base, list (oldest first),
  * byId, hasOlder, loadingOlder, hasNewer (opened around a message, the present not reached
- * yet), loadingNewer, dividerAfter, editing, replyTo, revealed (blocked messages shown), closed}.
+ * yet), loadingNewer, dividerAfter, editing, replyTo, revealed (blocked messages shown), closed,
+ * link (opened from a message link: what to say if its message cannot be shown)}.
  */
 let room = null;
 const hooks = { replyChanged: () => {} };
@@ -36,6 +37,9 @@ export function mayReadHistory(r, m) {
   if (m.author_id === state.me.user_id || state.isAdmin) return true;
   return r.kind === 'channel' && canManageServer(findServer(r.serverId));
 }
+
+/** Every version of an edited message (edit-history.js, loaded on first use). */
+export const showEditHistory = (r, m) => import('./edit-history.js').then((h) => h.showEditHistory(r.base, m));
 
 export function findItem(id) {
   return $('messages').querySelector(`li.msg[data-id="${CSS.escape(id)}"]`);

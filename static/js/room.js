@@ -45,6 +45,7 @@ export function openRoom(place) {
     replyTo: null,
     revealed: new Set(),
     closed: false,
+    link: place.link, // opened from a message link: what to say when its message cannot be shown
   };
   r.key = kind === 'channel' ? `c:${r.channelId}` : `d:${r.conversationId}`;
   r.base = kind === 'channel' ? `/api/servers/${r.serverId}/channels/${r.channelId}` : `/api/conversations/${r.conversationId}`;

@@ -54,6 +54,10 @@ export function openServerMenu(server, anchor) {
   menu.replaceChildren(...[
     menuItem('Invite people', 'user', () => invite(server)),
     menuItem('Server settings', 'gear', () => openSettings(server.id)),
+    menuItem('Notification settings', 'bell', async () => {
+      const places = await import('./place-menu.js');
+      places.openNotificationSettings(places.placeOf('server', server.id));
+    }),
     manage && menuItem('Create channel', 'hash', () => newChannel(server)),
     menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
     !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),

@@ -1,9 +1,13 @@
 // The server rail and the sidebar: servers with an unread dot and a mention badge, a server's
 // channels (unread in bold, mention counts), and the direct messages and groups, most recent
-// first, with unread badges. Everything is drawn from the store.
+// first, with unread badges. Everything is drawn from the store. A muted server, channel or
+// conversation is dimmed, carries a muted mark and shows no unread state (mentions still show).
+// A right click, a long press, or the context-menu key (Shift+F10) on any of them opens its menu
+// (place-menu.js, loaded on first use).
 import { $, el, badgeText, presenceDot, initials, avatarClass } from './ui.js';
 import { icon } from './icons.js';
-import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer } from './store.js';
+import { moveAnchor } from './popup.js';
+import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer, isMuted } from './store.js';
 import { userAvatar } from './names.js';
 
 let select = () => {};
@@ -16,7 +20,24 @@ export function initSidebar(onSelect) {
   on('members', render); // who may edit channels
   on('friends', renderRequestBadge);
   on('friends-count', renderRequestBadge);
+  for (const id of ['server-list', 'channel-list', 'conversation-list']) placeMenus($(id));
 }
+
+const PLACE = '.rail-item.server, .nav-item.channel, .nav-item.conversation';
+
+/** A right click, touch, or context-menu key (Shift+F10) on a place: place-menu.js takes it. */
+function placeMenus(list) {
+  const take = (e) => {
+    const button = e.target.closest(PLACE);
+    if (!button || (e.type === 'keydown' && e.key !== 'ContextMenu' && !(e.shiftKey && e.key === 'F10')) || (e.type === 'pointerdown' && e.pointerType !== 'touch')) return;
+    if (e.type !== 'pointerdown') e.preventDefault();
+    import('./place-menu.js').then((m) => m.placeEvent(e, button, list));
+  };
+  for (const type of ['contextmenu', 'keydown', 'pointerdown']) list.addEventListener(type, take);
+}
+
+/** The muted mark beside a muted server, channel or conversation. */
+const mutedMark = (muted) => (muted ? el('span', { class: 'muted-mark', role: 'img', 'aria-label': 'Muted', title: 'Muted' }, icon('mute')) : null);
 
 function badge(count, label) {
   return count > 0 ? el('span', { class: 'badge-count', 'aria-label': label, text: badgeText(count) }) : null;
@@ -25,25 +46,27 @@ function badge(count, label) {
 export function render() {
   if (!state.ready) return;
   const cur = state.current;
+  const focused = document.activeElement;
   // The rail: one round button per server.
   $('server-list').replaceChildren(...state.servers.map((server) => {
     const mentions = serverMentions(server);
     const unread = serverUnread(server);
+    const muted = isMuted(server.id);
     const selected = cur?.kind === 'channel' && cur.serverId === server.id;
-    const label = `${server.name}${mentions ? `, ${mentions} mention${mentions === 1 ? '' : 's'}` : unread ? ', unread messages' : ''}`;
-    return el('li', { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}` },
+    const label = `${server.name}${muted ? ', muted' : ''}${mentions ? `, ${mentions} mention${mentions === 1 ? '' : 's'}` : unread ? ', unread messages' : ''}`;
+    return el('li', { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}${muted ? ' muted' : ''}` },
       el('span', { class: 'rail-pill', 'aria-hidden': 'true' }),
       el('button', {
         type: 'button', class: `rail-item server ${avatarClass(server.id)}`, 'data-id': server.id, 'aria-label': label, title: server.name,
         'aria-current': selected ? 'true' : null, onclick: () => select({ kind: 'channel', serverId: server.id }),
       }, el('span', { class: 'rail-initials', text: initials(server.name) })),
-      badge(mentions, `${mentions} mentions`));
+      badge(mentions, `${mentions} mentions`), mutedMark(muted));
   }));
   const homeSelected = cur && cur.kind !== 'channel';
   if (homeSelected) $('home-button').setAttribute('aria-current', 'true');
   else $('home-button').removeAttribute('aria-current');
   $('home-button').closest('li').classList.toggle('selected', Boolean(homeSelected));
-  const dmUnread = state.conversations.reduce((n, c) => n + c.unread_count, 0);
+  const dmUnread = state.conversations.reduce((n, c) => n + (isMuted(c.id) ? 0 : c.unread_count), 0);
   $('home-button').closest('li').querySelector('.badge-count')?.remove();
   if (dmUnread) $('home-button').closest('li').append(badge(dmUnread, `${dmUnread} unread direct messages`));
 
@@ -57,13 +80,14 @@ export function render() {
     const manage = canManageServer(server);
     const channelEntry = (channel) => {
       const current = cur.channelId === channel.id;
-      const unread = channel.unread_count > 0;
+      const muted = isMuted(channel.id, server.id);
+      const unread = channel.unread_count > 0 && !muted;
       return el('li', { class: `channel-entry${current ? ' current' : ''}` },
         el('button', {
-          type: 'button', class: `nav-item channel${unread ? ' unread' : ''}`, 'data-id': channel.id, 'aria-current': current ? 'true' : null,
-          'aria-label': `${channel.name}${channel.private ? ', private' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
+          type: 'button', class: `nav-item channel${unread ? ' unread' : ''}${muted ? ' muted' : ''}`, 'data-id': channel.id, 'data-server': server.id, 'aria-current': current ? 'true' : null,
+          'aria-label': `${channel.name}${channel.private ? ', private' : ''}${muted ? ', muted' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
           onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
-        }, icon(channel.private ? 'lock' : 'hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), badge(channel.mention_count, `${channel.mention_count} mentions`)),
+        }, icon(channel.private ? 'lock' : 'hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), mutedMark(muted), badge(channel.mention_count, `${channel.mention_count} mentions`)),
         manage ? el('button', {
           type: 'button', class: 'icon-button small channel-gear', 'aria-label': `Edit #${channel.name}`, title: 'Edit channel',
           onclick: async () => (await import('./channel-settings.js')).editChannel(server, channel),
@@ -79,7 +103,7 @@ export function render() {
       const inside = server.channels.filter((c) => c.category_id === category.id);
       // A category with nothing the member may see is no heading for them (those who manage see every one).
       if (!inside.length && !manage) return null;
-      const shown = folded ? inside.filter((c) => c.id === cur.channelId || c.unread_count > 0) : inside;
+      const shown = folded ? inside.filter((c) => c.id === cur.channelId || c.mention_count > 0 || (c.unread_count > 0 && !isMuted(c.id, server.id))) : inside;
       return el('li', { class: 'category' },
         el('button', {
           type: 'button', class: 'category-head', 'aria-expanded': String(!folded), 'data-id': category.id,
@@ -91,7 +115,8 @@ export function render() {
   }
   $('conversation-list').replaceChildren(...state.conversations.map((c) => {
     const current = cur?.kind === 'conversation' && cur.id === c.id;
-    const unread = c.unread_count > 0;
+    const muted = isMuted(c.id);
+    const unread = c.unread_count > 0 && !muted;
     const partner = dmPartner(c);
     const lead = partner
       ? el('span', { class: 'avatar-wrap' }, userAvatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
@@ -99,18 +124,22 @@ export function render() {
     const title = conversationTitle(c);
     return el('li', {},
       el('button', {
-        type: 'button', class: `nav-item conversation ${c.kind}${unread ? ' unread' : ''}`, 'data-id': c.id, 'aria-current': current ? 'true' : null,
-        'aria-label': `${c.kind === 'dm' ? 'Direct message with ' : 'Group '}${title}${unread ? `, ${c.unread_count} unread` : ''}`,
+        type: 'button', class: `nav-item conversation ${c.kind}${unread ? ' unread' : ''}${muted ? ' muted' : ''}`, 'data-id': c.id, 'aria-current': current ? 'true' : null,
+        'aria-label': `${c.kind === 'dm' ? 'Direct message with ' : 'Group '}${title}${muted ? ', muted' : ''}${unread ? `, ${c.unread_count} unread` : ''}`,
         onclick: () => select({ kind: 'conversation', id: c.id }),
       }, lead,
       el('span', { class: 'nav-label' }, el('span', { class: 'nav-name', text: c.kind === 'group' ? title : `@ ${title}` }),
         c.kind === 'group' ? el('span', { class: 'nav-sub muted', text: `${c.members.length} members` }) : null),
-      badge(c.unread_count, `${c.unread_count} unread`)));
+      mutedMark(muted), badge(unread && c.unread_count, `${c.unread_count} unread`)));
   }));
   $('no-conversations').hidden = state.conversations.length > 0;
   if (cur?.kind === 'friends') $('friends-button').setAttribute('aria-current', 'true');
   else $('friends-button').removeAttribute('aria-current');
   renderRequestBadge();
+  // What was focused, or had its menu open, is the same button drawn anew.
+  const again = (old) => old.dataset.id && $('app').querySelector(`button[data-id="${CSS.escape(old.dataset.id)}"]`);
+  moveAnchor(again);
+  if (focused && !focused.isConnected) again(focused)?.focus();
 }
 
 const FOLDED_KEY = 'chat.folded-categories';

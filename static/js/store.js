@@ -4,7 +4,7 @@
 // Topics: 'nav' (servers, channels, conversations, unread and mention counts), 'friends'
 // (friends, requests), 'presence', 'members' (a server's members or roles), 'typing',
 // 'connection', 'account' (standing, status), 'users' (a name or picture changed), 'blocks'
-// (the users the caller blocked).
+// (the users the caller blocked). Notification settings (`notify`) change 'nav'.
 //
 // Live events go through a table, event type -> handler (see applyEvent): the store's own
 // handler updates the state; views add theirs with onEvent(type, fn) (the open room, pins,
@@ -22,6 +22,7 @@ export const state = {
   presence: new Map(), // user id -> online | idle | dnd | offline
   users: new Map(), // user id -> {user_id, username, display_name, avatar_url}: everyone seen
   blocked: new Set(), // ids of the users the caller blocked (GET /api/blocks, then kept here)
+  notify: new Map(), // target id (server, channel, conversation) -> its notification setting
   members: new Map(), // server id -> member records (loaded when a server is opened)
   roles: new Map(), // server id -> role records
   typing: new Map(), // room key -> Map(user id -> {username, until})
@@ -144,27 +145,58 @@ export const holdsRole = (member, roleId) => Boolean(member?.role_ids?.includes(
 /** The roles a member holds, in the server's order (a move reorders them without a member event). */
 export const heldRoles = (roles, member) => roles.filter((r) => holdsRole(member, r.id));
 
-/** Whether a message names the user: by name, @everyone, or a role they hold. */
+/**
+ * Whether a message names the user: by name, @everyone, or a role they hold (unless their
+ * settings for its server suppress @everyone or role mentions, as the server counts them).
+ */
 export function mentionsMe(m) {
-  if (m.mention_everyone || (m.mentions || []).includes(state.me.user_id)) return true;
-  if (!m.mention_roles?.length || !m.server_id) return false;
+  const s = state.notify.get(m.server_id);
+  if ((m.mention_everyone && !s?.suppress_everyone) || (m.mentions || []).includes(state.me.user_id)) return true;
+  if (!m.mention_roles?.length || !m.server_id || s?.suppress_roles) return false;
   const mine = (state.members.get(m.server_id) || []).find((member) => member.user_id === state.me.user_id);
   return m.mention_roles.some((id) => holdsRole(mine, id));
 }
 
-/** What the title bar counts: mentions in channels plus unread DMs and groups. */
+/** What the title bar counts: mentions in channels plus unread DMs and groups not muted. */
 export function attentionCount() {
   let n = 0;
   for (const server of state.servers) for (const c of server.channels) n += c.mention_count;
-  for (const c of state.conversations) n += c.unread_count;
+  for (const c of state.conversations) if (!isMuted(c.id)) n += c.unread_count;
   return n;
 }
 
+/** Unread, for the rail's dot: a channel neither it nor its server muted has unread messages. */
 export function serverUnread(server) {
-  return server.channels.some((c) => c.unread_count > 0);
+  return !isMuted(server.id) && server.channels.some((c) => c.unread_count > 0 && !isMuted(c.id));
 }
 export function serverMentions(server) {
   return server.channels.reduce((n, c) => n + c.mention_count, 0);
+}
+
+// ---- notification settings (docs/api.md "Notifications") ---------------------------------------
+
+/** Whether a server, conversation or channel is muted now; a channel also when its server is. */
+export function isMuted(id, serverId) {
+  return [id, serverId].some((key) => Date.parse(state.notify.get(key)?.muted_until) > Date.now());
+}
+
+/** What notifies there: 'all', 'mentions' or 'nothing'; a channel without its own follows its server. */
+export const notifyLevel = (id, serverId) => (state.notify.get(id) || state.notify.get(serverId))?.level || 'all';
+
+/** Sets (or with null removes) a setting; the lists redraw. */
+export function setNotify(id, setting) {
+  if (setting) state.notify.set(id, setting);
+  else state.notify.delete(id);
+  redrawWhenMuteEnds();
+}
+
+let unmuteTimer = 0;
+/** The lists redraw when the next mute ends (within setTimeout's reach, about 24 days). */
+function redrawWhenMuteEnds() {
+  const ends = [...state.notify.values()].map((s) => Date.parse(s.muted_until) - Date.now()).filter((ms) => ms > 0 && ms < 2 ** 31);
+  clearTimeout(unmuteTimer);
+  if (ends.length) unmuteTimer = setTimeout(redrawWhenMuteEnds, Math.min(...ends) + 50);
+  emit('nav');
 }
 
 /** May the user send in this room, given their standing? (2: no DMs or groups; 3: nothing.) */
@@ -183,6 +215,8 @@ export function applyReady(frame) {
   state.conversations = frame.conversations;
   state.friends = frame.friends;
   state.incomingRequests = frame.incoming_friend_requests || 0;
+  state.notify.clear();
+  for (const setting of frame.notification_settings || []) state.notify.set(setting.target_id, setting);
   learnUser(state.me);
   for (const friend of frame.friends) {
     learnUser(friend);
@@ -191,6 +225,7 @@ export function applyReady(frame) {
   for (const c of frame.conversations) c.members.forEach(learnUser);
   state.presence.set(state.me.user_id, state.status === 'invisible' ? 'offline' : state.status);
   state.ready = true;
+  redrawWhenMuteEnds();
   // Member lists may have changed while we were away: load them again when needed.
   state.members.clear();
   state.roles.clear();
@@ -257,6 +292,7 @@ export function applyRead(place) {
 const storeHandlers = new Map(Object.entries({
   message: (ev) => onMessage(ev.message),
   read: applyRead,
+  notification_settings: (ev) => setNotify(ev.target_id, ev.setting),
   typing(ev) {
     if (ev.user_id === state.me.user_id) return;
     const key = roomKey(ev);

@@ -84,6 +84,9 @@ export function toast(text, isError = true) {
 }
 export const notify = toast;
 
+/** Puts text on the clipboard and says so (or that the browser refused). */
+export const copyText = (text) => navigator.clipboard.writeText(text).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'));
+
 /** Shows `text` in a notice paragraph (hidden when text is empty). */
 export function showText(id, text) {
   const node = $(id);
