@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { befriend, community, must } from './helpers/community';
-import { signUp } from './helpers/client';
+import { Client, signUp } from './helpers/client';
 import { startPushService } from './helpers/push-service';
 import { startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
@@ -136,7 +139,42 @@ t.test('web push', async (t) => {
     const carol = await signUp(server.url);
     await must(carol.post('/api/account/push-subscriptions', service.subscribe('carol', key)), 201);
     await must(carol.post('/api/logout'), 204);
-    const left = server.app.db.prepare('SELECT COUNT(*) AS n FROM push_subscriptions WHERE user_id = ?').get(carol.userId) as { n: number };
-    t.equal(left.n, 0, 'signed out: removed');
+    const countOf = (userId: string) => (server.app.db.prepare('SELECT COUNT(*) AS n FROM push_subscriptions WHERE user_id = ?').get(userId) as { n: number }).n;
+    t.equal(countOf(carol.userId), 0, 'signed out: removed');
+
+    // A session ended from another one, and a password change, end the subscriptions made with them.
+    const dave = await signUp(server.url);
+    const daveElsewhere = new Client(server.url);
+    await must(daveElsewhere.post('/api/login', { username: dave.username, password: 'correct horse' }), 200);
+    await must(dave.post('/api/account/push-subscriptions', service.subscribe('dave', key)), 201);
+    const sessions = (await must(dave.get('/api/account/sessions'), 200)).body as { id: string; current: boolean }[];
+    await must(daveElsewhere.delete(`/api/account/sessions/${sessions.find((s) => s.current)!.id}`), 204);
+    t.equal(countOf(dave.userId), 0, 'its session ended from another: removed');
+    await must(daveElsewhere.post('/api/account/push-subscriptions', service.subscribe('dave-2', key)), 201);
+    const daveThird = new Client(server.url);
+    await must(daveThird.post('/api/login', { username: dave.username, password: 'correct horse' }), 200);
+    await must(daveThird.put('/api/account/password', { current_password: 'correct horse', new_password: 'battery staple' }), 204);
+    t.equal(countOf(dave.userId), 0, 'a password change elsewhere: removed');
   });
+});
+
+t.test("a restart ends the subscriptions of browsers that were not remembered; a remembered one's stays", async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-push-restart-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const service = await startPushService({ tls: false });
+  t.teardown(() => service.close());
+  const env = { PUSH_INSECURE_HOSTS: '127.0.0.1' };
+  let server = await startServer({ dataDir, env });
+  const plain = await signUp(server.url);
+  const remembered = await signUp(server.url);
+  await must(remembered.post('/api/login', { username: remembered.username, password: 'correct horse', remember: true }), 200);
+  const key = (await must(plain.get('/api/push/key'), 200)).body.key as string;
+  await must(plain.post('/api/account/push-subscriptions', service.subscribe('plain', key)), 201);
+  await must(remembered.post('/api/account/push-subscriptions', service.subscribe('remembered', key)), 201);
+  await server.close();
+  server = await startServer({ dataDir, env });
+  t.teardown(server.close);
+  const owners = server.app.db.prepare('SELECT user_id FROM push_subscriptions').pluck().all();
+  t.same(owners, [remembered.userId], "only the remembered browser's subscription is left");
+  t.equal((await must(new Client(server.url).get('/api/push/key'), 200)).body.key, key, 'the same VAPID key after the restart');
 });
