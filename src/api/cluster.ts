@@ -7,7 +7,7 @@ import type { Services } from '../parts/services';
 
 /** Sockets one gateway may report (twice the open-files limit of a large machine). */
 const MAX_REPORTED_SOCKETS = 200_000;
-const MAX_SOCKET_ID = 2 ** 31;
+const MAX_SOCKET_ID = 2 ** 31 - 1;
 
 /**
  * What a core answers its gateways (docs/scaling.md); 404 from a server with no gateways
