@@ -1,5 +1,5 @@
 /**
- * `make bench`: every measurement in one run (issues 10, 14, 16, 19, 20), each printed as a table
+ * `make bench`: every measurement in one run (issues 10, 14, 16, 19, 20, 33), each printed as a table
  * with its target, then a summary. Every server is a child process on 127.0.0.1 with a temporary
  * data directory (the export bench runs one in-process, to watch its event loop); everything is
  * stopped and removed at the end. A measurement that fails is reported as ERROR and the others
@@ -22,6 +22,7 @@ import { importRows, importSetup, measureImport } from './import';
 import { measureMemory, memoryRows } from './memory';
 import { measurePageWeight, pageWeightRows } from './page-weight';
 import { measureThroughput, micros, percent, throughputRows, throughputSetup } from './post-message';
+import { measurePush, pushRows, pushSetup } from './push';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
 import { measurePresence, measureReady, measureStreamFanout, presenceRows, presenceSetup, readyRows, readySetup, streamFanoutRows, streamFanoutSetup } from './user-stream';
@@ -205,6 +206,13 @@ async function main(): Promise<void> {
     const rows = importRows(f);
     printTable(`13. Discord import: ${f.synth.messages} messages, ${f.synth.attachments} files (${importSetup})`, rows);
     summary.push(...targets(rows, '13.'));
+  });
+
+  await section('14. Web push', async () => {
+    const f = await measurePush();
+    const rows = pushRows(f);
+    printTable(`14. Web push: ${pushSetup(f)}`, rows);
+    summary.push(...targets(rows, '14.'));
   });
 
   console.log(`\n${formatTable('Summary', summary)}`);
