@@ -61,28 +61,7 @@ import {
   WORDS,
   now,
 } from './capacity-client';
-import {
-  BENCH_PASSWORD,
-  type Row,
-  type Started,
-  assertBuilt,
-  machine,
-  mib,
-  ms,
-  openForSeeding,
-  percentile,
-  printTable,
-  register,
-  rng,
-  rssKb,
-  runAlone,
-  SERVER_JS,
-  sleep,
-  startChat,
-  startProcess,
-  tempDir,
-  verdict,
-} from './lib';
+import { BENCH_PASSWORD, type Row, type Started, assertBuilt, machine, mib, ms, openForSeeding, percentile, printTable, register, rng, rssKb, runAlone, SERVER_JS, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
 import { cpuMs } from './user-stream';
 
 const env = process.env;
@@ -391,12 +370,6 @@ class Client {
 // ---------------------------------------------------------------------------------------------
 // One step
 
-/** busy and total jiffies of the whole machine, from /proc/stat. */
-function machineTicks(): { busy: number; total: number } {
-  const values = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = values.reduce((a, b) => a + b, 0);
-  return { busy: total - values[3] - values[4], total };
-}
 
 interface Summary {
   p50: number;

@@ -498,3 +498,11 @@ export function runAlone(module: NodeModule, name: string, main: () => Promise<v
     },
   );
 }
+
+/** Busy and total jiffies of the whole machine (every CPU), from the first line of /proc/stat. */
+export function machineTicks(): { busy: number; total: number } {
+  // user nice system idle iowait irq softirq steal (guest time is already in user).
+  const n = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = n.reduce((a, b) => a + b, 0);
+  return { busy: total - n[3] - n[4], total };
+}

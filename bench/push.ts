@@ -41,32 +41,10 @@
  * Everything listens on 127.0.0.1, in temporary directories, and stops by itself.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
-import {
-  type Row,
-  type Started,
-  call,
-  cpuMicros,
-  loggedTimes,
-  login,
-  mib,
-  ms,
-  openForSeeding,
-  ownerWithChannel,
-  percentile,
-  printTable,
-  request,
-  rssKb,
-  runAlone,
-  sleep,
-  startChat,
-  startProcess,
-  tempDir,
-  verdict,
-} from './lib';
+import { type Row, type Started, call, cpuMicros, loggedTimes, login, mib, ms, openForSeeding, ownerWithChannel, percentile, printTable, request, rssKb, runAlone, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
 
 export const PUSH_SUBSCRIBERS = Number(process.env.PUSH_SUBSCRIBERS ?? 2000);
 export const PUSH_STREAMS = Number(process.env.PUSH_STREAMS ?? 1000);
@@ -285,12 +263,6 @@ function rssTimeline(pid: number): { at: number[]; kb: number[]; peak(from: numb
   };
 }
 
-/** Busy and total jiffies of the whole machine (every CPU), from the first line of /proc/stat. */
-function machineTicks(): { busy: number; total: number } {
-  const n = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = n.reduce((a, b) => a + b, 0);
-  return { busy: total - n[3] - n[4], total };
-}
 
 /** CPU time over the rounds of one condition: the server's, the receiver's, this client's (ms), the machine's share busy. */
 interface Cpu {

@@ -40,7 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type RecordableHistogram, createHistogram } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { type Row, type Started, loggedTimes, login, median, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict } from './lib';
+import { type Row, type Started, loggedTimes, login, median, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
 
 export const STREAM_MEMBERS = Number(process.env.STREAM_MEMBERS ?? 2000);
 export const STREAM_SECONDS = Number(process.env.STREAM_SECONDS ?? 30);
@@ -100,14 +100,6 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
 
-/** Busy and total jiffies of the whole machine (all CPUs), from the first line of /proc/stat. */
-function machineTicks(): { busy: number; total: number } {
-  const [, ...values] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  // user nice system idle iowait irq softirq steal (guest time is already in user).
-  const n = values.slice(0, 8).map(Number);
-  const total = n.reduce((a, b) => a + b, 0);
-  return { busy: total - n[3] - n[4], total };
-}
 
 /** CPU of the chat server, of this client and of the whole machine over a window, and the wall time. */
 interface CpuWindow {
