@@ -28,7 +28,6 @@ import { createPushSubscriptions } from './parts/push/subscriptions';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
-import { createCluster } from './parts/cluster/remote';
 import { createChannelStore } from './parts/community/channels';
 import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
@@ -205,7 +204,11 @@ export function createApp(options: AppOptions): RunningApp {
     if (change.kind === 'created') push.messageCreated(container, change.message);
   });
   // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
-  const cluster = config.role === 'core' && config.busUrl ? createCluster({ busUrl: config.busUrl, clock, log, sockets }) : null;
+  // (Loaded only then: the Redis client is no part of a start without a bus.)
+  const cluster =
+    config.role === 'core' && config.busUrl
+      ? (require('./parts/cluster/remote') as typeof import('./parts/cluster/remote')).createCluster({ busUrl: config.busUrl, clock, log, sockets })
+      : null;
   const app: Services = {
     config,
     clock,

@@ -1,7 +1,6 @@
 import { createApp } from './app';
 import { describeError } from './core/callbacks';
 import { type Config, ConfigError, loadConfig } from './core/config';
-import { createGateway } from './gateway';
 
 /** The entry point: the only place that reads the environment, listens and handles signals. */
 function main(): void {
@@ -10,7 +9,8 @@ function main(): void {
   try {
     config = loadConfig(process.env);
     // ROLE=gateway holds sockets only (src/gateway.ts); `all` and `core` are the whole server.
-    running = config.role === 'gateway' ? createGateway({ config }) : createApp({ config });
+    // A gateway's code (and its Redis client) is loaded only by a gateway.
+    running = config.role === 'gateway' ? (require('./gateway') as typeof import('./gateway')).createGateway({ config }) : createApp({ config });
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : `cannot start: ${(err as Error).message}`;
     console.error(reason);

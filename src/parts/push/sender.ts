@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import webpush from 'web-push';
 import { logFailure } from '../../core/callbacks';
 import type { Log } from '../../core/types';
 import { EndpointRefused, checkedAddress } from './address-guard';
@@ -44,7 +43,13 @@ export interface VapidKeys {
 export function loadVapidKeys(dataDir: string): VapidKeys {
   const file = path.join(dataDir, VAPID_FILE);
   try {
-    fs.writeFileSync(file, `${JSON.stringify(webpush.generateVAPIDKeys())}\n`, { mode: 0o600, flag: 'wx' });
+    // A P-256 key pair, as web-push's generateVAPIDKeys makes it (the library loads on first push).
+    const ecdh = crypto.createECDH('prime256v1');
+    ecdh.generateKeys();
+    const secret = ecdh.getPrivateKey();
+    const privateKey = Buffer.concat([Buffer.alloc(32 - secret.length), secret]).toString('base64url');
+    const keys = { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey };
+    fs.writeFileSync(file, `${JSON.stringify(keys)}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
@@ -61,6 +66,8 @@ export function vapidSubject(baseUrl: string): string {
   const url = new URL(baseUrl);
   return url.protocol === 'https:' ? url.origin : `mailto:push@${url.hostname.includes('.') ? url.hostname : 'localhost.localdomain'}`;
 }
+
+let webpush: typeof import('web-push') | undefined;
 
 export type PushOutcome = 'sent' | 'gone' | 'failed' | 'dropped';
 
@@ -153,6 +160,8 @@ export function createPushSender(parts: SenderParts): PushSender {
       onGone(target.id);
       return 'gone';
     }
+    // Loaded on the first push: most servers never send one, and every start would pay for it.
+    webpush ??= require('web-push') as typeof import('web-push');
     const details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } }, JSON.stringify(job.payload(job.count)), {
       vapidDetails: { subject, publicKey: keys.publicKey, privateKey: keys.privateKey },
       TTL: PUSH_TTL_S,
