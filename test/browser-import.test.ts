@@ -63,7 +63,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.setInputFiles('#import-file', zip);
     await page.fill('#import-name', 'Club Archive');
     await page.click('#upload-button');
-    await page.locator('#report:not([hidden])').waitFor();
+    await page.locator('#report:not([hidden])').waitFor({ timeout: 30_000 }); // a worker thread reads the export: slow beside other test files
     t.match(await page.textContent('#report-summary'), /Hobby Club from Discord: 4 channels, 2 categories, 11 messages, 2 people, 1 role\. It becomes a new server named Club Archive\./);
     const rows = page.locator('#report-rows tr');
     t.same(await rows.locator('.channel-name').allTextContents(), ['#general', '#lounge', '#news', '#plans'], 'a row per channel');
