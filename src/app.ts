@@ -199,7 +199,7 @@ export function createApp(options: AppOptions): RunningApp {
     onGone: (id) => pushSubscriptions.gone(id),
     onOutcome: (outcome) => metrics.push(outcome),
   });
-  const push = createPush({ db, clock, log, hub, perms, directory, presence, subscriptions: pushSubscriptions, sender: pushSender });
+  const push = createPush({ db, clock, log, hub, perms, directory, presence, notifications, subscriptions: pushSubscriptions, sender: pushSender });
   hub.onMessage((container, change) => {
     if (change.kind === 'created') push.messageCreated(container, change.message);
   });

@@ -31,6 +31,8 @@ export interface NotificationSettings {
   put(userId: string, setting: NotificationSetting): void;
   /** Back to inheriting; true when there was a setting. */
   remove(userId: string, targetId: string): boolean;
+  /** The settings of many users for a few targets (a room and its server), by `${user_id} ${target_id}`. */
+  settingsOf(userIds: readonly string[], targetIds: readonly string[]): Map<string, NotificationSetting>;
 }
 
 type Row = Omit<NotificationSetting, 'suppress_everyone' | 'suppress_roles'> & { suppress_everyone: number; suppress_roles: number };
@@ -53,14 +55,28 @@ export function createNotificationSettings(db: DB): NotificationSettings {
        suppress_everyone = excluded.suppress_everyone, suppress_roles = excluded.suppress_roles`,
   );
   const remove = db.prepare<[string, string]>('DELETE FROM notification_settings WHERE user_id = ? AND target_id = ?');
+  const ofUsers = db.prepare<[string, string], Row & { user_id: string }>(
+    `SELECT user_id, target_id, target_kind, level, muted_until, suppress_everyone, suppress_roles FROM notification_settings
+      WHERE user_id IN (SELECT value FROM json_each(?)) AND target_id IN (SELECT value FROM json_each(?))`,
+  );
+  const toSetting = ({ suppress_everyone, suppress_roles, ...rest }: Row): NotificationSetting => ({
+    ...rest,
+    suppress_everyone: suppress_everyone === 1,
+    suppress_roles: suppress_roles === 1,
+  });
 
   return {
-    list: (userId) => ofUser.all(userId).map((row) => ({ ...row, suppress_everyone: row.suppress_everyone === 1, suppress_roles: row.suppress_roles === 1 })),
+    list: (userId) => ofUser.all(userId).map(toSetting),
     kindOf: (targetId) => kind.get(targetId, targetId, targetId)?.kind ?? null,
     put(userId, s) {
       upsert.run(userId, s.target_id, s.target_kind, s.level, s.muted_until, Number(s.suppress_everyone), Number(s.suppress_roles));
     },
     remove: (userId, targetId) => remove.run(userId, targetId).changes > 0,
+    settingsOf(userIds, targetIds) {
+      const found = new Map<string, NotificationSetting>();
+      for (const { user_id, ...row } of ofUsers.all(JSON.stringify(userIds), JSON.stringify(targetIds))) found.set(`${user_id} ${row.target_id}`, toSetting(row));
+      return found;
+    },
   };
 }
 

@@ -3,7 +3,7 @@ import type { DB } from '../../core/db';
 import type { MessageRecord } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
 import type { Permissions } from '../../rules/permissions';
-import { type NotificationSetting, levelAt } from '../accounts/notifications';
+import { type NotificationSettings, levelAt } from '../accounts/notifications';
 import type { Directory } from '../community/directory';
 import type { Hub } from '../live/hub';
 import type { Presence } from '../live/presence';
@@ -29,7 +29,8 @@ export interface PushParts {
   log: Log;
   hub: Pick<Hub, 'hasVisibleStream'>;
   perms: Pick<Permissions, 'channelRules'>;
-  directory: Pick<Directory, 'conversationMemberIds' | 'server'>;
+  directory: Pick<Directory, 'conversationMemberIds' | 'server' | 'channel' | 'conversation'>;
+  notifications: Pick<NotificationSettings, 'settingsOf'>;
   presence: Pick<Presence, 'chosen'>;
   subscriptions: PushSubscriptions;
   sender: PushSender;
@@ -39,16 +40,10 @@ export interface PushParts {
 const PUSH_TEXT_CHARS = 140;
 
 export function createPush(parts: PushParts): Push {
-  const { db, clock, hub, perms, directory, presence, subscriptions, sender } = parts;
-  const settingsOf = db.prepare<[string, string, string], Omit<NotificationSetting, 'suppress_everyone' | 'suppress_roles'> & { user_id: string; suppress_everyone: number; suppress_roles: number }>(
-    `SELECT user_id, target_id, target_kind, level, muted_until, suppress_everyone, suppress_roles FROM notification_settings
-      WHERE user_id IN (SELECT value FROM json_each(?)) AND target_id IN (?, ?)`,
-  );
+  const { db, clock, hub, perms, directory, presence, notifications, subscriptions, sender } = parts;
   const roleHolders = db.prepare<[string, string], { user_id: string; role_id: string }>(
     'SELECT user_id, role_id FROM member_roles WHERE server_id = ? AND role_id IN (SELECT value FROM json_each(?))',
   );
-  const channelName = db.prepare<[string], { name: string }>('SELECT name FROM channels WHERE id = ?');
-  const conversationRow = db.prepare<[string], { kind: string; name: string | null }>('SELECT kind, name FROM conversations WHERE id = ?');
 
   function considered(container: Container, message: MessageRecord): void {
     const audience = container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
@@ -56,15 +51,16 @@ export function createPush(parts: PushParts): Push {
     const targets = subscriptions.targetsOf(candidates);
     if (targets.length === 0) return;
     const byUser = new Map<string, Target[]>();
-    for (const target of targets) byUser.set(target.user_id, [...(byUser.get(target.user_id) ?? []), target]);
+    for (const target of targets) {
+      const own = byUser.get(target.user_id);
+      if (own) own.push(target);
+      else byUser.set(target.user_id, [target]);
+    }
     const users = [...byUser.keys()].filter((userId) => !hub.hasVisibleStream(userId) && presence.chosen(userId) !== 'dnd');
     if (users.length === 0) return;
 
     const serverId = container.kind === 'channel' ? container.serverId : '';
-    const settings = new Map<string, NotificationSetting>();
-    for (const row of settingsOf.all(JSON.stringify(users), container.id, serverId || container.id)) {
-      settings.set(`${row.user_id} ${row.target_id}`, { ...row, suppress_everyone: row.suppress_everyone === 1, suppress_roles: row.suppress_roles === 1 });
-    }
+    const settings = notifications.settingsOf(users, serverId ? [container.id, serverId] : [container.id]);
     const holders = new Set(
       container.kind === 'channel' && message.mention_roles.length > 0
         ? roleHolders.all(serverId, JSON.stringify(message.mention_roles)).map((r) => r.user_id)
@@ -105,9 +101,9 @@ export function createPush(parts: PushParts): Push {
   }
 
   function roomTitle(container: Container): string {
-    if (container.kind === 'channel') return `#${channelName.get(container.id)?.name ?? ''} · ${directory.server(container.serverId)?.name ?? ''}`;
-    const row = conversationRow.get(container.id);
-    return row?.kind === 'group' ? (row.name ?? 'Group') : 'Direct message';
+    if (container.kind === 'channel') return `#${directory.channel(container.id)?.name ?? ''} · ${directory.server(container.serverId)?.name ?? ''}`;
+    const conversation = directory.conversation(container.id);
+    return conversation?.kind === 'group' ? (conversation.name ?? 'Group') : 'Direct message';
   }
 
   return {
