@@ -3,7 +3,7 @@ import { Parser } from '@asyncapi/parser';
 import t from 'tap';
 import { ASYNCAPI_FILE, renderAsyncApi, renderEventTables } from '../scripts/asyncapi';
 import { API_GUIDE_FILE } from '../scripts/openapi';
-import { ROOM_EVENTS, STREAM_EVENTS } from '../src/parts/live/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../src/parts/live/events';
 import { frameViolation } from './helpers/frames';
 
 const document = JSON.parse(fs.readFileSync(ASYNCAPI_FILE, 'utf8')) as { components: { messages: Record<string, { name: string }> } };
@@ -19,7 +19,10 @@ t.test("docs/api.md's two event tables are generated from the same catalogue", a
 
 t.test('every event of the catalogue is a message of the document, and nothing else is', async (t) => {
   const names = Object.keys(document.components.messages).sort();
-  t.same(names, [...Object.keys(STREAM_EVENTS).map((n) => `stream.${n}`), ...Object.keys(ROOM_EVENTS).map((n) => `room.${n}`)].sort());
+  t.same(
+    names,
+    [...Object.keys(STREAM_EVENTS).map((n) => `stream.${n}`), ...Object.keys(ROOM_EVENTS).map((n) => `room.${n}`), ...Object.keys(CLIENT_FRAMES).map((n) => `client.${n}`)].sort(),
+  );
 });
 
 t.test('the AsyncAPI parser (its own Spectral rules) finds no error in docs/asyncapi.json', async (t) => {

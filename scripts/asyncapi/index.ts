@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import { ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/live/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/live/events';
 import { type Schema, arr, bool, int, obj, oneOf, ref, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
 import { messageFields, profile, schemas, server } from '../openapi/schemas';
@@ -39,6 +39,7 @@ const messagesOf = (prefix: string, events: Record<string, TSchema>) =>
 export function buildAsyncApi(): Record<string, unknown> {
   const stream = messagesOf('stream', STREAM_EVENTS);
   const room = messagesOf('room', ROOM_EVENTS);
+  const client = messagesOf('client', CLIENT_FRAMES);
   const refs = (names: string[]) => Object.fromEntries(names.map((key) => [key.split('.')[1], { $ref: `#/components/messages/${key}` }]));
   const roomChannel = (address: string, param: string, what: string) => ({
     address,
@@ -69,7 +70,7 @@ export function buildAsyncApi(): Record<string, unknown> {
         description:
           'Everything the signed-in user can see: `ready` first, then each event as it commits. Close codes: docs/api.md "Closing". ' +
           'Opened as `/api/ws?compress=gzip`, a `ready` of 16 KiB or more arrives as one binary frame: the same JSON, compressed with gzip.',
-        messages: refs(Object.keys(stream)),
+        messages: refs([...Object.keys(stream), ...Object.keys(client)]),
       },
       channelRoom: roomChannel('/api/channels/{channel_id}/ws', 'channel_id', 'channel'),
       conversationRoom: roomChannel('/api/conversations/{conversation_id}/ws', 'conversation_id', 'conversation'),
@@ -80,6 +81,13 @@ export function buildAsyncApi(): Record<string, unknown> {
         title: 'Receive the user stream',
         channel: { $ref: '#/channels/userStream' },
         messages: Object.keys(stream).map((key) => ({ $ref: `#/channels/userStream/messages/${key.split('.')[1]}` })),
+      },
+      sendVisibility: {
+        action: 'send',
+        title: 'Say whether the page is visible',
+        description: 'The one frame a client sends that means something: pushes go to a user only when none of their streams is visible. Every other client frame is ignored.',
+        channel: { $ref: '#/channels/userStream' },
+        messages: Object.keys(client).map((key) => ({ $ref: `#/channels/userStream/messages/${key.split('.')[1]}` })),
       },
       receiveChannelRoom: {
         action: 'receive',
@@ -95,7 +103,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       },
     },
     components: {
-      messages: { ...stream, ...room },
+      messages: { ...stream, ...room, ...client },
       schemas: { ...schemas, ...SOCKET_RECORDS },
     },
   };

@@ -27,7 +27,8 @@ const streamMessages = new Map<string, ValidateFunction>();
 const roomMessages: [string, ValidateFunction][] = [];
 for (const [key, message] of Object.entries(document.components.messages)) {
   if (key.startsWith('stream.')) streamMessages.set(message.name, compile(message.payload));
-  else roomMessages.push([message.name, compile(message.payload)]);
+  else if (key.startsWith('room.')) roomMessages.push([message.name, compile(message.payload)]);
+  // client.*: what clients send, never a frame the server may send.
 }
 
 /** A reason when the frame contradicts the document; null when it matches. */

@@ -186,6 +186,18 @@ export const ROOM_EVENTS = {
   reaction: inRoom('MessageReacted', 'reaction', "a reaction added or removed: the record and event: reaction (reactions[].reacted is the recipient's)"),
 };
 
+/**
+ * What a client may send on its user stream (every other frame is ignored; docs/api.md "What
+ * clients send"): whether its page is visible, which decides whether its user gets pushes.
+ */
+export const CLIENT_FRAMES = {
+  visibility: Type.Object(
+    { op: Type.Literal('visibility'), visible: Type.Boolean() },
+    { additionalProperties: false, title: 'visibility', description: 'the page is visible or hidden (sent at open and on every change); a stream counts as visible until it says otherwise' },
+  ),
+};
+export type ClientFrame = Static<(typeof CLIENT_FRAMES)['visibility']>;
+
 const streamEvent = Type.Union(Object.values(STREAM_EVENTS));
 /** Anything the hub may send on a user stream. */
 export type StreamEvent = Static<typeof streamEvent>;

@@ -14,6 +14,7 @@ import { authenticate } from '../accounts/auth';
 import type { SessionStore } from '../accounts/sessions';
 import type { UserStore } from '../accounts/users';
 import { CLOSE, type Hub, type Peer, type PeerSocket } from './hub';
+import type { ClientFrame } from './events';
 import type { Presence } from './presence';
 
 /**
@@ -291,11 +292,11 @@ export function refuse(socket: Duplex, status: number, reason: string, headers: 
   );
 }
 
-/** `{"op": "visibility", "visible": <boolean>}` → the boolean; null for anything else. */
+/** A `visibility` frame (CLIENT_FRAMES in src/parts/live/events.ts) → its `visible`; null for anything else. */
 function visibilityIn(data: Buffer): boolean | null {
   if (data.length > 100 || !data.includes('visibility')) return null;
   try {
-    const frame = JSON.parse(data.toString()) as { op?: unknown; visible?: unknown };
+    const frame = JSON.parse(data.toString()) as Partial<ClientFrame>;
     return frame.op === 'visibility' && typeof frame.visible === 'boolean' ? frame.visible : null;
   } catch {
     return null;
