@@ -64,7 +64,8 @@ t.test('categories in the sidebar and settings; roles in the member menu and lis
   await page.getByRole('menuitem', { name: 'Server settings' }).click();
   await page.click('#settings-tab-roles');
   const rows = page.locator('#settings-panel .role-row');
-  await rows.filter({ hasText: 'second' }).waitFor();
+  // The role arrives by the live event (roles_updated): on a busy machine it took over 10 s.
+  await rows.filter({ hasText: 'second' }).waitFor({ timeout: 30_000 });
   await rows.filter({ hasText: 'second' }).dragTo(rows.filter({ hasText: 'artists' }));
   await rows.first().filter({ hasText: 'second' }).waitFor();
   t.same((await must(owner.get(`${base}/roles`), 200)).body.map((r: { name: string }) => r.name), ['second', 'artists'], 'dragging a role moves it');
