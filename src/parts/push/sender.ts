@@ -1,18 +1,17 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
 import path from 'node:path';
 import { logFailure } from '../../core/callbacks';
 import type { Log } from '../../core/types';
-import { EndpointRefused, checkedAddress } from './address-guard';
+import { PUSH_CONCURRENCY, createDeliverer } from './deliverer';
 import type { Target } from './subscriptions';
 
 /**
  * Sending Web Push messages (RFC 8030), encrypted for the subscription (RFC 8291) and signed
- * with our VAPID key (RFC 8292) by web-push's generateRequestDetails; the request itself is made
- * here, to the address the endpoint was checked to resolve to (src/parts/push/address-guard.ts),
- * following no redirect, with a deadline and a cap on the answer read.
+ * with our VAPID key (RFC 8292): what to send and when is decided here; the delivery itself
+ * (address check, cryptography, request) happens on a worker thread
+ * (src/parts/push/delivery-worker.ts), so an `@everyone` to thousands of devices costs the
+ * server's event loop one small message per push.
  *
  * Sending never holds up a post: pushes wait in a bounded queue, a few at a time. The first push
  * for a room goes at once; for COLLAPSE_MS after it, more for the same device and room gather
@@ -23,16 +22,8 @@ import type { Target } from './subscriptions';
 export const VAPID_FILE = 'vapid.json';
 /** Pushes waiting at most; past it new ones are dropped (and counted). */
 export const MAX_QUEUED_PUSHES = 10_000;
-/** Requests to push services at once. */
-export const PUSH_CONCURRENCY = 8;
-/** A push service that has not answered by then is given up on. */
-export const PUSH_TIMEOUT_MS = 10_000;
-/** Bytes of a push service's answer read at most (the body says nothing we need). */
-const MAX_ANSWER_BYTES = 4096;
 /** After a push for a room, a device's next for the same room waits this long, gathering what comes meanwhile into one. */
 export const COLLAPSE_MS = 3_000;
-/** A push not delivered within an hour is stale: the push service drops it. */
-const PUSH_TTL_S = 3600;
 
 export interface VapidKeys {
   publicKey: string;
@@ -66,8 +57,6 @@ export function vapidSubject(baseUrl: string): string {
   const url = new URL(baseUrl);
   return url.protocol === 'https:' ? url.origin : `mailto:push@${url.hostname.includes('.') ? url.hostname : 'localhost.localdomain'}`;
 }
-
-let webpush: typeof import('web-push') | undefined;
 
 export type PushOutcome = 'sent' | 'gone' | 'failed' | 'dropped';
 
@@ -106,6 +95,7 @@ export function createPushSender(parts: SenderParts): PushSender {
   const recent = new Map<string, { at: number; timer: NodeJS.Timeout | null }>();
   let running = 0;
   let closed = false;
+  const deliverer = createDeliverer({ subject, publicKey: keys.publicKey, privateKey: keys.privateKey, insecureHosts: [...insecureHosts] });
 
   function next(): void {
     while (running < PUSH_CONCURRENCY && queue.length > 0 && !closed) {
@@ -149,69 +139,17 @@ export function createPushSender(parts: SenderParts): PushSender {
 
   async function deliver(job: Job): Promise<PushOutcome> {
     const { target } = job;
-    const endpoint = new URL(target.endpoint);
-    let address;
-    try {
-      address = await checkedAddress(endpoint, insecureHosts);
-    } catch (err) {
-      if (!(err instanceof EndpointRefused)) throw err;
-      // An endpoint that now resolves somewhere it must not go is never asked again.
-      log(`push endpoint of subscription ${target.id} refused: ${err.message}; the subscription ends`);
-      onGone(target.id);
-      return 'gone';
-    }
-    // Loaded on the first push: most servers never send one, and every start would pay for it.
-    webpush ??= require('web-push') as typeof import('web-push');
-    const details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } }, JSON.stringify(job.payload(job.count)), {
-      vapidDetails: { subject, publicKey: keys.publicKey, privateKey: keys.privateKey },
-      TTL: PUSH_TTL_S,
-      urgency: 'high',
-      // At most 32 base64url characters: a digest of the room.
-      topic: crypto.createHash('sha256').update(job.room).digest('base64url').slice(0, 32),
+    const { outcome, note } = await deliverer.deliver({
+      subscriptionId: target.id,
+      endpoint: target.endpoint,
+      p256dh: target.p256dh,
+      auth: target.auth,
+      payload: JSON.stringify(job.payload(job.count)),
+      room: job.room,
     });
-    const status = await post(endpoint, details.headers as Record<string, string | number>, details.body as Buffer, address);
-    if (status === 404 || status === 410) {
-      onGone(target.id);
-      return 'gone';
-    }
-    if (status < 200 || status > 299) {
-      log(`push to ${endpoint.host} answered ${status}`);
-      return 'failed';
-    }
-    return 'sent';
-  }
-
-  /** One POST to the checked address (SNI and Host stay the endpoint's), with a deadline; the status. */
-  function post(endpoint: URL, headers: Record<string, string | number>, body: Buffer, to: { address: string; family: number }): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const client = endpoint.protocol === 'https:' ? https : http;
-      const req = client.request(
-        endpoint,
-        {
-          method: 'POST',
-          headers,
-          // The address the guard checked, whatever a new lookup would say.
-          lookup: (_host, options, done) => {
-            if ((options as { all?: boolean }).all) (done as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [to]);
-            else done(null, to.address, to.family);
-          },
-          agent: false,
-        },
-        (res) => {
-          let read = 0;
-          res.on('data', (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > MAX_ANSWER_BYTES) res.destroy();
-          });
-          res.on('error', () => {});
-          res.on('close', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${PUSH_TIMEOUT_MS / 1000} s`)), PUSH_TIMEOUT_MS);
-      req.on('close', () => clearTimeout(deadline));
-      req.on('error', reject);
-      req.end(body);
-    });
+    if (note) log(note);
+    if (outcome === 'gone') onGone(target.id);
+    return outcome;
   }
 
   return {
@@ -250,6 +188,7 @@ export function createPushSender(parts: SenderParts): PushSender {
       waiting.clear();
       for (const { timer } of recent.values()) if (timer) clearTimeout(timer);
       recent.clear();
+      deliverer.close();
     },
   };
 }
