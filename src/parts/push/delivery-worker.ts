@@ -60,21 +60,23 @@ const VAPID_LIFETIME_S = 12 * 3600;
 /** ...and is used for the first 11 of them. */
 const VAPID_REUSE_S = 11 * 3600;
 
-// Pushes are background work: on Linux a thread's nice value is its own (setpriority on the
-// calling thread), so this thread gives way to the event loop serving requests and streams
-// whenever both want a CPU, and takes what is left over. Where that is refused, it runs as before.
-try {
-  os.setPriority(os.constants.priority.PRIORITY_LOW);
-} catch {
-  // (not permitted here)
-}
-
 const webpush = require('web-push') as typeof import('web-push');
 const data = workerData as DeliveryData;
 const insecureHosts = new Set(data.insecureHosts);
 const vapidByOrigin = new Map<string, { authorization: string; until: number }>();
 const agentOptions = { keepAlive: true, maxSockets: data.concurrency, maxTotalSockets: data.concurrency * 4, timeout: IDLE_CONNECTION_MS };
 const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+
+// Pushes are background work: on Linux a thread's nice value is its own (setpriority on the
+// calling thread), so this thread gives way to the event loop serving requests and streams when
+// both want a CPU. Below normal (10: about a tenth of a CPU against a busy event loop), not the
+// lowest (19: about 1.5 %), so a server kept busy still sends pushes, only slower. Set once the
+// modules are loaded: loading is a one-off cost that should not crawl. Where refused, it runs as before.
+try {
+  os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // (not permitted here)
+}
 
 function authorization(origin: string): string {
   const now = Math.floor(Date.now() / 1000);
