@@ -28,7 +28,13 @@ CREATE TABLE IF NOT EXISTS users (
   -- the last time step whose code was accepted: a code is good once
   totp_last_step INTEGER NOT NULL DEFAULT 0,
   -- 1: the placeholder of a person an import named (imported_people); it cannot sign in
-  imported      INTEGER NOT NULL DEFAULT 0
+  imported      INTEGER NOT NULL DEFAULT 0,
+  -- 0: a person; 1: a bot account (signs in with its token only); 2: the author of a webhook's messages
+  bot           INTEGER NOT NULL DEFAULT 0,
+  -- a bot's owner, who may reset its token or delete it
+  bot_owner_id  TEXT REFERENCES users (id),
+  -- SHA-256 of a bot's token secret (a high-entropy secret needs no slow hash)
+  bot_token_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 -- The columns a request's user is made of (src/parts/accounts/users.ts keeps them in memory): see generations.
@@ -42,7 +48,8 @@ SELECT id,
        -- COLLATE NOCASE: lists ordered by this name sort as the column does, in any letter case
        CASE WHEN deleted_at IS NULL THEN username ELSE 'deleted-user' END COLLATE NOCASE AS username,
        CASE WHEN deleted_at IS NULL THEN display_name ELSE 'Deleted user' END AS display_name,
-       CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url
+       CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url,
+       bot
   FROM users;
 
 -- Two-factor recovery codes (SHA-256 of each; high-entropy codes need no slow hash): each works once.
@@ -339,6 +346,13 @@ CREATE TABLE IF NOT EXISTS messages (
   pinned_by       TEXT,
   -- the mentionable roles the content mentions (a JSON array of ids), NULL when none
   mention_roles   TEXT,
+  -- a webhook's message: the webhook (its row may be gone), the name and avatar link it gave for this message
+  webhook_id      TEXT,
+  author_name     TEXT,
+  author_avatar   TEXT,
+  -- embeds (a JSON array, src/core/embed.ts) and their text, which search indexes with the content
+  embeds          TEXT,
+  embed_text      TEXT,
   CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;
@@ -376,17 +390,17 @@ CREATE TRIGGER IF NOT EXISTS channels_search_range AFTER INSERT ON channels BEGI
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
   INSERT INTO messages_fts (rowid, content)
-  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content);
+  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content || COALESCE(char(10) || new.embed_text, ''));
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
   INSERT INTO messages_fts (messages_fts, rowid, content)
-  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content);
+  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content || COALESCE(char(10) || old.embed_text, ''));
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
   INSERT INTO messages_fts (messages_fts, rowid, content)
-  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content);
+  VALUES ('delete', (COALESCE((SELECT n FROM search_ranges WHERE container_id = old.channel_id), 0) << 32) | old.seq, old.content || COALESCE(char(10) || old.embed_text, ''));
   INSERT INTO messages_fts (rowid, content)
-  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content);
+  VALUES ((COALESCE((SELECT n FROM search_ranges WHERE container_id = new.channel_id), 0) << 32) | new.seq, new.content || COALESCE(char(10) || new.embed_text, ''));
 END;
 
 -- Every earlier version of an edited message, oldest first (the current one is in messages).
@@ -584,3 +598,23 @@ CREATE TABLE IF NOT EXISTS push_subscriptions (
 CREATE INDEX IF NOT EXISTS push_subscriptions_by_user ON push_subscriptions (user_id);
 CREATE INDEX IF NOT EXISTS push_subscriptions_by_session ON push_subscriptions (session_id);
 CREATE INDEX IF NOT EXISTS push_subscriptions_by_device ON push_subscriptions (device_id);
+
+-- Incoming webhooks: a URL with a secret token that posts into one channel as the webhook
+-- (src/parts/integrations/webhooks.ts). Its messages' author is a users row of its own (bot = 2),
+-- which stays when the webhook is deleted, so its messages keep their author.
+CREATE TABLE IF NOT EXISTS webhooks (
+  id            TEXT PRIMARY KEY,
+  server_id     TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  channel_id    TEXT NOT NULL REFERENCES channels (id) ON DELETE CASCADE,
+  user_id       TEXT NOT NULL REFERENCES users (id),
+  name          TEXT NOT NULL,
+  -- SHA-256 of the token in its URL
+  token_hash    TEXT NOT NULL,
+  -- the secret GitHub signs its deliveries with, encrypted with the data directory's key; NULL: none
+  github_secret TEXT,
+  created_by    TEXT NOT NULL REFERENCES users (id),
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_by_channel ON webhooks (channel_id);
+CREATE INDEX IF NOT EXISTS webhooks_by_server ON webhooks (server_id);
+CREATE INDEX IF NOT EXISTS users_by_bot_owner ON users (bot_owner_id) WHERE bot_owner_id IS NOT NULL;

@@ -13,6 +13,8 @@ import { stdoutLog } from './core/log';
 import type { Log } from './core/types';
 import { createAccountChanges } from './parts/accounts/account-changes';
 import { createAccountDeletion } from './parts/accounts/account-deletion';
+import { createBots } from './parts/accounts/bots';
+import { createWebhooks } from './parts/integrations/webhooks';
 import { createExports } from './parts/accounts/account-export';
 import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
@@ -159,7 +161,8 @@ export function createApp(options: AppOptions): RunningApp {
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages, perms);
-  const twoFactor = createTwoFactor({ db, clock, box: createSecretBox(loadSecretKey(config.dataDir, config.secretKey)), log });
+  const box = createSecretBox(loadSecretKey(config.dataDir, config.secretKey));
+  const twoFactor = createTwoFactor({ db, clock, box, log });
   const identity = createIdentityCheck({ db, limits, twoFactor });
   const avatars = createAvatars({ db, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
@@ -175,6 +178,8 @@ export function createApp(options: AppOptions): RunningApp {
       accountExports.remove(userId);
     },
   });
+  const bots = createBots({ db, clock, hub, deletion });
+  const webhooks = createWebhooks({ db, clock, audit, box });
   const imports = createImports({
     db,
     clock,
@@ -243,6 +248,8 @@ export function createApp(options: AppOptions): RunningApp {
     imports,
     claims,
     notifications,
+    bots,
+    webhooks,
     pushSubscriptions,
     vapidKeys,
     cluster,
@@ -254,7 +261,7 @@ export function createApp(options: AppOptions): RunningApp {
     metrics,
     routes: buildRoutes(app),
     staticFiles,
-    authenticate: (req, level) => authenticate({ sessions, users }, req, level),
+    authenticate: (req, level, route) => authenticate({ sessions, users }, req, level, route),
     sockets,
     timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
   });

@@ -45,6 +45,11 @@ t.test('a version 1 database is migrated to the current schema with every row ke
     "a member's role is carried over to member_roles",
   );
   t.same(db.prepare('SELECT position, hoist, mentionable, color FROM roles').all(), [{ position: 0, hoist: 1, mentionable: 0, color: null }], 'an old role: first, hoisted, not mentionable, no colour');
+  // Schema 15: everyone so far is a person; messages gain the webhook and embed columns, and the
+  // search index takes embed text (the triggers were made again).
+  t.same(db.prepare('SELECT DISTINCT bot FROM profiles').all(), [{ bot: 0 }], 'every old user is a person');
+  t.same(db.prepare('SELECT DISTINCT webhook_id, embeds, embed_text FROM messages').all(), [{ webhook_id: null, embeds: null, embed_text: null }], 'no old message has a webhook or embeds');
+  t.match(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts_insert'").pluck().get(), /embed_text/, 'the index trigger takes embed text');
   // Every table the current schema has exists after the migration.
   const fresh = new Database(':memory:');
   fresh.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));

@@ -47,6 +47,12 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
     case 'overwrite_update':
     case 'overwrite_delete':
       return \`\${entry.changes?.kind} \${entry.changes?.target_id}: allow \${entry.changes?.allow.to?.join() ?? '-'}, deny \${entry.changes?.deny.from?.join() ?? '-'}\`;
+    case 'webhook_create':
+      return \`webhook \${entry.changes?.name} in \${entry.changes?.channel_id}\`;
+    case 'webhook_update':
+      return \`webhook \${entry.changes?.name ?? ''} secret=\${entry.changes?.github_secret_set ?? '-'}\`;
+    case 'webhook_delete':
+      return \`webhook \${entry.changes?.name} gone with \${entry.changes?.messages_deleted} messages\`;
     default: {
       const none: null = entry.changes;
       return \`\${entry.action} on \${entry.target_kind} \${entry.target_id} \${none}\`;

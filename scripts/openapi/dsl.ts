@@ -4,6 +4,8 @@
  * operation with its parameters, request body, success responses and the plain-text errors
  * every route of its kind can answer.
  */
+import { assertBotMayUse } from '../../src/rules/bots';
+
 export type Schema = Record<string, unknown>;
 
 export const str: Schema = { type: 'string' };
@@ -87,7 +89,7 @@ export type Auth = 'none' | 'user' | 'account' | 'admin';
 /** A success answer: JSON with a schema, or one of the other kinds the service sends. */
 export type Success =
   | { status: number; json: Schema; description?: string; headers?: Record<string, string> }
-  | { status: number; kind: 'empty' | 'redirect' | 'html' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
+  | { status: number; kind: 'empty' | 'redirect' | 'html' | 'text' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
 
 /** A rule stated in words: what it is, and how the server's 400 for it begins. */
 export interface Prose {
@@ -210,7 +212,7 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
     ...(description.length ? { description: description.join('\n\n') } : {}),
     'x-auth': spec.auth,
     ...(spec.prose?.length ? { 'x-rules-in-prose': spec.prose } : {}),
-    security: spec.auth === 'none' ? [] : [{ session: [] }],
+    security: spec.auth === 'none' ? [] : botMay(method, path) && spec.auth !== 'admin' ? [{ session: [] }, { bot: [] }] : [{ session: [] }],
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body ? { requestBody: requestBody(spec.body) } : {}),
     responses,
@@ -242,6 +244,8 @@ function success(ok: Success): Record<string, unknown> {
   switch (ok.kind) {
     case 'html':
       return { description: ok.description, ...head, content: { 'text/html': { schema: str } } };
+    case 'text':
+      return { description: ok.description, ...head, content: { 'text/plain': { schema: str } } };
     case 'file':
       return { description: ok.description, ...head, content: { '*/*': { schema: binary } } };
     default:
@@ -280,4 +284,14 @@ export function errorResponses(): Record<string, unknown> {
       },
     ]),
   );
+}
+
+/** Whether a bot's token opens this operation (src/rules/bots.ts, the one rule). */
+function botMay(method: string, path: string): boolean {
+  try {
+    assertBotMayUse(method.toUpperCase(), path.replace(/\{([a-z_]+)\}/g, ':$1'));
+    return true;
+  } catch {
+    return false;
+  }
 }

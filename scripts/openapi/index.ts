@@ -29,6 +29,7 @@ const TAGS: [string, string][] = [
   ['Moderation', 'Reports and administration'],
   ['Imports', 'Imports from Discord: uploads, dry runs, progress, placeholders and claims'],
   ['Notifications', 'Notification settings, marking servers and everything read'],
+  ['Integrations', 'Bots (Authorization: Bot <token>) and incoming webhooks in Discord, Slack and GitHub formats'],
   ['Cluster', 'What a core answers its gateways (ROLE=core; docs/scaling.md): not for clients'],
 ];
 
@@ -60,6 +61,7 @@ export function buildOpenApi(): Record<string, unknown> {
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'app_session', description: 'set by POST /api/login' },
+        bot: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Bot <token>`: a bot account (POST /api/bots); not a cookie, so cross-site rules do not apply. Every operation listing it takes it' },
       },
       schemas,
       responses: errorResponses(),

@@ -66,6 +66,53 @@ const PARTS_PROSE = [
   rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
   rule('a field is UTF-8 (or another charset its part names that the server decodes: latin1, utf-16le)', 'could not be read'),
 ];
+/** A webhook URL's secret: 43 base64url characters (32 random bytes). */
+const webhookToken: Schema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'the secret of the webhook URL' };
+const httpUrl: Schema = { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'an http or https URL, shown as a link (never fetched)' };
+/** Discord's execute-webhook payload (src/parts/integrations/payloads.ts fromDiscord). */
+const DISCORD_PAYLOAD: Schema = input({
+  content: text(2000, { multiline: true, blank: true }),
+  username: text(80),
+  avatar_url: httpUrl,
+  tts: { type: 'boolean', description: 'ignored' },
+  embeds: { type: 'array', maxItems: 10, items: ref('EmbedInput') },
+  allowed_mentions: input({ parse: { type: 'array', items: oneOf('users', 'roles', 'everyone') }, users: arr(str), roles: arr(str) }, ['parse', 'users', 'roles']),
+}, ['content', 'username', 'avatar_url', 'tts', 'embeds', 'allowed_mentions']);
+const WEBHOOK_PARTS: Schema = {
+  type: 'object',
+  properties: {
+    payload_json: { type: 'string', description: 'the JSON payload, as Discord takes it with files' },
+    content: text(2000, { multiline: true, blank: true }),
+    username: text(80),
+    avatar_url: httpUrl,
+    attachments: { type: 'array', maxItems: 5, items: binary, description: 'files of at most 25 MiB each, any field name' },
+  },
+};
+/** Slack's incoming-webhook payload (fromSlack). */
+const SLACK_PAYLOAD: Schema = input(
+  {
+    text: { description: 'mrkdwn text (a string; a value of another type is ignored, as any field here)' },
+    username: { description: 'the name shown for this message' },
+    icon_url: { description: 'an avatar link, shown, never loaded' },
+    attachments: { description: 'legacy attachments: each becomes an embed' },
+    blocks: { description: 'Block Kit blocks: sections, headers, context and dividers become text' },
+  },
+  ['text', 'username', 'icon_url', 'attachments', 'blocks'],
+);
+const AVATAR_PROSE: Prose[] = [
+  rule('avatar must be a PNG, JPEG, GIF or WebP image that can be read', 'the avatar '),
+  rule('avatar holds at most 24 000 000 pixels, and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)', 'may hold at most'),
+  ...oneFilePart('avatar'),
+];
+const WEBHOOK_PROSE: Prose[] = [
+  rule('a Slack message needs text, blocks or attachments', 'a Slack message needs'),
+  rule('allowed_mentions lists at most 100 ids of printable text, and a kind in parse is not also listed by id', 'allowed_mentions'),
+  rule('payload_json holds the JSON payload', 'malformed JSON body'),
+  rule('a webhook message needs content or an embed (or a file)', 'needs content or an embed'),
+  rule('embeds hold at most 6000 characters of text in all, 25 fields each', 'embeds'),
+  rule('URLs are http or https', 'must be an http or https URL'),
+  ...PARTS_PROSE,
+];
 const MESSAGE_PROSE: Prose[] = [
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule('a message needs content or a file', 'content must not be empty unless the message has attachments'),
@@ -161,9 +208,7 @@ export const operations: Ops = [
   ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with the current password and a current or recovery code; every remembered device ends', auth: 'account', body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) }, ok: [empty('off')], errors: [409, 429] }],
   ['POST', '/api/account/2fa/recovery-codes', { tag: 'Accounts', summary: 'A new set of recovery codes in place of the old ones, with the current password and a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409, 429] }],
   ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB and 24 megapixels (and 32 pixels a byte past 4 megapixels; 16-bit images count twice), re-encoded to 256x256 WebP. 429: past 5 uploads in a burst (then one every 20 s), or while another of the same user is in progress; 503 with Retry-After: the decoders are busy', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: [
-        rule('avatar must be a PNG, JPEG, GIF or WebP image that can be read', 'the avatar '),
-        rule('avatar holds at most 24 000 000 pixels, and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)', 'may hold at most'),
-        ...oneFilePart('avatar'),
+        ...AVATAR_PROSE,
       ], ok: [json(200, ref('AvatarSet'))], errors: [429] }],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
   ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
@@ -350,6 +395,23 @@ export const operations: Ops = [
   ['POST', '/api/account/push-subscriptions', { tag: 'Notifications', summary: "Subscribe this browser to pushes: its PushSubscription JSON. The endpoint must be an https URL whose host resolves to public addresses only; the subscription ends with this session (sign-out, revocation, a password change) or its remembered device, and when the push service answers 404 or 410. The same endpoint again replaces the old one; a user holds at most 10 (the oldest goes)", auth: 'user', body: { kind: 'json', schema: input({ endpoint: { type: 'string', format: 'uri', maxLength: 2048 }, keys: input({ p256dh: { type: 'string', pattern: '^[A-Za-z0-9_-]{87}$', description: 'base64url of the uncompressed P-256 point (65 bytes)' }, auth: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$', description: 'base64url of 16 bytes' } }), show_text: withText(bool, 'pushes to this device carry the message text (default false: room and sender only)'), expirationTime: { anyOf: [{ type: 'number' }, { type: 'null' }], description: "the browser's, ignored" } }, ['show_text', 'expirationTime']) }, prose: [rule('the endpoint is https and its host resolves to public addresses only', 'endpoint:'), rule('keys.p256dh is an uncompressed point: its first byte is 4', 'keys.p256dh must be')], ok: [json(201, ref('PushSubscription'))], errors: [429] }],
   ['PATCH', '/api/account/push-subscriptions/{subscription_id}', { tag: 'Notifications', summary: 'Choose whether pushes to that device carry the message text', auth: 'user', body: { kind: 'json', schema: input({ show_text: bool }) }, ok: [json(200, ref('PushSubscription'))], errors: [404] }],
   ['DELETE', '/api/account/push-subscriptions/{subscription_id}', { tag: 'Notifications', summary: 'End one of the caller\'s push subscriptions', auth: 'user', ok: [empty('ended')], errors: [404] }],
+
+  // Bots (src/api/bots.ts): accounts that sign in with Authorization: Bot <token>
+  ['GET', '/api/bots', { tag: 'Integrations', summary: "The caller's bots, oldest first, without tokens", auth: 'user', ok: [json(200, arr(ref('Bot')))] }],
+  ['POST', '/api/bots', { tag: 'Integrations', summary: 'Make a bot: a user with bot true that signs in with its token (Authorization: Bot <token>), shown this once. The name is a username (taken names 409); at most 10 bots a person', auth: 'user', body: { kind: 'json', schema: input({ name: username }) }, ok: [json(201, ref('BotWithToken'))], errors: [409, 429] }],
+  ['DELETE', '/api/bots/{bot_id}', { tag: 'Integrations', summary: 'Delete one of the caller\'s bots: it leaves every server, its token stops, its messages stay (as deleted-user)', auth: 'user', ok: [empty('deleted')] }],
+  ['POST', '/api/bots/{bot_id}/token', { tag: 'Integrations', summary: 'A new token for one of the caller\'s bots: the old one stops at once and its sockets close', auth: 'user', ok: [json(200, ref('BotToken'))] }],
+  ['PUT', '/api/bots/{bot_id}/avatar', { tag: 'Integrations', summary: "Set a bot's avatar, as PUT /api/account/avatar", auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'] } }, prose: AVATAR_PROSE, ok: [json(200, ref('AvatarSet'))], errors: [429, 503] }],
+  ['POST', '/api/servers/{server_id}/bots', { tag: 'Integrations', summary: 'Add a bot to the server by its name (owner or full server admin); 200 whether it joined now or was a member', auth: 'user', body: { kind: 'json', schema: input({ username }) }, ok: [json(200, ref('BotAdded'))], errors: [404] }],
+
+  // Webhooks (src/api/webhooks.ts)
+  ['GET', '/api/servers/{server_id}/channels/{channel_id}/webhooks', { tag: 'Integrations', summary: "The channel's webhooks, oldest first, without tokens (owner or full server admin)", auth: 'user', ok: [json(200, arr(ref('Webhook')))] }],
+  ['POST', '/api/servers/{server_id}/channels/{channel_id}/webhooks', { tag: 'Integrations', summary: 'Make a webhook that posts into the channel (owner or full server admin): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log', auth: 'user', body: { kind: 'json', schema: input({ name: text(80) }) }, ok: [json(201, ref('WebhookWithToken'))], errors: [409, 429] }],
+  ['PATCH', '/api/webhooks/{webhook_id}', { tag: 'Integrations', summary: 'Rename a webhook, set or clear its GitHub secret, or make a new token (the old URL stops at once; the answer then carries the new token and URL); in the audit log', auth: 'user', body: { kind: 'json', schema: input({ name: text(80), github_secret: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] }, regenerate_token: bool }, ['name', 'github_secret', 'regenerate_token']) }, prose: [rule('at least one of name, github_secret and regenerate_token', 'give name, github_secret or regenerate_token'), rule('github_secret is printable text', 'github_secret contains control characters')], ok: [json(200, { anyOf: [ref('Webhook'), ref('WebhookWithToken')] } as Schema)] }],
+  ['DELETE', '/api/webhooks/{webhook_id}', { tag: 'Integrations', summary: 'Delete a webhook; its messages stay, shown under its name, unless delete_messages=true; in the audit log', auth: 'user', query: { delete_messages: { type: 'string', enum: ['true', 'false'], description: 'also delete every message it posted' } }, ok: [empty('deleted')] }],
+  ['POST', '/api/webhooks/{webhook_id}/{token}', { tag: 'Integrations', summary: "Post through a webhook, in Discord's execute-webhook format (content, username, avatar_url, embeds, allowed_mentions; tts ignored), as JSON or as multipart with files and payload_json. 204, or 200 the message with wait=true. 5 calls per 2 s per webhook, 30 a minute per channel", auth: 'none', path: { token: webhookToken }, query: { wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' } }, body: { kind: 'json', schema: DISCORD_PAYLOAD, multipart: WEBHOOK_PARTS }, prose: WEBHOOK_PROSE, ok: [json(200, ref('Message'), 'with wait=true'), empty('posted')], errors: [401, 429] }],
+  ['POST', '/api/webhooks/{webhook_id}/{token}/slack', { tag: 'Integrations', summary: "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks), as JSON or a form with payload: 200 ok", auth: 'none', path: { token: webhookToken }, body: { kind: 'json', schema: SLACK_PAYLOAD }, prose: WEBHOOK_PROSE, ok: [{ status: 200, kind: 'text' as const, description: 'ok, as Slack answers' }], errors: [401, 429] }],
+  ['POST', '/api/webhooks/{webhook_id}/{token}/github', { tag: 'Integrations', summary: 'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401)', auth: 'none', path: { token: webhookToken }, body: { kind: 'json', schema: { type: 'object' } }, prose: [rule('the X-GitHub-Event header names the event', 'X-GitHub-Event'), ...WEBHOOK_PROSE], ok: [empty('received')], errors: [401, 429] }],
 
   // Cluster (src/api/cluster.ts): a core's answers to its gateways, docs/scaling.md
   ['POST', '/api/cluster/sockets', { tag: 'Cluster', summary: "A gateway opens a socket: the upgrade request's path and headers (cookie, origin, host, sec-fetch-site, user-agent), authorized as an upgrade made to the core. 200 the user stream's ready frame, 204 a room socket, or the upgrade's own refusal. Needs the X-Gateway-Key the core keeps in Redis (403 without); 404 from a server with no gateways (ROLE=all)", auth: 'none', body: { kind: 'json', schema: input({ gateway: uuid, socket: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 }, url: { type: 'string', minLength: 1, maxLength: 8192 }, headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 } } }) }, ok: [json(200, { type: 'object', description: 'the ready frame of the user stream (docs/asyncapi.json)' }), empty('a room socket opened')], errors: [401, 403, 404, 429] }],

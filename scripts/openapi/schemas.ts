@@ -1,13 +1,16 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
-import { type Schema, arr, bool, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
+import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 /** The channel permission flags, as src/rules/channel-permissions.ts names them. */
 export const FLAG_NAMES: string[] = [...FLAGS];
 const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, uniqueItems: true };
 
+/** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
+export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
+
 export const schemas: Record<string, Schema> = {
-  UserRef: obj({ ...profile() }),
+  UserRef: obj({ ...profile(), bot: withDescription({ type: 'boolean', const: true }, 'a bot or a webhook: present only then') }, ['bot']),
   NameRef: withDescription(obj({ user_id: uuid, username: str }), 'a user as administrators and the audit log name them'),
   Ok: obj({ ok: { const: true } }),
   Registered: obj({ user_id: uuid }),
@@ -156,7 +159,8 @@ export const schemas: Record<string, Schema> = {
     joined_at: time,
     presence: ref('Shown'),
     timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
-  }),
+    bot: withDescription({ type: 'boolean', const: true }, 'a bot: present only then'),
+  }, ['bot']),
   Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
   Invite: obj({
     token: str,
@@ -188,7 +192,22 @@ export const schemas: Record<string, Schema> = {
   }),
   Reaction: obj({ emoji: str, count: int, reacted: bool }),
   ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
-  Message: obj(messageFields(), ['server_id', 'channel_id', 'conversation_id']),
+  Message: obj(messageFields(), MESSAGE_OPTIONAL),
+  Embed: obj(embedFields(obj), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail']),
+  EmbedInput: withDescription(
+    input(embedFields(input), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail']),
+    "an embed as Discord's execute-webhook takes it: these fields (others, such as icon_url, ignored); at most 6000 characters of text over all embeds",
+  ),
+  Bot: obj({ id: uuid, username: str, display_name: nullable(str), avatar_url: nullable(str), bot: { type: 'boolean', const: true }, created_at: time }),
+  BotWithToken: obj({ id: uuid, username: str, display_name: nullable(str), avatar_url: nullable(str), bot: { type: 'boolean', const: true }, created_at: time, token: withDescription(str, 'shown this once: Authorization: Bot <token>') }),
+  BotToken: obj({ token: withDescription(str, 'shown this once: Authorization: Bot <token>') }),
+  BotAdded: obj({ server_id: uuid, user_id: uuid }),
+  Webhook: obj(webhookFields()),
+  WebhookWithToken: obj({
+    ...webhookFields(),
+    token: withDescription(str, 'shown this once'),
+    url: withDescription(str, 'BASE_URL/api/webhooks/<id>/<token>: paste it where a tool asks for a Discord webhook URL (append /slack or /github for those formats)'),
+  }),
 
   SearchResults: obj({
     results: arr(
@@ -197,7 +216,7 @@ export const schemas: Record<string, Schema> = {
           ...messageFields(),
           highlight: withDescription(arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }), '[start, end] offsets of the matched terms in UTF-16 code units of content'),
         },
-        ['server_id', 'channel_id', 'conversation_id'],
+        MESSAGE_OPTIONAL,
       ),
     ),
     next_before: withDescription(nullable(uuid), 'pass as before= for the next page; null when this page is not full'),
@@ -337,6 +356,11 @@ function auditEntries(): Schema[] {
     ['message_delete', 'message', { type: 'null' }],
     ['message_pin', 'message', { type: 'null' }],
     ['message_unpin', 'message', { type: 'null' }],
+    ['bot_add', 'user', { type: 'null' }],
+    ['webhook_create', 'webhook', obj({ name: str, channel_id: uuid })],
+    ['webhook_update', 'webhook', obj({ name: str, github_secret_set: bool }, ['name', 'github_secret_set'])],
+    ['webhook_token_reset', 'webhook', { type: 'null' }],
+    ['webhook_delete', 'webhook', obj({ name: str, messages_deleted: int })],
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({
@@ -404,6 +428,36 @@ function withDescription(schema: Schema, description: string): Schema {
   return { ...schema, description };
 }
 
+/** The fields of an embed (src/core/embed.ts); `object` makes its nested objects (obj for answers, input for requests). */
+function embedFields(object: typeof obj): Record<string, Schema> {
+  const link = { type: 'string', maxLength: 2048, pattern: '^https?://' };
+  return {
+    title: { type: 'string', maxLength: 256 },
+    description: { type: 'string', maxLength: 4096 },
+    url: link,
+    timestamp: time,
+    color: { type: 'integer', minimum: 0, maximum: 0xffffff },
+    footer: object({ text: { type: 'string', maxLength: 2048 } }),
+    author: object({ name: { type: 'string', maxLength: 256 }, url: link }, ['url']),
+    fields: { type: 'array', maxItems: 25, items: object({ name: { type: 'string', maxLength: 256 }, value: { type: 'string', maxLength: 1024 }, inline: bool }, object === input ? ['inline'] : []) },
+    image: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
+    thumbnail: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
+  };
+}
+
+/** The fields of a webhook record (src/parts/integrations/webhooks.ts). */
+function webhookFields(): Record<string, Schema> {
+  return {
+    id: uuid,
+    name: str,
+    server_id: uuid,
+    channel_id: uuid,
+    github_secret_set: withDescription(bool, 'GitHub deliveries must carry a matching X-Hub-Signature-256'),
+    created_by: ref('NameRef'),
+    created_at: time,
+  };
+}
+
 /** The fields of a message record (src/core/message-record.ts). */
 export function messageFields(): Record<string, Schema> {
   return {
@@ -424,5 +478,8 @@ export function messageFields(): Record<string, Schema> {
     reactions: arr(ref('Reaction')),
     created_at: time,
     edited_at: nullable(time),
+    webhook_id: withDescription(uuid, "a webhook's message: the webhook (which may have been deleted since)"),
+    webhook_avatar_url: withDescription(str, 'the avatar link the webhook gave: shown as a link, never loaded'),
+    embeds: arr(ref('Embed')),
   };
 }

@@ -1,3 +1,5 @@
+import { botRoutes } from './bots';
+import { webhookRoutes } from './webhooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../core/http/respond';
@@ -64,6 +66,8 @@ export function buildRoutes(services: Services): Route[] {
     ...notificationRoutes(services),
     ...linkRoutes(services),
     ...pushRoutes(services),
+    ...botRoutes(services),
+    ...webhookRoutes(services),
     ...clusterRoutes(services),
   ];
 }

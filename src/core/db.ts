@@ -225,6 +225,25 @@ const MIGRATIONS: ((db: DB) => void)[] = [
     `),
   // 13 -> 14: imports from Discord. Nobody was imported before; the import tables come from schema.sql.
   (db) => db.exec('ALTER TABLE users ADD COLUMN imported INTEGER NOT NULL DEFAULT 0'),
+  // 14 -> 15: bots and webhooks. Everyone so far is a person; no message came from a webhook or
+  // has embeds. The profiles view and the search triggers are made again by schema.sql (the
+  // view gains `bot`, the triggers index embed text), which changes nothing for existing rows;
+  // the webhooks table comes from schema.sql.
+  (db) =>
+    db.exec(`
+      ALTER TABLE users ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE users ADD COLUMN bot_owner_id TEXT REFERENCES users (id);
+      ALTER TABLE users ADD COLUMN bot_token_hash TEXT;
+      ALTER TABLE messages ADD COLUMN webhook_id TEXT;
+      ALTER TABLE messages ADD COLUMN author_name TEXT;
+      ALTER TABLE messages ADD COLUMN author_avatar TEXT;
+      ALTER TABLE messages ADD COLUMN embeds TEXT;
+      ALTER TABLE messages ADD COLUMN embed_text TEXT;
+      DROP VIEW IF EXISTS profiles;
+      DROP TRIGGER IF EXISTS messages_fts_insert;
+      DROP TRIGGER IF EXISTS messages_fts_delete;
+      DROP TRIGGER IF EXISTS messages_fts_update;
+    `),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 
@@ -233,9 +252,11 @@ export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
  * with the index triggers off), then merges the index into one segment.
  */
 export function fillSearchIndex(db: DB): void {
+  // Embed text is indexed with the content (schema 15); an older migration runs this before the column exists.
+  const embeds = db.prepare("SELECT 1 FROM pragma_table_info('messages') WHERE name = 'embed_text'").get() ? "|| COALESCE(char(10) || m.embed_text, '')" : '';
   db.exec(`
     INSERT INTO messages_fts (rowid, content)
-      SELECT (COALESCE(r.n, 0) << 32) | m.seq, m.content FROM messages m LEFT JOIN search_ranges r ON r.container_id = m.channel_id;
+      SELECT (COALESCE(r.n, 0) << 32) | m.seq, m.content ${embeds} FROM messages m LEFT JOIN search_ranges r ON r.container_id = m.channel_id;
     INSERT INTO messages_fts (messages_fts) VALUES ('optimize');
   `);
 }

@@ -1,4 +1,5 @@
 /** The message record: its fields, its limits and the one function that shapes it. */
+import type { Embed } from './embed';
 import type { Container, UserRef } from './types';
 
 export const MAX_CONTENT_CHARS = 4000;
@@ -42,6 +43,12 @@ export interface MessageRecord {
   reactions: Reaction[];
   created_at: string;
   edited_at: string | null;
+  /** A webhook's message (docs/api.md "Webhooks"): the webhook, gone or not. Absent otherwise. */
+  webhook_id?: string;
+  /** The avatar link a webhook gave for this message: shown as a link, never fetched. */
+  webhook_avatar_url?: string;
+  /** Rich cards (src/core/embed.ts), from webhooks and bots. Absent when none. */
+  embeds?: Embed[];
 }
 
 export interface MessageRow {
@@ -64,6 +71,14 @@ export interface MessageRow {
   /** A JSON array of role ids, or null. */
   mention_roles: string | null;
   pinned_at: string | null;
+  /** The author's kind (users.bot): 0 a person, 1 a bot, 2 a webhook. */
+  bot: number;
+  webhook_id: string | null;
+  /** The name and avatar link a webhook gave for this message. */
+  author_name: string | null;
+  author_avatar: string | null;
+  /** A JSON array of embeds, or null. */
+  embeds: string | null;
 }
 
 /** The replied-to message, as much as a reply preview shows. */
@@ -96,7 +111,13 @@ export function toRecord(
   const record: MessageRecord = {
     id: row.id,
     author_id: row.author_id,
-    author: { user_id: row.author_id, username: row.username, display_name: row.display_name, avatar_url: row.avatar_url },
+    author: {
+      user_id: row.author_id,
+      username: row.username,
+      display_name: row.author_name ?? row.display_name,
+      avatar_url: row.avatar_url,
+      ...(row.bot !== 0 ? { bot: true as const } : {}),
+    },
     content: row.content,
     mentions: row.mentions ? (JSON.parse(row.mentions) as string[]) : [],
     mention_everyone: row.mention_everyone === 1,
@@ -115,6 +136,9 @@ export function toRecord(
     created_at: row.created_at,
     edited_at: row.edited_at,
   };
+  if (row.webhook_id !== null) record.webhook_id = row.webhook_id;
+  if (row.author_avatar !== null) record.webhook_avatar_url = row.author_avatar;
+  if (row.embeds !== null) record.embeds = JSON.parse(row.embeds) as Embed[];
   return withContainer(record, row, container);
 }
 

@@ -122,4 +122,6 @@ export interface MemberRecord {
   presence: string;
   /** Until when the member may only read; null when not timed out. */
   timeout_until: string | null;
+  /** Present (true) on bots only. */
+  bot?: true;
 }

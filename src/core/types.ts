@@ -13,6 +13,8 @@ export interface User {
   standing: number;
   displayName: string | null;
   avatarUrl: string | null;
+  /** A bot account (docs/api.md "Bots"): signed in by its token, never by a session cookie. */
+  bot: boolean;
 }
 
 /** How a user is shown to others (messages, members, friends): the `profiles` view of schema.sql. */
@@ -21,6 +23,8 @@ export interface UserRef {
   username: string;
   display_name: string | null;
   avatar_url: string | null;
+  /** Present (true) on bots and webhooks only. */
+  bot?: true;
 }
 
 /** The UserRef of a signed-in user. */
@@ -29,6 +33,7 @@ export const refOf = (user: User): UserRef => ({
   username: user.username,
   display_name: user.displayName,
   avatar_url: user.avatarUrl,
+  ...(user.bot ? { bot: true as const } : {}),
 });
 
 export interface Session {

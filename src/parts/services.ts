@@ -1,5 +1,7 @@
 import type { AccountChanges } from './accounts/account-changes';
 import type { AccountDeletion } from './accounts/account-deletion';
+import type { Bots } from './accounts/bots';
+import type { Webhooks } from './integrations/webhooks';
 import type { Exports } from './accounts/account-export';
 import type { AuditLog } from './community/audit';
 import type { ChannelStore } from './community/channels';
@@ -73,6 +75,8 @@ export interface Services {
   imports: Imports;
   claims: Claims;
   notifications: NotificationSettings;
+  bots: Bots;
+  webhooks: Webhooks;
   pushSubscriptions: PushSubscriptions;
   /** The server's VAPID key pair (DATA_DIR/vapid.json). */
   vapidKeys: VapidKeys;

@@ -47,6 +47,10 @@ export const LIMIT_POLICIES = {
   markAllReadPerUser: { burst: 20, refillMs: 3 * SECOND },
   /** Push subscriptions made per user: 10, then one a minute (each looks its endpoint's host up). */
   pushSubscriptionsPerUser: { burst: 10, refillMs: MINUTE },
+  /** Messages through one webhook: 5, then one every 400 ms (Discord's 5 per 2 s). */
+  webhookCallsPerWebhook: { burst: 5, refillMs: 400 },
+  /** Webhook messages into one channel, all its webhooks together: 30, then one every 2 s (Discord's 30 a minute). */
+  webhookCallsPerChannel: { burst: 30, refillMs: 2 * SECOND },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;

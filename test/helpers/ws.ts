@@ -42,12 +42,14 @@ export interface SocketOptions {
   origin?: string;
   /** false: the client never answers pings (a dead peer, for the heartbeat). */
   autoPong?: boolean;
+  /** More handshake headers (a bot's Authorization). */
+  headers?: Record<string, string>;
 }
 
 const wsUrl = (base: string, path: string) => base.replace(/^http/, 'ws') + path;
 
 function headersFor(opts: SocketOptions): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...opts.headers };
   if (opts.client?.cookie) headers.cookie = opts.client.cookie;
   if (opts.origin) headers.origin = opts.origin;
   return headers;

@@ -74,6 +74,12 @@ export function requestOrigin(req: IncomingMessage, trustProxy: boolean): string
  * elsewhere is trying to act with this user's cookie (CSRF, cross-site WebSocket hijacking).
  * Requests with neither header (curl, API clients) carry no ambient credentials risk.
  */
+/**
+ * Whether a request signs in as a bot (`Authorization: Bot <token>`): its cookies are then never
+ * read, so a page on another site gains nothing by sending it, and cross-site rules do not apply.
+ */
+export const isBotRequest = (req: IncomingMessage): boolean => req.headers.authorization?.startsWith('Bot ') === true;
+
 export function isCrossSite(req: IncomingMessage, baseUrl: string): boolean {
   const fetchSite = req.headers['sec-fetch-site'];
   if (fetchSite === 'cross-site') return true;

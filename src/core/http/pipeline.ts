@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics';
 import type { AuthLevel, Body, BodyKind, Ctx, Handler, Log, Route, Session, User } from '../types';
 import { checkAuditReasonHeader } from '../validate';
 import { BODY_DEADLINE_MS, mediaType, readForm, readJson } from './body';
-import { addressKey, clientAddress, isCrossSite } from './client';
+import { addressKey, clientAddress, isBotRequest, isCrossSite } from './client';
 import { HttpError } from './errors';
 import { redirect, requestLogLine, send, sendError, setBaseHeaders } from './respond';
 import { compile, match, splitUrl } from './router';
@@ -44,7 +44,7 @@ export interface PipelineParts {
   routes: Route[];
   staticFiles: StaticFiles;
   /** The session and user of a request, at the route's level (401, then 403). */
-  authenticate(req: IncomingMessage, level: AuthLevel): { session: Session | undefined; user: User | null };
+  authenticate(req: IncomingMessage, level: AuthLevel, route: { method: string; path: string }): { session: Session | undefined; user: User | null };
   /** The WebSocket side: a plain request to a socket path (426), and an upgrade. */
   sockets: { refuseWithoutUpgrade(method: string, pathname: string): void; handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void };
   timeouts: Timeouts;
@@ -86,7 +86,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     let route: Route | undefined;
     try {
       if (draining) throw new HttpError(503, 'server shutting down', { Connection: 'close' });
-      if (STATE_CHANGING.has(method) && isCrossSite(req, config.baseUrl)) {
+      if (STATE_CHANGING.has(method) && !isBotRequest(req) && isCrossSite(req, config.baseUrl)) {
         throw new HttpError(403, 'cross-site request refused');
       }
       if (pathname === '/metrics' && method === 'GET' && metrics.mayRead(req)) {
@@ -107,7 +107,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });
       }
       route = found.route;
-      const { session, user } = parts.authenticate(req, route.auth);
+      const { session, user } = parts.authenticate(req, route.auth, route);
       checkAuditReasonHeader(req);
       const ctx = {
         req,

@@ -4,6 +4,7 @@ import type { Directory } from '../community/directory';
 import { conflict } from '../../core/http/errors';
 import type { Members } from '../community/members';
 import type { Hub } from '../live/hub';
+import { botSessionToken } from './auth';
 import type { SessionStore } from './sessions';
 
 /** What account deletion touches outside the database, once it committed. */
@@ -50,7 +51,7 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
     'DELETE FROM email_tokens WHERE user_id = :id',
     `UPDATE users SET username = 'deleted-' || id, password_hash = '', email = NULL, email_verified = 0,
             display_name = NULL, avatar_version = 0, totp_secret = NULL, totp_pending = NULL,
-            presence = 'invisible', deleted_at = :now
+            presence = 'invisible', deleted_at = :now, bot_token_hash = NULL
       WHERE id = :id`,
   ].map((sql) => db.prepare(sql));
 
@@ -62,10 +63,14 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
     }
   }
 
-  return {
+  const botsOf = db.prepare<[string], string>('SELECT id FROM users WHERE bot_owner_id = ? AND bot = 1 AND deleted_at IS NULL').pluck();
+
+  const deletion = {
     requireNoOwnedServers,
+    /** Deletes the account, and first the bots it owns (docs/api.md "Bots"). */
     deleteAccount(userId: string): void {
       requireNoOwnedServers(userId);
+      for (const botId of botsOf.all(userId)) deletion.deleteAccount(botId);
       const servers = serversOf.all(userId).map((r) => r.server_id);
       const groups = groupsOf.all(userId).map((r) => r.id);
       const friends = friendsOf.all(userId, userId).map((r) => r.other);
@@ -75,6 +80,7 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
       })();
       // Committed: now the sockets and the people who could see the user hear of it.
       sessions.endAllForUser(userId);
+      hub.endSession(botSessionToken(userId));
       removeFiles(userId);
       for (const serverId of servers) {
         hub.dropUser(userId, { serverId });
@@ -93,6 +99,7 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
       }
     },
   };
+  return deletion;
 }
 
 export type AccountDeletion = ReturnType<typeof createAccountDeletion>;

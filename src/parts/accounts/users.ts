@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import { type DB, generationWatch } from '../../core/db';
+import { isUuid } from '../../core/http/router';
 import { badRequest } from '../../core/http/errors';
 import type { Body, User } from '../../core/types';
 
@@ -33,6 +35,7 @@ interface UserRow {
   standing: number;
   display_name: string | null;
   avatar_url: string | null;
+  bot: number;
 }
 
 const toUser = (row: UserRow): User => ({
@@ -42,12 +45,24 @@ const toUser = (row: UserRow): User => ({
   standing: row.standing,
   displayName: row.display_name,
   avatarUrl: row.avatar_url,
+  bot: row.bot !== 0,
 });
 
 export interface UserStore {
   byId(id: string): User | null;
   /** A live account by name in any letter case (deleted accounts have no name). */
   byUsername(username: string): User | null;
+  /** The bot whose token this is (`<bot id>.<secret>`), or null. */
+  byBotToken(token: string): User | null;
+}
+
+/** SHA-256 of a token's secret, as stored (tokens are random: no slow hash needed). */
+export const tokenHash = (secret: string): string => crypto.createHash('sha256').update(secret).digest('base64url');
+
+/** Whether a secret is the one a stored hash was made from, in constant time. */
+export function matchesHash(stored: string | null | undefined, secret: string): boolean {
+  const given = Buffer.from(tokenHash(secret));
+  return typeof stored === 'string' && stored.length === given.length && crypto.timingSafeEqual(Buffer.from(stored), given);
 }
 
 /** Users kept in memory at most (all are dropped past it). */
@@ -56,13 +71,14 @@ const KEPT_USERS = 10_000;
 /** The user lookups every request makes (auth runs byId per request, so standing is always current). */
 export function createUserStore(db: DB): UserStore {
   // The profiles view's expressions on the users row itself: one lookup, every request.
-  const COLUMNS = `id, is_admin, standing,
+  const COLUMNS = `id, is_admin, standing, bot,
     CASE WHEN deleted_at IS NULL THEN username ELSE 'deleted-user' END AS username,
     CASE WHEN deleted_at IS NULL THEN display_name ELSE 'Deleted user' END AS display_name,
     CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url
     FROM users`;
   const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE id = ?`);
   const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL`);
+  const botTokenHash = db.prepare<[string], string>('SELECT bot_token_hash FROM users WHERE id = ? AND bot = 1 AND deleted_at IS NULL').pluck();
   // Kept while the users generation stays (schema.sql): a change to a standing, a name or an
   // admin flag, by this process or the CLI, empties it before the next lookup.
   const usersChanged = generationWatch(db, 'users');
@@ -82,6 +98,12 @@ export function createUserStore(db: DB): UserStore {
     byUsername: (username) => {
       const row = byUsername.get(username);
       return row ? toUser(row) : null;
+    },
+    byBotToken(token) {
+      const dot = token.indexOf('.');
+      const id = token.slice(0, dot);
+      if (dot < 0 || !isUuid(id)) return null;
+      return matchesHash(botTokenHash.get(id), token.slice(dot + 1)) ? this.byId(id) : null;
     },
   };
 }

@@ -5,7 +5,7 @@
 export const OPEN_SOCKET_PATH = '/api/cluster/sockets';
 export const REPORT_PATH = '/api/cluster/alive';
 /** The request headers a gateway forwards of an upgrade: what authorizing a socket reads. */
-export const FORWARDED_HEADERS = ['cookie', 'origin', 'host', 'sec-fetch-site', 'user-agent'] as const;
+export const FORWARDED_HEADERS = ['cookie', 'authorization', 'origin', 'host', 'sec-fetch-site', 'user-agent'] as const;
 /** The key the core keeps in Redis, shown by a gateway on every request. */
 export const GATEWAY_KEY_HEADER = 'x-gateway-key';
 /** On every answer to a gateway that showed the right key: the core's epoch (a random id per start). */

@@ -32,14 +32,19 @@ export type AuditAction =
   | 'invite_revoke'
   | 'message_delete'
   | 'message_pin'
-  | 'message_unpin';
+  | 'message_unpin'
+  | 'bot_add'
+  | 'webhook_create'
+  | 'webhook_update'
+  | 'webhook_token_reset'
+  | 'webhook_delete';
 
 export interface AuditEntry {
   serverId: string;
   action: AuditAction;
   actorId: string;
   targetId: string | null;
-  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | null;
+  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | null;
   reason: string | null;
   changes?: Record<string, unknown>;
 }

@@ -39,12 +39,13 @@ interface Row {
   /** JSON: [[id, name], ...] in position order. */
   roles: string;
   is_owner: number;
+  bot: number;
   joined_at: string;
   timeout_until: string | null;
 }
 
 export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: Pick<Presence, 'of'> }): Members {
-  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until,
+  const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, u.bot, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until,
        (SELECT json_group_array(json_array(id, name)) FROM (
           SELECT r.id, r.name FROM member_roles mr JOIN roles r ON r.id = mr.role_id
            WHERE mr.server_id = m.server_id AND mr.user_id = m.user_id ORDER BY r.position)) AS roles
@@ -79,6 +80,7 @@ export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; p
       joined_at: row.joined_at,
       presence: presence.of(row.user_id),
       timeout_until: row.timeout_until && row.timeout_until > iso(clock.now()) ? row.timeout_until : null,
+      ...(row.bot !== 0 ? { bot: true as const } : {}),
     };
   };
 

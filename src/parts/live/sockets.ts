@@ -4,7 +4,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { every, failpoint, logFailure, owned } from '../../core/callbacks';
 import type { Clock } from '../../core/clock';
 import type { Config } from '../../core/config';
-import { isCrossSite } from '../../core/http/client';
+import { isBotRequest, isCrossSite } from '../../core/http/client';
 import { HttpError } from '../../core/http/errors';
 import { requestLogLine, toHttpError } from '../../core/http/respond';
 import { compile, match, splitUrl } from '../../core/http/router';
@@ -191,7 +191,8 @@ export function createSockets(parts: SocketParts): Sockets {
 export function readSocketRequest(req: SocketRequest, baseUrl: string): { kind: 'user' | 'channel' | 'conversation'; params: Record<string, string>; gzip: boolean } {
   // A page on another site can open a WebSocket to us and the browser attaches our cookie:
   // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
-  if (isCrossSite(req as IncomingMessage, baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
+  // (A bot signs in with its token, never a cookie: nothing to hijack.)
+  if (!isBotRequest(req as IncomingMessage) && isCrossSite(req as IncomingMessage, baseUrl)) throw new HttpError(403, 'cross-site WebSocket refused');
   const found = match(SOCKET_ROUTES, req.method ?? 'GET', splitUrl(req.url).pathname);
   if (found === null) throw new HttpError(404, 'not found');
   if ('allow' in found) throw new HttpError(405, 'method not allowed', { Allow: found.allow.join(', ') });

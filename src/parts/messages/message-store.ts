@@ -6,6 +6,7 @@ import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, conflict, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
+import { embedText, type Embed } from '../../core/embed';
 import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, toAttachment, toRecord } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../live/hub';
@@ -22,6 +23,19 @@ export interface MessageInput {
   content: string;
   replyTo: string | null;
   files: ReceivedFile[];
+  /** Rich cards (webhooks and bots); the message may then have no content. */
+  embeds?: Embed[];
+  /** Posted through a webhook: which, and the name and avatar link it gave for this message. */
+  webhook?: { id: string; name: string | null; avatarUrl: string | null };
+  /** Which of the mentions found may notify (Discord's allowed_mentions); absent: all of them. */
+  allowedMentions?: AllowedMentions;
+}
+
+/** Discord's allowed_mentions: the kinds parsed from the text, and ids let through by name. */
+export interface AllowedMentions {
+  parse: ('users' | 'roles' | 'everyone')[];
+  users: string[];
+  roles: string[];
 }
 
 /** What the author may do here beyond writing: mention everyone (owners and full server administrators). */
@@ -62,10 +76,12 @@ export interface MessageStore {
   history(container: Container, messageId: string): { author_id: string; versions: MessageVersion[] };
   /** The row's author (who may read its history, delete it...). */
   authorOf(container: Container, messageId: string): string;
+  /** Deletes every message a webhook posted in the channel, with `write` (the webhook's own delete) in the same transaction; the count. */
+  removeByWebhook(container: Container, webhookId: string, write: (count: number) => void): number;
 }
 
-export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, u.display_name, u.avatar_url, m.content, m.reply_to,
-  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.mention_roles, m.pinned_at`;
+export const COLUMNS = `m.seq, m.id, m.channel_id, m.conversation_id, m.author_id, u.username, u.display_name, u.avatar_url, u.bot, m.content, m.reply_to,
+  m.created_at, m.edited_at, m.mentions, m.mention_everyone, m.mention_roles, m.pinned_at, m.webhook_id, m.author_name, m.author_avatar, m.embeds`;
 
 /** Pinned messages one channel or conversation may hold. */
 export const MAX_PINS = 50;
@@ -118,16 +134,28 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
 
   // RETURNING: the new message's record is built from the rows as committed, without reading them back.
   const insertMessage = db.prepare<
-    [string, string | null, string | null, string, string, string | null, string, string | null, number, string | null],
-    Omit<MessageRow, 'username' | 'display_name' | 'avatar_url'>
+    [string, string | null, string | null, string, string, string | null, string, string | null, number, string | null, string | null, string | null, string | null, string | null, string | null],
+    Omit<MessageRow, 'username' | 'display_name' | 'avatar_url' | 'bot'>
   >(
-    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone, mention_roles)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at`,
+    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone, mention_roles,
+                           webhook_id, author_name, author_avatar, embeds, embed_text)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at,
+               webhook_id, author_name, author_avatar, embeds`,
   );
   const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
   const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
   const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?');
+  /** The mentions allowed_mentions lets notify: a kind in `parse`, or an id named in `users`/`roles`. */
+  const allowedOnly = (found: Mentioned, allowed: AllowedMentions | undefined): Mentioned =>
+    allowed
+      ? {
+          ...found,
+          userIds: found.userIds.filter((id) => allowed.parse.includes('users') || allowed.users.includes(id)),
+          roleIds: found.roleIds.filter((id) => allowed.parse.includes('roles') || allowed.roles.includes(id)),
+          everyone: found.everyone && allowed.parse.includes('everyone'),
+        }
+      : found;
   const rolesJson = (found: Mentioned) => (found.roleIds.length ? JSON.stringify(found.roleIds) : null);
   /** The rows that let a user's mentions be counted; the author's own name is not one. */
   const storeMentions = (container: Container, seq: number, authorId: string, found: Mentioned) => {
@@ -154,13 +182,19 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       found.userIds.length ? JSON.stringify(found.userIds) : null,
       found.everyone ? 1 : 0,
       rolesJson(found),
+      input.webhook?.id ?? null,
+      input.webhook?.name ?? null,
+      input.webhook?.avatarUrl ?? null,
+      input.embeds?.length ? JSON.stringify(input.embeds) : null,
+      input.embeds?.length ? embedText(input.embeds) : null,
     )!;
     const attachments = input.files.map((f, position) =>
       toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
     );
     storeMentions(container, inserted.seq, author.id, found);
     readStates.advance(author.id, container.id, inserted.seq);
-    return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl }, reply, attachments };
+    const bot = input.webhook ? 2 : author.bot ? 1 : 0;
+    return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl, bot }, reply, attachments };
   };
   const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
@@ -185,6 +219,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   });
   const updateContent = db.prepare('UPDATE messages SET content = ?, edited_at = ? WHERE seq = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
+  const webhookMessages = db.prepare<[string, string], { seq: number; id: string }>('SELECT seq, id FROM messages WHERE webhook_id = ? AND channel_id = ?');
   const attachmentIdsOf = db.prepare<[number], { id: string }>('SELECT id FROM attachments WHERE message_seq = ?');
   const insertReaction = db.prepare(
     'INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)',
@@ -314,10 +349,10 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     },
 
     async create(container, author, input, rights) {
-      if (input.content.trim() === '' && input.files.length === 0) {
+      if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      const found = mentions.find(container, input.content, rights.mayMentionEveryone);
+      const found = allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
       let inserted: ReturnType<typeof insertNew>;
       try {
         inserted = await commits.run(() => insertNew(container, author, input, found, iso(clock.now())));
@@ -369,6 +404,20 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
       uploads.deleteFiles(fileIds);
       hub.message(container, { kind: 'deleted', messageId });
+    },
+
+    removeByWebhook(container, webhookId, write) {
+      const { rows, fileIds } = db.transaction(() => {
+        const rows = webhookMessages.all(webhookId, container.id);
+        const fileIds = rows.flatMap((row) => attachmentIdsOf.all(row.seq).map((a) => a.id));
+        for (const row of rows) deleteMessage.run(row.seq);
+        write(rows.length);
+        return { rows, fileIds };
+      })();
+      if (rows.length > 0) tails.changed(container.id);
+      uploads.deleteFiles(fileIds);
+      for (const row of rows) hub.message(container, { kind: 'deleted', messageId: row.id });
+      return rows.length;
     },
 
     react(container, messageId, user, emoji, add) {

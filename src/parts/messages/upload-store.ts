@@ -26,7 +26,6 @@ export const MAX_PART_HEADERS = 16;
 export const MAX_MULTIPART_BYTES = MAX_ATTACHMENTS * MAX_ATTACHMENT_BYTES + 1024 * 1024;
 export const MAX_FILE_NAME_CHARS = 255;
 
-const FIELD_NAMES = new Set(['content', 'reply_to']);
 const FILE_FIELD = 'attachments';
 
 /** A file of a multipart message, already on disk under its attachment id. */
@@ -38,9 +37,20 @@ export interface ReceivedFile {
   previewKind: PreviewKind;
 }
 
+/** The text fields a multipart body may carry, and at most how many bytes each. */
+export interface FieldRule {
+  names: ReadonlySet<string>;
+  maxBytes: number;
+}
+
+const MESSAGE_FIELDS: FieldRule = { names: new Set(['content', 'reply_to']), maxBytes: MAX_FIELD_BYTES };
+
 export interface UploadStore {
-  /** Streams a multipart message body to disk: its text fields and its files. */
-  receive(req: IncomingMessage): Promise<{ fields: Body; files: ReceivedFile[] }>;
+  /**
+   * Streams a multipart message body to disk: its text fields and its files. `fields`: the text
+   * fields accepted (a message's by default; a webhook's are its own) and their size.
+   */
+  receive(req: IncomingMessage, fields?: FieldRule): Promise<{ fields: Body; files: ReceivedFile[] }>;
   /** Ends every upload still streaming with 503 (shutdown); resolves once their files are gone. */
   abortAll(): Promise<void>;
   /** Removes files of a request that did not become a message. */
@@ -117,7 +127,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
       });
     });
 
-  function receive(req: IncomingMessage): Promise<{ fields: Body; files: ReceivedFile[] }> {
+  function receive(req: IncomingMessage, rule: FieldRule = MESSAGE_FIELDS): Promise<{ fields: Body; files: ReceivedFile[] }> {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_MULTIPART_BYTES) {
       return Promise.reject(
@@ -142,7 +152,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
             fileSize: MAX_ATTACHMENT_BYTES + 1,
             files: MAX_ATTACHMENTS,
             fields: MAX_FIELDS,
-            fieldSize: MAX_FIELD_BYTES + 1,
+            fieldSize: rule.maxBytes + 1,
             fieldNameSize: 100,
             // Unlike files and fields, the parts limit fires on reaching it, not on passing it.
             parts: MAX_PARTS + 1,
@@ -174,7 +184,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
 
       read.on('field', (name, value, info) => {
         if (read.failed) return;
-        if (!FIELD_NAMES.has(name)) return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are content and reply_to, files are attachments`));
+        if (!rule.names.has(name)) return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are ${[...rule.names].join(' and ')}, files are attachments`));
         if (name in fields) return fail(badRequest(`${name} is given twice`));
         // A part may name its charset; one the parser cannot decode leaves no text at all.
         if (typeof value !== 'string') return fail(badRequest(`${name} could not be read: send form fields as UTF-8`));
@@ -242,7 +252,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
       });
 
       read.on('filesLimit', () => tooLarge(`a message may carry at most ${MAX_ATTACHMENTS} files`));
-      read.on('fieldsLimit', () => fail(badRequest('too many fields: fields are content and reply_to')));
+      read.on('fieldsLimit', () => fail(badRequest(`too many fields: fields are ${[...rule.names].join(', ')}`)));
       read.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_PARTS} parts`));
       read.on('close', () => {
         if (read.failed) return;

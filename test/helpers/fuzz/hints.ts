@@ -34,6 +34,11 @@ export const FIXTURE_COUNTS = {
   audit: 1,
   /** the owner's import of a small Discord export, checked (not started) */
   import: 1,
+  /** a webhook of the server's general channel, and the token of its URL */
+  webhook: 1,
+  webhookToken: 1,
+  /** the owner's bot, a member of the server */
+  bot: 1,
   /** owner, member, outsider, peer, target, admin, spare */
   user: 7,
   username: 7,
@@ -47,7 +52,7 @@ export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
 export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNTS[kind] - 1 }).map((i) => new Fx(kind, i));
 
-const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'import', 'user', 'session'];
+const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'import', 'webhook', 'bot', 'user', 'session'];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
 
@@ -66,6 +71,8 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   request_id: 'friendRequest',
   warning_id: 'warning',
   import_id: 'import',
+  webhook_id: 'webhook',
+  bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
   session_id: 'session',
@@ -87,6 +94,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
   { server_id: ['server', 1], channel_id: ['channel', 2], message_id: ['message', 2], token: ['invite', 2] },
   { conversation_id: ['conversation', 0], message_id: ['message', 3], attachment_id: ['attachment', 1] },
   { conversation_id: ['conversation', 1], message_id: ['message', 4] },
+  { webhook_id: ['webhook', 0], token: ['webhookToken', 0] },
 ];
 
 const words = fc.lorem({ maxCount: 4 });

@@ -417,6 +417,14 @@ export class World {
     const { zip, plan } = await World.exportScan;
     fs.mkdirSync(path.join(this.server.dataDir, 'imports'), { recursive: true });
     fs.copyFileSync(zip, path.join(this.server.dataDir, 'imports', `${importId}.zip`));
+    // The owner lives across scenes and the fuzzer makes bots as them: clear them below the cap.
+    const ownBots = await this.must(owner, 'GET', '/api/bots', undefined, 200);
+    await Promise.all((ownBots.body as { id: string }[]).map((b) => this.must(owner, 'DELETE', `/api/bots/${b.id}`, undefined, 204, 409)));
+    const [webhook, bot] = await Promise.all([
+      this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/webhooks`, { name: 'fuzz hook' }, 201),
+      this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
+    ]);
+    await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
     recordImport(this.server.app.db, systemClock, { id: importId, ownerId: owner.userId, plan, serverName: plan.guild.name, upload: `${importId}.zip`, status: 'checked', packageClaims: false });
     return {
       server: [S, S2, Sdel],
@@ -432,6 +440,9 @@ export class World {
       warning: [warning.body.id],
       audit: [(audit.body[0]?.id as string) ?? this.stable('audit-none')],
       import: [importId],
+      webhook: [webhook.body.id],
+      webhookToken: [webhook.body.token],
+      bot: [bot.body.id],
     };
   }
 }

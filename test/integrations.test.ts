@@ -1,0 +1,277 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { Client, signUp } from './helpers/client';
+import { community, must } from './helpers/community';
+import { startServer } from './helpers/server';
+import { openSocket } from './helpers/ws';
+
+/**
+ * Bots and webhooks (issue 34): webhooks made and managed by a server's owner and full
+ * administrators, called in Discord's, Slack's and GitHub's formats; what members see through
+ * the API and their streams; bad calls refused with nothing written; bot accounts signing in
+ * with `Authorization: Bot <token>`.
+ */
+const FIXTURES = path.join(__dirname, 'fixtures', 'webhooks');
+const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
+
+/** A call to a webhook URL, as a tool makes it: no cookie, no Origin. */
+async function call(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, text, headers: res.headers, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined };
+}
+
+t.test('webhooks', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner, admin, member } = c.clients;
+  const channel: string = (await must(owner.get(`${c.base}/channels`), 200)).body[0].id;
+  const hooks = `${c.base}/channels/${channel}/webhooks`;
+  const messages = async () => (await must(member.get(`${c.base}/channels/${channel}/messages?limit=100`), 200)).body as any[];
+
+  const made = (await must(owner.post(hooks, { name: 'CI' }), 201)).body;
+  t.match(made, { name: 'CI', channel_id: channel, server_id: c.serverId, github_secret_set: false, created_by: { user_id: owner.userId } });
+  t.match(made.token, /^[A-Za-z0-9_-]{43}$/, 'a token of 32 random bytes');
+  t.equal(made.url, `${server.url}/api/webhooks/${made.id}/${made.token}`, 'the URL carries it');
+  const url: string = made.url;
+
+  await t.test('who may manage them', async (t) => {
+    t.equal((await member.post(hooks, { name: 'x' })).status, 403, 'a member may not make one');
+    t.equal((await member.get(hooks)).status, 403, 'nor list them');
+    const listed = (await must(admin.get(hooks), 200)).body;
+    t.same(listed.map((h: any) => h.id), [made.id], 'a full administrator lists them');
+    t.notOk('token' in listed[0] || 'url' in listed[0], 'listed without the token');
+    t.equal((await owner.post(hooks, { name: '' })).status, 400, 'a name is needed');
+    t.equal((await member.request('PATCH', `/api/webhooks/${made.id}`, { name: 'y' })).status, 403);
+    const actions = (await must(owner.get(`${c.base}/audit-log`), 200)).body.map((e: any) => e.action);
+    t.ok(actions.includes('webhook_create'), 'its making is in the audit log');
+  });
+
+  await t.test("Discord's payload, with every embed field", async (t) => {
+    const stream = await openSocket(server.url, '/api/ws', { client: member });
+    await stream.event('ready');
+    const payload = fixture('discord-full.json');
+    const posted = await call(`${url}?wait=true`, payload);
+    t.equal(posted.status, 200, posted.text);
+    const message = posted.body;
+    t.equal(message.webhook_id, made.id);
+    t.equal(message.author.bot, true, 'the author is marked as a bot');
+    t.equal(message.author.display_name, payload.username ?? 'CI', "the payload's username is shown");
+    t.equal(message.embeds.length, payload.embeds.length, 'every embed kept');
+    const embed = message.embeds[0];
+    const given = payload.embeds[0];
+    t.equal(embed.title, given.title);
+    t.equal(embed.color, given.color);
+    t.same(embed.fields.map((f: any) => f.name), given.fields.map((f: any) => f.name));
+    t.equal(embed.footer.text, given.footer.text);
+    t.equal(embed.author.name, given.author.name);
+    t.equal(embed.image.url, given.image.url);
+    t.notOk('icon_url' in embed.footer, 'remote icons are dropped');
+    const live = await stream.until((f) => f.event === 'message' && f.message.id === message.id);
+    t.same(live.message.embeds, message.embeds, 'members get it live, with its embeds');
+    t.equal((await call(url, { content: 'plain' })).status, 204, 'without wait: 204');
+    const results = (await must(member.get(`/api/search?q=${encodeURIComponent(given.fields[0].value.split(/\s+/)[0])}`), 200)).body.results;
+    t.ok(results.some((r: any) => r.id === message.id), 'embed text is found by search');
+    t.equal((await member.put(`${c.base}/channels/${channel}/messages/${message.id}`, { content: 'edited' })).status, 403, 'members cannot edit it');
+    t.equal((await owner.put(`${c.base}/channels/${channel}/messages/${message.id}`, { content: 'edited' })).status, 403, 'nor can the owner');
+    stream.close();
+  });
+
+  await t.test('allowed_mentions decides who is notified', async (t) => {
+    const quiet = (await call(`${url}?wait=true`, { content: `hello @${member.username}`, allowed_mentions: { parse: [] } })).body;
+    t.same(quiet.mentions, [], 'parse [] mentions nobody');
+    const loud = (await call(`${url}?wait=true`, { content: `hello @${member.username}` })).body;
+    t.same(loud.mentions, [member.userId], 'by default a name mentions');
+    const named = (await call(`${url}?wait=true`, { content: `hello @${member.username}`, allowed_mentions: { parse: [], users: [member.userId] } })).body;
+    t.same(named.mentions, [member.userId], 'or when named in users');
+  });
+
+  await t.test("Slack's payload", async (t) => {
+    const before = (await messages()).length;
+    const res = await call(`${url}/slack`, fixture('slack-attachment.json'));
+    t.equal(res.status, 200, res.text);
+    t.equal(res.text, 'ok', 'answered as Slack does');
+    const [newest] = await messages();
+    t.equal((await messages()).length, before + 1);
+    t.ok(newest.embeds?.length >= 1, 'the attachment became an embed');
+    t.ok(newest.embeds[0].fields?.length >= 1, 'with its fields');
+    const form = await fetch(`${url}/slack`, { method: 'POST', body: new URLSearchParams({ payload: JSON.stringify({ text: 'from a form' }) }) });
+    t.equal(form.status, 200, 'the form encoding too');
+    t.equal((await messages())[0].content, 'from a form');
+  });
+
+  await t.test("GitHub's events", async (t) => {
+    const events = ['ping', 'push', 'pull_request', 'issues', 'issue_comment', 'release', 'workflow_run'];
+    for (const event of events) {
+      const before = (await messages()).length;
+      const res = await call(`${url}/github`, fixture(`github-${event}.json`), { 'x-github-event': event });
+      t.equal(res.status, 204, `${event}: ${res.text}`);
+      const after = await messages();
+      t.equal(after.length, before + 1, `${event} made a message`);
+      t.ok(after[0].embeds?.[0]?.title, `${event}: with an embed title`);
+    }
+    const skipped = await call(`${url}/github`, { action: 'labeled', issue: {}, repository: {} }, { 'x-github-event': 'label' });
+    t.equal(skipped.status, 204, 'an event that makes no message is accepted');
+    t.equal((await call(`${url}/github`, {})).status, 400, 'the event header is needed');
+
+    const secret = 'It is a secret to everybody';
+    await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: secret }), 200);
+    const body = JSON.stringify(fixture('github-ping.json'));
+    const signature = `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
+    t.equal((await call(`${url}/github`, body, { 'x-github-event': 'ping' })).status, 401, 'unsigned: 401');
+    t.equal((await call(`${url}/github`, body, { 'x-github-event': 'ping', 'x-hub-signature-256': 'sha256=00' })).status, 401, 'wrongly signed: 401');
+    t.equal((await call(`${url}/github`, body, { 'x-github-event': 'ping', 'x-hub-signature-256': signature })).status, 204, 'signed: 204');
+    await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: null }), 200);
+  });
+
+  await t.test('bad calls are refused and write nothing', async (t) => {
+    const before = (await messages()).length;
+    const wrong = await call(`${server.url}/api/webhooks/${made.id}/${'x'.repeat(43)}`, { content: 'hi' });
+    t.equal(wrong.status, 401, 'a wrong token');
+    t.equal((await call(`${server.url}/api/webhooks/${crypto.randomUUID()}/${made.token}`, { content: 'hi' })).status, 404, 'no such webhook');
+    t.equal((await call(url, '{"content": ')).status, 400, 'malformed JSON');
+    t.equal((await call(url, {})).status, 400, 'nothing to post');
+    t.equal((await call(url, { content: 'x'.repeat(2001) })).status, 400, 'too long');
+    t.equal((await call(url, { embeds: Array.from({ length: 11 }, () => ({ title: 't' })) })).status, 400, 'eleven embeds');
+    t.equal((await call(url, { embeds: [{ title: 't', url: 'javascript:alert(1)' }] })).status, 400, 'a script URL');
+    t.equal((await call(url, 'x'.repeat(1024 * 1024 + 1))).status, 413, 'oversized');
+    const text = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
+    t.equal(text.status, 415, 'not JSON');
+    t.equal((await messages()).length, before, 'nothing was written');
+  });
+
+  await t.test('a new token, and deletion with and without its messages', async (t) => {
+    const renewed = (await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { regenerate_token: true }), 200)).body;
+    t.not(renewed.token, made.token);
+    t.equal((await call(url, { content: 'old URL' })).status, 401, 'the old URL stops');
+    t.equal((await call(renewed.url, { content: 'new URL' })).status, 204, 'the new one works');
+    await must(owner.delete(`/api/webhooks/${made.id}`), 204);
+    t.equal((await call(renewed.url, { content: 'gone' })).status, 404, 'a deleted webhook is gone');
+    t.ok((await messages()).some((m) => m.webhook_id === made.id), 'its messages stay');
+
+    const second = (await must(owner.post(hooks, { name: 'Alerts' }), 201)).body;
+    await call(second.url, { content: 'alert one' });
+    await call(second.url, { content: 'alert two' });
+    await must(owner.delete(`/api/webhooks/${second.id}?delete_messages=true`), 204);
+    t.notOk((await messages()).some((m) => m.webhook_id === second.id), 'asked: its messages go with it');
+    const log = (await must(owner.get(`${c.base}/audit-log`), 200)).body.filter((e: any) => e.action === 'webhook_delete');
+    t.match(log[0].changes, { name: 'Alerts', messages_deleted: 2 }, 'the audit log says how many');
+  });
+});
+
+t.test('webhook rate limits', async (t) => {
+  const server = await startServer({ env: { RATE_LIMIT: 'on' } });
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const serverId = (await must(owner.post('/api/servers', { name: 'rates' }), 201)).body.id;
+  const channel = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
+  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name: 'flood' }), 201)).body;
+  const answers = [];
+  for (let i = 0; i < 6; i++) answers.push(await call(hook.url, { content: `n${i}` }));
+  t.same(answers.map((a) => a.status), [204, 204, 204, 204, 204, 429], '5 in a burst, then 429');
+  t.match(answers[5].headers.get('retry-after'), /^\d+$/, 'with Retry-After');
+});
+
+t.test('bots', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner, member } = c.clients;
+  const maker = await signUp(server.url);
+  const made = (await must(maker.post('/api/bots', { name: `bot${process.pid % 1000}x` }), 201)).body;
+  t.match(made, { username: made.username, bot: true });
+  t.match(made.token, new RegExp(`^${made.id}\\.`), 'the token names the bot');
+  const auth = { authorization: `Bot ${made.token}` };
+  const bot = new Client(server.url);
+
+  await t.test('made, listed, and signing in by token only', async (t) => {
+    const listed = (await must(maker.get('/api/bots'), 200)).body;
+    t.same(listed.map((b: any) => b.id), [made.id]);
+    t.notOk('token' in listed[0], 'listed without the token');
+    t.same((await must(bot.get('/api/users/me', auth), 200)).body, { user_id: made.id, username: made.username, display_name: null, avatar_url: null, bot: true });
+    t.equal((await bot.get('/api/users/me', { authorization: `Bot ${made.id}.wrong` })).status, 401, 'a wrong token');
+    t.equal((await bot.get('/api/users/me', { authorization: 'Bot nonsense' })).status, 401);
+    t.equal((await bot.post('/api/login', { username: made.username, password: 'anything at all' })).status, 401, 'no password signs a bot in');
+    for (const [method, p] of [['GET', '/api/account'], ['POST', '/api/account/2fa/setup'], ['POST', '/api/account/export'], ['GET', '/api/account/sessions'], ['POST', '/api/bots'], ['POST', '/api/servers']] as const) {
+      t.equal((await bot.request(method, p, method === 'POST' ? {} : undefined, auth)).status, 403, `${method} ${p}: not for bots`);
+    }
+    t.equal((await maker.post('/api/bots', { name: made.username })).status, 409, 'a taken name');
+    t.equal((await member.delete(`/api/bots/${made.id}`)).status, 404, "another's bot is not theirs to delete");
+  });
+
+  await t.test('added to a server by name, posting, its stream', async (t) => {
+    t.equal((await member.post(`${c.base}/bots`, { username: made.username })).status, 403, 'a member may not add bots');
+    t.equal((await owner.post(`${c.base}/bots`, { username: member.username })).status, 404, 'only bots are added by name');
+    await must(owner.post(`${c.base}/bots`, { username: made.username }), 200);
+    const members = (await must(owner.get(`${c.base}/members`), 200)).body;
+    t.equal(members.find((m: any) => m.user_id === made.id)?.bot, true, 'a member, marked as a bot');
+    const stream = await openSocket(server.url, '/api/ws', { headers: auth });
+    const ready = await stream.event('ready');
+    t.ok(ready.servers.some((s: any) => s.id === c.serverId), "the bot's stream has the server");
+    const channel = (await must(owner.get(`${c.base}/channels`), 200)).body[0].id;
+    // A bot's request carries no cookie: an Origin from elsewhere changes nothing.
+    const posted = (await must(bot.post(`${c.base}/channels/${channel}/messages`, { content: 'beep' }, { ...auth, origin: 'https://elsewhere.example' }), 201)).body;
+    t.equal(posted.author.bot, true);
+    await must(owner.post(`${c.base}/channels/${channel}/messages`, { content: 'hello bot' }), 201);
+    t.ok(await stream.until((f) => f.event === 'message' && f.message.content === 'hello bot'), 'the bot hears members live');
+
+    await must(owner.put(`${c.base}/members/${made.id}/timeout`, { seconds: 600 }), 200);
+    t.equal((await bot.post(`${c.base}/channels/${channel}/messages`, { content: 'beep' }, auth)).status, 403, 'a timeout applies to a bot');
+    await must(owner.delete(`${c.base}/members/${made.id}/timeout`), 200);
+
+    const renewed = (await must(maker.post(`/api/bots/${made.id}/token`), 200)).body.token;
+    t.equal((await bot.get('/api/users/me', auth)).status, 401, 'the old token stops');
+    t.equal((await stream.closed()).code, 4001, 'and its socket closes');
+    t.equal((await bot.get('/api/users/me', { authorization: `Bot ${renewed}` })).status, 200, 'the new one works');
+    await must(maker.delete(`/api/bots/${made.id}`), 204);
+    t.equal((await bot.get('/api/users/me', { authorization: `Bot ${renewed}` })).status, 401, 'a deleted bot signs in no more');
+    const after = (await must(owner.get(`${c.base}/members`), 200)).body;
+    t.notOk(after.some((m: any) => m.user_id === made.id), 'and leaves its servers');
+  });
+});
+
+t.test("a person's bots go with their account", async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const maker = await signUp(server.url);
+  const made = (await must(maker.post('/api/bots', { name: `orphan${process.pid % 1000}` }), 201)).body;
+  await must(maker.delete('/api/account', { password: 'correct horse' }), 204);
+  t.equal((await new Client(server.url).get('/api/users/me', { authorization: `Bot ${made.token}` })).status, 401, 'the bot signs in no more');
+});
+
+t.test('the example bot answers !ping and greets newcomers', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner, member } = c.clients;
+  const made = (await must(owner.post('/api/bots', { name: `pinger${process.pid % 1000}` }), 201)).body;
+  await must(owner.post(`${c.base}/bots`, { username: made.username }), 200);
+  const channel = (await must(owner.get(`${c.base}/channels`), 200)).body[0].id;
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'examples', 'bot.mjs')], {
+    env: { ...process.env, CHAT_URL: server.url, BOT_TOKEN: made.token },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(() => child.kill());
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('connected') && resolve());
+    child.once('exit', (code) => reject(new Error(`the bot stopped (${code})`)));
+  });
+  const stream = await openSocket(server.url, '/api/ws', { client: member });
+  await stream.event('ready');
+  const ping = (await must(member.post(`${c.base}/channels/${channel}/messages`, { content: '!ping' }), 201)).body;
+  const pong = await stream.until((f) => f.event === 'message' && f.message.author_id === made.id, 10_000);
+  t.match(pong.message, { content: 'pong', reply_to: ping.id, author: { bot: true } }, 'pong, as a reply');
+  const newcomer = await signUp(server.url);
+  await c.join(newcomer);
+  const welcome = await stream.until((f) => f.event === 'message' && f.message.author_id === made.id && f.message.content.startsWith('Welcome'), 10_000);
+  t.equal(welcome.message.content, `Welcome, @${newcomer.username}!`, 'the newcomer is greeted');
+  stream.close();
+});
