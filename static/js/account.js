@@ -1,5 +1,5 @@
 // The account page (/account; its old address /account/warnings serves the same page):
-// profile, email, password, two-factor sign-in, sessions, standing and warnings, Discord
+// profile, email, password, two-factor sign-in, sessions, standing and warnings, bots, Discord
 // history, export and deletion. GET /api/account answers suspended accounts too, so this is
 // also where a suspended user learns why. Each area is its own module; this one holds the
 // account record and redraws the sections when one of them changes it.
@@ -11,6 +11,7 @@ import { initSecurity, showSecurity } from './account-security.js';
 import { initData, showData } from './account-data.js';
 import { initDiscord, showDiscord } from './account-discord.js';
 import { initPush } from './account-push.js';
+import { initBots } from './account-bots.js';
 
 let account = null;
 
@@ -87,6 +88,7 @@ async function start() {
   initDiscord();
   initData();
   initPush();
+  initBots();
   render();
   $('account').hidden = false;
   // The sections were hidden while the page loaded, so the browser could not scroll to #export.

@@ -51,8 +51,11 @@ function maybeNotify(m) {
   } else {
     where = `#${findChannel(m.server_id, m.channel_id)?.name || ''} · ${findServer(m.server_id)?.name || ''}`;
   }
-  const body = m.content ? m.content.slice(0, 140) : `${m.attachments.length} attachment(s)`;
-  const n = new Notification(`${displayName(m.author)} (${where})`, { body, tag: m.conversation_id || m.channel_id });
+  const card = m.embeds?.find((e) => e && (e.title || e.description));
+  const body = m.content ? m.content.slice(0, 140) : card ? String(card.title || card.description).slice(0, 140) : `${m.attachments.length} attachment(s)`;
+  // A webhook's message carries the name it was sent under.
+  const author = m.webhook_id ? m.author?.display_name || m.author?.username : displayName(m.author);
+  const n = new Notification(`${author} (${where})`, { body, tag: m.conversation_id || m.channel_id });
   n.addEventListener('click', () => {
     window.focus();
     openPlace(m.conversation_id ? { kind: 'conversation', id: m.conversation_id } : { kind: 'channel', serverId: m.server_id, channelId: m.channel_id });

@@ -105,6 +105,7 @@ export function channelsPanel(server) {
           iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
           el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
           el('button', { type: 'button', class: 'small', onclick: () => emit('permissions', c), 'aria-label': `Permissions of #${c.name}` }, 'Permissions'),
+          el('button', { type: 'button', class: 'small', onclick: () => emit('webhooks', c), 'aria-label': `Webhooks of #${c.name}` }, 'Webhooks'),
           el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete')) : null);
       if (manage) dragRow(row, c, c.name, (dragged) => moveChannel(s, dragged, i));
       return row;

@@ -46,11 +46,12 @@ function memberRow(member, server) {
   return el('li', { class: `member${presence === 'offline' ? ' offline' : ''}` },
     el('button', {
       type: 'button', class: 'member-button', 'aria-haspopup': 'menu', 'data-user': member.user_id,
-      'aria-label': `${fullName(member)}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
+      'aria-label': `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
       onclick: (e) => openUserMenu(member, e.currentTarget),
     },
     el('span', { class: 'avatar-wrap' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
     coloured(nameText(member, 'member-name'), member, server),
+    member.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: 'A bot account' }) : null,
     member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
     until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null));
 }

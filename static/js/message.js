@@ -13,6 +13,8 @@ const GROUP_WINDOW_MS = 7 * 60 * 1000;
 export function continues(prev, m) {
   if (!prev || m.reply_to) return false;
   if (prev.author_id !== m.author_id) return false;
+  // A webhook names each message as it likes: a new name starts a new group.
+  if (m.webhook_id && prev.author?.display_name !== m.author?.display_name) return false;
   const a = new Date(prev.created_at);
   const b = new Date(m.created_at);
   return b - a < GROUP_WINDOW_MS && a.toDateString() === b.toDateString();
@@ -21,7 +23,7 @@ export function continues(prev, m) {
 /**
  * m: a message record. on: {continued, mine, mentionsMe, mention(name), reply(), react(anchor),
  * toggleReaction(emoji, add), menu(anchor), openUser(anchor), history() (null when the edit
- * history is not for this user), jump(id), open(attachment), imageLoaded()}.
+ * history is not for this user), jump(id), open(attachment), imageLoaded(), keepBottom(change)}.
  */
 export function buildMessage(m, on) {
   const classes = ['msg'];
@@ -30,7 +32,8 @@ export function buildMessage(m, on) {
   if (on.mentionsMe) classes.push('mentions-me');
   if (m.pinned) classes.push('pinned');
   const author = m.author || { user_id: m.author_id, username: 'unknown' };
-  const name = displayName(author);
+  // A webhook's message carries the name it was sent under; the store holds only the latest.
+  const name = m.webhook_id ? author.display_name || author.username : displayName(author);
   const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
 
   const pinnedMark = () => (m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null);
@@ -43,10 +46,12 @@ export function buildMessage(m, on) {
   body.append(on.continued
     ? el('span', { class: 'visually-hidden author-hidden', text: name })
     : el('div', { class: 'msg-head' },
-      el('button', {
+      // A webhook is no one to open a menu of: its name is text.
+      m.webhook_id ? el('span', { class: 'author', text: name }) : el('button', {
         type: 'button', class: 'author', text: name, title: isDeletedUser(author) ? null : `@${author.username}`,
         'aria-label': `${fullName(author)}: open their menu`, 'aria-haspopup': 'menu', onclick: (e) => on.openUser(e.currentTarget),
       }),
+      author.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: m.webhook_id ? 'Sent through a webhook' : 'A bot account' }) : null,
       el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
       pinnedMark()));
   if (m.reply_to) body.append(replyPreview(m, on));
@@ -65,6 +70,7 @@ export function buildMessage(m, on) {
   } else if (m.edited_at) {
     body.append(edited());
   }
+  if (Array.isArray(m.embeds) && m.embeds.length) body.append(embeds(m, on));
   if (m.attachments && m.attachments.length) {
     body.append(el('div', { class: 'attachments' }, m.attachments.map((a) => attachment(a, on))));
   }
@@ -77,6 +83,20 @@ export function buildMessage(m, on) {
     on.menu(item.querySelector('.more-button'));
   });
   return item;
+}
+
+/**
+ * The message's cards, drawn by embeds.js, loaded on the first message that has any. They arrive
+ * a moment after the message: on.keepBottom(change) keeps the list at the bottom if it was there.
+ */
+function embeds(m, on) {
+  const box = el('div', { class: 'embeds' });
+  const grow = on.keepBottom || ((change) => change());
+  import('./embeds.js').then(
+    (module) => grow(() => box.append(...module.buildEmbeds(m.embeds, on.mention))),
+    () => box.append(el('span', { class: 'muted', text: '(a card of this message could not be shown: reload the page)' })),
+  );
+  return box;
 }
 
 function replyPreview(m, on) {

@@ -56,6 +56,11 @@ export function render(r, m, prev) {
     jump: (id) => actions.showMessage(id),
     open: (a) => import('./lightbox.js').then((lightbox) => lightbox.openLightbox(a)),
     imageLoaded: () => { if (nearBottom(200)) scrollToBottom(); },
+    keepBottom: (change) => {
+      const stick = nearBottom();
+      change();
+      if (stick) scrollToBottom();
+    },
   });
 }
 

@@ -1,6 +1,6 @@
 // Server settings (a dialog with tabs) and the server menu. Overview: name and description
 // (the owner and full server administrators), transfer and delete (the owner). Channels,
-// Invites, Bans, the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
+// Invites, Bans, Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.js';
@@ -19,6 +19,7 @@ let serverId = null;
 let tab = 'overview';
 let panel = null; // {update?} of the open tab
 let permissionsFocus = null; // the channel the Permissions tab opens on
+let webhooksFocus = null; // the channel the Integrations tab opens on
 
 export { invite };
 
@@ -38,6 +39,11 @@ export function initSettings(options) {
   on('permissions', (channel) => {
     permissionsFocus = channel.id;
     openSettings(channel.server_id, 'permissions');
+  });
+  // A channel's "Webhooks" button (channel-settings.js).
+  on('webhooks', (channel) => {
+    webhooksFocus = channel.id;
+    openSettings(channel.server_id, 'integrations');
   });
 }
 
@@ -110,6 +116,7 @@ function tabsFor(server) {
     ['invites', 'Invites'],
     manage && ['permissions', 'Permissions'],
     manage && ['bans', 'Bans'],
+    manage && ['integrations', 'Integrations'],
     manage && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
   ].filter(Boolean);
@@ -151,6 +158,7 @@ const PANELS = {
   audit: async (server) => ({ nodes: (await import('./audit-log.js')).auditPanel(server) }),
   permissions: async (server) => (await import('./permissions.js')).permissionsPanel(server, permissionsFocus),
   imported: async (server) => (await import('./imported-people.js')).importedPeoplePanel(server),
+  integrations: async (server) => (await import('./webhooks.js')).webhooksPanel(server, webhooksFocus),
 };
 
 async function renderPanel() {
