@@ -11,6 +11,8 @@ CREATE TABLE IF NOT EXISTS users (
   password_hash TEXT NOT NULL,
   is_admin      INTEGER NOT NULL DEFAULT 0,
   standing      INTEGER NOT NULL DEFAULT 0 CHECK (standing BETWEEN 0 AND 4),
+  -- the standing an administrator last set by hand (0: none): warnings raise the standing, never below it
+  standing_by_hand INTEGER NOT NULL DEFAULT 0,
   email         TEXT,
   email_verified INTEGER NOT NULL DEFAULT 0,
   created_at    TEXT NOT NULL,

@@ -227,6 +227,7 @@ t.test('server settings, moderation and the administration page work in Chromium
     await userCard.getByRole('button', { name: 'Apply' }).click();
     await confirm.waitFor();
     t.match(await confirm.textContent(), `This sets ${carolName}'s standing from 1 to 3`, 'setting a standing says what it changes');
+    t.match(await confirm.textContent(), 'It stays until an administrator changes it: warnings can raise it, never lower it', 'issue 35 #3: and that warnings will not lower it');
     await page.click('#ask-submit');
     await page.locator('#notice', { hasText: 'now 3' }).waitFor();
     await carol.page.locator('#standing-banner', { hasText: 'At risk (3)' }).waitFor();

@@ -205,7 +205,9 @@ t.test('notification settings, mutes, the place menu and message links work in C
           for (const change of changes) if (change.target.classList.contains('flash') && change.target.dataset.id) window.flashed.push(change.target.dataset.id);
         }).observe(document, { subtree: true, attributes: true, attributeFilter: ['class'] });`,
     });
-    const highlighted = (id: string) => bob.page.waitForFunction(`window.flashed.includes(${JSON.stringify(id)})`, undefined, { timeout: 30_000 });
+    // A function, not a string: the page's CSP forbids evaluating strings.
+    const highlighted = (id: string) =>
+      bob.page.waitForFunction((want) => ((globalThis as unknown as { flashed?: string[] }).flashed ?? []).includes(want), id, { timeout: 30_000 });
     await bob.page.goto(link);
     await highlighted(linkedId);
     const linked = bob.page.locator(`#messages > li.msg[data-id="${linkedId}"]`);

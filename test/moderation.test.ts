@@ -97,6 +97,27 @@ t.test('standing is set directly to an integer from 0 to 4 and nothing else', as
   t.equal((await admin.put(`/api/admin/users/${unknown}/standing`, { standing: 1 })).status, 404);
 });
 
+t.test('a standing set by hand stays: warnings raise it, and neither a warning nor its removal lowers it', async (t) => {
+  const { server, admin } = await setup(t);
+  const user = await signUp(server.url);
+  const standing = async () => (await user.get('/api/account')).body.account_standing;
+  await admin.put(`/api/admin/users/${user.userId}/standing`, { standing: 4 });
+  const warning = (await admin.post(`/api/admin/users/${user.userId}/warnings`, { reason: 'spam' })).body;
+  t.equal(warning.account_standing, 4, 'a warning does not lift a suspension set by hand');
+  t.equal((await admin.delete(`/api/admin/warnings/${warning.id}`)).body.account_standing, 4, 'nor does removing it');
+  t.equal(await standing(), 4);
+  await admin.put(`/api/admin/users/${user.userId}/standing`, { standing: 1 });
+  const first = (await admin.post(`/api/admin/users/${user.userId}/warnings`, { reason: 'one' })).body;
+  t.equal(first.account_standing, 1, 'one warning: still the 1 set by hand');
+  const second = (await admin.post(`/api/admin/users/${user.userId}/warnings`, { reason: 'two' })).body;
+  t.equal(second.account_standing, 2, 'two warnings raise it');
+  await admin.delete(`/api/admin/warnings/${second.id}`);
+  await admin.delete(`/api/admin/warnings/${first.id}`);
+  t.equal(await standing(), 1, 'their removal goes back to the standing set by hand, not below');
+  await admin.put(`/api/admin/users/${user.userId}/standing`, { standing: 0 });
+  t.equal(await standing(), 0, 'until an administrator changes it');
+});
+
 t.test('each standing level blocks exactly its restrictions and keeps the rest', async (t) => {
   const scene = await setup(t);
   const { server, owner, channelMessages, srv, join, befriend, setStanding, invite } = scene;

@@ -244,6 +244,9 @@ const MIGRATIONS: ((db: DB) => void)[] = [
       DROP TRIGGER IF EXISTS messages_fts_delete;
       DROP TRIGGER IF EXISTS messages_fts_update;
     `),
+  // 15 -> 16: a standing set by hand is kept apart, so warnings never lower it. Which standings
+  // so far were set by hand is not known: none is taken to be (as before, the warnings decide).
+  (db) => db.exec('ALTER TABLE users ADD COLUMN standing_by_hand INTEGER NOT NULL DEFAULT 0'),
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -107,7 +107,8 @@ function standingWords(n) {
 async function warnWithConfirmation(user, reason, done) {
   await act(async () => {
     const record = await adminUser(user);
-    const next = Math.min(record.warnings.length + 1, 4);
+    // Warnings raise the standing to min(count, 4), never below one set by hand (docs/api.md).
+    const next = Math.max(record.account_standing, Math.min(record.warnings.length + 1, 4));
     const change = next === record.account_standing
       ? `${user.username}'s standing stays at ${standingWords(next)}.`
       : `This sets ${user.username}'s standing from ${record.account_standing} to ${next} (${STANDING_NAMES[next]}).`;
@@ -121,7 +122,7 @@ async function setStandingWithConfirmation(user, standing, done) {
   await act(async () => {
     const record = await adminUser(user);
     if (record.account_standing === standing) return notice(`${user.username}'s standing is already ${standingWords(standing)}.`);
-    if (!(await confirmAction(`Change ${user.username}'s standing?`, `This sets ${user.username}'s standing from ${record.account_standing} to ${standing} (${STANDING_NAMES[standing]}).${standing === 4 ? ' A suspended account can only read its warnings and log out.' : ''}`, 'Apply'))) return;
+    if (!(await confirmAction(`Change ${user.username}'s standing?`, `This sets ${user.username}'s standing from ${record.account_standing} to ${standing} (${STANDING_NAMES[standing]}). It stays until an administrator changes it: warnings can raise it, never lower it.${standing === 4 ? ' A suspended account can only read its warnings and log out.' : ''}`, 'Apply'))) return;
     await api('PUT', `/api/admin/users/${user.user_id}/standing`, { standing });
     notice(`${user.username}'s standing is now ${standingWords(standing)}.`);
   }, done);

@@ -19,9 +19,15 @@ export interface AccountChanges {
    * then the user's sessions end: all of them, all but `keep`, or none (a rehash at login).
    */
   setPassword(userId: string, hash: string, sessions: 'all' | { keep: string } | 'none', also?: () => void): void;
-  /** Sets the standing; the user's streams learn it, and a suspension closes their sockets. */
+  /**
+   * Sets the standing by hand: it stays until an administrator changes it (warnings raise it,
+   * never lower it); the user's streams learn it, and a suspension closes their sockets.
+   */
   setStanding(userId: string, standing: number): void;
-  /** A warning by an administrator; the standing follows the count (spec section 3). Returns the new standing. */
+  /**
+   * A warning by an administrator; the standing follows the count (spec section 3), but never
+   * below a standing set by hand. Returns the new standing.
+   */
   warn(userId: string, issuedBy: string, reason: string, warningId?: string): number;
   /** Removes a warning; the standing follows the count. Returns the new standing. */
   removeWarning(userId: string, warningId: string): number;
@@ -53,15 +59,17 @@ export interface AccountChangeParts {
 export function createAccountChanges({ db, clock, sessions, hub, devices }: AccountChangeParts): AccountChanges {
   const storePassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const storeStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
+  const storeStandingByHand = db.prepare('UPDATE users SET standing = ?, standing_by_hand = ? WHERE id = ?');
+  const byHand = db.prepare<[string], number>('SELECT standing_by_hand FROM users WHERE id = ?').pluck();
   const storeAdmin = db.prepare('UPDATE users SET is_admin = ? WHERE username = ? COLLATE NOCASE');
   const insertWarning = db.prepare('INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, ?, ?)');
   const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ? AND user_id = ?');
   const deleteWarnings = db.prepare('DELETE FROM warnings WHERE user_id = ?');
   const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
 
-  /** Inside a warning write: the standing follows the warning count. */
+  /** Inside a warning write: the standing follows the warning count, never below what an administrator set by hand. */
   const recalculate = (userId: string): number => {
-    const standing = standingForWarnings(countWarnings.get(userId)!.n);
+    const standing = Math.max(byHand.get(userId) ?? 0, standingForWarnings(countWarnings.get(userId)!.n));
     storeStanding.run(standing, userId);
     return standing;
   };
@@ -96,7 +104,7 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
     },
     endDevices,
     setStanding(userId, standing) {
-      storeStanding.run(standing, userId);
+      storeStandingByHand.run(standing, standing, userId);
       announce(userId, standing);
     },
     warn(userId, issuedBy, reason, warningId = crypto.randomUUID()) {
