@@ -84,6 +84,26 @@ t.test('webhooks', async (t) => {
     stream.close();
   });
 
+  await t.test('multipart: payload_json and files, checked as uploads', async (t) => {
+    const form = new FormData();
+    form.set('payload_json', JSON.stringify({ content: 'the build log', username: 'CI' }));
+    form.set('files[0]', new Blob(['all green\n'], { type: 'text/plain' }), 'build.log');
+    const res = await fetch(`${url}?wait=true`, { method: 'POST', body: form });
+    t.equal(res.status, 200, 'posted');
+    const message = (await res.json()) as any;
+    t.equal(message.content, 'the build log');
+    t.same(message.attachments.map((a: any) => a.name), ['build.log'], 'with its file');
+    const file = await member.get(message.attachments[0].url);
+    t.equal(file.text, 'all green\n', 'members download it');
+    const bad = new FormData();
+    bad.set('payload_json', '{"content": ');
+    bad.set('files[0]', new Blob(['x']), 'x.txt');
+    t.equal((await fetch(url, { method: 'POST', body: bad })).status, 400, 'a malformed payload_json is refused, its file dropped');
+    const reply = (await must(member.post(`${c.base}/channels/${channel}/messages`, { content: 'thanks', reply_to: message.id }), 201)).body;
+    t.equal(reply.reply_preview.author.bot, true, 'a reply to it names a bot');
+    t.equal(reply.reply_preview.author.display_name, 'CI', 'under the name it posted with');
+  });
+
   await t.test('allowed_mentions decides who is notified', async (t) => {
     const quiet = (await call(`${url}?wait=true`, { content: `hello @${member.username}`, allowed_mentions: { parse: [] } })).body;
     t.same(quiet.mentions, [], 'parse [] mentions nobody');

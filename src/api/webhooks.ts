@@ -13,7 +13,7 @@ import type { Services } from '../parts/services';
 type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'uploads' | 'users' | 'limits'>;
 
 /** Text fields a multipart webhook call may carry (Discord's payload_json, or the fields themselves). */
-const MULTIPART_FIELDS = { names: new Set(['payload_json', 'content', 'username', 'avatar_url']), maxBytes: 64 * 1024 };
+const MULTIPART_FIELDS = { names: new Set(['payload_json', 'content', 'username', 'avatar_url']), maxBytes: 64 * 1024, files: 'any' };
 /** A GitHub secret, as GitHub's form allows. */
 const GITHUB_SECRET_MAX = 256;
 

@@ -1,6 +1,6 @@
 /** The message record: its fields, its limits and the one function that shapes it. */
 import type { Embed } from './embed';
-import type { Container, UserRef } from './types';
+import { type Container, type UserRef, userRef } from './types';
 
 export const MAX_CONTENT_CHARS = 4000;
 export const REPLY_PREVIEW_CHARS = 100;
@@ -88,6 +88,9 @@ export interface ReplyRow {
   username: string;
   display_name: string | null;
   avatar_url: string | null;
+  bot: number;
+  /** The name a webhook gave for the replied message. */
+  author_name: string | null;
   content: string;
 }
 
@@ -111,13 +114,7 @@ export function toRecord(
   const record: MessageRecord = {
     id: row.id,
     author_id: row.author_id,
-    author: {
-      user_id: row.author_id,
-      username: row.username,
-      display_name: row.author_name ?? row.display_name,
-      avatar_url: row.avatar_url,
-      ...(row.bot !== 0 ? { bot: true as const } : {}),
-    },
+    author: userRef({ ...row, user_id: row.author_id, display_name: row.author_name ?? row.display_name }),
     content: row.content,
     mentions: row.mentions ? (JSON.parse(row.mentions) as string[]) : [],
     mention_everyone: row.mention_everyone === 1,
@@ -126,7 +123,7 @@ export function toRecord(
     reply_preview: reply
       ? {
           id: reply.id,
-          author: { user_id: reply.author_id, username: reply.username, display_name: reply.display_name, avatar_url: reply.avatar_url },
+          author: userRef({ ...reply, user_id: reply.author_id, display_name: reply.author_name ?? reply.display_name }),
           content: [...reply.content].slice(0, REPLY_PREVIEW_CHARS).join(''),
         }
       : null,

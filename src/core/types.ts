@@ -27,6 +27,15 @@ export interface UserRef {
   bot?: true;
 }
 
+/** A UserRef from the profiles view's columns; `bot` is its users.bot (0 for a person). */
+export const userRef = (row: { user_id: string; username: string; display_name: string | null; avatar_url: string | null; bot: number }): UserRef => ({
+  user_id: row.user_id,
+  username: row.username,
+  display_name: row.display_name,
+  avatar_url: row.avatar_url,
+  ...(row.bot !== 0 ? { bot: true as const } : {}),
+});
+
 /** The UserRef of a signed-in user. */
 export const refOf = (user: User): UserRef => ({
   user_id: user.id,

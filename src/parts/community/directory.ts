@@ -1,5 +1,5 @@
 import { type DB, generationWatch } from '../../core/db';
-import type { UserRef } from '../../core/types';
+import { type UserRef, userRef } from '../../core/types';
 import { namesOf } from '../../rules/channel-permissions';
 import type { CategoryRecord, ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
 
@@ -42,8 +42,9 @@ interface ConversationRow {
   last_message_at: string | null;
 }
 
-interface ConversationMemberRow extends UserRef {
+interface ConversationMemberRow extends Omit<UserRef, 'bot'> {
   conversation_id: string;
+  bot: number;
 }
 
 type ServerRow = Omit<ServerRecord, 'permissions'> & { everyone_permissions: number };
@@ -106,13 +107,13 @@ export function createDirectory(db: DB): Directory {
       ORDER BY COALESCE(last_message_at, c.created_at) DESC, c.rowid DESC`,
   );
   const membersOfConversation = db.prepare<[string], ConversationMemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot
        FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
       WHERE cm.conversation_id = ? ORDER BY u.username, u.id`,
   );
   // Every member of every conversation of one user in one query: the list has no N+1.
   const membersOfUsersConversations = db.prepare<[string], ConversationMemberRow>(
-    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url
+    `SELECT cm.conversation_id, u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot
        FROM conversation_members cm JOIN profiles u ON u.id = cm.user_id
       WHERE cm.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = ?)
       ORDER BY u.username, u.id`,
@@ -147,7 +148,7 @@ export function createDirectory(db: DB): Directory {
     kind: row.kind,
     name: row.name,
     created_by: row.created_by,
-    members: members.map((m) => ({ user_id: m.user_id, username: m.username, display_name: m.display_name, avatar_url: m.avatar_url })),
+    members: members.map(userRef),
     created_at: row.created_at,
     last_message_at: row.last_message_at,
   });

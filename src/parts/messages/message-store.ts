@@ -263,7 +263,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM attachments WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
   );
   const repliesOfPage = db.prepare<[string], ReplyRow>(
-    `SELECT m.id, m.author_id, u.username, u.display_name, u.avatar_url, m.content
+    `SELECT m.id, m.author_id, u.username, u.display_name, u.avatar_url, u.bot, m.author_name, m.content
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 

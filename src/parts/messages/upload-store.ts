@@ -37,13 +37,15 @@ export interface ReceivedFile {
   previewKind: PreviewKind;
 }
 
-/** The text fields a multipart body may carry, and at most how many bytes each. */
+/** The text fields a multipart body may carry, at most how many bytes each, and where its files go. */
 export interface FieldRule {
   names: ReadonlySet<string>;
   maxBytes: number;
+  /** The one field name of its files, or any name (Discord's webhooks send files[0], files[1]...). */
+  files: string | 'any';
 }
 
-const MESSAGE_FIELDS: FieldRule = { names: new Set(['content', 'reply_to']), maxBytes: MAX_FIELD_BYTES };
+const MESSAGE_FIELDS: FieldRule = { names: new Set(['content', 'reply_to']), maxBytes: MAX_FIELD_BYTES, files: FILE_FIELD };
 
 export interface UploadStore {
   /**
@@ -199,7 +201,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
       read.on('file', (name, stream, info) => {
         stream.on('error', () => {}); // the parser's own errors arrive on the parser too
         if (read.failed) return void stream.resume();
-        if (name !== FILE_FIELD) {
+        if (rule.files !== 'any' && name !== rule.files) {
           stream.resume();
           return fail(badRequest(`unexpected file field ${quotedPartName(name)}: files go in attachments`));
         }
