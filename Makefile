@@ -17,7 +17,7 @@ ifdef RUNTIME_VERSION
   export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
 endif
 
-.PHONY: run test build typecheck clean bench capacity openapi dist
+.PHONY: run test coverage build typecheck clean bench capacity openapi dist
 
 $(CURDIR)/.runtime/node-%/bin/node:
 	scripts/node-runtime.sh $* > /dev/null
@@ -40,6 +40,10 @@ run: build
 	MALLOC_MMAP_THRESHOLD_=131072 node dist/server.js
 
 test: build typecheck dist
+	bash scripts/test.sh --disable-coverage
+
+# The same suite, measuring coverage against the thresholds of .taprc (README "Tests").
+coverage: build typecheck dist
 	bash scripts/test.sh
 
 # The release: chat-<version>-linux-x64.tar.gz with its own Node runtime (scripts/dist.sh).
