@@ -223,6 +223,10 @@ t.test('bots', async (t) => {
       t.equal((await bot.request(method, p, method === 'POST' ? {} : undefined, auth)).status, 403, `${method} ${p}: not for bots`);
     }
     t.equal((await maker.post('/api/bots', { name: made.username })).status, 409, 'a taken name');
+    const request = (await must(bot.post('/api/friends/requests', { username: maker.username }, auth), 201)).body;
+    t.equal(request.from.bot, true, 'a friend request from a bot names a bot');
+    await must(maker.post(`/api/friends/requests/${request.id}/accept`), 200);
+    t.equal((await must(maker.get('/api/friends'), 200)).body.find((f: any) => f.user_id === made.id)?.bot, true, 'and so does the friends list');
     t.equal((await member.delete(`/api/bots/${made.id}`)).status, 404, "another's bot is not theirs to delete");
   });
 

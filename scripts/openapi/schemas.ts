@@ -9,6 +9,9 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
 export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
 
+/** `bot`: present (true) on bots and webhooks only. */
+const BOT_FLAG: Schema = { type: 'boolean', const: true, description: 'a bot: present only then' };
+
 export const schemas: Record<string, Schema> = {
   UserRef: obj({ ...profile(), bot: withDescription({ type: 'boolean', const: true }, 'a bot or a webhook: present only then') }, ['bot']),
   NameRef: withDescription(obj({ user_id: uuid, username: str }), 'a user as administrators and the audit log name them'),
@@ -223,8 +226,8 @@ export const schemas: Record<string, Schema> = {
   }),
 
   FriendRequest: obj({ id: uuid, from: ref('UserRef'), to: ref('UserRef'), status: oneOf('pending', 'accepted'), created_at: time }),
-  Friend: obj({ ...profile(), since: time }),
-  FriendWithPresence: obj({ ...profile(), since: time, presence: ref('Shown') }),
+  Friend: obj({ ...profile(), bot: BOT_FLAG, since: time }, ['bot']),
+  FriendWithPresence: obj({ ...profile(), bot: BOT_FLAG, since: time, presence: ref('Shown') }, ['bot']),
   Conversation: obj(conversation()),
   ConversationWithState: obj({ ...conversation(), ...readState() }),
 

@@ -4,7 +4,7 @@ import { pairKey } from '../rules/friendship';
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
-import { type Ctx, type Route, type UserRef, refOf } from '../core/types';
+import { type Ctx, type Route, type UserRef, refOf, userRef } from '../core/types';
 import { readUsername } from '../parts/accounts/users';
 import type { FriendRecord } from '../core/records';
 
@@ -37,23 +37,25 @@ interface RequestRow {
   from_username: string;
   from_display_name: string | null;
   from_avatar_url: string | null;
+  from_bot: number;
   to_user: string;
   to_username: string;
   to_display_name: string | null;
   to_avatar_url: string | null;
+  to_bot: number;
   status: 'pending' | 'accepted';
   created_at: string;
 }
 
 const REQUEST_COLUMNS = `r.id, r.from_user, f.username AS from_username, f.display_name AS from_display_name,
-  f.avatar_url AS from_avatar_url, r.to_user, t.username AS to_username, t.display_name AS to_display_name,
-  t.avatar_url AS to_avatar_url, r.status, r.created_at`;
+  f.avatar_url AS from_avatar_url, f.bot AS from_bot, r.to_user, t.username AS to_username, t.display_name AS to_display_name,
+  t.avatar_url AS to_avatar_url, t.bot AS to_bot, r.status, r.created_at`;
 const REQUEST_FROM = 'friend_requests r JOIN profiles f ON f.id = r.from_user JOIN profiles t ON t.id = r.to_user';
 
 const requestRecord = (r: RequestRow) => ({
   id: r.id,
-  from: { user_id: r.from_user, username: r.from_username, display_name: r.from_display_name, avatar_url: r.from_avatar_url },
-  to: { user_id: r.to_user, username: r.to_username, display_name: r.to_display_name, avatar_url: r.to_avatar_url },
+  from: userRef({ user_id: r.from_user, username: r.from_username, display_name: r.from_display_name, avatar_url: r.from_avatar_url, bot: r.from_bot }),
+  to: userRef({ user_id: r.to_user, username: r.to_username, display_name: r.to_display_name, avatar_url: r.to_avatar_url, bot: r.to_bot }),
   status: r.status,
   created_at: r.created_at,
 });
@@ -78,10 +80,14 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     "UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'",
   );
   const rejectRequest = db.prepare("DELETE FROM friend_requests WHERE id = ? AND to_user = ? AND status = 'pending'");
-  const friendRecord = db.prepare<[string], FriendRecord>(
-    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, r.accepted_at AS since
+  const friendRow = db.prepare<[string], Omit<FriendRecord, 'bot'> & { bot: number }>(
+    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot, r.accepted_at AS since
        FROM friend_requests r JOIN profiles u ON u.id = r.from_user WHERE r.id = ?`,
   );
+  const friendRecord = (requestId: string): FriendRecord => {
+    const row = friendRow.get(requestId)!;
+    return { ...userRef(row), since: row.since };
+  };
   const removeFriendship = db.prepare("DELETE FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
 
   const insertBlock = db.prepare('INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)');
@@ -150,7 +156,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     const id = ctx.params.request_id;
     const { changes } = acceptRequest.run(iso(clock.now()), id, ctx.user.id);
     if (changes === 0) throw notFound('friend request not found');
-    const sender = friendRecord.get(id)!;
+    const sender = friendRecord(id);
     const since = sender.since;
     // Each side learns of the other, with the presence they may now see.
     hub.toUsers([ctx.user.id], { event: 'friend_added', friend: { ...sender, presence: presence.of(sender.user_id) } });

@@ -61,6 +61,8 @@ export interface FriendRecord {
   username: string;
   display_name: string | null;
   avatar_url: string | null;
+  /** Present (true) on bots only. */
+  bot?: true;
   since: string;
 }
 

@@ -119,8 +119,8 @@ export function createDirectory(db: DB): Directory {
       ORDER BY u.username, u.id`,
   );
   // Two indexed halves rather than an OR: a friendship is stored in the direction it was asked.
-  const friendsOfUser = db.prepare<[string, string], FriendRecord>(
-    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, f.since
+  const friendsOfUser = db.prepare<[string, string], Omit<FriendRecord, 'bot'> & { bot: number }>(
+    `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot, f.since
        FROM (SELECT to_user AS other, accepted_at AS since FROM friend_requests WHERE from_user = ? AND status = 'accepted'
              UNION ALL
              SELECT from_user, accepted_at FROM friend_requests WHERE to_user = ? AND status = 'accepted') f
@@ -187,7 +187,7 @@ export function createDirectory(db: DB): Directory {
       }
       return conversationsOfUser.all(userId).map((c) => conversationRecord(c, members.get(c.id) ?? []));
     },
-    friendsOf: (userId) => friendsOfUser.all(userId, userId),
+    friendsOf: (userId) => friendsOfUser.all(userId, userId).map((row) => ({ ...userRef(row), since: row.since })),
     serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
     conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
     incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
