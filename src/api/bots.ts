@@ -76,8 +76,7 @@ function botHandlers(deps: Deps) {
   function addBotToServer(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'add bots');
-    const username = typeof ctx.body.username === 'string' ? ctx.body.username : readUsername(ctx.body);
-    const bot = users.byUsername(username);
+    const bot = users.byUsername(readUsername(ctx.body));
     if (!bot?.bot) throw notFound('no bot has that name');
     assertAllowed(bot, 'join_server');
     if (banOf.get(serverId, bot.id)) throw forbidden('this bot is banned from this server');

@@ -167,7 +167,12 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
 
     githubSecret(webhookId) {
       const sealed = rowOf(webhookId).github_secret;
-      return sealed === null ? null : box.open(sealed, webhookId);
+      if (sealed === null) return null;
+      // A secret sealed under another key (the data directory's key changed) cannot be checked:
+      // deliveries are refused until an administrator sets it again, never let through unsigned.
+      const secret = box.open(sealed, webhookId);
+      if (secret === null) throw new HttpError(401, "this webhook's GitHub secret cannot be read (the server's key changed): set it again");
+      return secret;
     },
   };
 }
