@@ -290,9 +290,9 @@ function renderMe() {
   if (!state.me) return;
   const shown = state.status === 'invisible' ? 'offline' : state.status;
   $('me-button').replaceChildren(
-    el('span', { class: 'avatar-wrap' }, userAvatar(state.me, true), presenceDot(shown)),
-    el('span', { class: 'me-text' }, el('span', { class: 'me-name', text: displayName(state.me), title: `@${state.me.username}` }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })));
-  $('me-button').setAttribute('aria-label', `${displayName(state.me)}, ${STATUS_LABELS[state.status] || state.status}: status and account menu`);
+    el('span', { class: 'avatar-wrap', 'aria-hidden': 'true' }, userAvatar(state.me, true), presenceDot(shown)),
+    el('span', { class: 'me-text', 'aria-hidden': 'true' }, el('span', { class: 'me-name', text: displayName(state.me), title: `@${state.me.username}` }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })),
+    el('span', { class: 'visually-hidden', text: `${displayName(state.me)}, ${STATUS_LABELS[state.status] || state.status}: status and account menu` }));
   const dark = currentTheme() === 'dark';
   $('theme-button').replaceChildren(icon(dark ? 'sun' : 'moon'));
   $('theme-button').setAttribute('aria-label', dark ? 'Switch to the light theme' : 'Switch to the dark theme');

@@ -225,6 +225,7 @@ function updateSuggest() {
   suggest = { start: before.length - match[2].length - 1, items, index: 0 };
   renderSuggest();
   if (!isOpen(suggestBox)) openPopup(suggestBox, $('composer-box'), { focus: false });
+  text().setAttribute('aria-controls', 'mention-suggest');
 }
 
 function renderSuggest() {
@@ -240,6 +241,7 @@ function renderSuggest() {
 function hideSuggest() {
   suggest = null;
   text().removeAttribute('aria-activedescendant');
+  text().removeAttribute('aria-controls');
   if (isOpen(suggestBox)) closePopup();
 }
 

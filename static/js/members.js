@@ -43,17 +43,25 @@ function memberRow(member, server) {
   const role = member.role || null;
   const until = timeoutOf(member);
   const words = { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' };
-  return el('li', { class: `member${presence === 'offline' ? ' offline' : ''}` },
+  return el('li', { class: `member${presence === 'offline' ? ' offline' : ''}` }, labelled(
+    `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
     el('button', {
       type: 'button', class: 'member-button', 'aria-haspopup': 'menu', 'data-user': member.user_id,
-      'aria-label': `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
       onclick: (e) => openUserMenu(member, e.currentTarget),
     },
-    el('span', { class: 'avatar-wrap' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
+    el('span', { class: 'avatar-wrap', 'aria-hidden': 'true' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
     coloured(nameText(member, 'member-name'), member, server),
     member.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: 'A bot account' }) : null,
     member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
-    until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null));
+    until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null)));
+}
+
+// The button's name is the spoken label (visually hidden); what it shows is hidden from screen
+// readers, so the name never disagrees with the visible text (axe: label-content-name-mismatch).
+function labelled(label, button) {
+  for (const child of button.children) child.setAttribute('aria-hidden', 'true');
+  button.append(el('span', { class: 'visually-hidden', text: label }));
+  return button;
 }
 
 export function renderMembers() {

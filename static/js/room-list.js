@@ -65,10 +65,10 @@ export function render(r, m, prev) {
 }
 
 function daySeparator(m) {
-  return el('li', { class: 'day-sep', role: 'separator', 'aria-label': formatDay(m.created_at) }, el('span', { text: formatDay(m.created_at) }));
+  return el('li', { class: 'day-sep' }, el('span', { role: 'separator', 'aria-label': formatDay(m.created_at), text: formatDay(m.created_at) }));
 }
 
-const newDivider = () => el('li', { class: 'new-divider', role: 'separator', 'aria-label': 'New messages' }, el('span', { text: 'New messages' }));
+const newDivider = () => el('li', { class: 'new-divider' }, el('span', { role: 'separator', 'aria-label': 'New messages', text: 'New messages' }));
 
 function sameDay(a, b) {
   return new Date(a.created_at).toDateString() === new Date(b.created_at).toDateString();

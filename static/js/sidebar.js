@@ -57,9 +57,9 @@ export function render() {
     return el('li', { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}${muted ? ' muted' : ''}` },
       el('span', { class: 'rail-pill', 'aria-hidden': 'true' }),
       el('button', {
-        type: 'button', class: `rail-item server ${avatarClass(server.id)}`, 'data-id': server.id, 'aria-label': label, title: server.name,
+        type: 'button', class: `rail-item server ${avatarClass(server.id)}`, 'data-id': server.id, title: server.name,
         'aria-current': selected ? 'true' : null, onclick: () => select({ kind: 'channel', serverId: server.id }),
-      }, el('span', { class: 'rail-initials', text: initials(server.name) })),
+      }, el('span', { class: 'rail-initials', 'aria-hidden': 'true', text: initials(server.name) }), el('span', { class: 'visually-hidden', text: label })),
       badge(mentions, `${mentions} mentions`), mutedMark(muted));
   }));
   const homeSelected = cur && cur.kind !== 'channel';

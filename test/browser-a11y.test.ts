@@ -1,0 +1,78 @@
+import t from 'tap';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import type { Test } from 'tap';
+import { SKIP, PASSWORD, bookClub, clientOf, closeScene, openScene, post, shot } from './helpers/browser';
+import { uniqueName } from './helpers/client';
+
+/**
+ * Issue 35, keyboard and accessibility: axe-core (from node_modules, injected into a context made
+ * with bypassCSP for these checks only) on the home, app (light, dark, phone), account, admin and
+ * invite pages finds no critical or serious violation. Machines without /usr/bin/chromium skip this.
+ */
+const AXE = path.join(process.cwd(), 'node_modules/axe-core/axe.min.js');
+
+interface Violation { id: string; impact: string; help: string; nodes: { target: string[] }[] }
+
+async function axe(page: Page): Promise<Violation[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async () => (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe.run({ resultTypes: ['violations'] }));
+  return result.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious');
+}
+const describe = (vs: Violation[]) => vs.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.slice(0, 5).map((n) => n.target.join(' ')).join(', ')}`).join('\n');
+
+t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }, async (t) => {
+  const scene = await openScene(t, 'browser-a11y', [{ name: 'alice' }]);
+  const { server, step } = scene;
+  const [alice] = scene.windows;
+  const browser = alice.context.browser()!;
+  const aliceName = uniqueName('alice');
+  let serverId = '';
+  let generalId = '';
+  let token = '';
+
+  await step('(set-up) alice signs up, has a server with 50 messages', async () => {
+    const { page } = alice;
+    await page.goto(`${server.url}/`);
+    await page.fill('#register-username', aliceName);
+    await page.fill('#register-password', PASSWORD);
+    await page.click('#register-form button[type=submit]');
+    await page.locator('#app').waitFor();
+    const api = await clientOf(alice, server.url);
+    ({ serverId, generalId, token } = await bookClub(api, []));
+    for (let i = 0; i < 50; i++) await post(api, serverId, generalId, `message number ${i}`);
+  });
+
+  const cookies = async () => alice.context.cookies(server.url);
+  const check = async (t: Test, name: string, url: string, opts: { phone?: boolean; dark?: boolean; signedOut?: boolean; ready: string }) => {
+    const context = await browser.newContext({
+      bypassCSP: true,
+      viewport: opts.phone ? { width: 390, height: 844 } : { width: 1280, height: 800 },
+      isMobile: !!opts.phone, hasTouch: !!opts.phone,
+      colorScheme: opts.dark ? 'dark' : 'light',
+    });
+    t.teardown(() => context.close());
+    if (!opts.signedOut) await context.addCookies(await cookies());
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.locator(opts.ready).first().waitFor();
+    await page.waitForTimeout(300);
+    const vs = await axe(page);
+    t.same(vs.map((v) => v.id), [], `${name}: no critical or serious axe violation\n${describe(vs)}`);
+    await shot(page, `a11y-${name}`);
+    await context.close();
+  };
+
+  await step('axe: home, app (light, dark, phone), account, admin and invite pages', async (t) => {
+    const app = `${server.url}/?server=${serverId}&channel=${generalId}`;
+    await check(t, 'home', `${server.url}/`, { signedOut: true, ready: '#login-form' });
+    await check(t, 'app-light', app, { ready: '#messages > li.msg' });
+    await check(t, 'app-dark', app, { dark: true, ready: '#messages > li.msg' });
+    await check(t, 'app-phone', app, { phone: true, dark: true, ready: '#messages > li.msg' });
+    await check(t, 'account', `${server.url}/account`, { ready: 'main' });
+    await check(t, 'admin', `${server.url}/admin`, { ready: 'main' });
+    await check(t, 'invite', `${server.url}/invites/${token}`, { ready: 'main' });
+  });
+
+  closeScene(t, scene);
+});
