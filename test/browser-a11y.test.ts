@@ -68,7 +68,8 @@ t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }
     await check(t, 'home', `${server.url}/`, { signedOut: true, ready: '#login-form' });
     await check(t, 'app-light', app, { ready: '#messages > li.msg' });
     await check(t, 'app-dark', app, { dark: true, ready: '#messages > li.msg' });
-    await check(t, 'app-phone', app, { phone: true, dark: true, ready: '#messages > li.msg' });
+    await check(t, 'app-phone', app, { phone: true, ready: '#messages > li.msg' });
+    await check(t, 'app-phone-dark', app, { phone: true, dark: true, ready: '#messages > li.msg' });
     await check(t, 'account', `${server.url}/account`, { ready: 'main' });
     await check(t, 'admin', `${server.url}/admin`, { ready: 'main' });
     await check(t, 'invite', `${server.url}/invites/${token}`, { ready: 'main' });

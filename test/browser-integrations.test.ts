@@ -231,7 +231,7 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
     const member = page.locator('#members .member-button', { hasText: botName });
     await member.waitFor();
     t.equal(await member.locator('.bot-tag').textContent(), 'BOT', 'the bot is listed as a member, tagged');
-    t.match(await member.getAttribute('aria-label'), ', bot', 'and read out as a bot');
+    t.match(await member.locator('.visually-hidden').textContent(), ', bot', 'and read out as a bot');
     await shot(page, 'integrations-bot-member');
   });
 
