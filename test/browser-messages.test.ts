@@ -187,7 +187,7 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     await picker.locator('.emoji-heading', { hasText: 'Results' }).waitFor();
     await picker.locator('.emoji-tab').nth(2).hover();
     await shot(page, 'emoji-picker');
-    await picker.getByRole('gridcell', { name: 'thumbs up', exact: true }).click();
+    await picker.getByRole('button', { name: 'thumbs up', exact: true }).click();
     await target.locator('.reaction.reacted', { hasText: '1' }).waitFor();
     const seen = message(alice.page, 'are you there, bob?').locator('.reaction', { hasText: '1' });
     await seen.waitFor();
@@ -198,7 +198,7 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     // Recent emoji: the picker opens on the one just used.
     await target.getByRole('button', { name: 'React', exact: true }).focus();
     await page.keyboard.press('Enter');
-    await picker.locator('.emoji-heading', { hasText: 'Recently used' }).waitFor();
+    await picker.locator('.emoji-section-title', { hasText: 'Recently used' }).waitFor();
     t.match(await picker.locator('.emoji-cell').first().getAttribute('aria-label'), 'thumbs up', 'recently used comes first');
     await page.keyboard.press('Escape');
 
@@ -277,6 +277,12 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     await page.locator('#uploads .upload').getByRole('button', { name: 'Cancel' }).click();
     await page.locator('#toast', { hasText: 'Upload cancelled' }).waitFor();
     t.equal(await page.locator('#uploads .upload').count(), 0, 'the cancelled upload is gone');
+    // Issue 35 #2: cancelling gives back what was being sent.
+    t.equal(await page.inputValue('#composer-text'), 'never arrives', 'issue 35 #2: the text of a cancelled upload is back in the composer');
+    t.same(await page.locator('#file-chips .chip-name').allTextContents(), ['cancel-me.txt'], 'issue 35 #2: and so is its file');
+    await shot(page, 'round3-upload-cancelled');
+    await page.locator('#file-chips .chip-remove').click();
+    await page.fill('#composer-text', '');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await cdp.detach();
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import t from 'tap';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, type Watched, join, launchChromium, message, openChannel, openWindow, post, stepper, until } from './helpers/browser';
+import { EXPECTED_REFUSALS, PASSWORD, SKIP, type Watched, join, launchChromium, message, openChannel, openWindow, post, shot, stepper, until } from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { type TestServer, startServer } from './helpers/server';
@@ -13,7 +13,10 @@ import { type TestServer, startServer } from './helpers/server';
  * "remember this device" (one with two-factor sign-in), each in a channel with a draft typed.
  * The server stops and starts again on the same address; both pages sign in again by
  * themselves, with no dialog, keep their drafts and miss no message. Then a copy of a device
- * secret from before the restart is refused, and ends that account's devices.
+ * secret from before the restart is refused, and ends that account's devices. A third page,
+ * dave's, signed in without "remember this device": while the server is down it says it is
+ * reconnecting, and asks dave to sign in only once the server answers; after that, focus is back
+ * in the composer (issue 35 #10).
  */
 t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; a replayed device secret ends the devices', { skip: SKIP }, async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-restart-'));
@@ -28,7 +31,9 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
   const windows: Watched[] = [];
   for (const name of ['alice', 'bob']) windows.push(await openWindow(t, browser, name, EXPECTED_REFUSALS));
   const [alice, bob] = windows;
-  const step = stepper(t, windows, 'browser-restart');
+  const dave = await openWindow(t, browser, 'dave', EXPECTED_REFUSALS);
+  const step = stepper(t, [...windows, dave], 'browser-restart');
+  let daveApi: Client;
 
   const aliceName = uniqueName('alice');
   const bobName = uniqueName('bob');
@@ -64,7 +69,8 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     await must(bobApi.post('/api/account/2fa/enable', { code: bobTotp.generate(), current_password: PASSWORD }), 200);
     serverId = (await must(owner.post('/api/servers', { name: 'Restart club' }), 201)).body.id;
     generalId = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
-    await join(owner, serverId, [bobApi, carol]);
+    daveApi = await signUp(url, uniqueName('dave'), PASSWORD);
+    await join(owner, serverId, [bobApi, carol, daveApi]);
     await post(carol, serverId, generalId, 'before the restart');
     await signInOnPage(alice, aliceName);
     // The code of the enabling step was used: the next step's is accepted (±1 step).
@@ -75,6 +81,10 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
       await w.page.locator('#connection-bar').waitFor({ state: 'hidden' });
       await w.page.fill('#composer-text', `a draft of ${w.name}, half written`);
     }
+    // dave's page holds a session only: nothing to sign in again with by itself.
+    await dave.context.addCookies([{ name: 'app_session', value: daveApi.cookie!.replace(/^app_session=/, ''), url }]);
+    await openChannel(dave, url, serverId, generalId, 'general');
+    await message(dave.page, 'before the restart').waitFor();
     aliceOldDevice = await deviceOf(alice);
     t.ok(aliceOldDevice, 'the browser holds a device secret');
     t.ok(await deviceOf(bob), 'so does bob\'s, signed in with a code');
@@ -82,8 +92,14 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
 
   await step('the server restarts; a message is posted before the pages are back; both pages go on without a dialog', async (t) => {
     // While the server is away the pages' requests fail, which Chromium logs as errors: expected here.
-    for (const w of windows) w.watching = false;
+    for (const w of [...windows, dave]) w.watching = false;
     await server.close();
+    // Issue 35 #10: dave's page is not remembered; while the server is down it says it is reconnecting.
+    await dave.page.locator('#connection-bar', { hasText: 'Reconnecting' }).waitFor();
+    await dave.page.waitForTimeout(2_500);
+    t.equal(await dave.page.isVisible('#signin-dialog'), false, 'issue 35 #10: no sign-in dialog while the server is down');
+    t.match(await dave.page.textContent('#connection-bar'), 'Reconnecting', 'the bar still says it is reconnecting');
+    await shot(dave.page, 'restart-reconnecting');
     server = await startServer({ dataDir, settings, port });
     await must(carol.post('/api/login', { username: carol.username, password: PASSWORD }), 200);
     const missed = await post(carol, serverId, generalId, 'posted while the pages were away');
@@ -106,6 +122,20 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     await message(bob.page, 'alice is back').waitFor();
   });
 
+  await step('issue 35 #10: once the server answers, dave is asked to sign in; then he is back in the composer', async (t) => {
+    const { page } = dave;
+    await page.locator('#signin-dialog').waitFor({ state: 'visible', timeout: 40_000 });
+    await page.fill('#signin-password', PASSWORD);
+    await page.click('#signin-form button[type=submit]');
+    await page.locator('#signin-dialog').waitFor({ state: 'hidden' });
+    await until(page, 'focus in the composer', async () => page.evaluate(() => (globalThis as any).document.activeElement?.id === 'composer-text'));
+    t.pass('focus is in the composer');
+    await page.locator('#connection-bar').waitFor({ state: 'hidden' });
+    await post(carol, serverId, generalId, 'dave is live again');
+    await message(page, 'dave is live again').waitFor();
+    dave.watching = true;
+  });
+
   await step('a copy of alice\'s device secret from before the restart is refused and ends her devices', async (t) => {
     const thief = new Client(url);
     thief.device = `app_device=${aliceOldDevice}`;
@@ -122,4 +152,5 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
 
   t.same(bob.problems, [], 'no console error, page error, CSP violation or dialog for bob');
   t.same(alice.problems, [], 'no console error, page error, CSP violation or dialog for alice');
+  t.same(dave.problems, [], 'no console error, page error, CSP violation or dialog for dave');
 });

@@ -97,7 +97,7 @@ async function deleteAccount(e) {
       'two-factor code required': 'Two-factor sign-in is on: enter a code from your app, or a recovery code.',
       'invalid two-factor code': 'That two-factor code is not right.',
     };
-    showText('delete-result', words[err.message] || (err.status === 429 ? 'Too many wrong attempts. Wait a minute, then try again.' : err.message));
+    showText('delete-result', words[err.reason] || (err.status === 429 ? 'Too many wrong attempts. Wait a minute, then try again.' : err.message));
     $('delete-password').value = '';
     $('delete-code').value = '';
   }

@@ -215,7 +215,7 @@ async function disable(e) {
 
 /** What a refused password-and-code call says, in words for the person. */
 function codeWords(err) {
-  if (err.status === 403 && /password/.test(err.message)) return PASSWORD_WORDS[403];
+  if (err.status === 403 && /password/.test(err.reason)) return PASSWORD_WORDS[403];
   const words = { 400: 'Type your current password and a code.', 403: 'That code is not right. Use the current code from your app, or an unused recovery code.', 429: 'Too many wrong tries. Wait a minute, then try again.' };
   return words[err.status] || err.message;
 }

@@ -1,10 +1,42 @@
 // Every call to the server goes through api(): JSON in and out, and the server's plain-text
-// reason turned into an ApiError whose message can be shown to the user as it is.
+// reason turned into an ApiError whose message can be shown to the user as it is: forPeople()
+// rewords the reasons a person meets in the app and makes every other one a sentence.
+
+/**
+ * The server's reasons are written for API clients ("you are already friends with bob", "too
+ * many requests; try again in 3 s"). These are the ones a person meets by using the app, said
+ * the way the app speaks; the rest get a capital letter and a full stop.
+ */
+const REWORDED = [
+  [/^you are already friends with (.+)$/, (m) => `You and ${m[1]} are already friends.`],
+  [/^you already sent a friend request to (.+)$/, (m) => `You already asked ${m[1]} to be friends; they have not answered yet.`],
+  [/^no user named (.+)$/, (m) => `Nobody here is called ${m[1]}. Check the spelling of the username.`],
+  [/^you cannot send a friend request to yourself$/, () => 'That is your own username: ask someone else to be friends.'],
+  [/^you cannot block yourself$/, () => 'You cannot block yourself.'],
+  [/^(friend request not found|not a friend|not blocked)$/, () => 'That has changed in the meantime; the list is up to date now.'],
+  [/^invite not found or expired$/, () => 'This invite has expired or does not exist. Ask for a new one.'],
+  [/^username is already taken$/, () => 'That username is taken: try another one.'],
+  [/^invalid username or password$/, () => 'The username or the password is wrong.'],
+  [/^too many (.+); try again in (\d+) s$/, (m) => `You are doing that too often. Try again in ${m[2]} ${m[2] === '1' ? 'second' : 'seconds'}.`],
+  [/^request body is larger than (\d+) bytes$/, (m) => `That is too large to send: the limit is ${Math.max(1, Math.floor(Number(m[1]) / 1048576))} MB.`],
+  [/^(.+) not found$/, (m) => `That ${m[1]} no longer exists.`],
+];
+
+export function forPeople(reason) {
+  for (const [pattern, say] of REWORDED) {
+    const m = pattern.exec(reason);
+    if (m) return say(m);
+  }
+  const sentence = reason.charAt(0).toUpperCase() + reason.slice(1);
+  return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
+}
 
 export class ApiError extends Error {
-  constructor(status, message, retryAfter = null) {
+  constructor(status, message, retryAfter = null, reason = message) {
     super(message);
     this.status = status;
+    /** The server's own words, for code that tells reasons apart; `message` is for people. */
+    this.reason = reason;
     /** For a 429: how many seconds the server asked us to wait (its Retry-After), else null. */
     this.retryAfter = retryAfter;
   }
@@ -91,7 +123,7 @@ async function request(method, path, body, headers, resumed = false) {
   if (!res.ok) {
     const text = (await res.text().catch(() => '')).trim();
     const wait = Number(res.headers.get('Retry-After'));
-    throw new ApiError(res.status, text || `The server answered ${res.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null);
+    throw new ApiError(res.status, text ? forPeople(text) : `The server answered ${res.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null, text);
   }
   if (res.status === 204) return null;
   return res.json();
@@ -127,7 +159,8 @@ export function upload(path, formData, onProgress) {
         }
       } else {
         const wait = Number(xhr.getResponseHeader('Retry-After'));
-        reject(new ApiError(xhr.status, (xhr.responseText || '').trim() || `The server answered ${xhr.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null));
+        const text = (xhr.responseText || '').trim();
+        reject(new ApiError(xhr.status, text ? forPeople(text) : `The server answered ${xhr.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null, text));
       }
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload was cut off. Check the connection and try again.')));

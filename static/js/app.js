@@ -4,7 +4,7 @@
 // selection; a message link (&message=, or /channels/…) opens its room around it. The room
 // header (name, topic, group menu) is drawn here.
 import { api } from './api.js';
-import { $, el, toast, ask, wireDialogs, presenceDot, STANDING_NAMES, STANDING_HELP } from './ui.js';
+import { $, el, toast, ask, wireDialogs, presenceDot, standingLabel, STANDING_HELP } from './ui.js';
 import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
 import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
@@ -247,8 +247,10 @@ async function signInAgain(e) {
     $('signin-dialog').close();
     toast('Signed in again.', false);
     reconnectNow();
+    // Back to writing where the user was (the dialog opened by itself, so it has no opener to return to).
+    if (!$('composer-text').disabled && !$('room').hidden) $('composer-text').focus();
   } catch (err) {
-    if (err.status === 401 && err.message === CODE_REQUIRED) {
+    if (err.status === 401 && err.reason === CODE_REQUIRED) {
       // The password was right and stays typed: now the code.
       $('signin-problem').hidden = true;
       signInCode.show();
@@ -256,7 +258,7 @@ async function signInAgain(e) {
       return;
     }
     $('signin-problem').hidden = false;
-    if (err.status === 401 && err.message === CODE_WRONG) {
+    if (err.status === 401 && err.reason === CODE_WRONG) {
       $('signin-problem').textContent = 'That code is not right. Try the current one, or a recovery code.';
       signInCode.retry();
       return;
@@ -278,7 +280,7 @@ function renderStanding() {
     return;
   }
   banner.replaceChildren(icon('shield'),
-    el('span', { text: `Your account standing is ${STANDING_NAMES[s]} (${s}). ${STANDING_HELP[s]}` }),
+    el('span', { text: `Your account standing is ${standingLabel(s)}. ${STANDING_HELP[s]}` }),
     el('a', { href: '/account/warnings' }, 'See your account'));
   banner.classList.toggle('severe', s >= 3);
   banner.hidden = false;
@@ -309,7 +311,8 @@ function openMeMenu(anchor) {
     onclick: () => { closePopup(); setStatus(value); },
   }, presenceDot(value === 'invisible' ? 'offline' : value), el('span', { text: STATUS_LABELS[value] }));
   const notifyLabel = !notificationsSupported() ? null : notificationsOn() ? 'Turn off desktop notifications' : 'Enable desktop notifications';
-  meMenu.replaceChildren(
+  // Conditional items are `false` or `null` when they do not apply; replaceChildren would print them.
+  meMenu.replaceChildren(...[
     el('div', { class: 'menu-label', text: 'Status' }),
     ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
     el('div', { class: 'menu-sep', role: 'separator' }),
@@ -320,7 +323,8 @@ function openMeMenu(anchor) {
     }),
     menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
     state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
-    menuItem('Log out', 'logout', logOut, { danger: true }));
+    menuItem('Log out', 'logout', logOut, { danger: true }),
+  ].filter(Boolean));
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
 }
@@ -377,7 +381,7 @@ export async function startApp(account) {
   initSidebar(select);
   initRoom();
   initComposer();
-  initPeople({ openConversation: (id) => select({ kind: 'conversation', id }) });
+  initPeople({ openConversation: (id) => select({ kind: 'conversation', id }), newServer });
   initSettings({
     leftServer: (id) => {
       state.servers = state.servers.filter((s) => s.id !== id);
@@ -464,7 +468,10 @@ export async function startApp(account) {
     }
   });
   onEvent('server_left', (ev) => {
-    if (ev.reason !== 'left') toast(ev.reason === 'banned' ? 'You were banned from a server.' : 'You were removed from a server.');
+    const name = ev.server?.name || 'a server';
+    if (ev.reason === 'banned') toast(`You were banned from ${name}.`);
+    else if (ev.reason === 'kicked') toast(`You were removed from ${name}.`);
+    else if (ev.reason === 'deleted' && ev.server?.owner_id !== state.me.user_id) toast(`${name} was deleted by its owner.`);
   });
 
   onReady(() => {

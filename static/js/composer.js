@@ -6,7 +6,7 @@
 // (a countdown after each message, and the server's Retry-After when it says "too soon").
 // Sending never clears what was typed after it began.
 import { api, upload } from './api.js';
-import { $, el, iconButton, toast, formatSize, formatTime, slowmodeLabel } from './ui.js';
+import { $, el, iconButton, toast, formatSize, formatTime, slowmodeLabel, standingLabel } from './ui.js';
 import { icon } from './icons.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
@@ -94,9 +94,30 @@ function updateCounter() {
 }
 
 /**
+ * Puts a message that was not sent (refused, or its upload cancelled) back where it was written:
+ * its text if the composer is empty, its files beside any chosen since, its reply if none is set.
+ * If the user has moved to another room, the text waits there as that room's draft.
+ */
+function putBack(r, content, sending, replyTo) {
+  if (currentRoom() !== r) {
+    if (content && !localStorage.getItem(DRAFT_PREFIX + r.key)) localStorage.setItem(DRAFT_PREFIX + r.key, content);
+    return;
+  }
+  if (!text().value) {
+    text().value = content;
+    saveDraft();
+    updateCounter();
+  }
+  files = [...sending, ...files.filter((f) => !sending.includes(f))].slice(0, MAX_FILES);
+  renderChips();
+  if (replyTo && !r.replyTo) setReply(r, replyTo);
+  text().focus();
+}
+
+/**
  * Sends what the composer holds. The text, files and reply are taken at once and the composer
- * is cleared, so the user can go on typing (or send again) while an upload runs; a failed send
- * puts its text back if the composer is still empty.
+ * is cleared, so the user can go on typing (or send again) while an upload runs; a failed or
+ * cancelled send puts them back.
  */
 async function send() {
   const r = currentRoom();
@@ -127,15 +148,7 @@ async function send() {
         updateComposer();
       }
     }
-    if (currentRoom() === r && !text().value) {
-      text().value = content;
-      saveDraft();
-      updateCounter();
-      if (!files.length) {
-        files = sending;
-        renderChips();
-      }
-    }
+    putBack(r, content, sending, replyTo);
   };
   const sent = () => {
     if (r.kind === 'channel' && slowmodeOf(r) && !exempt(r)) {
@@ -170,8 +183,12 @@ async function send() {
     sent();
     addOwnMessage(message);
   } catch (err) {
-    if (err.status === -1) toast('Upload cancelled.', false);
-    else restore(err);
+    if (err.status === -1) {
+      toast('Upload cancelled: your text and files are back in the composer.', false);
+      putBack(r, content, sending, replyTo);
+    } else {
+      restore(err);
+    }
   } finally {
     row.remove();
   }
@@ -272,8 +289,8 @@ function insertAtCaret(value) {
 // ---- who may write here, and the reply bar -----------------------------------------------
 
 function standingSentence(kind) {
-  if (state.standing >= 3) return 'Your account standing (at risk) does not allow sending messages.';
-  if (state.standing >= 2 && kind === 'conversation') return 'Your account standing (very limited) does not allow sending direct or group messages.';
+  if (state.standing >= 3) return `Your account standing is ${standingLabel(state.standing)}: it does not allow sending messages.`;
+  if (state.standing >= 2 && kind === 'conversation') return `Your account standing is ${standingLabel(state.standing)}: it does not allow sending direct or group messages.`;
   return '';
 }
 
@@ -297,8 +314,9 @@ function inTime(ms) {
 
 /**
  * What holds the user back in this room: {closed: why they cannot write here at all, notice:
- * what to show above the composer, wait: true while slow mode counts down, ticking: a countdown
- * runs}.
+ * what to show above the composer, hint: a quiet word inside the composer (slow mode while it
+ * does not hold the user back), wait: true while slow mode counts down, ticking: a countdown
+ * runs}. Only what stops or delays the user takes the line above the composer.
  */
 function writeRule(r) {
   if (!r) return {};
@@ -317,10 +335,10 @@ function writeRule(r) {
   }
   const slow = slowmodeOf(r);
   if (!slow) return {};
-  if (exempt(r)) return { notice: `Slow mode is on (${slowmodeLabel(slow)}); as an administrator you are not slowed.` };
+  if (exempt(r)) return { hint: [`Slow mode ${slowmodeLabel(slow)}`, `Slow mode is on (one message every ${slowmodeLabel(slow)}); as an administrator you are not slowed.`] };
   const left = (slowUntil.get(r.channelId) || 0) - Date.now();
   if (left > 0) return { wait: true, ticking: true, notice: `Slow mode: you can send again ${inTime(left)}.` };
-  return { notice: `Slow mode is on: one message every ${slowmodeLabel(slow)}.` };
+  return { hint: [`Slow mode ${slowmodeLabel(slow)}`, `Slow mode is on: one message every ${slowmodeLabel(slow)}.`] };
 }
 
 /** Enables or disables the composer and says why, for the open room. */
@@ -341,6 +359,10 @@ export function updateComposer() {
   notice.replaceChildren(...(rule.notice ? [icon('clock'), el('span', { text: rule.notice })] : []));
   notice.hidden = !rule.notice;
   notice.classList.toggle('waiting', Boolean(rule.wait || rule.closed));
+  const hint = $('slowmode-hint');
+  hint.replaceChildren(...(rule.hint ? [icon('clock'), el('span', { text: rule.hint[0] }), el('span', { class: 'visually-hidden', text: `: ${rule.hint[1]}` })] : []));
+  hint.title = rule.hint ? rule.hint[1] : '';
+  hint.hidden = !rule.hint;
   clearTimeout(ticker);
   if (rule.ticking) {
     ticker = setTimeout(() => {

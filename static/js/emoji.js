@@ -24,7 +24,7 @@ let data = null; // [{unicode, label, tags, group, order}]
 let loading = null;
 let panel = null;
 let onPick = null;
-let activeGroup = -1; // -1: recent
+let activeGroup = -1; // the tab shown as selected; -1: recently used
 
 function loadData() {
   if (!loading) {
@@ -63,7 +63,14 @@ function labelOf(emoji) {
 }
 
 function emojiButton(emoji, label) {
-  return el('button', { type: 'button', class: 'emoji-cell', role: 'gridcell', 'aria-label': label, title: label, 'data-emoji': emoji, tabIndex: -1 }, emoji);
+  return el('button', { type: 'button', class: 'emoji-cell', 'aria-label': label, title: label, 'data-emoji': emoji, tabIndex: -1 }, emoji);
+}
+
+/** One titled run of emoji: "Recently used", a category, or search results. */
+function section(id, title, list) {
+  return el('section', { class: 'emoji-section', 'data-group': String(id), 'aria-label': title },
+    el('h4', { class: 'emoji-section-title', text: title }),
+    el('div', { class: 'emoji-cells' }, list.map(([emoji, label]) => emojiButton(emoji, label))));
 }
 
 function build() {
@@ -72,15 +79,19 @@ function build() {
     el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': '-1', 'aria-label': 'Recently used', title: 'Recently used' }, '🕘'),
     GROUPS.map(([id, name, glyph]) => el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': String(id), 'aria-label': name, title: name }, glyph)));
   const heading = el('p', { class: 'emoji-heading', 'aria-live': 'polite' });
-  const grid = el('div', { class: 'emoji-grid', role: 'grid', 'aria-label': 'Emoji' });
+  const grid = el('div', { class: 'emoji-grid', role: 'group', 'aria-label': 'Emoji' });
   panel = el('div', { id: 'emoji-picker', class: 'popup emoji-panel', role: 'dialog', 'aria-label': 'Pick an emoji' }, search, tabs, heading, grid);
 
   tabs.addEventListener('click', (e) => {
     const tab = e.target.closest('[data-group]');
     if (!tab) return;
-    search.value = '';
+    if (search.value) {
+      search.value = '';
+      render();
+    }
     activeGroup = Number(tab.dataset.group);
-    render();
+    markTab();
+    grid.querySelector(`.emoji-section[data-group="${activeGroup}"]`)?.scrollIntoView({ block: 'start' });
   });
   search.addEventListener('input', render);
   search.addEventListener('keydown', (e) => {
@@ -110,27 +121,35 @@ function build() {
   });
 }
 
+function markTab() {
+  const searching = Boolean(panel.querySelector('.emoji-search').value.trim());
+  for (const tab of panel.querySelectorAll('.emoji-tab')) {
+    tab.setAttribute('aria-selected', String(!searching && Number(tab.dataset.group) === activeGroup));
+  }
+}
+
+/**
+ * Without a search: recently used first, then every category below it in one scrolling grid
+ * (as Discord's picker does), the tabs jumping to a category. With one: the matches.
+ */
 function render() {
   const grid = panel.querySelector('.emoji-grid');
   const heading = panel.querySelector('.emoji-heading');
   const q = panel.querySelector('.emoji-search').value.trim().toLowerCase();
-  for (const tab of panel.querySelectorAll('.emoji-tab')) {
-    tab.setAttribute('aria-selected', String(!q && Number(tab.dataset.group) === activeGroup));
-  }
-  let list;
+  markTab();
   if (q) {
     const words = q.split(/\s+/);
-    list = (data || []).filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
+    const list = (data || []).filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
       .slice(0, 160).map((e) => [e.unicode, e.label]);
     heading.textContent = list.length ? `Results for "${q}"` : `No emoji match "${q}"`;
-  } else if (activeGroup === -1) {
-    list = recentEmoji().map((e) => [e, labelOf(e)]);
-    heading.textContent = 'Recently used';
+    heading.hidden = false;
+    grid.replaceChildren(el('div', { class: 'emoji-cells' }, list.map(([emoji, label]) => emojiButton(emoji, label))));
   } else {
-    list = (data || []).filter((e) => e.group === activeGroup).map((e) => [e.unicode, e.label]);
-    heading.textContent = GROUPS.find(([id]) => id === activeGroup)?.[1] || '';
+    heading.textContent = '';
+    heading.hidden = true;
+    grid.replaceChildren(section(-1, 'Recently used', recentEmoji().map((e) => [e, labelOf(e)])),
+      ...(data ? GROUPS.map(([id, name]) => section(id, name, data.filter((e) => e.group === id).map((e) => [e.unicode, e.label]))) : []));
   }
-  grid.replaceChildren(...list.map(([emoji, label]) => emojiButton(emoji, label)));
   const first = grid.querySelector('.emoji-cell');
   if (first) first.tabIndex = 0;
 }
@@ -155,6 +174,8 @@ export async function openEmojiPicker(anchor, onChoose) {
     await loadData();
     render();
   } catch {
-    panel.querySelector('.emoji-heading').textContent = 'The emoji list could not be loaded; recently used ones still work.';
+    const heading = panel.querySelector('.emoji-heading');
+    heading.textContent = 'The emoji list could not be loaded; recently used ones still work.';
+    heading.hidden = false;
   }
 }

@@ -6,7 +6,7 @@
 // loads and starts the chat app: the signed-out page downloads none of it.
 import './theme.js';
 import { api } from './api.js';
-import { $, showText, toast, STANDING_NAMES } from './ui.js';
+import { $, showText, toast, standingLabel } from './ui.js';
 import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 // Set while this browser has a signed-in app open: the next visit starts fetching the app's
@@ -98,13 +98,13 @@ function wireForms() {
       goOn(result.suspended);
     } catch (err) {
       button.disabled = false;
-      if (err.status === 401 && err.message === CODE_REQUIRED) {
+      if (err.status === 401 && err.reason === CODE_REQUIRED) {
         // The password was right: ask for the code, keeping what was typed.
         code.show();
         code.retry();
         return;
       }
-      if (err.status === 401 && err.message === CODE_WRONG) {
+      if (err.status === 401 && err.reason === CODE_WRONG) {
         showText('problem', FORM_ERRORS.two_factor_failed);
         code.retry();
         return;
@@ -158,7 +158,7 @@ async function start() {
   $('signed-out').hidden = true;
   if (account.account_standing >= 4) {
     $('suspended-text').textContent =
-      `Your account standing is ${account.account_standing} (${STANDING_NAMES[4]}). You can read your warnings and log out; everything else is closed.`;
+      `Your account standing is ${standingLabel(4)}. You can read your warnings and log out; everything else is closed.`;
     $('suspended').hidden = false;
     return;
   }

@@ -25,7 +25,7 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 // ---- upload -----------------------------------------------------------------------------
 
 function uploadWords(err) {
-  if (err.status === 413) return `That file is too large for this server (${err.message}).`;
+  if (err.status === 413) return `That file is too large for this server (${err.reason}).`;
   if (err.status === 429) return `You uploaded several exports recently.${err.retryAfter ? ` Try again in ${Math.ceil(err.retryAfter / 60)} min.` : ' Try again later.'}`;
   return err.message;
 }

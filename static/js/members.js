@@ -64,6 +64,20 @@ function labelled(label, button) {
   return button;
 }
 
+const isOffline = (m) => presenceOf(m) === 'offline';
+
+/** One heading and its members: "Online — 3", a hoisted role's name, or "Offline — 5". */
+function memberGroup(name, list, server, admin = false) {
+  return el('section', { class: 'member-group' },
+    el('h3', { class: 'members-heading' }, el('span', { text: `${name} — ${list.length}` }), admin ? el('span', { class: 'role-flag', title: 'Full server administrators', text: 'admin' }) : null),
+    el('ul', { class: 'member-list' }, list.map((m) => memberRow(m, server))));
+}
+
+/**
+ * As Discord lists them: whoever is online under the first hoisted role they hold (roles are in
+ * position order), the other online members under "Online", and everyone offline under
+ * "Offline", whatever their roles. A member shows once.
+ */
 export function renderMembers() {
   const box = $('members');
   const cur = state.current;
@@ -72,28 +86,30 @@ export function renderMembers() {
     const c = findConversation(cur.id);
     if (!c) return box.replaceChildren();
     const members = [...c.members].sort(byPresence);
-    box.replaceChildren(el('h3', { class: 'members-heading', text: `Members — ${members.length}` }),
-      el('ul', { class: 'member-list' }, members.map((m) => memberRow(m, null))));
-    return;
+    const online = members.filter((m) => !isOffline(m));
+    const offline = members.filter(isOffline);
+    return box.replaceChildren(...[
+      online.length && memberGroup('Online', online, null),
+      offline.length && memberGroup('Offline', offline, null),
+    ].filter(Boolean));
   }
   const server = findServer(cur.serverId);
   const members = state.members.get(cur.serverId);
   const roles = state.roles.get(cur.serverId) || [];
   if (!server || !members) return box.replaceChildren(el('p', { class: 'muted members-heading', text: 'Loading members…' }));
-  // A member shows once: under the first hoisted role they hold (roles are in position order),
-  // or among the other members.
+  const online = members.filter((m) => !isOffline(m)).sort(byPresence);
   const hoisted = roles.filter((r) => r.hoist);
   const groupOf = (m) => hoisted.find((r) => holdsRole(m, r.id)) || null;
   const groups = [];
   for (const role of hoisted) {
-    const inRole = members.filter((m) => groupOf(m) === role).sort(byPresence);
-    if (inRole.length) groups.push([role.name, inRole, role.full_server_admin]);
+    const inRole = online.filter((m) => groupOf(m) === role);
+    if (inRole.length) groups.push(memberGroup(role.name, inRole, server, role.full_server_admin));
   }
-  const plain = members.filter((m) => !groupOf(m)).sort(byPresence);
-  if (plain.length) groups.push(['Members', plain, false]);
-  box.replaceChildren(...groups.map(([name, list, admin]) => el('section', { class: 'member-group' },
-    el('h3', { class: 'members-heading' }, el('span', { text: `${name} — ${list.length}` }), admin ? el('span', { class: 'role-flag', title: 'Full server administrators', text: 'admin' }) : null),
-    el('ul', { class: 'member-list' }, list.map((m) => memberRow(m, server))))));
+  const plain = online.filter((m) => !groupOf(m));
+  if (plain.length) groups.push(memberGroup('Online', plain, server));
+  const offline = members.filter(isOffline).sort(byPresence);
+  if (offline.length) groups.push(memberGroup('Offline', offline, server));
+  box.replaceChildren(...groups);
 }
 
 // ---- the user menu ----------------------------------------------------------------------

@@ -3,14 +3,14 @@
 // count come from the store; the request lists are asked for when the view opens and whenever
 // the stream says they changed.
 import { api } from './api.js';
-import { $, el, toast, confirmAction, presenceDot, formatTime } from './ui.js';
+import { $, el, toast, ask, confirmAction, presenceDot, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { state, on, emit, displayName } from './store.js';
 import { userAvatar } from './names.js';
 import { addFriend, reportUser } from './members.js';
 import { blockedUsers, blockUser, unblockUser } from './blocks.js';
 
-let hooks = null; // {openConversation(record)}
+let hooks = null; // {openConversation(record), newServer()}
 let incoming = [];
 let outgoing = [];
 
@@ -24,6 +24,9 @@ export function initPeople(options) {
     await addFriend(name);
     input.value = '';
   });
+  $('welcome-create').addEventListener('click', () => hooks.newServer());
+  $('welcome-invite').addEventListener('click', joinByInvite);
+  on('nav', renderWelcome);
   $('new-dm').addEventListener('click', openDmDialog);
   $('new-group').addEventListener('click', openGroupDialog);
   $('dm-dialog').addEventListener('close', createDm);
@@ -93,6 +96,21 @@ function renderFriends() {
       el('button', { type: 'button', class: 'small danger', onclick: () => blockUser(friend) }, 'Block'),
       el('button', { type: 'button', class: 'small danger', onclick: () => removeFriend(friend) }, 'Remove')))));
   $('no-friends').hidden = friends.length > 0;
+  renderWelcome();
+}
+
+/** Someone with no server and no friend yet sees how to start instead of empty lists. */
+function renderWelcome() {
+  $('welcome').hidden = state.servers.length > 0 || state.friends.length > 0;
+}
+
+/** An invite link (or just its code) pasted in opens the invite page, which shows the server and joins. */
+async function joinByInvite() {
+  const value = await ask({ title: 'Join a server', text: 'Paste the invite link someone sent you.', label: 'Invite link', submit: 'Open invite', maxLength: 2000 });
+  if (value === null) return;
+  const token = value.trim().replace(/[?#].*$/, '').replace(/\/+$/, '').split('/').pop();
+  if (!token) return toast('That is not an invite link: it looks like https://…/invites/abc123.');
+  location.assign(`/invites/${encodeURIComponent(token)}`);
 }
 
 function renderRequests() {

@@ -8,6 +8,7 @@ import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
 import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from './store.js';
 import { openUserMenu } from './members.js';
+import { learnUsers } from './users-data.js';
 import { currentRoom, findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
 import { nearBottom, scrollToBottom, showJump } from './room-scroll.js';
 
@@ -47,6 +48,8 @@ export function render(r, m, prev) {
       const kind = mentionKind(name);
       if (kind === 'me') return named ? 'me' : 'user';
       if (kind === 'everyone') return m.mention_everyone ? 'me' : null;
+      // Someone the server recognised whom this client has not met: shown once their record is in.
+      if (!kind && m.mentions?.length) learnUsers(m.mentions);
       return kind;
     },
     reply: () => setReply(r, m),

@@ -338,6 +338,8 @@ const storeHandlers = new Map(Object.entries({
     emit('nav');
   },
   server_left(ev) {
+    // The views' handlers run after this one and say which server it was: keep it on the event.
+    ev.server = findServer(ev.server_id) || null;
     state.servers = state.servers.filter((s) => s.id !== ev.server_id);
     state.members.delete(ev.server_id);
     emit('nav');

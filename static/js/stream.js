@@ -79,11 +79,11 @@ export function connect() {
     if (socket !== ws || stopped) return;
     socket = null;
     // The session ended (a restart ends them all). A remembered browser signs in again and
-    // reconnects; while the server is away it keeps trying; refused, the user signs in.
+    // reconnects. Otherwise the server is asked (checkSession) before the user is: during a
+    // restart it is away, and the page says "reconnecting" until it answers.
     if (e.code === 4001) {
-      if (!mayResume()) return setConnection('signed-out');
-      if (await resumeSession()) return connect();
-      if (!mayResume()) return setConnection('signed-out');
+      if (mayResume() && (await resumeSession())) return connect();
+      return checkSession();
     }
     if (e.code === 4003) {
       state.standing = 4;
@@ -91,27 +91,34 @@ export function connect() {
       return setConnection('suspended');
     }
     // A socket that never opened may have been refused (401 after a restart ended the session,
-    // 403 when suspended): ask once rather than retrying a dead cookie forever. A remembered
-    // browser signs in again on that 401 (api() does it) and the stream goes on at once.
-    if (!opened) {
-      try {
-        const resumed = resumeCount();
-        const account = await api('GET', '/api/account');
-        if (account.account_standing >= 4) {
-          state.standing = 4;
-          emit('account');
-          return setConnection('suspended');
-        }
-        if (resumeCount() !== resumed) {
-          retries = 0;
-          return connect();
-        }
-      } catch (err) {
-        if (err.status === 401) return setConnection('signed-out');
-      }
-    }
+    // 403 when suspended): ask once rather than retrying a dead cookie forever.
+    if (!opened) return checkSession();
     scheduleRetry();
   });
+}
+
+/**
+ * Asks the server whether this tab is still signed in: only its 401 means signed out. A remembered
+ * browser signs in again on that 401 (api() does it) and the stream goes on at once; a server
+ * that does not answer (restarting) is tried again with the backoff, the bar saying so.
+ */
+async function checkSession() {
+  try {
+    const resumed = resumeCount();
+    const account = await api('GET', '/api/account');
+    if (account.account_standing >= 4) {
+      state.standing = 4;
+      emit('account');
+      return setConnection('suspended');
+    }
+    if (resumeCount() !== resumed) {
+      retries = 0;
+      return connect();
+    }
+  } catch (err) {
+    if (err.status === 401) return setConnection('signed-out');
+  }
+  scheduleRetry();
 }
 
 function scheduleRetry() {

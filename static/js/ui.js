@@ -122,6 +122,8 @@ export function formatSize(bytes) {
 }
 
 export const STANDING_NAMES = ['All good', 'Limited', 'Very limited', 'At risk', 'Suspended'];
+/** How a standing reads everywhere in the app: one name per standing, with its number. */
+export const standingLabel = (n) => `${STANDING_NAMES[n]} (${n})`;
 export const STANDING_HELP = [
   'Nothing is restricted.',
   'You cannot join servers.',
