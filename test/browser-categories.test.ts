@@ -6,6 +6,7 @@ import { startServer } from './helpers/server';
 import { signUp } from './helpers/client';
 import { must } from './helpers/community';
 import { EXPECTED_REFUSALS, SKIP, launchChromium, openWindow } from './helpers/browser';
+import { openSocket } from './helpers/ws';
 
 t.test('categories in the sidebar and settings; roles in the member menu and list', { skip: SKIP }, async (t) => {
   const server = await startServer();
@@ -20,6 +21,9 @@ t.test('categories in the sidebar and settings; roles in the member menu and lis
   const token = (await must(owner.post(`${base}/invites`), 201)).body.token;
   const guest = await signUp(server.url);
   await must(guest.post(`/api/invites/${token}/accept`), 200);
+  // The guest is online (a stream open), so a hoisted role groups them: offline members are listed under Offline.
+  const guestStream = await openSocket(server.url, '/api/ws', { client: guest });
+  t.teardown(() => guestStream.close());
 
   const browser = await launchChromium(t);
   const w = await openWindow(t, browser, 'owner', EXPECTED_REFUSALS);
