@@ -172,6 +172,7 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
     await message(page, note(59)).focus();
     await page.keyboard.press('e');
     t.equal(await page.locator('#messages .edit-form').count(), 0, "E does nothing on another's message");
+    t.equal(await page.inputValue('#composer-text'), '', 'nor does it type an e into the composer');
 
     await own.focus();
     await page.keyboard.press('e');

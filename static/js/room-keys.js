@@ -59,7 +59,9 @@ function act(key, item, r, m) {
   else if (lower === 'r') setReply(r, m); // (the composer takes focus with the reply)
   else if ((key === 'Delete' || key === 'Backspace') && mayDelete(r, m)) deleteMessage(r, m);
   else if (key === '+') item.querySelector('.react-button')?.click();
-  else return false;
+  // E, R and + are the message's even where they do nothing (another's message, no reactions):
+  // they must not start a message in the composer (keyboard.js) instead.
+  else return ['e', 'r', '+'].includes(lower);
   return true;
 }
 
