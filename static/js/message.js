@@ -34,7 +34,8 @@ export function buildMessage(m, on) {
   const author = m.author || { user_id: m.author_id, username: 'unknown' };
   // A webhook's message carries the name it was sent under; the store holds only the latest.
   const name = m.webhook_id ? author.display_name || author.username : displayName(author);
-  const item = el('li', { class: classes.join(' '), 'data-id': m.id, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
+  // Focusable (room-focus.js makes one message of the list its tab stop).
+  const item = el('li', { class: classes.join(' '), 'data-id': m.id, tabIndex: -1, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
 
   const pinnedMark = () => (m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null);
   // A continued message has no header: its pin shows in the gutter, where its time shows on hover.
@@ -155,7 +156,7 @@ function toolbar(m, on) {
 
 /** A message of a blocked user, collapsed until the reader asks to see it. */
 export function buildBlocked(m, on) {
-  return el('li', { class: `msg blocked-msg${on.continued ? ' continued' : ''}`, 'data-id': m.id },
+  return el('li', { class: `msg blocked-msg${on.continued ? ' continued' : ''}`, 'data-id': m.id, tabIndex: -1, 'aria-label': `Blocked message, ${formatTime(m.created_at)}` },
     el('div', { class: 'msg-gutter' }, icon('hidden', 'blocked-icon')),
     el('div', { class: 'msg-body' },
       el('span', { class: 'muted', text: 'Blocked message — ' }),

@@ -18,7 +18,7 @@ export function startEdit(r, m) {
       const i = r.list.indexOf(latest);
       const fresh = render(r, latest, r.list[i - 1]);
       findItem(m.id)?.replaceWith(fresh);
-      fresh.querySelector('.more-button')?.focus();
+      fresh.focus(); // back on the message, the list's tab stop (room-focus.js)
     }
   };
   const form = el('form', { class: 'edit-form' }, text,

@@ -10,7 +10,7 @@ import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from
 import { openUserMenu } from './members.js';
 import { learnUsers } from './users-data.js';
 import { currentRoom, findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
-import { nearBottom, scrollToBottom, showJump } from './room-scroll.js';
+import { nearBottom, scrollToBottom, countUnseen } from './room-scroll.js';
 
 const actions = { toggleReaction: () => {}, openMenu: () => {}, showMessage: () => {} };
 
@@ -113,7 +113,7 @@ export function addMessage(r, m) {
   $('room-empty').hidden = true;
   $('history-start').hidden = r.hasOlder;
   if (stick || m.author_id === state.me.user_id) scrollToBottom();
-  else showJump(true);
+  else countUnseen();
 }
 
 /** Redraws one message in place, keeping keyboard focus where it was. */

@@ -4,7 +4,7 @@
 import { on, onEvent } from './store.js';
 import { currentRoom } from './room-state.js';
 import { addMessage, replaceMessage, removeMessage, redrawAll } from './room-list.js';
-import { showJump, markRead } from './room-scroll.js';
+import { countUnseen, markRead } from './room-scroll.js';
 import { renderTyping } from './room-typing.js';
 import { applyReaction } from './room-reactions.js';
 
@@ -27,7 +27,7 @@ onEvent('message', (ev) => {
   const r = currentRoom();
   if (!inRoom(r, ev.message)) return renderTyping();
   // Opened around an older message: this one comes with the pages towards the present.
-  if (r.hasNewer) return showJump(true);
+  if (r.hasNewer) return countUnseen();
   addMessage(r, ev.message);
   markRead();
 });

@@ -36,7 +36,8 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   menuEl.querySelector('[role="menuitem"]')?.focus();
 }
 
-async function deleteMessage(r, m) {
+/** Deletes a message after asking (its menu, and Delete on the focused message). */
+export async function deleteMessage(r, m) {
   const mine = m.author_id === state.me.user_id;
   // A moderator's delete is audited: it may say why.
   const answer = await askForm({

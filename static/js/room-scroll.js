@@ -1,5 +1,6 @@
 // Scrolling and reading in the open room: is the reader at the bottom, the "Jump to present"
-// button, a found message highlighted for a moment, and marking the room read once it is seen.
+// button (which counts the messages that arrived while the reader was scrolled up), a found
+// message highlighted for a moment, and marking the room read once it is seen.
 import { api } from './api.js';
 import { $, toast } from './ui.js';
 import { emit, applyRead } from './store.js';
@@ -18,8 +19,25 @@ export function scrollToBottom() {
   showJump(false);
 }
 
+let unseen = 0; // live messages that arrived while the reader was scrolled up
+
+/** Shows or hides "Jump to present"; hiding it (the reader is at the present) resets the count. */
 export function showJump(show) {
+  if (!show) unseen = 0;
   $('jump-present').hidden = !show;
+  jumpLabel();
+}
+
+/** A live message arrived out of sight: the button says how many wait below. */
+export function countUnseen() {
+  unseen += 1;
+  showJump(true);
+}
+
+function jumpLabel() {
+  const many = unseen === 1 ? '1 new message' : `${unseen} new messages`;
+  const text = unseen ? `${many} — Jump to present` : 'Jump to present';
+  if ($('jump-present').textContent !== text) $('jump-present').textContent = text; // (each scroll asks)
 }
 
 let readTimer = 0;

@@ -11,6 +11,9 @@
 //   room-edit.js      editing a message in place
 //   room-menu.js      a message's menu: reply, react, copy, pin, history, edit, delete, report
 //   room-live.js      live updates from the user stream
+//   room-focus.js     the message list as one tab stop, and focus kept through redraws
+//   room-keys.js      the list's keys: move between messages, act on the focused one
+// keyboard.js (the skip link, typing that goes to the composer, focus after dialogs) is wired here.
 import { $, toast } from './ui.js';
 import { currentRoom, setCurrentRoom, container } from './room-state.js';
 import { nearBottom, scrollToBottom, showJump, markRead, flash } from './room-scroll.js';
@@ -20,6 +23,9 @@ import { renderTyping } from './room-typing.js';
 import { toggleReaction } from './room-reactions.js';
 import { openMenu } from './room-menu.js';
 import './room-live.js';
+import { initListFocus } from './room-focus.js';
+import { initMessageKeys } from './room-keys.js';
+import { initKeyboard } from './keyboard.js';
 
 export { currentRoom, setRoomHooks, setReply, mayPin } from './room-state.js';
 export { catchUp } from './room-history.js';
@@ -58,7 +64,7 @@ export function openRoom(place) {
   $('history-start').hidden = true;
   $('room-empty').hidden = true;
   $('room-loading').hidden = false;
-  $('jump-present').hidden = true;
+  showJump(false);
   renderTyping();
   r.loading = (place.around ? loadAround(r, place.around) : loadNewest(r)).catch((err) => toast(err.message));
   return r;
@@ -109,4 +115,7 @@ export function initRoom() {
   });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) markRead(); });
   window.addEventListener('focus', markRead);
+  initListFocus();
+  initMessageKeys();
+  initKeyboard();
 }

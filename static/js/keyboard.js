@@ -1,0 +1,71 @@
+// Keyboard help for the whole app page, so that typing never goes nowhere:
+// - the skip link ("Skip to message composer", the page's first stop, shown only when focused);
+// - a printable key pressed in a room while nothing that takes text has focus (and no dialog or
+//   menu is open) goes to the composer with its character, as in other chat apps; Ctrl, ⌘ and
+//   Alt combinations stay shortcuts;
+// - when a dialog or a popup closes and focus fell to <body> (the button that opened it went with
+//   a redraw, or was a menu's item), focus goes back to what opened it, else to the composer.
+// The composer's own module is someone else's; the little this needs of it is done here through
+// the DOM (#composer-text and its "input" event, which keeps the draft, the counter and typing).
+import { $ } from './ui.js';
+import { composerField, messageItems } from './room-focus.js';
+
+const TYPING = 'input, textarea, select, [contenteditable=""], [contenteditable="true"]';
+
+// The element focused last outside any dialog or popup: what opened the one now open.
+let opener = null;
+
+const nowhere = () => !document.activeElement || document.activeElement === document.body;
+const usable = (node) => node?.isConnected && !node.disabled && node.checkVisibility();
+
+/** On a phone a room's composer is on the room's pane: show that pane first. */
+function composerNow() {
+  if (!$('room').hidden) $('app').classList.replace('pane-nav', 'pane-room');
+  return composerField();
+}
+
+function skipToComposer(e) {
+  e.preventDefault(); // (the address stays the room's own)
+  const stop = $('messages').querySelector('li.msg[tabindex="0"]');
+  const first = [...$('main').querySelectorAll('button, a[href], input, textarea, select')].find(usable);
+  (composerNow() || stop || first)?.focus();
+}
+
+/** Puts a typed character at the end of the composer's text, as typing there would. */
+function typeInto(area, text) {
+  if (area.value.length >= area.maxLength) return;
+  area.setRangeText(text, area.value.length, area.value.length, 'end');
+  area.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+}
+
+function typeToComposer(e) {
+  // (On window, so that the page's own keys, / for search among them, have had their turn.)
+  if (e.defaultPrevented || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
+  if ([...e.key].length !== 1 || e.key === ' ') return; // a space presses the focused button
+  if (e.target.closest?.(TYPING) || document.querySelector('dialog[open], :popover-open')) return;
+  const area = composerField();
+  if (!area) return;
+  e.preventDefault();
+  area.focus();
+  typeInto(area, e.key);
+}
+
+/** After a dialog or popup closed: focus on what opened it, else the composer, else the list. */
+function afterClose() {
+  setTimeout(() => {
+    if (!nowhere() || document.querySelector('dialog[open]')) return;
+    const back = usable(opener) ? opener : composerField() || messageItems().find((item) => item.tabIndex === 0);
+    back?.focus();
+  });
+}
+
+export function initKeyboard() {
+  $('skip-link').addEventListener('click', skipToComposer);
+  window.addEventListener('keydown', typeToComposer);
+  document.addEventListener('focusin', (e) => {
+    if (!e.target.closest('dialog, [popover]')) opener = e.target;
+  });
+  // Neither event bubbles; listening in the capture phase hears every dialog and popup.
+  document.addEventListener('close', (e) => { if (e.target instanceof HTMLDialogElement) afterClose(); }, true);
+  document.addEventListener('toggle', (e) => { if (e.newState === 'closed') afterClose(); }, true);
+}
