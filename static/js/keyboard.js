@@ -5,8 +5,8 @@
 //   Alt combinations stay shortcuts;
 // - when a dialog or a popup closes and focus fell to <body> (the button that opened it went with
 //   a redraw, or was a menu's item), focus goes back to what opened it, else to the composer.
-// The composer's own module is someone else's; the little this needs of it is done here through
-// the DOM (#composer-text and its "input" event, which keeps the draft, the counter and typing).
+// It reaches the composer through the DOM (#composer-text and its "input" event, which keeps the
+// draft, the counter and the typing notice), so composer.js needs no hook for it.
 import { $ } from './ui.js';
 import { composerField, messageItems } from './room-focus.js';
 
