@@ -1,17 +1,20 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { SKIP, closeScene, join, message, openChannel, openScene, post, shot, signIn } from './helpers/browser';
+import { EXPECTED_REFUSALS, PASSWORD, SKIP, closeScene, join, message, openChannel, openScene, openWindow, post, shot, signIn, until } from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
+import { linkIn, readOutbox } from './helpers/mail';
 
 /**
  * Issue 35, the newcomer review's defects in the chat app, each step failing before its fix, in
  * the system Chromium under the page CSP: a newcomer's first screen (#15), the status menu (#1),
  * the member list split by presence (#17), the emoji picker (#16), slow mode for an administrator
  * (#13), a mention of someone the page had not met (#11), an error a person causes (#5), one name
- * per standing (#7) and a ban that names the server (#8). Each fixed screen is shot at desktop
- * and phone width. (#2 is in browser-messages, #10 in browser-restart, #4, #6 and #9 in
- * browser-round3-pages, #12, #14 and the keyboard in browser-keyboard.)
+ * per standing (#7) and a ban that names the server (#8); then the other pages: report cards
+ * that say where, open the message in context and delete it (#4), the landing page's focus and a
+ * reset link that survives a reload (#6), and /admin and /account offering a sign-in that comes
+ * back to them (#9). Each fixed screen is shot at desktop and phone width. (#2 is in
+ * browser-messages, #10 in browser-restart, #12, #14 and the keyboard in browser-keyboard.)
  */
 t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async (t) => {
   const aliceName = uniqueName('alice');
@@ -162,6 +165,87 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await toast.waitFor();
     t.equal(await toast.textContent(), `You were banned from ${serverName}.`, 'the toast names the server');
     await shots(page, 'banned');
+  });
+
+  await step('#4: a report card says where the message is, opens it in context and deletes it', async (t) => {
+    const reported = await post(carol, serverId, generalId, 'a rude remark to report');
+    await must(aliceApi.post('/api/reports', { type: 'server_message', target: reported.id, reason: 'rude' }), 201);
+    const { page } = alice;
+    await page.goto(`${server.url}/admin`);
+    const card = page.locator('#report-list > li', { hasText: 'a rude remark to report' });
+    await card.waitFor();
+    t.match(await card.locator('dl').textContent(), `Where${serverName} › #general`, 'the card names the server and the channel');
+    t.equal(await card.getByRole('link', { name: 'Open in context' }).getAttribute('href'), `/channels/${serverId}/${generalId}/${reported.id}`, 'and links to the message');
+    await card.getByRole('button', { name: 'Show surrounding messages' }).click();
+    await card.locator('.surroundings li.reported', { hasText: 'a rude remark to report' }).waitFor();
+    t.ok(await card.locator('.surroundings li', { hasText: 'for the books' }).count(), 'its neighbours are shown around it');
+    await shots(page, 'report-card');
+    await card.getByRole('link', { name: 'Open in context' }).click();
+    await message(page, 'a rude remark to report').waitFor();
+    t.match(await page.textContent('#room-title'), 'general', 'the link opens the message in its channel');
+    await page.goBack();
+    await card.getByRole('button', { name: 'Delete message' }).click();
+    await page.locator('#ask-dialog').getByRole('button', { name: 'Delete message' }).click();
+    await page.locator('#notice', { hasText: 'The message was deleted.' }).waitFor();
+    await card.locator('.deleted-note', { hasText: 'This message has been deleted.' }).waitFor();
+    t.equal((await must(carol.get(`/api/servers/${serverId}/channels/${generalId}/messages`), 200)).body.some((m: { id: string }) => m.id === reported.id), false, 'the message is gone');
+  });
+
+  // A visitor's own window: signed out, as the pages find a session that ended.
+  const visitor = await openWindow(t, alice.context.browser()!, 'visitor', [...EXPECTED_REFUSALS, [401, '/api/admin/me']]);
+  scene.windows.push(visitor);
+
+  await step('#6: the landing page puts focus in the sign-in form; a reset link still works after a reload', async (t) => {
+    const { page } = visitor;
+    await page.goto(`${server.url}/`);
+    await page.locator('#login-form').waitFor();
+    await until(page, 'focus in the username', async () => page.evaluate(() => (globalThis as any).document.activeElement?.id === 'login-username'));
+    t.pass('focus is in the username field');
+    await shots(page, 'landing-focus');
+    const erin = await signUp(server.url, uniqueName('erin'), PASSWORD);
+    const email = `${erin.username}@example.test`;
+    await must(erin.put('/api/account/email', { email }), 200);
+    await server.app.mailer.idle?.();
+    const confirm = readOutbox(server.dataDir).find((m) => m.to.includes(email) && m.subject === 'Confirm your email address')!;
+    const verify = linkIn(confirm, '/api/verify-email');
+    await must(erin.get(verify.pathname + verify.search), 200);
+    await must(new Client(server.url).post('/api/password-reset/request', { email }), 202);
+    await server.app.mailer.idle?.();
+    const mail = readOutbox(server.dataDir).find((m) => m.to.includes(email) && m.subject === 'Reset your password')!;
+    const link = linkIn(mail, '/reset-password');
+    await page.goto(`${server.url}${link.pathname}${link.search}`);
+    await page.locator('#reset-form').waitFor();
+    t.equal(new URL(page.url()).search, '', 'the token leaves the address bar');
+    await page.reload();
+    await page.locator('#reset-form').waitFor();
+    t.pass('after a reload the page still offers to set the password');
+    await page.fill('#password', 'a new horse');
+    await page.fill('#confirm', 'a new horse');
+    await page.click('#reset-form button[type=submit]');
+    await page.locator('#status', { hasText: 'Your password is changed' }).waitFor();
+    await shots(page, 'reset-done');
+    await must(new Client(server.url).post('/api/login', { username: erin.username, password: 'a new horse' }), 200);
+    await page.reload();
+    await page.locator('#request-form').waitFor();
+    t.equal(await page.isVisible('#reset-form'), false, 'once used, the token is forgotten: a reload asks for an address');
+  });
+
+  await step('#9: /admin and /account, signed out, offer a sign-in that comes back to them', async (t) => {
+    const { page } = visitor;
+    for (const [path, ready] of [['/admin', '#admin'], ['/account', '#account']]) {
+      await visitor.context.clearCookies();
+      await page.goto(`${server.url}${path}`);
+      const link = page.locator('#signed-out').getByRole('link', { name: 'Sign in' });
+      await link.waitFor();
+      await shots(page, `signed-out-${path.slice(1)}`);
+      await link.click();
+      await page.locator('#login-form').waitFor();
+      await page.fill('#login-username', aliceName);
+      await page.fill('#login-password', PASSWORD);
+      await page.click('#login-form button[type=submit]');
+      await page.locator(ready).waitFor();
+      t.equal(new URL(page.url()).pathname, path, `after signing in, the browser is back on ${path}`);
+    }
   });
 
   closeScene(t, scene);

@@ -235,6 +235,27 @@ t.test('reports of each type need a real target and, for messages, membership', 
   t.equal((await new Client(server.url).post('/api/reports', cases[0][2])).status, 401, 'anonymous reports are refused');
 });
 
+t.test('a report of a message says where it is, named as it is now; other reports have no place', async (t) => {
+  const { server, admin, owner, srv, channel, channelMessages, join, befriend } = await setup(t);
+  const member = await signUp(server.url);
+  await join(member);
+  const message = (await owner.post(channelMessages, { content: 'here' })).body;
+  await befriend(owner, member);
+  const dm = (await owner.post('/api/conversations/dm', { usernames: [member.username] })).body;
+  const dmMessage = (await owner.post(`/api/conversations/${dm.id}/messages`, { content: 'there' })).body;
+  const inServer = (await member.post('/api/reports', { type: 'server_message', target: message.id, reason: 'x' })).body;
+  const inDm = (await member.post('/api/reports', { type: 'conversation_message', target: dmMessage.id, reason: 'x' })).body;
+  const ofUser = (await member.post('/api/reports', { type: 'user', target: owner.userId, reason: 'x' })).body;
+  await owner.request('PATCH', `/api/servers/${srv.id}`, { name: 'Renamed place' });
+  const byId = async (id: string) => (await admin.get(`/api/admin/reports/${id}`)).body;
+  t.same((await byId(inServer.id)).place, { server_id: srv.id, server_name: 'Renamed place', channel_id: channel.id, channel_name: channel.name }, 'server and channel, by their names now');
+  const dmPlace = (await byId(inDm.id)).place;
+  t.equal(dmPlace.conversation_id, dm.id, 'a conversation');
+  t.same(dmPlace.conversation_name.split(', ').sort(), [owner.username, member.username].sort(), 'a DM is named by its members');
+  t.equal((await byId(ofUser.id)).place, null, 'a user report has no place');
+  t.equal((await admin.get('/api/admin/reports')).body.find((r: { id: string }) => r.id === inServer.id).place.server_name, 'Renamed place', 'the queue carries it too');
+});
+
 t.test('a report keeps its snapshot after the message is edited and deleted', async (t) => {
   const { server, admin, owner, channelMessages, join } = await setup(t);
   const member = await signUp(server.url);

@@ -282,13 +282,16 @@ function readState(): Record<string, Schema> {
 
 /** A report, one shape per type (its snapshot and, for administrators, its context's target). */
 function reports(withContext = false): Schema[] {
-  const kinds: [string, string, Schema][] = [
-    ['user', 'UserSnapshot', ref('NameRef')],
-    ['server', 'ServerSnapshot', obj({ server_id: uuid, name: str })],
-    ['server_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author')],
-    ['conversation_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author')],
+  const none: Schema = { type: 'null' };
+  const kinds: [string, string, Schema, Schema][] = [
+    ['user', 'UserSnapshot', ref('NameRef'), none],
+    ['server', 'ServerSnapshot', obj({ server_id: uuid, name: str }), none],
+    ['server_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author'),
+      obj({ server_id: uuid, server_name: nullable(str), channel_id: uuid, channel_name: nullable(str) })],
+    ['conversation_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author'),
+      obj({ conversation_id: uuid, conversation_name: withDescription(nullable(str), "a group's name, or its members' usernames") })],
   ];
-  return kinds.map(([type, snapshot, target]) =>
+  return kinds.map(([type, snapshot, target, place]) =>
     obj({
       id: uuid,
       type: { type: 'string', const: type },
@@ -297,6 +300,7 @@ function reports(withContext = false): Schema[] {
       status: oneOf('pending', 'resolved'),
       reporter: ref('NameRef'),
       snapshot: withDescription(ref(snapshot), 'what the target looked like when reported'),
+      place: withDescription(place, 'where a reported message is, named as it is now (a name is null once that place is gone); null for other reports'),
       created_at: time,
       updated_at: nullable(time),
       updated_by: nullable(ref('NameRef')),

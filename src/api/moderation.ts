@@ -49,6 +49,9 @@ interface ReportRow {
   updated_by: string | null;
   updated_by_username: string | null;
   target_deleted: number;
+  server_name: string | null;
+  channel_name: string | null;
+  conversation_name: string | null;
 }
 
 interface WarningRow {
@@ -110,7 +113,11 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
   const REPORT_COLUMNS = `r.id, r.type, r.target, r.reason, r.snapshot, r.status, r.created_at, r.updated_at,
       r.reporter_id, ru.username AS reporter_username, r.updated_by, uu.username AS updated_by_username,
       (r.type IN ('server_message', 'conversation_message') AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.target))
-        OR (r.type = 'server' AND NOT EXISTS (SELECT 1 FROM servers s WHERE s.id = r.target)) AS target_deleted
+        OR (r.type = 'server' AND NOT EXISTS (SELECT 1 FROM servers s WHERE s.id = r.target)) AS target_deleted,
+      (SELECT name FROM servers WHERE id = json_extract(r.snapshot, '$.server_id')) AS server_name,
+      (SELECT name FROM channels WHERE id = json_extract(r.snapshot, '$.channel_id')) AS channel_name,
+      (SELECT coalesce(c.name, (SELECT group_concat(u.username, ', ') FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+          WHERE cm.conversation_id = c.id)) FROM conversations c WHERE c.id = json_extract(r.snapshot, '$.conversation_id')) AS conversation_name
     FROM reports r JOIN users ru ON ru.id = r.reporter_id LEFT JOIN users uu ON uu.id = r.updated_by`;
   const pendingDuplicate = db.prepare<[string, string, string], { id: string }>(
     "SELECT id FROM reports WHERE reporter_id = ? AND type = ? AND target = ? AND status = 'pending'",
@@ -145,19 +152,31 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
   const warningCount = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM warnings');
   const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
 
-  const reportRecord = (r: ReportRow) => ({
-    id: r.id,
-    type: r.type,
-    target: r.target,
-    reason: r.reason,
-    status: r.status,
-    reporter: { user_id: r.reporter_id, username: r.reporter_username },
-    snapshot: JSON.parse(r.snapshot),
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-    updated_by: r.updated_by ? { user_id: r.updated_by, username: r.updated_by_username } : null,
-    target_deleted: r.target_deleted === 1,
-  });
+  /** Where a reported message is, named as it is now (a name is null once that place is gone); null for other reports. */
+  const placeOf = (r: ReportRow, snapshot: Record<string, string>) => {
+    if (r.type === 'server_message') {
+      return { server_id: snapshot.server_id, server_name: r.server_name, channel_id: snapshot.channel_id, channel_name: r.channel_name };
+    }
+    if (r.type === 'conversation_message') return { conversation_id: snapshot.conversation_id, conversation_name: r.conversation_name };
+    return null;
+  };
+  const reportRecord = (r: ReportRow) => {
+    const snapshot = JSON.parse(r.snapshot);
+    return {
+      id: r.id,
+      type: r.type,
+      target: r.target,
+      reason: r.reason,
+      status: r.status,
+      reporter: { user_id: r.reporter_id, username: r.reporter_username },
+      snapshot,
+      place: placeOf(r, snapshot),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      updated_by: r.updated_by ? { user_id: r.updated_by, username: r.updated_by_username } : null,
+      target_deleted: r.target_deleted === 1,
+    };
+  };
   const warningRecord = (w: WarningRow) => ({
     id: w.id,
     user_id: w.user_id,

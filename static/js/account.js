@@ -80,7 +80,11 @@ async function start() {
   try {
     account = await api('GET', '/api/account');
   } catch (err) {
-    showText('problem', err.status === 401 ? 'You are not signed in. Log in on the home page first.' : err.message);
+    if (err.status !== 401) return showText('problem', err.message);
+    // Signed out (a session that ended): a sign-in that comes back to this page, section included.
+    $('signin-link').href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
+    $('signed-out').hidden = false;
+    $('signin-link').focus();
     return;
   }
   initProfile(update);

@@ -11,6 +11,16 @@ function problem(text) {
   showText('problem', text);
 }
 
+/** A refusal: a session that ended offers a sign-in that comes back here; anything else is said. */
+function failed(err) {
+  if (err.status !== 401) return problem(err.message);
+  problem('');
+  $('admin').hidden = true;
+  $('signin-link').href = `/?next=${encodeURIComponent(location.pathname)}`;
+  $('signed-out').hidden = false;
+  $('signin-link').focus();
+}
+
 function notice(text) {
   showText('problem', '');
   showText('notice', text);
@@ -28,7 +38,7 @@ function pagedList({ name, list, fetchPage, render }) {
       $(`${name}-next`).disabled = items.length < LIMIT;
       $(`${name}-page`).textContent = items.length ? `${offset + 1} to ${offset + items.length}` : '';
     } catch (err) {
-      problem(err.message);
+      failed(err);
     }
   };
   $(`${name}-prev`).addEventListener('click', () => {
@@ -59,7 +69,7 @@ async function act(work, done) {
     await work();
     await done();
   } catch (err) {
-    problem(err.message);
+    failed(err);
   }
 }
 
@@ -89,6 +99,54 @@ function reportSubject(report) {
       ` wrote, ${s.created_at ? formatTime(s.created_at) : ''}${s.edited_at ? ' (edited)' : ''}:`),
     el('div', { class: 'quote-text', text: s.content || '(no text)' }),
     files ? el('div', { class: 'muted', text: `Files: ${files}` }) : null);
+}
+
+/** Where a reported message is: "Book club › #general", or a group's name or its members. */
+function placeWords(report) {
+  const p = report.place;
+  if (!p) return null;
+  if (p.channel_id) return `${p.server_name ?? '(a deleted server)'} › #${p.channel_name ?? '(a deleted channel)'}`;
+  return p.conversation_name ? `Conversation: ${p.conversation_name}` : 'A conversation that no longer exists';
+}
+
+/** The message's own address in the app (docs/ui.md "Message links"). */
+function messageLink(report) {
+  const p = report.place;
+  return p.channel_id ? `/channels/${p.server_id}/${p.channel_id}/${report.target}` : `/channels/@me/${p.conversation_id}/${report.target}`;
+}
+
+/** A reported message among its neighbours (GET /api/admin/reports/{id}: up to 5 on each side), shown in the card. */
+async function showSurroundings(report, box, button) {
+  button.disabled = true;
+  try {
+    const { context } = await api('GET', `/api/admin/reports/${report.id}`);
+    box.replaceChildren(...context.messages.map((m) => el('li', { class: m.id === report.target ? 'reported' : '' },
+      el('span', { class: 'muted', text: `${m.author?.username ?? 'unknown'}, ${formatTime(m.created_at)}: ` }),
+      el('span', { text: m.content || '(no text)' }))));
+    if (!context.messages.length) box.replaceChildren(el('li', { class: 'muted', text: 'The message is gone, and so is what surrounded it.' }));
+    box.hidden = false;
+    button.hidden = true;
+  } catch (err) {
+    failed(err);
+    button.disabled = false;
+  }
+}
+
+/** "Open in context", "Show surrounding messages" and "Delete message", for a message that is still there. */
+function messageActions(report) {
+  if (!report.place) return [];
+  if (report.target_deleted) return [el('p', { class: 'deleted-note', text: 'This message has been deleted.' })];
+  const around = el('ol', { class: 'surroundings', 'aria-label': 'The reported message among its neighbours', hidden: true });
+  const show = el('button', { type: 'button', class: 'small', onclick: () => showSurroundings(report, around, show) }, 'Show surrounding messages');
+  const remove = el('button', {
+    type: 'button', class: 'small danger',
+    onclick: () => act(async () => {
+      if (!(await confirmAction('Delete this message?', `It is deleted for everyone in ${placeWords(report)}. The report keeps what it said.`, 'Delete message'))) return;
+      await api('DELETE', `/api/admin/messages/${report.target}`);
+      notice('The message was deleted.');
+    }, reports.load),
+  }, 'Delete message');
+  return [el('div', { class: 'message-actions' }, el('a', { href: messageLink(report), class: 'open-link' }, 'Open in context'), show, remove), around];
 }
 
 /** The user record (standing, warnings) of the admin list, found by name. */
@@ -168,7 +226,9 @@ const reports = pagedList({
     return el('li', { 'data-type': report.type },
       el('div', { class: 'title' }, TYPE_TITLES[report.type] || report.type, el('span', { class: `badge ${report.status}`, text: report.status })),
       reportSubject(report),
+      ...messageActions(report),
       el('dl', {},
+        placeWords(report) ? field('Where', placeWords(report)) : [],
         field('Reported by', report.reporter.username),
         field('Reason', report.reason),
         field('Filed', formatTime(report.created_at)),
@@ -263,9 +323,8 @@ async function start() {
     showText('who', `signed in as ${me.username}`);
     myId = me.user_id;
   } catch (err) {
-    if (err.status === 401) problem('Sign in first: this page is for administrators only.');
-    else if (err.status === 403) problem(`This page is for administrators only. (${err.message})`);
-    else problem(err.message);
+    if (err.status === 403) problem('This page is for site administrators only, and your account is not one.');
+    else failed(err);
     return;
   }
   $('admin').hidden = false;

@@ -146,6 +146,8 @@ async function start() {
     else localStorage.removeItem(SIGNED_IN_HINT);
     $('next-note').hidden = !sessionStorage.getItem(NEXT_KEY);
     wireForms();
+    // Where a person starts: the username of the sign-in form (its password when the browser filled the name).
+    ($('login-username').value ? $('login-password') : $('login-username')).focus();
     return; // the sign-in forms stay
   }
   // Signed in while a ?next= was waiting (signed in through the no-script form): go there now.

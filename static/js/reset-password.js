@@ -6,16 +6,22 @@ import { $, showNotice } from './ui.js';
 
 const UNREACHABLE = 'The server could not be reached; try again.';
 
-const token = new URLSearchParams(location.search).get('token');
+const TOKEN_KEY = 'chat.reset-token';
 const requestForm = $('request-form');
 const resetForm = $('reset-form');
 
-// The token opens the account: keep it out of the history and address bar once read.
-if (token) history.replaceState(null, '', location.pathname);
+// The token opens the account: keep it out of the history and address bar once read, but keep
+// it in this tab (sessionStorage) until it is used, so that a reload still resets the password.
+const token = new URLSearchParams(location.search).get('token') || sessionStorage.getItem(TOKEN_KEY);
+if (token) {
+  sessionStorage.setItem(TOKEN_KEY, token);
+  history.replaceState(null, '', location.pathname);
+}
+const forgetToken = () => sessionStorage.removeItem(TOKEN_KEY);
 
 const show = (text, isError) => showNotice('status', text, isError);
 
-/** The server's reason for a refusal, or ours when it could not be asked. */
+/** The reason for a refusal, or ours when the server could not be asked. */
 const reasonOf = (err) => (err.status === 0 ? UNREACHABLE : err.message);
 
 requestForm.addEventListener('submit', async (event) => {
@@ -43,19 +49,20 @@ resetForm.addEventListener('submit', async (event) => {
   button.disabled = true;
   try {
     await api('POST', '/api/password-reset', { token, password });
+    forgetToken();
     resetForm.hidden = true;
     show('Your password is changed and every session of the account has ended. Sign in with the new password.', false);
   } catch (err) {
-    const reason = reasonOf(err);
     // A used or expired link cannot be retried: offer to send a new one right here.
-    if (/expired|invalid|already been used/.test(reason)) {
+    if (err.status === 400 && /expired|invalid|already been used/.test(err.reason)) {
+      forgetToken();
       resetForm.hidden = true;
       requestForm.hidden = false;
-      show(/expired/.test(reason)
+      show(/expired/.test(err.reason)
         ? 'This reset link has expired (links last one hour). Enter your address to get a new one.'
         : 'This reset link was already used. Enter your address to get a new one.', true);
     } else {
-      show(reason, true);
+      show(reasonOf(err), true);
     }
   }
   button.disabled = false;
