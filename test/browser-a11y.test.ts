@@ -8,7 +8,8 @@ import { uniqueName } from './helpers/client';
 /**
  * Issue 35, keyboard and accessibility: axe-core (from node_modules, injected into a context made
  * with bypassCSP for these checks only) on the home, app (light, dark, phone), account, admin and
- * invite pages finds no critical or serious violation. Machines without /usr/bin/chromium skip this.
+ * invite pages, and on the account and admin pages signed out, finds no critical or serious
+ * violation. Machines without /usr/bin/chromium skip this.
  */
 const AXE = path.join(process.cwd(), 'node_modules/axe-core/axe.min.js');
 
@@ -72,6 +73,9 @@ t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }
     await check(t, 'app-phone-dark', app, { phone: true, dark: true, ready: '#messages > li.msg' });
     await check(t, 'account', `${server.url}/account`, { ready: 'main' });
     await check(t, 'admin', `${server.url}/admin`, { ready: 'main' });
+    // Signed out, both offer a sign-in that comes back to them.
+    await check(t, 'admin-signed-out', `${server.url}/admin`, { signedOut: true, ready: '#signed-out:not([hidden])' });
+    await check(t, 'account-signed-out', `${server.url}/account`, { signedOut: true, ready: '#signed-out:not([hidden])' });
     await check(t, 'invite', `${server.url}/invites/${token}`, { ready: 'main' });
   });
 

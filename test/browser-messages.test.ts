@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SKIP, MARKDOWN, XSS, closeScene, gradientPng, join, message, openChannel, openScene, send, sessionOf, shot, signIn, until } from './helpers/browser';
+import { SKIP, MARKDOWN, XSS, closeScene, gradientPng, join, message, openChannel, openScene, send, sessionOf, shot, shotsAtBothWidths, signIn, until } from './helpers/browser';
 import { Client, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
@@ -280,7 +280,7 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     // Issue 35 #2: cancelling gives back what was being sent.
     t.equal(await page.inputValue('#composer-text'), 'never arrives', 'issue 35 #2: the text of a cancelled upload is back in the composer');
     t.same(await page.locator('#file-chips .chip-name').allTextContents(), ['cancel-me.txt'], 'issue 35 #2: and so is its file');
-    await shot(page, 'round3-upload-cancelled');
+    await shotsAtBothWidths(page, 'round3-upload-cancelled');
     await page.locator('#file-chips .chip-remove').click();
     await page.fill('#composer-text', '');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });

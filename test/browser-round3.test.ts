@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, closeScene, join, message, openChannel, openScene, openWindow, post, shot, signIn, until } from './helpers/browser';
+import { EXPECTED_REFUSALS, PASSWORD, SKIP, closeScene, join, message, openChannel, openScene, openWindow, post, shotsAtBothWidths, signIn, until } from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { linkIn, readOutbox } from './helpers/mail';
@@ -30,16 +30,7 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
   let generalId = '';
   const serverName = 'Round three';
 
-  /** The page as it is, then at phone width (after `onPhone`, which opens the screen there), then back. */
-  async function shots(page: Page, name: string, onPhone?: () => Promise<void>) {
-    await shot(page, `round3-${name}-desktop`);
-    const size = page.viewportSize()!;
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForTimeout(150);
-    await onPhone?.();
-    await shot(page, `round3-${name}-phone`);
-    await page.setViewportSize(size);
-  }
+  const shots = (page: Page, name: string, onPhone?: () => Promise<void>) => shotsAtBothWidths(page, `round3-${name}`, onPhone);
 
   await step('#15: a new user lands on Friends with a welcome that offers to create a server or open an invite', async (t) => {
     [aliceApi, bobApi] = await Promise.all([signIn(scene, alice, aliceName), signIn(scene, bob, bobName)]);
@@ -103,6 +94,24 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     });
     t.pass('a category tab scrolls to its section');
     await page.keyboard.press('Escape');
+  });
+
+  await step('the keys can be found in the app: Ctrl+/ and the user panel\'s menu list them', async (t) => {
+    const { page } = alice;
+    await page.focus('#composer-text');
+    await page.keyboard.press('Control+/');
+    const dialog = page.locator('#shortcuts-dialog');
+    await dialog.getByRole('cell', { name: 'Reply to the focused message' }).waitFor();
+    t.ok(await dialog.getByRole('cell', { name: 'Jump to a channel or conversation' }).isVisible(), 'the dialog lists the keys');
+    await shots(page, 'shortcuts');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await page.click('#me-button');
+    await page.locator('#me-menu').getByRole('menuitem', { name: 'Keyboard shortcuts' }).click();
+    await dialog.waitFor();
+    t.pass('the user panel\'s menu opens it too');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
   });
 
   await step('#13: slow mode tells an administrator quietly, inside the composer, not on a line above it', async (t) => {

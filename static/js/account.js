@@ -84,6 +84,9 @@ async function start() {
     // Signed out (a session that ended): a sign-in that comes back to this page, section included.
     $('signin-link').href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
     $('signed-out').hidden = false;
+    // Links to sections that do not show, and a log out with nothing to end, would only mislead.
+    $('account-nav').hidden = true;
+    $('logout-form').hidden = true;
     $('signin-link').focus();
     return;
   }

@@ -13,6 +13,7 @@ import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
 import { initRoom, openRoom, closeRoom, currentRoom, catchUp, showMessage, mayPin } from './room.js';
+import { openShortcuts } from './keyboard.js';
 import { initComposer, restoreDraft, updateComposer } from './composer.js';
 import { loadMembers, renderMembers, setMemberHooks } from './members.js';
 import { initPeople, showPeople, openDm } from './people.js';
@@ -322,6 +323,7 @@ function openMeMenu(anchor) {
         : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
     }),
     menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
+    menuItem('Keyboard shortcuts', 'menu', openShortcuts),
     state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
     menuItem('Log out', 'logout', logOut, { danger: true }),
   ].filter(Boolean));

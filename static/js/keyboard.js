@@ -7,7 +7,7 @@
 //   a redraw, or was a menu's item), focus goes back to what opened it, else to the composer.
 // It reaches the composer through the DOM (#composer-text and its "input" event, which keeps the
 // draft, the counter and the typing notice), so composer.js needs no hook for it.
-import { $ } from './ui.js';
+import { $, el } from './ui.js';
 import { composerField, messageItems } from './room-focus.js';
 
 const TYPING = 'input, textarea, select, [contenteditable=""], [contenteditable="true"]';
@@ -59,7 +59,50 @@ function afterClose() {
   });
 }
 
+// The keys, as the shortcuts dialog lists them (docs/ui.md "Keyboard" says the same).
+const SHORTCUTS = [
+  ['Ctrl+K', 'Jump to a channel or conversation'],
+  ['Ctrl+F or /', 'Search'],
+  ['Ctrl+/', 'This list of keys'],
+  ['Tab, Shift+Tab', 'Between the list, the message list (one stop) and the composer'],
+  ['↑ ↓, Page Up, Page Down', 'Between messages (↑ at the top loads older ones)'],
+  ['Home, End', 'The first or last loaded message'],
+  ['Enter, Shift+F10', "The focused message's menu"],
+  ['E', 'Edit the focused message (your own)'],
+  ['R', 'Reply to the focused message'],
+  ['Delete', 'Delete the focused message (asks first)'],
+  ['+', 'React to the focused message'],
+  ['← →', "The focused message's buttons"],
+  ['↑ in an empty composer', 'Edit your last message'],
+  ['Escape', 'Close, cancel a reply, back to the message'],
+  ['Any letter', 'Starts writing in the composer'],
+];
+
+/** A dialog listing the keys (Ctrl+/ or the user panel's menu), so they can be found without the docs. */
+export function openShortcuts() {
+  let dialog = $('shortcuts-dialog');
+  if (!dialog) {
+    dialog = el('dialog', { id: 'shortcuts-dialog', 'aria-labelledby': 'shortcuts-title' },
+      el('form', { method: 'dialog', class: 'dialog-form' },
+        el('h2', { id: 'shortcuts-title', text: 'Keyboard shortcuts' }),
+        el('table', { class: 'shortcuts-table' },
+          el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Keys' }), el('th', { scope: 'col', text: 'What they do' }))),
+          el('tbody', {}, SHORTCUTS.map(([keys, does]) => el('tr', {}, el('td', {}, el('kbd', { text: keys })), el('td', { text: does }))))),
+        el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Close'))));
+    document.body.append(dialog);
+  }
+  if (!dialog.open) dialog.showModal();
+}
+
+function shortcutKeys(e) {
+  if ((e.ctrlKey || e.metaKey) && e.key === '/') {
+    e.preventDefault();
+    openShortcuts();
+  }
+}
+
 export function initKeyboard() {
+  window.addEventListener('keydown', shortcutKeys);
   $('skip-link').addEventListener('click', skipToComposer);
   window.addEventListener('keydown', typeToComposer);
   document.addEventListener('focusin', (e) => {

@@ -79,6 +79,21 @@ export async function shot(page: Page, name: string, fullPage = false): Promise<
 }
 
 /**
+ * A screen as it is (`<name>-desktop.png`), then at phone width (`<name>-phone.png`, after
+ * `onPhone`, which opens the screen there when the phone layout shows something else first), and
+ * the window back at its size.
+ */
+export async function shotsAtBothWidths(page: Page, name: string, onPhone?: () => Promise<void>): Promise<void> {
+  await shot(page, `${name}-desktop`);
+  const size = page.viewportSize()!;
+  await page.setViewportSize(PHONE.viewport);
+  await page.waitForTimeout(150);
+  await onPhone?.();
+  await shot(page, `${name}-phone`);
+  await page.setViewportSize(size);
+}
+
+/**
  * Steps that build on each other: after a failed one, the rest are skipped, not failed too, and
  * every window's screen at the failure is saved as `<prefix>-failed-<name>.png` in the temp dir.
  */
