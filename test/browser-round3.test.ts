@@ -256,6 +256,12 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
       await page.locator(ready).waitFor();
       t.equal(new URL(page.url()).pathname, path, `after signing in, the browser is back on ${path}`);
     }
+    // The session ends while /account is open: the next action says so, with the same sign-in.
+    await visitor.context.clearCookies();
+    await page.fill('#display-name', 'Still here?');
+    await page.click('#name-form button[type=submit]');
+    await page.locator('#signed-out').getByRole('link', { name: 'Sign in' }).waitFor();
+    t.equal(await page.isVisible('#account'), false, 'the sections give way to the sign-in');
   });
 
   closeScene(t, scene);

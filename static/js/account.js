@@ -4,7 +4,7 @@
 // also where a suspended user learns why. Each area is its own module; this one holds the
 // account record and redraws the sections when one of them changes it.
 import './theme.js';
-import { api } from './api.js';
+import { api, SIGNED_OUT_EVENT } from './api.js';
 import { $, el, showText, showNotice, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { initProfile, showProfile } from './account-profile.js';
 import { initSecurity, showSecurity } from './account-security.js';
@@ -76,18 +76,23 @@ function update(changes) {
   render();
 }
 
+/** Signed out (no session, or it ended while the page was open): a sign-in that comes back here, section included. */
+function showSignedOut() {
+  $('signin-link').href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
+  $('signed-out').hidden = false;
+  // Sections, links to them and a log out with nothing to end would only mislead.
+  $('account').hidden = true;
+  $('account-nav').hidden = true;
+  $('logout-form').hidden = true;
+  $('signin-link').focus();
+}
+
 async function start() {
+  window.addEventListener(SIGNED_OUT_EVENT, showSignedOut);
   try {
     account = await api('GET', '/api/account');
   } catch (err) {
-    if (err.status !== 401) return showText('problem', err.message);
-    // Signed out (a session that ended): a sign-in that comes back to this page, section included.
-    $('signin-link').href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
-    $('signed-out').hidden = false;
-    // Links to sections that do not show, and a log out with nothing to end, would only mislead.
-    $('account-nav').hidden = true;
-    $('logout-form').hidden = true;
-    $('signin-link').focus();
+    if (err.status !== 401) showText('problem', err.message);
     return;
   }
   initProfile(update);

@@ -17,6 +17,7 @@ const REWORDED = [
   [/^invite not found or expired$/, () => 'This invite has expired or does not exist. Ask for a new one.'],
   [/^username is already taken$/, () => 'That username is taken: try another one.'],
   [/^invalid username or password$/, () => 'The username or the password is wrong.'],
+  [/^sign in required$/, () => 'You are signed out. Sign in again.'],
   [/^too many (.+); try again in (\d+) s$/, (m) => `You are doing that too often. Try again in ${m[2]} ${m[2] === '1' ? 'second' : 'seconds'}.`],
   [/^request body is larger than (\d+) bytes$/, (m) => `That is too large to send: the limit is ${Math.max(1, Math.floor(Number(m[1]) / 1048576))} MB.`],
   [/^(.+) not found$/, (m) => `That ${m[1]} no longer exists.`],
@@ -59,6 +60,10 @@ export function apiWithReason(method, path, body, reason) {
   const text = (reason || '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return request(method, path, body, text ? { 'X-Audit-Log-Reason': encodeURIComponent(text) } : {});
 }
+
+/** The server's reason when a request has no session, and the window event that says so. */
+const SIGNED_OUT = 'sign in required';
+export const SIGNED_OUT_EVENT = 'chat:signed-out';
 
 /** Calls that must not set off a resume: the sign-in calls themselves. */
 const NO_RESUME = new Set(['/api/login', '/api/logout', '/api/session/resume', '/api/register']);
@@ -122,6 +127,8 @@ async function request(method, path, body, headers, resumed = false) {
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => '')).trim();
+    // The session is gone (and could not be resumed): a page that offers a sign-in listens.
+    if (res.status === 401 && text === SIGNED_OUT) window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
     const wait = Number(res.headers.get('Retry-After'));
     throw new ApiError(res.status, text ? forPeople(text) : `The server answered ${res.status}.`, Number.isFinite(wait) && wait > 0 ? wait : null, text);
   }
