@@ -2,7 +2,7 @@ import t from 'tap';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { Test } from 'tap';
-import { SKIP, PASSWORD, bookClub, clientOf, closeScene, openScene, post, shot } from './helpers/browser';
+import { SKIP, bookClub, closeScene, openScene, post, shot, signIn } from './helpers/browser';
 import { uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
@@ -34,13 +34,7 @@ t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }
   let token = '';
 
   await step('(set-up) alice signs up, has a server with 15 messages (a screenful: every kind of row axe checks), the last one edited', async () => {
-    const { page } = alice;
-    await page.goto(`${server.url}/`);
-    await page.fill('#register-username', aliceName);
-    await page.fill('#register-password', PASSWORD);
-    await page.click('#register-form button[type=submit]');
-    await page.locator('#app').waitFor();
-    const api = await clientOf(alice, server.url);
+    const api = await signIn(scene, alice, aliceName);
     ({ serverId, generalId, token } = await bookClub(api, []));
     let last = { id: '' };
     for (let i = 0; i < 15; i++) last = await post(api, serverId, generalId, `message number ${i}`);

@@ -10,10 +10,10 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
 
 /** `bot`: present (true) on bots and webhooks only. */
-const BOT_FLAG: Schema = { type: 'boolean', const: true, description: 'a bot: present only then' };
+export const BOT_FLAG: Schema = { type: 'boolean', const: true, description: 'a bot or a webhook: present only then' };
 
 export const schemas: Record<string, Schema> = {
-  UserRef: obj({ ...profile(), bot: withDescription({ type: 'boolean', const: true }, 'a bot or a webhook: present only then') }, ['bot']),
+  UserRef: obj({ ...profile(), bot: BOT_FLAG }, ['bot']),
   NameRef: withDescription(obj({ user_id: uuid, username: str }), 'a user as administrators and the audit log name them'),
   Ok: obj({ ok: { const: true } }),
   Registered: obj({ user_id: uuid }),
@@ -162,7 +162,7 @@ export const schemas: Record<string, Schema> = {
     joined_at: time,
     presence: ref('Shown'),
     timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
-    bot: withDescription({ type: 'boolean', const: true }, 'a bot: present only then'),
+    bot: BOT_FLAG,
   }, ['bot']),
   Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
   Invite: obj({

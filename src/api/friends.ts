@@ -6,7 +6,7 @@ import { created, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import { type Ctx, type Route, type UserRef, refOf, userRef } from '../core/types';
 import { readUsername } from '../parts/accounts/users';
-import type { FriendRecord } from '../core/records';
+import { type FriendRecord, friendRecord as friendOf } from '../core/records';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'limits' | 'hub' | 'directory' | 'presence' | 'perms'>;
 
@@ -84,10 +84,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot, r.accepted_at AS since
        FROM friend_requests r JOIN profiles u ON u.id = r.from_user WHERE r.id = ?`,
   );
-  const friendRecord = (requestId: string): FriendRecord => {
-    const row = friendRow.get(requestId)!;
-    return { ...userRef(row), since: row.since };
-  };
+  const friendRecord = (requestId: string): FriendRecord => friendOf(friendRow.get(requestId)!);
   const removeFriendship = db.prepare("DELETE FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
 
   const insertBlock = db.prepare('INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?, ?, ?)');

@@ -1,4 +1,4 @@
-import type { UserRef } from './types';
+import { type UserRef, userRef } from './types';
 
 /**
  * The records the API answers with and the sockets send, as TypeScript sees them: shaped once
@@ -65,6 +65,9 @@ export interface FriendRecord {
   bot?: true;
   since: string;
 }
+
+/** A friend from the profiles view's columns and when the friendship began. */
+export const friendRecord = (row: Parameters<typeof userRef>[0] & { since: string }): FriendRecord => ({ ...userRef(row), since: row.since });
 
 export interface ContainerState {
   last_message_id: string | null;

@@ -141,7 +141,7 @@ function messageActions(report) {
   const remove = el('button', {
     type: 'button', class: 'small danger',
     onclick: () => act(async () => {
-      if (!(await confirmAction('Delete this message?', `It is deleted for everyone in ${placeWords(report)}. The report keeps what it said.`, 'Delete message'))) return;
+      if (!(await confirmAction('Delete this message?', `It is deleted for everyone who can see it (${placeWords(report)}). The report keeps what it said.`, 'Delete message'))) return;
       await api('DELETE', `/api/admin/messages/${report.target}`);
       notice('The message was deleted.');
     }, reports.load),

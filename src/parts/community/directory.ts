@@ -1,7 +1,7 @@
 import { type DB, generationWatch } from '../../core/db';
 import { type UserRef, userRef } from '../../core/types';
 import { namesOf } from '../../rules/channel-permissions';
-import type { CategoryRecord, ChannelRecord, ConversationRecord, FriendRecord, ServerRecord } from '../../core/records';
+import { type CategoryRecord, type ChannelRecord, type ConversationRecord, type FriendRecord, type ServerRecord, friendRecord } from '../../core/records';
 
 /**
  * The read side of servers, channels, conversations and friends: the records the API lists and
@@ -187,7 +187,7 @@ export function createDirectory(db: DB): Directory {
       }
       return conversationsOfUser.all(userId).map((c) => conversationRecord(c, members.get(c.id) ?? []));
     },
-    friendsOf: (userId) => friendsOfUser.all(userId, userId).map((row) => ({ ...userRef(row), since: row.since })),
+    friendsOf: (userId) => friendsOfUser.all(userId, userId).map(friendRecord),
     serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
     conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
     incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
