@@ -2,6 +2,7 @@
 // category) against channels (private, read-only, no files, no reactions, no history), walked
 // through every route and event that reveals or writes channel content. The expected answers
 // come from the table below, written by hand, not from the server's rule.
+import crypto from 'node:crypto';
 import t from 'tap';
 import { type Client, signUp } from './helpers/client';
 import { must } from './helpers/community';
@@ -317,4 +318,104 @@ t.test('the account export leaves out what one wrote in a channel one no longer 
   t.same(await written(), ['staff only words', 'words for all'], 'while they see both');
   await must(owner.request('DELETE', `${base}/members/${staff.userId}/roles/${staffRole}`), 200);
   t.same(await written(), ['words for all'], 'the private channel left out once hidden');
+});
+
+/** Every frame up to (and with) the first that `last` matches. */
+async function framesUntil(socket: LiveSocket, last: (frame: any) => boolean): Promise<any[]> {
+  const frames: any[] = [];
+  for (;;) {
+    const frame = await socket.next();
+    frames.push(frame);
+    if (last(frame)) return frames;
+  }
+}
+
+t.test('what read_history hides stays hidden live: no edit, pin, reaction, delete or reply of a message from before joining', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, before } = await scene(app.url);
+  const { owner, plain, admin } = clients;
+  const C = `${base}/channels/${ids.nohistory}`;
+  const old = before.nohistory.id;
+  // Who lacks read_history there (plain) and who has it (a full server administrator), on the stream and the room socket.
+  const streams = { plain: await openSocket(app.url, '/api/ws', { client: plain }), admin: await openSocket(app.url, '/api/ws', { client: admin }) };
+  const rooms = { plain: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: plain }), admin: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: admin }) };
+  t.teardown(() => [...Object.values(streams), ...Object.values(rooms)].forEach((s) => s.ws.close()));
+  await Promise.all(Object.values(streams).map((s) => s.event('ready')));
+
+  await must(owner.put(`${C}/messages/${old}`, { content: 'beforeword edited' }), 200);
+  await must(owner.request('DELETE', `${C}/pins/${old}`), 200);
+  await must(owner.put(`${C}/pins/${old}`), 200);
+  await must(owner.put(`${C}/messages/${old}/reactions`, { emoji: '👀' }), 200);
+  const reply = (await must(owner.post(`${C}/messages`, { content: 'as I said', reply_to: old }), 201)).body;
+  await must(owner.put(`${C}/messages/${reply.id}`, { content: 'as I said before' }), 200);
+  await must(owner.request('DELETE', `${C}/messages/${old}`), 204);
+  await must(owner.post(`${C}/messages`, { content: 'the end' }), 201);
+  const theEnd = (f: any) => (f.message?.content ?? f.content) === 'the end';
+
+  const seen = { plain: await framesUntil(streams.plain, theEnd), admin: await framesUntil(streams.admin, theEnd) };
+  const events = (frames: any[]) => frames.map((f) => f.event).filter((name) => name !== 'presence');
+  t.same(events(seen.admin), ['message_edited', 'message_unpinned', 'message_pinned', 'reaction', 'message', 'message_edited', 'message_deleted', 'message'], 'with read_history: every change of the old message');
+  t.same(events(seen.plain), ['message', 'message_edited', 'message'], 'without: only the new messages');
+  t.notOk(JSON.stringify(seen.plain).includes(old), "the old message's id is never named to who cannot read it");
+  t.notOk(JSON.stringify(seen.plain).includes('beforeword'), 'nor its words');
+  const replies = (frames: any[]) => frames.filter((f) => f.message?.id === reply.id).map((f) => [f.message.reply_to, f.message.reply_preview?.content ?? null]);
+  t.same(replies(seen.admin), [[old, 'beforeword edited'], [old, 'beforeword edited']], 'the reply shows what it answers to who may read it');
+  t.same(replies(seen.plain), [[null, null], [null, null]], 'and to no one else');
+
+  const inRoom = { plain: await framesUntil(rooms.plain, theEnd), admin: await framesUntil(rooms.admin, theEnd) };
+  const kinds = (frames: any[]) => frames.map((f) => f.event ?? 'message');
+  t.same(kinds(inRoom.admin), ['edited', 'reaction', 'message', 'edited', 'deleted', 'message'], 'the room socket, with read_history');
+  t.same(kinds(inRoom.plain), ['message', 'edited', 'message'], 'the room socket, without');
+  t.notOk(JSON.stringify(inRoom.plain).includes(old), 'the room socket names the old message to no one who cannot read it');
+
+  // REST agrees: the reply names nothing it may not.
+  const page = (await must(plain.get(`${C}/messages`), 200)).body;
+  t.same(page.filter((m: any) => m.id === reply.id).map((m: any) => [m.reply_to, m.reply_preview]), [[null, null]], 'the history page');
+  t.notOk(JSON.stringify(page).includes(old), 'names no hidden message');
+  const found = (await must(plain.get(`/api/search?q=said&channel_id=${ids.nohistory}`), 200)).body.results;
+  t.same(found.map((m: any) => [m.id, m.reply_to, m.reply_preview]), [[reply.id, null, null]], 'search results too');
+  const gone = (await must(admin.get(`${C}/messages`), 200)).body.find((m: any) => m.id === reply.id);
+  t.same([gone.reply_to, gone.reply_preview], [old, null], 'with read_history, a reply to a deleted message still says it was one');
+});
+
+t.test('without read_history, the read state names no message from before joining', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const owner = await signUp(app.url);
+  const member = await signUp(app.url);
+  const server = (await must(owner.post('/api/servers', { name: 'Quiet' }), 201)).body;
+  const base = `/api/servers/${server.id}`;
+  const quiet = (await must(owner.post(`${base}/channels`, { name: 'quiet' }), 201)).body.id;
+  const busy = (await must(owner.post(`${base}/channels`, { name: 'busy' }), 201)).body.id;
+  for (const id of [quiet, busy]) await must(owner.put(`${base}/channels/${id}/overwrites/${server.id}`, { deny: ['read_history'] }), 200);
+  const old = (await must(owner.post(`${base}/channels/${quiet}/messages`, { content: 'said before' }), 201)).body.id;
+  const oldBusy = (await must(owner.post(`${base}/channels/${busy}/messages`, { content: 'said before' }), 201)).body.id;
+  await must(member.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+
+  const stateOf = async (id: string) => {
+    const listed = (await must(member.get(`${base}/channels`), 200)).body.find((c: any) => c.id === id);
+    const stream = await openSocket(app.url, '/api/ws', { client: member });
+    const ready = (await stream.event('ready')).servers[0].channels.find((c: any) => c.id === id);
+    stream.ws.close();
+    const pick = (c: any) => [c.last_message_id, c.last_read_id, c.unread_count];
+    t.same(pick(ready), pick(listed), '`ready` and the channel list agree');
+    return pick(listed);
+  };
+  t.same(await stateOf(quiet), [null, null, 0], 'nothing sent since joining: no last message, nothing read');
+  // Read markers name messages of the room the caller may read: one from before joining is no such message.
+  const hidden = await member.put(`${base}/channels/${quiet}/read`, { message_id: old });
+  const random = await member.put(`${base}/channels/${quiet}/read`, { message_id: crypto.randomUUID() });
+  t.same([hidden.status, hidden.text], [random.status, random.text], 'a read marker on a hidden message answers as one on no message');
+  t.equal(hidden.status, 400);
+
+  const fresh = (await must(owner.post(`${base}/channels/${quiet}/messages`, { content: 'said after' }), 201)).body.id;
+  t.same(await stateOf(quiet), [fresh, null, 1], 'a message since: it is the last, and unread');
+  // Past what the newest messages kept in memory hold (the count in SQL).
+  let newest = '';
+  for (let i = 0; i < 40; i++) newest = (await must(owner.post(`${base}/channels/${busy}/messages`, { content: `after ${i}` }), 201)).body.id;
+  t.same(await stateOf(busy), [newest, null, 40], 'a long channel: no read marker on a hidden message either');
+  t.not(oldBusy, newest);
+  const read = await must(member.put(`${base}/channels/${quiet}/read`, { message_id: fresh }), 200);
+  t.same([read.body.last_message_id, read.body.last_read_id, read.body.unread_count], [fresh, fresh, 0], 'read up to the new one');
 });

@@ -159,7 +159,8 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     const flags = rules?.flags(userId, container.id) ?? 0;
     const found = flags & VIEW && rules ? rankFrom(rules, userId) : null;
     if (!rules || !found) return null;
-    if (!has(flags, 'read_history')) container.hiddenUpTo = rules.joinedSeq(userId) ?? Infinity;
+    const floor = rules.historyFloor(userId, container.id);
+    if (floor > 0) container.hiddenUpTo = floor;
     return { container, rank: found, flags };
   };
   const rankIn = (userId: string, container: Container): Rank | null => accessTo(userId, container)?.rank ?? null;

@@ -206,10 +206,23 @@ export type StreamEventName = keyof typeof STREAM_EVENTS;
 /**
  * A change to a message, told once: the hub writes it to its room's sockets in the core
  * contract's shapes and to the user streams of who can see it in the catalogue's.
+ *
+ * `seq` places the message in its room's history, held against each recipient's history floor
+ * (read_history, src/rules/channel-access.ts): who may not read the message hears nothing of it,
+ * not even its id. `replySeq` is the seq of the message it replies to (null once that was
+ * deleted): who may not read that one gets the record without its reply. The record is the
+ * message as a reader with the whole history sees it.
  */
+interface Placed {
+  seq: number;
+  replySeq: number | null;
+  message: MessageRecord;
+}
+type Reactors = () => Map<string, Set<string>>;
 export type MessageChange =
-  | { kind: 'created'; message: MessageRecord }
-  | { kind: 'edited'; message: MessageRecord; reactors: () => Map<string, Set<string>> }
-  | { kind: 'deleted'; messageId: string }
-  | { kind: 'reaction'; message: MessageRecord; reactors: () => Map<string, Set<string>>; emoji: string; userId: string; added: boolean; count: number }
-  | { kind: 'pinned' | 'unpinned'; message: MessageRecord; reactors: () => Map<string, Set<string>> };
+  | ({ kind: 'created' } & Placed)
+  | ({ kind: 'edited'; reactors: Reactors } & Placed)
+  /** Without `seq` (a caller that no longer knows it), only readers of the whole history are told. */
+  | { kind: 'deleted'; messageId: string; seq?: number }
+  | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
+  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);
