@@ -4,7 +4,7 @@
 // come from the table below, written by hand, not from the server's rule.
 import crypto from 'node:crypto';
 import t from 'tap';
-import { type Client, signUp } from './helpers/client';
+import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { startServer } from './helpers/server';
 import { exportOf } from './helpers/export';
@@ -418,4 +418,51 @@ t.test('without read_history, the read state names no message from before joinin
   t.not(oldBusy, newest);
   const read = await must(member.put(`${base}/channels/${quiet}/read`, { message_id: fresh }), 200);
   t.same([read.body.last_message_id, read.body.last_read_id, read.body.unread_count], [fresh, fresh, 0], 'read up to the new one');
+});
+
+t.test("a report's answer carries no more of a message than its reporter may read: earlier versions only to who reads the edit history", async (t) => {
+  const siteAdmin = uniqueName('boss');
+  const app = await startServer({ env: { ADMIN_USERS: siteAdmin } });
+  t.teardown(app.close);
+  const { clients, base, ids } = await scene(app.url);
+  const boss = await signUp(app.url, siteAdmin);
+  const { owner, plain } = clients;
+  await must(boss.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+  const C = `${base}/channels/${ids.open}/messages`;
+  // The owner's message, edited twice; a plain member's own, edited once.
+  const theirs = (await must(owner.post(C, { content: 'first words' }), 201)).body.id;
+  await must(owner.put(`${C}/${theirs}`, { content: 'second words' }), 200);
+  await must(owner.put(`${C}/${theirs}`, { content: 'last words' }), 200);
+  const own = (await must(plain.post(C, { content: 'my first' }), 201)).body.id;
+  await must(plain.put(`${C}/${own}`, { content: 'my last' }), 200);
+  const versions = (body: any) => body.snapshot.versions.map((v: any) => v.content);
+  for (const s of SUBJECTS) {
+    const history = (await clients[s].get(`${C}/${theirs}/history`)).status;
+    const report = await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: `check ${s}` }), 201);
+    const readable = history === 200 ? ['first words', 'second words', 'last words'] : ['last words'];
+    t.same(versions(report.body), readable, `${s} (edit history ${history}): the answer's versions`);
+    t.equal(report.body.snapshot.content, 'last words', `${s}: the words they see`);
+    t.notOk(report.text.includes('first words') && history !== 200, `${s}: no earlier words anywhere in the answer`);
+    // A second report while the first is pending answers with the same report: as much, no more.
+    t.same(versions((await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: 'again' }), 200)).body), readable, `${s}: the merged answer too`);
+  }
+  t.same(versions((await must(plain.post('/api/reports', { type: 'server_message', target: own, reason: 'mine' }), 201)).body), ['my first', 'my last'], "one's own message: every version");
+  t.same(versions((await must(boss.post('/api/reports', { type: 'server_message', target: theirs, reason: 'site' }), 201)).body).length, 3, 'a site administrator (a plain member there) reads every version');
+  // Administrators get the whole snapshot of every report.
+  const queue = (await must(boss.get('/api/admin/reports'), 200)).body.filter((r: any) => r.target === theirs);
+  t.ok(queue.length >= SUBJECTS.length && queue.every((r: any) => r.snapshot.versions.length === 3), 'the queue keeps every version');
+
+  // In a DM only the author reads the history: the other side reports what they see.
+  await must(owner.post('/api/friends/requests', { username: plain.username }), 201);
+  const request = (await must(plain.get('/api/friends/requests'), 200)).body.find((r: any) => r.from.user_id === owner.userId);
+  await must(plain.post(`/api/friends/requests/${request.id}/accept`), 200);
+  const dm = (await must(owner.post('/api/conversations/dm', { usernames: [plain.username] }), 201)).body.id;
+  const said = (await must(owner.post(`/api/conversations/${dm}/messages`, { content: 'rude' }), 201)).body.id;
+  await must(owner.put(`/api/conversations/${dm}/messages/${said}`, { content: 'polite' }), 200);
+  t.equal((await plain.get(`/api/conversations/${dm}/messages/${said}/history`)).status, 403, 'the other side may not read the DM history');
+  const dmReport = await must(plain.post('/api/reports', { type: 'conversation_message', target: said, reason: 'dm' }), 201);
+  t.same(versions(dmReport.body), ['polite'], 'nor does the report answer show it');
+  t.notOk(dmReport.text.includes('rude'));
+  const stored = (await must(boss.get(`/api/admin/reports/${dmReport.body.id}`), 200)).body;
+  t.same(versions(stored), ['rude', 'polite'], 'the administrator sees what was said first');
 });
