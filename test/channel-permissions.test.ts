@@ -466,3 +466,47 @@ t.test("a report's answer carries no more of a message than its reporter may rea
   const stored = (await must(boss.get(`/api/admin/reports/${dmReport.body.id}`), 200)).body;
   t.same(versions(stored), ['rude', 'polite'], 'the administrator sees what was said first');
 });
+
+t.test('notification settings: an id the caller cannot see answers as a random one, and a setting on what they no longer see is gone from their list and ready', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, outsider, base, ids, server } = await scene(app.url);
+  const { owner, plain } = clients;
+  const N = '/api/account/notifications';
+  const nowhere = await plain.put(`${N}/${crypto.randomUUID()}`, { level: 'mentions' });
+  t.equal(nowhere.status, 404);
+  const nothing = [nowhere.status, nowhere.text];
+  for (const s of SUBJECTS) {
+    for (const c of CHANNELS) {
+      const put = await clients[s].put(`${N}/${ids[c]}`, { level: 'mentions' });
+      const del = await clients[s].delete(`${N}/${ids[c]}`);
+      if (may(s, c).view) t.same([put.status, del.status], [200, 204], `${s} in ${c}: set and removed`);
+      else t.same([[put.status, put.text], [del.status, del.text]], [nothing, nothing], `${s} in ${c}: as for no such thing`);
+    }
+  }
+  for (const verb of ['put', 'delete'] as const) {
+    const res = await outsider[verb](`${N}/${server.id}`, verb === 'put' ? { level: 'nothing' } : undefined);
+    t.same([res.status, res.text], nothing, `an outsider on the server (${verb})`);
+  }
+
+  // What a member sets, then no longer sees, leaves their list and ready (and comes back with it).
+  await must(plain.put(`${N}/${ids.open}`, { level: 'nothing' }), 200);
+  await must(plain.put(`${N}/${ids.nofiles}`, { level: 'mentions' }), 200);
+  await must(plain.put(`${N}/${server.id}`, { level: 'mentions' }), 200);
+  const listed = async () => (await must(plain.get(N), 200)).body.map((x: any) => x.target_id);
+  const inReady = async () => {
+    const stream = await openSocket(app.url, '/api/ws', { client: plain });
+    const ready = await stream.event('ready');
+    stream.ws.close();
+    return ready.notification_settings.map((x: any) => x.target_id);
+  };
+  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'the server first, then the channels');
+  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
+  t.same(await listed(), [server.id, ids.nofiles], 'a channel hidden from them: gone from the list');
+  t.same(await inReady(), [server.id, ids.nofiles], 'and from ready');
+  await must(owner.request('DELETE', `${base}/channels/${ids.open}/overwrites/${plain.userId}`), 204);
+  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'shown again: their setting is back');
+  await must(plain.request('DELETE', `${base}/members/${plain.userId}`), 204);
+  t.same(await listed(), [], 'a server left: nothing of it');
+  t.same(await inReady(), []);
+});
