@@ -510,3 +510,68 @@ t.test('notification settings: an id the caller cannot see answers as a random o
   t.same(await listed(), [], 'a server left: nothing of it');
   t.same(await inReady(), []);
 });
+
+t.test('channel positions as a member sees them: 0..k-1 over what they see, kept so by every event, and a hidden channel moves unheard', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, server, staffRole } = await scene(app.url);
+  const { owner, plain, staff } = clients;
+  const listOf = async (client: Client) => (await must(client.get(`${base}/channels`), 200)).body.map((c: any) => [c.id, c.position]);
+  const globalOrder = async () => (await listOf(owner)).map(([id]: [string]) => id);
+  for (const s of SUBJECTS) {
+    const listed = await listOf(clients[s]);
+    t.same(listed.map(([, p]: [string, number]) => p), listed.map((_: unknown, i: number) => i), `${s}: positions 0..k-1`);
+    t.same(listed.map(([id]: [string]) => id), (await globalOrder()).filter((id: string) => listed.some(([x]: [string]) => x === id)), `${s}: in the server's order`);
+  }
+  // Each member's sidebar: ready, then every channel event applied, must stay what the list says.
+  const sidebars = new Map<Client, { socket: LiveSocket; channels: Map<string, number>; updates: number }>();
+  for (const client of [plain, staff]) {
+    const socket = await openSocket(app.url, '/api/ws', { client });
+    t.teardown(() => socket.ws.close());
+    const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
+    t.same(ready.map((c: any) => [c.id, c.position]), await listOf(client), 'ready says what the list says');
+    sidebars.set(client, { socket, channels: new Map(ready.map((c: any) => [c.id, c.position])), updates: 0 });
+  }
+  const settle = async (what: string) => {
+    for (const [client, bar] of sidebars) {
+      const who = client === plain ? 'plain' : 'staff';
+      let unseen = 0;
+      for (const f of await bar.socket.drain(300)) {
+        if (f.server_id !== server.id) continue;
+        if (f.event === 'channel_created') bar.channels.set(f.channel_id, f.channel.position);
+        if (f.event === 'channel_deleted') bar.channels.delete(f.channel_id);
+        if (f.event === 'channel_updated') {
+          bar.updates++;
+          if (!bar.channels.has(f.channel_id)) unseen++;
+          bar.channels.set(f.channel_id, f.channel.position);
+        }
+      }
+      t.equal(unseen, 0, `${what}: ${who} hears of no update to a channel they do not see`);
+      const model = [...bar.channels].sort((a, b) => a[1] - b[1]);
+      t.same(model, await listOf(client), `${what}: ${who}'s sidebar, events applied, is their list`);
+    }
+  };
+  const updatesOf = (client: Client) => sidebars.get(client)!.updates;
+  const patch = (channel: string, body: object) => must(owner.request('PATCH', `${base}/channels/${channel}`, body), 200);
+
+  await patch(ids.secret, { position: 0 });
+  await settle('a private channel moved first');
+  t.equal(updatesOf(plain), 0, 'who cannot see it hears nothing of it');
+  t.ok(updatesOf(staff) > 0, 'who sees it hears of every place that changed');
+  await patch(ids.secret, { name: 'secret-renamed', topic: 'hush' });
+  await settle('a private channel renamed');
+  t.equal(updatesOf(plain), 0, 'nor of its new name');
+  await patch(ids.open, { position: 6 });
+  await settle('an open channel moved past the private ones');
+  t.ok(updatesOf(plain) > 0);
+  await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
+  await settle('a role that shows the private channel');
+  await must(owner.request('DELETE', `${base}/members/${plain.userId}/roles/${staffRole}`), 200);
+  await settle('and takes it away');
+  await must(owner.request('DELETE', `${base}/channels/${ids.noreact}`), 204);
+  await settle('a channel deleted');
+  await must(owner.post(`${base}/channels`, { name: 'newest' }), 201);
+  await settle('a channel created');
+  await patch(ids.vault, { category_id: null });
+  await settle('a channel out of its private category');
+});

@@ -23,7 +23,8 @@ export const UNREAD_CAP = 100;
 export interface ReadStates {
   /**
    * The states of the channels of one server, or of every server the user is in (in position
-   * order), with what the user may do in each: only the channels they see.
+   * order), with what the user may do in each: only the channels they see, each `position` its
+   * place among them (0..k-1: a hidden channel leaves no gap).
    */
   channels(userId: string, serverId?: string): Map<string, ChannelState>;
   /** The states of the user's conversations (or one of them). */
@@ -129,6 +130,8 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     for (const [serverId, joinedSeq, suppressEveryone, suppressRoles] of servers) {
       const rules = rulesOf.get(serverId);
       const mentions: Mentions = { everyone: suppressEveryone === 0, holds: suppressRoles === 0 ? holdsRole : () => false };
+      // A channel's position is its place among those the user sees: a hidden one takes none.
+      let position = 0;
       for (const channel of lists.get(serverId) ?? []) {
         const flags = rules?.flags(userId, channel.id) ?? 0;
         if (!(flags & VIEW)) continue;
@@ -136,7 +139,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
         const state =
           stateInTail(tails.get(channel.id), userId, mentions, markers.get(channel.id) ?? joinedSeq, floor) ??
           counted.get({ user: userId, channel: channel.id, floor })!;
-        states.set(channel.id, withFields(channel, state, namesOf(flags), rules!.isPrivate(channel.id)));
+        states.set(channel.id, withFields(channel, position++, state, namesOf(flags), rules!.isPrivate(channel.id)));
       }
     }
     return states;
@@ -239,12 +242,12 @@ function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, 
 }
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
-function withFields(channel: ChannelRecord, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
+function withFields(channel: ChannelRecord, position: number, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
   return {
     id: channel.id,
     server_id: channel.server_id,
     name: channel.name,
-    position: channel.position,
+    position,
     created_at: channel.created_at,
     topic: channel.topic,
     slowmode_seconds: channel.slowmode_seconds,
