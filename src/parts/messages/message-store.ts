@@ -4,7 +4,7 @@ import type { Clock } from '../../core/clock';
 import { iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
-import { badRequest, conflict, forbidden, notFound } from '../../core/http/errors';
+import { badRequest, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import { embedText, type Embed } from '../../core/embed';
 import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, showsReplyTo, toAttachment, toRecord, withoutReply } from '../../core/message-record';
@@ -68,7 +68,7 @@ export interface MessageStore {
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
-  /** Pins or unpins (idempotent); 409 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
+  /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
   pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
   /** The pinned messages, most recently pinned first. */
   pins(container: Container, viewerId: string): MessageRecord[];
@@ -454,8 +454,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const row = findRow(container, messageId);
       db.transaction(() => {
         if ((row.pinned_at !== null) === pinned) return;
+        // 400, issue 18's status for the cap (issue 45: a published status is kept).
         if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
-          throw conflict(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
+          throw badRequest(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
         }
         setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
         write?.();
