@@ -135,7 +135,7 @@ export function createApp(options: AppOptions): RunningApp {
     sockets: hub,
   });
   const presence = createPresence({ db, hub, log, settings });
-  const notifications = createNotificationSettings(db);
+  const notifications = createNotificationSettings(db, perms);
   const sidebar = { directory, readStates, presence, notifications, clock };
   const sockets = createSockets({
     config,

@@ -2,8 +2,9 @@
 // category) against channels (private, read-only, no files, no reactions, no history), walked
 // through every route and event that reveals or writes channel content. The expected answers
 // come from the table below, written by hand, not from the server's rule.
+import crypto from 'node:crypto';
 import t from 'tap';
-import { type Client, signUp } from './helpers/client';
+import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { startServer } from './helpers/server';
 import { exportOf } from './helpers/export';
@@ -317,4 +318,260 @@ t.test('the account export leaves out what one wrote in a channel one no longer 
   t.same(await written(), ['staff only words', 'words for all'], 'while they see both');
   await must(owner.request('DELETE', `${base}/members/${staff.userId}/roles/${staffRole}`), 200);
   t.same(await written(), ['words for all'], 'the private channel left out once hidden');
+});
+
+/** Every frame up to (and with) the first that `last` matches. */
+async function framesUntil(socket: LiveSocket, last: (frame: any) => boolean): Promise<any[]> {
+  const frames: any[] = [];
+  for (;;) {
+    const frame = await socket.next();
+    frames.push(frame);
+    if (last(frame)) return frames;
+  }
+}
+
+t.test('what read_history hides stays hidden live: no edit, pin, reaction, delete or reply of a message from before joining', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, before } = await scene(app.url);
+  const { owner, plain, admin } = clients;
+  const C = `${base}/channels/${ids.nohistory}`;
+  const old = before.nohistory.id;
+  // Who lacks read_history there (plain) and who has it (a full server administrator), on the stream and the room socket.
+  const streams = { plain: await openSocket(app.url, '/api/ws', { client: plain }), admin: await openSocket(app.url, '/api/ws', { client: admin }) };
+  const rooms = { plain: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: plain }), admin: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: admin }) };
+  t.teardown(() => [...Object.values(streams), ...Object.values(rooms)].forEach((s) => s.ws.close()));
+  await Promise.all(Object.values(streams).map((s) => s.event('ready')));
+
+  await must(owner.put(`${C}/messages/${old}`, { content: 'beforeword edited' }), 200);
+  await must(owner.request('DELETE', `${C}/pins/${old}`), 200);
+  await must(owner.put(`${C}/pins/${old}`), 200);
+  await must(owner.put(`${C}/messages/${old}/reactions`, { emoji: '👀' }), 200);
+  const reply = (await must(owner.post(`${C}/messages`, { content: 'as I said', reply_to: old }), 201)).body;
+  await must(owner.put(`${C}/messages/${reply.id}`, { content: 'as I said before' }), 200);
+  await must(owner.request('DELETE', `${C}/messages/${old}`), 204);
+  await must(owner.post(`${C}/messages`, { content: 'the end' }), 201);
+  const theEnd = (f: any) => (f.message?.content ?? f.content) === 'the end';
+
+  const seen = { plain: await framesUntil(streams.plain, theEnd), admin: await framesUntil(streams.admin, theEnd) };
+  const events = (frames: any[]) => frames.map((f) => f.event).filter((name) => name !== 'presence');
+  t.same(events(seen.admin), ['message_edited', 'message_unpinned', 'message_pinned', 'reaction', 'message', 'message_edited', 'message_deleted', 'message'], 'with read_history: every change of the old message');
+  t.same(events(seen.plain), ['message', 'message_edited', 'message'], 'without: only the new messages');
+  t.notOk(JSON.stringify(seen.plain).includes(old), "the old message's id is never named to who cannot read it");
+  t.notOk(JSON.stringify(seen.plain).includes('beforeword'), 'nor its words');
+  const replies = (frames: any[]) => frames.filter((f) => f.message?.id === reply.id).map((f) => [f.message.reply_to, f.message.reply_preview?.content ?? null]);
+  t.same(replies(seen.admin), [[old, 'beforeword edited'], [old, 'beforeword edited']], 'the reply shows what it answers to who may read it');
+  t.same(replies(seen.plain), [[null, null], [null, null]], 'and to no one else');
+
+  const inRoom = { plain: await framesUntil(rooms.plain, theEnd), admin: await framesUntil(rooms.admin, theEnd) };
+  const kinds = (frames: any[]) => frames.map((f) => f.event ?? 'message');
+  t.same(kinds(inRoom.admin), ['edited', 'reaction', 'message', 'edited', 'deleted', 'message'], 'the room socket, with read_history');
+  t.same(kinds(inRoom.plain), ['message', 'edited', 'message'], 'the room socket, without');
+  t.notOk(JSON.stringify(inRoom.plain).includes(old), 'the room socket names the old message to no one who cannot read it');
+
+  // REST agrees: the reply names nothing it may not.
+  const page = (await must(plain.get(`${C}/messages`), 200)).body;
+  t.same(page.filter((m: any) => m.id === reply.id).map((m: any) => [m.reply_to, m.reply_preview]), [[null, null]], 'the history page');
+  t.notOk(JSON.stringify(page).includes(old), 'names no hidden message');
+  const found = (await must(plain.get(`/api/search?q=said&channel_id=${ids.nohistory}`), 200)).body.results;
+  t.same(found.map((m: any) => [m.id, m.reply_to, m.reply_preview]), [[reply.id, null, null]], 'search results too');
+  const gone = (await must(admin.get(`${C}/messages`), 200)).body.find((m: any) => m.id === reply.id);
+  t.same([gone.reply_to, gone.reply_preview], [old, null], 'with read_history, a reply to a deleted message still says it was one');
+});
+
+t.test('without read_history, the read state names no message from before joining', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const owner = await signUp(app.url);
+  const member = await signUp(app.url);
+  const server = (await must(owner.post('/api/servers', { name: 'Quiet' }), 201)).body;
+  const base = `/api/servers/${server.id}`;
+  const quiet = (await must(owner.post(`${base}/channels`, { name: 'quiet' }), 201)).body.id;
+  const busy = (await must(owner.post(`${base}/channels`, { name: 'busy' }), 201)).body.id;
+  for (const id of [quiet, busy]) await must(owner.put(`${base}/channels/${id}/overwrites/${server.id}`, { deny: ['read_history'] }), 200);
+  const old = (await must(owner.post(`${base}/channels/${quiet}/messages`, { content: 'said before' }), 201)).body.id;
+  const oldBusy = (await must(owner.post(`${base}/channels/${busy}/messages`, { content: 'said before' }), 201)).body.id;
+  await must(member.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+
+  const stateOf = async (id: string) => {
+    const listed = (await must(member.get(`${base}/channels`), 200)).body.find((c: any) => c.id === id);
+    const stream = await openSocket(app.url, '/api/ws', { client: member });
+    const ready = (await stream.event('ready')).servers[0].channels.find((c: any) => c.id === id);
+    stream.ws.close();
+    const pick = (c: any) => [c.last_message_id, c.last_read_id, c.unread_count];
+    t.same(pick(ready), pick(listed), '`ready` and the channel list agree');
+    return pick(listed);
+  };
+  t.same(await stateOf(quiet), [null, null, 0], 'nothing sent since joining: no last message, nothing read');
+  // Read markers name messages of the room the caller may read: one from before joining is no such message.
+  const hidden = await member.put(`${base}/channels/${quiet}/read`, { message_id: old });
+  const random = await member.put(`${base}/channels/${quiet}/read`, { message_id: crypto.randomUUID() });
+  t.same([hidden.status, hidden.text], [random.status, random.text], 'a read marker on a hidden message answers as one on no message');
+  t.equal(hidden.status, 400);
+
+  const fresh = (await must(owner.post(`${base}/channels/${quiet}/messages`, { content: 'said after' }), 201)).body.id;
+  t.same(await stateOf(quiet), [fresh, null, 1], 'a message since: it is the last, and unread');
+  // Past what the newest messages kept in memory hold (the count in SQL).
+  let newest = '';
+  for (let i = 0; i < 40; i++) newest = (await must(owner.post(`${base}/channels/${busy}/messages`, { content: `after ${i}` }), 201)).body.id;
+  t.same(await stateOf(busy), [newest, null, 40], 'a long channel: no read marker on a hidden message either');
+  t.not(oldBusy, newest);
+  const read = await must(member.put(`${base}/channels/${quiet}/read`, { message_id: fresh }), 200);
+  t.same([read.body.last_message_id, read.body.last_read_id, read.body.unread_count], [fresh, fresh, 0], 'read up to the new one');
+});
+
+t.test("a report's answer carries no more of a message than its reporter may read: earlier versions only to who reads the edit history", async (t) => {
+  const siteAdmin = uniqueName('boss');
+  const app = await startServer({ env: { ADMIN_USERS: siteAdmin } });
+  t.teardown(app.close);
+  const { clients, base, ids } = await scene(app.url);
+  const boss = await signUp(app.url, siteAdmin);
+  const { owner, plain } = clients;
+  await must(boss.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+  const C = `${base}/channels/${ids.open}/messages`;
+  // The owner's message, edited twice; a plain member's own, edited once.
+  const theirs = (await must(owner.post(C, { content: 'first words' }), 201)).body.id;
+  await must(owner.put(`${C}/${theirs}`, { content: 'second words' }), 200);
+  await must(owner.put(`${C}/${theirs}`, { content: 'last words' }), 200);
+  const own = (await must(plain.post(C, { content: 'my first' }), 201)).body.id;
+  await must(plain.put(`${C}/${own}`, { content: 'my last' }), 200);
+  const versions = (body: any) => body.snapshot.versions.map((v: any) => v.content);
+  for (const s of SUBJECTS) {
+    const history = (await clients[s].get(`${C}/${theirs}/history`)).status;
+    const report = await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: `check ${s}` }), 201);
+    const readable = history === 200 ? ['first words', 'second words', 'last words'] : ['last words'];
+    t.same(versions(report.body), readable, `${s} (edit history ${history}): the answer's versions`);
+    t.equal(report.body.snapshot.content, 'last words', `${s}: the words they see`);
+    t.notOk(report.text.includes('first words') && history !== 200, `${s}: no earlier words anywhere in the answer`);
+    // A second report while the first is pending answers with the same report: as much, no more.
+    t.same(versions((await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: 'again' }), 200)).body), readable, `${s}: the merged answer too`);
+  }
+  t.same(versions((await must(plain.post('/api/reports', { type: 'server_message', target: own, reason: 'mine' }), 201)).body), ['my first', 'my last'], "one's own message: every version");
+  t.same(versions((await must(boss.post('/api/reports', { type: 'server_message', target: theirs, reason: 'site' }), 201)).body).length, 3, 'a site administrator (a plain member there) reads every version');
+  // Administrators get the whole snapshot of every report.
+  const queue = (await must(boss.get('/api/admin/reports'), 200)).body.filter((r: any) => r.target === theirs);
+  t.ok(queue.length >= SUBJECTS.length && queue.every((r: any) => r.snapshot.versions.length === 3), 'the queue keeps every version');
+
+  // In a DM only the author reads the history: the other side reports what they see.
+  await must(owner.post('/api/friends/requests', { username: plain.username }), 201);
+  const request = (await must(plain.get('/api/friends/requests'), 200)).body.find((r: any) => r.from.user_id === owner.userId);
+  await must(plain.post(`/api/friends/requests/${request.id}/accept`), 200);
+  const dm = (await must(owner.post('/api/conversations/dm', { usernames: [plain.username] }), 201)).body.id;
+  const said = (await must(owner.post(`/api/conversations/${dm}/messages`, { content: 'rude' }), 201)).body.id;
+  await must(owner.put(`/api/conversations/${dm}/messages/${said}`, { content: 'polite' }), 200);
+  t.equal((await plain.get(`/api/conversations/${dm}/messages/${said}/history`)).status, 403, 'the other side may not read the DM history');
+  const dmReport = await must(plain.post('/api/reports', { type: 'conversation_message', target: said, reason: 'dm' }), 201);
+  t.same(versions(dmReport.body), ['polite'], 'nor does the report answer show it');
+  t.notOk(dmReport.text.includes('rude'));
+  const stored = (await must(boss.get(`/api/admin/reports/${dmReport.body.id}`), 200)).body;
+  t.same(versions(stored), ['rude', 'polite'], 'the administrator sees what was said first');
+});
+
+t.test('notification settings: an id the caller cannot see answers as a random one, and a setting on what they no longer see is gone from their list and ready', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, outsider, base, ids, server } = await scene(app.url);
+  const { owner, plain } = clients;
+  const N = '/api/account/notifications';
+  const nowhere = await plain.put(`${N}/${crypto.randomUUID()}`, { level: 'mentions' });
+  t.equal(nowhere.status, 404);
+  const nothing = [nowhere.status, nowhere.text];
+  for (const s of SUBJECTS) {
+    for (const c of CHANNELS) {
+      const put = await clients[s].put(`${N}/${ids[c]}`, { level: 'mentions' });
+      const del = await clients[s].delete(`${N}/${ids[c]}`);
+      if (may(s, c).view) t.same([put.status, del.status], [200, 204], `${s} in ${c}: set and removed`);
+      else t.same([[put.status, put.text], [del.status, del.text]], [nothing, nothing], `${s} in ${c}: as for no such thing`);
+    }
+  }
+  for (const verb of ['put', 'delete'] as const) {
+    const res = await outsider[verb](`${N}/${server.id}`, verb === 'put' ? { level: 'nothing' } : undefined);
+    t.same([res.status, res.text], nothing, `an outsider on the server (${verb})`);
+  }
+
+  // What a member sets, then no longer sees, leaves their list and ready (and comes back with it).
+  await must(plain.put(`${N}/${ids.open}`, { level: 'nothing' }), 200);
+  await must(plain.put(`${N}/${ids.nofiles}`, { level: 'mentions' }), 200);
+  await must(plain.put(`${N}/${server.id}`, { level: 'mentions' }), 200);
+  const listed = async () => (await must(plain.get(N), 200)).body.map((x: any) => x.target_id);
+  const inReady = async () => {
+    const stream = await openSocket(app.url, '/api/ws', { client: plain });
+    const ready = await stream.event('ready');
+    stream.ws.close();
+    return ready.notification_settings.map((x: any) => x.target_id);
+  };
+  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'the server first, then the channels');
+  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
+  t.same(await listed(), [server.id, ids.nofiles], 'a channel hidden from them: gone from the list');
+  t.same(await inReady(), [server.id, ids.nofiles], 'and from ready');
+  await must(owner.request('DELETE', `${base}/channels/${ids.open}/overwrites/${plain.userId}`), 204);
+  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'shown again: their setting is back');
+  await must(plain.request('DELETE', `${base}/members/${plain.userId}`), 204);
+  t.same(await listed(), [], 'a server left: nothing of it');
+  t.same(await inReady(), []);
+});
+
+t.test('channel positions as a member sees them: 0..k-1 over what they see, kept so by every event, and a hidden channel moves unheard', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, server, staffRole } = await scene(app.url);
+  const { owner, plain, staff } = clients;
+  const listOf = async (client: Client) => (await must(client.get(`${base}/channels`), 200)).body.map((c: any) => [c.id, c.position]);
+  const globalOrder = async () => (await listOf(owner)).map(([id]: [string]) => id);
+  for (const s of SUBJECTS) {
+    const listed = await listOf(clients[s]);
+    t.same(listed.map(([, p]: [string, number]) => p), listed.map((_: unknown, i: number) => i), `${s}: positions 0..k-1`);
+    t.same(listed.map(([id]: [string]) => id), (await globalOrder()).filter((id: string) => listed.some(([x]: [string]) => x === id)), `${s}: in the server's order`);
+  }
+  // Each member's sidebar: ready, then every channel event applied, must stay what the list says.
+  const sidebars = new Map<Client, { socket: LiveSocket; channels: Map<string, number>; updates: number }>();
+  for (const client of [plain, staff]) {
+    const socket = await openSocket(app.url, '/api/ws', { client });
+    t.teardown(() => socket.ws.close());
+    const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
+    t.same(ready.map((c: any) => [c.id, c.position]), await listOf(client), 'ready says what the list says');
+    sidebars.set(client, { socket, channels: new Map(ready.map((c: any) => [c.id, c.position])), updates: 0 });
+  }
+  const settle = async (what: string) => {
+    for (const [client, bar] of sidebars) {
+      const who = client === plain ? 'plain' : 'staff';
+      let unseen = 0;
+      for (const f of await bar.socket.drain(300)) {
+        if (f.server_id !== server.id) continue;
+        if (f.event === 'channel_created') bar.channels.set(f.channel_id, f.channel.position);
+        if (f.event === 'channel_deleted') bar.channels.delete(f.channel_id);
+        if (f.event === 'channel_updated') {
+          bar.updates++;
+          if (!bar.channels.has(f.channel_id)) unseen++;
+          bar.channels.set(f.channel_id, f.channel.position);
+        }
+      }
+      t.equal(unseen, 0, `${what}: ${who} hears of no update to a channel they do not see`);
+      const model = [...bar.channels].sort((a, b) => a[1] - b[1]);
+      t.same(model, await listOf(client), `${what}: ${who}'s sidebar, events applied, is their list`);
+    }
+  };
+  const updatesOf = (client: Client) => sidebars.get(client)!.updates;
+  const patch = (channel: string, body: object) => must(owner.request('PATCH', `${base}/channels/${channel}`, body), 200);
+
+  await patch(ids.secret, { position: 0 });
+  await settle('a private channel moved first');
+  t.equal(updatesOf(plain), 0, 'who cannot see it hears nothing of it');
+  t.ok(updatesOf(staff) > 0, 'who sees it hears of every place that changed');
+  await patch(ids.secret, { name: 'secret-renamed', topic: 'hush' });
+  await settle('a private channel renamed');
+  t.equal(updatesOf(plain), 0, 'nor of its new name');
+  await patch(ids.open, { position: 6 });
+  await settle('an open channel moved past the private ones');
+  t.ok(updatesOf(plain) > 0);
+  await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
+  await settle('a role that shows the private channel');
+  await must(owner.request('DELETE', `${base}/members/${plain.userId}/roles/${staffRole}`), 200);
+  await settle('and takes it away');
+  await must(owner.request('DELETE', `${base}/channels/${ids.noreact}`), 204);
+  await settle('a channel deleted');
+  await must(owner.post(`${base}/channels`, { name: 'newest' }), 201);
+  await settle('a channel created');
+  await patch(ids.vault, { category_id: null });
+  await settle('a channel out of its private category');
 });

@@ -1,7 +1,8 @@
 // A property-based fuzzer driven by docs/openapi.json: every operation, as the owner, a member,
 // an outsider and an anonymous caller (an administrator for /api/admin), over a scene of real
 // fixtures, with generated valid and invalid path parameters, queries, JSON, form and multipart
-// bodies; then junk frames on the user stream and the room sockets.
+// bodies; then junk frames on the user stream and the room sockets. A 404 of an operation whose
+// path id is all that can refuse it is held against the 404 of a random id (an existence oracle).
 //
 //   FUZZ_SEED=N        replay a run (the seed is printed first: "# fuzz seed: N")
 //   FUZZ_RUNS=N        generated requests in all (default 8000: about 50 s alone, 70 s beside another test
@@ -112,7 +113,7 @@ let running: Promise<RunResult> | undefined;
 const results = () => (running ??= fuzz());
 
 function report(r: RunResult): string {
-  const kinds: FindingKind[] = ['crash', 'health', 'hard', 'websocket', 'invalid-accepted', 'valid-refused'];
+  const kinds: FindingKind[] = ['crash', 'health', 'hard', 'websocket', 'invalid-accepted', 'valid-refused', 'oracle'];
   const cases = r.stats.reduce((s, x) => s + x.cases, 0);
   const total = (f: (s: OpStats) => number) => r.stats.reduce((n, s) => n + f(s), 0);
   const lines = [
@@ -234,6 +235,10 @@ t.test('input docs/openapi.json calls invalid is refused with a 4xx', async (t) 
 
 t.test('input docs/openapi.json calls valid is not refused with 400 (or 415), beyond rules its prose states', async (t) => {
   failEach(t, await results(), 'valid-refused');
+});
+
+t.test('a 404 for an id the caller may not see is the 404 of an id of nothing (notification settings)', async (t) => {
+  failEach(t, await results(), 'oracle');
 });
 
 t.test('junk frames on the user stream and the room sockets never take the server down, and close sockets only as docs/api.md says', async (t) => {

@@ -170,7 +170,7 @@ t.test('read markers: forward only, per container, and the counts follow', async
   const older = await must(alice.put(read, { message_id: ids[0] }), 200);
   t.equal(older.body.last_read_id, ids[1], 'an older id leaves the marker where it is');
   t.same(await sa.drain(100), [], 'and tells no stream anything');
-  t.equal((await alice.put(read, { message_id: generalMessage })).status, 404, 'a message of another channel');
+  t.equal((await alice.put(read, { message_id: generalMessage })).status, 400, 'a message of another channel (issue 16)');
   t.equal((await alice.put(read, { message_id: 'not-a-uuid' })).status, 400);
   const outsider = await signUp(server.url);
   t.equal((await outsider.put(read, { message_id: ids[2] })).status, 404, 'a non-member');

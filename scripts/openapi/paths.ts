@@ -173,14 +173,17 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
   ];
 }
 
+/** Issue 18: a DM has no name or members to manage (400). */
+const DM_UNCHANGED = rule('only a group chat is renamed or changes members: a DM is refused', 'a DM cannot be changed');
+
 /** Marking a channel or conversation read, and saying one is typing there. */
 function liveOps(base: string, tag: string, what: string): Ops {
   const audited = what === 'channel';
   return [
     ['GET', `${base}/pins`, { tag, summary: `The ${what}'s pinned messages`, auth: 'user', ok: [json(200, arr(ref('Message')))] }],
-    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what}: 409 past it)`, auth: 'user', audited, ok: [json(200, ref('Message'))], errors: [409] }],
+    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what}: 400 past it)`, auth: 'user', audited, prose: [rule(`a ${what} holds at most 50 pinned messages`, `a ${what} may have at most`)], ok: [json(200, ref('Message'))] }],
     ['DELETE', `${base}/pins/{message_id}`, { tag, summary: 'Unpin a message', auth: 'user', audited, ok: [json(200, ref('Message'))] }],
-    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only; 404 for a message not in it)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, ok: [json(200, ref('ReadState'))] }],
+    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only; 400 for a message not in it, or one the caller may not read)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, prose: [rule(`message_id must name a message of this ${what} that the caller may read`, 'message_id must name a message of this')], ok: [json(200, ref('ReadState'))] }],
     ['POST', `${base}/typing`, { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] }],
   ];
 }
@@ -303,9 +306,9 @@ export const operations: Ops = [
   ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) }, prose: [rule('the one name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
   ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }) }, prose: [rule('every name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'))], errors: [404] }],
   ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
-  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member; 409 for a DM)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(200, ref('Conversation'))], errors: [409] }],
-  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend)', auth: 'user', ok: [json(200, ref('Conversation'))], errors: [409] }],
-  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone (409 for a DM)', auth: 'user', ok: [empty('removed')], errors: [409] }],
+  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member; 400 for a DM)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, prose: [DM_UNCHANGED], ok: [json(200, ref('Conversation'))] }],
+  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend; 400 for a DM)', auth: 'user', prose: [DM_UNCHANGED], ok: [json(200, ref('Conversation'))], errors: [409] }],
+  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone (400 for a DM)', auth: 'user', prose: [DM_UNCHANGED], ok: [empty('removed')] }],
 
   // Attachments (src/api/uploads.ts)
   [

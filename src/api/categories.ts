@@ -117,11 +117,9 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, ove
         reorder(serverId, null, 0);
         audit.write({ serverId, action: 'category_delete', actorId: ctx.user.id, targetId: category.id, targetKind: 'category', reason, changes: { name: category.name } });
       })(),
+      undefined,
+      freed,
     );
-    for (const id of freed) {
-      const channel = directory.channel(id)!;
-      hub.toContainer({ kind: 'channel', id, serverId }, { event: 'channel_updated', server_id: serverId, channel_id: id, channel });
-    }
     announce(serverId);
     return noContent();
   }

@@ -1,9 +1,7 @@
 import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
-import { newChannelEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import type { ChannelRecord } from '../core/records';
 import { auditReason, bool, integer, text, uuid } from '../core/validate';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
 
@@ -69,42 +67,22 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
       throw badRequest(`a server may have at most ${MAX_CHANNELS_PER_SERVER} channels`);
     }
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
-    const id = db.transaction(() => {
-      const id = channels.add(serverId, name);
-      audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
-      return id;
-    })();
-    const channel = directory.channel(id)!;
-    announceNew(serverId, channel);
-    return created(channel);
-  }
-
-  /** A new channel reaches who sees it, each with their permissions there (one frame per distinct set). */
-  function announceNew(serverId: string, channel: ChannelRecord) {
-    const rules = perms.channelRules(serverId);
-    if (!rules) return;
-    const byFlags = new Map<number, string[]>();
-    for (const userId of rules.viewers(channel.id)) {
-      const flags = rules.flags(userId, channel.id);
-      const same = byFlags.get(flags);
-      if (same) same.push(userId);
-      else byFlags.set(flags, [userId]);
-    }
-    for (const [flags, userIds] of byFlags) {
-      const entry = newChannelEntry(channel, flags, rules.isPrivate(channel.id));
-      hub.toUsers(userIds, { event: 'channel_created', server_id: serverId, channel_id: channel.id, channel: entry });
-    }
-  }
-
-  /** A channel's record to who sees it. */
-  function announceChange(channel: ChannelRecord) {
-    hub.toContainer({ kind: 'channel', id: channel.id, serverId: channel.server_id }, { event: 'channel_updated', server_id: channel.server_id, channel_id: channel.id, channel });
+    // Who sees it hears of it (channel_created), at its place among the channels they see.
+    const id = accessChanges.around(serverId, () =>
+      db.transaction(() => {
+        const id = channels.add(serverId, name);
+        audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
+        return id;
+      })(),
+    );
+    return created(directory.channel(id)!);
   }
 
   /**
    * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
    * category_id?, permissions_synced?}; 200 channel; positions stay 0..n-1; 409 for a name in use;
-   * 404 for a category of another server; audited; who sees it gets channel_updated. A synced
+   * 404 for a category of another server; audited; who sees it gets channel_updated, and every
+   * channel whose place among those they see moved too (never for a channel hidden from them). A synced
    * channel that leaves its category keeps its overwrites as its own (src/parts/community/overwrites.ts);
    * `permissions_synced: true` drops its own and follows its category (400 without one).
    */
@@ -133,14 +111,9 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
         const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position, category_id: categoryId, permissions_synced: after.permissions_synced });
         audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
       })();
-    // Who sees what changes only with its category or its syncing.
-    if (categoryId !== before.category_id || sync !== null) accessChanges.around(serverId, write);
-    else write();
-    // A move shifts others: every channel whose position changed is announced.
-    const moved = position === null ? [] : directory.channelsOf(serverId).filter((c) => c.id !== before.id);
-    const channel = directory.channel(before.id)!;
-    for (const c of [channel, ...moved]) announceChange(c);
-    return json(channel);
+    // Who sees what (a category, syncing) and where (a move) is told to each as they see it.
+    accessChanges.around(serverId, write, undefined, [before.id]);
+    return json(directory.channel(before.id)!);
   }
 
   /**
@@ -152,19 +125,19 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     perms.requireServerAdmin(ctx.user, serverId, 'delete channels');
     const channel = channelIn(serverId, ctx.params.channel_id);
     const reason = auditReason(ctx);
-    // Who saw it, asked before it goes.
-    const audience = perms.channelRules(serverId)?.viewers(channel.id) ?? [];
-    const fileIds = db.transaction(() => {
-      const ids = attachmentsOf.all(channel.id).map((a) => a.id);
-      deleteRow.run(channel.id);
-      readStates.forget([channel.id]);
-      reorder(serverId, null, 0);
-      audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
-      return ids;
-    })();
+    // Who saw it hears it go (channel_deleted), and of the channels after it that moved up for them.
+    const fileIds = accessChanges.around(serverId, () =>
+      db.transaction(() => {
+        const ids = attachmentsOf.all(channel.id).map((a) => a.id);
+        deleteRow.run(channel.id);
+        readStates.forget([channel.id]);
+        reorder(serverId, null, 0);
+        audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
+        return ids;
+      })(),
+    );
     uploads.deleteFiles(fileIds);
     hub.closeRoom({ kind: 'channel', id: channel.id, serverId });
-    hub.toUsers(audience, { event: 'channel_deleted', server_id: serverId, channel_id: channel.id });
     return noContent();
   }
 }

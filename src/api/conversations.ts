@@ -70,12 +70,12 @@ function conversationHandlers(deps: Deps) {
   const memberCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM conversation_members WHERE conversation_id = ?');
   const memberIds = db.prepare<[string], string>('SELECT user_id FROM conversation_members WHERE conversation_id = ?').pluck();
 
-  /** A group the caller is in: 404 for outsiders, 409 for a DM (two people, nothing to manage). */
+  /** A group the caller is in: 404 for outsiders, 400 for a DM (two people, nothing to manage: issue 18's status, kept). */
   const groupOf = (ctx: Ctx) => {
     const conversationId = ctx.params.conversation_id;
     perms.conversationAccess(ctx.user, conversationId);
     const row = creatorOf.get(conversationId)!;
-    if (row.kind !== 'group') throw conflict('a DM cannot be changed: only group chats have a name and members to manage');
+    if (row.kind !== 'group') throw badRequest('a DM cannot be changed: only group chats have a name and members to manage');
     return { conversationId, createdBy: row.created_by };
   };
   /** After a change: every member's streams get the new record. */

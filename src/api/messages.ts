@@ -6,7 +6,7 @@ import { created, json, noContent } from '../core/http/respond';
 import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
 import type { MessageInput } from '../parts/messages/message-store';
 import { MAX_SLOWMODE_SECONDS } from './channels';
-import { moderates } from '../rules/permissions';
+import { moderates, readsEditHistory } from '../rules/permissions';
 import { ALL, type Flags, has } from '../rules/channel-permissions';
 import type { Services } from '../parts/services';
 import { type RestrictedAction, assertAllowed } from '../rules/standing';
@@ -368,7 +368,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, { typing, lastSent }: 
   function messageHistory(ctx: Ctx) {
     const { container, canModerate } = siteAdminView(ctx) ?? scope.resolve(ctx);
     const { author_id, versions } = messages.history(container, ctx.params.message_id);
-    if (author_id !== ctx.user.id && !canModerate && !ctx.user.isAdmin) {
+    if (!readsEditHistory(ctx.user, canModerate ? 'admin' : 'member', author_id)) {
       throw forbidden('only the author, the owner, a full server administrator or a site administrator can read the edit history');
     }
     return json({ message_id: ctx.params.message_id, versions });

@@ -5,6 +5,8 @@ import { HANDLED, created, json, noContent, streamJsonArray } from '../core/http
 import { splitUrl } from '../core/http/router';
 import type { Services } from '../parts/services';
 import { SUSPENDED } from '../rules/standing';
+import { readsEditHistory } from '../rules/permissions';
+import type { MessageVersion } from '../parts/messages/message-store';
 import type { Ctx, Reply, Route, User } from '../core/types';
 import { auditReason, integer, limitParam, oneOf, text, uuid } from '../core/validate';
 
@@ -240,6 +242,12 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     };
   }
 
+  /** A message report's snapshot as its reporter may read it: the versions only with the edit history (src/rules/permissions.ts readsEditHistory). */
+  function asReporterSees(snapshot: { versions: MessageVersion[]; author: { user_id: string } }, reporter: User, messageId: string) {
+    const { rank } = perms.messageAccess(reporter, messageId);
+    return readsEditHistory(reporter, rank, snapshot.author.user_id) ? snapshot : { ...snapshot, versions: snapshot.versions.slice(-1) };
+  }
+
   /** What an administrator needs beside a report: who is who, and a reported message among its neighbours. */
   function contextOf(report: ReturnType<typeof reportRecord>, admin: User) {
     const snapshot = report.snapshot as Record<string, unknown>;
@@ -288,8 +296,11 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     const id = duplicate?.id ?? crypto.randomUUID();
     if (!duplicate) insertReport.run(id, ctx.user.id, type, target, reason, JSON.stringify(snapshot), iso(clock.now()));
     const record = reportRecord(reportById.get(id)!);
-    // The snapshot is for administrators: a reporter outside a server learns nothing of it here.
+    // The snapshot is for administrators: the reporter's answer carries no more than they may
+    // read. Outside a server they learn nothing of it; of a message, no earlier version unless
+    // they may read its edit history.
     if (type === 'server' && perms.rank(ctx.user.id, target) === null) record.snapshot = { server_id: target };
+    if (type === 'server_message' || type === 'conversation_message') record.snapshot = asReporterSees(record.snapshot, ctx.user, target);
     return duplicate ? json(record) : created(record);
   }
 

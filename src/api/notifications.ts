@@ -1,4 +1,4 @@
-import { badRequest, notFound } from '../core/http/errors';
+import { HttpError, badRequest, notFound } from '../core/http/errors';
 import { json, noContent } from '../core/http/respond';
 import { placeOf } from '../core/message-record';
 import type { Body, Container, Ctx, Route } from '../core/types';
@@ -24,20 +24,30 @@ export function notificationRoutes(deps: Deps): Route[] {
   ];
 }
 
+const NO_TARGET = 'no such server, channel or conversation';
+
 /** A time in ISO 8601 with a zone: `2026-11-28T10:00:00Z`, `…T10:00:00.000+01:00`. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 function notificationHandlers({ db, perms, hub, limits, readStates, notifications }: Deps) {
   return { listNotificationSettings, setNotificationSetting, inheritNotificationSetting, markServerRead, markEverythingRead };
 
-  /** What the id names, if the caller may see it: 404 otherwise (whether it exists stays unsaid). */
+  /**
+   * What the id names, if the caller may see it: otherwise 404, the one answer of an id of
+   * nothing, so whether it exists (and what it is) stays unsaid.
+   */
   function targetOf(ctx: Ctx): TargetKind {
     const id = ctx.params.target_id;
     const kind = notifications.kindOf(id);
-    if (kind === 'server') perms.serverAccess(ctx.user, id);
-    else if (kind === 'channel') perms.channelAccess(ctx.user, id);
-    else if (kind === 'conversation') perms.conversationAccess(ctx.user, id);
-    else throw notFound('no such server, channel or conversation');
+    try {
+      if (kind === 'server') perms.serverAccess(ctx.user, id);
+      else if (kind === 'channel') perms.channelAccess(ctx.user, id);
+      else if (kind === 'conversation') perms.conversationAccess(ctx.user, id);
+      else throw notFound(NO_TARGET);
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 404) throw notFound(NO_TARGET);
+      throw err;
+    }
     return kind;
   }
 

@@ -83,6 +83,7 @@ export interface MessageRow {
 
 /** The replied-to message, as much as a reply preview shows. */
 export interface ReplyRow {
+  seq: number;
   id: string;
   author_id: string;
   username: string;
@@ -139,7 +140,17 @@ export function toRecord(
   return withContainer(record, row, container);
 }
 
-/** The ids that place an event about a container: server and channel, or conversation. */
+/**
+ * Whether a reader sees what a reply answers, by their history floor (src/rules/channel-access.ts
+ * historyFloor; 0 with read_history and in conversations): below a floor, only a replied message
+ * sent after it, and still there (`replySeq` null: deleted, its place unknown). Otherwise the
+ * reply names neither the message nor its words (`withoutReply`).
+ */
+export const showsReplyTo = (floor: number, replySeq: number | null): boolean => floor === 0 || (replySeq !== null && replySeq > floor);
+
+/** A record as a reader gets it who may not see what it replies to: no reply at all. */
+export const withoutReply = (record: MessageRecord): MessageRecord => ({ ...record, reply_to: null, reply_preview: null });
+
 /** Where a container is, as records and events name it. */
 export type Place = { server_id: string; channel_id: string } | { conversation_id: string };
 

@@ -1,5 +1,5 @@
 import type { DB } from '../core/db';
-import { ALL, type Flags, NONE, type Overwrite, VIEW, resolve } from './channel-permissions';
+import { ALL, type Flags, NONE, type Overwrite, VIEW, has, resolve } from './channel-permissions';
 
 /**
  * Channel access as it is decided on every request and every fan-out: each server's rules (its
@@ -31,6 +31,13 @@ export interface ServerAccess {
   overwritesOf(channelId: string): readonly Overwrite[];
   /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
   joinedSeq(userId: string): number | null;
+  /**
+   * The history floor, the one rule of read_history: the messages of a channel up to this seq
+   * (those sent before the user joined) do not exist for a member without read_history there.
+   * 0 with read_history (nothing hidden); Infinity for a non-member. Every read path applies it:
+   * REST (src/core/types.ts Container.hiddenUpTo), search, read states and live delivery.
+   */
+  historyFloor(userId: string, channelId: string): number;
   /**
    * Who the user is in the server, before any timeout: its owner, a holder of a full_server_admin
    * role, a plain member; null for a non-member (src/rules/permissions.ts makes the rank of it).
@@ -212,6 +219,11 @@ export function createChannelAccess(db: DB): ChannelAccess {
       },
       overwritesOf: (channelId) => overwrites.get(channelId) ?? [],
       joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
+      historyFloor(userId, channelId) {
+        const m = member(userId);
+        if (!m) return Infinity;
+        return has(flags(userId, channelId), 'read_history') ? 0 : m.joinedSeq;
+      },
       standingIn(userId) {
         const m = member(userId);
         return !m ? null : userId === ownerId ? 'owner' : m.admin ? 'admin' : 'member';

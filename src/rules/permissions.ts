@@ -22,6 +22,14 @@ export type Rank = 'owner' | 'admin' | 'member';
 export const moderates = (rank: Rank): boolean => rank !== 'member';
 
 /**
+ * Who reads a message's earlier versions (its edit history): its author, a moderator of its
+ * server (no one else in a conversation), a site administrator. Everything that shows versions
+ * asks this: the history route and the answer to a report.
+ */
+export const readsEditHistory = (user: Pick<User, 'id' | 'isAdmin'>, rank: Rank, authorId: string): boolean =>
+  authorId === user.id || moderates(rank) || user.isAdmin;
+
+/**
  * A container the caller may see, their rank there ('member' in a conversation) and what they may
  * do in it (src/rules/channel-permissions.ts; every flag in a conversation).
  */
@@ -159,7 +167,8 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     const flags = rules?.flags(userId, container.id) ?? 0;
     const found = flags & VIEW && rules ? rankFrom(rules, userId) : null;
     if (!rules || !found) return null;
-    if (!has(flags, 'read_history')) container.hiddenUpTo = rules.joinedSeq(userId) ?? Infinity;
+    const floor = rules.historyFloor(userId, container.id);
+    if (floor > 0) container.hiddenUpTo = floor;
     return { container, rank: found, flags };
   };
   const rankIn = (userId: string, container: Container): Rank | null => accessTo(userId, container)?.rank ?? null;

@@ -57,7 +57,8 @@ export function markRead() {
       const result = await api('PUT', `${r.base}/read`, { message_id: newest.id });
       applyRead({ ...result, ...(r.kind === 'channel' ? { server_id: r.serverId, channel_id: r.channelId } : { conversation_id: r.conversationId }) });
     } catch (err) {
-      if (err.status !== 404) toast(err.message);
+      // The message deleted meanwhile (400) or the room gone (404): nothing to tell.
+      if (err.status !== 404 && err.status !== 400) toast(err.message);
     }
   }, 150);
 }

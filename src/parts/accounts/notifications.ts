@@ -1,4 +1,6 @@
 import type { DB } from '../../core/db';
+import { VIEW } from '../../rules/channel-permissions';
+import type { Permissions } from '../../rules/permissions';
 
 /**
  * Notification settings (docs/api.md "Notifications"): what a user wants to hear of a server, a
@@ -23,7 +25,11 @@ export interface NotificationSetting {
 }
 
 export interface NotificationSettings {
-  /** The user's settings, servers first, then channels, then conversations. */
+  /**
+   * The user's settings on what they see now, servers first, then channels, then
+   * conversations. One on a server left, a channel hidden from them or a group left is kept
+   * (and shows again with it), never listed.
+   */
   list(userId: string): NotificationSetting[];
   /** What kind of thing an id names, if any (access is the caller's to check). */
   kindOf(targetId: string): TargetKind | null;
@@ -39,9 +45,17 @@ type Row = Omit<NotificationSetting, 'suppress_everyone' | 'suppress_roles'> & {
 
 const ORDER = "CASE target_kind WHEN 'server' THEN 0 WHEN 'channel' THEN 1 ELSE 2 END, target_id";
 
-export function createNotificationSettings(db: DB): NotificationSettings {
-  const ofUser = db.prepare<[string], Row>(
-    `SELECT target_id, target_kind, level, muted_until, suppress_everyone, suppress_roles FROM notification_settings WHERE user_id = ? ORDER BY ${ORDER}`,
+export function createNotificationSettings(db: DB, perms: Pick<Permissions, 'channelRulesOf'>): NotificationSettings {
+  // Servers and conversations the user is in; channels with their server, whose access is the
+  // channel rule's to decide (below).
+  const ofUser = db.prepare<{ user: string }, Row & { channel_server: string | null }>(
+    `SELECT ns.target_id, ns.target_kind, ns.level, ns.muted_until, ns.suppress_everyone, ns.suppress_roles, c.server_id AS channel_server
+       FROM notification_settings ns LEFT JOIN channels c ON ns.target_kind = 'channel' AND c.id = ns.target_id
+      WHERE ns.user_id = :user AND CASE ns.target_kind
+        WHEN 'server' THEN EXISTS (SELECT 1 FROM members m WHERE m.server_id = ns.target_id AND m.user_id = :user)
+        WHEN 'channel' THEN EXISTS (SELECT 1 FROM members m WHERE m.server_id = c.server_id AND m.user_id = :user)
+        ELSE EXISTS (SELECT 1 FROM conversation_members cm WHERE cm.conversation_id = ns.target_id AND cm.user_id = :user) END
+      ORDER BY ${ORDER.replace(/target_/g, 'ns.target_')}`,
   );
   const kind = db.prepare<[string, string, string], { kind: TargetKind }>(
     `SELECT 'server' AS kind FROM servers WHERE id = ?
@@ -66,7 +80,13 @@ export function createNotificationSettings(db: DB): NotificationSettings {
   });
 
   return {
-    list: (userId) => ofUser.all(userId).map(toSetting),
+    list(userId) {
+      const rows = ofUser.all({ user: userId });
+      const rules = perms.channelRulesOf([...new Set(rows.flatMap((r) => (r.channel_server ? [r.channel_server] : [])))]);
+      return rows
+        .filter((r) => r.channel_server === null || (rules.get(r.channel_server)?.flags(userId, r.target_id) ?? 0) & VIEW)
+        .map(({ channel_server: _, ...row }) => toSetting(row));
+    },
     kindOf: (targetId) => kind.get(targetId, targetId, targetId)?.kind ?? null,
     put(userId, s) {
       upsert.run(userId, s.target_id, s.target_kind, s.level, s.muted_until, Number(s.suppress_everyone), Number(s.suppress_roles));

@@ -49,6 +49,8 @@ function placed<N extends string, P extends Record<string, TSchema>>(name: N, au
 }
 
 const MEMBERS_OF_ROOM = "members of the channel's server who see it (view_channel), or of the conversation";
+/** The history floor (read_history) applies to everything about one message. */
+const READERS = `${MEMBERS_OF_ROOM}, who may read the message (without read_history, not one sent before they joined)`;
 const SERVER_MEMBERS = "the server's members";
 const CHANNEL_VIEWERS = "the server's members who see the channel (view_channel)";
 
@@ -62,20 +64,20 @@ export const STREAM_EVENTS = {
     incoming_friend_requests: count,
     notification_settings: Type.Array(record<NotificationSetting>('NotificationSetting')),
   }),
-  message: event('message', MEMBERS_OF_ROOM, 'a new message', { message: record<MessageRecord>('Message') }),
-  message_edited: event('message_edited', MEMBERS_OF_ROOM, "an edited message (its reactions[].reacted is the recipient's)", {
+  message: event('message', READERS, 'a new message', { message: record<MessageRecord>('Message') }),
+  message_edited: event('message_edited', READERS, "an edited message (its reactions[].reacted is the recipient's)", {
     message: record<MessageRecord>('Message'),
   }),
-  message_deleted: placed('message_deleted', MEMBERS_OF_ROOM, 'a message deleted', { message_id: uuid }),
-  reaction: placed('reaction', MEMBERS_OF_ROOM, "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs", {
+  message_deleted: placed('message_deleted', READERS, 'a message deleted', { message_id: uuid }),
+  reaction: placed('reaction', READERS, "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs", {
     message_id: uuid,
     emoji: Type.String(),
     user_id: uuid,
     added: Type.Boolean(),
     count,
   }),
-  message_pinned: event('message_pinned', 'who can see the message', 'a message pinned', { message: record<MessageRecord>('Message') }),
-  message_unpinned: event('message_unpinned', 'who can see the message', 'a message unpinned', { message: record<MessageRecord>('Message') }),
+  message_pinned: event('message_pinned', READERS, 'a message pinned', { message: record<MessageRecord>('Message') }),
+  message_unpinned: event('message_unpinned', READERS, 'a message unpinned', { message: record<MessageRecord>('Message') }),
   typing: placed('typing', 'the other members (not the typist)', 'someone is typing (at most one a user and room each 3 s)', {
     user_id: uuid,
     username: Type.String(),
@@ -116,12 +118,12 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     server: record<ServerRecord>('Server'),
   }),
-  channel_created: event('channel_created', CHANNEL_VIEWERS, 'a new channel, or one the recipient now sees (with their read state and permissions)', {
+  channel_created: event('channel_created', CHANNEL_VIEWERS, "a new channel, or one the recipient now sees (with their read state, permissions and its position among the channels they see; the channels after it move down, each told by channel_updated)", {
     server_id: uuid,
     channel_id: uuid,
     channel: record<ChannelState>('ChannelWithState'),
   }),
-  channel_updated: event('channel_updated', CHANNEL_VIEWERS, 'a channel changed: one event for every channel a move shifted', {
+  channel_updated: event('channel_updated', CHANNEL_VIEWERS, "a channel changed, or its place among the channels the recipient sees moved: one event for each (position is 0..k-1 over the k channels they see; a channel hidden from them moves unheard)", {
     server_id: uuid,
     channel_id: uuid,
     channel: record<ChannelRecord>('Channel'),
@@ -162,7 +164,7 @@ export const STREAM_EVENTS = {
   }),
 };
 
-const ROOM = 'the sockets of its room';
+const ROOM = 'the sockets of its room whose users may read the message (read_history)';
 const inRoom = (schema: string, title: string, description: string) =>
   Type.Unsafe<MessageRecord>({ $ref: `#/components/schemas/${schema}`, title, description, 'x-audience': ROOM });
 
@@ -206,10 +208,23 @@ export type StreamEventName = keyof typeof STREAM_EVENTS;
 /**
  * A change to a message, told once: the hub writes it to its room's sockets in the core
  * contract's shapes and to the user streams of who can see it in the catalogue's.
+ *
+ * `seq` places the message in its room's history, held against each recipient's history floor
+ * (read_history, src/rules/channel-access.ts): who may not read the message hears nothing of it,
+ * not even its id. `replySeq` is the seq of the message it replies to (null once that was
+ * deleted): who may not read that one gets the record without its reply. The record is the
+ * message as a reader with the whole history sees it.
  */
+interface Placed {
+  seq: number;
+  replySeq: number | null;
+  message: MessageRecord;
+}
+type Reactors = () => Map<string, Set<string>>;
 export type MessageChange =
-  | { kind: 'created'; message: MessageRecord }
-  | { kind: 'edited'; message: MessageRecord; reactors: () => Map<string, Set<string>> }
-  | { kind: 'deleted'; messageId: string }
-  | { kind: 'reaction'; message: MessageRecord; reactors: () => Map<string, Set<string>>; emoji: string; userId: string; added: boolean; count: number }
-  | { kind: 'pinned' | 'unpinned'; message: MessageRecord; reactors: () => Map<string, Set<string>> };
+  | ({ kind: 'created' } & Placed)
+  | ({ kind: 'edited'; reactors: Reactors } & Placed)
+  /** Without `seq` (a caller that no longer knows it), only readers of the whole history are told. */
+  | { kind: 'deleted'; messageId: string; seq?: number }
+  | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
+  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);

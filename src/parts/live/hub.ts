@@ -1,7 +1,7 @@
 import { WebSocket } from 'ws';
 import { failpoint, logFailure } from '../../core/callbacks';
 import { COMPRESS_JSON_MIN_BYTES, compressAnswer } from '../../core/http/encoding';
-import { placeOf } from '../../core/message-record';
+import { placeOf, showsReplyTo, withoutReply as noReply } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
 import type { Directory } from '../community/directory';
 import type { Permissions } from '../../rules/permissions';
@@ -254,50 +254,105 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
     }
   }
 
-  const toRoom = (container: Container, event: LiveEvent) => {
-    const recipients = byContainer.get(containerKey(container));
-    if (recipients) deliver(recipients, event);
-  };
-  const toContainer = (container: Container, event: LiveEvent, except?: string) => {
+  /** The user streams of everyone who can see a channel (view_channel) or conversation. */
+  const streamsIn = (container: Container, except?: string): Iterable<Peer> => {
     // Nobody streaming, nobody to ask the database about.
-    if (streams.size === 0) return;
+    if (streams.size === 0) return [];
     const audience =
       container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
-    deliver(streamsOf(audience, except), event);
+    return streamsOf(audience, except);
   };
+  const toContainer = (container: Container, event: LiveEvent, except?: string) => deliver(streamsIn(container, except), event);
   /** A message record, whose reactions[].reacted is each recipient's own when `reactors` is given. */
   const asPayload = (record: object) => record as Record<string, unknown>;
+
+  /**
+   * How much of a message each reader gets, by their history floor (src/rules/channel-access.ts
+   * historyFloor): all of it, all but what it replies to, or nothing. The same rule as REST.
+   */
+  type Reading = 'whole' | 'noReply' | 'none';
+  function readingOf(container: Container, seq: number | undefined, replySeq: number | null | undefined): (userId: string) => Reading {
+    if (container.kind !== 'channel') return () => 'whole';
+    const rules = perms.channelRules(container.serverId);
+    return (userId) => {
+      const floor = rules?.historyFloor(userId, container.id) ?? Infinity;
+      if (floor === 0) return 'whole';
+      if (seq === undefined || seq <= floor) return 'none';
+      return replySeq === undefined || showsReplyTo(floor, replySeq) ? 'whole' : 'noReply';
+    };
+  }
+
+  /**
+   * A change to a message, to its room's sockets and to the user streams of who can see it, each
+   * as much as their history floor lets them read: `event(false)` for whole readers,
+   * `event(true)` for those who may not read what it replies to.
+   */
+  function toReaders(container: Container, change: MessageChange, room: ((withoutReply: boolean) => LiveEvent) | null, stream: (withoutReply: boolean) => LiveEvent): void {
+    const replySeq = 'message' in change && change.message.reply_to !== null ? change.replySeq : undefined;
+    const reading = readingOf(container, change.seq, replySeq);
+    const send = (peers: Iterable<Peer>, event: (withoutReply: boolean) => LiveEvent) => {
+      const whole: Peer[] = [];
+      const partial: Peer[] = [];
+      for (const peer of peers) {
+        const r = reading(peer.userId);
+        if (r === 'whole') whole.push(peer);
+        else if (r === 'noReply') partial.push(peer);
+      }
+      deliver(whole, event(false));
+      if (partial.length > 0) deliver(partial, event(true));
+    };
+    if (room) send(byContainer.get(containerKey(container)) ?? [], room);
+    send(streamsIn(container), stream);
+  }
 
   /** A change to a message, to its room's sockets and to the user streams of who can see it. */
   function toSockets(container: Container, change: MessageChange): void {
     const place = placeOf(container);
+    if (change.kind === 'deleted') {
+      toReaders(
+        container,
+        change,
+        () => ({ payload: { event: 'deleted', id: change.messageId, ...place } }),
+        () => ({ payload: { event: 'message_deleted', message_id: change.messageId, ...place } }),
+      );
+      return;
+    }
+    const message = (withoutReply: boolean) => (withoutReply ? noReply(change.message) : change.message);
     switch (change.kind) {
       case 'created':
-        toRoom(container, { payload: asPayload(change.message) });
-        toContainer(container, { payload: asPayload(change.message), within: { event: 'message', key: 'message' } });
+        toReaders(
+          container,
+          change,
+          (w) => ({ payload: asPayload(message(w)) }),
+          (w) => ({ payload: asPayload(message(w)), within: { event: 'message', key: 'message' } }),
+        );
         return;
       case 'edited':
-        toRoom(container, { payload: { event: 'edited', ...change.message }, reactors: change.reactors });
-        toContainer(container, { payload: asPayload(change.message), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } });
-        return;
-      case 'deleted':
-        toRoom(container, { payload: { event: 'deleted', id: change.messageId, ...place } });
-        toContainer(container, { payload: { event: 'message_deleted', message_id: change.messageId, ...place } });
+        toReaders(
+          container,
+          change,
+          (w) => ({ payload: { event: 'edited', ...message(w) }, reactors: change.reactors }),
+          (w) => ({ payload: asPayload(message(w)), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } }),
+        );
         return;
       case 'reaction': {
-        toRoom(container, { payload: { event: 'reaction', ...change.message }, reactors: change.reactors });
         // The user stream carries the change alone, the same bytes for everyone: a recipient's
         // own `reacted` changes only when user_id is theirs.
         const { emoji, userId, added, count } = change;
-        toContainer(container, { payload: { event: 'reaction', message_id: change.message.id, ...place, emoji, user_id: userId, added, count } });
+        toReaders(
+          container,
+          change,
+          (w) => ({ payload: { event: 'reaction', ...message(w) }, reactors: change.reactors }),
+          () => ({ payload: { event: 'reaction', message_id: change.message.id, ...place, emoji, user_id: userId, added, count } }),
+        );
         return;
       }
       default:
-        toContainer(container, {
-          payload: asPayload(change.message),
+        toReaders(container, change, null, (w) => ({
+          payload: asPayload(message(w)),
           reactors: change.reactors,
           within: { event: change.kind === 'pinned' ? 'message_pinned' : 'message_unpinned', key: 'message' },
-        });
+        }));
     }
   }
 

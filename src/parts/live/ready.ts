@@ -65,19 +65,19 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   return `${JSON.stringify(rest).slice(0, -1)},"servers":[${serverTexts.join(',')}]}`;
 }
 
-/** A record's JSON without its closing brace, kept while the record object is (the directory's list). */
+/** A record's JSON without its position and closing brace, kept while the record object is (the directory's list). */
 const recordTexts = new WeakMap<ChannelRecord, string>();
 /** Each set of permission names (namesOf's shared arrays) as JSON. */
 const permissionTexts = new WeakMap<string[], string>();
 
-/** A channel entry of `ready`: the record's kept JSON, then the caller's read state and permissions. */
+/** A channel entry of `ready`: the record's kept JSON, then the caller's position, read state and permissions. */
 function channelText(record: ChannelRecord | undefined, state: ChannelState): string {
   // A channel the directory does not list (none in practice) is written whole.
   if (!record) return JSON.stringify(state);
   let head = recordTexts.get(record);
   if (head === undefined) {
-    const { id, server_id, name, position, created_at, topic, slowmode_seconds, category_id, permissions_synced } = record;
-    head = JSON.stringify({ id, server_id, name, position, created_at, topic, slowmode_seconds, category_id, permissions_synced }).slice(0, -1);
+    const { id, server_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced } = record;
+    head = JSON.stringify({ id, server_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced }).slice(0, -1);
     recordTexts.set(record, head);
   }
   let permissions = permissionTexts.get(state.permissions);
@@ -85,7 +85,7 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
     permissions = JSON.stringify(state.permissions);
     permissionTexts.set(state.permissions, permissions);
   }
-  return `${head},"last_message_id":${JSON.stringify(state.last_message_id)},"last_read_id":${JSON.stringify(state.last_read_id)},"unread_count":${state.unread_count},"mention_count":${state.mention_count},"permissions":${permissions},"private":${state.private}}`;
+  return `${head},"position":${state.position},"last_message_id":${JSON.stringify(state.last_message_id)},"last_read_id":${JSON.stringify(state.last_read_id)},"unread_count":${state.unread_count},"mention_count":${state.mention_count},"permissions":${permissions},"private":${state.private}}`;
 }
 
 /** One server as the sidebar shows it to `userId`. */

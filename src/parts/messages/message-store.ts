@@ -4,10 +4,10 @@ import type { Clock } from '../../core/clock';
 import { iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
-import { badRequest, conflict, forbidden, notFound } from '../../core/http/errors';
+import { badRequest, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import { embedText, type Embed } from '../../core/embed';
-import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, toAttachment, toRecord } from '../../core/message-record';
+import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, showsReplyTo, toAttachment, toRecord, withoutReply } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../live/hub';
 import type { Container, User } from '../../core/types';
@@ -58,8 +58,8 @@ export interface MessageStore {
   /** Newest first; with `after`, the messages after that one, oldest first. */
   list(container: Container, viewerId: string, paging: Paging): MessageRecord[];
   get(container: Container, messageId: string, viewerId: string): MessageRecord;
-  /** Records of rows from anywhere (search results), in the given order. */
-  records(rows: PlacedRow[], viewerId: string): MessageRecord[];
+  /** Records of rows from anywhere (search results), in the given order; `floorOf`: the viewer's history floor in a channel. */
+  records(rows: PlacedRow[], viewerId: string, floorOf: (channelId: string) => number): MessageRecord[];
   /** Resolves once the message committed (with others of the same turn: src/core/group-commit.ts), then announces it. */
   create(container: Container, author: User, input: MessageInput, rights: AuthorRights): Promise<MessageRecord>;
   edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
@@ -68,7 +68,7 @@ export interface MessageStore {
   react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
-  /** Pins or unpins (idempotent); 409 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
+  /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
   pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
   /** The pinned messages, most recently pinned first. */
   pins(container: Container, viewerId: string): MessageRecord[];
@@ -263,7 +263,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM attachments WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
   );
   const repliesOfPage = db.prepare<[string], ReplyRow>(
-    `SELECT m.id, m.author_id, u.username, u.display_name, u.avatar_url, u.bot, m.author_name, m.content
+    `SELECT m.seq, m.id, m.author_id, u.username, u.display_name, u.avatar_url, u.bot, m.author_name, m.content
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
@@ -286,9 +286,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     const replyIds = rows.map((r) => r.reply_to).filter((id): id is string => id !== null);
     const replies = new Map(replyIds.length ? repliesOfPage.all(JSON.stringify(replyIds)).map((r) => [r.id, r]) : []);
     const containerOf = typeof container === 'function' ? container : () => container;
-    return rows.map((row) =>
-      toRecord(row, containerOf(row), attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], row.reply_to ? replies.get(row.reply_to) : undefined),
-    );
+    return rows.map((row) => {
+      const place = containerOf(row);
+      const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
+      const record = toRecord(row, place, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
+      // What the reply answers, only to who may read that (read_history): else no reply at all.
+      return row.reply_to === null || showsReplyTo(floorOf(place), reply?.seq ?? null) ? record : withoutReply(record);
+    });
   }
 
   /** A message of the container the viewer may see (not one hidden by their lack of read_history), or undefined. */
@@ -316,6 +320,20 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     return row;
   }
 
+  const seqOf = db.prepare<[string], number>('SELECT seq FROM messages WHERE id = ?').pluck();
+  /**
+   * A changed message as live delivery tells it: the record as a reader of the whole history
+   * sees it, its seq and its reply's (the hub gives each reader their share, src/parts/live/hub.ts);
+   * and as the one who changed it sees it (their history floor applied), for their answer.
+   */
+  function changed(container: Container, row: MessageRow, actorId: string) {
+    const whole: Container = container.kind === 'channel' ? { kind: 'channel', id: container.id, serverId: container.serverId } : container;
+    const message = store.get(whole, row.id, actorId);
+    const replySeq = row.reply_to === null ? null : (seqOf.get(row.reply_to) ?? null);
+    const own = row.reply_to === null || showsReplyTo(floorOf(container), replySeq) ? message : withoutReply(message);
+    return { live: { seq: row.seq, replySeq, message }, own };
+  }
+
   const reactionCount = db.prepare<Record<string, number | string>, { n: number }>(
     `SELECT (SELECT COUNT(*) FROM reactions WHERE message_seq = :seq AND emoji = :emoji)
           + COALESCE((SELECT extra FROM reaction_extras WHERE message_seq = :seq AND emoji = :emoji), 0) AS n`,
@@ -341,10 +359,12 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return hydrate([findRow(container, messageId)], viewerId, container)[0];
     },
 
-    records(rows, viewerId) {
+    records(rows, viewerId, floorOf) {
       return hydrate(rows, viewerId, (row) => {
         const { channel_id, conversation_id, server_id } = row as PlacedRow;
-        return channel_id ? { kind: 'channel', id: channel_id, serverId: server_id! } : { kind: 'conversation', id: conversation_id! };
+        if (!channel_id) return { kind: 'conversation', id: conversation_id! };
+        const floor = floorOf(channel_id);
+        return floor > 0 ? { kind: 'channel', id: channel_id, serverId: server_id!, hiddenUpTo: floor } : { kind: 'channel', id: channel_id, serverId: server_id! };
       });
     },
 
@@ -366,7 +386,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       metrics.messageSent();
-      hub.message(container, { kind: 'created', message: record });
+      hub.message(container, { kind: 'created', seq: row.seq, replySeq: reply?.seq ?? null, message: record });
       return record;
     },
 
@@ -380,9 +400,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       // An edit recomputes its mentions: a name added is now mentioned, a name removed is not.
       editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
       if (container.kind === 'channel') tails.changed(container.id);
-      const record = store.get(container, messageId, editor.id);
-      hub.message(container, { kind: 'edited', message: record, reactors: () => store.reactors(messageId) });
-      return record;
+      const { live, own } = changed(container, row, editor.id);
+      hub.message(container, { kind: 'edited', ...live, reactors: () => store.reactors(messageId) });
+      return own;
     },
 
     remove(container, messageId, remover, canModerate, write) {
@@ -403,7 +423,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       if (container.kind === 'channel') tails.changed(container.id);
       // Files go after the commit: a failed delete never leaves a message pointing at nothing.
       uploads.deleteFiles(fileIds);
-      hub.message(container, { kind: 'deleted', messageId });
+      hub.message(container, { kind: 'deleted', messageId, seq: row.seq });
     },
 
     removeByWebhook(container, webhookId, write) {
@@ -416,7 +436,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       })();
       if (rows.length > 0) tails.changed(container.id);
       uploads.deleteFiles(fileIds);
-      for (const row of rows) hub.message(container, { kind: 'deleted', messageId: row.id });
+      for (const row of rows) hub.message(container, { kind: 'deleted', messageId: row.id, seq: row.seq });
       return rows.length;
     },
 
@@ -424,25 +444,26 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const row = findRow(container, messageId);
       if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
-      const record = store.get(container, messageId, user.id);
+      const { live, own } = changed(container, row, user.id);
       const count = reactionCount.get({ seq: row.seq, emoji })!.n;
-      hub.message(container, { kind: 'reaction', message: record, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
-      return record;
+      hub.message(container, { kind: 'reaction', ...live, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
+      return own;
     },
 
     pin(container, messageId, user, pinned, write) {
       const row = findRow(container, messageId);
       db.transaction(() => {
         if ((row.pinned_at !== null) === pinned) return;
+        // 400, issue 18's status for the cap (issue 45: a published status is kept).
         if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
-          throw conflict(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
+          throw badRequest(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
         }
         setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
         write?.();
       })();
-      const record = store.get(container, messageId, user.id);
-      hub.message(container, { kind: pinned ? 'pinned' : 'unpinned', message: record, reactors: () => store.reactors(messageId) });
-      return record;
+      const { live, own } = changed(container, row, user.id);
+      hub.message(container, { kind: pinned ? 'pinned' : 'unpinned', ...live, reactors: () => store.reactors(messageId) });
+      return own;
     },
 
     pins: (container, viewerId) => hydrate(pinQueries[container.kind].pinned.all(container.id), viewerId, container),
@@ -468,6 +489,9 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   };
   return store;
 }
+
+/** The history floor of whoever reached the container: 0 where nothing is hidden from them. */
+const floorOf = (container: Container) => (container.kind === 'channel' ? (container.hiddenUpTo ?? 0) : 0);
 
 /** Whether a message is shown to whoever reached the container (read_history: src/core/types.ts Container). */
 const isShown = (container: Container, row: { seq: number }) => container.kind !== 'channel' || row.seq > (container.hiddenUpTo ?? 0);

@@ -3,7 +3,7 @@ import { notFound } from '../../core/http/errors';
 import type { MessageRecord } from '../../core/message-record';
 import { COLUMNS, type MessageStore, type PlacedRow } from './message-store';
 import { type Term, highlight, matchExpression } from '../../core/search-query';
-import { VIEW, has as hasFlag } from '../../rules/channel-permissions';
+import { VIEW } from '../../rules/channel-permissions';
 import type { Permissions } from '../../rules/permissions';
 
 /** `has=` values: a kind of attachment, any attachment, or a link in the text. */
@@ -70,7 +70,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
   const channelsOfServer = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
 
   /** The channels of the servers in scope hidden from the user, and the floors where they lack read_history. */
-  function restrictions(userId: string, scope: SearchScope): { hidden: string; floors: string } {
+  function restrictions(userId: string, scope: SearchScope): { hidden: string; floors: string; floorOf: (channelId: string) => number } {
     const serverIds =
       scope.kind === 'all' ? serversOfUser.all(userId) : scope.kind === 'server' ? [scope.serverId] : scope.kind === 'channel' ? [serverOfChannel.get(scope.channelId) ?? ''] : [];
     const hidden: string[] = [];
@@ -80,12 +80,12 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
       const rules = rulesOf.get(serverId);
       if (!rules) continue;
       for (const channelId of channelsOfServer.all(serverId)) {
-        const flags = rules.flags(userId, channelId);
-        if (!(flags & VIEW)) hidden.push(channelId);
-        else if (!hasFlag(flags, 'read_history')) floors[channelId] = rules.joinedSeq(userId) ?? 0;
+        const floor = rules.historyFloor(userId, channelId);
+        if (!(rules.flags(userId, channelId) & VIEW)) hidden.push(channelId);
+        else if (floor > 0) floors[channelId] = floor;
       }
     }
-    return { hidden: JSON.stringify(hidden), floors: JSON.stringify(floors) };
+    return { hidden: JSON.stringify(hidden), floors: JSON.stringify(floors), floorOf: (channelId) => floors[channelId] ?? 0 };
   }
   // The caller's servers' ranges with the newest message in each, and their conversations' newest.
   const serverRanges = db.prepare<[string], { n: number; newest: number | null }>(
@@ -148,7 +148,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
   return {
     find({ userId, terms, scope, authorId, has, before, after, limit }) {
       const flag = (h: Has) => (has.has(h) ? 1 : 0);
-      const seen = restrictions(userId, scope);
+      const { floorOf, ...seen } = restrictions(userId, scope);
       const beforeSeq = cursor(before, 'before', userId, 2 ** 32, seen);
       const afterSeq = cursor(after, 'after', userId, 0, seen);
       const parameters = {
@@ -177,7 +177,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
         rows = [...rows, ...found].sort((a, b) => b.seq - a.seq).slice(0, limit);
       }
       const results = messages
-        .records(rows, userId)
+        .records(rows, userId, floorOf)
         .map((record) => Object.assign(record, { highlight: highlight(record.content, terms) }));
       return { results, next_before: results.length === limit ? results[results.length - 1].id : null };
     },

@@ -1,7 +1,7 @@
-import type { ChannelTails, Tail } from './channel-tails';
+import type { ChannelTails, Tail, TailMessage } from './channel-tails';
 import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
-import { notFound } from '../../core/http/errors';
+import { badRequest } from '../../core/http/errors';
 import type { Container } from '../../core/types';
 import type { ChannelRecord, ChannelState, ContainerState, ConversationState } from '../../core/records';
 import { VIEW, namesOf } from '../../rules/channel-permissions';
@@ -23,7 +23,8 @@ export const UNREAD_CAP = 100;
 export interface ReadStates {
   /**
    * The states of the channels of one server, or of every server the user is in (in position
-   * order), with what the user may do in each: only the channels they see.
+   * order), with what the user may do in each: only the channels they see, each `position` its
+   * place among them (0..k-1: a hidden channel leaves no gap).
    */
   channels(userId: string, serverId?: string): Map<string, ChannelState>;
   /** The states of the user's conversations (or one of them). */
@@ -53,23 +54,27 @@ const CHANNELS_OF_MEMBER = `FROM members mb
   LEFT JOIN read_states rs ON rs.user_id = mb.user_id AND rs.container_id = c.id
   LEFT JOIN notification_settings ns ON ns.user_id = mb.user_id AND ns.target_id = mb.server_id`;
 
+// In a channel, never below the history floor (`:floor`, src/rules/channel-access.ts historyFloor):
+// what was sent before a member without read_history joined is neither unread nor named.
+const CHANNEL_MARKER = `MAX(${MARKER}, :floor)`;
+
 // The full count in SQL: for a channel whose marker is older than its tail (src/parts/messages/channel-tails.ts).
 const channelState = `
-  (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
-  (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${MARKER} ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
+  (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq > :floor ORDER BY m.seq DESC LIMIT 1) AS last_message_id,
+  (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.seq <= ${CHANNEL_MARKER} AND m.seq > :floor ORDER BY m.seq DESC LIMIT 1) AS last_read_id,
   (SELECT COUNT(*) FROM (SELECT 1 FROM messages m
-      WHERE m.channel_id = c.id AND m.seq > ${MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count,
+      WHERE m.channel_id = c.id AND m.seq > ${CHANNEL_MARKER} AND m.author_id <> mb.user_id LIMIT ${CAP})) AS unread_count,
   (SELECT COUNT(*) FROM (
       SELECT mm.message_seq FROM message_mentions mm
-       WHERE mm.user_id = mb.user_id AND mm.container_id = c.id AND mm.message_seq > ${MARKER}
+       WHERE mm.user_id = mb.user_id AND mm.container_id = c.id AND mm.message_seq > ${CHANNEL_MARKER}
       UNION
       SELECT e.seq FROM messages e
-       WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+       WHERE e.channel_id = c.id AND e.mention_everyone = 1 AND e.seq > ${CHANNEL_MARKER} AND e.author_id <> mb.user_id
          AND COALESCE(ns.suppress_everyone, 0) = 0
       UNION
       SELECT e.seq FROM messages e JOIN json_each(e.mention_roles) j
         JOIN member_roles mr ON mr.role_id = j.value AND mr.server_id = mb.server_id AND mr.user_id = mb.user_id
-       WHERE e.channel_id = c.id AND e.mention_roles IS NOT NULL AND e.seq > ${MARKER} AND e.author_id <> mb.user_id
+       WHERE e.channel_id = c.id AND e.mention_roles IS NOT NULL AND e.seq > ${CHANNEL_MARKER} AND e.author_id <> mb.user_id
          AND COALESCE(ns.suppress_roles, 0) = 0
       LIMIT ${CAP})) AS mention_count
   ${CHANNELS_OF_MEMBER}`;
@@ -104,7 +109,7 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   const markersInServer = db.prepare<[string, string], [string, number]>(
     'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
   ).raw();
-  const counted = db.prepare<[string, string], ContainerState>(`SELECT ${channelState} WHERE mb.user_id = ? AND c.id = ?`);
+  const counted = db.prepare<{ user: string; channel: string; floor: number }, ContainerState>(`SELECT ${channelState} WHERE mb.user_id = :user AND c.id = :channel`);
   const rolesOfUser = db.prepare<[string], string>('SELECT role_id FROM member_roles WHERE user_id = ?').pluck();
 
   /**
@@ -125,11 +130,16 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     for (const [serverId, joinedSeq, suppressEveryone, suppressRoles] of servers) {
       const rules = rulesOf.get(serverId);
       const mentions: Mentions = { everyone: suppressEveryone === 0, holds: suppressRoles === 0 ? holdsRole : () => false };
+      // A channel's position is its place among those the user sees: a hidden one takes none.
+      let position = 0;
       for (const channel of lists.get(serverId) ?? []) {
         const flags = rules?.flags(userId, channel.id) ?? 0;
         if (!(flags & VIEW)) continue;
-        const state = stateInTail(tails.get(channel.id), userId, mentions, markers.get(channel.id) ?? joinedSeq) ?? counted.get(userId, channel.id)!;
-        states.set(channel.id, withFields(channel, state, namesOf(flags), rules!.isPrivate(channel.id)));
+        const floor = rules!.historyFloor(userId, channel.id);
+        const state =
+          stateInTail(tails.get(channel.id), userId, mentions, markers.get(channel.id) ?? joinedSeq, floor) ??
+          counted.get({ user: userId, channel: channel.id, floor })!;
+        states.set(channel.id, withFields(channel, position++, state, namesOf(flags), rules!.isPrivate(channel.id)));
       }
     }
     return states;
@@ -183,7 +193,11 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     },
     markRead(userId, container, messageId) {
       const found = messageSeq.get(messageId, container.id, container.id);
-      if (!found) throw notFound(`message_id: no such message in this ${container.kind}`);
+      // A field naming no message of this room the caller may read (another room's, none, one
+      // before their history floor): 400, issue 16's status, one answer for all of them.
+      if (!found || (container.kind === 'channel' && found.seq <= (container.hiddenUpTo ?? 0))) {
+        throw badRequest(`message_id must name a message of this ${container.kind}`);
+      }
       const before = currentMarker.get(userId, container.id, userId, container.id, userId, container.id)!.marker;
       if (found.seq <= before) return false;
       upsert.run(userId, container.id, found.seq);
@@ -201,10 +215,13 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
 
 /**
  * The read state at `marker` from a channel's newest messages, or null when the marker is older
- * than the tail and the tail is not the whole channel (the counts may reach past it).
+ * than the tail and the tail is not the whole channel (the counts may reach past it). Nothing at
+ * or below `floor` (the history floor) counts or is named.
  */
-function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, marker: number): ContainerState | null {
+function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, readUpTo: number, floor: number): ContainerState | null {
   const { messages } = tail;
+  const marker = Math.max(readUpTo, floor);
+  const shown = (m: TailMessage | undefined) => (m !== undefined && m.seq > floor ? m.id : null);
   let first = messages.length;
   while (first > 0 && messages[first - 1].seq > marker) first--;
   if (first === 0 && !tail.complete && messages.length > 0) return null;
@@ -217,20 +234,20 @@ function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, 
     if ((everyone && m.everyone) || m.mentions?.includes(userId) || m.roles?.some(holds)) mentioned++;
   }
   return {
-    last_message_id: messages.at(-1)?.id ?? null,
-    last_read_id: first > 0 ? messages[first - 1].id : null,
+    last_message_id: shown(messages.at(-1)),
+    last_read_id: shown(messages[first - 1]),
     unread_count: Math.min(unread, CAP),
     mention_count: Math.min(mentioned, CAP),
   };
 }
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
-function withFields(channel: ChannelRecord, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
+function withFields(channel: ChannelRecord, position: number, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
   return {
     id: channel.id,
     server_id: channel.server_id,
     name: channel.name,
-    position: channel.position,
+    position,
     created_at: channel.created_at,
     topic: channel.topic,
     slowmode_seconds: channel.slowmode_seconds,

@@ -16,7 +16,9 @@ export type FindingKind =
   /** Input docs/openapi.json calls invalid, answered with something other than a 4xx. */
   | 'invalid-accepted'
   /** A socket closed with a code the junk it got does not explain, or the server stopped answering. */
-  | 'websocket';
+  | 'websocket'
+  /** A 404 for a real id the caller may not see that differs from the 404 of an id of nothing: an existence oracle. */
+  | 'oracle';
 
 export interface Finding {
   kind: FindingKind;

@@ -56,6 +56,19 @@ const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', '
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
 
+/**
+ * What a `target_id` names: a role, the server (everyone) or a member in an overwrite; a server,
+ * channel or conversation in a notification setting.
+ */
+const TARGET_KINDS: FixtureKind[] = ['role', 'server', 'user', 'channel', 'conversation'];
+
+/** Real ids of what a parameter or field of this name takes, or undefined. */
+export function fixturesFor(name: string): fc.Arbitrary<Fx> | undefined {
+  if (name === 'target_id') return fc.constantFrom(...TARGET_KINDS).chain((kind) => fx(kind));
+  const kind = KIND_OF_NAME[name];
+  return kind ? fx(kind) : undefined;
+}
+
 /** The fixture kind a path parameter (or a uuid field) names. */
 export const KIND_OF_NAME: Record<string, FixtureKind> = {
   server_id: 'server',
@@ -131,8 +144,8 @@ export function hintFor(path: string[], schema: Record<string, any>): fc.Arbitra
   if (!name) return undefined;
   const isString = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
   if (schema.format === 'uuid') {
-    const kind = KIND_OF_NAME[name];
-    return kind ? fc.oneof({ weight: 4, arbitrary: fx(kind) }, { weight: 1, arbitrary: anyFixtureId }) : anyFixtureId;
+    const own = fixturesFor(name);
+    return own ? fc.oneof({ weight: 4, arbitrary: own }, { weight: 1, arbitrary: anyFixtureId }) : anyFixtureId;
   }
   if (!isString) return undefined;
   switch (name) {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Concat, Deferred, Fx, Long, type ResolveContext, materialize } from './deferred';
-import { COHERENT, KIND_OF_NAME, anyFixtureId, fx, hintFor } from './hints';
+import { COHERENT, KIND_OF_NAME, anyFixtureId, fixturesFor, fx, hintFor } from './hints';
 import { type MpCase, decodeMultipart, multipartArb, parseMediaType, serializeMultipart } from './multipart';
 import { type JsonSchema, type Operation, type Param, explodes, isArraySchema, resolvePointer, schemaErrors } from './openapi';
 import { type SchemaContext, invalidArb, typesOf, validArb } from './schema';
@@ -56,7 +56,8 @@ const MALFORMED_ENCODINGS = ['%', '%zz', '%C0%AF', '%ED%A0%80', '%E0%A4%A', '%%'
 
 function pathArbs(p: Param): { valid: fc.Arbitrary<PathValue>; invalid: fc.Arbitrary<PathValue> } {
   const kind = KIND_OF_NAME[p.name];
-  const own = kind ? [{ weight: 6, arbitrary: fx(kind) as fc.Arbitrary<PathValue> }] : [];
+  const fixtures = fixturesFor(p.name);
+  const own = fixtures ? [{ weight: 6, arbitrary: fixtures as fc.Arbitrary<PathValue> }] : [];
   const valid = fc.oneof(
     ...own,
     { weight: 2, arbitrary: anyFixtureId as fc.Arbitrary<PathValue> },

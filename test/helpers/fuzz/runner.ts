@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { compile, match } from '../../../src/core/http/router';
 import { checkAgainstContract } from '../contract';
@@ -81,6 +82,12 @@ const COSTLY = new Set(['POST /api/register', 'POST /api/login', 'PUT /api/accou
 const MAX_CRASHES_PER_OPERATION = 3;
 /** Operations that may end the caller's own session. */
 const SESSION_ENDERS = new Set(['DELETE /api/account/sessions/{session_id}', 'DELETE /api/account/sessions', 'PUT /api/account/password']);
+/**
+ * Operations whose path id is all that can make them 404 (issue 45, 10): a 404 for a real id the
+ * caller may not see must be, byte for byte, the 404 of an id of nothing. Each such answer is
+ * sent again with a random id in its place and the two compared.
+ */
+const ORACLE_OPS = new Set(['PUT /api/account/notifications/{target_id}', 'DELETE /api/account/notifications/{target_id}']);
 /** Operations that take multipart bodies: more cases, there is more to vary. */
 const MULTIPART = (op: Operation) => Boolean(op.body?.content['multipart/form-data']);
 
@@ -306,6 +313,7 @@ async function runCase(
   } catch (err) {
     return `${(err as Error).message}\n  request: ${summary}`;
   }
+  if (answer.status === 404 && ORACLE_OPS.has(op.key)) await compareWithNothing(rc, op, spec, m, answer, summary, replay);
   const v = m.verdict;
   const refusal = await formRefusal(world, op, m, answer, cfg.timeoutMs);
   const status = refusal?.status ?? answer.status;
@@ -329,6 +337,22 @@ async function runCase(
     });
   }
   return undefined;
+}
+
+/** The same request with its path id (a UUID) replaced by a random one: its 404 must be the same. */
+async function compareWithNothing(rc: RunContext, op: Operation, spec: CallerSpec, m: Materialized, answer: { status: number; text: string }, summary: string, replay: string | undefined) {
+  const [path, query] = m.wire.target.split('?');
+  const id = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(path)?.[0];
+  if (!id) return;
+  const target = path.replace(id, crypto.randomUUID()) + (query === undefined ? '' : `?${query}`);
+  const nothing = await send(rc.world.url, { ...m.wire, target }, rc.cfg.timeoutMs).catch(() => undefined);
+  if (!nothing || (nothing.status === answer.status && nothing.text === answer.text)) return;
+  rc.findings.add('oracle', op.key, answer.status, normalizeMessage(answer.text), {
+    detail: `an id of nothing answers ${nothing.status} ${JSON.stringify(nothing.text.slice(0, 120))}; this one ${answer.status} ${JSON.stringify(answer.text.slice(0, 120))}`,
+    example: summary,
+    caller: spec.name,
+    replay,
+  });
 }
 
 /**
