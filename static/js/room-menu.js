@@ -13,12 +13,24 @@ import { removeMessage } from './room-list.js';
 import { toggleReaction } from './room-reactions.js';
 import { startEdit } from './room-edit.js';
 
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
+
 let menuEl = null;
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ * @param {HTMLElement} anchor
+ * @param {{ mine: boolean, canDelete: boolean }} options
+ */
 export function openMenu(r, m, anchor, { mine, canDelete }) {
   const mayWrite = maySend(r.kind);
   const items = [
     menuItem('Reply', 'reply', () => setReply(r, m)),
-    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
     m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
     menuItem('Copy link', 'link', () => import('./place-menu.js').then((places) => copyText(places.linkTo(r, m.id)))),
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
@@ -36,7 +48,11 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   menuEl.querySelector('[role="menuitem"]')?.focus();
 }
 
-/** Deletes a message after asking (its menu, and Delete on the focused message). */
+/**
+ * Deletes a message after asking (its menu, and Delete on the focused message).
+ * @param {Opened} r
+ * @param {Message} m
+ */
 export async function deleteMessage(r, m) {
   const mine = m.author_id === state.me.user_id;
   // A moderator's delete is audited: it may say why.
@@ -55,6 +71,10 @@ export async function deleteMessage(r, m) {
   }
 }
 
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ */
 async function report(r, m) {
   const reason = await ask({ title: `Report ${displayName(m.author)}'s message`, label: 'What is wrong with it?', submit: 'Report' });
   if (reason === null) return;

@@ -7,7 +7,7 @@ import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles } from './store.js';
+import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles, applyServer } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
@@ -26,12 +26,12 @@ export { invite };
 export function initSettings(options) {
   hooks = options;
   initInvites();
-  $('settings-close').addEventListener('click', () => $('settings-dialog').close());
+  $('settings-close').addEventListener('click', () => $('settings-dialog', HTMLDialogElement).close());
   // Lists follow the store; forms being filled in are never redrawn under the typist.
-  const refresh = () => { if (serverId && $('settings-dialog').open) panel?.update?.(); };
+  const refresh = () => { if (serverId && $('settings-dialog', HTMLDialogElement).open) panel?.update?.(); };
   on('members', (id) => { if (id === serverId) refresh(); });
   on('nav', () => {
-    if (serverId && $('settings-dialog').open && !findServer(serverId)) $('settings-dialog').close();
+    if (serverId && $('settings-dialog', HTMLDialogElement).open && !findServer(serverId)) $('settings-dialog', HTMLDialogElement).close();
     refresh();
   });
   on('users', refresh);
@@ -135,7 +135,7 @@ export async function openSettings(id, which = 'overview') {
   }
   renderTabs();
   renderPanel();
-  if (!$('settings-dialog').open) $('settings-dialog').showModal();
+  if (!$('settings-dialog', HTMLDialogElement).open) $('settings-dialog', HTMLDialogElement).showModal();
 }
 
 function renderTabs() {
@@ -193,6 +193,7 @@ function overviewPanel(server) {
     $('settings-title').textContent = s.name;
   };
   update();
+  /** @type {HTMLElement[]} */
   const nodes = [el('h3', { text: 'Overview' })];
   if (manage) {
     const name = el('input', { id: 'server-name', required: true, maxLength: 100, value: server.name, autocomplete: 'off' });
@@ -205,8 +206,7 @@ function overviewPanel(server) {
       e.preventDefault();
       try {
         const updated = await api('PATCH', `/api/servers/${server.id}`, { name: name.value, description: description.value });
-        Object.assign(findServer(server.id) || {}, updated);
-        emit('nav');
+        applyServer(server.id, updated);
         toast('Server saved.', false);
       } catch (err) {
         toast(err.message);
@@ -243,7 +243,7 @@ async function transferOwnership(server) {
   if (!answer) return;
   try {
     const updated = await api('PUT', `/api/servers/${server.id}/owner`, { user_id: answer.user });
-    Object.assign(findServer(server.id) || {}, updated);
+    applyServer(server.id, updated);
     await loadMembers(server.id, true);
     emit('nav');
     toast(`${displayName({ user_id: answer.user })} owns ${server.name} now.`, false);
@@ -264,7 +264,7 @@ async function deleteServer(server) {
   if (!answer) return;
   try {
     await api('DELETE', `/api/servers/${server.id}`);
-    $('settings-dialog').close();
+    $('settings-dialog', HTMLDialogElement).close();
     toast(`${server.name} was deleted.`, false);
     hooks.leftServer(server.id);
   } catch (err) {
