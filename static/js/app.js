@@ -1,3 +1,4 @@
+// @ts-check
 // The signed-in app: wires the views (sidebar, room, composer, members, people, settings,
 // search, pins, switcher, alerts) to the store and the user stream, and decides what is open:
 // the address (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the

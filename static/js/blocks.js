@@ -1,3 +1,4 @@
+// @ts-check
 // Blocking: the users the caller blocked (GET /api/blocks once at start, then kept in the
 // store), block and unblock from the user menu or the Friends view. A block ends a friendship
 // and any request; the blocked user's messages collapse in rooms and search results.

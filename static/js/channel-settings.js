@@ -1,3 +1,4 @@
+// @ts-check
 // A server's channels as its owner and full server administrators manage them: create, edit
 // (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. Loaded
 // when first needed (settings, a channel's gear, Create channel): most visits change no channel. The

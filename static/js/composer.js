@@ -1,3 +1,4 @@
+// @ts-check
 // A room's composer: text with drafts per room (kept across reloads), Enter to send (Shift+Enter,
 // or the new-line button on a phone, for a new line), ↑ to edit the last message, files as chips
 // (checked for count and size before anything is sent) with drag-and-drop and paste, uploads

@@ -1,3 +1,4 @@
+// @ts-check
 // Group chats: rename (any member), add a friend (any member), remove someone (the group's
 // creator) and leave. The stream's conversation_updated and conversation_left events keep the
 // sidebar, the header and the member list current; the answers update them at once as well.

@@ -1,3 +1,4 @@
+// @ts-check
 // Keyboard help for the whole app page, so that typing never goes nowhere:
 // - the skip link ("Skip to message composer", the page's first stop, shown only when focused);
 // - a printable key pressed in a room while nothing that takes text has focus (and no dialog or

@@ -1,3 +1,4 @@
+// @ts-check
 // A server's members and roles, loaded into the store when the server is opened (and again
 // after a change the stream does not announce in full, such as a new role).
 import { api } from './api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // The member list beside the room (a server's members grouped by role, the owner marked, with
 // presence and timeouts; or a conversation's members), and the user menu that a member, a
 // message author or a search result opens: a card with the name, then Message or Add friend,

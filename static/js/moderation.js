@@ -1,3 +1,4 @@
+// @ts-check
 // Moderating a server's members: kick, ban (with a reason), time out (a duration) and end a
 // timeout, each with an optional reason for the audit log (the X-Audit-Log-Reason header), and
 // the list of bans with Unban. Who may act on whom follows the server's rule: the owner on

@@ -1,3 +1,4 @@
+// @ts-check
 // The friends view (friends with presence, requests in and out, add a friend, the users one
 // blocked with Unblock) and the "New DM" / "New group" dialogs. Friends, blocks and the request
 // count come from the store; the request lists are asked for when the view opens and whenever

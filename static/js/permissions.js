@@ -1,3 +1,4 @@
+// @ts-check
 // Server settings → Permissions (loaded when first opened): what everyone may do in the server's
 // channels, and a channel's or category's overwrites: a row for everyone, for each role and for
 // each member given one, with a three-state toggle per flag (deny, inherit, allow). Each click

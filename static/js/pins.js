@@ -1,3 +1,4 @@
+// @ts-check
 // Pinned messages: pin and unpin (in a channel, the owner and full server administrators; in
 // a conversation, any member), and the pins panel of the page's main room (initPins(room)),
 // opened from the header, kept current by the stream's message_pinned and message_unpinned

@@ -1,3 +1,4 @@
+// @ts-check
 // Editing a message of one's own in place, from its menu or with ↑ in an empty composer.
 import { api } from './api.js';
 import { el, toast } from './ui.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // The message list as one tab stop (a roving tabindex): the message the reader focused last, or
 // else the newest, has tabindex 0; every other message, and the buttons and links inside every
 // message, have -1, so Tab passes a list of any length in one press (room-keys.js moves between

@@ -1,3 +1,4 @@
+// @ts-check
 // A room's history, page by page: the newest messages, or the page around one message
 // (a search result, a pin, an old reply), then older pages as the reader scrolls up and newer
 // ones as they scroll down until the present is reached; after a reconnect, what was missed.

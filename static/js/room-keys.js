@@ -1,3 +1,4 @@
+// @ts-check
 // The message list from the keyboard, as in other chat apps. The list is one tab stop
 // (room-focus.js); inside it ↑ ↓ move between messages (day separators and the "new messages"
 // divider are passed over), Home and End go to the first and last loaded, Page Up and Page Down

@@ -1,3 +1,4 @@
+// @ts-check
 // A room's message list: each message drawn (grouped with the one before, blocked authors
 // collapsed), day separators and the "new messages" divider, and the list kept in step with what
 // the room shows as messages arrive, change or go. What a message's buttons do beyond the list

@@ -1,3 +1,4 @@
+// @ts-check
 // A room kept live from the user stream: new messages (or, opened around an older one, the
 // "Jump to present" button), pins, edits, deletions and reactions; the typing line; and the
 // whole list redrawn when a name, a picture or a block changes.

@@ -1,3 +1,4 @@
+// @ts-check
 // A message's menu ("…", a right click or a long press): reply, react, copy its text or link, pin, the edit
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.

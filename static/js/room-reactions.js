@@ -1,3 +1,4 @@
+// @ts-check
 // Reactions on the open room's messages: the user's own, added or taken back (within the
 // server's limits: 20 different emoji on a message, 10 of them the user's), and everyone's as
 // the stream reports them.

@@ -1,3 +1,4 @@
+// @ts-check
 // Scrolling and reading in a room: is the reader at the bottom, the "Jump to present" button
 // (which counts the messages that arrived while the reader was scrolled up), a found message
 // highlighted for a moment, and marking what the room shows read once it is seen.

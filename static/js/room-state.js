@@ -1,3 +1,4 @@
+// @ts-check
 // What every part of a room asks about what it shows: its channel or conversation record, what
 // the user may do there, the list item of a message and the reply being written. The other
 // room-*.js modules build on this one; room.js makes the room (createRoom) and opens places in it.

@@ -1,3 +1,4 @@
+// @ts-check
 // The typing line under a room's messages: "alice is typing…", "alice and bob are
 // typing…", "Several people are typing…", each name dropped when its notice runs out.
 import { el } from './ui.js';

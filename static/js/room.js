@@ -1,3 +1,4 @@
+// @ts-check
 // A room: one channel or conversation shown at a time in the elements under a root, kept live
 // from the user stream. createRoom(root) makes one; the app's main view is one, and a thread pane
 // or a voice channel's chat is another made the same way (the parts it needs are found under its

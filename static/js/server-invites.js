@@ -1,3 +1,4 @@
+// @ts-check
 // Invites to a server: the quick "Invite people" link (seven days, any number of uses), and
 // Server settings → Invites: create one limited in uses and time, list the live ones with
 // their uses and expiry (all of them for the owner and administrators, one's own for a
@@ -18,11 +19,11 @@ export async function invite(server) {
   try {
     const created = await api('POST', `/api/servers/${server.id}/invites`);
     $('invite-title').textContent = `Invite people to ${server.name}`;
-    $('invite-url').value = created.url;
+    $('invite-url', HTMLInputElement).value = created.url;
     $('invite-expires').textContent = `Anyone with the link can join until ${new Date(created.expires_at).toLocaleString()}.`;
     $('invite-copy').textContent = 'Copy';
-    $('invite-dialog').showModal();
-    $('invite-url').select();
+    $('invite-dialog', HTMLDialogElement).showModal();
+    $('invite-url', HTMLInputElement).select();
   } catch (err) {
     toast(err.message);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // Server settings (a dialog with tabs) and the server menu. Overview: name and description
 // (the owner and full server administrators), transfer and delete (the owner). Channels,
 // Invites, Bans, Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,

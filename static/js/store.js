@@ -1,3 +1,4 @@
+// @ts-check
 // The one client-side store: what the user stream's ready frame says, kept current by its
 // events. Views read `state` and subscribe to topics; nothing else holds a copy of the lists.
 //

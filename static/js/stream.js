@@ -1,3 +1,4 @@
+// @ts-check
 // The user stream: one WebSocket (GET /api/ws) for everything the user can see. It feeds the
 // store; on a drop it reconnects with backoff and the next ready frame says what changed.
 import { api, mayResume, resumeCount, resumeSession } from './api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM helpers shared by the pages. User text only ever enters the page as text nodes
 // (textContent or append of a string), never as HTML. The one exception, rendered markdown, is
 // sanitized by DOMPurify in markdown.js and never passes through here.

@@ -1,3 +1,4 @@
+// @ts-check
 // Server settings → Integrations: a channel's incoming webhooks (docs/api.md "Webhooks"), for the
 // owner and full server administrators. Create one (its URL is shown this once, with a Copy
 // button), rename it, give it a new URL (the old one stops at once), set or remove the secret
