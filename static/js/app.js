@@ -125,6 +125,17 @@ const CANNOT_SEE = 'You cannot see this message.';
  * @param {{ focusRoom?: boolean }} [options]
  */
 export function select(place, { focusRoom = true } = {}) {
+  /** The room shows the channel or conversation now current, with its draft and its members. */
+  const showRoom = (current, address) => {
+    const { around, link } = /** @type {{ around?: string, link?: boolean }} */ (place);
+    setCurrent(current);
+    remember(address);
+    showMain('room');
+    const r = room.open({ ...current, around, link: link && CANNOT_SEE });
+    renderRoomHead();
+    composer.restoreDraft(r);
+    renderMembers();
+  };
   closePopup();
   if (place.kind === 'channel') {
     const server = findServer(place.serverId);
@@ -141,13 +152,7 @@ export function select(place, { focusRoom = true } = {}) {
       || server.channels[0];
     if (!channel) return;
     localStorage.setItem(LAST_CHANNEL + server.id, channel.id);
-    setCurrent({ kind: 'channel', serverId: server.id, channelId: channel.id });
-    remember({ server: server.id, channel: channel.id });
-    showMain('room');
-    const r = room.open({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
-    renderRoomHead();
-    composer.restoreDraft(r);
-    renderMembers();
+    showRoom({ kind: 'channel', serverId: server.id, channelId: channel.id }, { server: server.id, channel: channel.id });
     loadMembers(server.id).catch((err) => toast(err.message));
   } else if (place.kind === 'conversation') {
     const conversation = findConversation(place.id);
@@ -155,13 +160,7 @@ export function select(place, { focusRoom = true } = {}) {
       toast(place.link ? CANNOT_SEE : 'That conversation is not one of yours.');
       return select({ kind: 'friends' });
     }
-    setCurrent({ kind: 'conversation', id: conversation.id });
-    remember({ conversation: conversation.id });
-    showMain('room');
-    const r = room.open({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
-    renderRoomHead();
-    composer.restoreDraft(r);
-    renderMembers();
+    showRoom({ kind: 'conversation', id: conversation.id }, { conversation: conversation.id });
   } else {
     room.close();
     closeSearch();

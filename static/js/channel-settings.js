@@ -4,7 +4,7 @@
 // when first needed (settings, a channel's gear, Create channel): most visits change no channel. The
 // answers update the store at once; the stream's channel events bring the same to everyone.
 import { api } from './api.js';
-import { el, toast, iconButton, confirmAction, reorderable, slowmodeLabel } from './ui.js';
+import { el, toast, iconButton, confirmAction, reorderable, slowmodeLabel, fieldForm } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { emit, findServer, canManageServer, addChannel, applyChannel, removeChannel, orderChannels } from './store.js';
@@ -99,19 +99,10 @@ export function channelsPanel(server) {
   };
   update();
   const manage = canManageServer(server);
-  const input = el('input', { id: 'new-channel-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'new-channel' });
-  const form = el('form', { class: 'settings-form' },
-    el('label', { for: 'new-channel-name', text: 'New channel' }),
-    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create channel')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const channel = await createChannel(server, input.value);
-      toast(`#${channel.name} created.`, false);
-      input.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+  const form = fieldForm({
+    id: 'new-channel-name', label: 'New channel', button: 'Create channel', field: { maxLength: 100, placeholder: 'new-channel' },
+    create: (name) => createChannel(server, name),
+    done: (channel) => toast(`#${channel.name} created.`, false),
   });
   const categories = categoriesSection(server);
   return {
@@ -153,19 +144,10 @@ function categoriesSection(server) {
         el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null), c, i)));
   };
   update();
-  const input = el('input', { id: 'new-category-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Category name' });
-  const form = el('form', { class: 'settings-form' },
-    el('label', { for: 'new-category-name', text: 'New category' }),
-    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create category')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const category = await api('POST', `/api/servers/${server.id}/categories`, { name: input.value });
-      toast(`Category ${category.name} created.`, false);
-      input.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+  const form = fieldForm({
+    id: 'new-category-name', label: 'New category', button: 'Create category', field: { maxLength: 100, placeholder: 'Category name' },
+    create: (name) => api('POST', `/api/servers/${server.id}/categories`, { name }),
+    done: (category) => toast(`Category ${category.name} created.`, false),
   });
   const manage = canManageServer(server);
   return {

@@ -5,7 +5,7 @@
 // the role (the owner), time out, kick and ban (as the caller's rank allows), remove from a
 // group (its creator), block or unblock, and report.
 import { api } from './api.js';
-import { $, el, toast, ask, formatTime } from './ui.js';
+import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles, addConversation, openPlace } from './store.js';
@@ -14,6 +14,7 @@ import { loadMembers, isLoadingMembers } from './members-data.js';
 import { mayModerate, timeoutOf, holdsAdminRole, kickMember, banMember, timeOutMember, endTimeout } from './moderation.js';
 import { blockUser, unblockUser } from './blocks.js';
 import { removeFromGroup } from './groups.js';
+import { report } from './reports.js';
 
 /**
  * @typedef {import('../../types/client').Member} Member
@@ -203,18 +204,25 @@ export async function toggleRole(server, member, role) {
 }
 
 /**
- * Opens the direct messages with a user (made on first use).
- * @param {string} username
+ * Makes a DM (or finds the one there is) or a group, and opens it.
+ * @param {'dm' | 'group'} kind
+ * @param {{ usernames: string[], name?: string }} body
  */
-export async function openDm(username) {
+export async function startConversation(kind, body) {
   try {
-    const conversation = await api('POST', '/api/conversations/dm', { usernames: [username] });
+    const conversation = await api('POST', `/api/conversations/${kind}`, body);
     addConversation(conversation);
     openPlace({ kind: 'conversation', id: conversation.id });
   } catch (err) {
     toast(err.message);
   }
 }
+
+/**
+ * Opens the direct messages with a user (made on first use).
+ * @param {string} username
+ */
+export const openDm = (username) => startConversation('dm', { usernames: [username] });
 
 /**
  * @param {string} username
@@ -229,16 +237,8 @@ export async function addFriend(username) {
   }
 }
 
-export async function reportUser(user) {
-  const reason = await ask({ title: `Report ${displayName(user)}`, label: 'What is wrong?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: 'user', target: user.user_id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+/** @param {{ user_id: string, username?: string, display_name?: string | null }} user */
+export const reportUser = (user) => report('user', user.user_id, `Report ${displayName(user)}`, 'What is wrong?');
 
 on('members', (serverId) => {
   // A member holds a role created since we loaded the roles: load them again (its permissions).

@@ -6,9 +6,9 @@
 import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, presenceDot, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { state, on, displayName, setIncomingRequests, removeFriend as forgetFriend, addConversation, openPlace } from './store.js';
+import { state, on, displayName, setIncomingRequests, removeFriend as forgetFriend } from './store.js';
 import { userAvatar } from './names.js';
-import { addFriend, reportUser, openDm } from './members.js';
+import { addFriend, reportUser, openDm, startConversation } from './members.js';
 import { blockedUsers, blockUser, unblockUser } from './blocks.js';
 
 let incoming = [];
@@ -176,11 +176,5 @@ async function createGroup() {
   if ($('group-dialog', HTMLDialogElement).returnValue !== 'ok') return;
   const usernames = [...$('group-friends').querySelectorAll('input')].filter((box) => box.checked).map((box) => box.value);
   if (usernames.length === 0) return toast('Pick at least one friend for the group.');
-  try {
-    const conversation = await api('POST', '/api/conversations/group', { name: $('group-name', HTMLInputElement).value, usernames });
-    addConversation(conversation);
-    openPlace({ kind: 'conversation', id: conversation.id });
-  } catch (err) {
-    toast(err.message);
-  }
+  await startConversation('group', { name: $('group-name', HTMLInputElement).value, usernames });
 }

@@ -24,6 +24,24 @@ const CATCH_UP_PAGE = 100;
 const fetchPage = (r, params) => api('GET', `${r.base}/messages${query({ ...params, limit: PAGE_SIZE })}`);
 
 /**
+ * The messages after `after`, oldest first; null when that message was deleted meanwhile (a
+ * 404: the server cannot say what is after it), and the present is loaded instead.
+ * @param {Opened} r
+ * @param {string} after
+ * @param {number} limit
+ * @returns {Promise<Message[] | null>}
+ */
+async function pageAfter(r, after, limit) {
+  try {
+    return await api('GET', `${r.base}/messages${query({ after, limit })}`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    r.loading = loadNewest(r);
+    return null;
+  }
+}
+
+/**
  * @param {Opened} r
  */
 export async function loadNewest(r) {
@@ -79,15 +97,9 @@ export async function loadNewer(room) {
   if (!r || r.loadingNewer || !r.hasNewer || !r.list.length) return;
   r.loadingNewer = true;
   try {
-    let page;
-    try {
-      page = await fetchPage(r, { after: r.list.at(-1).id });
-    } catch (err) {
-      // Our newest message was deleted meanwhile: the present is the surest place to go.
-      if (err.status === 404) return void (r.loading = loadNewest(r));
-      throw err;
-    }
-    if (r.closed) return;
+    // Our newest message may have been deleted meanwhile: the present is the surest place to go.
+    const page = await pageAfter(r, r.list.at(-1).id, PAGE_SIZE);
+    if (!page || r.closed) return;
     for (const m of page) {
       if (r.byId.has(m.id)) continue;
       r.list.push(m);
@@ -157,15 +169,8 @@ export async function catchUp(room) {
   let after = newest.id;
   try {
     for (;;) {
-      let page;
-      try {
-        page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
-      } catch (err) {
-        // 404: our newest message was deleted meanwhile, so the server cannot say what is after it.
-        if (err.status === 404) return void (r.loading = loadNewest(r));
-        throw err;
-      }
-      if (r.closed) return;
+      const page = await pageAfter(r, after, CATCH_UP_PAGE);
+      if (!page || r.closed) return;
       for (const m of page) addMessage(r, m);
       if (page.length < CATCH_UP_PAGE) break;
       after = page.at(-1).id;

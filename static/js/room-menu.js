@@ -2,8 +2,8 @@
 // A message's menu ("…", a right click or a long press): reply, react, copy its text or link, pin, the edit
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
-import { api, apiWithReason } from './api.js';
-import { el, toast, ask, copyText } from './ui.js';
+import { apiWithReason } from './api.js';
+import { el, toast, copyText } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
@@ -13,6 +13,7 @@ import { findItem, setReply, mayPin, mayReadHistory, showEditHistory } from './r
 import { removeMessage } from './room-list.js';
 import { toggleReaction } from './room-reactions.js';
 import { startEdit } from './room-edit.js';
+import { report } from './reports.js';
 
 /**
  * @typedef {import('../../types/room').Room} Room
@@ -38,7 +39,7 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
     m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r, m)),
     mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
     canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
-    !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),
+    !mine && menuItem('Report', 'flag', () => reportMessage(r, m), { danger: true }),
   ].filter(Boolean);
   if (!menuEl) {
     menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });
@@ -76,13 +77,4 @@ export async function deleteMessage(r, m) {
  * @param {Opened} r
  * @param {Message} m
  */
-async function report(r, m) {
-  const reason = await ask({ title: `Report ${displayName(m.author)}'s message`, label: 'What is wrong with it?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: r.kind === 'channel' ? 'server_message' : 'conversation_message', target: m.id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+const reportMessage = (r, m) => report(r.kind === 'channel' ? 'server_message' : 'conversation_message', m.id, `Report ${displayName(m.author)}'s message`, 'What is wrong with it?');

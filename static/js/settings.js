@@ -4,7 +4,7 @@
 // Invites, Bans, Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
-import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.js';
+import { $, el, toast, ask, confirmAction, formatTime, reorderable, fieldForm } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
@@ -14,6 +14,7 @@ import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
 import { bansPanel } from './moderation.js';
+import { report } from './reports.js';
 
 let hooks = null; // {leftServer(id), openChannel(serverId, channelId)}
 let serverId = null;
@@ -84,16 +85,8 @@ export async function newChannel(server) {
   }
 }
 
-async function reportServer(server) {
-  const reason = await ask({ title: `Report ${server.name}`, label: 'What is wrong with this server?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: 'server', target: server.id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+/** @param {{ id: string, name: string }} server */
+const reportServer = (server) => report('server', server.id, `Report ${server.name}`, 'What is wrong with this server?');
 
 async function leaveServer(server) {
   if (!(await confirmAction(`Leave ${server.name}?`, 'You will need a new invite to come back.', 'Leave server'))) return;
@@ -313,28 +306,22 @@ function rolesPanel(server) {
 }
 
 function roleForm(server) {
-  const name = el('input', { id: 'role-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Role name' });
   const admin = el('input', { id: 'role-admin', type: 'checkbox' });
   const hoist = el('input', { id: 'role-hoist', type: 'checkbox' });
-  const form = el('form', { class: 'settings-form role-form' },
-    el('label', { for: 'role-name', text: 'New role' }),
-    el('div', { class: 'inline-form' }, name, el('button', { type: 'submit', class: 'primary' }, 'Create role')),
-    el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
-    el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const role = await api('POST', `/api/servers/${server.id}/roles`, { name: name.value, full_server_admin: admin.checked, hoist: hoist.checked });
+  return fieldForm({
+    id: 'role-name', label: 'New role', button: 'Create role', className: 'role-form', field: { maxLength: 100, placeholder: 'Role name' },
+    more: [
+      el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
+      el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })),
+    ],
+    create: (name) => api('POST', `/api/servers/${server.id}/roles`, { name, full_server_admin: admin.checked, hoist: hoist.checked }),
+    done: (role) => {
       toast(`Role ${role.name} created.`, false);
-      name.value = '';
       admin.checked = false;
       hoist.checked = false;
-      await loadMembers(server.id, true);
-    } catch (err) {
-      toast(err.message);
-    }
+      return loadMembers(server.id, true);
+    },
   });
-  return form;
 }
 
 /** A role's name in its colour. */

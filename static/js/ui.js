@@ -223,6 +223,52 @@ export async function confirmAction(title, text, submit = 'Confirm', danger = tr
   return (await ask({ title, text, submit, confirm: true, danger })) !== null;
 }
 
+/**
+ * Copies a read-only field's text (an invite link, a webhook's URL): the button says Copied;
+ * when the browser refuses, the text stays selected for Ctrl+C.
+ * @param {HTMLInputElement} input
+ * @param {HTMLElement} button
+ * @param {string} what "link", "URL"
+ */
+export async function copyField(input, button, what) {
+  input.select();
+  try {
+    await navigator.clipboard.writeText(input.value);
+    button.textContent = 'Copied';
+  } catch {
+    toast(`Copying was refused by the browser: the ${what} is selected, copy it with Ctrl+C.`, false);
+  }
+}
+
+/**
+ * A settings form of one text field and its button ("New channel" [name] Create channel), with
+ * `more` nodes under it. Submitting calls create(value); once it resolves the field is emptied
+ * and done(result, value) runs; a refusal is a toast, and the text stays.
+ * @template R
+ * @param {{ id: string, label: string, button: string, create: (value: string) => Promise<R>,
+ *   done?: (result: R, value: string) => unknown, field?: Record<string, any>, primary?: boolean,
+ *   className?: string, more?: Node[] }} options
+ */
+export function fieldForm({ id, label, button, create, done = () => {}, field = {}, primary = true, className = '', more = [] }) {
+  const input = el('input', { id, required: true, autocomplete: 'off', ...field });
+  const form = el('form', { class: `settings-form${className ? ` ${className}` : ''}` },
+    el('label', { for: id, text: label }),
+    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: primary ? 'primary' : null }, button)),
+    more);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const value = input.value;
+      const result = await create(value);
+      input.value = '';
+      await done(result, value);
+    } catch (err) {
+      toast(err.message);
+    }
+  });
+  return form;
+}
+
 /** A form's submit button. @param {ParentNode} form @returns {HTMLButtonElement} */
 export const submitButton = (form) => form.querySelector('button[type=submit]');
 
