@@ -1,3 +1,4 @@
+// @ts-check
 // The account page's "Bots" (docs/api.md "Bots"): the bots one owns, a new one (its token shown
 // this once, with a Copy button), a new token for one (the old stops at once) and deleting one.
 import { api } from './api.js';
@@ -63,8 +64,8 @@ export function initBots() {
     const button = $('bot-form').querySelector('button');
     button.disabled = true;
     try {
-      const bot = await api('POST', '/api/bots', { name: $('bot-name').value.trim() });
-      $('bot-name').value = '';
+      const bot = await api('POST', '/api/bots', { name: $('bot-name', HTMLInputElement).value.trim() });
+      $('bot-name', HTMLInputElement).value = '';
       showToken(`${bot.username} is ready.`, bot.token);
       showNotice('bots-result', '');
       load();

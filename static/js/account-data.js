@@ -1,7 +1,8 @@
+// @ts-check
 // The account page's data sections: the export (a zip built in the background: start it, watch
 // it, download it) and deleting the account (password, a code when two-factor sign-in is on).
 import { api } from './api.js';
-import { $, el, showText, showNotice, formatTime, formatSize, confirmAction } from './ui.js';
+import { $, el, showText, formatTime, formatSize, confirmAction, submitButton } from './ui.js';
 
 const EXPORT_POLL_MS = 1500;
 
@@ -21,7 +22,7 @@ function showExport(status) {
   $('export-progress').hidden = !running;
   $('export-download').hidden = !ready;
   if (ready) {
-    $('export-download').href = status.url;
+    $('export-download', HTMLAnchorElement).href = status.url;
     $('export-download').textContent = `Download (zip, ${formatSize(status.size)})`;
   }
   $('export-start').hidden = running;
@@ -41,7 +42,7 @@ async function loadExport() {
 }
 
 async function startExport() {
-  $('export-start').disabled = true;
+  $('export-start', HTMLButtonElement).disabled = true;
   showText('export-result', '');
   try {
     await api('POST', '/api/account/export');
@@ -52,7 +53,7 @@ async function startExport() {
     showText('export-result', words[err.status] || err.message);
     loadExport();
   } finally {
-    $('export-start').disabled = false;
+    $('export-start', HTMLButtonElement).disabled = false;
   }
 }
 
@@ -76,14 +77,14 @@ async function deleteAccount(e) {
   e.preventDefault();
   showText('delete-result', '');
   $('delete-blocked').hidden = true;
-  const body = { password: $('delete-password').value };
-  if (account.two_factor) body.code = $('delete-code').value.replace(/\s+/g, '');
+  const body = { password: $('delete-password', HTMLInputElement).value };
+  if (account.two_factor) body.code = $('delete-code', HTMLInputElement).value.replace(/\s+/g, '');
   if (account.two_factor && !body.code) return void showText('delete-result', 'Two-factor sign-in is on: enter a code from your app, or a recovery code.');
   const sure = await confirmAction('Delete your account for good?',
     `${account.username} and everything that identifies you are erased. Your messages stay, shown as written by “Deleted user”. This cannot be undone.`,
     'Delete my account');
   if (!sure) return;
-  const button = $('delete-form').querySelector('button[type=submit]');
+  const button = submitButton($('delete-form'));
   button.disabled = true;
   try {
     await api('DELETE', '/api/account', body);
@@ -98,8 +99,8 @@ async function deleteAccount(e) {
       'invalid two-factor code': 'That two-factor code is not right.',
     };
     showText('delete-result', words[err.reason] || (err.status === 429 ? 'Too many wrong attempts. Wait a minute, then try again.' : err.message));
-    $('delete-password').value = '';
-    $('delete-code').value = '';
+    $('delete-password', HTMLInputElement).value = '';
+    $('delete-code', HTMLInputElement).value = '';
   }
 }
 
@@ -113,7 +114,7 @@ export function initData() {
 
 export function showData(current) {
   account = current;
-  $('delete-username').value = account.username;
+  $('delete-username', HTMLInputElement).value = account.username;
   $('delete-code-field').hidden = !account.two_factor;
-  $('delete-code').required = account.two_factor;
+  $('delete-code', HTMLInputElement).required = account.two_factor;
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The account page's "Your Discord history": claiming what an import from Discord left under a
 // placeholder (with the code the server's owner hands over, or with one's Discord data package
 // where the import allows it), and hiding or erasing one's imported messages in a server.
@@ -16,13 +17,13 @@ async function loadServers() {
   } catch {
     servers = [];
   }
-  const select = $('imported-server');
+  const select = $('imported-server', HTMLSelectElement);
   const chosen = select.value;
   const ordered = [...servers].sort((a, b) => Number(claimedHere.has(b.id)) - Number(claimedHere.has(a.id)));
   select.replaceChildren(...(ordered.length
     ? ordered.map((s) => el('option', { value: s.id, text: s.name, selected: s.id === chosen }))
     : [el('option', { value: '', text: 'You are in no server yet' })]));
-  for (const id of ['imported-server', 'imported-hide', 'imported-erase']) $(id).disabled = ordered.length === 0;
+  for (const id of ['imported-server', 'imported-hide', 'imported-erase']) /** @type {HTMLSelectElement | HTMLButtonElement} */ ($(id)).disabled = ordered.length === 0;
 }
 
 /** What a claim brought, each with a link to its server (the claimer is a member now). */
@@ -49,13 +50,13 @@ function claimFailed(text) {
 async function claimByCode(e) {
   e.preventDefault();
   const button = $('claim-code-form').querySelector('button');
-  const code = $('claim-code').value.trim();
+  const code = $('claim-code', HTMLInputElement).value.trim();
   if (!code) return;
   button.disabled = true;
   $('claim-result').hidden = true;
   try {
     const result = await api('POST', '/api/account/claims', { code });
-    $('claim-code').value = '';
+    $('claim-code', HTMLInputElement).value = '';
     await showClaimed(result.claimed);
   } catch (err) {
     const words = {
@@ -71,22 +72,22 @@ async function claimByCode(e) {
 
 async function claimByPackage(e) {
   e.preventDefault();
-  const file = $('claim-package').files[0];
+  const file = $('claim-package', HTMLInputElement).files[0];
   if (!file) return;
   const button = $('claim-package-form').querySelector('button');
   button.disabled = true;
   $('claim-result').hidden = true;
   $('claim-upload').hidden = false;
-  $('claim-progress').value = 0;
+  $('claim-progress', HTMLProgressElement).value = 0;
   $('claim-upload-text').textContent = `Sending ${file.name} (${formatSize(file.size)})…`;
   const form = new FormData();
   form.append('package', file, file.name);
   try {
     const result = await upload('/api/account/claims/discord-package', form, (sent, total) => {
-      $('claim-progress').value = sent / total;
+      $('claim-progress', HTMLProgressElement).value = sent / total;
       $('claim-upload-text').textContent = sent < total ? `${formatSize(sent)} of ${formatSize(total)} sent` : 'Uploaded. Reading your Discord id…';
     }).promise;
-    $('claim-package-form').reset();
+    $('claim-package-form', HTMLFormElement).reset();
     await showClaimed(result.claimed);
   } catch (err) {
     const words = {
@@ -102,7 +103,7 @@ async function claimByPackage(e) {
 }
 
 async function hideOrErase(action) {
-  const id = $('imported-server').value;
+  const id = $('imported-server', HTMLSelectElement).value;
   if (!id) return;
   const name = serverName(id);
   const sure = action === 'hide'
@@ -113,7 +114,7 @@ async function hideOrErase(action) {
       'They are deleted for everyone, with their files; this cannot be undone. What you wrote here yourself stays.',
       'Erase my imported messages');
   if (!sure) return;
-  for (const b of ['imported-hide', 'imported-erase']) $(b).disabled = true;
+  for (const b of ['imported-hide', 'imported-erase']) $(b, HTMLButtonElement).disabled = true;
   try {
     const result = await api('POST', '/api/account/imported-messages', { server_id: id, action });
     showNotice('imported-result', action === 'hide'
@@ -122,7 +123,7 @@ async function hideOrErase(action) {
   } catch (err) {
     showNotice('imported-result', err.status === 404 ? `You have claimed no imported history in ${name}.` : err.message, true);
   } finally {
-    for (const b of ['imported-hide', 'imported-erase']) $(b).disabled = false;
+    for (const b of ['imported-hide', 'imported-erase']) $(b, HTMLButtonElement).disabled = false;
   }
 }
 

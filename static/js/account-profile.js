@@ -1,3 +1,4 @@
+// @ts-check
 // The account page's profile: the display name (PATCH /api/account) and the picture
 // (PUT/DELETE /api/account/avatar). A chosen picture is previewed from a blob: URL before it
 // is sent; the server crops it to a square and re-encodes it.
@@ -9,6 +10,7 @@ const MAX_AVATAR_BYTES = 8 * 1024 * 1024;
 const MAX_NAME_LENGTH = 32;
 
 let account = null;
+/** @type {(changes: object) => void} what the page does when the account changed */
 let update = () => {};
 let chosen = null; // {file, url} while a picked picture waits to be saved
 
@@ -34,8 +36,8 @@ function forgetChosen() {
 
 /** Checks the file here first, so a wrong one is refused before 8 MB travel. */
 function pickAvatar() {
-  const file = $('avatar-file').files[0];
-  $('avatar-file').value = '';
+  const file = $('avatar-file', HTMLInputElement).files[0];
+  $('avatar-file', HTMLInputElement).value = '';
   if (!file) return;
   if (!AVATAR_TYPES.includes(file.type)) {
     showNotice('profile-result', `${file.name} is not a PNG, JPEG, GIF or WebP picture.`, true);
@@ -54,7 +56,7 @@ function pickAvatar() {
 async function saveAvatar() {
   const form = new FormData();
   form.append('avatar', chosen.file);
-  $('avatar-save').disabled = true;
+  $('avatar-save', HTMLButtonElement).disabled = true;
   try {
     const result = await api('PUT', '/api/account/avatar', form);
     forgetChosen();
@@ -63,7 +65,7 @@ async function saveAvatar() {
   } catch (err) {
     showNotice('profile-result', err.status === 413 ? 'That picture is larger than 8 MB.' : err.message, true);
   } finally {
-    $('avatar-save').disabled = false;
+    $('avatar-save', HTMLButtonElement).disabled = false;
   }
 }
 
@@ -102,7 +104,7 @@ export function initProfile(onChange) {
   $('avatar-remove').addEventListener('click', removeAvatar);
   $('name-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    const name = $('display-name').value.trim();
+    const name = $('display-name', HTMLInputElement).value.trim();
     if (!name) return void showNotice('profile-result', 'Type a name first, or use Clear to show your username.', true);
     if (codePointLength(name) > MAX_NAME_LENGTH) return void showNotice('profile-result', `A display name is at most ${MAX_NAME_LENGTH} characters.`, true);
     saveName(name);
@@ -114,11 +116,11 @@ export function showProfile(current) {
   account = current;
   const suspended = account.account_standing >= 4;
   $('profile-username').textContent = account.username;
-  $('display-name').value = account.display_name || '';
-  $('display-name').placeholder = account.username;
+  $('display-name', HTMLInputElement).value = account.display_name || '';
+  $('display-name', HTMLInputElement).placeholder = account.username;
   $('name-clear').hidden = !account.display_name;
   $('name-form').hidden = suspended;
-  $('avatar-choose').closest('.button-row').hidden = suspended;
+  $('avatar-choose').closest('.button-row').toggleAttribute('hidden', suspended);
   $('profile-closed').hidden = !suspended;
   drawAvatar();
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The account page's "Notifications on your devices" (docs/api.md "Push notifications"): turn
 // pushes on for this browser (a service worker, /sw.js, shows them), and see, change or remove
 // the subscription of each device.
@@ -54,18 +55,18 @@ async function remove(subscription, mine) {
 }
 
 async function turnOn() {
-  $('push-on').disabled = true;
+  $('push-on', HTMLButtonElement).disabled = true;
   try {
     if ((await Notification.requestPermission()) !== 'granted') throw new Error('The browser was not allowed to show notifications: allow them in its site settings, then try again.');
     const registration = await navigator.serviceWorker.register('/sw.js');
     const { key } = await api('GET', '/api/push/key');
     const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
-    await api('POST', '/api/account/push-subscriptions', { ...subscription.toJSON(), show_text: $('push-show-text').checked });
+    await api('POST', '/api/account/push-subscriptions', { ...subscription.toJSON(), show_text: $('push-show-text', HTMLInputElement).checked });
     showNotice('push-result', 'Notifications are on for this device.');
   } catch (err) {
     showNotice('push-result', err.message || 'This browser could not subscribe to notifications.', true);
   } finally {
-    $('push-on').disabled = false;
+    $('push-on', HTMLButtonElement).disabled = false;
   }
   load();
 }

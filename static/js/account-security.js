@@ -1,31 +1,33 @@
+// @ts-check
 // The account page's security sections: the password, the sessions (where the account is
 // signed in) and two-factor sign-in (TOTP: set up with a QR code, confirm with a code, recovery
 // codes shown once, turn off with a code).
 import { api } from './api.js';
-import { $, el, showNotice, formatTime, codePointLength, confirmAction } from './ui.js';
+import { $, el, showNotice, formatTime, codePointLength, confirmAction, submitButton } from './ui.js';
 
 let account = null;
+/** @type {(changes: object) => void} what the page does when the account changed */
 let update = () => {};
 
 // ---- password ---------------------------------------------------------------------------
 
 async function changePassword(e) {
   e.preventDefault();
-  const form = $('password-form');
-  const next = $('new-password').value;
+  const form = $('password-form', HTMLFormElement);
+  const next = $('new-password', HTMLInputElement).value;
   if (codePointLength(next) < 8 || codePointLength(next) > 72) return void showNotice('password-result', 'The new password must be 8 to 72 characters.', true);
-  if (next !== $('confirm-password').value) return void showNotice('password-result', 'The two new passwords are not the same.', true);
-  const button = form.querySelector('button[type=submit]');
+  if (next !== $('confirm-password', HTMLInputElement).value) return void showNotice('password-result', 'The two new passwords are not the same.', true);
+  const button = submitButton(form);
   button.disabled = true;
   try {
-    await api('PUT', '/api/account/password', { current_password: $('current-password').value, new_password: next });
+    await api('PUT', '/api/account/password', { current_password: $('current-password', HTMLInputElement).value, new_password: next });
     form.reset();
     showNotice('password-result', 'Your password is changed. Every other session was signed out; this one stays signed in.');
     loadSessions();
   } catch (err) {
     const words = { 403: 'The current password is wrong.', 429: 'Too many wrong passwords. Wait a minute, then try again.' };
     showNotice('password-result', words[err.status] || err.message, true);
-    $('current-password').value = '';
+    $('current-password', HTMLInputElement).value = '';
     $('current-password').focus();
   } finally {
     button.disabled = false;
@@ -34,8 +36,10 @@ async function changePassword(e) {
 
 // ---- sessions ---------------------------------------------------------------------------
 
+/** @type {[RegExp, string][]} */
 const BROWSERS = [[/Edg(?:e|A|iOS)?\//, 'Edge'], [/OPR\/|Opera/, 'Opera'], [/Firefox\/|FxiOS/, 'Firefox'],
   [/SamsungBrowser/, 'Samsung Internet'], [/Chrome\/|CriOS|Chromium/, 'Chrome'], [/Safari\//, 'Safari']];
+/** @type {[RegExp, string][]} */
 const SYSTEMS = [[/iPhone|iPad|iPod/, 'iOS'], [/Android/, 'Android'], [/CrOS/, 'ChromeOS'], [/Windows/, 'Windows'],
   [/Mac OS X|Macintosh/, 'macOS'], [/Linux|X11/, 'Linux']];
 
@@ -104,7 +108,7 @@ let tfaStep = 'idle'; // 'setup' while a secret waits for its first code, 'codes
 let recoveryCodes = [];
 
 /** A code as typed: spaces dropped ("123 456" from some apps). */
-const typedCode = (id) => $(id).value.replace(/\s+/g, '');
+const typedCode = (id) => $(id, HTMLInputElement).value.replace(/\s+/g, '');
 
 /**
  * The otpauth:// URL as a QR code on the canvas, drawn module by module from qrcode's matrix
@@ -148,14 +152,14 @@ const PASSWORD_WORDS = { 400: 'Type your current password first.', 403: 'The cur
 
 async function startSetup(e) {
   e.preventDefault();
-  $('tfa-start').disabled = true;
+  $('tfa-start', HTMLButtonElement).disabled = true;
   try {
-    setupPassword = $('tfa-password').value;
+    setupPassword = $('tfa-password', HTMLInputElement).value;
     const { secret, otpauth_url: url } = await api('POST', '/api/account/2fa/setup', { current_password: setupPassword });
-    $('tfa-password').value = '';
+    $('tfa-password', HTMLInputElement).value = '';
     drawQr($('tfa-qr'), url);
     $('tfa-secret').textContent = groupsOfFour(secret);
-    $('tfa-enable-code').value = '';
+    $('tfa-enable-code', HTMLInputElement).value = '';
     tfaStep = 'setup';
     showNotice('tfa-result', '');
     showTwoFactor();
@@ -163,9 +167,9 @@ async function startSetup(e) {
   } catch (err) {
     setupPassword = '';
     showNotice('tfa-result', PASSWORD_WORDS[err.status] || err.message, true);
-    $('tfa-password').select();
+    $('tfa-password', HTMLInputElement).select();
   } finally {
-    $('tfa-start').disabled = false;
+    $('tfa-start', HTMLButtonElement).disabled = false;
   }
 }
 
@@ -185,7 +189,7 @@ async function enable(e) {
   } catch (err) {
     const words = { 403: 'That code does not match. Check that the app shows this account, and that the time on your phone is right, then try the current code.' };
     showNotice('tfa-result', words[err.status] || err.message, true);
-    $('tfa-enable-code').select();
+    $('tfa-enable-code', HTMLInputElement).select();
   }
 }
 
@@ -202,14 +206,14 @@ function downloadCodes() {
 async function disable(e) {
   e.preventDefault();
   try {
-    await api('DELETE', '/api/account/2fa', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password').value });
-    $('tfa-disable-code').value = '';
-    $('tfa-disable-password').value = '';
+    await api('DELETE', '/api/account/2fa', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password', HTMLInputElement).value });
+    $('tfa-disable-code', HTMLInputElement).value = '';
+    $('tfa-disable-password', HTMLInputElement).value = '';
     update({ two_factor: false });
     showNotice('tfa-result', 'Two-factor sign-in is off. Signing in takes only your password now.');
   } catch (err) {
     showNotice('tfa-result', codeWords(err), true);
-    $('tfa-disable-code').select();
+    $('tfa-disable-code', HTMLInputElement).select();
   }
 }
 
@@ -222,11 +226,11 @@ function codeWords(err) {
 
 /** New recovery codes in place of the old ones: the same password and code as turning it off. */
 async function renewCodes() {
-  if (!$('tfa-disable-form').reportValidity()) return;
+  if (!$('tfa-disable-form', HTMLFormElement).reportValidity()) return;
   try {
-    const result = await api('POST', '/api/account/2fa/recovery-codes', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password').value });
-    $('tfa-disable-code').value = '';
-    $('tfa-disable-password').value = '';
+    const result = await api('POST', '/api/account/2fa/recovery-codes', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password', HTMLInputElement).value });
+    $('tfa-disable-code', HTMLInputElement).value = '';
+    $('tfa-disable-password', HTMLInputElement).value = '';
     recoveryCodes = result.recovery_codes;
     $('tfa-codes-intro').textContent = 'Your new recovery codes: the old ones no longer work.';
     tfaStep = 'codes';
@@ -281,6 +285,6 @@ export function initSecurity(onChange) {
 
 export function showSecurity(current) {
   account = current;
-  $('password-username').value = account.username;
+  $('password-username', HTMLInputElement).value = account.username;
   showTwoFactor();
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The account page (/account; its old address /account/warnings serves the same page):
 // profile, email, password, two-factor sign-in, sessions, standing and warnings, bots, Discord
 // history, export and deletion. GET /api/account answers suspended accounts too, so this is
@@ -32,12 +33,12 @@ $('email-form').addEventListener('submit', async (e) => {
   const button = $('email-form').querySelector('button');
   button.disabled = true;
   try {
-    const result = await api('PUT', '/api/account/email', { email: $('email').value.trim() });
+    const result = await api('PUT', '/api/account/email', { email: $('email', HTMLInputElement).value.trim() });
     showEmail(result.email, result.email_verified);
     showNotice('email-result', result.email_verified
       ? 'That address is already verified.'
       : `A confirmation link is on its way to ${result.email}. It is valid for 24 hours.`);
-    $('email').value = '';
+    $('email', HTMLInputElement).value = '';
   } catch (err) {
     showNotice('email-result', err.message, true);
   } finally {
@@ -78,7 +79,7 @@ function update(changes) {
 
 /** Signed out (no session, or it ended while the page was open): a sign-in that comes back here, section included. */
 function showSignedOut() {
-  $('signin-link').href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
+  $('signin-link', HTMLAnchorElement).href = `/?next=${encodeURIComponent(location.pathname + location.hash)}`;
   $('signed-out').hidden = false;
   // Sections, links to them and a log out with nothing to end would only mislead.
   $('account').hidden = true;

@@ -1,3 +1,4 @@
+// @ts-check
 // The administration page: reports, users (standing, warnings) and all warnings. Every value
 // shown comes from users (names, reasons, message snapshots) and goes in as text only.
 import './theme.js';
@@ -16,7 +17,7 @@ function failed(err) {
   if (err.status !== 401) return problem(err.message);
   problem('');
   $('admin').hidden = true;
-  $('signin-link').href = `/?next=${encodeURIComponent(location.pathname)}`;
+  $('signin-link', HTMLAnchorElement).href = `/?next=${encodeURIComponent(location.pathname)}`;
   $('signed-out').hidden = false;
   $('signin-link').focus();
 }
@@ -34,8 +35,8 @@ function pagedList({ name, list, fetchPage, render }) {
       const items = await fetchPage(LIMIT, offset);
       $(list).replaceChildren(...items.map(render));
       $(`no-${name}`).hidden = items.length > 0;
-      $(`${name}-prev`).disabled = offset === 0;
-      $(`${name}-next`).disabled = items.length < LIMIT;
+      $(`${name}-prev`, HTMLButtonElement).disabled = offset === 0;
+      $(`${name}-next`, HTMLButtonElement).disabled = items.length < LIMIT;
       $(`${name}-page`).textContent = items.length ? `${offset + 1} to ${offset + items.length}` : '';
     } catch (err) {
       failed(err);
@@ -198,7 +199,7 @@ let myId = null;
 const reports = pagedList({
   name: 'reports',
   list: 'report-list',
-  fetchPage: (limit, offset) => api('GET', `/api/admin/reports${query({ status: $('report-status').value, limit, offset })}`),
+  fetchPage: (limit, offset) => api('GET', `/api/admin/reports${query({ status: $('report-status', HTMLSelectElement).value, limit, offset })}`),
   render: (report) => {
     const next = report.status === 'pending' ? 'resolved' : 'pending';
     const user = reportedUser(report);
@@ -250,7 +251,7 @@ function refreshAll() {
 const users = pagedList({
   name: 'users',
   list: 'user-list',
-  fetchPage: (limit, offset) => api('GET', `/api/admin/users${query({ prefix: $('user-prefix').value.trim(), limit, offset })}`),
+  fetchPage: (limit, offset) => api('GET', `/api/admin/users${query({ prefix: $('user-prefix', HTMLInputElement).value.trim(), limit, offset })}`),
   render: (user) => {
     const select = standingSelect(`Standing of ${user.username}`, user.account_standing);
     const standingForm = el('form', {},

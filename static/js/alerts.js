@@ -1,3 +1,4 @@
+// @ts-check
 // The title ("(3) #general · Book club · chat") and desktop notifications while the tab is
 // hidden, as the user's notification settings say: every message, only mentions (a reply to the
 // user is one), or nothing; never from a muted place. Permission is asked only when the user
@@ -5,8 +6,14 @@
 import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName, mentionsMe, isMuted, notifyLevel } from './store.js';
 
 let roomName = '';
+/** @typedef {import('../../types/client').Place} Place */
+
+/** @type {(place: Place) => void} */
 let openPlace = () => {};
 
+/**
+ * @param {(place: Place) => void} onOpen
+ */
 export function initAlerts(onOpen) {
   openPlace = onOpen;
   on('nav', updateTitle);
@@ -38,6 +45,9 @@ export async function toggleNotifications(wantOn) {
   return answer === 'granted' ? 'on' : answer;
 }
 
+/**
+ * @param {import('../../types/client').Message} m
+ */
 function maybeNotify(m) {
   if (!notificationsOn() || !document.hidden || m.author_id === state.me.user_id) return;
   const id = m.conversation_id || m.channel_id;

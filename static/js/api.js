@@ -1,3 +1,4 @@
+// @ts-check
 // Every call to the server goes through api(): JSON in and out, and the server's plain-text
 // reason turned into an ApiError whose message can be shown to the user as it is: forPeople()
 // rewords the reasons a person meets in the app and makes every other one a sentence.
@@ -7,6 +8,7 @@
  * many requests; try again in 3 s"). These are the ones a person meets by using the app, said
  * the way the app speaks; the rest get a capital letter and a full stop.
  */
+/** @type {[RegExp, (m: RegExpExecArray) => string][]} */
 const REWORDED = [
   [/^you are already friends with (.+)$/, (m) => `You and ${m[1]} are already friends.`],
   [/^you already sent a friend request to (.+)$/, (m) => `You already asked ${m[1]} to be friends; they have not answered yet.`],
@@ -108,6 +110,7 @@ export function resumeSession() {
 }
 
 async function request(method, path, body, headers, resumed = false) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: 'same-origin', headers: { ...headers } };
   if (body instanceof FormData) {
     init.body = body; // the browser sets the multipart boundary itself

@@ -1,22 +1,27 @@
+// @ts-check
 // The signed-in app: wires the views (sidebar, room, composer, members, people, settings,
 // search, pins, switcher, alerts) to the store and the user stream, and decides what is open:
 // the address (?server=&channel=, ?conversation=, ?view=friends) and the phone pane follow the
-// selection; a message link (&message=, or /channels/…) opens its room around it. The room
-// header (name, topic, group menu) is drawn here.
+// selection; a message link (&message=, or /channels/…) opens its room around it. The page's
+// main room and its composer are made here (createRoom, createComposer), and its header (name,
+// topic, group menu) is drawn here.
 import { api } from './api.js';
-import { $, el, toast, ask, wireDialogs, presenceDot, standingLabel, STANDING_HELP } from './ui.js';
+import { $, el, toast, ask, wireDialogs, presenceDot, standingLabel, STANDING_HELP, submitButton } from './ui.js';
 import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
 import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
-import { state, on, onEvent, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName } from './store.js';
+import {
+  state, on, onEvent, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName,
+  setCurrent, startSession, applyStatus, addServer, forgetServer,
+} from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
-import { initRoom, openRoom, closeRoom, currentRoom, catchUp, showMessage, mayPin } from './room.js';
-import { openShortcuts } from './keyboard.js';
-import { initComposer, restoreDraft, updateComposer } from './composer.js';
-import { loadMembers, renderMembers, setMemberHooks } from './members.js';
-import { initPeople, showPeople, openDm } from './people.js';
+import { createRoom } from './room.js';
+import { initKeyboard, openShortcuts } from './keyboard.js';
+import { createComposer } from './composer.js';
+import { loadMembers, renderMembers } from './members.js';
+import { initPeople, showPeople } from './people.js';
 import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
 import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported } from './alerts.js';
@@ -26,9 +31,14 @@ import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
 import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
+/** @typedef {import('../../types/client').Place} Place */
+
 const LAST_PLACE = 'chat:last-place';
 const LAST_CHANNEL = 'chat:last-channel:';
 let started = false;
+/** The page's main room and its composer (startApp). */
+let room = null;
+let composer = null;
 
 function fillIcons() {
   const put = (id, name) => $(id).replaceChildren(icon(name));
@@ -41,11 +51,6 @@ function fillIcons() {
   put('room-back', 'back');
   put('people-back', 'back');
   put('members-button', 'users');
-  put('attach-button', 'paperclip');
-  put('emoji-button', 'smile');
-  put('newline-button', 'newline');
-  put('send-button', 'send');
-  put('reply-cancel', 'x');
   put('settings-close', 'x');
   put('pins-button', 'pin');
   put('room-menu-button', 'dots');
@@ -54,7 +59,6 @@ function fillIcons() {
   $('search-form').prepend(icon('search', 'search-icon'));
   $('switcher-button').prepend(icon('search'));
   $('friends-button').prepend(icon('users', 'nav-icon'));
-  $('jump-present').append(icon('down'));
 }
 
 // ---- phone panes ------------------------------------------------------------------------
@@ -117,8 +121,21 @@ const CANNOT_SEE = 'You cannot see this message.';
  * Opens a place: {kind: 'channel', serverId, channelId?} | {kind: 'conversation', id} |
  * {kind: 'friends'}; with `around` (a message id) the room opens at that message, and with
  * `link` (a message link) a room the user cannot see says only CANNOT_SEE.
+ * @param {Place} place
+ * @param {{ focusRoom?: boolean }} [options]
  */
 export function select(place, { focusRoom = true } = {}) {
+  /** The room shows the channel or conversation now current, with its draft and its members. */
+  const showRoom = (current, address) => {
+    const { around, link } = /** @type {{ around?: string, link?: boolean }} */ (place);
+    setCurrent(current);
+    remember(address);
+    showMain('room');
+    const r = room.open({ ...current, around, link: link && CANNOT_SEE });
+    renderRoomHead();
+    composer.restoreDraft(r);
+    renderMembers();
+  };
   closePopup();
   if (place.kind === 'channel') {
     const server = findServer(place.serverId);
@@ -135,13 +152,7 @@ export function select(place, { focusRoom = true } = {}) {
       || server.channels[0];
     if (!channel) return;
     localStorage.setItem(LAST_CHANNEL + server.id, channel.id);
-    state.current = { kind: 'channel', serverId: server.id, channelId: channel.id };
-    remember({ server: server.id, channel: channel.id });
-    showMain('room');
-    const r = openRoom({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
-    renderRoomHead();
-    restoreDraft(r);
-    renderMembers();
+    showRoom({ kind: 'channel', serverId: server.id, channelId: channel.id }, { server: server.id, channel: channel.id });
     loadMembers(server.id).catch((err) => toast(err.message));
   } else if (place.kind === 'conversation') {
     const conversation = findConversation(place.id);
@@ -149,27 +160,21 @@ export function select(place, { focusRoom = true } = {}) {
       toast(place.link ? CANNOT_SEE : 'That conversation is not one of yours.');
       return select({ kind: 'friends' });
     }
-    state.current = { kind: 'conversation', id: conversation.id };
-    remember({ conversation: conversation.id });
-    showMain('room');
-    const r = openRoom({ ...state.current, around: place.around, link: place.link && CANNOT_SEE });
-    renderRoomHead();
-    restoreDraft(r);
-    renderMembers();
+    showRoom({ kind: 'conversation', id: conversation.id }, { conversation: conversation.id });
   } else {
-    closeRoom();
+    room.close();
     closeSearch();
-    state.current = { kind: 'friends' };
+    setCurrent({ kind: 'friends' });
     remember({ view: 'friends' });
     showMain('people');
     showPeople();
     setRoomName('Friends');
   }
-  updateComposer();
+  composer.update();
   roomChanged();
   setPane('room');
   emit('nav');
-  if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text').disabled) $('composer-text').focus();
+  if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text', HTMLTextAreaElement).disabled) $('composer-text').focus();
 }
 
 /**
@@ -177,6 +182,7 @@ export function select(place, { focusRoom = true } = {}) {
  * `?conversation=&message=`, or `/channels/<server id>/<channel id>/<message id>` and
  * `/channels/@me/<conversation id>/<message id>` where the server serves the app there), else
  * the last place. `named`: the address named it (a phone shows it rather than the lists).
+ * @returns {Place}
  */
 function firstPlace() {
   const params = new URLSearchParams(location.search);
@@ -225,14 +231,14 @@ function renderConnection() {
 let signInCode = null; // the dialog's two-factor code field (signin.js), made on first use
 
 function openSignIn() {
-  const dialog = $('signin-dialog');
+  const dialog = $('signin-dialog', HTMLDialogElement);
   if (dialog.open) return;
   signInCode ??= codeStep('signin');
   signInCode.hide();
-  $('signin-username').value = state.me?.username || '';
-  $('signin-password').value = '';
+  $('signin-username', HTMLInputElement).value = state.me?.username || '';
+  $('signin-password', HTMLInputElement).value = '';
   $('signin-problem').hidden = true;
-  const link = dialog.querySelector('a.button-link');
+  const link = /** @type {HTMLAnchorElement} */ (dialog.querySelector('a.button-link'));
   link.href = `/?next=${encodeURIComponent(location.pathname + location.search)}`;
   dialog.showModal();
   $('signin-password').focus();
@@ -240,16 +246,16 @@ function openSignIn() {
 
 async function signInAgain(e) {
   e.preventDefault();
-  const button = $('signin-form').querySelector('button[type=submit]');
+  const button = submitButton($('signin-form'));
   button.disabled = true;
   try {
-    const result = await logIn($('signin-username').value, $('signin-password').value, signInCode.value(), $('signin-remember').checked);
+    const result = await logIn($('signin-username', HTMLInputElement).value, $('signin-password', HTMLInputElement).value, signInCode.value(), $('signin-remember', HTMLInputElement).checked);
     if (result.suspended) return void location.assign('/account/warnings');
-    $('signin-dialog').close();
+    $('signin-dialog', HTMLDialogElement).close();
     toast('Signed in again.', false);
     reconnectNow();
     // Back to writing where the user was (the dialog opened by itself, so it has no opener to return to).
-    if (!$('composer-text').disabled && !$('room').hidden) $('composer-text').focus();
+    if (!$('composer-text', HTMLTextAreaElement).disabled && !$('room').hidden) $('composer-text').focus();
   } catch (err) {
     if (err.status === 401 && err.reason === CODE_REQUIRED) {
       // The password was right and stays typed: now the code.
@@ -266,7 +272,7 @@ async function signInAgain(e) {
     }
     if (err.status === 401) signInCode.hide();
     $('signin-problem').textContent = err.status === 401 ? 'Wrong username or password.' : err.message;
-    $('signin-password').value = '';
+    $('signin-password', HTMLInputElement).value = '';
     $('signin-password').focus();
   } finally {
     button.disabled = false;
@@ -333,11 +339,7 @@ function openMeMenu(anchor) {
 
 async function setStatus(status) {
   try {
-    const result = await api('PUT', '/api/account/presence', { status });
-    state.status = result.status;
-    state.presence.set(state.me.user_id, result.presence);
-    renderMe();
-    emit('presence');
+    applyStatus(await api('PUT', '/api/account/presence', { status }));
   } catch (err) {
     toast(err.message);
   }
@@ -364,7 +366,7 @@ async function newServer() {
     // server_joined arrives on the stream too; add it now so it opens at once.
     if (!findServer(server.id)) {
       const channels = await api('GET', `/api/servers/${server.id}/channels`);
-      if (!findServer(server.id)) state.servers.push({ ...server, unread: false, mention_count: 0, channels });
+      if (!findServer(server.id)) addServer({ ...server, unread: false, mention_count: 0, channels });
     }
     select({ kind: 'channel', serverId: server.id });
   } catch (err) {
@@ -374,28 +376,30 @@ async function newServer() {
 
 // ---- start ------------------------------------------------------------------------------
 
+/**
+ * @param {import('../../types/client').Account} account
+ */
 export async function startApp(account) {
-  state.standing = account.account_standing;
-  state.isAdmin = account.is_admin;
-  state.me = { user_id: account.user_id, username: account.username };
+  startSession(account);
   fillIcons();
   wireDialogs();
   initSidebar(select);
-  initRoom();
-  initComposer();
-  initPeople({ openConversation: (id) => select({ kind: 'conversation', id }), newServer });
+  room = createRoom(document.querySelector('#room .room-main'));
+  composer = createComposer(room.root, room, { dropZone: $('room') });
+  initKeyboard(room);
+  initPeople({ newServer });
   initSettings({
     leftServer: (id) => {
-      state.servers = state.servers.filter((s) => s.id !== id);
+      forgetServer(id);
       select({ kind: 'friends' });
     },
     openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
   });
-  setMemberHooks({ openDm });
   initSwitcher(select);
   initAlerts(select);
   initSearch(select);
-  initPins({ room: currentRoom, show: showMessage, mayPin });
+  initPins(room);
+  on('open', (place) => select(place));
 
   $('home-button').addEventListener('click', () => select({ kind: 'friends' }));
   $('friends-button').addEventListener('click', () => select({ kind: 'friends' }));
@@ -489,7 +493,7 @@ export async function startApp(account) {
       return;
     }
     // A reconnect: the sidebar is fresh from ready; the open room fetches what it missed.
-    if (currentRoom()) catchUp();
+    if (room.current) room.catchUp();
     if (state.current?.kind === 'channel') loadMembers(state.current.serverId).catch(() => {});
     emit('nav');
   });

@@ -1,3 +1,4 @@
+// @ts-check
 // Server settings → Audit log (the owner and full server administrators): what was done, by
 // whom, to what, why and what changed, newest first, fifty at a time ("Load older entries").
 import { api, query } from './api.js';

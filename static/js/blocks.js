@@ -1,9 +1,10 @@
+// @ts-check
 // Blocking: the users the caller blocked (GET /api/blocks once at start, then kept in the
 // store), block and unblock from the user menu or the Friends view. A block ends a friendship
 // and any request; the blocked user's messages collapse in rooms and search results.
 import { api } from './api.js';
 import { toast, confirmAction } from './ui.js';
-import { state, emit, learnUser, displayName } from './store.js';
+import { setBlocked, removeFriend, displayName } from './store.js';
 
 /** The blocked users' records, newest first, as the server lists them. */
 export let blockedUsers = [];
@@ -11,9 +12,7 @@ export let blockedUsers = [];
 export async function loadBlocks() {
   try {
     blockedUsers = await api('GET', '/api/blocks');
-    blockedUsers.forEach(learnUser);
-    state.blocked = new Set(blockedUsers.map((b) => b.user_id));
-    emit('blocks');
+    setBlocked(blockedUsers);
   } catch (err) {
     toast(err.message);
   }
@@ -24,8 +23,7 @@ export async function blockUser(user) {
   if (!(await confirmAction(`Block ${name}?`, `You will no longer be friends, and neither of you can start a direct message or add the other to a group. ${name}'s messages in servers are collapsed for you. They are not told.`, 'Block'))) return false;
   try {
     await api('PUT', `/api/users/${user.user_id}/block`);
-    state.friends = state.friends.filter((f) => f.user_id !== user.user_id);
-    emit('friends');
+    removeFriend(user.user_id);
     await loadBlocks();
     toast(`${name} is blocked.`, false);
     return true;

@@ -1,31 +1,21 @@
+// @ts-check
 // A server's channels as its owner and full server administrators manage them: create, edit
 // (name, topic, slow mode), reorder (drag a row, or its up and down buttons) and delete. Loaded
 // when first needed (settings, a channel's gear, Create channel): most visits change no channel. The
 // answers update the store at once; the stream's channel events bring the same to everyone.
 import { api } from './api.js';
-import { el, toast, iconButton, confirmAction, reorderable, slowmodeLabel } from './ui.js';
+import { el, toast, iconButton, confirmAction, reorderable, slowmodeLabel, fieldForm } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
-import { emit, findServer, canManageServer } from './store.js';
+import { emit, findServer, canManageServer, addChannel, applyChannel, removeChannel, orderChannels } from './store.js';
 
 export const MAX_SLOWMODE_SECONDS = 21600;
 const SLOWMODES = [0, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600];
 
-/** Puts a changed channel record into the store (keeping its read state) and redraws. */
-function applyChannel(serverId, channel) {
-  const server = findServer(serverId);
-  const known = server?.channels.find((c) => c.id === channel.id);
-  if (known) Object.assign(known, channel);
-  server?.channels.sort((a, b) => a.position - b.position);
-  emit('nav');
-}
-
 export async function createChannel(server, name) {
   const channel = await api('POST', `/api/servers/${server.id}/channels`, { name });
   // channel_created arrives on the stream too; add it now so it can open at once.
-  const s = findServer(server.id);
-  if (s && !s.channels.some((c) => c.id === channel.id)) s.channels.push({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...channel });
-  emit('nav');
+  addChannel(server.id, channel);
   return channel;
 }
 
@@ -58,9 +48,7 @@ export async function deleteChannel(server, channel) {
   if (!(await confirmAction(`Delete #${channel.name}?`, 'Its messages and files are deleted for everyone. This cannot be undone.', 'Delete channel'))) return;
   try {
     await api('DELETE', `/api/servers/${server.id}/channels/${channel.id}`);
-    const s = findServer(server.id);
-    if (s) s.channels = s.channels.filter((c) => c.id !== channel.id);
-    emit('nav');
+    removeChannel(server.id, channel.id);
     toast(`#${channel.name} was deleted.`, false);
   } catch (err) {
     toast(err.message);
@@ -74,9 +62,7 @@ async function moveChannel(server, channel, position) {
   // Show the new order at once; the answer and the channel_updated events confirm it.
   const order = list.filter((c) => c.id !== channel.id);
   order.splice(position, 0, channel);
-  order.forEach((c, i) => { c.position = i; });
-  list.sort((a, b) => a.position - b.position);
-  emit('nav');
+  orderChannels(server.id, order);
   try {
     applyChannel(server.id, await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, { position }));
   } catch (err) {
@@ -113,19 +99,10 @@ export function channelsPanel(server) {
   };
   update();
   const manage = canManageServer(server);
-  const input = el('input', { id: 'new-channel-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'new-channel' });
-  const form = el('form', { class: 'settings-form' },
-    el('label', { for: 'new-channel-name', text: 'New channel' }),
-    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create channel')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const channel = await createChannel(server, input.value);
-      toast(`#${channel.name} created.`, false);
-      input.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+  const form = fieldForm({
+    id: 'new-channel-name', label: 'New channel', button: 'Create channel', field: { maxLength: 100, placeholder: 'new-channel' },
+    create: (name) => createChannel(server, name),
+    done: (channel) => toast(`#${channel.name} created.`, false),
   });
   const categories = categoriesSection(server);
   return {
@@ -167,19 +144,10 @@ function categoriesSection(server) {
         el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null), c, i)));
   };
   update();
-  const input = el('input', { id: 'new-category-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Category name' });
-  const form = el('form', { class: 'settings-form' },
-    el('label', { for: 'new-category-name', text: 'New category' }),
-    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create category')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const category = await api('POST', `/api/servers/${server.id}/categories`, { name: input.value });
-      toast(`Category ${category.name} created.`, false);
-      input.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+  const form = fieldForm({
+    id: 'new-category-name', label: 'New category', button: 'Create category', field: { maxLength: 100, placeholder: 'Category name' },
+    create: (name) => api('POST', `/api/servers/${server.id}/categories`, { name }),
+    done: (category) => toast(`Category ${category.name} created.`, false),
   });
   const manage = canManageServer(server);
   return {

@@ -1,3 +1,4 @@
+// @ts-check
 // Dialogs with several fields (edit a channel, create an invite, ban with a reason, type a
 // server's name to delete it) and a plain read-only dialog (edit history). One form dialog on
 // the page, built on first use and refilled for each question, like ui.js's ask().
@@ -12,7 +13,7 @@ import { icon } from './icons.js';
  * holds exactly that text (delete a server by typing its name). Field ids are `form-<name>`.
  */
 export function askForm({ title, text = '', submit = 'Save', danger = false, fields = [] }) {
-  let dialog = $('form-dialog');
+  let dialog = $('form-dialog', HTMLDialogElement);
   if (!dialog) {
     dialog = el('dialog', { id: 'form-dialog', 'aria-labelledby': 'form-title' },
       el('form', { id: 'form-form', method: 'dialog', class: 'dialog-form' },
@@ -26,7 +27,7 @@ export function askForm({ title, text = '', submit = 'Save', danger = false, fie
   }
   $('form-title').textContent = title;
   showText('form-text', text);
-  const submitButton = $('form-submit');
+  const submitButton = $('form-submit', HTMLButtonElement);
   submitButton.textContent = submit;
   submitButton.classList.toggle('danger-fill', danger);
   const inputs = fields.map((f) => [f, fieldInput(f)]);
@@ -66,7 +67,7 @@ function fieldRow(f, input) {
 
 /** A dialog that only shows something (edit history): a title, the content, a close button. */
 export function showDialog(id, title, ...content) {
-  let dialog = $(id);
+  let dialog = $(id, HTMLDialogElement);
   if (!dialog) {
     dialog = el('dialog', { id, class: 'show-dialog', 'aria-labelledby': `${id}-title` });
     document.body.append(dialog);

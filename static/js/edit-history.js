@@ -1,3 +1,4 @@
+// @ts-check
 // "(edited)" opens every version of a message, oldest first (GET …/messages/{id}/history),
 // for those the server lets read it: the author, the server's owner and administrators, and
 // site administrators.

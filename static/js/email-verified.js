@@ -1,3 +1,4 @@
+// @ts-check
 // Where a verification link lands: /email-verified when it worked, /email-verified?error=<code>
 // when it did not (the server words nothing in the URL; this page words each code).
 import './theme.js';
@@ -16,6 +17,6 @@ if (code) {
   $('verify-title').textContent = title;
   $('verify-text').textContent = text;
   $('verify-primary').textContent = primary;
-  $('verify-primary').href = href;
+  $('verify-primary', HTMLAnchorElement).href = href;
   $('verify-secondary').hidden = !withAccount;
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Rich cards (embeds) under a message, as webhooks and bots send them in Discord's shape: a left
 // border in the card's colour, author, title (a link when it has one), description, fields in a
 // grid (inline ones side by side), image and thumbnail, footer and time. Loaded by message.js on

@@ -1,3 +1,4 @@
+// @ts-check
 // The emoji picker: search, categories and recently used, over Emojibase's compact data set
 // served from our own origin (/vendor/emoji.json, the data the server checks shortcodes with).
 // Built here because emoji-picker-element injects <style> elements and style attributes,
@@ -83,7 +84,8 @@ function build() {
   panel = el('div', { id: 'emoji-picker', class: 'popup emoji-panel', role: 'dialog', 'aria-label': 'Pick an emoji' }, search, tabs, heading, grid);
 
   tabs.addEventListener('click', (e) => {
-    const tab = e.target.closest('[data-group]');
+    /** @type {HTMLElement} */
+    const tab = /** @type {Element} */ (e.target).closest('[data-group]');
     if (!tab) return;
     if (search.value) {
       search.value = '';
@@ -96,6 +98,7 @@ function build() {
   search.addEventListener('input', render);
   search.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowDown' || e.key === 'Enter') {
+      /** @type {HTMLElement} */
       const first = grid.querySelector('.emoji-cell');
       if (!first) return;
       e.preventDefault();
@@ -104,12 +107,13 @@ function build() {
     }
   });
   grid.addEventListener('click', (e) => {
-    const cell = e.target.closest('.emoji-cell');
+    /** @type {HTMLElement} */
+    const cell = /** @type {Element} */ (e.target).closest('.emoji-cell');
     if (cell) pick(cell.dataset.emoji);
   });
   grid.addEventListener('keydown', (e) => {
-    const cells = [...grid.querySelectorAll('.emoji-cell')];
-    const i = cells.indexOf(document.activeElement);
+    const cells = [.../** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll('.emoji-cell'))];
+    const i = cells.indexOf(/** @type {HTMLElement} */ (document.activeElement));
     if (i < 0) return;
     const moves = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: COLUMNS, ArrowUp: -COLUMNS };
     if (e.key in moves) {

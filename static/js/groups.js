@@ -1,3 +1,4 @@
+// @ts-check
 // Group chats: rename (any member), add a friend (any member), remove someone (the group's
 // creator) and leave. The stream's conversation_updated and conversation_left events keep the
 // sidebar, the header and the member list current; the answers update them at once as well.
@@ -5,13 +6,9 @@ import { api } from './api.js';
 import { el, toast, confirmAction } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, emit, findConversation, conversationTitle, displayName, isBlocked } from './store.js';
+import { state, findConversation, conversationTitle, displayName, isBlocked, applyConversation, removeConversation } from './store.js';
 
-function applyRecord(record) {
-  const i = state.conversations.findIndex((c) => c.id === record.id);
-  if (i >= 0) state.conversations[i] = { ...state.conversations[i], ...record };
-  emit('nav');
-}
+const applyRecord = (record) => applyConversation(record.id, record);
 
 let menu = null;
 /** The group's menu in the room header. */
@@ -76,8 +73,7 @@ export async function leaveGroup(conversation) {
   if (!(await confirmAction(`Leave ${conversationTitle(conversation)}?`, 'You will no longer see its messages. Someone in it would have to add you again.', 'Leave group'))) return;
   try {
     await api('DELETE', `/api/conversations/${conversation.id}/members/${state.me.user_id}`);
-    state.conversations = state.conversations.filter((c) => c.id !== conversation.id);
-    emit('nav');
+    removeConversation(conversation.id);
   } catch (err) {
     toast(err.message);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // The home page. Signed out, it shows the register/login forms: plain form posts that work
 // without this script, which (when it runs) sends them as JSON instead so a failed login keeps
 // the username, registering signs the user in, and both return to where the user was going
@@ -6,7 +7,7 @@
 // loads and starts the chat app: the signed-out page downloads none of it.
 import './theme.js';
 import { api } from './api.js';
-import { $, showText, toast, standingLabel } from './ui.js';
+import { $, showText, toast, standingLabel, submitButton } from './ui.js';
 import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 // Set while this browser has a signed-in app open: the next visit starts fetching the app's
@@ -83,18 +84,18 @@ function goOn(suspended) {
 const LOGIN_ERRORS = { 401: FORM_ERRORS.login_failed, 429: FORM_ERRORS.rate_limited };
 
 function wireForms() {
-  const login = $('login-form');
+  const login = $('login-form', HTMLFormElement);
   const code = codeStep('login');
   // A form posted before this script ran came back as ?error=two_factor_required: the code field
   // shows now, and the password has to be typed again.
   if (errorCode === 'two_factor_required' || errorCode === 'two_factor_failed') code.show();
   login.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const button = login.querySelector('button[type=submit]');
+    const button = submitButton(login);
     button.disabled = true;
     showText('problem', '');
     try {
-      const result = await logIn(login.username.value, login.password.value, code.value(), $('login-remember').checked);
+      const result = await logIn(login.username.value, login.password.value, code.value(), $('login-remember', HTMLInputElement).checked);
       goOn(result.suspended);
     } catch (err) {
       button.disabled = false;
@@ -116,10 +117,10 @@ function wireForms() {
       login.password.focus();
     }
   });
-  const register = $('register-form');
+  const register = $('register-form', HTMLFormElement);
   register.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const button = register.querySelector('button[type=submit]');
+    const button = submitButton(register);
     button.disabled = true;
     showText('problem', '');
     const credentials = { username: register.username.value, password: register.password.value };
@@ -147,7 +148,7 @@ async function start() {
     $('next-note').hidden = !sessionStorage.getItem(NEXT_KEY);
     wireForms();
     // Where a person starts: the username of the sign-in form (its password when the browser filled the name).
-    ($('login-username').value ? $('login-password') : $('login-username')).focus();
+    ($('login-username', HTMLInputElement).value ? $('login-password') : $('login-username')).focus();
     return; // the sign-in forms stay
   }
   // Signed in while a ?next= was waiting (signed in through the no-script form): go there now.

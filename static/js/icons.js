@@ -1,3 +1,4 @@
+// @ts-check
 // A small icon set drawn as inline SVG (createElementNS, no icon font, nothing from elsewhere):
 // every glyph looks the same on every system, unlike uncommon Unicode symbols.
 const NS = 'http://www.w3.org/2000/svg';

@@ -1,3 +1,4 @@
+// @ts-check
 // The import page (/import): a DiscordChatExporter export uploaded as a zip (with upload progress),
 // the server's dry run shown as a table per channel, then the import started with its two choices
 // and followed to its end ("N of M messages", asked every second). Below, the user's earlier
@@ -32,33 +33,33 @@ function uploadWords(err) {
 
 async function sendExport(e) {
   e.preventDefault();
-  const file = $('import-file').files[0];
+  const file = $('import-file', HTMLInputElement).files[0];
   if (!file) return void showText('upload-result', 'Choose the zip of the export first.');
   showText('upload-result', '');
   const form = new FormData();
   form.append('export', file, file.name);
-  const name = $('import-name').value.trim();
-  $('upload-button').disabled = true;
+  const name = $('import-name', HTMLInputElement).value.trim();
+  $('upload-button', HTMLButtonElement).disabled = true;
   $('upload-cancel').hidden = false;
   $('upload-state').hidden = false;
-  $('upload-progress').value = 0;
+  $('upload-progress', HTMLProgressElement).value = 0;
   $('upload-text').textContent = `Sending ${file.name} (${formatSize(file.size)})…`;
   sending = upload(`/api/imports${query({ server_name: name })}`, form, (sent, total) => {
-    $('upload-progress').value = sent / total;
+    $('upload-progress', HTMLProgressElement).value = sent / total;
     $('upload-text').textContent = sent < total
       ? `${formatSize(sent)} of ${formatSize(total)} sent`
       : 'Uploaded. The server is reading the export…';
   });
   try {
     const record = await sending.promise;
-    $('upload-form').reset();
+    $('upload-form', HTMLFormElement).reset();
     show(record);
     loadList();
   } catch (err) {
     showText('upload-result', uploadWords(err));
   } finally {
     sending = null;
-    $('upload-button').disabled = false;
+    $('upload-button', HTMLButtonElement).disabled = false;
     $('upload-cancel').hidden = true;
     $('upload-state').hidden = true;
   }
@@ -94,16 +95,16 @@ function showReport(record) {
 async function startImport(e) {
   e.preventDefault();
   if (!shown) return;
-  $('start-button').disabled = true;
+  $('start-button', HTMLButtonElement).disabled = true;
   showText('start-result', '');
   try {
-    const record = await api('POST', `/api/imports/${shown.id}/start`, { system: $('opt-system').checked ? 'lines' : 'skip', package_claims: $('opt-package').checked });
+    const record = await api('POST', `/api/imports/${shown.id}/start`, { system: $('opt-system', HTMLInputElement).checked ? 'lines' : 'skip', package_claims: $('opt-package', HTMLInputElement).checked });
     show(record);
     loadList();
   } catch (err) {
     showText('start-result', err.message);
   } finally {
-    $('start-button').disabled = false;
+    $('start-button', HTMLButtonElement).disabled = false;
   }
 }
 
@@ -112,13 +113,13 @@ async function startImport(e) {
 function showRun(record) {
   const { done, total } = record.progress;
   $('run-title').replaceChildren('Importing ', el('strong', { text: record.guild.name }), ' into the new server ', el('strong', { text: record.server_name }), '.');
-  $('run-progress').max = Math.max(total, 1);
-  $('run-progress').value = record.status === 'done' ? Math.max(total, 1) : done;
+  $('run-progress', HTMLProgressElement).max = Math.max(total, 1);
+  $('run-progress', HTMLProgressElement).value = record.status === 'done' ? Math.max(total, 1) : done;
   $('run-text').textContent = record.status === 'running'
     ? `${done} of ${plural(total, 'message')}. You can leave this page: the import goes on, and this page follows it again when you come back.`
     : `${done} of ${plural(total, 'message')}.`;
   $('run-done').hidden = record.status !== 'done';
-  if (record.status === 'done' && record.server_id) $('open-server').href = `/?server=${encodeURIComponent(record.server_id)}`;
+  if (record.status === 'done' && record.server_id) $('open-server', HTMLAnchorElement).href = `/?server=${encodeURIComponent(record.server_id)}`;
   showText('run-failed', record.status === 'failed' ? `The import failed: ${record.error || 'no reason was given'}.` : '');
 }
 

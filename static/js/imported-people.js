@@ -1,3 +1,4 @@
+// @ts-check
 // Server settings → Imported people (the owner and full server administrators; loaded when first
 // opened): the placeholder accounts an import from Discord made, each with its one-time claim
 // code to hand over, who claimed it and when, and whether its claimer hid it again.

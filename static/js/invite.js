@@ -1,3 +1,4 @@
+// @ts-check
 // Invite page: names the server behind /invites/<token>. Signed in, "Join server" (or "Open"
 // for a member already in it); signed out, a sign-in link that comes back here afterwards.
 import './theme.js';
@@ -24,7 +25,7 @@ async function load() {
   // Signed in or not: GET /api/account also answers suspended accounts (they get the join 403).
   const account = await api('GET', '/api/account').catch(() => null);
   if (!account) {
-    $('signin-link').href = `/?next=${encodeURIComponent(location.pathname)}`;
+    $('signin-link', HTMLAnchorElement).href = `/?next=${encodeURIComponent(location.pathname)}`;
     $('signin').hidden = false;
     return;
   }
@@ -32,7 +33,7 @@ async function load() {
   const servers = await api('GET', '/api/servers').catch(() => []);
   if (servers.some((s) => s.id === invite.server_id)) {
     $('invite-status').textContent = `You are already a member of ${invite.server_name} (${members}).`;
-    $('open').href = `/?server=${encodeURIComponent(invite.server_id)}`;
+    $('open', HTMLAnchorElement).href = `/?server=${encodeURIComponent(invite.server_id)}`;
     $('open').hidden = false;
     return;
   }
@@ -40,13 +41,13 @@ async function load() {
 }
 
 $('join').addEventListener('click', async () => {
-  $('join').disabled = true;
+  $('join', HTMLButtonElement).disabled = true;
   try {
     const joined = await api('POST', `${path}/accept`);
     location.href = `/?server=${encodeURIComponent(joined.server_id)}`;
   } catch (err) {
     $('invite-status').textContent = err.message;
-    $('join').disabled = false;
+    $('join', HTMLButtonElement).disabled = false;
   }
 });
 

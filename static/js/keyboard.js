@@ -1,3 +1,4 @@
+// @ts-check
 // Keyboard help for the whole app page, so that typing never goes nowhere:
 // - the skip link ("Skip to message composer", the page's first stop, shown only when focused);
 // - a printable key pressed in a room while nothing that takes text has focus (and no dialog or
@@ -5,8 +6,9 @@
 //   Alt combinations stay shortcuts;
 // - when a dialog or a popup closes and focus fell to <body> (the button that opened it went with
 //   a redraw, or was a menu's item), focus goes back to what opened it, else to the composer.
-// It reaches the composer through the DOM (#composer-text and its "input" event, which keeps the
-// draft, the counter and the typing notice), so composer.js needs no hook for it.
+// It works for the page's main room, given to initKeyboard(), and reaches that room's composer
+// through the DOM (its text field and the field's "input" event, which keeps the draft, the
+// counter and the typing notice), so composer.js needs no hook for it.
 import { $, el } from './ui.js';
 import { composerField, messageItems } from './room-focus.js';
 
@@ -19,16 +21,16 @@ const nowhere = () => !document.activeElement || document.activeElement === docu
 const usable = (node) => node?.isConnected && !node.disabled && node.checkVisibility();
 
 /** On a phone a room's composer is on the room's pane: show that pane first. */
-function composerNow() {
+function composerNow(room) {
   if (!$('room').hidden) $('app').classList.replace('pane-nav', 'pane-room');
-  return composerField();
+  return composerField(room);
 }
 
-function skipToComposer(e) {
+function skipToComposer(room, e) {
   e.preventDefault(); // (the address stays the room's own)
-  const stop = $('messages').querySelector('li.msg[tabindex="0"]');
+  const stop = room.parts.messages.querySelector('li.msg[tabindex="0"]');
   const first = [...$('main').querySelectorAll('button, a[href], input, textarea, select')].find(usable);
-  (composerNow() || stop || first)?.focus();
+  (composerNow(room) || stop || first)?.focus();
 }
 
 /** Puts a typed character at the end of the composer's text, as typing there would. */
@@ -38,12 +40,12 @@ function typeInto(area, text) {
   area.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
 }
 
-function typeToComposer(e) {
+function typeToComposer(room, e) {
   // (On window, so that the page's own keys, / for search among them, have had their turn.)
   if (e.defaultPrevented || e.isComposing || e.ctrlKey || e.metaKey || e.altKey) return;
   if ([...e.key].length !== 1 || e.key === ' ') return; // a space presses the focused button
   if (e.target.closest?.(TYPING) || document.querySelector('dialog[open], :popover-open')) return;
-  const area = composerField();
+  const area = composerField(room);
   if (!area) return;
   e.preventDefault();
   area.focus();
@@ -51,10 +53,10 @@ function typeToComposer(e) {
 }
 
 /** After a dialog or popup closed: focus on what opened it, else the composer, else the list. */
-function afterClose() {
+function afterClose(room) {
   setTimeout(() => {
     if (!nowhere() || document.querySelector('dialog[open]')) return;
-    const back = usable(opener) ? opener : composerField() || messageItems().find((item) => item.tabIndex === 0);
+    const back = usable(opener) ? opener : composerField(room) || messageItems(room).find((item) => item.tabIndex === 0);
     back?.focus();
   });
 }
@@ -80,7 +82,7 @@ const SHORTCUTS = [
 
 /** A dialog listing the keys (Ctrl+/ or the user panel's menu), so they can be found without the docs. */
 export function openShortcuts() {
-  let dialog = $('shortcuts-dialog');
+  let dialog = $('shortcuts-dialog', HTMLDialogElement);
   if (!dialog) {
     dialog = el('dialog', { id: 'shortcuts-dialog', 'aria-labelledby': 'shortcuts-title' },
       el('form', { method: 'dialog', class: 'dialog-form' },
@@ -101,14 +103,16 @@ function shortcutKeys(e) {
   }
 }
 
-export function initKeyboard() {
+/** The page's keys, for its main room (app.js). */
+export function initKeyboard(room) {
   window.addEventListener('keydown', shortcutKeys);
-  $('skip-link').addEventListener('click', skipToComposer);
-  window.addEventListener('keydown', typeToComposer);
+  $('skip-link').addEventListener('click', (e) => skipToComposer(room, e));
+  window.addEventListener('keydown', (e) => typeToComposer(room, e));
   document.addEventListener('focusin', (e) => {
-    if (!e.target.closest('dialog, [popover]')) opener = e.target;
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (!target.closest('dialog, [popover]')) opener = target;
   });
   // Neither event bubbles; listening in the capture phase hears every dialog and popup.
-  document.addEventListener('close', (e) => { if (e.target instanceof HTMLDialogElement) afterClose(); }, true);
-  document.addEventListener('toggle', (e) => { if (e.newState === 'closed') afterClose(); }, true);
+  document.addEventListener('close', (e) => { if (e.target instanceof HTMLDialogElement) afterClose(room); }, true);
+  document.addEventListener('toggle', (e) => { if (e.newState === 'closed') afterClose(room); }, true);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Images open in a lightbox over the page (Escape or a click outside closes it), with the
 // file name, a download link and "open in a new tab".
 import { $, el, iconButton, formatSize } from './ui.js';
@@ -23,12 +24,12 @@ function build() {
 export function openLightbox(attachment) {
   if (!dialog) build();
   const url = `/uploads/${encodeURIComponent(attachment.id)}`;
-  $('lightbox-img').src = url;
-  $('lightbox-img').alt = attachment.name;
+  $('lightbox-img', HTMLImageElement).src = url;
+  $('lightbox-img', HTMLImageElement).alt = attachment.name;
   $('lightbox-name').textContent = `${attachment.name} · ${formatSize(attachment.size)}`;
-  $('lightbox-open').href = url;
-  $('lightbox-download').href = url;
-  $('lightbox-download').download = attachment.name;
+  $('lightbox-open', HTMLAnchorElement).href = url;
+  $('lightbox-download', HTMLAnchorElement).href = url;
+  $('lightbox-download', HTMLAnchorElement).download = attachment.name;
   dialog.showModal();
   $('lightbox-close').focus();
 }

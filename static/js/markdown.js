@@ -1,3 +1,4 @@
+// @ts-check
 // Message text → DOM. markdown-it parses (configured to emit no raw HTML: `html: false`, and no
 // images, which would load from other sites), DOMPurify sanitizes its output into a
 // DocumentFragment, and only that fragment reaches the page. This is the one place in static/
@@ -62,6 +63,7 @@ md.renderer.rules.mention = (tokens, idx) => {
   return `<span class="mention" data-name="${name}">@${name}</span>`;
 };
 
+/** @type {import('dompurify').Config & { RETURN_DOM_FRAGMENT: true }} */
 const PURIFY = {
   ALLOWED_TAGS: ['p', 'br', 'strong', 'em', 's', 'del', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'span',
     'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'table', 'thead', 'tbody', 'tr', 'th', 'td'],
@@ -82,12 +84,12 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
  */
 export function renderMarkdown(text, mention) {
   const fragment = DOMPurify.sanitize(md.render(text), PURIFY);
-  for (const span of fragment.querySelectorAll('span.mention')) {
+  for (const span of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.mention'))) {
     const kind = mention(span.dataset.name || '');
     if (!kind) span.replaceWith(document.createTextNode(span.textContent));
     else if (kind === 'me') span.classList.add('me');
   }
-  for (const spoiler of fragment.querySelectorAll('span.spoiler')) {
+  for (const spoiler of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.spoiler'))) {
     spoiler.tabIndex = 0;
     spoiler.setAttribute('role', 'button');
     spoiler.setAttribute('aria-label', 'Spoiler: press to reveal');
@@ -98,7 +100,7 @@ export function renderMarkdown(text, mention) {
       spoiler.removeAttribute('tabindex');
     };
     spoiler.addEventListener('click', reveal);
-    spoiler.addEventListener('keydown', (e) => {
+    spoiler.addEventListener('keydown', (/** @type {KeyboardEvent} */ e) => {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
         reveal();

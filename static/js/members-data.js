@@ -1,7 +1,8 @@
+// @ts-check
 // A server's members and roles, loaded into the store when the server is opened (and again
 // after a change the stream does not announce in full, such as a new role).
 import { api } from './api.js';
-import { state, emit, learnUser } from './store.js';
+import { state, setMembers } from './store.js';
 
 const loading = new Map(); // server id -> promise
 
@@ -10,15 +11,7 @@ export function loadMembers(serverId, force = false) {
   if (!force && state.members.has(serverId) && state.roles.has(serverId)) return Promise.resolve();
   if (!force && loading.has(serverId)) return loading.get(serverId);
   const job = Promise.all([api('GET', `/api/servers/${serverId}/members`), api('GET', `/api/servers/${serverId}/roles`)])
-    .then(([members, roles]) => {
-      state.members.set(serverId, members);
-      state.roles.set(serverId, roles);
-      for (const m of members) {
-        learnUser(m);
-        if (m.presence) state.presence.set(m.user_id, m.presence);
-      }
-      emit('members', serverId);
-    })
+    .then(([members, roles]) => setMembers(serverId, members, roles))
     .finally(() => loading.delete(serverId));
   loading.set(serverId, job);
   return job;

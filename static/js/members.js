@@ -1,27 +1,29 @@
+// @ts-check
 // The member list beside the room (a server's members grouped by role, the owner marked, with
 // presence and timeouts; or a conversation's members), and the user menu that a member, a
 // message author or a search result opens: a card with the name, then Message or Add friend,
 // the role (the owner), time out, kick and ban (as the caller's rank allows), remove from a
 // group (its creator), block or unblock, and report.
 import { api } from './api.js';
-import { $, el, toast, ask, formatTime } from './ui.js';
+import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles } from './store.js';
+import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles, addConversation, openPlace } from './store.js';
 import { userAvatar, nameText, fullName, isDeletedUser } from './names.js';
 import { loadMembers, isLoadingMembers } from './members-data.js';
 import { mayModerate, timeoutOf, holdsAdminRole, kickMember, banMember, timeOutMember, endTimeout } from './moderation.js';
 import { blockUser, unblockUser } from './blocks.js';
 import { removeFromGroup } from './groups.js';
+import { report } from './reports.js';
+
+/**
+ * @typedef {import('../../types/client').Member} Member
+ * @typedef {import('../../types/client').ServerEntry} ServerEntry
+ */
 
 export { loadMembers };
 
 const reloadedAt = new Map(); // server id -> when its roles were last reloaded for a new role
-const hooks = { openDm: async () => {} };
-
-export function setMemberHooks(h) {
-  Object.assign(hooks, h);
-}
 
 const PRESENCE_ORDER = { online: 0, idle: 1, dnd: 2, offline: 3 };
 const byPresence = (a, b) => (PRESENCE_ORDER[state.presence.get(a.user_id) || 'offline'] - PRESENCE_ORDER[state.presence.get(b.user_id) || 'offline'])
@@ -38,6 +40,10 @@ function coloured(node, member, server) {
   return node;
 }
 
+/**
+ * @param {Member} member
+ * @param {ServerEntry | null} server
+ */
 function memberRow(member, server) {
   const presence = presenceOf(member);
   const role = member.role || null;
@@ -119,6 +125,8 @@ let menu = null;
 /**
  * Opens the menu of a user: a member of the open server or conversation, or anyone else (an
  * author who left, a search result). What it offers depends on where the caller is.
+ * @param {{ user_id: string, username: string, display_name?: string | null, avatar_url?: string | null }} user
+ * @param {HTMLElement} anchor
  */
 export function openUserMenu(user, anchor) {
   if (!menu) {
@@ -143,7 +151,7 @@ export function openUserMenu(user, anchor) {
   const name = displayName(user);
   const groups = [
     [
-      !self && !gone && isFriend(user.user_id) && menuItem('Message', 'chat', () => hooks.openDm(user.username)),
+      !self && !gone && isFriend(user.user_id) && menuItem('Message', 'chat', () => openDm(user.username)),
       !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && menuItem('Add friend', 'user', () => addFriend(user.username)),
     ],
     isOwner && member && roles.length ? [
@@ -177,7 +185,12 @@ export function openUserMenu(user, anchor) {
   menu.querySelector('[role^="menuitem"]')?.focus();
 }
 
-/** Gives the role, or takes it when the member holds it. */
+/**
+ * Gives the role, or takes it when the member holds it.
+ * @param {ServerEntry} server
+ * @param {Member} member
+ * @param {import('../../types/client').Role} role
+ */
 export async function toggleRole(server, member, role) {
   const holds = holdsRole(member, role.id);
   try {
@@ -190,6 +203,30 @@ export async function toggleRole(server, member, role) {
   }
 }
 
+/**
+ * Makes a DM (or finds the one there is) or a group, and opens it.
+ * @param {'dm' | 'group'} kind
+ * @param {{ usernames: string[], name?: string }} body
+ */
+export async function startConversation(kind, body) {
+  try {
+    const conversation = await api('POST', `/api/conversations/${kind}`, body);
+    addConversation(conversation);
+    openPlace({ kind: 'conversation', id: conversation.id });
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+/**
+ * Opens the direct messages with a user (made on first use).
+ * @param {string} username
+ */
+export const openDm = (username) => startConversation('dm', { usernames: [username] });
+
+/**
+ * @param {string} username
+ */
 export async function addFriend(username) {
   try {
     const request = await api('POST', '/api/friends/requests', { username });
@@ -200,16 +237,8 @@ export async function addFriend(username) {
   }
 }
 
-export async function reportUser(user) {
-  const reason = await ask({ title: `Report ${displayName(user)}`, label: 'What is wrong?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: 'user', target: user.user_id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+/** @param {{ user_id: string, username?: string, display_name?: string | null }} user */
+export const reportUser = (user) => report('user', user.user_id, `Report ${displayName(user)}`, 'What is wrong?');
 
 on('members', (serverId) => {
   // A member holds a role created since we loaded the roles: load them again (its permissions).

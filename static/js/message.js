@@ -1,3 +1,4 @@
+// @ts-check
 // One message as DOM. Pure rendering: what its buttons do comes from the caller (room.js).
 // The text goes through markdown.js (markdown-it, then DOMPurify); names, file names and
 // everything else go in as text. Attachment URLs are built from the id alone.
@@ -7,9 +8,15 @@ import { renderMarkdown } from './markdown.js';
 import { isBlocked } from './store.js';
 import { displayName, fullName, userAvatar, isDeletedUser } from './names.js';
 
+/** @typedef {import('../../types/client').Message} Message */
+
 const GROUP_WINDOW_MS = 7 * 60 * 1000;
 
-/** Does `m` continue `prev` (same author, a few minutes apart, same day, not a reply)? */
+/**
+ * Does `m` continue `prev` (same author, a few minutes apart, same day, not a reply)?
+ * @param {Message | null | undefined} prev
+ * @param {Message} m
+ */
 export function continues(prev, m) {
   if (!prev || m.reply_to) return false;
   if (prev.author_id !== m.author_id) return false;
@@ -17,13 +24,16 @@ export function continues(prev, m) {
   if (m.webhook_id && prev.author?.display_name !== m.author?.display_name) return false;
   const a = new Date(prev.created_at);
   const b = new Date(m.created_at);
-  return b - a < GROUP_WINDOW_MS && a.toDateString() === b.toDateString();
+  return b.getTime() - a.getTime() < GROUP_WINDOW_MS && a.toDateString() === b.toDateString();
 }
 
 /**
  * m: a message record. on: {continued, mine, mentionsMe, mention(name), reply(), react(anchor),
  * toggleReaction(emoji, add), menu(anchor), openUser(anchor), history() (null when the edit
  * history is not for this user), jump(id), open(attachment), imageLoaded(), keepBottom(change)}.
+ * @param {Message} m
+ * @param {Record<string, any>} on
+ * @returns {HTMLLIElement}
  */
 export function buildMessage(m, on) {
   const classes = ['msg'];
@@ -31,7 +41,8 @@ export function buildMessage(m, on) {
   if (on.continued) classes.push('continued');
   if (on.mentionsMe) classes.push('mentions-me');
   if (m.pinned) classes.push('pinned');
-  const author = m.author || { user_id: m.author_id, username: 'unknown' };
+  /** @type {import('../../types/client').UserRef} */
+  const author = m.author || { user_id: m.author_id, username: 'unknown', display_name: null, avatar_url: null };
   // A webhook's message carries the name it was sent under; the store holds only the latest.
   const name = m.webhook_id ? author.display_name || author.username : displayName(author);
   // Focusable (room-focus.js makes one message of the list its tab stop).
@@ -79,7 +90,7 @@ export function buildMessage(m, on) {
   item.append(gutter, body, toolbar(m, on));
   // Right click, or a long press on a touch screen (Chromium turns it into contextmenu).
   item.addEventListener('contextmenu', (e) => {
-    if (e.target.closest('a, img, video, audio, textarea, input')) return;
+    if (/** @type {Element} */ (e.target).closest('a, img, video, audio, textarea, input')) return;
     e.preventDefault();
     on.menu(item.querySelector('.more-button'));
   });
@@ -89,6 +100,8 @@ export function buildMessage(m, on) {
 /**
  * The message's cards, drawn by embeds.js, loaded on the first message that has any. They arrive
  * a moment after the message: on.keepBottom(change) keeps the list at the bottom if it was there.
+ * @param {Message} m
+ * @param {Record<string, any>} on
  */
 function embeds(m, on) {
   const box = el('div', { class: 'embeds' });
@@ -100,6 +113,10 @@ function embeds(m, on) {
   return box;
 }
 
+/**
+ * @param {Message} m
+ * @param {Record<string, any>} on
+ */
 function replyPreview(m, on) {
   const p = m.reply_preview;
   // The server sends null once the message answered is deleted; reply_to stays.
@@ -109,6 +126,10 @@ function replyPreview(m, on) {
     icon('reply', 'flip'), el('strong', { text: p.author ? displayName(p.author) : 'unknown' }), ' ', el('span', { class: blocked ? 'blocked-text' : null, text: blocked ? 'Blocked message' : p.content || '(attachment)' }));
 }
 
+/**
+ * @param {import('../../types/client').Attachment} a
+ * @param {Record<string, any>} on
+ */
 function attachment(a, on) {
   const url = `/uploads/${encodeURIComponent(a.id)}`;
   const label = `${a.name} (${formatSize(a.size)})`;
@@ -130,6 +151,10 @@ function attachment(a, on) {
     icon('download', 'download-icon'));
 }
 
+/**
+ * @param {Message} m
+ * @param {Record<string, any>} on
+ */
 function reactions(m, on) {
   const list = el('div', { class: 'reactions' }, (m.reactions || []).map((reaction) => el('button', {
     type: 'button',
@@ -147,6 +172,10 @@ function reactions(m, on) {
   return list;
 }
 
+/**
+ * @param {Message} m
+ * @param {Record<string, any>} on
+ */
 function toolbar(m, on) {
   return el('div', { class: 'msg-toolbar', role: 'toolbar', 'aria-label': 'Message actions' },
     on.react ? iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }) : null,
@@ -154,7 +183,12 @@ function toolbar(m, on) {
     iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }));
 }
 
-/** A message of a blocked user, collapsed until the reader asks to see it. */
+/**
+ * A message of a blocked user, collapsed until the reader asks to see it.
+ * @param {Message} m
+ * @param {{ continued: boolean, show: () => void }} on
+ * @returns {HTMLLIElement}
+ */
 export function buildBlocked(m, on) {
   return el('li', { class: `msg blocked-msg${on.continued ? ' continued' : ''}`, 'data-id': m.id, tabIndex: -1, 'aria-label': `Blocked message, ${formatTime(m.created_at)}` },
     el('div', { class: 'msg-gutter' }, icon('hidden', 'blocked-icon')),

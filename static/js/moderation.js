@@ -1,3 +1,4 @@
+// @ts-check
 // Moderating a server's members: kick, ban (with a reason), time out (a duration) and end a
 // timeout, each with an optional reason for the audit log (the X-Audit-Log-Reason header), and
 // the list of bans with Unban. Who may act on whom follows the server's rule: the owner on
@@ -40,6 +41,24 @@ export function timeoutOf(member) {
 
 const reasonField = { name: 'reason', label: 'Reason (optional, kept in the audit log)', type: 'textarea', rows: 2, maxLength: REASON_MAX };
 
+/**
+ * Sends a change to a member (request()), says what it did (said(answer)) and reloads the member
+ * list; a refusal is said instead.
+ * @template T
+ * @param {{ id: string }} server
+ * @param {() => Promise<T>} request
+ * @param {(answer: T) => string} said
+ */
+async function changeMember(server, request, said) {
+  try {
+    const answer = await request();
+    toast(said(answer), false);
+    await loadMembers(server.id, true);
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
 export async function kickMember(server, member) {
   const name = displayName(member);
   const answer = await askForm({
@@ -48,13 +67,7 @@ export async function kickMember(server, member) {
     submit: 'Kick', danger: true, fields: [reasonField],
   });
   if (!answer) return;
-  try {
-    await apiWithReason('DELETE', `/api/servers/${server.id}/members/${member.user_id}`, undefined, answer.reason);
-    toast(`${name} was kicked.`, false);
-    await loadMembers(server.id, true);
-  } catch (err) {
-    toast(err.message);
-  }
+  await changeMember(server, () => apiWithReason('DELETE', `/api/servers/${server.id}/members/${member.user_id}`, undefined, answer.reason), () => `${name} was kicked.`);
 }
 
 export async function banMember(server, member) {
@@ -65,15 +78,9 @@ export async function banMember(server, member) {
     submit: 'Ban', danger: true, fields: [{ ...reasonField, label: 'Reason (optional; shown in the ban list and the audit log)' }],
   });
   if (!answer) return;
-  try {
-    const reason = answer.reason.trim();
-    // The ban keeps its reason for the ban list; the header gives it to the audit log.
-    await apiWithReason('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {}, reason);
-    toast(`${name} was banned.`, false);
-    await loadMembers(server.id, true);
-  } catch (err) {
-    toast(err.message);
-  }
+  const reason = answer.reason.trim();
+  // The ban keeps its reason for the ban list; the header gives it to the audit log.
+  await changeMember(server, () => apiWithReason('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {}, reason), () => `${name} was banned.`);
 }
 
 export async function timeOutMember(server, member) {
@@ -85,23 +92,12 @@ export async function timeOutMember(server, member) {
     fields: [{ name: 'seconds', label: 'For how long', type: 'select', value: 300, options: TIMEOUTS }, reasonField],
   });
   if (!answer) return;
-  try {
-    const updated = await apiWithReason('PUT', `/api/servers/${server.id}/members/${member.user_id}/timeout`, { seconds: Number(answer.seconds) }, answer.reason);
-    toast(`${name} is timed out until ${formatTime(updated.timeout_until)}.`, false);
-    await loadMembers(server.id, true);
-  } catch (err) {
-    toast(err.message);
-  }
+  await changeMember(server, () => apiWithReason('PUT', `/api/servers/${server.id}/members/${member.user_id}/timeout`, { seconds: Number(answer.seconds) }, answer.reason),
+    (updated) => `${name} is timed out until ${formatTime(updated.timeout_until)}.`);
 }
 
 export async function endTimeout(server, member) {
-  try {
-    await api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/timeout`);
-    toast(`${displayName(member)} may write again.`, false);
-    await loadMembers(server.id, true);
-  } catch (err) {
-    toast(err.message);
-  }
+  await changeMember(server, () => api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/timeout`), () => `${displayName(member)} may write again.`);
 }
 
 /** Server settings → Bans: who is banned, why, by whom and when, with Unban. */

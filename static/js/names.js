@@ -1,3 +1,4 @@
+// @ts-check
 // How people are shown: their display name (else their username), with @username on hover,
 // and their picture (a same-origin /avatars/… URL) or initials. Always from the newest record
 // the store holds, so a user_updated event redraws everyone's name and picture.

@@ -1,3 +1,4 @@
+// @ts-check
 // The friends view (friends with presence, requests in and out, add a friend, the users one
 // blocked with Unblock) and the "New DM" / "New group" dialogs. Friends, blocks and the request
 // count come from the store; the request lists are asked for when the view opens and whenever
@@ -5,26 +6,25 @@
 import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, presenceDot, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { state, on, emit, displayName } from './store.js';
+import { state, on, displayName, setIncomingRequests, removeFriend as forgetFriend } from './store.js';
 import { userAvatar } from './names.js';
-import { addFriend, reportUser } from './members.js';
+import { addFriend, reportUser, openDm, startConversation } from './members.js';
 import { blockedUsers, blockUser, unblockUser } from './blocks.js';
 
-let hooks = null; // {openConversation(record), newServer()}
 let incoming = [];
 let outgoing = [];
 
-export function initPeople(options) {
-  hooks = options;
+/** newServer(): the app's "Create a server" dialog. */
+export function initPeople({ newServer }) {
   $('friend-form').addEventListener('submit', async (e) => {
     e.preventDefault();
-    const input = $('friend-name');
+    const input = $('friend-name', HTMLInputElement);
     const name = input.value.trim();
     if (!name) return;
     await addFriend(name);
     input.value = '';
   });
-  $('welcome-create').addEventListener('click', () => hooks.newServer());
+  $('welcome-create').addEventListener('click', () => newServer());
   $('welcome-invite').addEventListener('click', joinByInvite);
   on('nav', renderWelcome);
   $('new-dm').addEventListener('click', openDmDialog);
@@ -56,10 +56,7 @@ export function showPeople() {
 async function loadRequests() {
   try {
     [incoming, outgoing] = await Promise.all([api('GET', '/api/friends/requests'), api('GET', '/api/friends/requests?direction=outgoing')]);
-    if (state.incomingRequests !== incoming.length) {
-      state.incomingRequests = incoming.length;
-      emit('friends-count');
-    }
+    setIncomingRequests(incoming.length);
     renderRequests();
     renderFriends();
   } catch (err) {
@@ -140,22 +137,8 @@ async function removeFriend(friend) {
   if (!(await confirmAction(`Remove ${displayName(friend)} as a friend?`, 'Your direct messages stay, but you can no longer start new ones until one of you asks again.', 'Remove friend'))) return;
   try {
     await api('DELETE', `/api/friends/${friend.user_id}`);
-    state.friends = state.friends.filter((f) => f.user_id !== friend.user_id);
+    forgetFriend(friend.user_id);
     renderFriends();
-    emit('friends');
-  } catch (err) {
-    toast(err.message);
-  }
-}
-
-export async function openDm(username) {
-  try {
-    const conversation = await api('POST', '/api/conversations/dm', { usernames: [username] });
-    if (!state.conversations.some((c) => c.id === conversation.id)) {
-      state.conversations.unshift({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...conversation });
-      emit('nav');
-    }
-    hooks.openConversation(conversation.id);
   } catch (err) {
     toast(err.message);
   }
@@ -164,43 +147,34 @@ export async function openDm(username) {
 // ---- dialogs ------------------------------------------------------------------------------
 
 function openDmDialog() {
-  const select = $('dm-friend');
+  const select = $('dm-friend', HTMLSelectElement);
   select.replaceChildren(...state.friends.map((f) => el('option', { value: f.username, text: displayName(f) === f.username ? f.username : `${displayName(f)} (@${f.username})` })));
   select.hidden = state.friends.length === 0;
   select.required = state.friends.length > 0; // a hidden required field would block the form
   $('dm-empty').hidden = state.friends.length > 0;
-  $('dm-dialog').returnValue = '';
-  $('dm-dialog').showModal();
+  $('dm-dialog', HTMLDialogElement).returnValue = '';
+  $('dm-dialog', HTMLDialogElement).showModal();
 }
 
 function createDm() {
-  if ($('dm-dialog').returnValue !== 'ok' || !$('dm-friend').value) return;
-  openDm($('dm-friend').value);
+  if ($('dm-dialog', HTMLDialogElement).returnValue !== 'ok' || !$('dm-friend', HTMLSelectElement).value) return;
+  openDm($('dm-friend', HTMLSelectElement).value);
 }
 
 function openGroupDialog() {
   if (state.standing >= 2) return toast('Your account standing (very limited) does not allow creating group chats.');
-  $('group-name').value = '';
+  $('group-name', HTMLInputElement).value = '';
   $('group-friends').replaceChildren(...state.friends.map((f, i) => el('li', {},
     el('input', { type: 'checkbox', id: `group-friend-${i}`, value: f.username }),
     el('label', { for: `group-friend-${i}`, text: displayName(f) }))));
   $('group-empty').hidden = state.friends.length > 0;
-  $('group-dialog').returnValue = '';
-  $('group-dialog').showModal();
+  $('group-dialog', HTMLDialogElement).returnValue = '';
+  $('group-dialog', HTMLDialogElement).showModal();
 }
 
 async function createGroup() {
-  if ($('group-dialog').returnValue !== 'ok') return;
-  const usernames = [...$('group-friends').querySelectorAll('input:checked')].map((box) => box.value);
+  if ($('group-dialog', HTMLDialogElement).returnValue !== 'ok') return;
+  const usernames = [...$('group-friends').querySelectorAll('input')].filter((box) => box.checked).map((box) => box.value);
   if (usernames.length === 0) return toast('Pick at least one friend for the group.');
-  try {
-    const conversation = await api('POST', '/api/conversations/group', { name: $('group-name').value, usernames });
-    if (!state.conversations.some((c) => c.id === conversation.id)) {
-      state.conversations.unshift({ last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0, ...conversation });
-      emit('nav');
-    }
-    hooks.openConversation(conversation.id);
-  } catch (err) {
-    toast(err.message);
-  }
+  await startConversation('group', { name: $('group-name', HTMLInputElement).value, usernames });
 }

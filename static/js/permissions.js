@@ -1,10 +1,11 @@
+// @ts-check
 // Server settings → Permissions (loaded when first opened): what everyone may do in the server's
 // channels, and a channel's or category's overwrites: a row for everyone, for each role and for
 // each member given one, with a three-state toggle per flag (deny, inherit, allow). Each click
 // saves that row at once; the stream tells everyone it changes something for.
 import { api } from './api.js';
 import { el, toast } from './ui.js';
-import { state, findServer, displayName } from './store.js';
+import { state, findServer, displayName, applyServer, applyChannel } from './store.js';
 
 export const FLAGS = [
   ['view_channel', 'See the channel'],
@@ -19,7 +20,7 @@ export const FLAGS = [
 export function flagChecks(prefix, chosen) {
   const boxes = FLAGS.map(([flag, label]) => {
     const box = el('input', { type: 'checkbox', id: `${prefix}-${flag}`, checked: chosen.includes(flag) });
-    return [flag, box, el('div', { class: 'check-line' }, box, el('label', { for: box.id, text: label }))];
+    return /** @type {const} */ ([flag, box, el('div', { class: 'check-line' }, box, el('label', { for: box.id, text: label }))]);
   });
   return { node: el('div', { class: 'flag-checks' }, boxes.map(([, , line]) => line)), value: () => boxes.filter(([, box]) => box.checked).map(([flag]) => flag) };
 }
@@ -31,7 +32,7 @@ export function permissionsPanel(server, focus = null) {
   const saveEveryone = el('button', { type: 'button', class: 'primary small', text: 'Save' });
   saveEveryone.addEventListener('click', async () => {
     try {
-      Object.assign(findServer(server.id) || {}, await api('PATCH', base, { permissions: everyone.value() }));
+      applyServer(server.id, await api('PATCH', base, { permissions: everyone.value() }));
       toast("Everyone's permissions saved.", false);
     } catch (err) {
       toast(err.message);
@@ -77,7 +78,7 @@ export function permissionsPanel(server, focus = null) {
     if (category && !scope.channel.permissions_synced) {
       rows.append(el('button', { type: 'button', class: 'small', text: `Sync with ${category.name}`, onclick: async () => {
         try {
-          Object.assign(scope.channel, await api('PATCH', `${base}/channels/${scope.channel.id}`, { permissions_synced: true }));
+          applyChannel(server.id, await api('PATCH', `${base}/channels/${scope.channel.id}`, { permissions_synced: true }));
           load();
         } catch (err) {
           toast(err.message);
@@ -100,7 +101,7 @@ export function permissionsPanel(server, focus = null) {
       try {
         if (allow.length || deny.length || target.kind === 'everyone') await api('PUT', `${scope.path}/${target.id}`, { allow, deny });
         else if (current) await api('DELETE', `${scope.path}/${target.id}`);
-        if (scope.channel) scope.channel.permissions_synced = false;
+        if (scope.channel) applyChannel(server.id, { id: scope.channel.id, permissions_synced: false });
         load();
       } catch (err) {
         toast(err.message);

@@ -1,28 +1,38 @@
+// @ts-check
 // Pinned messages: pin and unpin (in a channel, the owner and full server administrators; in
-// a conversation, any member), and the pins panel of the open room, opened from the header,
-// kept current by the stream's message_pinned and message_unpinned events.
+// a conversation, any member), and the pins panel of the page's main room (initPins(room)),
+// opened from the header, kept current by the stream's message_pinned and message_unpinned
+// events.
 import { api } from './api.js';
 import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, isOpen } from './popup.js';
 import { onEvent, isBlocked, displayName } from './store.js';
 import { userAvatar, nameText } from './names.js';
+import { mayPin } from './room-state.js';
 
-let hooks = { room: () => null, show: () => {}, mayPin: () => false };
 let panel = null;
 
-export function initPins(h) {
-  hooks = h;
-  $('pins-button').addEventListener('click', (e) => togglePins(e.currentTarget));
+/**
+ * The header's pin button, for the room it shows the pins of.
+ * @param {import('../../types/room').Room} room
+ */
+export function initPins(room) {
+  $('pins-button').addEventListener('click', (e) => togglePins(room, /** @type {HTMLElement} */ (e.currentTarget)));
   const pinsChanged = (ev) => {
     if (!panel || !isOpen(panel)) return;
-    const r = hooks.room();
+    const r = room.current;
     if (r && (ev.message.channel_id === r.channelId && r.channelId || ev.message.conversation_id === r.conversationId && r.conversationId)) loadPins(r);
   };
   onEvent('message_pinned', pinsChanged);
   onEvent('message_unpinned', pinsChanged);
 }
 
+/**
+ * @param {import('../../types/room').Opened} r
+ * @param {import('../../types/client').Message} message
+ * @param {boolean} pinned
+ */
 export async function setPinned(r, message, pinned) {
   try {
     await api(pinned ? 'PUT' : 'DELETE', `${r.base}/pins/${message.id}`);
@@ -33,8 +43,12 @@ export async function setPinned(r, message, pinned) {
   }
 }
 
-function togglePins(anchor) {
-  const r = hooks.room();
+/**
+ * @param {import('../../types/room').Room} room
+ * @param {HTMLElement} anchor
+ */
+function togglePins(room, anchor) {
+  const r = room.current;
   if (!r) return;
   if (!panel) {
     panel = el('div', { id: 'pins-panel', class: 'popup pins-panel', role: 'dialog', 'aria-labelledby': 'pins-title' });
@@ -45,11 +59,14 @@ function togglePins(anchor) {
   loadPins(r);
 }
 
+/**
+ * @param {import('../../types/room').Opened} r
+ */
 async function loadPins(r) {
   try {
     const pins = await api('GET', `${r.base}/pins`);
-    if (hooks.room() !== r || !panel) return;
-    const mayPin = hooks.mayPin(r);
+    if (r.room.current !== r || !panel) return;
+    const mayUnpin = mayPin(r);
     const items = pins.map((m) => el('li', { class: 'pin', 'data-id': m.id },
       el('div', { class: 'pin-head' },
         userAvatar(m.author, true),
@@ -57,11 +74,11 @@ async function loadPins(r) {
         el('time', { class: 'muted', dateTime: m.created_at, text: formatTime(m.created_at) })),
       el('p', { class: 'pin-text', text: isBlocked(m.author_id) ? 'Blocked message' : m.content || `${(m.attachments || []).length} attachment(s)` }),
       el('div', { class: 'pin-actions' },
-        el('button', { type: 'button', class: 'small', onclick: () => { panel.hidePopover(); hooks.show(m.id); }, 'aria-label': `Jump to ${displayName(m.author)}'s message` }, 'Jump'),
-        mayPin ? el('button', { type: 'button', class: 'small', onclick: () => setPinned(r, m, false) }, 'Unpin') : null)));
+        el('button', { type: 'button', class: 'small', onclick: () => { panel.hidePopover(); r.room.showMessage(m.id); }, 'aria-label': `Jump to ${displayName(m.author)}'s message` }, 'Jump'),
+        mayUnpin ? el('button', { type: 'button', class: 'small', onclick: () => setPinned(r, m, false) }, 'Unpin') : null)));
     panel.replaceChildren(
       el('h3', { id: 'pins-title', class: 'pins-title' }, icon('pin'), ` Pinned messages${pins.length ? ` — ${pins.length}` : ''}`),
-      pins.length ? el('ol', { class: 'pin-list' }, items) : el('p', { class: 'muted empty-note', text: mayPin ? 'Nothing is pinned here yet. Pin a message from its menu (…).' : 'Nothing is pinned here yet.' }));
+      pins.length ? el('ol', { class: 'pin-list' }, items) : el('p', { class: 'muted empty-note', text: mayUnpin ? 'Nothing is pinned here yet. Pin a message from its menu (…).' : 'Nothing is pinned here yet.' }));
   } catch (err) {
     toast(err.message);
   }

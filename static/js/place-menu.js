@@ -1,3 +1,4 @@
+// @ts-check
 // The menu of a server (the rail), a channel or a conversation (the sidebar) and its
 // notification settings dialog (docs/api.md "Notifications"), and the address of a place or a
 // message ("Copy link"). Loaded on the first right click, touch or context-menu key on a place
@@ -12,7 +13,7 @@ import { state, onEvent, findServer, findChannel, findConversation, conversation
 
 /** "Until turned off": the API's time in the year 9999. */
 const FOREVER = '9999-12-31T23:59:59Z';
-/** The mute choices: [label, minutes] (0: until turned off). */
+/** @type {[string, number][]} The mute choices: [label, minutes] (0: until turned off). */
 const MUTE_FOR = [['For 15 minutes', 15], ['For 1 hour', 60], ['For 8 hours', 480], ['For 24 hours', 1440], ['Until I turn it off', 0]];
 const LEVELS = [['all', 'All messages'], ['mentions', 'Only @mentions'], ['nothing', 'Nothing']];
 
@@ -43,6 +44,8 @@ const until = (setting) => (setting.muted_until >= '9999' ? 'until you turn it o
 /**
  * The address of a server, channel or conversation ({serverId, channelId, conversationId}), or of
  * a message in it: what "Copy link" copies; app.js opens it (and the /channels/… form).
+ * @param {{ serverId?: string, channelId?: string, conversationId?: string }} place
+ * @param {string} [messageId]
  */
 export function linkTo({ serverId, channelId, conversationId }, messageId) {
   // A message's link is the server's /channels/… address (docs/api.md "Message links").
@@ -207,7 +210,7 @@ let shown = null; // the place the dialog shows
 
 /** The notification settings of a server, channel or conversation, in a dialog. */
 export function openNotificationSettings(place) {
-  let dialog = $('notify-dialog');
+  let dialog = $('notify-dialog', HTMLDialogElement);
   if (!dialog) {
     dialog = el('dialog', { id: 'notify-dialog', 'aria-labelledby': 'notify-title' });
     document.body.append(dialog);
@@ -239,12 +242,12 @@ export function openNotificationSettings(place) {
     el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Done'))));
   syncDialog();
   dialog.showModal();
-  dialog.querySelector('input:checked')?.focus();
+  /** @type {HTMLInputElement} */ (dialog.querySelector('input:checked'))?.focus();
 }
 
 /** The dialog's controls show the place's settings as the store holds them now. */
 function syncDialog() {
-  const dialog = $('notify-dialog');
+  const dialog = $('notify-dialog', HTMLDialogElement);
   const place = dialog && shown && current(shown);
   if (!place) {
     dialog?.close();
@@ -252,7 +255,7 @@ function syncDialog() {
   }
   const setting = own(place);
   const level = setting?.level || (place.kind === 'channel' ? 'inherit' : 'all');
-  for (const input of dialog.querySelectorAll('[name="notify-level"]')) input.checked = input.value === level;
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (dialog.querySelectorAll('[name="notify-level"]'))) input.checked = input.value === level;
   const inherited = $('notify-level-inherit-label');
   if (inherited) inherited.textContent = `Follow ${findServer(place.serverId)?.name || 'the server'} (${LEVELS.find(([v]) => v === notifyLevel(place.serverId))[1]})`;
   const muted = ownMuted(place);
@@ -262,7 +265,7 @@ function syncDialog() {
     muted && ['off', 'Unmute'],
   ].filter(Boolean).map(([value, label], i) => el('option', { value, text: label, selected: i === 0 })));
   for (const name of ['suppress_everyone', 'suppress_roles']) {
-    const box = $(`notify-${name}`);
+    const box = $(`notify-${name}`, HTMLInputElement);
     if (box) box.checked = Boolean(setting?.[name]);
   }
   showText('notify-state', muted ? `Muted ${until(setting)}: no unread marks and no notifications; mentions still show.`

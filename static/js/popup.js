@@ -1,3 +1,4 @@
+// @ts-check
 // Popups (menus, the emoji picker, autocomplete) live in the top layer through the popover API
 // and are placed beside the button that opened them with CSS anchor positioning: the button
 // gets the class `anchor` for as long as its popup is open. No style is ever set from script.
@@ -59,6 +60,10 @@ export function isOpen(popup) {
 /**
  * One entry of a menu: closes the menu, then runs. options: {danger, disabled, role
  * ('menuitem', or 'menuitemradio' or 'menuitemcheckbox' with checked)}; iconName may be null.
+ * @param {string} label
+ * @param {string | null} iconName
+ * @param {() => void} run
+ * @param {{ danger?: boolean, disabled?: boolean, role?: string, checked?: boolean }} [options]
  */
 export function menuItem(label, iconName, run, { danger = false, disabled = false, role = 'menuitem', checked } = {}) {
   return el('button', {

@@ -1,3 +1,4 @@
+// @ts-check
 // Reset page. /reset-password?token=... (the link in the email) sets a new password;
 // /reset-password alone asks for the address to send a link to.
 import './theme.js';
@@ -7,8 +8,8 @@ import { $, showNotice } from './ui.js';
 const UNREACHABLE = 'The server could not be reached; try again.';
 
 const TOKEN_KEY = 'chat.reset-token';
-const requestForm = $('request-form');
-const resetForm = $('reset-form');
+const requestForm = $('request-form', HTMLFormElement);
+const resetForm = $('reset-form', HTMLFormElement);
 
 // The token opens the account: keep it out of the history and address bar once read, but keep
 // it in this tab (sessionStorage) until it is used, so that a reload still resets the password.

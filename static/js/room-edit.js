@@ -1,13 +1,24 @@
+// @ts-check
 // Editing a message of one's own in place, from its menu or with ↑ in an empty composer.
 import { api } from './api.js';
 import { el, toast } from './ui.js';
 import { state, maySend } from './store.js';
-import { currentRoom, findItem } from './room-state.js';
+import { findItem } from './room-state.js';
 import { render } from './room-list.js';
 
-/** Edits a message in place: Enter saves, Shift+Enter is a new line, Escape cancels. */
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
+
+/**
+ * Edits a message in place: Enter saves, Shift+Enter is a new line, Escape cancels.
+ * @param {Opened} r
+ * @param {Message} m
+ */
 export function startEdit(r, m) {
-  const item = findItem(m.id);
+  const item = findItem(r.room, m.id);
   if (!item || r.editing) return;
   r.editing = m.id;
   const text = el('textarea', { value: m.content, rows: 2, maxLength: 4000, 'aria-label': 'Edit message', class: 'edit-text' });
@@ -17,7 +28,7 @@ export function startEdit(r, m) {
     if (latest) {
       const i = r.list.indexOf(latest);
       const fresh = render(r, latest, r.list[i - 1]);
-      findItem(m.id)?.replaceWith(fresh);
+      findItem(r.room, m.id)?.replaceWith(fresh);
       fresh.focus(); // back on the message, the list's tab stop (room-focus.js)
     }
   };
@@ -54,13 +65,16 @@ export function startEdit(r, m) {
   text.setSelectionRange(text.value.length, text.value.length);
 }
 
-/** ↑ in an empty composer: edit the newest message of mine in this room. */
-export function editLastOwn() {
-  const r = currentRoom();
+/**
+ * ↑ in an empty composer: edit the newest message of mine in this room.
+ * @param {Room} room
+ */
+export function editLastOwn(room) {
+  const r = room.current;
   if (!r || !maySend(r.kind)) return false;
   const mine = [...r.list].reverse().find((m) => m.author_id === state.me.user_id);
   if (!mine) return false;
-  findItem(mine.id)?.scrollIntoView({ block: 'nearest' });
+  findItem(room, mine.id)?.scrollIntoView({ block: 'nearest' });
   startEdit(r, mine);
   return true;
 }

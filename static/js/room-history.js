@@ -1,17 +1,49 @@
-// The open room's history, page by page: the newest messages, or the page around one message
+// @ts-check
+// A room's history, page by page: the newest messages, or the page around one message
 // (a search result, a pin, an old reply), then older pages as the reader scrolls up and newer
 // ones as they scroll down until the present is reached; after a reconnect, what was missed.
 import { api, query } from './api.js';
-import { $, toast } from './ui.js';
-import { currentRoom } from './room-state.js';
+import { toast } from './ui.js';
 import { renderAll, addMessage, keepingPosition } from './room-list.js';
 import { nearBottom, scrollToBottom, showJump, markRead, flash } from './room-scroll.js';
+
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
 
 const PAGE_SIZE = 50;
 const CATCH_UP_PAGE = 100;
 
+/**
+ * @param {Opened} r
+ * @param {Record<string, string>} params
+ * @returns {Promise<Message[]>}
+ */
 const fetchPage = (r, params) => api('GET', `${r.base}/messages${query({ ...params, limit: PAGE_SIZE })}`);
 
+/**
+ * The messages after `after`, oldest first; null when that message was deleted meanwhile (a
+ * 404: the server cannot say what is after it), and the present is loaded instead.
+ * @param {Opened} r
+ * @param {string} after
+ * @param {number} limit
+ * @returns {Promise<Message[] | null>}
+ */
+async function pageAfter(r, after, limit) {
+  try {
+    return await api('GET', `${r.base}/messages${query({ after, limit })}`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    r.loading = loadNewest(r);
+    return null;
+  }
+}
+
+/**
+ * @param {Opened} r
+ */
 export async function loadNewest(r) {
   const page = await fetchPage(r, {});
   if (r.closed) return;
@@ -19,15 +51,20 @@ export async function loadNewest(r) {
   r.byId = new Map(r.list.map((m) => [m.id, m]));
   r.hasOlder = page.length === PAGE_SIZE;
   r.hasNewer = false;
-  $('room-loading').hidden = true;
+  const { room } = r;
+  room.parts.loading.hidden = true;
   renderAll(r);
-  const divider = $('messages').querySelector('.new-divider');
+  const divider = room.parts.messages.querySelector('.new-divider');
   if (divider) divider.scrollIntoView({ block: 'center' });
-  else scrollToBottom();
-  markRead();
+  else scrollToBottom(room);
+  markRead(room);
 }
 
-/** The page centred on a message: up to 24 newer, it, up to 25 older. */
+/**
+ * The page centred on a message: up to 24 newer, it, up to 25 older.
+ * @param {Opened} r
+ * @param {string} id
+ */
 export async function loadAround(r, id) {
   let page;
   try {
@@ -43,37 +80,35 @@ export async function loadAround(r, id) {
   const at = r.list.findIndex((m) => m.id === id);
   r.hasOlder = at >= Math.ceil((PAGE_SIZE - 1) / 2);
   r.hasNewer = r.list.length - 1 - at >= Math.floor((PAGE_SIZE - 1) / 2);
-  $('room-loading').hidden = true;
+  const { room } = r;
+  room.parts.loading.hidden = true;
   renderAll(r);
-  flash(id);
-  showJump(r.hasNewer);
-  if (!r.hasNewer) markRead();
+  flash(room, id);
+  showJump(room, r.hasNewer);
+  if (!r.hasNewer) markRead(room);
 }
 
-/** Opened around a message: the next newer page as the reader scrolls down, until the present. */
-export async function loadNewer() {
-  const r = currentRoom();
+/**
+ * Opened around a message: the next newer page as the reader scrolls down, until the present.
+ * @param {Room} room
+ */
+export async function loadNewer(room) {
+  const r = room.current;
   if (!r || r.loadingNewer || !r.hasNewer || !r.list.length) return;
   r.loadingNewer = true;
   try {
-    let page;
-    try {
-      page = await fetchPage(r, { after: r.list.at(-1).id });
-    } catch (err) {
-      // Our newest message was deleted meanwhile: the present is the surest place to go.
-      if (err.status === 404) return void (r.loading = loadNewest(r));
-      throw err;
-    }
-    if (r.closed) return;
+    // Our newest message may have been deleted meanwhile: the present is the surest place to go.
+    const page = await pageAfter(r, r.list.at(-1).id, PAGE_SIZE);
+    if (!page || r.closed) return;
     for (const m of page) {
       if (r.byId.has(m.id)) continue;
       r.list.push(m);
       r.byId.set(m.id, m);
     }
     r.hasNewer = page.length === PAGE_SIZE;
-    keepingPosition(() => renderAll(r)); // what was read stays where it was; the new page is below
-    showJump(r.hasNewer || !nearBottom());
-    if (!r.hasNewer) markRead();
+    keepingPosition(room, () => renderAll(r)); // what was read stays where it was; the new page is below
+    showJump(room, r.hasNewer || !nearBottom(room));
+    if (!r.hasNewer) markRead(room);
   } catch (err) {
     toast(err.message);
   } finally {
@@ -81,11 +116,14 @@ export async function loadNewer() {
   }
 }
 
-export async function loadOlder() {
-  const r = currentRoom();
+/**
+ * @param {Room} room
+ */
+export async function loadOlder(room) {
+  const r = room.current;
   if (!r || r.loadingOlder || !r.hasOlder || !r.list.length) return;
   r.loadingOlder = true;
-  $('loading-older').hidden = false;
+  room.parts.loadingOlder.hidden = false;
   try {
     // The oldest message may have been deleted meanwhile (404): try the next one we hold.
     let page = null;
@@ -98,7 +136,7 @@ export async function loadOlder() {
       }
     }
     if (r.closed || !page) return;
-    const scroller = $('message-scroll');
+    const scroller = room.parts.scroller;
     const fromBottom = scroller.scrollHeight - scroller.scrollTop;
     const older = page.reverse().filter((m) => !r.byId.has(m.id));
     for (const m of older) r.byId.set(m.id, m);
@@ -110,13 +148,16 @@ export async function loadOlder() {
     toast(err.message);
   } finally {
     r.loadingOlder = false;
-    $('loading-older').hidden = true;
+    room.parts.loadingOlder.hidden = true;
   }
 }
 
-/** After a reconnect: everything posted after the newest message we hold, oldest first. */
-export async function catchUp() {
-  const r = currentRoom();
+/**
+ * After a reconnect: everything posted after the newest message we hold, oldest first.
+ * @param {Room} room
+ */
+export async function catchUp(room) {
+  const r = room.current;
   if (!r) return;
   await r.loading;
   if (r.closed || r.hasNewer) return; // paging towards the present fetches what is missing
@@ -128,34 +169,30 @@ export async function catchUp() {
   let after = newest.id;
   try {
     for (;;) {
-      let page;
-      try {
-        page = await api('GET', `${r.base}/messages${query({ after, limit: CATCH_UP_PAGE })}`);
-      } catch (err) {
-        // 404: our newest message was deleted meanwhile, so the server cannot say what is after it.
-        if (err.status === 404) return void (r.loading = loadNewest(r));
-        throw err;
-      }
-      if (r.closed) return;
+      const page = await pageAfter(r, after, CATCH_UP_PAGE);
+      if (!page || r.closed) return;
       for (const m of page) addMessage(r, m);
       if (page.length < CATCH_UP_PAGE) break;
       after = page.at(-1).id;
     }
-    markRead();
+    markRead(room);
   } catch (err) {
     toast(err.message);
   }
 }
 
-/** Back to the newest messages, from wherever the reader is. */
-export function jumpToPresent() {
-  const r = currentRoom();
+/**
+ * Back to the newest messages, from wherever the reader is.
+ * @param {Room} room
+ */
+export function jumpToPresent(room) {
+  const r = room.current;
   if (!r) return;
   if (r.hasNewer) {
-    $('room-loading').hidden = false;
+    room.parts.loading.hidden = false;
     r.loading = loadNewest(r).catch((err) => toast(err.message));
     return;
   }
-  scrollToBottom();
-  markRead();
+  scrollToBottom(room);
+  markRead(room);
 }

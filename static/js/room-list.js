@@ -1,27 +1,28 @@
-// The open room's message list: each message drawn (grouped with the one before, blocked
-// authors collapsed), day separators and the "new messages" divider, and the list kept in step
-// with the room's record as messages arrive, change or go. What a message's buttons do beyond
-// the list (reactions, its menu, a jump to the message it replies to) is given by room.js
-// through setListActions, so that those modules may in turn redraw the list.
-import { $, el, formatDay } from './ui.js';
+// @ts-check
+// A room's message list: each message drawn (grouped with the one before, blocked authors
+// collapsed), day separators and the "new messages" divider, and the list kept in step with what
+// the room shows as messages arrive, change or go. What a message's buttons do beyond the list
+// (reactions, its menu, a jump to the message it replies to) go through the room (room.actions
+// and room.showMessage, set by createRoom() in room.js), so that those modules may in turn
+// redraw the list.
+import { el, formatDay } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
 import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from './store.js';
 import { openUserMenu } from './members.js';
 import { learnUsers } from './users-data.js';
-import { currentRoom, findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
+import { findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
 import { nearBottom, scrollToBottom, countUnseen } from './room-scroll.js';
 
-const actions = { toggleReaction: () => {}, openMenu: () => {}, showMessage: () => {} };
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
 
 /**
- * What the message buttons call: {toggleReaction(r, id, emoji, add), openMenu(r, m, anchor,
- * {mine, canDelete}), showMessage(id)}.
+ * @param {string} name
  */
-export function setListActions(a) {
-  Object.assign(actions, a);
-}
-
 function mentionKind(name) {
   const lower = name.toLowerCase();
   if (lower === 'everyone') return 'everyone';
@@ -30,7 +31,15 @@ function mentionKind(name) {
   return null;
 }
 
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ * @param {Message | undefined} prev
+ * @returns {HTMLElement}
+ */
 export function render(r, m, prev) {
+  const { room } = r;
+  const { actions } = room;
   const continued = continues(prev, m) && !(r.dividerAfter && prev && prev.id === r.dividerAfter);
   if (isBlocked(m.author_id) && !r.revealed.has(m.id)) {
     return buildBlocked(m, { continued, show: () => reveal(r, m.id) });
@@ -56,28 +65,38 @@ export function render(r, m, prev) {
     react: mayIn(r, 'add_reactions') ? (anchor) => openEmojiPicker(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true)) : null,
     toggleReaction: (emoji, add) => actions.toggleReaction(r, m.id, emoji, add),
     menu: (anchor) => actions.openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
-    jump: (id) => actions.showMessage(id),
+    jump: (id) => room.showMessage(id),
     open: (a) => import('./lightbox.js').then((lightbox) => lightbox.openLightbox(a)),
-    imageLoaded: () => { if (nearBottom(200)) scrollToBottom(); },
+    imageLoaded: () => { if (nearBottom(room, 200)) scrollToBottom(room); },
     keepBottom: (change) => {
-      const stick = nearBottom();
+      const stick = nearBottom(room);
       change();
-      if (stick) scrollToBottom();
+      if (stick) scrollToBottom(room);
     },
   });
 }
 
+/**
+ * @param {Message} m
+ */
 function daySeparator(m) {
   return el('li', { class: 'day-sep' }, el('span', { role: 'separator', 'aria-label': formatDay(m.created_at), text: formatDay(m.created_at) }));
 }
 
 const newDivider = () => el('li', { class: 'new-divider' }, el('span', { role: 'separator', 'aria-label': 'New messages', text: 'New messages' }));
 
+/**
+ * @param {Message} a
+ * @param {Message} b
+ */
 function sameDay(a, b) {
   return new Date(a.created_at).toDateString() === new Date(b.created_at).toDateString();
 }
 
-/** Rebuilds the whole list (open, older page, delete). */
+/**
+ * Rebuilds the whole list (open, older page, delete).
+ * @param {Opened} r
+ */
 export function renderAll(r) {
   const items = [];
   let prev = null;
@@ -96,42 +115,57 @@ export function renderAll(r) {
     }
     prev = m;
   }
-  $('messages').replaceChildren(...items);
-  $('history-start').hidden = r.hasOlder || r.list.length === 0;
-  $('room-empty').hidden = r.list.length > 0;
+  const { parts } = r.room;
+  parts.messages.replaceChildren(...items);
+  parts.historyStart.hidden = r.hasOlder || r.list.length === 0;
+  parts.empty.hidden = r.list.length > 0;
 }
 
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ */
 export function addMessage(r, m) {
   if (r.byId.has(m.id)) return;
-  const stick = nearBottom();
+  const { room } = r;
+  const stick = nearBottom(room);
   const prev = r.list.at(-1);
   r.list.push(m);
   r.byId.set(m.id, m);
-  const list = $('messages');
+  const list = room.parts.messages;
   if (!prev || !sameDay(prev, m)) list.append(daySeparator(m));
   list.append(render(r, m, prev));
-  $('room-empty').hidden = true;
-  $('history-start').hidden = r.hasOlder;
-  if (stick || m.author_id === state.me.user_id) scrollToBottom();
-  else countUnseen();
+  room.parts.empty.hidden = true;
+  room.parts.historyStart.hidden = r.hasOlder;
+  if (stick || m.author_id === state.me.user_id) scrollToBottom(room);
+  else countUnseen(room);
 }
 
-/** Redraws one message in place, keeping keyboard focus where it was. */
+/**
+ * Redraws one message in place, keeping keyboard focus where it was.
+ * @param {Opened} r
+ * @param {Message} m
+ */
 export function replaceMessage(r, m) {
   if (!r.byId.has(m.id)) return;
   const i = r.list.findIndex((x) => x.id === m.id);
   r.list[i] = m;
   r.byId.set(m.id, m);
   if (r.editing === m.id) return; // redrawn when the edit ends
-  const old = findItem(m.id);
+  const old = findItem(r.room, m.id);
   if (!old) return;
   const focusables = [...old.querySelectorAll('button, a, [tabindex]')];
   const at = focusables.indexOf(document.activeElement);
   const fresh = render(r, m, r.list[i - 1]);
   old.replaceWith(fresh);
-  if (at >= 0) ([...fresh.querySelectorAll('button, a, [tabindex]')][at] || fresh.querySelector('.more-button'))?.focus();
+  const again = /** @type {HTMLElement} */ (fresh.querySelectorAll('button, a, [tabindex]')[at] || fresh.querySelector('.more-button'));
+  if (at >= 0) again?.focus();
 }
 
+/**
+ * @param {Opened} r
+ * @param {string} id
+ */
 export function removeMessage(r, id) {
   if (!r.byId.delete(id)) return;
   r.list = r.list.filter((m) => m.id !== id);
@@ -140,26 +174,37 @@ export function removeMessage(r, id) {
   // Replies to it now show "deleted message", as the server will say from now on.
   r.list = r.list.map((m) => (m.reply_to === id && m.reply_preview ? { ...m, reply_preview: null } : m));
   r.byId = new Map(r.list.map((m) => [m.id, m]));
-  keepingPosition(() => renderAll(r));
+  keepingPosition(r.room, () => renderAll(r));
 }
 
+/**
+ * @param {Opened} r
+ * @param {string} id
+ */
 function reveal(r, id) {
   r.revealed.add(id);
   const m = r.byId.get(id);
   const i = r.list.indexOf(m);
-  findItem(id)?.replaceWith(render(r, m, r.list[i - 1]));
+  findItem(r.room, id)?.replaceWith(render(r, m, r.list[i - 1]));
 }
 
-/** Redraws every message (a name, picture or block changed), keeping the reading position. */
-export function redrawAll() {
-  const r = currentRoom();
+/**
+ * Redraws every message (a name, picture or block changed), keeping the reading position.
+ * @param {Room} room
+ */
+export function redrawAll(room) {
+  const r = room.current;
   if (!r || !r.list.length) return;
-  keepingPosition(() => renderAll(r));
+  keepingPosition(room, () => renderAll(r));
 }
 
-/** Runs draw() and scrolls back to where the reader was (what they read stays put). */
-export function keepingPosition(draw) {
-  const scroller = $('message-scroll');
+/**
+ * Runs draw() and scrolls back to where the reader was (what they read stays put).
+ * @param {Room} room
+ * @param {() => void} draw
+ */
+export function keepingPosition(room, draw) {
+  const scroller = room.parts.scroller;
   const top = scroller.scrollTop;
   draw();
   scroller.scrollTop = top;

@@ -1,8 +1,9 @@
+// @ts-check
 // A message's menu ("…", a right click or a long press): reply, react, copy its text or link, pin, the edit
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
-import { api, apiWithReason } from './api.js';
-import { el, toast, ask, copyText } from './ui.js';
+import { apiWithReason } from './api.js';
+import { el, toast, copyText } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
@@ -12,20 +13,33 @@ import { findItem, setReply, mayPin, mayReadHistory, showEditHistory } from './r
 import { removeMessage } from './room-list.js';
 import { toggleReaction } from './room-reactions.js';
 import { startEdit } from './room-edit.js';
+import { report } from './reports.js';
+
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
 
 let menuEl = null;
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ * @param {HTMLElement} anchor
+ * @param {{ mine: boolean, canDelete: boolean }} options
+ */
 export function openMenu(r, m, anchor, { mine, canDelete }) {
   const mayWrite = maySend(r.kind);
   const items = [
     menuItem('Reply', 'reply', () => setReply(r, m)),
-    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
     m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
     menuItem('Copy link', 'link', () => import('./place-menu.js').then((places) => copyText(places.linkTo(r, m.id)))),
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
     m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r, m)),
     mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
     canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
-    !mine && menuItem('Report', 'flag', () => report(r, m), { danger: true }),
+    !mine && menuItem('Report', 'flag', () => reportMessage(r, m), { danger: true }),
   ].filter(Boolean);
   if (!menuEl) {
     menuEl = el('div', { id: 'message-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Message actions' });
@@ -36,7 +50,11 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   menuEl.querySelector('[role="menuitem"]')?.focus();
 }
 
-/** Deletes a message after asking (its menu, and Delete on the focused message). */
+/**
+ * Deletes a message after asking (its menu, and Delete on the focused message).
+ * @param {Opened} r
+ * @param {Message} m
+ */
 export async function deleteMessage(r, m) {
   const mine = m.author_id === state.me.user_id;
   // A moderator's delete is audited: it may say why.
@@ -55,13 +73,8 @@ export async function deleteMessage(r, m) {
   }
 }
 
-async function report(r, m) {
-  const reason = await ask({ title: `Report ${displayName(m.author)}'s message`, label: 'What is wrong with it?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: r.kind === 'channel' ? 'server_message' : 'conversation_message', target: m.id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+/**
+ * @param {Opened} r
+ * @param {Message} m
+ */
+const reportMessage = (r, m) => report(r.kind === 'channel' ? 'server_message' : 'conversation_message', m.id, `Report ${displayName(m.author)}'s message`, 'What is wrong with it?');

@@ -1,3 +1,4 @@
+// @ts-check
 // Reactions on the open room's messages: the user's own, added or taken back (within the
 // server's limits: 20 different emoji on a message, 10 of them the user's), and everyone's as
 // the stream reports them.
@@ -6,6 +7,18 @@ import { toast } from './ui.js';
 import { state } from './store.js';
 import { replaceMessage } from './room-list.js';
 
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
+
+/**
+ * @param {Opened} r
+ * @param {string} id
+ * @param {string} emoji
+ * @param {boolean} add
+ */
 export async function toggleReaction(r, id, emoji, add) {
   const m = r.byId.get(id);
   if (add && m && !(m.reactions || []).some((x) => x.emoji === emoji)) {
@@ -20,7 +33,11 @@ export async function toggleReaction(r, id, emoji, add) {
   }
 }
 
-/** A reaction event of the stream: the new count of one emoji, and whether it is now the user's. */
+/**
+ * A reaction event of the stream: the new count of one emoji, and whether it is now the user's.
+ * @param {Opened} r
+ * @param {import('../../types/client').Events['reaction']} ev
+ */
 export function applyReaction(r, ev) {
   const m = r.byId.get(ev.message_id);
   if (!m) return;

@@ -1,14 +1,22 @@
-// The typing line under the open room's messages: "alice is typing…", "alice and bob are
+// @ts-check
+// The typing line under a room's messages: "alice is typing…", "alice and bob are
 // typing…", "Several people are typing…", each name dropped when its notice runs out.
-import { $, el } from './ui.js';
+import { el } from './ui.js';
 import { state, displayName } from './store.js';
-import { currentRoom } from './room-state.js';
 
-let typingTimer = 0;
-export function renderTyping() {
-  clearTimeout(typingTimer);
-  const line = $('typing-line');
-  const r = currentRoom();
+/**
+ * @typedef {import('../../types/room').Room} Room
+ * @typedef {import('../../types/room').Opened} Opened
+ * @typedef {import('../../types/client').Message} Message
+ */
+
+/**
+ * @param {Room} room
+ */
+export function renderTyping(room) {
+  clearTimeout(room.typingTimer);
+  const line = room.parts.typing;
+  const r = room.current;
   const typers = r ? state.typing.get(r.key) : null;
   const now = Date.now();
   const names = [];
@@ -26,5 +34,5 @@ export function renderTyping() {
   else if (names.length > 2) text = 'Several people are typing…';
   line.replaceChildren(...(text ? [el('span', { class: 'typing-dots', 'aria-hidden': 'true' }, el('i'), el('i'), el('i')), el('span', { text })] : []));
   line.classList.toggle('active', Boolean(text));
-  if (next < Infinity) typingTimer = setTimeout(renderTyping, next - now + 50);
+  if (next < Infinity) room.typingTimer = setTimeout(() => renderTyping(room), next - now + 50);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Message search (GET /api/search): the box in the room header (Ctrl+F, or / when not typing),
 // the results panel beside the room with its filters (this server, channel or conversation, or
 // everywhere; an author; has a file, image, video, audio or link), the words found marked
@@ -10,9 +11,15 @@ import { state, on, findServer, findChannel, findConversation, conversationTitle
 import { userAvatar, nameText } from './names.js';
 
 const PAGE = 25;
+/** @typedef {import('../../types/client').Place} Place */
+
+/** @type {(place: Place) => void} */
 let open = () => {}; // opens a place, as app.js's select()
 let search = null; // {q, params, next, shown, revealed}
 
+/**
+ * @param {(place: Place) => void} onOpen
+ */
 export function initSearch(onOpen) {
   open = onOpen;
   $('search-form').addEventListener('submit', (e) => {
@@ -23,7 +30,7 @@ export function initSearch(onOpen) {
     if (e.key === 'Escape') {
       e.preventDefault();
       e.stopPropagation();
-      if ($('search-input').value) $('search-input').value = '';
+      if ($('search-input', HTMLInputElement).value) $('search-input', HTMLInputElement).value = '';
       else $('search-input').blur();
       closeSearch();
     }
@@ -42,12 +49,12 @@ export function initSearch(onOpen) {
   // Ctrl+F (⌘F) anywhere, or / when not typing: focus the search box of the open room.
   document.addEventListener('keydown', (e) => {
     if ($('room').hidden || $('search-input').offsetParent === null) return;
-    const typing = e.target.closest?.('input, textarea, select, [contenteditable=""], [contenteditable="true"]');
+    const typing = /** @type {Element} */ (e.target).closest?.('input, textarea, select, [contenteditable=""], [contenteditable="true"]');
     const find = (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f';
     if (find || (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey && !document.querySelector('dialog[open]'))) {
       e.preventDefault();
       $('search-input').focus();
-      $('search-input').select();
+      $('search-input', HTMLInputElement).select();
     }
   });
   on('blocks', () => { if (search) render(); });
@@ -82,12 +89,12 @@ function authors() {
 
 /** Refills the filters for the room now open (keeping the choices that still apply). */
 function fillFilters() {
-  const scope = $('search-scope');
+  const scope = $('search-scope', HTMLSelectElement);
   const previous = scope.value;
   const choices = scopes();
   scope.replaceChildren(...choices.map(([value, label]) => el('option', { value, text: label })));
   scope.value = choices.some(([v]) => v === previous) ? previous : choices[0][0];
-  const author = $('search-author');
+  const author = $('search-author', HTMLSelectElement);
   const who = author.value;
   const people = authors();
   author.replaceChildren(el('option', { value: '', text: 'From anyone' }), ...people.map((p) => el('option', { value: p.user_id, text: `From ${displayName(p)}` })));
@@ -95,8 +102,8 @@ function fillFilters() {
 }
 
 function params() {
-  const [kind, a, b] = $('search-scope').value.split(':');
-  const p = { author_id: $('search-author').value, has: $('search-has').value, limit: PAGE };
+  const [kind, a, b] = $('search-scope', HTMLSelectElement).value.split(':');
+  const p = { author_id: $('search-author', HTMLSelectElement).value, has: $('search-has', HTMLSelectElement).value, limit: PAGE };
   if (kind === 's') p.server_id = a;
   if (kind === 'c') Object.assign(p, { server_id: a, channel_id: b });
   if (kind === 'd') p.conversation_id = a;
@@ -116,7 +123,7 @@ export function roomChanged() {
 }
 
 async function run() {
-  const q = $('search-input').value.trim();
+  const q = $('search-input', HTMLInputElement).value.trim();
   if (!q) return closeSearch();
   if ($('search-panel').hidden) {
     fillFilters();
@@ -143,14 +150,14 @@ async function run() {
 async function more() {
   const mine = search;
   if (!mine?.next) return;
-  $('search-more').disabled = true;
+  $('search-more', HTMLButtonElement).disabled = true;
   try {
     const page = await api('GET', `/api/search${query({ q: mine.q, ...mine.params, before: mine.next })}`);
     if (search === mine) take(page);
   } catch (err) {
     toast(err.message);
   } finally {
-    $('search-more').disabled = false;
+    $('search-more', HTMLButtonElement).disabled = false;
   }
 }
 

@@ -1,16 +1,17 @@
+// @ts-check
 // Invites to a server: the quick "Invite people" link (seven days, any number of uses), and
 // Server settings → Invites: create one limited in uses and time, list the live ones with
 // their uses and expiry (all of them for the owner and administrators, one's own for a
 // member), copy and revoke.
 import { api } from './api.js';
-import { $, el, toast, confirmAction, formatTime } from './ui.js';
+import { $, el, toast, confirmAction, formatTime, copyField } from './ui.js';
 import { canManageServer, displayName, learnUser } from './store.js';
 
 const MAX_USES = [['', 'No limit'], [1, '1 use'], [5, '5 uses'], [10, '10 uses'], [25, '25 uses'], [50, '50 uses'], [100, '100 uses']];
 const EXPIRY = [[1800, '30 minutes'], [3600, '1 hour'], [21600, '6 hours'], [43200, '12 hours'], [86400, '1 day'], [604800, '7 days']];
 
 export function initInvites() {
-  $('invite-copy').addEventListener('click', () => copyText($('invite-url'), $('invite-copy')));
+  $('invite-copy').addEventListener('click', () => copyField($('invite-url', HTMLInputElement), $('invite-copy'), 'link'));
 }
 
 /** The server menu's "Invite people": a fresh link, valid seven days, for anyone. */
@@ -18,23 +19,13 @@ export async function invite(server) {
   try {
     const created = await api('POST', `/api/servers/${server.id}/invites`);
     $('invite-title').textContent = `Invite people to ${server.name}`;
-    $('invite-url').value = created.url;
+    $('invite-url', HTMLInputElement).value = created.url;
     $('invite-expires').textContent = `Anyone with the link can join until ${new Date(created.expires_at).toLocaleString()}.`;
     $('invite-copy').textContent = 'Copy';
-    $('invite-dialog').showModal();
-    $('invite-url').select();
+    $('invite-dialog', HTMLDialogElement).showModal();
+    $('invite-url', HTMLInputElement).select();
   } catch (err) {
     toast(err.message);
-  }
-}
-
-async function copyText(input, button) {
-  input.select();
-  try {
-    await navigator.clipboard.writeText(input.value);
-    button.textContent = 'Copied';
-  } catch {
-    toast('Copying was refused by the browser: the link is selected, copy it with Ctrl+C.', false);
   }
 }
 
@@ -61,7 +52,7 @@ export function invitesPanel(server) {
 
   const row = (inv) => {
     const link = el('input', { class: 'invite-link', readOnly: true, value: inv.url, 'aria-label': 'Invite link' });
-    const copy = el('button', { type: 'button', class: 'small', onclick: () => copyText(link, copy) }, 'Copy');
+    const copy = el('button', { type: 'button', class: 'small', onclick: () => copyField(link, copy, 'link') }, 'Copy');
     return el('li', { class: 'invite-row', 'data-token': inv.token },
       el('span', { class: 'row-text' },
         link,

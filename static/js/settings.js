@@ -1,18 +1,20 @@
+// @ts-check
 // Server settings (a dialog with tabs) and the server menu. Overview: name and description
 // (the owner and full server administrators), transfer and delete (the owner). Channels,
 // Invites, Bans, Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
-import { $, el, toast, ask, confirmAction, formatTime, reorderable } from './ui.js';
+import { $, el, toast, ask, confirmAction, formatTime, reorderable, fieldForm } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles } from './store.js';
+import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles, applyServer } from './store.js';
 import { userAvatar, nameText } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
 import { bansPanel } from './moderation.js';
+import { report } from './reports.js';
 
 let hooks = null; // {leftServer(id), openChannel(serverId, channelId)}
 let serverId = null;
@@ -26,12 +28,12 @@ export { invite };
 export function initSettings(options) {
   hooks = options;
   initInvites();
-  $('settings-close').addEventListener('click', () => $('settings-dialog').close());
+  $('settings-close').addEventListener('click', () => $('settings-dialog', HTMLDialogElement).close());
   // Lists follow the store; forms being filled in are never redrawn under the typist.
-  const refresh = () => { if (serverId && $('settings-dialog').open) panel?.update?.(); };
+  const refresh = () => { if (serverId && $('settings-dialog', HTMLDialogElement).open) panel?.update?.(); };
   on('members', (id) => { if (id === serverId) refresh(); });
   on('nav', () => {
-    if (serverId && $('settings-dialog').open && !findServer(serverId)) $('settings-dialog').close();
+    if (serverId && $('settings-dialog', HTMLDialogElement).open && !findServer(serverId)) $('settings-dialog', HTMLDialogElement).close();
     refresh();
   });
   on('users', refresh);
@@ -83,16 +85,8 @@ export async function newChannel(server) {
   }
 }
 
-async function reportServer(server) {
-  const reason = await ask({ title: `Report ${server.name}`, label: 'What is wrong with this server?', submit: 'Report' });
-  if (reason === null) return;
-  try {
-    await api('POST', '/api/reports', { type: 'server', target: server.id, reason });
-    toast('Reported. The administrators will have a look.', false);
-  } catch (err) {
-    toast(err.message);
-  }
-}
+/** @param {{ id: string, name: string }} server */
+const reportServer = (server) => report('server', server.id, `Report ${server.name}`, 'What is wrong with this server?');
 
 async function leaveServer(server) {
   if (!(await confirmAction(`Leave ${server.name}?`, 'You will need a new invite to come back.', 'Leave server'))) return;
@@ -135,7 +129,7 @@ export async function openSettings(id, which = 'overview') {
   }
   renderTabs();
   renderPanel();
-  if (!$('settings-dialog').open) $('settings-dialog').showModal();
+  if (!$('settings-dialog', HTMLDialogElement).open) $('settings-dialog', HTMLDialogElement).showModal();
 }
 
 function renderTabs() {
@@ -193,6 +187,7 @@ function overviewPanel(server) {
     $('settings-title').textContent = s.name;
   };
   update();
+  /** @type {HTMLElement[]} */
   const nodes = [el('h3', { text: 'Overview' })];
   if (manage) {
     const name = el('input', { id: 'server-name', required: true, maxLength: 100, value: server.name, autocomplete: 'off' });
@@ -205,8 +200,7 @@ function overviewPanel(server) {
       e.preventDefault();
       try {
         const updated = await api('PATCH', `/api/servers/${server.id}`, { name: name.value, description: description.value });
-        Object.assign(findServer(server.id) || {}, updated);
-        emit('nav');
+        applyServer(server.id, updated);
         toast('Server saved.', false);
       } catch (err) {
         toast(err.message);
@@ -243,7 +237,7 @@ async function transferOwnership(server) {
   if (!answer) return;
   try {
     const updated = await api('PUT', `/api/servers/${server.id}/owner`, { user_id: answer.user });
-    Object.assign(findServer(server.id) || {}, updated);
+    applyServer(server.id, updated);
     await loadMembers(server.id, true);
     emit('nav');
     toast(`${displayName({ user_id: answer.user })} owns ${server.name} now.`, false);
@@ -264,7 +258,7 @@ async function deleteServer(server) {
   if (!answer) return;
   try {
     await api('DELETE', `/api/servers/${server.id}`);
-    $('settings-dialog').close();
+    $('settings-dialog', HTMLDialogElement).close();
     toast(`${server.name} was deleted.`, false);
     hooks.leftServer(server.id);
   } catch (err) {
@@ -312,28 +306,22 @@ function rolesPanel(server) {
 }
 
 function roleForm(server) {
-  const name = el('input', { id: 'role-name', required: true, maxLength: 100, autocomplete: 'off', placeholder: 'Role name' });
   const admin = el('input', { id: 'role-admin', type: 'checkbox' });
   const hoist = el('input', { id: 'role-hoist', type: 'checkbox' });
-  const form = el('form', { class: 'settings-form role-form' },
-    el('label', { for: 'role-name', text: 'New role' }),
-    el('div', { class: 'inline-form' }, name, el('button', { type: 'submit', class: 'primary' }, 'Create role')),
-    el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
-    el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const role = await api('POST', `/api/servers/${server.id}/roles`, { name: name.value, full_server_admin: admin.checked, hoist: hoist.checked });
+  return fieldForm({
+    id: 'role-name', label: 'New role', button: 'Create role', className: 'role-form', field: { maxLength: 100, placeholder: 'Role name' },
+    more: [
+      el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
+      el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })),
+    ],
+    create: (name) => api('POST', `/api/servers/${server.id}/roles`, { name, full_server_admin: admin.checked, hoist: hoist.checked }),
+    done: (role) => {
       toast(`Role ${role.name} created.`, false);
-      name.value = '';
       admin.checked = false;
       hoist.checked = false;
-      await loadMembers(server.id, true);
-    } catch (err) {
-      toast(err.message);
-    }
+      return loadMembers(server.id, true);
+    },
   });
-  return form;
 }
 
 /** A role's name in its colour. */

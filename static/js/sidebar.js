@@ -1,3 +1,4 @@
+// @ts-check
 // The server rail and the sidebar: servers with an unread dot and a mention badge, a server's
 // channels (unread in bold, mention counts), and the direct messages and groups, most recent
 // first, with unread badges. Everything is drawn from the store. A muted server, channel or
@@ -10,6 +11,9 @@ import { moveAnchor } from './popup.js';
 import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer, isMuted } from './store.js';
 import { userAvatar } from './names.js';
 
+/** @typedef {import('../../types/client').Place} Place */
+
+/** @type {(place: Place) => void} */
 let select = () => {};
 
 export function initSidebar(onSelect) {
@@ -46,7 +50,7 @@ function badge(count, label) {
 export function render() {
   if (!state.ready) return;
   const cur = state.current;
-  const focused = document.activeElement;
+  const focused = /** @type {HTMLElement} */ (document.activeElement);
   // The rail: one round button per server.
   $('server-list').replaceChildren(...state.servers.map((server) => {
     const mentions = serverMentions(server);
@@ -71,6 +75,7 @@ export function render() {
   if (dmUnread) $('home-button').closest('li').append(badge(dmUnread, `${dmUnread} unread direct messages`));
 
   // The sidebar: the open server's channels, or the conversations.
+  const channelId = cur?.kind === 'channel' ? cur.channelId : null;
   const server = cur?.kind === 'channel' ? state.servers.find((s) => s.id === cur.serverId) : null;
   $('channel-section').hidden = !server;
   $('dm-section').hidden = Boolean(server);
@@ -79,7 +84,7 @@ export function render() {
   if (server) {
     const manage = canManageServer(server);
     const channelEntry = (channel) => {
-      const current = cur.channelId === channel.id;
+      const current = channelId === channel.id;
       const muted = isMuted(channel.id, server.id);
       const unread = channel.unread_count > 0 && !muted;
       return el('li', { class: `channel-entry${current ? ' current' : ''}` },
@@ -103,7 +108,7 @@ export function render() {
       const inside = server.channels.filter((c) => c.category_id === category.id);
       // A category with nothing the member may see is no heading for them (those who manage see every one).
       if (!inside.length && !manage) return null;
-      const shown = folded ? inside.filter((c) => c.id === cur.channelId || c.mention_count > 0 || (c.unread_count > 0 && !isMuted(c.id, server.id))) : inside;
+      const shown = folded ? inside.filter((c) => c.id === channelId || c.mention_count > 0 || (c.unread_count > 0 && !isMuted(c.id, server.id))) : inside;
       return el('li', { class: 'category' },
         el('button', {
           type: 'button', class: 'category-head', 'aria-expanded': String(!folded), 'data-id': category.id,
@@ -137,7 +142,8 @@ export function render() {
   else $('friends-button').removeAttribute('aria-current');
   renderRequestBadge();
   // What was focused, or had its menu open, is the same button drawn anew.
-  const again = (old) => old.dataset.id && $('app').querySelector(`button[data-id="${CSS.escape(old.dataset.id)}"]`);
+  /** @type {(old: HTMLElement) => HTMLButtonElement} */
+  const again = (old) => old.dataset.id && /** @type {HTMLButtonElement} */ ($('app').querySelector(`button[data-id="${CSS.escape(old.dataset.id)}"]`));
   moveAnchor(again);
   if (focused && !focused.isConnected) again(focused)?.focus();
 }

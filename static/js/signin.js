@@ -1,3 +1,4 @@
+// @ts-check
 // Signing in to an account with two-factor sign-in on. POST /api/login answers a right password
 // without a code with 401 "two-factor code required" (and no session); the form then shows its
 // code field and sends the username, the password (still typed) and the code again. Shared by
@@ -29,7 +30,7 @@ export const forgetRemembered = () => markRemembered(false);
  */
 export function codeStep(prefix) {
   const step = $(`${prefix}-code-step`);
-  const input = $(`${prefix}-code`);
+  const input = $(`${prefix}-code`, HTMLInputElement);
   const label = $(`${prefix}-code-label`);
   const toggle = $(`${prefix}-code-switch`);
   let recovery = false;

@@ -1,7 +1,8 @@
+// @ts-check
 // The user stream: one WebSocket (GET /api/ws) for everything the user can see. It feeds the
 // store; on a drop it reconnects with backoff and the next ready frame says what changed.
 import { api, mayResume, resumeCount, resumeSession } from './api.js';
-import { state, emit, applyReady, applyEvent } from './store.js';
+import { state, applyReady, applyEvent, setConnection, setStanding } from './store.js';
 
 let socket = null;
 let retries = 0;
@@ -13,12 +14,6 @@ let onReadyHooks = [];
 
 export function onReady(fn) {
   onReadyHooks.push(fn);
-}
-
-function setConnection(value, retryIn = 0) {
-  state.connection = value;
-  state.retryIn = retryIn;
-  emit('connection');
 }
 
 /**
@@ -86,8 +81,7 @@ export function connect() {
       return checkSession();
     }
     if (e.code === 4003) {
-      state.standing = 4;
-      emit('account');
+      setStanding(4);
       return setConnection('suspended');
     }
     // A socket that never opened may have been refused (401 after a restart ended the session,
@@ -107,8 +101,7 @@ async function checkSession() {
     const resumed = resumeCount();
     const account = await api('GET', '/api/account');
     if (account.account_standing >= 4) {
-      state.standing = 4;
-      emit('account');
+      setStanding(4);
       return setConnection('suspended');
     }
     if (resumeCount() !== resumed) {

@@ -1,8 +1,12 @@
+// @ts-check
 // Ctrl+K (⌘K): a quick switcher to any channel or conversation.
 import { $, el } from './ui.js';
 import { icon } from './icons.js';
 import { state, conversationTitle } from './store.js';
 
+/** @typedef {import('../../types/client').Place} Place */
+
+/** @type {(place: Place) => void} */
 let go = () => {};
 let matches = [];
 let index = 0;
@@ -28,7 +32,7 @@ export function initSwitcher(onSelect) {
       pick(index);
     }
   });
-  $('switcher').addEventListener('click', (e) => { if (e.target === $('switcher')) $('switcher').close(); });
+  $('switcher').addEventListener('click', (e) => { if (e.target === $('switcher')) $('switcher', HTMLDialogElement).close(); });
 }
 
 function entries() {
@@ -44,17 +48,17 @@ function entries() {
 
 export function openSwitcher() {
   if (!state.ready) return;
-  $('switcher-input').value = '';
+  $('switcher-input', HTMLInputElement).value = '';
   index = 0;
   render();
-  $('switcher').showModal();
+  $('switcher', HTMLDialogElement).showModal();
   $('switcher-input').focus();
 }
 
 function render() {
-  const q = $('switcher-input').value.trim().toLowerCase();
+  const q = $('switcher-input', HTMLInputElement).value.trim().toLowerCase();
   const all = entries();
-  matches = (q ? all.filter((e) => `${e.label} ${e.sub}`.toLowerCase().includes(q)) : all.sort((a, b) => (b.unread > 0) - (a.unread > 0))).slice(0, 12);
+  matches = (q ? all.filter((e) => `${e.label} ${e.sub}`.toLowerCase().includes(q)) : all.sort((a, b) => Number(b.unread > 0) - Number(a.unread > 0))).slice(0, 12);
   $('switcher-list').replaceChildren(...matches.map((m, i) => el('li', {
     role: 'option', id: `switch-${i}`, class: `switch-item${m.unread ? ' unread' : ''}`, 'aria-selected': String(i === index),
     onclick: () => pick(i),
@@ -67,6 +71,6 @@ function render() {
 function pick(i) {
   const m = matches[i];
   if (!m) return;
-  $('switcher').close();
+  $('switcher', HTMLDialogElement).close();
   go(m.place);
 }

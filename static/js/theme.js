@@ -1,3 +1,4 @@
+// @ts-check
 // Light or dark: follows prefers-color-scheme unless the user picked one (kept in localStorage).
 // The choice is an attribute on <html>; the stylesheet does the rest.
 const KEY = 'chat:theme';

@@ -1,9 +1,41 @@
+// @ts-check
 // Small DOM helpers shared by the pages. User text only ever enters the page as text nodes
 // (textContent or append of a string), never as HTML. The one exception, rendered markdown, is
 // sanitized by DOMPurify in markdown.js and never passes through here.
 import { icon } from './icons.js';
 
-export const $ = (id) => document.getElementById(id);
+/**
+ * The element with this id. `type` (HTMLInputElement, HTMLDialogElement, …) says which kind it
+ * is, for the type checker and at once in the page: another kind of element there is a mistake.
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @param {{ new (): T, prototype: T }} [type]
+ * @returns {T}
+ */
+export function $(id, type) {
+  const node = document.getElementById(id);
+  if (node && type && !(node instanceof type)) throw new TypeError(`#${id} is not a ${type.name}`);
+  return /** @type {T} */ (node);
+}
+
+/**
+ * The elements of a view made more than once (a room, its composer), found under its root by
+ * their data-part names: findParts(root, {list: 'messages', text: ['composer-text',
+ * HTMLTextAreaElement]}) is {list: <[data-part="messages"]>, text: <[data-part="composer-text"]>}.
+ * A missing one, or one of another kind than named, is a mistake in the page, said at once.
+ * @template {Record<string, string | readonly [string, { new (): HTMLElement }]>} N
+ * @param {ParentNode} root
+ * @param {N} names
+ * @returns {{ [K in keyof N]: N[K] extends readonly [string, { new (): infer T }] ? T : HTMLElement }}
+ */
+export function findParts(root, names) {
+  return /** @type {any} */ (Object.fromEntries(Object.entries(names).map(([key, spec]) => {
+    const [name, type] = typeof spec === 'string' ? [spec, HTMLElement] : spec;
+    const node = root.querySelector(`[data-part="${name}"]`);
+    if (!(node instanceof type)) throw new Error(`no ${type.name} [data-part="${name}"] under the view's root`);
+    return [key, node];
+  })));
+}
 
 // Props that would bypass the CSP or parse markup are refused outright.
 const refused = (key) => key === 'style' || key === 'srcdoc' || /html$/i.test(key);
@@ -11,6 +43,11 @@ const refused = (key) => key === 'style' || key === 'srcdoc' || /html$/i.test(ke
 /**
  * el('button', {class: 'x', text: 'Send', onclick: fn, 'aria-label': '…'}, ...children).
  * Strings among the children become text nodes; null/false children are skipped.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any>} [props]
+ * @param {...any} children nodes, strings, arrays of them, or null, undefined and false
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -27,7 +64,6 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
-/** A button holding an icon, labelled for screen readers (and a tooltip). */
 /**
  * Rows of one list that can be dragged onto each other: `dragRow(row, item, label, drop)` makes a
  * row draggable, and dropping another row's item on it calls `drop(thatItem)` (the caller moves
@@ -58,6 +94,7 @@ export function reorderable() {
   };
 }
 
+/** A button holding an icon, labelled for screen readers (and a tooltip). */
 export function iconButton(name, label, onclick, extra = {}) {
   const { class: cls, ...rest } = extra;
   return el('button', { type: 'button', class: `icon-button${cls ? ` ${cls}` : ''}`, 'aria-label': label, title: label, onclick, ...rest }, icon(name));
@@ -132,7 +169,6 @@ export const STANDING_HELP = [
   'Everything but your account page is closed.',
 ];
 
-/** A count for a badge: 1 … 99, then 99+ (the server caps counts at 100). */
 /** 0 → "Off", 30 → "30 s", 120 → "2 min", 3600 → "1 h". */
 export function slowmodeLabel(seconds) {
   if (!seconds) return 'Off';
@@ -141,6 +177,7 @@ export function slowmodeLabel(seconds) {
   return seconds % 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : `${seconds / 3600} h`;
 }
 
+/** A count for a badge: 1 … 99, then 99+ (the server caps counts at 100). */
 export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
 
 /**
@@ -149,7 +186,7 @@ export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
  * `more`: a node shown under the field (a link to another way of doing it).
  */
 export function ask({ title, label = '', text = '', submit = 'OK', value = '', confirm = false, danger = false, maxLength = 1000, more = null }) {
-  let dialog = $('ask-dialog');
+  let dialog = $('ask-dialog', HTMLDialogElement);
   if (!dialog) {
     dialog = el('dialog', { id: 'ask-dialog', 'aria-labelledby': 'ask-title' },
       el('form', { method: 'dialog', class: 'dialog-form' },
@@ -162,7 +199,7 @@ export function ask({ title, label = '', text = '', submit = 'OK', value = '', c
           el('button', { id: 'ask-submit', type: 'submit', value: 'ok', class: 'primary' }, 'OK'))));
     document.body.append(dialog);
   }
-  const input = $('ask-input');
+  const input = $('ask-input', HTMLInputElement);
   $('ask-title').textContent = title;
   showText('ask-text', text);
   $('ask-label').textContent = label;
@@ -185,6 +222,55 @@ export function ask({ title, label = '', text = '', submit = 'OK', value = '', c
 export async function confirmAction(title, text, submit = 'Confirm', danger = true) {
   return (await ask({ title, text, submit, confirm: true, danger })) !== null;
 }
+
+/**
+ * Copies a read-only field's text (an invite link, a webhook's URL): the button says Copied;
+ * when the browser refuses, the text stays selected for Ctrl+C.
+ * @param {HTMLInputElement} input
+ * @param {HTMLElement} button
+ * @param {string} what "link", "URL"
+ */
+export async function copyField(input, button, what) {
+  input.select();
+  try {
+    await navigator.clipboard.writeText(input.value);
+    button.textContent = 'Copied';
+  } catch {
+    toast(`Copying was refused by the browser: the ${what} is selected, copy it with Ctrl+C.`, false);
+  }
+}
+
+/**
+ * A settings form of one text field and its button ("New channel" [name] Create channel), with
+ * `more` nodes under it. Submitting calls create(value); once it resolves the field is emptied
+ * and done(result, value) runs; a refusal is a toast, and the text stays.
+ * @template R
+ * @param {{ id: string, label: string, button: string, create: (value: string) => Promise<R>,
+ *   done?: (result: R, value: string) => unknown, field?: Record<string, any>, primary?: boolean,
+ *   className?: string, more?: Node[] }} options
+ */
+export function fieldForm({ id, label, button, create, done = () => {}, field = {}, primary = true, className = '', more = [] }) {
+  const input = el('input', { id, required: true, autocomplete: 'off', ...field });
+  const form = el('form', { class: `settings-form${className ? ` ${className}` : ''}` },
+    el('label', { for: id, text: label }),
+    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: primary ? 'primary' : null }, button)),
+    more);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const value = input.value;
+      const result = await create(value);
+      input.value = '';
+      await done(result, value);
+    } catch (err) {
+      toast(err.message);
+    }
+  });
+  return form;
+}
+
+/** A form's submit button. @param {ParentNode} form @returns {HTMLButtonElement} */
+export const submitButton = (form) => form.querySelector('button[type=submit]');
 
 /** Wires the cancel buttons of every <dialog> on the page (forms use method="dialog"). */
 export function wireDialogs() {

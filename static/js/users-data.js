@@ -1,3 +1,4 @@
+// @ts-check
 // Users the client has not met yet. A message names people with @username and lists the ids the
 // server recognised (`mentions`); one who is in no member list, conversation or friend list this
 // client loaded would show as plain text. Their records are asked for once (GET /api/users/{id})

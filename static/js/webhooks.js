@@ -1,10 +1,11 @@
+// @ts-check
 // Server settings → Integrations: a channel's incoming webhooks (docs/api.md "Webhooks"), for the
 // owner and full server administrators. Create one (its URL is shown this once, with a Copy
 // button), rename it, give it a new URL (the old one stops at once), set or remove the secret
 // GitHub signs its deliveries with, and delete it, with or without the messages it sent; and add a bot to the server by its name (docs/api.md "Bots").
 // Loaded when the tab is first opened.
 import { api } from './api.js';
-import { el, toast, confirmAction, formatTime } from './ui.js';
+import { el, toast, confirmAction, formatTime, fieldForm, copyField } from './ui.js';
 import { askForm } from './dialogs.js';
 import { findServer, canManageServer, displayName } from './store.js';
 
@@ -34,15 +35,7 @@ export function webhooksPanel(server, focus) {
 
   const showUrl = (hook, fresh) => {
     const input = el('input', { id: 'webhook-url', class: 'invite-link', readOnly: true, value: hook.url, 'aria-label': `URL of the webhook ${hook.name}` });
-    const copy = el('button', { type: 'button', class: 'small', onclick: async () => {
-      input.select();
-      try {
-        await navigator.clipboard.writeText(hook.url);
-        copy.textContent = 'Copied';
-      } catch {
-        toast('Copying was refused by the browser: the URL is selected, copy it with Ctrl+C.', false);
-      }
-    } }, 'Copy');
+    const copy = el('button', { type: 'button', class: 'small', onclick: () => copyField(input, copy, 'URL') }, 'Copy');
     reveal.replaceChildren(el('div', { class: 'secret-reveal notice' },
       el('p', {}, el('strong', { text: fresh ? `The webhook ${hook.name} is ready.` : `A new URL for ${hook.name}.` }),
         ' Copy its URL now: it is shown only this once. Anyone holding it can post in the channel.'),
@@ -140,37 +133,22 @@ export function webhooksPanel(server, focus) {
     }
   }
 
-  const input = el('input', { id: 'new-webhook-name', required: true, maxLength: NAME_MAX, autocomplete: 'off', placeholder: 'Build bot' });
-  const form = el('form', { class: 'settings-form webhook-form' },
-    el('label', { for: 'new-webhook-name', text: 'New webhook' }),
-    el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: 'primary' }, 'Create webhook')));
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      const hook = await api('POST', `/api/servers/${server.id}/channels/${channelId}/webhooks`, { name: input.value });
-      input.value = '';
+  const form = fieldForm({
+    id: 'new-webhook-name', label: 'New webhook', button: 'Create webhook', className: 'webhook-form', field: { maxLength: NAME_MAX, placeholder: 'Build bot' },
+    create: (name) => api('POST', `/api/servers/${server.id}/channels/${channelId}/webhooks`, { name }),
+    done: (hook) => {
       showUrl(hook, true);
       load();
-    } catch (err) {
-      toast(err.message);
-    }
+    },
   });
 
   // A bot joins a server only this way: its owner gives its name to the server's owner or an administrator.
-  const botInput = el('input', { id: 'add-bot-name', required: true, maxLength: 32, autocomplete: 'off', spellcheck: false, placeholder: 'bot name' });
-  const botForm = el('form', { class: 'settings-form add-bot-form' },
-    el('label', { for: 'add-bot-name', text: 'Add a bot to this server' }),
-    el('div', { class: 'inline-form' }, botInput, el('button', { type: 'submit' }, 'Add bot')),
-    el('small', { class: 'field-hint', text: 'Its name, as its owner made it on their account page. It joins as a member, with no role.' }));
-  botForm.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      await api('POST', `/api/servers/${server.id}/bots`, { username: botInput.value.trim().replace(/^@/, '') });
-      toast(`${botInput.value.trim()} is a member now.`, false);
-      botInput.value = '';
-    } catch (err) {
-      toast(err.message);
-    }
+  const botForm = fieldForm({
+    id: 'add-bot-name', label: 'Add a bot to this server', button: 'Add bot', primary: false, className: 'add-bot-form',
+    field: { maxLength: 32, spellcheck: false, placeholder: 'bot name' },
+    more: [el('small', { class: 'field-hint', text: 'Its name, as its owner made it on their account page. It joins as a member, with no role.' })],
+    create: (name) => api('POST', `/api/servers/${server.id}/bots`, { username: name.trim().replace(/^@/, '') }),
+    done: (_, name) => toast(`${name.trim()} is a member now.`, false),
   });
 
   fillChannels();
