@@ -3,11 +3,12 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { EndpointRefused, checkedAddress } from './address-guard';
+import { AddressRefused } from '../../core/net/address-guard';
+import { checkedEndpoint } from './endpoint';
 
 /**
  * A push's delivery, off the server's event loop (src/parts/push/deliverer.ts starts it): the
- * endpoint's address checked (src/parts/push/address-guard.ts), the payload encrypted for the
+ * endpoint's address checked (src/parts/push/endpoint.ts), the payload encrypted for the
  * subscription (RFC 8291: an ECDH key pair per message, HKDF, AES-128-GCM) and the VAPID
  * Authorization header (RFC 8292: an ES256-signed JWT) by web-push, and the request made to the
  * checked address over a kept-alive connection, following no redirect, with a deadline and a cap
@@ -91,9 +92,9 @@ async function deliver(request: DeliveryRequest): Promise<Omit<DeliveryAnswer, '
   const endpoint = new URL(request.endpoint);
   let address;
   try {
-    address = await checkedAddress(endpoint, insecureHosts);
+    address = await checkedEndpoint(endpoint, insecureHosts);
   } catch (err) {
-    if (!(err instanceof EndpointRefused)) throw err;
+    if (!(err instanceof AddressRefused)) throw err;
     // An endpoint that now resolves somewhere it must not go is never asked again.
     return { outcome: 'gone', note: `push endpoint of subscription ${request.subscriptionId} refused: ${err.message}; the subscription ends` };
   }
