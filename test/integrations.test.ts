@@ -328,6 +328,47 @@ t.test('bots', async (t) => {
   });
 });
 
+t.test("a bot stands as its owner: restricted and suspended with them, its sockets closed, restored with them", async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const maker = await c.newMember();
+  const admin = await signUp(server.url);
+  server.app.db.prepare('UPDATE users SET is_admin = 1 WHERE id = ?').run(admin.userId);
+  const made = (await must(maker.post('/api/bots', { name: `standing${process.pid % 1000}` }), 201)).body;
+  await must(c.clients.owner.post(`${c.base}/bots`, { username: made.username }), 200);
+  const channel = (await must(c.clients.owner.get(`${c.base}/channels`), 200)).body[0].id;
+  const auth = { authorization: `Bot ${made.token}` };
+  const bot = new Client(server.url);
+  const say = (content: string) => bot.post(`${c.base}/channels/${channel}/messages`, { content }, auth);
+  const standing = (value: number) => must(admin.put(`/api/admin/users/${maker.userId}/standing`, { standing: value }), 200);
+  await must(say('before'), 201);
+  const stream = await openSocket(server.url, '/api/ws', { headers: auth });
+  await stream.event('ready');
+
+  await standing(3);
+  t.match(await stream.event('standing'), { account_standing: 3 }, "the bot's stream learns its standing");
+  const atRisk = await say('at risk');
+  t.equal(atRisk.status, 403, 'an owner at risk: the bot may not send');
+  t.match(atRisk.text, /at risk/, "with the owner's reason");
+
+  await standing(4);
+  t.equal((await stream.closed()).code, 4003, "the owner's suspension closes the bot's sockets");
+  const suspended = await say('suspended');
+  t.equal(suspended.status, 403, 'a suspended owner: the bot may not post');
+  t.match(suspended.text, /suspended/, "with the owner's reason");
+  t.equal((await bot.post(`${c.base}/invites`, {}, auth)).status, 403, 'nor make invites');
+  t.equal((await bot.get('/api/users/me', auth)).status, 403, 'nor read');
+  await t.rejects(openSocket(server.url, '/api/ws', { headers: auth }), 'nor open a stream');
+
+  await standing(0);
+  await must(say('restored'), 201);
+  const again = await openSocket(server.url, '/api/ws', { headers: auth });
+  await again.event('ready');
+  t.pass('restored with the owner: it posts and streams again');
+  again.close();
+});
+
 t.test("a person's bots go with their account", async (t) => {
   const server = await startServer();
   t.teardown(server.close);
