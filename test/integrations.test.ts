@@ -369,6 +369,25 @@ t.test("a bot stands as its owner: restricted and suspended with them, its socke
   again.close();
 });
 
+t.test('a server cannot be transferred to a bot, so a person is never trapped by one', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner } = c.clients;
+  const made = (await must(owner.post('/api/bots', { name: `heir${process.pid % 1000}` }), 201)).body;
+  await must(owner.post(`${c.base}/bots`, { username: made.username }), 200);
+  const refused = await owner.put(`${c.base}/owner`, { user_id: made.id });
+  t.equal(refused.status, 409, 'a bot cannot own a server');
+  t.match(refused.text, /bot/, 'the reason says why');
+  t.equal((await must(owner.get(c.base), 200)).body.owner_id, owner.userId, 'the owner is unchanged');
+  // A server a bot came to own before the rule: the bot gives it back itself, with its token.
+  server.app.db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?').run(made.id, c.serverId);
+  t.equal((await owner.delete(`/api/bots/${made.id}`)).status, 409, 'a bot that owns a server cannot be deleted');
+  await must(new Client(server.url).put(`${c.base}/owner`, { user_id: owner.userId }, { authorization: `Bot ${made.token}` }), 200);
+  await must(owner.delete(`/api/bots/${made.id}`), 204);
+  t.pass('given back, the bot can be deleted');
+});
+
 t.test("a person's bots go with their account", async (t) => {
   const server = await startServer();
   t.teardown(server.close);
