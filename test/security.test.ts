@@ -544,6 +544,14 @@ t.test('webhook and invite tokens, credentials in the path, never reach the log'
   t.match(log, /POST \/api\/invites\/:token\/accept 200/, 'an invite accepted');
 });
 
+t.test('every path parameter is an id or a token: a new kind of credential in a path needs a decision about the log', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const params = new Set(buildRoutes(server.app).flatMap((r) => r.path.split('/').filter((segment) => segment.startsWith(':'))));
+  // `_id` parameters are UUIDs that grant nothing; `token` is a credential the log masks.
+  for (const param of params) t.ok(param === ':token' || param.endsWith('_id'), `${param}: an id or a token`);
+});
+
 /** Opens a raw socket; resolves when the server closes it, with what it said and how long it took. */
 function trickle(url: string, first: string, drip: string, everyMs: number): Promise<{ ms: number; said: string }> {
   const { hostname, port } = new URL(url);
