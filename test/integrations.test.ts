@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Client, signUp } from './helpers/client';
 import { community, must } from './helpers/community';
 import { startServer } from './helpers/server';
@@ -223,13 +223,19 @@ t.test('webhooks', async (t) => {
   });
 });
 
-t.test('webhook rate limits', async (t) => {
+/** A server with its rate limits on, its owner, and a webhook of its first channel. */
+async function hookWithLimits(t: Test, name: string) {
   const server = await startServer({ env: { RATE_LIMIT: 'on' } });
   t.teardown(server.close);
   const owner = await signUp(server.url);
-  const serverId = (await must(owner.post('/api/servers', { name: 'rates' }), 201)).body.id;
+  const serverId = (await must(owner.post('/api/servers', { name }), 201)).body.id;
   const channel = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
-  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name: 'flood' }), 201)).body;
+  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name }), 201)).body;
+  return { owner, serverId, channel, hook };
+}
+
+t.test('webhook rate limits', async (t) => {
+  const { hook } = await hookWithLimits(t, 'flood');
   const answers = [];
   for (let i = 0; i < 6; i++) answers.push(await call(hook.url, { content: `n${i}` }));
   t.same(answers.map((a) => a.status), [204, 204, 204, 204, 204, 429], '5 in a burst, then 429');
@@ -237,12 +243,7 @@ t.test('webhook rate limits', async (t) => {
 });
 
 t.test('a signed GitHub delivery is taken once; refused deliveries spend no rate limit', async (t) => {
-  const server = await startServer({ env: { RATE_LIMIT: 'on' } });
-  t.teardown(server.close);
-  const owner = await signUp(server.url);
-  const serverId = (await must(owner.post('/api/servers', { name: 'replays' }), 201)).body.id;
-  const channel = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
-  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name: 'GitHub' }), 201)).body;
+  const { owner, serverId, channel, hook } = await hookWithLimits(t, 'GitHub');
   const secret = 'replay me if you can';
   await must(owner.request('PATCH', `/api/webhooks/${hook.id}`, { github_secret: secret }), 200);
   const count = async () => (await must(owner.get(`/api/servers/${serverId}/channels/${channel}/messages?limit=100`), 200)).body.length as number;
