@@ -137,15 +137,20 @@ export function createPushSender(parts: SenderParts): PushSender {
             return 'unknown';
           },
         )
+        .catch((err: unknown): ServiceResult => (logFailure(log, 'push outcome')(err), 'unknown'))
         .then((result) => {
           if (closed) return;
+          // Its slot is given back whatever happens below.
           const { rested, dropped } = queues.done(origin, result);
-          if (rested) log(`push service ${origin} failed ${PUSH_LIMITS.failuresToRest} times in a row: its pushes are dropped for ${PUSH_LIMITS.restMs / 1000} s`);
-          for (const gone of dropped) {
-            waiting.delete(keyOf(gone));
-            onOutcome('dropped');
+          try {
+            if (rested) log(`push service ${origin} failed ${PUSH_LIMITS.failuresToRest} times in a row: its pushes are dropped for ${PUSH_LIMITS.restMs / 1000} s`);
+            for (const gone of dropped) {
+              waiting.delete(keyOf(gone));
+              onOutcome('dropped');
+            }
+          } finally {
+            next();
           }
-          next();
         })
         .catch(logFailure(log, 'push outcome'));
     }
