@@ -144,7 +144,7 @@ function webhookHandlers({ config, perms, webhooks, messages, uploads, users, li
     const event = ctx.req.headers['x-github-event'];
     if (typeof event !== 'string' || !/^[a-z_]{1,64}$/.test(event)) throw badRequest('the X-GitHub-Event header is missing');
     const raw = await readRaw(ctx.req, MAX_JSON_BYTES);
-    const keys = [];
+    const keys: string[] = [];
     if (secret !== null) keys.push(`signature ${checkSignature(ctx.req, hmacOf(secret, raw))}`);
     const delivery = ctx.req.headers['x-github-delivery'];
     if (typeof delivery === 'string' && delivery.length > 0 && delivery.length <= MAX_DELIVERY_ID_CHARS) keys.push(`delivery ${delivery}`);
