@@ -1,6 +1,7 @@
 import { createApp } from './app';
 import { describeError } from './core/callbacks';
 import { type Config, ConfigError, loadConfig } from './core/config';
+import { stderrLine, stdoutLog } from './core/log';
 
 /** The entry point: the only place that reads the environment, listens and handles signals. */
 function main(): void {
@@ -35,7 +36,7 @@ function main(): void {
     }
   });
   const stop = (signal: string) => {
-    console.log(`${signal}: finishing in-flight requests, then closing the database`);
+    stdoutLog(`${signal}: finishing in-flight requests, then closing the database`);
     close().then(() => process.exit(0));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
@@ -46,8 +47,9 @@ function main(): void {
   // the server goes on. Exiting instead would end every session (they live in memory) and let
   // one request that finds such a defect stop the service for everyone; the database is left
   // consistent either way, since a write that throws rolls its transaction back.
+  // Its line never throws (src/core/log.ts): an error here would come back here, for ever.
   const lastResort = (kind: string) => (err: unknown) => {
-    console.error(`${kind} (a defect: the server goes on): ${describeError(err)}`);
+    stderrLine(`${kind} (a defect: the server goes on): ${describeError(err)}`);
     uncaught();
   };
   process.on('uncaughtException', lastResort('uncaught exception'));

@@ -234,3 +234,20 @@ t.test('an exception no callback owns is logged and the server goes on, sessions
   t.equal(proc.child.exitCode, null, 'the process is still running');
   await stillServing(t, proc, user);
 });
+
+t.test('logging never throws: with its stdout and stderr readers gone, a SIGTERM still drains and exits', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-epipe-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const proc = await startServerProcess(dataDir);
+  t.teardown(() => proc.child.kill('SIGKILL'));
+  // `chat serve | tee log`, and tee dies: every write to either pipe now fails with EPIPE.
+  proc.child.stdout!.destroy();
+  proc.child.stderr!.destroy();
+  // Requests, so that the request log has lines to write to the broken pipe.
+  for (let i = 0; i < 3; i++) t.equal((await new Client(proc.url).get('/healthz')).status, 200, 'still serving');
+  proc.child.kill('SIGTERM');
+  // Before, it closed its port and spun at 100 % CPU, never exiting. The bound is generous: the
+  // drain itself takes a moment, on a busy machine several.
+  const code = await Promise.race([proc.exited, sleep(20_000).then(() => 'still running' as const)]);
+  t.equal(code, 0, 'it exited, as a drain ends');
+});

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Client, signUp } from './helpers/client';
 import { community, must } from './helpers/community';
 import { startServer } from './helpers/server';
@@ -151,6 +151,43 @@ t.test('webhooks', async (t) => {
     await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: null }), 200);
   });
 
+  await t.test('with a secret, every route takes signed calls only', async (t) => {
+    const secret = 'signed or nothing';
+    const sign = (body: string | Buffer) => `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
+    await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: secret }), 200);
+    const before = (await messages()).length;
+    const discord = JSON.stringify({ content: '@everyone from Discord' });
+    const slack = JSON.stringify({ text: '<!channel> from Slack' });
+    t.equal((await call(url, discord)).status, 401, 'an unsigned Discord call: 401');
+    t.equal((await call(`${url}/slack`, slack)).status, 401, 'an unsigned Slack call: 401 (<!channel> pings everyone)');
+    t.equal((await call(url, discord, { 'x-hub-signature-256': sign('something else') })).status, 401, 'a Discord call signed wrongly: 401');
+    const form = new FormData();
+    form.set('payload_json', JSON.stringify({ content: 'a file, unsigned' }));
+    form.set('files[0]', new Blob(['x']), 'x.txt');
+    t.equal((await fetch(url, { method: 'POST', body: form })).status, 401, 'an unsigned multipart call: 401');
+    t.equal((await messages()).length, before, 'none of them posted');
+
+    t.equal((await call(url, discord, { 'x-hub-signature-256': sign(discord) })).status, 204, 'a signed Discord call: 204');
+    t.equal((await call(`${url}/slack`, slack, { 'x-hub-signature-256': sign(slack) })).status, 200, 'a signed Slack call: 200');
+    // A multipart body signed as it is sent: the signature covers every byte, files included.
+    const signedForm = new FormData();
+    signedForm.set('payload_json', JSON.stringify({ content: 'a file, signed' }));
+    signedForm.set('files[0]', new Blob(['signed bytes\n'], { type: 'text/plain' }), 'signed.txt');
+    const encoded = new Request('http://x/', { method: 'POST', body: signedForm });
+    const bytes = Buffer.from(await encoded.arrayBuffer());
+    const type = encoded.headers.get('content-type')!;
+    const multipart = (signature: string) => fetch(`${url}?wait=true`, { method: 'POST', body: bytes, headers: { 'content-type': type, 'x-hub-signature-256': signature } });
+    t.equal((await multipart(sign(Buffer.concat([bytes, Buffer.from('x')])))).status, 401, 'a multipart call signed wrongly: 401');
+    const res = await multipart(sign(bytes));
+    t.equal(res.status, 200, 'a signed multipart call: 200');
+    t.same(((await res.json()) as any).attachments.map((a: any) => a.name), ['signed.txt']);
+    const after = await messages();
+    t.same(after.slice(0, 3).map((m) => m.content).reverse(), ['@everyone from Discord', '@everyone from Slack', 'a file, signed'], 'the signed ones posted');
+    t.notOk(after.some((m) => m.content === 'a file, unsigned'), 'the unsigned file is nowhere');
+    await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: null }), 200);
+    t.equal((await call(url, { content: 'open again' })).status, 204, 'without a secret, unsigned calls are taken again');
+  });
+
   await t.test('bad calls are refused and write nothing', async (t) => {
     const before = (await messages()).length;
     const wrong = await call(`${server.url}/api/webhooks/${made.id}/${'x'.repeat(43)}`, { content: 'hi' });
@@ -186,17 +223,48 @@ t.test('webhooks', async (t) => {
   });
 });
 
-t.test('webhook rate limits', async (t) => {
+/** A server with its rate limits on, its owner, and a webhook of its first channel. */
+async function hookWithLimits(t: Test, name: string) {
   const server = await startServer({ env: { RATE_LIMIT: 'on' } });
   t.teardown(server.close);
   const owner = await signUp(server.url);
-  const serverId = (await must(owner.post('/api/servers', { name: 'rates' }), 201)).body.id;
+  const serverId = (await must(owner.post('/api/servers', { name }), 201)).body.id;
   const channel = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0].id;
-  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name: 'flood' }), 201)).body;
+  const hook = (await must(owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name }), 201)).body;
+  return { owner, serverId, channel, hook };
+}
+
+t.test('webhook rate limits', async (t) => {
+  const { hook } = await hookWithLimits(t, 'flood');
   const answers = [];
   for (let i = 0; i < 6; i++) answers.push(await call(hook.url, { content: `n${i}` }));
   t.same(answers.map((a) => a.status), [204, 204, 204, 204, 204, 429], '5 in a burst, then 429');
   t.match(answers[5].headers.get('retry-after'), /^\d+$/, 'with Retry-After');
+});
+
+t.test('a signed GitHub delivery is taken once; refused deliveries spend no rate limit', async (t) => {
+  const { owner, serverId, channel, hook } = await hookWithLimits(t, 'GitHub');
+  const secret = 'replay me if you can';
+  await must(owner.request('PATCH', `/api/webhooks/${hook.id}`, { github_secret: secret }), 200);
+  const count = async () => (await must(owner.get(`/api/servers/${serverId}/channels/${channel}/messages?limit=100`), 200)).body.length as number;
+  const body = JSON.stringify(fixture('github-ping.json'));
+  const signature = `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
+  const deliver = (delivery: string, sig = signature, payload = body) =>
+    call(`${hook.url}/github`, payload, { 'x-github-event': 'ping', 'x-github-delivery': delivery, 'x-hub-signature-256': sig });
+
+  const delivery = crypto.randomUUID();
+  t.equal((await deliver(delivery)).status, 204, 'delivered: 204');
+  const repeat = await deliver(delivery);
+  t.equal(repeat.status, 200, 'the same delivery again: 200');
+  t.match(repeat.text, /already/, 'saying it was taken before');
+  t.equal((await deliver(crypto.randomUUID())).status, 200, 'the same signed body under another delivery id: 200 too (the id is not signed)');
+  t.equal(await count(), 1, 'posted once');
+
+  for (let i = 0; i < 10; i++) t.equal((await deliver(crypto.randomUUID(), 'sha256=00')).status, 401, `a badly signed delivery ${i + 1}: 401`);
+  const other = JSON.stringify({ ...fixture('github-ping.json'), zen: 'Keep it logically awesome.' });
+  const otherSigned = `sha256=${crypto.createHmac('sha256', secret).update(other).digest('hex')}`;
+  t.equal((await deliver(crypto.randomUUID(), otherSigned, other)).status, 204, 'ten refused deliveries later, a good one is not 429');
+  t.equal(await count(), 2);
 });
 
 t.test('bots', async (t) => {
@@ -259,6 +327,66 @@ t.test('bots', async (t) => {
     const after = (await must(owner.get(`${c.base}/members`), 200)).body;
     t.notOk(after.some((m: any) => m.user_id === made.id), 'and leaves its servers');
   });
+});
+
+t.test("a bot stands as its owner: restricted and suspended with them, its sockets closed, restored with them", async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const maker = await c.newMember();
+  const admin = await signUp(server.url);
+  server.app.db.prepare('UPDATE users SET is_admin = 1 WHERE id = ?').run(admin.userId);
+  const made = (await must(maker.post('/api/bots', { name: `standing${process.pid % 1000}` }), 201)).body;
+  await must(c.clients.owner.post(`${c.base}/bots`, { username: made.username }), 200);
+  const channel = (await must(c.clients.owner.get(`${c.base}/channels`), 200)).body[0].id;
+  const auth = { authorization: `Bot ${made.token}` };
+  const bot = new Client(server.url);
+  const say = (content: string) => bot.post(`${c.base}/channels/${channel}/messages`, { content }, auth);
+  const standing = (value: number) => must(admin.put(`/api/admin/users/${maker.userId}/standing`, { standing: value }), 200);
+  await must(say('before'), 201);
+  const stream = await openSocket(server.url, '/api/ws', { headers: auth });
+  await stream.event('ready');
+
+  await standing(3);
+  t.match(await stream.event('standing'), { account_standing: 3 }, "the bot's stream learns its standing");
+  const atRisk = await say('at risk');
+  t.equal(atRisk.status, 403, 'an owner at risk: the bot may not send');
+  t.match(atRisk.text, /at risk/, "with the owner's reason");
+
+  await standing(4);
+  t.equal((await stream.closed()).code, 4003, "the owner's suspension closes the bot's sockets");
+  const suspended = await say('suspended');
+  t.equal(suspended.status, 403, 'a suspended owner: the bot may not post');
+  t.match(suspended.text, /suspended/, "with the owner's reason");
+  t.equal((await bot.post(`${c.base}/invites`, {}, auth)).status, 403, 'nor make invites');
+  t.equal((await bot.get('/api/users/me', auth)).status, 403, 'nor read');
+  await t.rejects(openSocket(server.url, '/api/ws', { headers: auth }), 'nor open a stream');
+
+  await standing(0);
+  await must(say('restored'), 201);
+  const again = await openSocket(server.url, '/api/ws', { headers: auth });
+  await again.event('ready');
+  t.pass('restored with the owner: it posts and streams again');
+  again.close();
+});
+
+t.test('a server cannot be transferred to a bot, so a person is never trapped by one', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const c = await community(server);
+  const { owner } = c.clients;
+  const made = (await must(owner.post('/api/bots', { name: `heir${process.pid % 1000}` }), 201)).body;
+  await must(owner.post(`${c.base}/bots`, { username: made.username }), 200);
+  const refused = await owner.put(`${c.base}/owner`, { user_id: made.id });
+  t.equal(refused.status, 409, 'a bot cannot own a server');
+  t.match(refused.text, /bot/, 'the reason says why');
+  t.equal((await must(owner.get(c.base), 200)).body.owner_id, owner.userId, 'the owner is unchanged');
+  // A server a bot came to own before the rule: the bot gives it back itself, with its token.
+  server.app.db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?').run(made.id, c.serverId);
+  t.equal((await owner.delete(`/api/bots/${made.id}`)).status, 409, 'a bot that owns a server cannot be deleted');
+  await must(new Client(server.url).put(`${c.base}/owner`, { user_id: owner.userId }, { authorization: `Bot ${made.token}` }), 200);
+  await must(owner.delete(`/api/bots/${made.id}`), 204);
+  t.pass('given back, the bot can be deleted');
 });
 
 t.test("a person's bots go with their account", async (t) => {

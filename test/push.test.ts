@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { befriend, community, must } from './helpers/community';
+import { PUSH_FAILURES_TO_REST } from '../src/parts/push/origin-queues';
+import { befriend, community, crowd, must } from './helpers/community';
 import { Client, signUp } from './helpers/client';
 import { startPushService } from './helpers/push-service';
 import { startServer } from './helpers/server';
@@ -46,6 +47,8 @@ t.test('web push', async (t) => {
       { ...subscription, endpoint: 'https://10.0.0.1/push/x' },
       { ...subscription, endpoint: 'https://169.254.169.254/latest' },
       { ...subscription, endpoint: 'https://[::1]/push/x' },
+      { ...subscription, endpoint: 'https://[::127.0.0.1]/push/x' },
+      { ...subscription, endpoint: 'https://0xa.1/push/x' },
       { ...subscription, endpoint: 'https://localhost/push/x' },
       { ...subscription, endpoint: 'ftp://push.example.com/x' },
       { ...subscription, endpoint: 'not a url' },
@@ -61,7 +64,8 @@ t.test('web push', async (t) => {
   await t.test('a mention, and a DM: pushed, signed and encrypted; room and sender only', async (t) => {
     const before = service.received.length;
     const posted = (await post(general, `@${bob.username} can you look?`)).body;
-    const [push] = (await service.waitFor(before + 1)).slice(before);
+    // (The first push starts the delivery worker: on a busy machine that takes seconds.)
+    const [push] = (await service.waitFor(before + 1, 15_000)).slice(before);
     t.notOk(push.error, `the push service accepted it (${push.error ?? 'VAPID and encryption checked'})`);
     t.equal(push.status, 201);
     t.match(push.vapid, { aud: new URL(service.url).origin, publicKey: key });
@@ -128,6 +132,20 @@ t.test('web push', async (t) => {
     t.match(push.payload, { text: `@${bob.username} the secret is 42` });
   });
 
+  await t.test('a message of embeds only is named by its embed, never "0 attachment(s)"', async (t) => {
+    const cards = await room('cards');
+    const hook = (await must(owner.post(`${c.base}/channels/${cards}/webhooks`, { name: 'CI' }), 201)).body;
+    const before = service.received.length;
+    const res = await fetch(hook.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ embeds: [{ title: 'Build 42 passed', description: 'all green' }, { title: 'Deployed' }] }),
+    });
+    t.equal(res.status, 204);
+    const [push] = (await service.waitFor(before + 1)).slice(before);
+    t.match(push.payload, { text: 'Build 42 passed' }, 'its first card names it, as the in-page notification does');
+  });
+
   await t.test('a 410 ends the subscription; signing out ends one too', async (t) => {
     service.answerWith(410);
     const before = service.received.length;
@@ -177,4 +195,60 @@ t.test("a restart ends the subscriptions of browsers that were not remembered; a
   const owners = server.app.db.prepare('SELECT user_id FROM push_subscriptions').pluck().all();
   t.same(owners, [remembered.userId], "only the remembered browser's subscription is left");
   t.equal((await must(new Client(server.url).get('/api/push/key'), 200)).body.key, key, 'the same VAPID key after the restart');
+});
+
+t.test("a push service that never answers holds up no other service's pushes", async (t) => {
+  const stuck = await startPushService({ tls: false });
+  const prompt = await startPushService({ tls: false });
+  t.teardown(() => Promise.all([stuck.close(), prompt.close()]));
+  // Holds every push far past any deadline of the sender.
+  stuck.answerWith({ status: 201, delayMs: 120_000 });
+  const server = await startServer({ env: { PUSH_INSECURE_HOSTS: '127.0.0.1', RATE_LIMIT: 'off' } });
+  t.teardown(server.close);
+  const { owner, members, serverId, general } = await crowd(server, 2);
+  const [slow, fast] = members;
+  const key = (await must(slow.get('/api/push/key'), 200)).body.key as string;
+  // Ten devices on the stuck service: more pushes at once than the sender ever had slots for.
+  for (let i = 0; i < 10; i++) await must(slow.post('/api/account/push-subscriptions', stuck.subscribe(`stuck${i}`, key)), 201);
+  await must(fast.post('/api/account/push-subscriptions', prompt.subscribe('prompt', key)), 201);
+  const post = (content: string) => must(owner.post(`/api/servers/${serverId}/channels/${general}/messages`, { content }), 201);
+
+  await post(`@${slow.username} hello`);
+  // (The first push starts the delivery worker: on a busy machine that takes seconds.)
+  await stuck.waitFor(8, 15_000);
+  await post(`@${fast.username} hello`);
+  // The old sender shared 8 slots of 10 s: this push waited for the stuck ones' deadline.
+  const [push] = await prompt.waitFor(1, 4_000);
+  t.match(push, { name: 'prompt', status: 201 }, 'the other service got its push at once');
+});
+
+t.test('a push service that keeps failing is given a rest: its pushes are dropped, not sent', async (t) => {
+  const RESTED = /push service http:\/\/127\.0\.0\.1:\d+ failed \d+ times in a row/;
+  /** Resolves once `done()` holds (checked every 50 ms); fails the test after 10 s. */
+  const until = async (done: () => boolean) => {
+    for (let waited = 0; !done(); waited += 50) {
+      if (waited > 10_000) throw new Error('the push service was never given a rest');
+      await sleep(50);
+    }
+  };
+  const failing = await startPushService({ tls: false });
+  t.teardown(() => failing.close());
+  failing.answerWith(503);
+  const server = await startServer({ env: { PUSH_INSECURE_HOSTS: '127.0.0.1', RATE_LIMIT: 'off' } });
+  t.teardown(server.close);
+  const { owner, members, serverId } = await crowd(server, 1);
+  const [bob] = members;
+  const key = (await must(bob.get('/api/push/key'), 200)).body.key as string;
+  await must(bob.post('/api/account/push-subscriptions', failing.subscribe('bob', key)), 201);
+  // One push per room: each a request of its own.
+  for (let i = 0; i < 6; i++) {
+    const room = (await must(owner.post(`/api/servers/${serverId}/channels`, { name: `room${i}` }), 201)).body.id;
+    await must(owner.post(`/api/servers/${serverId}/channels/${room}/messages`, { content: `@${bob.username} ${i}` }), 201);
+    // (The first push starts the delivery worker: on a busy machine that takes seconds.)
+    if (i < PUSH_FAILURES_TO_REST) await failing.waitFor(i + 1, 15_000);
+    if (i === PUSH_FAILURES_TO_REST - 1) await until(() => server.logs.some((line) => RESTED.test(line)));
+  }
+  await sleep(1_000);
+  t.equal(failing.received.length, PUSH_FAILURES_TO_REST, `${PUSH_FAILURES_TO_REST} failures in a row, then nothing more is sent`);
+  t.same((await must(bob.get('/api/account/push-subscriptions'), 200)).body.length, 1, 'the subscription stays');
 });

@@ -502,6 +502,56 @@ t.test('passwords, session tokens and email tokens never reach the log', async (
   t.notMatch(log, /app_session=/, 'no cookie');
 });
 
+t.test('webhook and invite tokens, credentials in the path, never reach the log', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const serverId: string = (await owner.post('/api/servers', { name: uniqueName('logs') })).body.id;
+  const channel: string = (await owner.get(`/api/servers/${serverId}/channels`)).body[0].id;
+  const hook = (await owner.post(`/api/servers/${serverId}/channels/${channel}/webhooks`, { name: 'CI' })).body;
+  const invite: string = (await owner.post(`/api/servers/${serverId}/invites`)).body.token;
+  const call = (path: string, body: unknown = { content: 'hi' }, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const W = `/api/webhooks/${hook.id}/${hook.token}`;
+  t.equal((await call(W)).status, 204);
+  t.equal((await call(`${W}/slack`, { text: 'hi' })).status, 200);
+  t.equal((await call(`${W}/github`, { action: 'labeled', issue: {}, repository: {} }, { 'x-github-event': 'label' })).status, 204);
+  t.equal((await call(`${W}/elsewhere`)).status, 404, 'a path past the token that is no route');
+  t.equal((await call(`/API/webhooks/${hook.id}/${hook.token}`)).status, 404, 'the path in other letter case');
+  t.equal((await call(`/api/webhooks/${hook.id}/${hook.token}x`)).status, 401, 'a wrong token');
+  const newcomer = await signUp(server.url);
+  t.equal((await newcomer.get(`/api/invites/${invite}`)).status, 200);
+  t.equal((await newcomer.get(`/invites/${invite}`, { accept: 'text/html' })).status, 200);
+  t.equal((await newcomer.post(`/api/invites/${invite}/accept`)).status, 200);
+  // A WebSocket upgrade aimed at a webhook's URL is no socket's either.
+  const upgrade = await new Promise<string>((resolve) => {
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    let said = '';
+    socket.on('data', (chunk) => (said += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(said));
+    socket.write(`GET ${W} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\n\r\n`);
+  });
+  t.match(upgrade, /^HTTP\/1\.1 404/, 'the upgrade is refused');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+
+  const log = server.logs.join('\n');
+  t.notOk(log.includes(hook.token), 'no webhook token');
+  t.notOk(log.includes(invite), 'no invite token');
+  t.match(log, new RegExp(`POST /api/webhooks/${hook.id}/:token 204`), 'a webhook call is logged with its token masked');
+  t.match(log, new RegExp(`POST /api/webhooks/${hook.id}/:token/github 204`), 'on every route');
+  t.match(log, /GET \/invites\/:token 200/, 'an invite page');
+  t.match(log, /POST \/api\/invites\/:token\/accept 200/, 'an invite accepted');
+});
+
+t.test('every path parameter is an id or a token: a new kind of credential in a path needs a decision about the log', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const params = new Set(buildRoutes(server.app).flatMap((r) => r.path.split('/').filter((segment) => segment.startsWith(':'))));
+  // `_id` parameters are UUIDs that grant nothing; `token` is a credential the log masks.
+  for (const param of params) t.ok(param === ':token' || param.endsWith('_id'), `${param}: an id or a token`);
+});
+
 /** Opens a raw socket; resolves when the server closes it, with what it said and how long it took. */
 function trickle(url: string, first: string, drip: string, everyMs: number): Promise<{ ms: number; said: string }> {
   const { hostname, port } = new URL(url);

@@ -459,7 +459,7 @@ function webhookFields(): Record<string, Schema> {
     name: str,
     server_id: uuid,
     channel_id: uuid,
-    github_secret_set: withDescription(bool, 'GitHub deliveries must carry a matching X-Hub-Signature-256'),
+    github_secret_set: withDescription(bool, 'every call, on every route (Discord, Slack and GitHub formats), must carry a matching X-Hub-Signature-256'),
     created_by: ref('NameRef'),
     created_at: time,
   };

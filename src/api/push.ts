@@ -2,7 +2,8 @@ import { badRequest, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import type { Body, Ctx, PublicCtx, Route } from '../core/types';
 import { bool } from '../core/validate';
-import { EndpointRefused, checkedAddress } from '../parts/push/address-guard';
+import { AddressRefused } from '../core/net/address-guard';
+import { checkedEndpoint } from '../parts/push/endpoint';
 import type { Services } from '../parts/services';
 
 type Deps = Pick<Services, 'config' | 'limits' | 'pushSubscriptions' | 'vapidKeys'>;
@@ -54,9 +55,9 @@ function pushHandlers({ config, limits, pushSubscriptions, vapidKeys }: Deps) {
     const showText = ctx.body.show_text === undefined ? false : bool(ctx.body, 'show_text');
     limits.pushSubscriptionsPerUser.take(ctx.user.id, 'push subscriptions');
     try {
-      await checkedAddress(endpoint, insecureHosts);
+      await checkedEndpoint(endpoint, insecureHosts);
     } catch (err) {
-      if (err instanceof EndpointRefused) throw badRequest(`endpoint: ${err.message}`);
+      if (err instanceof AddressRefused) throw badRequest(`endpoint: ${err.message}`);
       throw err;
     }
     return created(pushSubscriptions.add(ctx.session, { endpoint: endpoint.href, p256dh, auth, showText }));

@@ -35,6 +35,7 @@ type Deps = Pick<
   | 'channels'
   | 'overwrites'
   | 'accessChanges'
+  | 'users'
 >;
 
 /** Servers, their members and roles (spec section 4; who may do what: src/rules/permissions.ts). */
@@ -92,7 +93,7 @@ function color(body: Record<string, unknown>): number | null {
 }
 
 function serverHandlers(deps: Deps) {
-  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications } = deps;
+  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications, users } = deps;
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
   const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
@@ -236,7 +237,11 @@ function serverHandlers(deps: Deps) {
     return noContent();
   }
 
-  /** Owner only: {user_id} of a member becomes the owner (the old owner stays a member); audited (owner_transfer). */
+  /**
+   * Owner only: {user_id} of a member becomes the owner (the old owner stays a member); audited
+   * (owner_transfer). Never a bot (409): a bot owning a server would hold its person's account
+   * and the bot itself undeletable (both refuse while they own servers).
+   */
   function transferOwnership(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireOwner(ctx.user, serverId, 'transfer ownership');
@@ -244,6 +249,7 @@ function serverHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (userId === ctx.user.id) throw conflict('you own this server already');
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
+    if (users.byId(userId)?.bot) throw conflict('a bot cannot own a server: transfer it to a person');
     accessChanges.around(
       serverId,
       () =>

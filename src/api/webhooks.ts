@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { IncomingMessage as HttpRequest } from 'node:http';
 import { MAX_JSON_BYTES, decodeUtf8, mediaType, parseJsonObject, readRaw } from '../core/http/body';
 import { HttpError, badRequest } from '../core/http/errors';
-import { HANDLED, created, json, noContent } from '../core/http/respond';
+import { HANDLED, created, json, noContent, sendText } from '../core/http/respond';
 import type { Container, Ctx, PublicCtx, Route } from '../core/types';
 import { bool, text } from '../core/validate';
 import { type IncomingMessage, fromDiscord, fromGitHub, fromSlack } from '../parts/integrations/payloads';
@@ -16,6 +16,8 @@ type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'uploa
 const MULTIPART_FIELDS = { names: new Set(['payload_json', 'content', 'username', 'avatar_url']), maxBytes: 64 * 1024, files: 'any' };
 /** A GitHub secret, as GitHub's form allows. */
 const GITHUB_SECRET_MAX = 256;
+/** An X-GitHub-Delivery longer than this is not GitHub's (a GUID) and is not remembered. */
+const MAX_DELIVERY_ID_CHARS = 100;
 
 /**
  * Incoming webhooks (docs/api.md "Webhooks"). Managed by a server's owner and full
@@ -89,24 +91,29 @@ function webhookHandlers({ config, perms, webhooks, messages, uploads, users, li
 
   /**
    * Discord's execute-webhook payload (and ours: the same fields), as JSON or as multipart with
-   * files and `payload_json`. 204, or 200 the message with `?wait=true`.
+   * files and `payload_json`. 204, or 200 the message with `?wait=true`. Signed when the webhook
+   * has a secret (401 otherwise).
    */
   async function executeWebhook(ctx: PublicCtx) {
-    const hook = authorized(ctx);
+    const { hook, secret } = authorized(ctx);
     const wait = ctx.query.get('wait');
     if (wait !== null && wait !== 'true' && wait !== 'false') throw badRequest('wait must be true or false');
     let files: ReceivedFile[] = [];
     try {
       let incoming: IncomingMessage;
       if (mediaType(ctx.req) === 'multipart/form-data') {
+        // The signature covers every byte of the body: hashed as it streams past, files and all.
+        const digest = secret === null ? null : hashing(ctx.req, secret);
         const received = await uploads.receive(ctx.req, MULTIPART_FIELDS);
         files = received.files;
+        if (digest) checkSignature(ctx.req, digest());
         const fields = received.fields;
         const payload = typeof fields.payload_json === 'string' ? parseJsonObject(fields.payload_json) : fields;
         incoming = files.length > 0 && isEmpty(payload) ? { content: '', embeds: [] } : fromDiscord(payload);
       } else {
-        incoming = fromDiscord(await readPayload(ctx.req));
+        incoming = fromDiscord(await readSigned(ctx.req, secret));
       }
+      spend(hook);
       const record = await post(hook, incoming, files);
       return wait === 'true' ? json(record) : noContent();
     } catch (err) {
@@ -115,10 +122,12 @@ function webhookHandlers({ config, perms, webhooks, messages, uploads, users, li
     }
   }
 
-  /** Slack's incoming-webhook payload, as JSON or as a form with `payload`: 200 `ok`, as Slack answers. */
+  /** Slack's incoming-webhook payload, as JSON or as a form with `payload`: 200 `ok`, as Slack answers. Signed as above. */
   async function executeSlackWebhook(ctx: PublicCtx) {
-    const hook = authorized(ctx);
-    await post(hook, fromSlack(await readPayload(ctx.req)), []);
+    const { hook, secret } = authorized(ctx);
+    const incoming = fromSlack(await readSigned(ctx.req, secret));
+    spend(hook);
+    await post(hook, incoming, []);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 2 });
     ctx.res.end('ok');
     return HANDLED;
@@ -126,27 +135,54 @@ function webhookHandlers({ config, perms, webhooks, messages, uploads, users, li
 
   /**
    * A GitHub webhook delivery (X-GitHub-Event names it): 204, whether or not the event makes a
-   * message (docs/integrations.md lists those that do). With a secret set, the
-   * X-Hub-Signature-256 header must be its HMAC of the body (401 otherwise).
+   * message (docs/integrations.md lists those that do). Signed as above. A delivery seen before
+   * (the same X-GitHub-Delivery, or the same signed body: the id is not signed) is answered 200
+   * and not posted again.
    */
   async function executeGitHubWebhook(ctx: PublicCtx) {
-    const hook = authorized(ctx);
+    const { hook, secret } = authorized(ctx);
     const event = ctx.req.headers['x-github-event'];
     if (typeof event !== 'string' || !/^[a-z_]{1,64}$/.test(event)) throw badRequest('the X-GitHub-Event header is missing');
     const raw = await readRaw(ctx.req, MAX_JSON_BYTES);
-    const secret = webhooks.githubSecret(hook.id);
-    if (secret !== null) checkSignature(ctx.req.headers['x-hub-signature-256'], secret, raw);
+    const keys: string[] = [];
+    if (secret !== null) keys.push(`signature ${checkSignature(ctx.req, hmacOf(secret, raw))}`);
+    const delivery = ctx.req.headers['x-github-delivery'];
+    if (typeof delivery === 'string' && delivery.length > 0 && delivery.length <= MAX_DELIVERY_ID_CHARS) keys.push(`delivery ${delivery}`);
     const incoming = fromGitHub(event, payloadOf(ctx.req, raw));
-    if (incoming) await post(hook, incoming, []);
+    if (!webhooks.claimDelivery(hook.id, keys)) {
+      sendText(ctx.res, 200, 'this delivery was taken already: not posted again');
+      return HANDLED;
+    }
+    try {
+      spend(hook);
+      if (incoming) await post(hook, incoming, []);
+    } catch (err) {
+      webhooks.releaseDelivery(hook.id, keys);
+      throw err;
+    }
     return noContent();
   }
 
-  /** The webhook the URL names, with its rate limits taken: 5 calls per 2 s per webhook, 30 a minute per channel. */
+  /**
+   * The webhook the URL names and its signing secret (null: none), its rate limits checked but
+   * not spent: a call refused later (a bad signature, a bad payload) costs the webhook nothing.
+   * A webhook with a secret refuses a call without a signature before reading its body.
+   */
   function authorized(ctx: PublicCtx) {
     const hook = webhooks.authorize(ctx.params.webhook_id, ctx.params.token);
+    limits.webhookCallsPerWebhook.check(hook.id, 'messages through this webhook');
+    limits.webhookCallsPerChannel.check(hook.channel_id, 'webhook messages in this channel');
+    const secret = webhooks.githubSecret(hook.id);
+    if (secret !== null && ctx.req.headers['x-hub-signature-256'] === undefined) {
+      throw new HttpError(401, 'this webhook takes signed calls only: the X-Hub-Signature-256 header is missing');
+    }
+    return { hook, secret };
+  }
+
+  /** Spends the rate limits of a call about to post: 5 per 2 s per webhook, 30 a minute per channel. */
+  function spend(hook: { id: string; channel_id: string }) {
     limits.webhookCallsPerWebhook.take(hook.id, 'messages through this webhook');
     limits.webhookCallsPerChannel.take(hook.channel_id, 'webhook messages in this channel');
-    return hook;
   }
 
   function post(hook: ReturnType<typeof webhooks.authorize>, incoming: IncomingMessage, files: ReceivedFile[]) {
@@ -172,9 +208,11 @@ const channelOf = (hook: { server_id: string; channel_id: string }): Container =
 
 const isEmpty = (body: Record<string, unknown>) => Object.keys(body).length === 0;
 
-/** A JSON body, or a form with the JSON in `payload` (Slack's and GitHub's other encoding). */
-async function readPayload(req: HttpRequest): Promise<Record<string, unknown>> {
-  return payloadOf(req, await readRaw(req, MAX_JSON_BYTES));
+/** A JSON body, or a form with the JSON in `payload` (Slack's and GitHub's other encoding), its signature checked when there is a secret. */
+async function readSigned(req: HttpRequest, secret: string | null): Promise<Record<string, unknown>> {
+  const raw = await readRaw(req, MAX_JSON_BYTES);
+  if (secret !== null) checkSignature(req, hmacOf(secret, raw));
+  return payloadOf(req, raw);
 }
 
 function payloadOf(req: HttpRequest, raw: Buffer): Record<string, unknown> {
@@ -188,10 +226,24 @@ function payloadOf(req: HttpRequest, raw: Buffer): Record<string, unknown> {
   throw new HttpError(415, 'Content-Type must be application/json (or a form with a payload field)');
 }
 
-/** GitHub's X-Hub-Signature-256: `sha256=` and the hex HMAC-SHA256 of the body under the secret. */
-function checkSignature(header: string | string[] | undefined, secret: string, raw: Buffer): void {
-  if (typeof header !== 'string' || !header.startsWith('sha256=')) throw new HttpError(401, 'the X-Hub-Signature-256 header is missing: this webhook has a secret');
-  const want = Buffer.from(`sha256=${crypto.createHmac('sha256', secret).update(raw).digest('hex')}`);
+const hmacOf = (secret: string, raw: Buffer): Buffer => crypto.createHmac('sha256', secret).update(raw).digest();
+
+/** The HMAC-SHA256 under `secret` of every byte `req` gives from now on, once it has given them all. */
+function hashing(req: HttpRequest, secret: string): () => Buffer {
+  const hmac = crypto.createHmac('sha256', secret);
+  req.on('data', (chunk: Buffer) => hmac.update(chunk));
+  return () => hmac.digest();
+}
+
+/**
+ * GitHub's X-Hub-Signature-256, on every route of a webhook with a secret: `sha256=` and the hex
+ * HMAC-SHA256 of the body under the secret, compared in constant time. Returns the signature.
+ */
+function checkSignature(req: HttpRequest, digest: Buffer): string {
+  const header = req.headers['x-hub-signature-256'];
+  if (typeof header !== 'string' || !header.startsWith('sha256=')) throw new HttpError(401, 'this webhook takes signed calls only: the X-Hub-Signature-256 header is missing');
+  const want = Buffer.from(`sha256=${digest.toString('hex')}`);
   const given = Buffer.from(header);
   if (want.length !== given.length || !crypto.timingSafeEqual(want, given)) throw new HttpError(401, 'the X-Hub-Signature-256 signature does not match this webhook’s secret');
+  return header;
 }

@@ -32,5 +32,12 @@ export function assertAllowed(user: { standing: number }, action: RestrictedActi
 
 export const SUSPENDED_REASON = 'your account is suspended; see /account/warnings';
 
+/**
+ * A bot stands as its owner (docs/api.md "Bots"): its standing is the higher of its own and its
+ * owner's, so a person restricted or suspended cannot act through their bots, and the bots are
+ * restored with them. The reasons are the owner's.
+ */
+export const botStanding = (own: number, ownerStanding: number | null): number => Math.max(own, ownerStanding ?? 0);
+
 /** Warnings map to standing one for one, capped at suspension. */
 export const standingForWarnings = (count: number): number => Math.min(count, SUSPENDED);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { type RestrictedAction, SUSPENDED, allows, assertAllowed, standingForWarnings } from '../../src/rules/standing';
+import { type RestrictedAction, SUSPENDED, allows, assertAllowed, botStanding, standingForWarnings } from '../../src/rules/standing';
 
 // Spec section 3: each level includes the restrictions of the levels below it.
 const TABLE: Record<RestrictedAction, boolean[]> = {
@@ -33,4 +33,11 @@ t.test('a private message is also a message', async (t) => {
 t.test('warnings map to standing one for one, capped at suspension', async (t) => {
   t.same([0, 1, 2, 3, 4, 5, 40].map(standingForWarnings), [0, 1, 2, 3, 4, 4, 4]);
   t.equal(SUSPENDED, 4);
+});
+
+t.test('a bot stands as its owner: the higher of the two standings', async (t) => {
+  t.equal(botStanding(0, null), 0, 'a person (no owner): their own');
+  t.equal(botStanding(0, 3), 3, 'an owner at risk: the bot too');
+  t.equal(botStanding(0, SUSPENDED), SUSPENDED, 'a suspended owner: a suspended bot');
+  t.equal(botStanding(2, 0), 2, "a bot's own restriction stays when its owner is clear");
 });

@@ -66,19 +66,20 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function createPipeline(parts: PipelineParts): Pipeline {
   const { config, log, metrics, staticFiles, timeouts } = parts;
   const table = compile(parts.routes);
+  const logPath = credentialMask(parts.routes);
   let draining = false;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const method = req.method ?? 'GET';
     const { pathname, search } = splitUrl(req.url);
-    // Queries can carry tokens (verify links): the log line has the path only.
+    // Queries can carry tokens (verify links): the log line has the path only, its tokens masked.
     res.on(
       'close',
       owned(() => {
         // A client that leaves before its answer is an ordinary event: one line, no stack.
         const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
-        log(requestLogLine(method, pathname, outcome, started));
+        log(requestLogLine(method, logPath(pathname), outcome, started));
         if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
       }, logFailure(log, 'request log')),
     );
@@ -159,7 +160,14 @@ export function createPipeline(parts: PipelineParts): Pipeline {
   server.timeout = timeouts.idleMs;
   server.maxConnections = config.maxConnections;
   limitConnectionsPerClient(server, config.connectionsPerClient, log);
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => parts.sockets.handleUpgrade(req, socket, head));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A path with a credential in it is no socket's: refused here, where its log line is masked.
+    const pathname = splitUrl(req.url).pathname;
+    if (logPath(pathname) === pathname) return parts.sockets.handleUpgrade(req, socket, head);
+    socket.on('error', () => socket.destroy());
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 10\r\n\r\nnot found\n');
+    log(requestLogLine(req.method ?? 'GET', logPath(pathname), 404, performance.now()));
+  });
   // Requests Node rejects before a handler runs: timed-out (slow-loris) or malformed ones.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const status =
@@ -176,6 +184,32 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     drain: () => {
       draining = true;
     },
+  };
+}
+
+/**
+ * The path as the request log writes it. A route parameter named `token` is a credential (a
+ * webhook's URL, an invite), and docs/security.md promises tokens never reach the log: that
+ * segment is written `:token`, on any path that reaches it by such a route's earlier segments
+ * (letter case aside), whether or not the rest matches a route (a mistyped webhook URL still
+ * holds its token).
+ */
+function credentialMask(routes: readonly Route[]): (pathname: string) => string {
+  const patterns = [...new Set(routes.map((r) => r.path).filter((path) => path.split('/').includes(':token')))].map((path) => {
+    const segments = path.split('/');
+    const at = segments.indexOf(':token');
+    return { before: segments.slice(0, at).map((s) => (s.startsWith(':') ? null : s.toLowerCase())), at };
+  });
+  return (pathname) => {
+    const parts = pathname.split('/');
+    let masked = false;
+    for (const { before, at } of patterns) {
+      if (parts.length > at && before.every((segment, i) => segment === null || segment === parts[i].toLowerCase())) {
+        parts[at] = ':token';
+        masked = true;
+      }
+    }
+    return masked ? parts.join('/') : pathname;
   };
 }
 

@@ -4,7 +4,7 @@ import type { DB } from '../../core/db';
 import type { Hub } from '../live/hub';
 import type { DeviceStore } from './devices';
 import type { SessionStore } from './sessions';
-import { SUSPENDED, standingForWarnings } from '../../rules/standing';
+import { SUSPENDED, botStanding, standingForWarnings } from '../../rules/standing';
 
 /**
  * The writes to an account that several places make, each done once, here: the routes and the
@@ -66,6 +66,7 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
   const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ? AND user_id = ?');
   const deleteWarnings = db.prepare('DELETE FROM warnings WHERE user_id = ?');
   const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
+  const botsOf = db.prepare<[string], { id: string; standing: number }>('SELECT id, standing FROM users WHERE bot_owner_id = ? AND bot = 1 AND deleted_at IS NULL');
 
   /** Inside a warning write: the standing follows the warning count, never below what an administrator set by hand. */
   const recalculate = (userId: string): number => {
@@ -78,12 +79,20 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
     sessions?.endForDevices(userId, ended, keep);
     return ended.length;
   };
-  /** After the commit: the user's streams learn it, and a suspension closes every socket and device at once. */
+  /**
+   * After the commit: the user's streams learn it, and a suspension closes every socket and device
+   * at once. Their bots stand as they do (src/rules/standing.ts botStanding): the same for them.
+   */
   const announce = (userId: string, standing: number) => {
     hub?.toUsers([userId], { event: 'standing', account_standing: standing });
     if (standing >= SUSPENDED) {
       hub?.dropUser(userId);
       endDevices(userId);
+    }
+    for (const bot of botsOf.all(userId)) {
+      const own = botStanding(bot.standing, standing);
+      hub?.toUsers([bot.id], { event: 'standing', account_standing: own });
+      if (own >= SUSPENDED) hub?.dropUser(bot.id);
     }
   };
 

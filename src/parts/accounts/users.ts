@@ -3,6 +3,7 @@ import { type DB, generationWatch } from '../../core/db';
 import { isUuid } from '../../core/http/router';
 import { badRequest } from '../../core/http/errors';
 import type { Body, User } from '../../core/types';
+import { botStanding } from '../../rules/standing';
 
 /** Account rules of spec section 2 and 8. */
 export const USERNAME_RULE = /^[A-Za-z0-9_-]{3,32}$/;
@@ -33,6 +34,8 @@ interface UserRow {
   username: string;
   is_admin: number;
   standing: number;
+  /** A bot's owner's standing (null for a person). */
+  owner_standing: number | null;
   display_name: string | null;
   avatar_url: string | null;
   bot: number;
@@ -42,7 +45,7 @@ const toUser = (row: UserRow): User => ({
   id: row.id,
   username: row.username,
   isAdmin: row.is_admin === 1,
-  standing: row.standing,
+  standing: botStanding(row.standing, row.owner_standing),
   displayName: row.display_name,
   avatarUrl: row.avatar_url,
   bot: row.bot !== 0,
@@ -72,6 +75,7 @@ const KEPT_USERS = 10_000;
 export function createUserStore(db: DB): UserStore {
   // The profiles view's expressions on the users row itself: one lookup, every request.
   const COLUMNS = `id, is_admin, standing, bot,
+    (SELECT owner.standing FROM users owner WHERE owner.id = users.bot_owner_id) AS owner_standing,
     CASE WHEN deleted_at IS NULL THEN username ELSE 'deleted-user' END AS username,
     CASE WHEN deleted_at IS NULL THEN display_name ELSE 'Deleted user' END AS display_name,
     CASE WHEN deleted_at IS NULL AND avatar_version > 0 THEN '/avatars/' || id || '?v=' || avatar_version END AS avatar_url
@@ -79,8 +83,8 @@ export function createUserStore(db: DB): UserStore {
   const byId = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE id = ?`);
   const byUsername = db.prepare<[string], UserRow>(`SELECT ${COLUMNS} WHERE username = ? COLLATE NOCASE AND deleted_at IS NULL`);
   const botTokenHash = db.prepare<[string], string>('SELECT bot_token_hash FROM users WHERE id = ? AND bot = 1 AND deleted_at IS NULL').pluck();
-  // Kept while the users generation stays (schema.sql): a change to a standing, a name or an
-  // admin flag, by this process or the CLI, empties it before the next lookup.
+  // Kept while the users generation stays (schema.sql): a change to a standing (a bot's owner's
+  // too), a name or an admin flag, by this process or the CLI, empties it before the next lookup.
   const usersChanged = generationWatch(db, 'users');
   const kept = new Map<string, User>();
   return {

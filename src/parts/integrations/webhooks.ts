@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { type Clock, iso } from '../../core/clock';
+import { type Clock, HOUR, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { HttpError, conflict, notFound } from '../../core/http/errors';
 import type { SecretBox } from '../../core/secret-box';
@@ -10,13 +10,16 @@ import type { AuditLog } from '../community/audit';
 export const MAX_WEBHOOKS_PER_CHANNEL = 15;
 export const MAX_WEBHOOKS_PER_SERVER = 100;
 export const WEBHOOK_NAME_MAX = 80;
+/** Deliveries remembered (to answer a repeat without posting again) at most, and for how long. */
+export const REMEMBERED_DELIVERIES = 100_000;
+export const DELIVERY_MEMORY_MS = 24 * HOUR;
 
 export interface WebhookRecord {
   id: string;
   name: string;
   server_id: string;
   channel_id: string;
-  /** Whether GitHub deliveries must carry a valid signature. */
+  /** Whether every call, on every route, must carry a valid signature (docs/integrations.md "Signed calls"). */
   github_secret_set: boolean;
   /** Who made it. */
   created_by: { user_id: string; username: string };
@@ -51,8 +54,16 @@ export interface Webhooks {
   remove(webhookId: string, actorId: string, messagesDeleted: number): void;
   /** The webhook a URL names, if its token is right: 404 for no such webhook, 401 for a wrong token. */
   authorize(webhookId: string, token: string): WebhookRecord & { user_id: string };
-  /** The GitHub secret, decrypted, or null. */
+  /** The signing secret (`github_secret`), decrypted, or null. */
   githubSecret(webhookId: string): string | null;
+  /**
+   * A delivery to this webhook, named by `keys` (its delivery id, its signature): true when none
+   * of them was seen in the last DELIVERY_MEMORY_MS, and from now on they are. In memory: a
+   * restart forgets them.
+   */
+  claimDelivery(webhookId: string, keys: readonly string[]): boolean;
+  /** Forgets a claimed delivery whose message was not posted, so that a redelivery is taken. */
+  releaseDelivery(webhookId: string, keys: readonly string[]): void;
 }
 
 /**
@@ -79,6 +90,9 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
   const setToken = db.prepare('UPDATE webhooks SET token_hash = ? WHERE id = ?');
   const setSecret = db.prepare('UPDATE webhooks SET github_secret = ? WHERE id = ?');
   const deleteWebhook = db.prepare('DELETE FROM webhooks WHERE id = ?');
+
+  /** Claimed deliveries, `<webhook id> <key>` to when, oldest first. */
+  const deliveries = new Map<string, number>();
 
   const toRecord = (row: Row): WebhookRecord => ({
     id: row.id,
@@ -173,6 +187,21 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
       const secret = box.open(sealed, webhookId);
       if (secret === null) throw new HttpError(401, "this webhook's GitHub secret cannot be read (the server's key changed): set it again");
       return secret;
+    },
+
+    claimDelivery(webhookId, keys) {
+      const now = clock.now();
+      for (const [key, at] of deliveries) {
+        if (at > now - DELIVERY_MEMORY_MS && deliveries.size < REMEMBERED_DELIVERIES) break;
+        deliveries.delete(key);
+      }
+      if (keys.some((key) => deliveries.has(`${webhookId} ${key}`))) return false;
+      for (const key of keys) deliveries.set(`${webhookId} ${key}`, now);
+      return true;
+    },
+
+    releaseDelivery(webhookId, keys) {
+      for (const key of keys) deliveries.delete(`${webhookId} ${key}`);
     },
   };
 }

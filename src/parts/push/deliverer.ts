@@ -10,9 +10,6 @@ import type { DeliveryAnswer, DeliveryData, DeliveryRequest } from './delivery-w
  */
 const WORKER_FILE = path.join(__dirname, `delivery-worker${path.extname(__filename)}`);
 
-/** Pushes being delivered at once. */
-export const PUSH_CONCURRENCY = 8;
-
 export type Delivered = Omit<DeliveryAnswer, 'id'>;
 
 export interface Deliverer {
@@ -20,7 +17,7 @@ export interface Deliverer {
   close(): void;
 }
 
-export function createDeliverer(data: Omit<DeliveryData, 'concurrency'>): Deliverer {
+export function createDeliverer(data: DeliveryData): Deliverer {
   let worker: Worker | null = null;
   let lastId = 0;
   const waiting = new Map<number, { resolve(answer: Delivered): void; reject(err: Error): void }>();
@@ -28,7 +25,7 @@ export function createDeliverer(data: Omit<DeliveryData, 'concurrency'>): Delive
 
   function started(): Worker {
     if (worker) return worker;
-    const thread = new Worker(WORKER_FILE, { workerData: { ...data, concurrency: PUSH_CONCURRENCY } satisfies DeliveryData });
+    const thread = new Worker(WORKER_FILE, { workerData: data });
     thread.unref();
     thread.on('message', ({ id, ...answer }: DeliveryAnswer) => {
       const wait = waiting.get(id);

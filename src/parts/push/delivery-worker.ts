@@ -3,11 +3,12 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { EndpointRefused, checkedAddress } from './address-guard';
+import { AddressRefused } from '../../core/net/address-guard';
+import { checkedEndpoint } from './endpoint';
 
 /**
  * A push's delivery, off the server's event loop (src/parts/push/deliverer.ts starts it): the
- * endpoint's address checked (src/parts/push/address-guard.ts), the payload encrypted for the
+ * endpoint's address checked (src/parts/push/endpoint.ts), the payload encrypted for the
  * subscription (RFC 8291: an ECDH key pair per message, HKDF, AES-128-GCM) and the VAPID
  * Authorization header (RFC 8292: an ES256-signed JWT) by web-push, and the request made to the
  * checked address over a kept-alive connection, following no redirect, with a deadline and a cap
@@ -23,8 +24,10 @@ export interface DeliveryData {
   publicKey: string;
   privateKey: string;
   insecureHosts: string[];
-  /** Pushes the main thread hands over at most at once: connections to one push service at most. */
+  /** Pushes the main thread hands over at most at once for one push service: connections to it at most. */
   concurrency: number;
+  /** A push service that has not answered by then has failed the push. */
+  timeoutMs: number;
 }
 
 export interface DeliveryRequest {
@@ -45,10 +48,10 @@ export interface DeliveryAnswer {
   outcome: 'sent' | 'gone' | 'failed';
   /** What the server's log should say about it. */
   note?: string;
+  /** The push service failed it (no connection, no answer in time, 5xx, 429): counts toward its rest (origin-queues.ts). */
+  unavailable?: true;
 }
 
-/** A push service that has not answered by then is given up on. */
-const PUSH_TIMEOUT_MS = 10_000;
 /** Bytes of a push service's answer read at most (the body says nothing we need). */
 const MAX_ANSWER_BYTES = 4096;
 /** A connection to a push service left idle this long is closed. */
@@ -64,7 +67,7 @@ const webpush = require('web-push') as typeof import('web-push');
 const data = workerData as DeliveryData;
 const insecureHosts = new Set(data.insecureHosts);
 const vapidByOrigin = new Map<string, { authorization: string; until: number }>();
-const agentOptions = { keepAlive: true, maxSockets: data.concurrency, maxTotalSockets: data.concurrency * 4, timeout: IDLE_CONNECTION_MS };
+const agentOptions = { keepAlive: true, maxSockets: data.concurrency, timeout: IDLE_CONNECTION_MS };
 const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
 // Pushes are background work: on Linux a thread's nice value is its own (setpriority on the
@@ -91,9 +94,9 @@ async function deliver(request: DeliveryRequest): Promise<Omit<DeliveryAnswer, '
   const endpoint = new URL(request.endpoint);
   let address;
   try {
-    address = await checkedAddress(endpoint, insecureHosts);
+    address = await checkedEndpoint(endpoint, insecureHosts);
   } catch (err) {
-    if (!(err instanceof EndpointRefused)) throw err;
+    if (!(err instanceof AddressRefused)) throw err;
     // An endpoint that now resolves somewhere it must not go is never asked again.
     return { outcome: 'gone', note: `push endpoint of subscription ${request.subscriptionId} refused: ${err.message}; the subscription ends` };
   }
@@ -108,8 +111,15 @@ async function deliver(request: DeliveryRequest): Promise<Omit<DeliveryAnswer, '
     // At most 32 base64url characters: a digest of the room.
     Topic: crypto.createHash('sha256').update(request.room).digest('base64url').slice(0, 32),
   };
-  const status = await post(endpoint, headers, cipherText, address);
+  let status: number;
+  try {
+    status = await post(endpoint, headers, cipherText, address);
+  } catch (err) {
+    // No connection, or no answer in time.
+    return { outcome: 'failed', note: `push to ${endpoint.host} failed: ${(err as Error).message}`, unavailable: true };
+  }
   if (status === 404 || status === 410) return { outcome: 'gone' };
+  if (status >= 500 || status === 429) return { outcome: 'failed', note: `push to ${endpoint.host} answered ${status}`, unavailable: true };
   if (status < 200 || status > 299) return { outcome: 'failed', note: `push to ${endpoint.host} answered ${status}` };
   return { outcome: 'sent' };
 }
@@ -142,7 +152,7 @@ function post(endpoint: URL, headers: Record<string, string | number>, body: Buf
         res.on('close', () => resolve(res.statusCode ?? 0));
       },
     );
-    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${PUSH_TIMEOUT_MS / 1000} s`)), PUSH_TIMEOUT_MS);
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${data.timeoutMs / 1000} s`)), data.timeoutMs);
     req.on('close', () => clearTimeout(deadline));
     req.on('error', reject);
     req.end(body);

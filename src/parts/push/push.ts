@@ -89,7 +89,7 @@ export function createPush(parts: PushParts): Push {
   function payloadOf(container: Container, message: MessageRecord, room: string, count: number, withText: boolean): object {
     const sender = message.author.display_name ?? message.author.username;
     const place = container.kind === 'channel' ? `${container.serverId}/${container.id}` : `@me/${container.id}`;
-    const text = message.content ? message.content.slice(0, PUSH_TEXT_CHARS) : `${message.attachments.length} attachment(s)`;
+    const text = (message.content || cardTitle(message) || `${message.attachments.length} attachment(s)`).slice(0, PUSH_TEXT_CHARS);
     return {
       room,
       sender,
@@ -98,6 +98,12 @@ export function createPush(parts: PushParts): Push {
       tag: container.id,
       url: `/channels/${place}/${message.id}`,
     };
+  }
+
+  /** A message without text is named by its first card with a title or description (as static/js/alerts.js does). */
+  function cardTitle(message: MessageRecord): string | undefined {
+    const card = message.embeds?.find((embed) => embed.title || embed.description);
+    return card?.title || card?.description;
   }
 
   function roomTitle(container: Container): string {

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { logFailure } from '../../core/callbacks';
 import type { Log } from '../../core/types';
-import { PUSH_CONCURRENCY, createDeliverer } from './deliverer';
+import { createDeliverer } from './deliverer';
+import { OriginQueues, type OriginLimits, PUSH_FAILURES_TO_REST, type ServiceResult } from './origin-queues';
 import type { Target } from './subscriptions';
 
 /**
@@ -13,7 +14,8 @@ import type { Target } from './subscriptions';
  * (src/parts/push/delivery-worker.ts), so an `@everyone` to thousands of devices costs the
  * server's event loop one small message per push.
  *
- * Sending never holds up a post: pushes wait in a bounded queue, a few at a time. The first push
+ * Sending never holds up a post: pushes wait in bounded queues, one per push service, a few at a
+ * time each, so that a service that never answers holds up no other's (origin-queues.ts). The first push
  * for a room goes at once; for COLLAPSE_MS after it, more for the same device and room gather
  * into one that follows, carrying how many messages it stands for: a burst of twenty messages is
  * two pushes, the second replacing the first on the device (same tag). The Topic header asks the
@@ -24,6 +26,19 @@ export const VAPID_FILE = 'vapid.json';
 export const MAX_QUEUED_PUSHES = 10_000;
 /** After a push for a room, a device's next for the same room waits this long, gathering what comes meanwhile into one. */
 export const COLLAPSE_MS = 3_000;
+/** A push service that has not answered a push by then has failed it (a real one answers in well under a second). */
+export const PUSH_TIMEOUT_MS = 5_000;
+/**
+ * Pushes in flight to one push service (origin) at most, and in all; what one service may hold
+ * of the queue; and its circuit breaker: 3 failures in a row, then a minute's rest.
+ */
+export const PUSH_LIMITS: OriginLimits = {
+  perOrigin: 8,
+  total: 64,
+  queuedPerOrigin: MAX_QUEUED_PUSHES / 2,
+  failuresToRest: PUSH_FAILURES_TO_REST,
+  restMs: 60_000,
+};
 
 export interface VapidKeys {
   publicKey: string;
@@ -88,32 +103,56 @@ interface Job {
 
 export function createPushSender(parts: SenderParts): PushSender {
   const { keys, subject, insecureHosts, log, onGone, onOutcome } = parts;
-  const queue: Job[] = [];
+  const queues = new OriginQueues<Job>(PUSH_LIMITS, Date.now);
   /** Jobs not sent yet, by device and room: queued, or held until their room's quiet time ends. */
   const waiting = new Map<string, Job>();
   /** When a device last got a push for a room, and the timer of a held one. */
   const recent = new Map<string, { at: number; timer: NodeJS.Timeout | null }>();
-  let running = 0;
   let closed = false;
-  const deliverer = createDeliverer({ subject, publicKey: keys.publicKey, privateKey: keys.privateKey, insecureHosts: [...insecureHosts] });
+  const deliverer = createDeliverer({
+    subject,
+    publicKey: keys.publicKey,
+    privateKey: keys.privateKey,
+    insecureHosts: [...insecureHosts],
+    concurrency: PUSH_LIMITS.perOrigin,
+    timeoutMs: PUSH_TIMEOUT_MS,
+  });
+  const keyOf = (job: Job) => `${job.target.id} ${job.room}`;
 
   function next(): void {
-    while (running < PUSH_CONCURRENCY && queue.length > 0 && !closed) {
-      const job = queue.shift()!;
-      const key = `${job.target.id} ${job.room}`;
+    for (let item = closed ? null : queues.next(); item !== null; item = closed ? null : queues.next()) {
+      const { origin, job } = item;
+      const key = keyOf(job);
       waiting.delete(key);
       quietAfter(key);
-      running++;
       deliver(job)
-        .then(onOutcome, (err: unknown) => {
-          log(`push to ${new URL(job.target.endpoint).host} failed: ${(err as Error).message}`);
-          onOutcome('failed');
+        .then(
+          ({ outcome, unavailable }): ServiceResult => {
+            onOutcome(outcome);
+            return unavailable ? 'failed' : 'answered';
+          },
+          (err: unknown): ServiceResult => {
+            log(`push to ${origin} failed: ${(err as Error).message}`);
+            onOutcome('failed');
+            return 'unknown';
+          },
+        )
+        .catch((err: unknown): ServiceResult => (logFailure(log, 'push outcome')(err), 'unknown'))
+        .then((result) => {
+          if (closed) return;
+          // Its slot is given back whatever happens below.
+          const { rested, dropped } = queues.done(origin, result);
+          try {
+            if (rested) log(`push service ${origin} failed ${PUSH_LIMITS.failuresToRest} times in a row: its pushes are dropped for ${PUSH_LIMITS.restMs / 1000} s`);
+            for (const gone of dropped) {
+              waiting.delete(keyOf(gone));
+              onOutcome('dropped');
+            }
+          } finally {
+            next();
+          }
         })
-        .catch(logFailure(log, 'push outcome'))
-        .finally(() => {
-          running--;
-          next();
-        });
+        .catch(logFailure(log, 'push outcome'));
     }
   }
 
@@ -128,18 +167,17 @@ export function createPushSender(parts: SenderParts): PushSender {
   }
 
   function enqueue(key: string, job: Job): void {
-    if (queue.length >= MAX_QUEUED_PUSHES) {
+    if (!queues.add(new URL(job.target.endpoint).origin, job)) {
       waiting.delete(key);
       onOutcome('dropped');
       return;
     }
-    queue.push(job);
     next();
   }
 
-  async function deliver(job: Job): Promise<PushOutcome> {
+  async function deliver(job: Job): Promise<{ outcome: PushOutcome; unavailable: boolean }> {
     const { target } = job;
-    const { outcome, note } = await deliverer.deliver({
+    const { outcome, note, unavailable } = await deliverer.deliver({
       subscriptionId: target.id,
       endpoint: target.endpoint,
       p256dh: target.p256dh,
@@ -149,7 +187,7 @@ export function createPushSender(parts: SenderParts): PushSender {
     });
     if (note) log(note);
     if (outcome === 'gone') onGone(target.id);
-    return outcome;
+    return { outcome, unavailable: unavailable === true };
   }
 
   return {
@@ -180,11 +218,11 @@ export function createPushSender(parts: SenderParts): PushSender {
     },
 
     get queued() {
-      return queue.length;
+      return queues.queued;
     },
     close() {
       closed = true;
-      queue.length = 0;
+      queues.clear();
       waiting.clear();
       for (const { timer } of recent.values()) if (timer) clearTimeout(timer);
       recent.clear();
