@@ -152,7 +152,7 @@ export const STREAM_EVENTS = {
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
-  standing: event('standing', 'the user whose standing changed', 'the account standing changed; at 4 the stream then closes with 4003', {
+  standing: event('standing', 'the user whose standing changed, and their bots (a bot follows its owner)', 'the account standing changed; at 4 the stream then closes with 4003', {
     account_standing: Type.Integer({ minimum: 0, maximum: 4 }),
   }),
   notification_settings: event('notification_settings', "the user's own streams", 'a notification setting set or removed (null: back to inheriting) on another device or tab', {
