@@ -35,7 +35,7 @@ import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
-import { SENDS_PER_TURN, createHub } from './parts/live/hub';
+import { SENDS_PER_TURN, createHub } from './parts/delivery/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
 import { readyFrame, serverEntry } from './parts/live/ready';
 import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';

@@ -13,7 +13,7 @@ import { stdoutLog } from './core/log';
 import type { Log } from './core/types';
 import { type BusEntry, type BusItem, createSubscriber } from './parts/cluster/bus';
 import { EPOCH_HEADER, FORWARDED_HEADERS, GATEWAY_ALIVE_MS, GATEWAY_KEY_HEADER, OPEN_SOCKET_PATH, REPORT_PATH, USER_HEADER } from './parts/cluster/protocol';
-import { CLOSE, type Peer, SENDS_PER_TURN, createHub } from './parts/live/hub';
+import { CLOSE, type Peer, SENDS_PER_TURN, createHub } from './parts/delivery/hub';
 import { HEARTBEAT_MS, SOCKET_CAP_RETRY_S, SOCKET_PATHS, WS_MAX_PAYLOAD_BYTES, attachSocket, readSocketRequest, refuse, startHeartbeat } from './parts/live/sockets';
 
 /**
@@ -21,7 +21,7 @@ import { HEARTBEAT_MS, SOCKET_CAP_RETRY_S, SOCKET_PATHS, WS_MAX_PAYLOAD_BYTES, a
  * else. Each upgrade is authorized by the core (the same rules, the same refusals) and answered
  * with the `ready` the core built; from then on the core names this gateway's sockets in the
  * entries it appends to the gateway's stream on the bus, and the gateway writes those frames
- * with the same outbox as a single process (src/parts/live/hub.ts): pacing, slow readers,
+ * with the same outbox as a single process (src/parts/delivery/hub.ts): pacing, slow readers,
  * heartbeats and flood limits are the same. It has no database and keeps no sessions.
  */
 export interface RunningGateway {

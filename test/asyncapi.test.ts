@@ -3,7 +3,7 @@ import { Parser } from '@asyncapi/parser';
 import t from 'tap';
 import { ASYNCAPI_FILE, renderAsyncApi, renderEventTables } from '../scripts/asyncapi';
 import { API_GUIDE_FILE } from '../scripts/openapi';
-import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../src/parts/live/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../src/parts/delivery/events';
 import { frameViolation } from './helpers/frames';
 
 const document = JSON.parse(fs.readFileSync(ASYNCAPI_FILE, 'utf8')) as { components: { messages: Record<string, { name: string }> } };

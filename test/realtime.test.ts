@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import t from 'tap';
-import { CLOSE } from '../src/parts/live/hub';
+import { CLOSE } from '../src/parts/delivery/hub';
 import { WS_MAX_PAYLOAD_BYTES } from '../src/parts/live/sockets';
 import { Client, signUp } from './helpers/client';
 import { befriend, crowd, type Crowd as Community, must } from './helpers/community';

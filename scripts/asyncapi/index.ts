@@ -1,5 +1,5 @@
 /**
- * docs/asyncapi.json (AsyncAPI 3.0), built from the event catalogue (src/parts/live/events.ts)
+ * docs/asyncapi.json (AsyncAPI 3.0), built from the event catalogue (src/parts/delivery/events.ts)
  * and the records of docs/openapi.json, and the two event tables of docs/api.md. `make openapi`
  * writes both documents; test/asyncapi.test.ts fails while a committed file differs from what
  * this builds, and lints the document.
@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/live/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/delivery/events';
 import { type Schema, arr, bool, int, obj, oneOf, ref, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
 import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, profile, schemas, server } from '../openapi/schemas';
@@ -111,9 +111,9 @@ export function buildAsyncApi(): Record<string, unknown> {
 
 export const renderAsyncApi = (): string => `${JSON.stringify(buildAsyncApi(), null, 2)}\n`;
 
-const STREAM_START = '<!-- user stream event table: generated from src/parts/live/events.ts by `make openapi`; do not edit by hand -->';
+const STREAM_START = '<!-- user stream event table: generated from src/parts/delivery/events.ts by `make openapi`; do not edit by hand -->';
 const STREAM_END = '<!-- end of user stream event table -->';
-const ROOM_START = '<!-- room event table: generated from src/parts/live/events.ts by `make openapi`; do not edit by hand -->';
+const ROOM_START = '<!-- room event table: generated from src/parts/delivery/events.ts by `make openapi`; do not edit by hand -->';
 const ROOM_END = '<!-- end of room event table -->';
 
 /** The fields of an event as the table shows them: `{"event", "message_id", <place>}`. */

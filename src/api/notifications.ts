@@ -3,7 +3,7 @@ import { json, noContent } from '../core/http/respond';
 import { placeOf } from '../core/message-record';
 import type { Body, Container, Ctx, Route } from '../core/types';
 import { bool, oneOf } from '../core/validate';
-import { LEVELS, type NotificationSetting, type TargetKind } from '../parts/accounts/notifications';
+import { LEVELS, type NotificationSetting, type TargetKind } from '../core/records';
 import type { Services } from '../parts/services';
 
 type Deps = Pick<Services, 'db' | 'perms' | 'hub' | 'limits' | 'readStates' | 'notifications'>;

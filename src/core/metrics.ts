@@ -29,7 +29,7 @@ export interface MetricsParts {
   hosts: string[];
   db: DB;
   databaseFile: string;
-  /** The sockets (src/parts/live/hub.ts), read when scraped: open by kind, and frames written so far. */
+  /** The sockets (src/parts/delivery/hub.ts), read when scraped: open by kind, and frames written so far. */
   sockets: { openSockets(): Record<string, number>; readonly framesSent: number };
 }
 

@@ -3,7 +3,7 @@ import { type UserRef, userRef } from './types';
 /**
  * The records the API answers with and the sockets send, as TypeScript sees them: shaped once
  * here, below every part, so the stores that build them and the event catalogue that sends them
- * (src/parts/live/events.ts) name the same types. Their JSON Schemas are in docs/openapi.json.
+ * (src/parts/delivery/events.ts) name the same types. Their JSON Schemas are in docs/openapi.json.
  */
 
 /** What a user chose: others see invisible as offline. */
@@ -79,6 +79,9 @@ export interface ContainerState {
   mention_count: number;
 }
 
+/** A container without messages, or one the caller has just been shown. */
+export const NOTHING_READ: Readonly<ContainerState> = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
+
 /** What the caller may do in a channel, and whether it is private (a member with no role would not see it). */
 export interface ChannelAccessState {
   /** The caller's channel permissions there (src/rules/channel-permissions.ts FLAGS). */
@@ -129,4 +132,21 @@ export interface MemberRecord {
   timeout_until: string | null;
   /** Present (true) on bots only. */
   bot?: true;
+}
+
+/** How much a user wants to hear of a server, channel or conversation (docs/api.md "Notifications"). */
+export const LEVELS = ['all', 'mentions', 'nothing'] as const;
+export type Level = (typeof LEVELS)[number];
+export type TargetKind = 'server' | 'channel' | 'conversation';
+
+export interface NotificationSetting {
+  target_id: string;
+  target_kind: TargetKind;
+  level: Level;
+  /** Muted until then (ISO 8601); null: not muted. "Until turned off" is a time in the year 9999. */
+  muted_until: string | null;
+  /** A server's: `@everyone` and `@here` are not mentions for this user there. */
+  suppress_everyone: boolean;
+  /** A server's: role mentions are not mentions for this user there. */
+  suppress_roles: boolean;
 }

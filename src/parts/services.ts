@@ -20,7 +20,7 @@ import type { Metrics } from '../core/metrics';
 import type { Permissions } from '../rules/permissions';
 import type { Presence } from './live/presence';
 import type { Search } from './messages/search';
-import type { Hub } from './live/hub';
+import type { Hub } from './delivery/hub';
 import type { SessionStore } from './accounts/sessions';
 import type { StaticFiles } from '../core/http/static';
 import type { TwoFactor } from './accounts/two-factor';

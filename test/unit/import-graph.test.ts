@@ -125,3 +125,53 @@ t.test('the layers read top-down: the route tables are imported by the compositi
     t.notOk(targets.includes('app.ts'), `${file} does not import the composition root`);
   }
 });
+
+/**
+ * Inside src/parts/, the areas are layers too, lowest first: the data directory's backups (they
+ * need no part); delivery (the hub, the event catalogue, frames), which every part that announces
+ * stands on; community (servers, channels, members, the directory); messages (stored in
+ * community's channels and conversations); accounts (erasing and exporting an account reach into
+ * both); voice; live (the sockets, presence, `ready`: the sidebar shows them all); push (a message
+ * to the people not looking); integrations; import; cluster (a core's sockets on gateways); and
+ * services.ts, the list of every part. A file in parts/ imports its own area and the ones below,
+ * never one above; what a lower area must know of a higher one it asks through a small interface
+ * of its own, which src/app.ts answers (the hub's Membership, members' PresenceOf). A new area
+ * has no place until it is given one here.
+ */
+const AREAS = ['backup', 'delivery', 'community', 'messages', 'accounts', 'voice', 'live', 'push', 'integrations', 'import', 'cluster', 'services'];
+/** The area of a file in parts/: its folder, or the name of a file that stands alone there; null outside parts/. */
+const areaOf = (file: string): string | null => {
+  const [top, area, ...rest] = file.split(path.sep);
+  if (top !== 'parts') return null;
+  return rest.length > 0 ? area : area.replace(/\.ts$/, '');
+};
+const unplacedAreas = (edges: Map<string, string[]>): string[] =>
+  [...new Set([...edges.keys()].map(areaOf))].filter((area): area is string => area !== null && !AREAS.includes(area)).sort();
+const upwardAreaEdges = (edges: Map<string, string[]>): string[] =>
+  [...edges].flatMap(([file, targets]) => {
+    const from = areaOf(file);
+    // An area not in the order is unplacedAreas()'s to report.
+    if (from === null || !AREAS.includes(from)) return [];
+    return targets.filter((target) => areaOf(target) !== null && AREAS.indexOf(areaOf(target)!) > AREAS.indexOf(from)).map((target) => `${file} -> ${target}`);
+  });
+
+t.test('the area rule finds an import that reaches up an area of parts/, and an area it cannot place', async (t) => {
+  const p = (...names: string[]) => path.join('parts', ...names);
+  const sample = new Map([
+    [p('messages', 'store.ts'), [p('delivery', 'hub.ts'), p('messages', 'unread.ts'), path.join('core', 'db.ts')]],
+    [p('messages', 'unread.ts'), [p('community', 'directory.ts')]],
+    [p('community', 'members.ts'), [p('live', 'presence.ts')]],
+    [p('services.ts'), [p('messages', 'store.ts'), p('live', 'presence.ts')]],
+    [p('live', 'presence.ts'), [p('delivery', 'hub.ts')]],
+    [p('delivery', 'hub.ts'), []],
+    [p('threads', 'threads.ts'), [p('messages', 'store.ts')]],
+    [path.join('api', 'x.ts'), [p('services.ts')]],
+  ]);
+  t.same(upwardAreaEdges(sample), [`${p('community', 'members.ts')} -> ${p('live', 'presence.ts')}`]);
+  t.same(unplacedAreas(sample), ['threads']);
+});
+
+t.test('the areas of parts/ are layers: each is placed in the order, and none imports an area above its own', async (t) => {
+  t.same(unplacedAreas(graph), [], `every area of parts/ is one of: ${AREAS.join(', ')}`);
+  t.same(upwardAreaEdges(graph), []);
+});

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import type { Hub } from '../live/hub';
+import type { Hub } from '../delivery/hub';
 import type { DeviceStore } from './devices';
 import type { SessionStore } from './sessions';
 import { SUSPENDED, botStanding, standingForWarnings } from '../../rules/standing';

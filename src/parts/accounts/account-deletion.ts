@@ -3,7 +3,7 @@ import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
 import { conflict } from '../../core/http/errors';
 import type { Members } from '../community/members';
-import type { Hub } from '../live/hub';
+import type { Hub } from '../delivery/hub';
 import { botSessionToken } from './auth';
 import type { SessionStore } from './sessions';
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { conflict, notFound } from '../../core/http/errors';
-import type { Hub } from '../live/hub';
+import type { Hub } from '../delivery/hub';
 import type { AccountDeletion } from './account-deletion';
 import { botSessionToken } from './auth';
 import { tokenHash } from './users';

@@ -1,28 +1,14 @@
 import type { DB } from '../../core/db';
 import { VIEW } from '../../rules/channel-permissions';
 import type { Permissions } from '../../rules/permissions';
+import type { Level, NotificationSetting, TargetKind } from '../../core/records';
 
 /**
  * Notification settings (docs/api.md "Notifications"): what a user wants to hear of a server, a
  * channel (over its server's) or a conversation. The one owner of the notification_settings
  * table; who may set one for what is src/api/notifications.ts's business (the access rule of
- * each kind of thing).
+ * each kind of thing). The record itself (NotificationSetting) is in src/core/records.ts.
  */
-export const LEVELS = ['all', 'mentions', 'nothing'] as const;
-export type Level = (typeof LEVELS)[number];
-export type TargetKind = 'server' | 'channel' | 'conversation';
-
-export interface NotificationSetting {
-  target_id: string;
-  target_kind: TargetKind;
-  level: Level;
-  /** Muted until then (ISO 8601); null: not muted. "Until turned off" is a time in the year 9999. */
-  muted_until: string | null;
-  /** A server's: `@everyone` and `@here` are not mentions for this user there. */
-  suppress_everyone: boolean;
-  /** A server's: role mentions are not mentions for this user there. */
-  suppress_roles: boolean;
-}
 
 export interface NotificationSettings {
   /**

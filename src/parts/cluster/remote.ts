@@ -4,7 +4,7 @@ import { every, logFailure } from '../../core/callbacks';
 import type { Clock } from '../../core/clock';
 import { HttpError } from '../../core/http/errors';
 import type { Log } from '../../core/types';
-import type { Peer, PeerSocket } from '../live/hub';
+import type { Peer, PeerSocket } from '../delivery/hub';
 import type { SocketRequest, Sockets } from '../live/sockets';
 import { type BusItem, type Publisher, createPublisher } from './bus';
 import { GATEWAY_ALIVE_MS, GATEWAY_TIMEOUT_MS } from './protocol';

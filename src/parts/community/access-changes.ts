@@ -1,11 +1,9 @@
 import type { Directory } from './directory';
-import type { Hub } from '../live/hub';
-import { newChannelEntry } from '../live/ready';
-import type { ReadStates } from '../messages/unread';
-import type { ChannelRecord } from '../../core/records';
+import type { Hub } from '../delivery/hub';
+import type { StreamEvent } from '../delivery/events';
+import { type ChannelRecord, type ChannelState, NOTHING_READ } from '../../core/records';
 import { type Flags, VIEW, namesOf } from '../../rules/channel-permissions';
 import type { Permissions } from '../../rules/permissions';
-import type { StreamEvent } from '../live/events';
 
 /**
  * Writes that change what members see of a server's channels, told to the people they change it
@@ -29,11 +27,16 @@ export interface AccessChanges {
   around<T>(serverId: string, write: () => T, userIds?: readonly string[], changed?: readonly string[]): T;
 }
 
+/** The read states of a server's channels a user sees, by channel id: src/parts/messages/unread.ts answers. */
+export interface ChannelStates {
+  channels(userId: string, serverId: string): Map<string, ChannelState>;
+}
+
 export interface AccessChangeParts {
   perms: Pick<Permissions, 'channelRules'>;
   hub: Pick<Hub, 'toUsers' | 'dropUser' | 'connected'>;
   directory: Pick<Directory, 'channelsOf' | 'serverMemberIds'>;
-  readStates: Pick<ReadStates, 'channels'>;
+  readStates: ChannelStates;
 }
 
 /** What one kind of member sees of each channel: what they may do, whether it is private, and its place in their list (-1: not seen). */
@@ -44,6 +47,11 @@ export function positionsSeen(channels: readonly ChannelRecord[], sees: (channel
   const positions = new Map<string, number>();
   for (const c of channels) if (sees(c.id)) positions.set(c.id, positions.size);
   return positions;
+}
+
+/** A channel just shown to someone (new, or newly visible to them), with nothing read and what they may do there. */
+function newChannelEntry(channel: ChannelRecord, flags: Flags, isPrivate: boolean): ChannelState {
+  return { ...channel, ...NOTHING_READ, permissions: namesOf(flags), private: isPrivate };
 }
 
 export function createAccessChanges({ perms, hub, directory, readStates }: AccessChangeParts): AccessChanges {
@@ -95,7 +103,7 @@ export function createAccessChanges({ perms, hub, directory, readStates }: Acces
         byNow.set(now, users);
         users.push(userId);
       }
-      const statesOf = new Map<string, ReturnType<ReadStates['channels']>>();
+      const statesOf = new Map<string, Map<string, ChannelState>>();
       const stateOf = (userId: string) => statesOf.get(userId) ?? statesOf.set(userId, readStates.channels(userId, serverId)).get(userId)!;
       const told = (userIds: string[], event: StreamEvent) => hub.toUsers(userIds, event);
       for (const [was, byNow] of groups) {

@@ -1,8 +1,7 @@
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { forbidden } from '../../core/http/errors';
-import type { Presence } from '../live/presence';
-import type { MemberRecord } from '../../core/records';
+import type { MemberRecord, Shown } from '../../core/records';
 
 /** Servers one user may be in (owned or joined): docs/security.md "Caps". */
 export const MAX_SERVERS_PER_USER = 100;
@@ -31,6 +30,11 @@ export interface Members {
   requireRoom(userId: string): void;
 }
 
+/** What others see of a user's presence: src/parts/live/presence.ts answers. */
+export interface PresenceOf {
+  of(userId: string): Shown;
+}
+
 interface Row {
   user_id: string;
   username: string;
@@ -44,7 +48,7 @@ interface Row {
   timeout_until: string | null;
 }
 
-export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: Pick<Presence, 'of'> }): Members {
+export function createMembers({ db, clock, presence }: { db: DB; clock: Clock; presence: PresenceOf }): Members {
   const COLUMNS = `m.user_id, u.username, u.display_name, u.avatar_url, u.bot, (s.owner_id = m.user_id) AS is_owner, m.joined_at, m.timeout_until,
        (SELECT json_group_array(json_array(id, name)) FROM (
           SELECT r.id, r.name FROM member_roles mr JOIN roles r ON r.id = mr.role_id

@@ -1,6 +1,6 @@
 import { after } from '../../core/callbacks';
 import type { DB } from '../../core/db';
-import type { Hub } from './hub';
+import type { Hub } from '../delivery/hub';
 import type { Log } from '../../core/types';
 import type { Shown, Status } from '../../core/records';
 

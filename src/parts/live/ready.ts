@@ -1,12 +1,11 @@
 import type { Directory } from '../community/directory';
 import type { Presence } from './presence';
 import type { Clock } from '../../core/clock';
-import { type NotificationSetting, type NotificationSettings, mutedAt } from '../accounts/notifications';
+import { type NotificationSettings, mutedAt } from '../accounts/notifications';
 import { type User, refOf } from '../../core/types';
 import type { ReadStates } from '../messages/unread';
-import type { ConversationEntry, ServerEntry, StreamEvent } from './events';
-import type { CategoryRecord, ChannelRecord, ChannelState, ConversationRecord, ConversationState, ServerRecord } from '../../core/records';
-import { type Flags, namesOf } from '../../rules/channel-permissions';
+import type { ConversationEntry, ServerEntry, StreamEvent } from '../delivery/events';
+import { type CategoryRecord, type ChannelRecord, type ChannelState, type ConversationRecord, type ConversationState, NOTHING_READ, type NotificationSetting, type ServerRecord } from '../../core/records';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and
@@ -28,7 +27,7 @@ type Ready = Extract<StreamEvent, { event: 'ready' }>;
  * 900 KiB), so its channels are written from pieces kept between frames: each channel record's
  * JSON (the shared record kept by the directory, until the channels generation moves) and each
  * set of permissions' JSON; only the read state is written for each frame. The rest is the
- * catalogue's `ready` (src/parts/live/events.ts) serialized as usual, and the tests check every
+ * catalogue's `ready` (src/parts/delivery/events.ts) serialized as usual, and the tests check every
  * frame against its schema.
  */
 export function readyFrame(parts: SidebarParts, user: User): string {
@@ -103,14 +102,6 @@ export function mutedNow(settings: NotificationSetting[], now: number): Set<stri
 export function conversationEntry(parts: Pick<SidebarParts, 'readStates'>, userId: string, conversation: ConversationRecord): ConversationEntry {
   return conversationWithState(conversation, parts.readStates.conversations(userId, conversation.id));
 }
-
-/** A channel just shown to someone (new, or newly visible to them), with nothing read and what they may do there. */
-export function newChannelEntry(channel: ChannelRecord, flags: Flags, isPrivate: boolean): ChannelState {
-  return { ...channel, ...NOTHING_READ, permissions: namesOf(flags), private: isPrivate };
-}
-
-/** A container without messages, or one the caller has just been shown. */
-const NOTHING_READ = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
 /**
  * Whether a server looks unread, and its mentions, from its channels' states. A muted channel

@@ -13,8 +13,8 @@ import type { Permissions } from '../../rules/permissions';
 import { authenticate } from '../accounts/auth';
 import type { SessionStore } from '../accounts/sessions';
 import type { UserStore } from '../accounts/users';
-import { CLOSE, type Hub, type Peer, type PeerSocket } from './hub';
-import type { ClientFrame } from './events';
+import { CLOSE, type Hub, type Peer, type PeerSocket } from '../delivery/hub';
+import type { ClientFrame } from '../delivery/events';
 import type { Presence } from './presence';
 
 /**
@@ -293,7 +293,7 @@ export function refuse(socket: Duplex, status: number, reason: string, headers: 
   );
 }
 
-/** A `visibility` frame (CLIENT_FRAMES in src/parts/live/events.ts) → its `visible`; null for anything else. */
+/** A `visibility` frame (CLIENT_FRAMES in src/parts/delivery/events.ts) → its `visible`; null for anything else. */
 function visibilityIn(data: Buffer): boolean | null {
   if (data.length > 100 || !data.includes('visibility')) return null;
   try {

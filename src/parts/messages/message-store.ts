@@ -9,7 +9,7 @@ import { type Mentioned, createMentions } from './mentions';
 import { embedText, type Embed } from '../../core/embed';
 import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, showsReplyTo, toAttachment, toRecord, withoutReply } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
-import type { Hub } from '../live/hub';
+import type { Hub } from '../delivery/hub';
 import type { Container, User } from '../../core/types';
 import type { ReadStates } from './unread';
 import type { ReceivedFile, UploadStore } from './upload-store';
@@ -323,7 +323,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const seqOf = db.prepare<[string], number>('SELECT seq FROM messages WHERE id = ?').pluck();
   /**
    * A changed message as live delivery tells it: the record as a reader of the whole history
-   * sees it, its seq and its reply's (the hub gives each reader their share, src/parts/live/hub.ts);
+   * sees it, its seq and its reply's (the hub gives each reader their share, src/parts/delivery/hub.ts);
    * and as the one who changed it sees it (their history floor applied), for their answer.
    */
   function changed(container: Container, row: MessageRow, actorId: string) {

@@ -5,7 +5,7 @@ import type { Container, Log } from '../../core/types';
 import type { Permissions } from '../../rules/permissions';
 import { type NotificationSettings, levelAt } from '../accounts/notifications';
 import type { Directory } from '../community/directory';
-import type { Hub } from '../live/hub';
+import type { Hub } from '../delivery/hub';
 import type { Presence } from '../live/presence';
 import type { PushSender } from './sender';
 import type { PushSubscriptions, Target } from './subscriptions';

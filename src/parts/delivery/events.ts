@@ -1,9 +1,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
-import type { NotificationSetting } from '../accounts/notifications';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
-import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
+import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, NotificationSetting, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
 
 /**
  * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing

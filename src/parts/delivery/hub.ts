@@ -3,7 +3,6 @@ import { failpoint, logFailure } from '../../core/callbacks';
 import { COMPRESS_JSON_MIN_BYTES, compressAnswer } from '../../core/http/encoding';
 import { placeOf, showsReplyTo, withoutReply as noReply } from '../../core/message-record';
 import type { Container, Log } from '../../core/types';
-import type { Directory } from '../community/directory';
 import type { Permissions } from '../../rules/permissions';
 import type { MessageChange, StreamEvent } from './events';
 import { type LiveEvent, framesOf } from './frames';
@@ -14,10 +13,14 @@ import { type LiveEvent, framesOf } from './frames';
  * of docs/api.md "WebSocket"), and the user stream (`/api/ws`: everything the user can see, each
  * frame `{"event": ...}`). Every publish is called after the write committed. Sockets are opened
  * by src/parts/live/sockets.ts, which registers them here.
+ *
+ * The hub stands below every part that announces through it (the areas' order: README.md "A tour
+ * of the code"): what it must know of the others it asks through an interface of its own
+ * (Membership below), which the composition root (src/app.ts) answers with the directory.
  */
 export interface Hub {
   /**
-   * A change to a message, told once (src/parts/live/events.ts): its room's sockets get it in the
+   * A change to a message, told once (src/parts/delivery/events.ts): its room's sockets get it in the
    * core contract's shapes, the user streams of everyone who can see it in the catalogue's.
    */
   message(container: Container, change: MessageChange): void;
@@ -148,9 +151,15 @@ function removeFrom(index: Index, key: string, peer: Peer): void {
   if (set?.size === 0) index.delete(key);
 }
 
+/** Who is in a server or a conversation: the directory (src/parts/community/directory.ts) answers. */
+export interface Membership {
+  serverMemberIds(serverId: string): Iterable<string>;
+  conversationMemberIds(conversationId: string): Iterable<string>;
+}
+
 export interface HubParts {
   log: Log;
-  directory: Pick<Directory, 'serverMemberIds' | 'conversationMemberIds'>;
+  directory: Membership;
   /** Who sees a channel (view_channel), kept in memory. */
   perms: Pick<Permissions, 'channelRules'>;
   /** Socket writes per event-loop turn (SENDS_PER_TURN). */
