@@ -48,10 +48,15 @@ function importHandlers(deps: Deps) {
     return json(imports.list(ctx.user.id));
   }
 
-  /** Multipart, the zip in `export`; `?server_name=` names the new server. 201 import (checked, with its dry run); 400 refused. */
+  /**
+   * Multipart, the zip in `export`; `?server_name=` names the new server. 201 import (checked, with
+   * its dry run); 400 refused; 429 while another upload of the caller's is pending, 503 while too
+   * many are (both before the body is read, and before the rate limit is spent).
+   */
   async function uploadExport(ctx: Ctx) {
     const name = ctx.query.get('server_name');
     const serverName = name === null ? null : text({ server_name: name }, 'server_name', { max: MAX_NAME_CHARS });
+    imports.admit(ctx.user.id);
     limits.importsPerUser.take(ctx.user.id, 'exports uploaded');
     return created(await imports.upload(ctx.req, ctx.user.id, serverName));
   }
