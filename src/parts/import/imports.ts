@@ -9,7 +9,7 @@ import { HttpError, badRequest, conflict, notFound } from '../../core/http/error
 import { describeError, owned } from '../../core/callbacks';
 import { receiveFile } from '../../core/http/multipart';
 import type { Log } from '../../core/types';
-import { recordImport, setImportStatus } from './discord-import';
+import { markInterrupted, recordImport, setImportStatus } from './discord-import';
 import type { ImportPlan } from './discord-plan';
 import type { WorkerJob, WorkerMessage } from './import-worker';
 
@@ -31,7 +31,8 @@ export const DEFAULT_IMPORT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 
 export interface ImportRecord {
   id: string;
-  status: 'checked' | 'running' | 'done' | 'failed';
+  /** interrupted: a CLI import whose process ended (the same command resumes it). */
+  status: 'checked' | 'running' | 'interrupted' | 'done' | 'failed';
   guild: { id: string; name: string };
   server_name: string;
   /** The server it went into, once made. */
@@ -183,7 +184,9 @@ export function createImports(parts: ImportsParts): Imports {
   const byId = db.prepare<[string], Row>('SELECT * FROM imports WHERE id = ?');
   const byOwner = db.prepare<[string], Row>('SELECT * FROM imports WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC');
   const interrupted = db.prepare<[], Row>("SELECT * FROM imports WHERE status = 'running' AND upload IS NOT NULL ORDER BY created_at");
-  const setStarted = db.prepare("UPDATE imports SET status = 'running', package_claims = ?, system = ? WHERE id = ?");
+  const setStarted = db.prepare("UPDATE imports SET status = 'running', package_claims = ?, system = ?, runner_pid = ? WHERE id = ?");
+  const setRunner = db.prepare('UPDATE imports SET runner_pid = ? WHERE id = ?');
+  const runningOf = db.prepare<[string, string], { id: string }>("SELECT id FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'running'");
   const forget = db.prepare("DELETE FROM imports WHERE id = ? AND status <> 'running'");
   const clearUpload = db.prepare('UPDATE imports SET upload = NULL WHERE id = ?');
 
@@ -233,6 +236,7 @@ export function createImports(parts: ImportsParts): Imports {
   });
 
   function begin(row: Row): void {
+    setRunner.run(process.pid, row.id);
     const { worker, ended } = runWorker(job(row, 'import'), IMPORT_LIMITS, (message) => {
       if (message.kind === 'server') parts.onServer(row.owner_id, message.serverId);
     }, log);
@@ -275,7 +279,9 @@ export function createImports(parts: ImportsParts): Imports {
     return row;
   };
 
-  // Imports a stop interrupted carry on, with the choices they were started with.
+  // CLI imports whose process is gone are interrupted; imports a stop interrupted carry on, with
+  // the choices they were started with.
+  markInterrupted(db);
   resumeNext();
 
   return {
@@ -317,7 +323,9 @@ export function createImports(parts: ImportsParts): Imports {
       const row = own(importId, ownerId);
       if (row.status !== 'checked') throw conflict(`this import is ${row.status}; only a checked one can start`);
       if (running) throw conflict('another import is running on this server; start this one when it has finished');
-      setStarted.run(options.packageClaims ? 1 : 0, options.system, importId);
+      markInterrupted(db);
+      if (runningOf.get(row.guild_id, ownerId)) throw conflict('an import of this Discord server into your server is running from the command line; start this one when it has finished');
+      setStarted.run(options.packageClaims ? 1 : 0, options.system, process.pid, importId);
       begin(byId.get(importId)!);
       return toRecord(byId.get(importId)!);
     },
