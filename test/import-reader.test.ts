@@ -1,8 +1,14 @@
 // Issue 45, item 1: a channel file is read against the format's schema, keeping only what it names
 // (src/parts/import/json-reader.ts). What the schema ignores is never built; a kept value that
 // cannot fit is refused as soon as it is seen, with the path of the value.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { Type } from '@sinclair/typebox';
+import { HOSTILE_EXPORTS } from './helpers/fuzz/import-junk';
+import { ImportError, openExport } from '../src/parts/import/export-files';
+import { planDiscordImport } from '../src/parts/import/discord-plan';
 import { JsonRefusal, MAX_KEPT_CHARS, boundedOrThrow, readJson } from '../src/parts/import/json-reader';
 import { CHANNEL_FILE } from '../src/parts/import/discord-format';
 
@@ -63,4 +69,30 @@ t.test('every string and array of the channel file has a bound (else the reader 
   t.throws(() => boundedOrThrow(Type.Object({ a: Type.String() }), 'items'), /\/a: a string with no maxLength/);
   t.throws(() => boundedOrThrow(Type.Object({ a: Type.Array(Type.Number()) }), 'items'), /\/a: an array with no maxItems/);
   t.throws(() => boundedOrThrow(Type.Object({ a: Type.Any() }), 'items'), /kind Any cannot be read/);
+});
+
+t.test("the fuzzer's hostile exports: each refused at once with its reason, or checked where the junk is ignored", async (t) => {
+  const expected: Record<string, RegExp | null> = {
+    ignoredField: null,
+    keptArray: /\/messages\/0\/mentions\/0: Expected object, not array/,
+    pastMaxItems: /\/messages\/0\/mentions: Expected array length to be less or equal to 1000/,
+    longKeptString: /\/messages\/0\/content: Expected string length less or equal to 100000/,
+    deep: /not JSON \(JSON nesting depth exceeds maxDepth/,
+    notAnObject: /not a DiscordChatExporter channel file: \/: Expected object, not array/,
+  };
+  t.same(Object.keys(HOSTILE_EXPORTS).sort(), Object.keys(expected).sort());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostile-exports-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const [what, zip] of Object.entries(HOSTILE_EXPORTS)) {
+    t.ok(zip.length < 64 * 1024, `${what}: ${zip.length} bytes zipped`);
+    const file = path.join(dir, `${what}.zip`);
+    fs.writeFileSync(file, zip);
+    const files = await openExport(file);
+    try {
+      if (expected[what] === null) t.equal((await planDiscordImport(files)).channels[0].messages, 1, `${what}: checked`);
+      else await t.rejects(planDiscordImport(files), { constructor: ImportError, message: expected[what]! }, what);
+    } finally {
+      files.close();
+    }
+  }
 });

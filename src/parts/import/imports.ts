@@ -53,13 +53,15 @@ export interface WorkerLimits {
 
 /**
  * A check (the dry run of an upload): streamed, it keeps the export's channels, people and roles
- * and one message at a time (docs/performance.md: a 1 000 000-message export is checked in about
- * 90 MiB); the message ids (8 bytes each, MAX_EXPORT_MESSAGES at most) are held outside this heap.
+ * and one message at a time (bench/import-memory.ts: a 200 000-message export adds 90 MiB to the
+ * server's peak); the message ids (8 bytes each, MAX_EXPORT_MESSAGES at most) are held outside
+ * this heap.
  */
 export const CHECK_LIMITS: WorkerLimits = { heapMb: 256, maxMs: 10 * 60_000 };
 /**
- * The import holds a channel's messages to sort them: a 256 MiB channel file takes about 1 GiB of
- * heap (docs/performance.md); a channel larger than this allows fails with the reason.
+ * The import holds a channel's messages to sort them: a 256 MiB channel file (377 000 messages)
+ * takes about 640 MiB of heap (bench/import-memory.ts); a channel larger than this allows fails
+ * with the reason.
  */
 export const IMPORT_LIMITS: WorkerLimits = { heapMb: 2048, maxMs: null };
 /** Uploads being received, waiting for their check or checked, everyone's, at most: past it, 503. */
