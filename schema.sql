@@ -500,7 +500,8 @@ CREATE TABLE IF NOT EXISTS imports (
   server_id   TEXT REFERENCES servers (id) ON DELETE CASCADE,
   -- the uploaded zip under DATA_DIR/imports/ (NULL from the CLI, which reads in place)
   upload      TEXT,
-  status      TEXT NOT NULL CHECK (status IN ('checked', 'running', 'done', 'failed')),
+  -- interrupted: a CLI import whose process ended mid-way (kill -9); the same command resumes it
+  status      TEXT NOT NULL CHECK (status IN ('checked', 'running', 'interrupted', 'done', 'failed')),
   -- the dry run's report (JSON)
   plan        TEXT NOT NULL,
   -- messages brought so far, of total
@@ -512,10 +513,15 @@ CREATE TABLE IF NOT EXISTS imports (
   -- system lines (joins, pins): 'lines' in italics, or 'skip'; kept so a resumed import does as asked
   system      TEXT NOT NULL DEFAULT 'lines' CHECK (system IN ('lines', 'skip')),
   created_at  TEXT NOT NULL,
-  finished_at TEXT
+  finished_at TEXT,
+  -- the process running it (the server's, or a CLI's), while it runs
+  runner_pid  INTEGER
 );
 CREATE INDEX IF NOT EXISTS imports_by_owner ON imports (owner_id, created_at);
 CREATE INDEX IF NOT EXISTS imports_by_guild ON imports (guild_id);
+-- The lock of an import: one running import of a Discord server into one owner's server at a time
+-- (two at once would each make a server, or write every message twice).
+CREATE UNIQUE INDEX IF NOT EXISTS imports_one_running ON imports (guild_id, owner_id) WHERE status = 'running';
 
 -- What a Discord role, category and channel became, per server; for a channel, the newest Discord
 -- message brought (an import resumes, and a newer export appends, after it).
@@ -529,7 +535,9 @@ CREATE TABLE IF NOT EXISTS import_map (
 ) WITHOUT ROWID;
 
 -- The placeholder account of each person an import names (users.imported = 1), and its claim: a
--- one-time code the owner hands over; claimed_by the account the history moved to.
+-- one-time code the owner hands over; claimed_by the account the history moved to. A person has one
+-- unclaimed placeholder per server at most: what a later import brings of someone who claimed goes
+-- to a new one (never to the claimer's account), which they may claim again.
 CREATE TABLE IF NOT EXISTS imported_people (
   user_id      TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
   server_id    TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
@@ -539,9 +547,10 @@ CREATE TABLE IF NOT EXISTS imported_people (
   claimed_by   TEXT REFERENCES users (id) ON DELETE SET NULL,
   claimed_at   TEXT,
   -- the claimer gave the messages back to the placeholder, now nameless (a later import keeps them there)
-  hidden_at    TEXT,
-  UNIQUE (server_id, discord_id)
+  hidden_at    TEXT
 );
+CREATE UNIQUE INDEX IF NOT EXISTS imported_people_unclaimed ON imported_people (server_id, discord_id) WHERE claimed_at IS NULL;
+CREATE INDEX IF NOT EXISTS imported_people_by_discord_id ON imported_people (discord_id, server_id);
 CREATE INDEX IF NOT EXISTS imported_people_by_claimer ON imported_people (claimed_by);
 -- A placeholder goes with its server (its messages went with the server's channels first).
 CREATE TRIGGER IF NOT EXISTS imported_people_deleted AFTER DELETE ON imported_people

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BackupError, backup, restore } from './parts/backup';
@@ -11,7 +10,7 @@ import { SUSPENDED } from './rules/standing';
 import { turnOffTwoFactor } from './parts/accounts/two-factor';
 import { type ExportFiles, ImportError, openExport } from './parts/import/export-files';
 import { formatPlan, scanExport } from './parts/import/discord-plan';
-import { formatResult, importDiscord, recordImport, setImportStatus } from './parts/import/discord-import';
+import { formatResult, importDiscord, setImportStatus, takeCliImport } from './parts/import/discord-import';
 
 /** A command's outcome: what to print, and the exit code. */
 class Refusal extends Error {
@@ -135,15 +134,16 @@ const COMMANDS: Record<string, Command> = {
         files = await openExport(path.resolve(source));
         const scan = await scanExport(files);
         if (options['--dry-run'] === true) return formatPlan(scan.plan);
-        const importId = crypto.randomUUID();
         const serverName = typeof options['--server'] === 'string' ? options['--server'] : scan.plan.guild.name;
-        recordImport(db, systemClock, { id: importId, ownerId: owner.id, plan: scan.plan, serverName, upload: null, status: 'running', packageClaims: options['--package-claims'] === true, system: options['--skip-system'] === true ? 'skip' : 'lines' });
+        const system = options['--skip-system'] === true ? 'skip' : 'lines';
+        // One import of a Discord server into an owner's server at a time; one interrupted resumes.
+        const { importId } = takeCliImport(db, systemClock, { ownerId: owner.id, plan: scan.plan, serverName, packageClaims: options['--package-claims'] === true, system });
         try {
           const result = await importDiscord(db, systemClock, dataDir, files, scan, {
             importId,
             ownerId: owner.id,
             serverName,
-            system: options['--skip-system'] === true ? 'skip' : 'lines',
+            system,
           });
           setImportStatus(db, systemClock, importId, 'done');
           return formatResult(result, owner.username);

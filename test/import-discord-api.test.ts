@@ -125,7 +125,9 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   const wrongId = await bobber.post('/api/account/claims/discord-package', await zipForm('package', { 'account/user.json': { id: '123' } }));
   t.equal(wrongId.status, 404);
   const byPackage = await must(bobber.post('/api/account/claims/discord-package', await zipForm('package', { 'package/Account/user.json': { id: BOB.id, username: 'bob' } })), 200);
-  t.same(byPackage.body.claimed.map((c: { discord_name: string }) => c.discord_name), ['bob']);
+  t.same(byPackage.body.servers.map((s: { server_id: string }) => s.server_id), [serverId], 'the servers it could claim in, listed (issue 45: nothing joined yet)');
+  const chosen = await must(bobber.post('/api/account/claims/discord-package/choose', { server_ids: [serverId] }), 200);
+  t.same(chosen.body.claimed.map((c: { discord_name: string }) => c.discord_name), ['bob']);
   const mention = (await bobber.get(`/api/servers/${serverId}/channels/${general.id}/messages`)).body.reverse()[0];
   t.equal(mention.content, `welcome @${bobber.username}`, 'a mention of the placeholder names the claimer');
   t.same(mention.mentions, [bobber.userId]);

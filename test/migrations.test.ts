@@ -139,3 +139,58 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   // FTS5's own check: throws (SQLITE_CORRUPT_VTAB) when the index differs from the messages.
   t.doesNotThrow(() => db.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run(), 'the index matches the messages');
 });
+
+t.test('a version 16 database: imports may be interrupted, CLI imports left running are, and a person may have several placeholders (16 -> 17)', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const file = path.join(dataDir, 'chat.db');
+  // Today's schema with the two import tables as version 16 had them, and rows in them.
+  const old = new Database(file);
+  old.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));
+  old.exec(`
+    DROP TABLE imports;
+    DROP TABLE imported_people;
+    CREATE TABLE imports (
+      id TEXT PRIMARY KEY, owner_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, guild_id TEXT NOT NULL, server_name TEXT NOT NULL,
+      server_id TEXT REFERENCES servers (id) ON DELETE CASCADE, upload TEXT,
+      status TEXT NOT NULL CHECK (status IN ('checked', 'running', 'done', 'failed')), plan TEXT NOT NULL,
+      done INTEGER NOT NULL DEFAULT 0, total INTEGER NOT NULL DEFAULT 0, error TEXT, package_claims INTEGER NOT NULL DEFAULT 0,
+      system TEXT NOT NULL DEFAULT 'lines' CHECK (system IN ('lines', 'skip')), created_at TEXT NOT NULL, finished_at TEXT
+    );
+    CREATE TABLE imported_people (
+      user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE, server_id TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+      discord_id TEXT NOT NULL, discord_name TEXT NOT NULL, claim_code TEXT NOT NULL UNIQUE,
+      claimed_by TEXT REFERENCES users (id) ON DELETE SET NULL, claimed_at TEXT, hidden_at TEXT, UNIQUE (server_id, discord_id)
+    );
+    INSERT INTO users (id, username, password_hash, created_at) VALUES ('u1', 'owner', '!', '2026-01-01T00:00:00.000Z'), ('u2', 'claimer', '!', '2026-01-01T00:00:00.000Z');
+    INSERT INTO users (id, username, password_hash, created_at, imported) VALUES ('p1', 'alice-discord', '!', '2026-01-01T00:00:00.000Z', 1);
+    INSERT INTO servers (id, name, owner_id, created_at) VALUES ('s1', 'Club', 'u1', '2026-01-01T00:00:00.000Z');
+    INSERT INTO imports (id, owner_id, guild_id, server_name, server_id, upload, status, plan, created_at) VALUES
+      ('cli-killed', 'u1', 'g1', 'Club', 's1', NULL, 'running', '{}', '2026-01-01T00:00:00.000Z'),
+      ('cli-killed-too', 'u1', 'g1', 'Club', 's1', NULL, 'running', '{}', '2026-01-01T00:00:01.000Z'),
+      ('browser', 'u1', 'g2', 'Club', NULL, 'browser.zip', 'running', '{}', '2026-01-01T00:00:02.000Z'),
+      ('browser-too', 'u1', 'g2', 'Club', NULL, 'browser-too.zip', 'running', '{}', '2026-01-01T00:00:03.000Z'),
+      ('finished', 'u1', 'g1', 'Club', 's1', NULL, 'done', '{}', '2026-01-01T00:00:04.000Z');
+    INSERT INTO imported_people VALUES ('p1', 's1', 'd1', 'alice', 'AAAA-BBBB-CCCC', 'u2', '2026-01-02T00:00:00.000Z', NULL);
+  `);
+  old.pragma('user_version = 16');
+  old.close();
+
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(
+    db.prepare('SELECT id, status, runner_pid FROM imports ORDER BY created_at').all().map((r: any) => [r.id, r.status, r.runner_pid]),
+    [['cli-killed', 'interrupted', null], ['cli-killed-too', 'interrupted', null], ['browser', 'running', null], ['browser-too', 'failed', null], ['finished', 'done', null]],
+    'CLI imports left running are interrupted; one running browser import per Discord server and owner (the server resumes it)',
+  );
+  t.same(db.prepare('SELECT * FROM imported_people').all(), [{ user_id: 'p1', server_id: 's1', discord_id: 'd1', discord_name: 'alice', claim_code: 'AAAA-BBBB-CCCC', claimed_by: 'u2', claimed_at: '2026-01-02T00:00:00.000Z', hidden_at: null }], 'placeholders kept');
+  db.prepare("INSERT INTO users (id, username, password_hash, created_at, imported) VALUES ('p2', 'alice-discord-2', '!', '2026-01-03T00:00:00.000Z', 1)").run();
+  db.prepare("INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('p2', 's1', 'd1', 'alice', 'DDDD-EEEE-FFFF')").run();
+  t.pass('a second placeholder of a person who claimed');
+  t.throws(() => db.prepare("INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('u1', 's1', 'd1', 'alice', 'GGGG-HHHH-JJJJ')").run(), /UNIQUE/, 'but one unclaimed at a time');
+  db.prepare("DELETE FROM imported_people WHERE user_id = 'p2'").run();
+  t.equal(db.prepare("SELECT COUNT(*) FROM users WHERE id = 'p2'").pluck().get(), 0, 'the placeholder goes with its row (the trigger is back)');
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+  t.same(db.pragma('foreign_key_check'), []);
+});

@@ -82,7 +82,7 @@ export const schemas: Record<string, Schema> = {
   }),
   Import: obj({
     id: uuid,
-    status: oneOf('checked', 'running', 'done', 'failed'),
+    status: withDescription(oneOf('checked', 'running', 'interrupted', 'done', 'failed'), 'interrupted: a command-line import whose process ended; the same command resumes it'),
     guild: obj({ id: str, name: str }),
     server_name: str,
     server_id: withDescription(nullable(uuid), 'the server it went into, once made'),
@@ -104,6 +104,11 @@ export const schemas: Record<string, Schema> = {
     messages: withDescription(int, 'imported messages the placeholder holds now'),
   }),
   Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, 'messages that became the caller\'s') })) }),
+  PackageClaim: obj({
+    claimed: withDescription(arr(obj({ server_id: uuid, discord_name: str, messages: int })), 'always empty: a package joins nothing until the caller chooses'),
+    discord_id: withDescription(str, 'the Discord id in Account/user.json'),
+    servers: withDescription(arr(obj({ server_id: uuid, name: str, discord_name: str, messages: withDescription(int, 'imported messages the history holds') })), 'where a history of that id may be claimed: choose with POST /api/account/claims/discord-package/choose'),
+  }),
   ImportedMessages: obj({ action: oneOf('hide', 'erase'), messages: int }),
   GatewayReport: obj({ epoch: uuid, unknown: { type: 'array', items: int, description: 'reported sockets the core does not hold: the gateway closes them (1012; 4001 when the epoch changed, the core having restarted)' } }),
 

@@ -15,6 +15,8 @@ type Deps = Pick<Services, 'config' | 'log' | 'perms' | 'limits' | 'hub' | 'dire
 
 /** A Discord data package is read for one small file; past this, upload a zip of its Account folder alone. */
 export const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
+/** Servers one choice of a data-package claim may name. */
+const MAX_PACKAGE_CHOICES = 100;
 /** `Account/user.json` of a data package is a few KiB. */
 const MAX_USER_JSON_BYTES = 1024 * 1024;
 
@@ -35,6 +37,7 @@ export function importRoutes(deps: Deps): Route[] {
     { method: 'GET', path: '/api/servers/:server_id/imported-people', auth: 'user', body: 'none', handler: h.listImportedPeople },
     { method: 'POST', path: '/api/account/claims', auth: 'user', body: 'json', handler: h.claimByCode },
     { method: 'POST', path: '/api/account/claims/discord-package', auth: 'user', body: 'multipart', handler: h.claimByPackage },
+    { method: 'POST', path: '/api/account/claims/discord-package/choose', auth: 'user', body: 'json', handler: h.choosePackageClaims },
     { method: 'POST', path: '/api/account/imported-messages', auth: 'user', body: 'json', handler: h.hideOrErase },
   ];
 }
@@ -42,16 +45,21 @@ export function importRoutes(deps: Deps): Route[] {
 function importHandlers(deps: Deps) {
   const { config, log, perms, limits, hub, directory, members, uploads, imports, claims } = deps;
 
-  return { listImports, uploadExport, getImport, startImport, discardImport, listImportedPeople, claimByCode, claimByPackage, hideOrErase };
+  return { listImports, uploadExport, getImport, startImport, discardImport, listImportedPeople, claimByCode, claimByPackage, choosePackageClaims, hideOrErase };
 
   function listImports(ctx: Ctx) {
     return json(imports.list(ctx.user.id));
   }
 
-  /** Multipart, the zip in `export`; `?server_name=` names the new server. 201 import (checked, with its dry run); 400 refused. */
+  /**
+   * Multipart, the zip in `export`; `?server_name=` names the new server. 201 import (checked, with
+   * its dry run); 400 refused; 429 while another upload of the caller's is pending, 503 while too
+   * many are (both before the body is read, and before the rate limit is spent).
+   */
   async function uploadExport(ctx: Ctx) {
     const name = ctx.query.get('server_name');
     const serverName = name === null ? null : text({ server_name: name }, 'server_name', { max: MAX_NAME_CHARS });
+    imports.admit(ctx.user.id);
     limits.importsPerUser.take(ctx.user.id, 'exports uploaded');
     return created(await imports.upload(ctx.req, ctx.user.id, serverName));
   }
@@ -89,8 +97,10 @@ function importHandlers(deps: Deps) {
 
   /**
    * Multipart, the data package's zip in `package`: the Discord id in its `Account/user.json`
-   * (either letter case) claims every unclaimed history of that id in a server whose import
-   * allows data-package claims. A package is not signed, so its owner chose to allow them.
+   * (either letter case) is read, and the servers holding an unclaimed history of that id whose
+   * import allows data-package claims are listed; nothing is claimed or joined. A package is not
+   * signed (anyone can forge an export naming someone's id), so the person chooses where to go:
+   * the id is remembered for PACKAGE_CHOICE_MS for the choice (choosePackageClaims).
    */
   async function claimByPackage(ctx: Ctx) {
     limits.claimsPerUser.take(ctx.user.id, 'claims tried');
@@ -106,7 +116,29 @@ function importHandlers(deps: Deps) {
     if (found.length === 0) {
       throw notFound("no imported history of this Discord account here is open to data-package claims (ask the server's owner for your claim code)");
     }
-    return json({ claimed: claimAndAnnounce(ctx, found.map((p) => p.userId)) });
+    claims.rememberPackage(ctx.user.id, discordId);
+    return json({
+      claimed: [],
+      discord_id: discordId,
+      servers: found.map((c) => ({ server_id: c.serverId, name: c.serverName, discord_name: c.discordName, messages: c.messages })),
+    });
+  }
+
+  /** {server_ids}: of the servers the caller's data package listed, the histories in these become theirs (they join them). */
+  function choosePackageClaims(ctx: Ctx) {
+    const serverIds = ctx.body.server_ids;
+    if (!Array.isArray(serverIds) || serverIds.length === 0 || serverIds.length > MAX_PACKAGE_CHOICES || !serverIds.every((id) => typeof id === 'string' && id.length <= 64)) {
+      throw badRequest(`server_ids must be a list of 1 to ${MAX_PACKAGE_CHOICES} server ids`);
+    }
+    const discordId = claims.packageOf(ctx.user.id);
+    if (discordId === null) throw notFound('no data package of yours was read in the last 15 minutes: send it again');
+    const candidates = claims.byDiscordId(discordId);
+    const chosen = [...new Set(serverIds as string[])].map((id) => {
+      const found = candidates.find((c) => c.serverId === id);
+      if (!found) throw notFound(`server ${id} holds no unclaimed history of your Discord account open to data-package claims`);
+      return found.userId;
+    });
+    return json({ claimed: claimAndAnnounce(ctx, chosen) });
   }
 
   /** Claims, then tells: the claimer joins the servers they were not in, members see them join and the placeholder go. */

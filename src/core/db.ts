@@ -247,6 +247,49 @@ const MIGRATIONS: ((db: DB) => void)[] = [
   // 15 -> 16: a standing set by hand is kept apart, so warnings never lower it. Which standings
   // so far were set by hand is not known: none is taken to be (as before, the warnings decide).
   (db) => db.exec('ALTER TABLE users ADD COLUMN standing_by_hand INTEGER NOT NULL DEFAULT 0'),
+  // 16 -> 17: imports (issue 45). An import may be 'interrupted' (a CLI import whose process
+  // ended: the same command resumes it) and names the process running it; one runs per Discord
+  // server and owner (imports_one_running, from schema.sql): CLI imports left 'running' were cut
+  // off (kill -9) and are interrupted now. A person may have several placeholders in a server,
+  // one unclaimed at most (what a later import brings of someone who claimed goes to a new one).
+  // Both tables are made anew (a CHECK and a UNIQUE cannot be altered); a database from before
+  // the import tables has none yet (schema.sql makes them).
+  (db) => {
+    const has = (table: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+    if (has('imports')) {
+      db.exec(`
+        CREATE TABLE imports_v17 (
+          id TEXT PRIMARY KEY, owner_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, guild_id TEXT NOT NULL,
+          server_name TEXT NOT NULL, server_id TEXT REFERENCES servers (id) ON DELETE CASCADE, upload TEXT,
+          status TEXT NOT NULL CHECK (status IN ('checked', 'running', 'interrupted', 'done', 'failed')),
+          plan TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, total INTEGER NOT NULL DEFAULT 0, error TEXT,
+          package_claims INTEGER NOT NULL DEFAULT 0, system TEXT NOT NULL DEFAULT 'lines' CHECK (system IN ('lines', 'skip')),
+          created_at TEXT NOT NULL, finished_at TEXT, runner_pid INTEGER
+        );
+        INSERT INTO imports_v17 (id, owner_id, guild_id, server_name, server_id, upload, status, plan, done, total, error, package_claims, system, created_at, finished_at)
+          SELECT id, owner_id, guild_id, server_name, server_id, upload,
+                 CASE WHEN status = 'running' AND upload IS NULL THEN 'interrupted' ELSE status END,
+                 plan, done, total, error, package_claims, system, created_at, finished_at
+            FROM imports ORDER BY rowid;
+        UPDATE imports_v17 SET status = 'failed', error = 'stopped: another import of the same Discord server ran at the same time'
+         WHERE status = 'running' AND rowid NOT IN (SELECT MIN(rowid) FROM imports_v17 WHERE status = 'running' GROUP BY guild_id, owner_id);
+        DROP TABLE imports;
+        ALTER TABLE imports_v17 RENAME TO imports;
+      `);
+    }
+    if (has('imported_people')) {
+      db.exec(`
+        CREATE TABLE imported_people_v17 (
+          user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE, server_id TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+          discord_id TEXT NOT NULL, discord_name TEXT NOT NULL, claim_code TEXT NOT NULL UNIQUE,
+          claimed_by TEXT REFERENCES users (id) ON DELETE SET NULL, claimed_at TEXT, hidden_at TEXT
+        );
+        INSERT INTO imported_people_v17 SELECT user_id, server_id, discord_id, discord_name, claim_code, claimed_by, claimed_at, hidden_at FROM imported_people ORDER BY rowid;
+        DROP TABLE imported_people;
+        ALTER TABLE imported_people_v17 RENAME TO imported_people;
+      `);
+    }
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

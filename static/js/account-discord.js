@@ -88,7 +88,7 @@ async function claimByPackage(e) {
       $('claim-upload-text').textContent = sent < total ? `${formatSize(sent)} of ${formatSize(total)} sent` : 'Uploaded. Reading your Discord id…';
     }).promise;
     $('claim-package-form', HTMLFormElement).reset();
-    await showClaimed(result.claimed);
+    showChoice(result);
   } catch (err) {
     const words = {
       404: 'Nothing here is waiting for this Discord account: no import names it, or its server’s owner did not allow claims by data package. Ask the owner for your claim code.',
@@ -100,6 +100,38 @@ async function claimByPackage(e) {
     button.disabled = false;
     $('claim-upload').hidden = true;
   }
+}
+
+/**
+ * What a data package may claim: the servers holding a history of its Discord id, none chosen.
+ * A package proves nothing (anyone can forge an export naming your id), so the person picks the
+ * servers they recognise; only those are joined.
+ */
+function showChoice(result) {
+  const box = $('claim-result');
+  box.classList.remove('error');
+  const boxes = result.servers.map((s) => el('input', { type: 'checkbox', value: s.server_id, id: `claim-choice-${s.server_id}` }));
+  const button = el('button', { type: 'submit', class: 'primary', text: 'Claim and join the chosen servers' });
+  const form = el('form', { class: 'claim-choice' },
+    el('p', { text: `Your Discord account is named in ${plural(result.servers.length, 'server')} here. Choose the ones you were part of: you join only those.` }),
+    el('ul', { class: 'claimed-list' }, result.servers.map((s, i) => el('li', {},
+      boxes[i], ' ', el('label', { for: boxes[i].id }, el('strong', { text: s.name }), ` — ${s.discord_name}, ${plural(s.messages, 'message')}`)))),
+    button);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const server_ids = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (server_ids.length === 0) return;
+    button.disabled = true;
+    try {
+      await showClaimed((await api('POST', '/api/account/claims/discord-package/choose', { server_ids })).claimed);
+    } catch (err) {
+      claimFailed(err.status === 404 ? 'This choice has expired or a server is no longer waiting for you: upload your data package again.' : err.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  box.replaceChildren(form);
+  box.hidden = false;
 }
 
 async function hideOrErase(action) {

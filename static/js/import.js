@@ -8,7 +8,7 @@ import { api, upload, query } from './api.js';
 import { $, el, showText, confirmAction, formatTime, formatSize } from './ui.js';
 
 const POLL_MS = 1000;
-const STATUS_WORDS = { checked: 'checked, not started', running: 'importing', done: 'done', failed: 'failed' };
+const STATUS_WORDS = { checked: 'checked, not started', running: 'importing', interrupted: 'interrupted (run the same command again)', done: 'done', failed: 'failed' };
 const BECOMES = {
   channel: () => 'a channel',
   thread: (c) => `a channel named “${c.parent ? `${c.parent} › ` : ''}${c.name}”`,
@@ -27,7 +27,9 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function uploadWords(err) {
   if (err.status === 413) return `That file is too large for this server (${err.reason}).`;
+  if (err.status === 429 && /being uploaded or checked/.test(err.reason)) return 'Another export of yours is being checked: upload this one when it is done.';
   if (err.status === 429) return `You uploaded several exports recently.${err.retryAfter ? ` Try again in ${Math.ceil(err.retryAfter / 60)} min.` : ' Try again later.'}`;
+  if (err.status === 503) return 'The server is busy checking other exports. Try again in a few minutes.';
   return err.message;
 }
 

@@ -185,3 +185,20 @@ export function forumExport(): Record<string, unknown> {
     'Hobby Club - types [870000000000000001].json': channelFile({ id: '870000000000000001', type: 'GuildTextChat', name: 'types', messages: lines }),
   };
 }
+
+/** A MiB. */
+export const MIB = 1024 * 1024;
+
+/**
+ * A hostile channel file of issue 45, as raw JSON: about `bytes` of `[],` (a few KiB once zipped)
+ * in one message, where the format ignores it (`ignored`: a field it does not name, in a message
+ * whose id is then wrong; `ignored-valid`: the same in a valid message) or inside a kept array
+ * (`kept`: arrays where `mentions` holds people; `kept-count`: past its 1000 items).
+ */
+export function hostileChannelFile(where: 'ignored' | 'ignored-valid' | 'kept' | 'kept-count', bytes = 16 * MIB): Buffer {
+  const head = JSON.stringify(channelFile({ id: '810000000000000009', type: 'GuildTextChat', name: 'general', messages: [] }));
+  const m = JSON.stringify({ ...message({ author: ALICE }), ...(where === 'ignored' ? { id: '12x' } : {}), mentions: [] });
+  const junk = (where === 'kept-count' ? '{},' : '[],').repeat(Math.floor(bytes / 3)) + '[]';
+  const hostile = where.startsWith('ignored') ? `{"junk":[${junk}],${m.slice(1)}` : m.replace('"mentions":[]', `"mentions":[${junk}]`);
+  return Buffer.from(head.replace('"messages":[]', `"messages":[${hostile}]`));
+}

@@ -53,8 +53,12 @@ export interface Claims {
   people(serverId: string): ImportedPerson[];
   /** The placeholder a code names: 404 unknown, 409 used. */
   byCode(code: string): { userId: string; serverId: string };
-  /** Placeholders of a Discord account that may be claimed with its data package (their import allows it). */
-  byDiscordId(discordId: string): { userId: string; serverId: string }[];
+  /** Placeholders of a Discord account that may be claimed with its data package (their import allows it), with their servers. */
+  byDiscordId(discordId: string): PackageCandidate[];
+  /** Remembers, for PACKAGE_CHOICE_MS, the Discord id a data package of this account named. */
+  rememberPackage(userId: string, discordId: string): void;
+  /** The Discord id this account's data package named in the last PACKAGE_CHOICE_MS, or null. */
+  packageOf(userId: string): string | null;
   /** Moves each placeholder's history to the claimer; 403 in a server that banned them. */
   claim(claimerId: string, placeholderIds: string[]): Claimed[];
   /** The claimer's imported messages in a server go back to their placeholder, made nameless. */
@@ -62,6 +66,18 @@ export interface Claims {
   /** The claimer's imported messages in a server (theirs or given back) are deleted. */
   erase(userId: string, serverId: string): Removed;
 }
+
+/** A placeholder a data package may claim, and where: what the person chooses from. */
+export interface PackageCandidate {
+  userId: string;
+  serverId: string;
+  serverName: string;
+  discordName: string;
+  messages: number;
+}
+
+/** How long the Discord id of a data package is remembered for the choice of servers. */
+export const PACKAGE_CHOICE_MS = 15 * 60_000;
 
 /** What a hidden placeholder is called. */
 export const FORMER_MEMBER = 'Former member';
@@ -87,11 +103,16 @@ export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts
   const personByCode = db.prepare<[string], { user_id: string; server_id: string; claimed_at: string | null }>(
     'SELECT user_id, server_id, claimed_at FROM imported_people WHERE claim_code = ?',
   );
-  const personByDiscordId = db.prepare<[string], { user_id: string; server_id: string }>(
-    `SELECT p.user_id, p.server_id FROM imported_people p
+  const personByDiscordId = db.prepare<[string], PackageCandidate>(
+    `SELECT p.user_id AS userId, p.server_id AS serverId, s.name AS serverName, p.discord_name AS discordName,
+            (SELECT COUNT(*) FROM messages m WHERE m.author_id = p.user_id) AS messages
+       FROM imported_people p JOIN servers s ON s.id = p.server_id
       WHERE p.discord_id = ? AND p.claimed_at IS NULL
-        AND EXISTS (SELECT 1 FROM imports i WHERE i.server_id = p.server_id AND i.package_claims = 1)`,
+        AND EXISTS (SELECT 1 FROM imports i WHERE i.server_id = p.server_id AND i.package_claims = 1)
+      ORDER BY s.name COLLATE NOCASE, s.id`,
   );
+  /** Account id -> the Discord id its data package named, and until when (in memory: a restart forgets). */
+  const packages = new Map<string, { discordId: string; until: number }>();
   const personOf = db.prepare<[string], { server_id: string; discord_name: string; claimed_at: string | null }>(
     'SELECT server_id, discord_name, claimed_at FROM imported_people WHERE user_id = ?',
   );
@@ -185,7 +206,19 @@ export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts
       return { userId: person.user_id, serverId: person.server_id };
     },
 
-    byDiscordId: (discordId) => personByDiscordId.all(discordId).map((p) => ({ userId: p.user_id, serverId: p.server_id })),
+    byDiscordId: (discordId) => personByDiscordId.all(discordId),
+
+    rememberPackage(userId, discordId) {
+      const now = clock.now();
+      for (const [id, entry] of packages) if (entry.until <= now) packages.delete(id);
+      packages.set(userId, { discordId, until: now + PACKAGE_CHOICE_MS });
+    },
+
+    packageOf(userId) {
+      const entry = packages.get(userId);
+      if (!entry || entry.until <= clock.now()) return null;
+      return entry.discordId;
+    },
 
     claim(claimerId, placeholderIds) {
       const done = db.transaction(() => placeholderIds.map((id) => claimOne(claimerId, id, iso(clock.now()))))();

@@ -4,24 +4,28 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 /**
  * DiscordChatExporter's JSON (version 2.47 and earlier): one file per channel or thread, or per
  * part of one (`--partition`). The schema below is the part of its JSON writer the importer reads,
- * every field checked for its type; anything else in a file is ignored. A file that does not
- * match is refused with the path of the first field that does not (a clear error, nothing written).
+ * every field checked for its type; anything else in a file is ignored (and never built: a file is
+ * read against this schema by src/parts/import/json-reader.ts, which needs a bound on every string
+ * and array). A file that does not match is refused with the path of the first field that does not
+ * (a clear error, nothing written).
  */
 
 /** A Discord id: a snowflake, decimal digits. */
-const snowflake = Type.String({ pattern: '^[0-9]{1,20}$' });
+const snowflake = Type.String({ pattern: '^[0-9]{1,20}$', maxLength: 20 });
 const text = Type.String({ maxLength: 100_000 });
 const maybe = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 /** An asset: a path relative to the export file (with `--media`), or a Discord CDN address. */
 const assetUrl = Type.String({ maxLength: 4096 });
 
-const role = Type.Object({ id: snowflake, name: text, color: Type.Optional(maybe(Type.String())), position: Type.Optional(Type.Number()) });
+/** A colour as DCE writes it ('#3BA55D'). */
+const color = Type.Optional(maybe(Type.String({ maxLength: 64 })));
+const role = Type.Object({ id: snowflake, name: text, color, position: Type.Optional(Type.Number()) });
 const user = Type.Object({
   id: snowflake,
   name: Type.String({ maxLength: 200 }),
   discriminator: Type.Optional(Type.String({ maxLength: 10 })),
   nickname: Type.Optional(maybe(Type.String({ maxLength: 200 }))),
-  color: Type.Optional(maybe(Type.String())),
+  color,
   isBot: Type.Optional(Type.Boolean()),
   roles: Type.Optional(Type.Array(role, { maxItems: 500 })),
   avatarUrl: Type.Optional(maybe(assetUrl)),
@@ -56,7 +60,7 @@ export const MESSAGE = Type.Object({
   author: user,
   attachments: Type.Optional(Type.Array(Type.Object({ id: snowflake, url: assetUrl, fileName: Type.String({ maxLength: 1000 }), fileSizeBytes: Type.Number({ minimum: 0 }) }), { maxItems: 100 })),
   embeds: Type.Optional(Type.Array(embed, { maxItems: 100 })),
-  stickers: Type.Optional(Type.Array(Type.Object({ id: snowflake, name: Type.String({ maxLength: 200 }), format: Type.Optional(Type.String()), sourceUrl: assetUrl }), { maxItems: 10 })),
+  stickers: Type.Optional(Type.Array(Type.Object({ id: snowflake, name: Type.String({ maxLength: 200 }), format: Type.Optional(Type.String({ maxLength: 100 })), sourceUrl: assetUrl }), { maxItems: 10 })),
   reactions: Type.Optional(
     Type.Array(Type.Object({ emoji, count: Type.Integer({ minimum: 0 }), users: Type.Optional(Type.Array(user, { maxItems: 100_000 })) }), { maxItems: 100 }),
   ),
@@ -121,10 +125,18 @@ export const MESSAGE_KINDS: Record<string, 'message' | 'system'> = {
 
 // Compiled once: a million messages are checked in a second or two.
 const channelFileCheck = TypeCompiler.Compile(CHANNEL_FILE);
+const messageCheck = TypeCompiler.Compile(MESSAGE);
 
 /** The first field of `value` that does not fit the channel file's schema, as "path: reason"; null when it fits. */
 export function channelFileError(value: unknown): string | null {
   if (channelFileCheck.Check(value)) return null;
   const first = channelFileCheck.Errors(value).First();
   return first ? `${first.path || '/'}: ${first.message}` : '/: does not fit';
+}
+
+/** The same for one message, its path under `prefix` (`/messages/3`). */
+export function messageError(value: unknown, prefix: string): string | null {
+  if (messageCheck.Check(value)) return null;
+  const first = messageCheck.Errors(value).First();
+  return first ? `${prefix}${first.path}: ${first.message}` : `${prefix}: does not fit`;
 }

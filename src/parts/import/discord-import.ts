@@ -10,9 +10,9 @@ import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../r
 import { encodeAvatar } from '../accounts/avatars';
 import { timeOrderedUuid } from '../messages/message-store';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
-import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, MESSAGE_KINDS } from './discord-format';
+import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, type DiscordUser, MESSAGE_KINDS } from './discord-format';
 import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, readChannel } from './discord-plan';
-import type { ExportFiles } from './export-files';
+import { type ExportFiles, ImportError } from './export-files';
 
 /**
  * The import of a DiscordChatExporter export into a server (docs/import.md): what the dry run
@@ -20,7 +20,9 @@ import type { ExportFiles } from './export-files';
  * transaction each. Every write of an import is here.
  *
  * - The first run makes a new server; a later run of an export of the same Discord server, by the
- *   owner of the server it went into, appends to it. What each Discord role, category and channel
+ *   owner of the server it went into, appends to it. What it appends of a person who claimed their
+ *   history goes to a new placeholder of theirs, which they may claim again: an import never
+ *   writes as a real account. What each Discord role, category and channel
  *   became is in `import_map`; each person's placeholder in `imported_people`; each message's
  *   Discord id in `imported_messages`.
  * - A channel's messages go in snowflake order, and its `import_map` row keeps the newest one
@@ -83,11 +85,70 @@ export function recordImport(
   clock: Clock,
   row: { id: string; ownerId: string; plan: ImportPlan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean; system?: 'lines' | 'skip' },
 ): void {
-  const total = row.plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
   db.prepare(
-    `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, system, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), total, row.packageClaims ? 1 : 0, row.system ?? 'lines', iso(clock.now()));
+    `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, system, created_at, runner_pid)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), totalOf(row.plan), row.packageClaims ? 1 : 0, row.system ?? 'lines', iso(clock.now()), row.status === 'running' ? process.pid : null);
+}
+
+const totalOf = (plan: ImportPlan) => plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
+
+/** Whether a process of this machine is alive (the database is on this machine's disk). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * CLI imports whose process is gone (kill -9, a closed terminal) become `interrupted`: the same
+ * command resumes them. The server does this at start, the CLI before it takes its lock.
+ */
+export function markInterrupted(db: DB): void {
+  const stale = db.prepare<[], { id: string; runner_pid: number | null }>("SELECT id, runner_pid FROM imports WHERE status = 'running' AND upload IS NULL").all();
+  const interrupt = db.prepare("UPDATE imports SET status = 'interrupted', runner_pid = NULL, error = 'interrupted: its process ended; run the same command again to resume' WHERE id = ? AND status = 'running'");
+  for (const row of stale) if (row.runner_pid === null || !processAlive(row.runner_pid)) interrupt.run(row.id);
+}
+
+/**
+ * The lock of a CLI import (imports_one_running in schema.sql): one running import of a Discord
+ * server into one owner's server at a time. Taken in one transaction (IMMEDIATE, as every one here:
+ * src/core/db.ts), so of two runs at once one takes it and the other is refused with who holds it. An import of the same Discord server
+ * and owner that was interrupted is resumed under its own record; otherwise a new record is made.
+ */
+export function takeCliImport(
+  db: DB,
+  clock: Clock,
+  row: { ownerId: string; plan: ImportPlan; serverName: string; packageClaims: boolean; system: 'lines' | 'skip' },
+): { importId: string; resumed: boolean } {
+  return db.transaction(() => {
+      markInterrupted(db);
+      const holder = db
+        .prepare<[string, string], { id: string; runner_pid: number | null; upload: string | null; created_at: string }>(
+          "SELECT id, runner_pid, upload, created_at FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'running'",
+        )
+        .get(row.plan.guild.id, row.ownerId);
+      if (holder) {
+        const where = holder.upload ? 'in the server (from the browser)' : `from the command line (process ${holder.runner_pid})`;
+        throw new ImportError(`an import of this Discord server into this owner's server is running ${where}, since ${holder.created_at} (import ${holder.id}); run this again once it has ended`);
+      }
+      const interrupted = db
+        .prepare<[string, string], string>("SELECT id FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'interrupted' AND upload IS NULL ORDER BY created_at DESC LIMIT 1")
+        .pluck()
+        .get(row.plan.guild.id, row.ownerId);
+      if (interrupted) {
+        db.prepare(
+          "UPDATE imports SET status = 'running', runner_pid = ?, error = NULL, finished_at = NULL, plan = ?, total = ?, server_name = ?, package_claims = ?, system = ? WHERE id = ?",
+        ).run(process.pid, JSON.stringify(row.plan), totalOf(row.plan), row.serverName, row.packageClaims ? 1 : 0, row.system, interrupted);
+        return { importId: interrupted, resumed: true };
+      }
+      const importId = crypto.randomUUID();
+      recordImport(db, clock, { id: importId, ownerId: row.ownerId, plan: row.plan, serverName: row.serverName, upload: null, status: 'running', packageClaims: row.packageClaims, system: row.system });
+      return { importId, resumed: false };
+  })();
 }
 
 /** What a run brought, as the CLI prints it. */
@@ -101,12 +162,13 @@ export function formatResult(r: ImportResult, owner: string): string {
   ].join('\n');
 }
 
-/** Marks an import running, done or failed (with the reason). */
+/** Marks an import running (by this process), done or failed (with the reason). */
 export function setImportStatus(db: DB, clock: Clock, importId: string, status: 'running' | 'done' | 'failed', error: string | null = null): void {
-  db.prepare('UPDATE imports SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(
+  db.prepare('UPDATE imports SET status = ?, error = ?, finished_at = ?, runner_pid = ? WHERE id = ?').run(
     status,
     error,
     status === 'running' ? null : iso(clock.now()),
+    status === 'running' ? process.pid : null,
     importId,
   );
 }
@@ -124,8 +186,39 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
   const channelOf = new Map<string, { id: string; name: string }>();
   const roleOf = new Map<string, { id: string; name: string }>();
   const people = new Map<string, Person>();
+  /** People who claimed their placeholder here: a new one is made when a message of this run needs it. */
+  const claimed = new Map<string, { user: DiscordUser; avatar: string | null }>();
   const newAvatars: { userId: string; file: string }[] = [];
   let placeholders = 0;
+  /** A person's placeholder: the one they have, or a new one (with their roles, a member). */
+  const placeholder = (discordId: string, user: DiscordUser, avatar: string | null, known?: Person): Person => {
+    let person = known;
+    if (!person) {
+      const userId = crypto.randomUUID();
+      const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
+      w.insertUser.run(userId, username, now(), (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS));
+      w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
+      w.insertMember.run(serverId, userId, now());
+      placeholders++;
+      if (avatar) newAvatars.push({ userId, file: avatar });
+      person = { userId, username };
+    }
+    people.set(discordId, person);
+    // Roles go to whoever holds the history now, if they are a member.
+    for (const role of user.roles ?? []) {
+      const local = roleOf.get(role.id);
+      if (local) w.insertMemberRole.run(local.id, serverId, person.userId);
+    }
+    return person;
+  };
+  const personOf = (discordId: string): Person | undefined => {
+    const known = people.get(discordId);
+    if (known) return known;
+    const waiting = claimed.get(discordId);
+    if (!waiting) return undefined;
+    claimed.delete(discordId);
+    return db.transaction(() => placeholder(discordId, waiting.user, waiting.avatar))();
+  };
   const kept = scan.channels.filter((e) => CHANNEL_KINDS[e.channel.type] && CHANNEL_KINDS[e.channel.type] !== 'category');
   // A thread's parent first: it is named after it and goes under its category.
   const ordered = [...kept.filter((e) => CHANNEL_KINDS[e.channel.type] !== 'thread'), ...kept.filter((e) => CHANNEL_KINDS[e.channel.type] === 'thread')];
@@ -171,45 +264,40 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
     }
     for (const [discordId, { user, avatar }] of scan.people) {
-      let person = w.personOf.get(serverId, discordId);
-      if (!person) {
-        const userId = crypto.randomUUID();
-        const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
-        w.insertUser.run(userId, username, now(), (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS));
-        w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
-        w.insertMember.run(serverId, userId, now());
-        placeholders++;
-        if (avatar) newAvatars.push({ userId, file: avatar });
-        person = { userId, username };
+      // What an import brings of someone who claimed goes to a new placeholder, never to the
+      // claimer's account (an owner must not post as them), made once a message needs it; one
+      // who hid stays nameless.
+      const current = w.personOf.get(serverId, discordId);
+      if (current && current.claimed_at !== null && current.hidden_at === null) {
+        claimed.set(discordId, { user, avatar });
+        continue;
       }
-      people.set(discordId, person);
-      // Roles go to whoever holds the history now, if they are a member.
-      for (const role of user.roles ?? []) {
-        const local = roleOf.get(role.id);
-        if (local) w.insertMemberRole.run(local.id, serverId, person.userId);
-      }
+      placeholder(discordId, user, avatar, current ? { userId: current.userId, username: current.username } : undefined);
     }
   })();
   options.onServer?.(serverId, !existing);
 
   // 2. The placeholders' avatars, through the same decoding as an uploaded one.
-  for (const { userId, file } of newAvatars) {
-    const temp = path.join(dataDir, 'avatars', `${userId}.import.part`);
-    fs.mkdirSync(path.dirname(temp), { recursive: true });
-    try {
-      await fs.promises.writeFile(temp, await files.read(file));
-      await encodeAvatar(temp, path.join(dataDir, 'avatars', `${userId}.webp`));
-      w.setAvatar.run(userId);
-    } catch {
-      // Not an image that can be read: the placeholder goes without.
-    } finally {
-      fs.rmSync(temp, { force: true });
+  const avatarsMade = async () => {
+    for (const { userId, file } of newAvatars.splice(0)) {
+      const temp = path.join(dataDir, 'avatars', `${userId}.import.part`);
+      fs.mkdirSync(path.dirname(temp), { recursive: true });
+      try {
+        await fs.promises.writeFile(temp, await files.read(file));
+        await encodeAvatar(temp, path.join(dataDir, 'avatars', `${userId}.webp`));
+        w.setAvatar.run(userId);
+      } catch {
+        // Not an image that can be read: the placeholder goes without.
+      } finally {
+        fs.rmSync(temp, { force: true });
+      }
     }
-  }
+  };
+  await avatarsMade();
 
   // 3. The messages, channel by channel, in batches.
   const result: ImportResult = { serverId, created: !existing, messages: 0, skipped: 0, leftOut: 0, attachments: 0, placeholders, complete: false };
-  const context: Context = { people, roleOf, channelOf, system: options.system };
+  const context: Context = { person: personOf, roleOf, channelOf, system: options.system };
   let done = 0;
   for (const entry of ordered) {
     const local = channelOf.get(entry.channel.id)!;
@@ -245,6 +333,10 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
     }
   }
 
+  // The avatars of placeholders made for messages of people who had claimed.
+  await avatarsMade();
+  result.placeholders = placeholders;
+
   // 4. Read state: imported history is old news, read by every member.
   db.transaction(() => {
     w.membersReadAll.run(serverId);
@@ -273,7 +365,8 @@ interface Prepared {
 }
 
 interface Context {
-  people: Map<string, Person>;
+  /** A Discord person's account here (undefined: the export does not name them). */
+  person(discordId: string): Person | undefined;
   roleOf: Map<string, { id: string; name: string }>;
   channelOf: Map<string, { id: string; name: string }>;
   system: 'lines' | 'skip';
@@ -283,13 +376,13 @@ interface Context {
 function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): Prepared | null {
   const kind = MESSAGE_KINDS[m.type];
   if (kind === 'system' && ctx.system === 'skip') return null;
-  const author = ctx.people.get(m.author.id)!;
+  const author = ctx.person(m.author.id)!;
   const mentioned = new Set<string>();
   const roles = new Set<string>();
   // --markdown false keeps raw ids; they become names here (rendered exports already have names).
   let content = m.content
     .replace(/<@!?([0-9]{1,20})>/g, (_, id: string) => {
-      const person = ctx.people.get(id);
+      const person = ctx.person(id);
       if (!person) return '@unknown-user';
       mentioned.add(person.userId);
       return `@${person.username}`;
@@ -303,7 +396,7 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`)
     .replace(/<a?:([A-Za-z0-9_]{1,32}):[0-9]{1,20}>/g, ':$1:');
   for (const u of m.mentions ?? []) {
-    const person = ctx.people.get(u.id);
+    const person = ctx.person(u.id);
     if (person) mentioned.add(person.userId);
   }
   if (kind === 'system') content = `*${content.trim() || m.type}*`;
@@ -319,7 +412,7 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
   for (const r of m.reactions ?? []) {
     const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
     if (!isEmoji(emoji) || reactions.some((x) => x.emoji === emoji)) continue;
-    const users = [...new Set((r.users ?? []).map((u) => ctx.people.get(u.id)?.userId).filter((id): id is string => id !== undefined))];
+    const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
     reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length) });
   }
   return {
@@ -446,11 +539,10 @@ function statements(db: DB) {
     channelNamed: db.prepare<[string, string], number>('SELECT 1 FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
     channelName: db.prepare<[string], string>('SELECT name FROM channels WHERE id = ?').pluck(),
     categoryOfChannel: db.prepare<[string], string | null>('SELECT category_id FROM channels WHERE id = ?').pluck(),
-    // Whoever holds the person's history now: the account that claimed it, unless they gave it back (hid it).
-    personOf: db.prepare<[string, string], Person>(
-      `SELECT u.id AS userId, u.username FROM imported_people p
-         JOIN users u ON u.id = CASE WHEN p.hidden_at IS NULL THEN COALESCE(p.claimed_by, p.user_id) ELSE p.user_id END
-        WHERE p.server_id = ? AND p.discord_id = ?`,
+    // A person's newest placeholder in the server (one claimed is followed by a new one).
+    personOf: db.prepare<[string, string], Person & { claimed_at: string | null; hidden_at: string | null }>(
+      `SELECT u.id AS userId, u.username, p.claimed_at, p.hidden_at FROM imported_people p JOIN users u ON u.id = p.user_id
+        WHERE p.server_id = ? AND p.discord_id = ? ORDER BY p.rowid DESC LIMIT 1`,
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
     // '!' is no password hash: nothing verifies against it, so a placeholder cannot sign in.

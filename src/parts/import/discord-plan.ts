@@ -1,5 +1,6 @@
-import { CHANNEL_KINDS, type ChannelFile, type DiscordMessage, type DiscordRole, type DiscordUser, MESSAGE_KINDS, channelFileError } from './discord-format';
+import { CHANNEL_FILE, CHANNEL_KINDS, type ChannelFile, type DiscordMessage, type DiscordRole, type DiscordUser, MESSAGE_KINDS, channelFileError, messageError } from './discord-format';
 import { type ExportFiles, ImportError, insidePath } from './export-files';
+import { JsonRefusal, boundedOrThrow, readJson } from './json-reader';
 import { MAX_ATTACHMENT_BYTES } from '../messages/upload-store';
 import { MAX_AVATAR_BYTES } from '../accounts/avatars';
 import { MAX_CATEGORIES_PER_SERVER, MAX_CHANNELS_PER_SERVER, MAX_ROLES_PER_SERVER } from '../../rules/sizes';
@@ -53,8 +54,14 @@ export interface ImportPlan {
 /** People (authors, mentioned, reacting) one import may name: each becomes a placeholder account. */
 export const MAX_IMPORTED_PEOPLE = 100_000;
 
-/** A channel file is read whole: past this, export with --partition (a JavaScript string holds at most about 512 MiB). */
+/** One channel file at most: past this, export with --partition (the import holds a channel's messages to sort them). */
 export const MAX_CHANNEL_FILE_BYTES = 256 * 1024 * 1024;
+
+/** Messages one export may hold (their ids are held for the duplicate check: 8 bytes each, 80 MiB at most). */
+export const MAX_EXPORT_MESSAGES = 10_000_000;
+
+// Every string and array the reader may keep has a bound (json-reader.ts): checked once, at load.
+boundedOrThrow(CHANNEL_FILE, 'messages');
 
 /** The refusal of an export with no channel file. */
 export const NO_CHANNEL_FILES = 'no DiscordChatExporter JSON files in the export (export with --format Json)';
@@ -105,27 +112,40 @@ export interface ExportScan {
   roles: Map<string, DiscordRole>;
 }
 
-/** One file read and checked against the format: its JSON. */
-async function readChannelFile(files: ExportFiles, file: string, maxBytes: number): Promise<ChannelFile> {
+/**
+ * One channel file read and checked against the format, streamed (src/parts/import/json-reader.ts:
+ * what the schema does not name is never built). Each message goes to `onMessage` once checked;
+ * without it, the messages are skipped unread and the reading ends at them once the server and
+ * the channel are known. The file's other fields, checked.
+ */
+async function readChannelFile(files: ExportFiles, file: string, maxBytes: number, onMessage?: (m: DiscordMessage) => void): Promise<ChannelFile> {
   if ((files.size(file) ?? 0) > maxBytes) {
     throw new ImportError(`${file}: ${files.size(file)} bytes, more than ${maxBytes} for one channel file: export with --partition 100000`);
   }
-  let data: unknown;
+  let rest: Record<string, unknown>;
   try {
-    data = JSON.parse((await files.read(file)).toString('utf8'));
+    rest = await readJson(files.stream(file), CHANNEL_FILE, {
+      streamed: 'messages',
+      onItem: onMessage
+        ? (item, index) => {
+            const wrong = messageError(item, `/messages/${index}`);
+            if (wrong) throw new JsonRefusal('shape', wrong);
+            onMessage(item as DiscordMessage);
+          }
+        : undefined,
+      enough: onMessage ? undefined : (root) => root.guild !== undefined && root.channel !== undefined,
+    });
   } catch (err) {
-    if (err instanceof ImportError) throw err;
-    throw new ImportError(`${file}: not JSON (${(err as Error).message})`);
+    if (!(err instanceof JsonRefusal)) throw err;
+    throw new ImportError(err.kind === 'json' ? `${file}: not JSON (${err.message})` : `${file}: not a DiscordChatExporter channel file: ${err.message}`);
   }
-  const wrong = channelFileError(data);
+  const head = { ...rest, messages: [] };
+  const wrong = channelFileError(head);
   if (wrong) throw new ImportError(`${file}: not a DiscordChatExporter channel file: ${wrong}`);
-  return data as ChannelFile;
+  return head as unknown as ChannelFile;
 }
 
-/**
- * The channels of an export and their files, every file read and checked (then let go: a channel's
- * messages are read again when needed, so a million messages are never all held at once).
- */
+/** The channels of an export and their files: each file's server and channel read (its messages are read by the scan). */
 async function indexExport(files: ExportFiles, maxBytes: number): Promise<{ guild: ImportPlan['guild']; channels: ChannelEntry[] }> {
   const channelFiles = files.paths().filter(isChannelFile);
   if (channelFiles.length === 0) throw new ImportError(NO_CHANNEL_FILES);
@@ -142,25 +162,77 @@ async function indexExport(files: ExportFiles, maxBytes: number): Promise<{ guil
   return { guild: guild!, channels: [...byChannel.values()] };
 }
 
-/** A channel's messages from all its files, checked: one id once, a valid timestamp, replies within the channel. */
-export async function readChannel(files: ExportFiles, entry: ChannelEntry, maxBytes = MAX_CHANNEL_FILE_BYTES): Promise<ChannelMessages> {
-  const fileOf = new Map<string, string>();
-  const messages: DiscordMessage[] = [];
+/** Each message of a channel, file by file, checked alone: a valid timestamp, a reply within the channel. */
+async function eachMessage(files: ExportFiles, entry: ChannelEntry, maxBytes: number, onMessage: (m: DiscordMessage, file: string) => void): Promise<void> {
   for (const file of entry.files) {
-    for (const m of (await readChannelFile(files, file, maxBytes)).messages) {
-      const earlier = fileOf.get(m.id);
-      if (earlier) throw new ImportError(`${file}: message ${m.id} is also in ${earlier}: a message id may appear once`);
-      fileOf.set(m.id, file);
+    await readChannelFile(files, file, maxBytes, (m) => {
       if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
       if (m.timestampEdited && !Number.isFinite(Date.parse(m.timestampEdited))) throw new ImportError(`${file}: message ${m.id} has no valid timestampEdited`);
       if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== entry.channel.id) {
         throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
       }
-      messages.push(m);
-    }
+      onMessage(m, file);
+    });
   }
+}
+
+/** A channel's messages from all its files, checked: one id once, a valid timestamp, replies within the channel. */
+export async function readChannel(files: ExportFiles, entry: ChannelEntry, maxBytes = MAX_CHANNEL_FILE_BYTES): Promise<ChannelMessages> {
+  const fileOf = new Map<string, string>();
+  const messages: DiscordMessage[] = [];
+  await eachMessage(files, entry, maxBytes, (m, file) => {
+    const earlier = fileOf.get(m.id);
+    if (earlier) throw new ImportError(`${file}: message ${m.id} is also in ${earlier}: a message id may appear once`);
+    fileOf.set(m.id, file);
+    messages.push(m);
+  });
   messages.sort(snowflakeOrder);
   return { messages, fileOf };
+}
+
+/**
+ * Every message id of an export, 8 bytes each (a Discord id is a 64-bit number): sorted once all
+ * are read, a duplicate is found next to its twin. Held off the JavaScript heap, and bounded by
+ * MAX_EXPORT_MESSAGES.
+ */
+class MessageIds {
+  private ids = new BigUint64Array(1 << 16);
+  private count = 0;
+
+  add(id: string, file: string): void {
+    const value = BigInt(id);
+    if (value >= 1n << 64n) throw new ImportError(`${file}: message ${id} is not a Discord id (more than 64 bits)`);
+    if (this.count === MAX_EXPORT_MESSAGES) throw new ImportError(`the export holds more than ${MAX_EXPORT_MESSAGES} messages: export fewer channels at a time (a later import appends to the same server)`);
+    if (this.count === this.ids.length) {
+      const grown = new BigUint64Array(Math.min(this.ids.length * 2, MAX_EXPORT_MESSAGES));
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    this.ids[this.count++] = value;
+  }
+
+  /** An id held twice, if any. */
+  duplicate(): string | null {
+    const sorted = this.ids.subarray(0, this.count).sort();
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return String(sorted[i]);
+    return null;
+  }
+}
+
+/** The refusal of a message id held twice: where it is, read again (only on this path). */
+async function duplicateRefusal(files: ExportFiles, entries: ChannelEntry[], id: string, maxBytes: number): Promise<ImportError> {
+  const found: { channel: string; file: string }[] = [];
+  for (const entry of entries) {
+    await eachMessage(files, entry, maxBytes, (m, file) => {
+      if (m.id === id) found.push({ channel: entry.channel.id, file });
+    });
+    if (found.length >= 2) break;
+  }
+  const [first, second] = found;
+  if (!second) return new ImportError(`message ${id} appears twice: a message id may appear once`);
+  return first.channel === second.channel
+    ? new ImportError(`${second.file}: message ${id} is also in ${first.file}: a message id may appear once`)
+    : new ImportError(`${second.file}: message ${id} is also in the channel ${first.channel}: a message id may appear once`);
 }
 
 /** Where an asset of a message is, if the export holds it within the size an upload may have. */
@@ -175,23 +247,27 @@ export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes 
   return (await scanExport(files, maxChannelFileBytes)).plan;
 }
 
-/** The dry run: every file read and checked, what would come across counted; and the people and roles it names. */
+/**
+ * The dry run: every file read and checked, what would come across counted; and the people and
+ * roles it names. Messages are counted as they are read, never all held: what is kept of the
+ * export is its channels, people and roles, and 8 bytes per message id.
+ */
 export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ExportScan> {
   const { guild, channels: entries } = await indexExport(files, maxChannelFileBytes);
   const categories: string[] = [];
   const people: ExportScan['people'] = new Map();
+  /** The message whose author record each person's is: the newest wins (a mention or a reaction only adds someone unknown). */
+  const recordOf = new Map<string, bigint>();
   const roles: ExportScan['roles'] = new Map();
   const notCarried = new Set<string>();
   const channels: ChannelReport[] = [];
-  /** Every message id of the export, and its channel: an id in two channels is refused. */
-  const channelOfMessage = new Map<string, string>();
+  const ids = new MessageIds();
   for (const entry of entries) {
     const { channel } = entry;
     const kind = CHANNEL_KINDS[channel.type];
     const becomes: ChannelReport['becomes'] = kind === 'thread' ? 'thread' : kind === 'voice' ? 'voice' : kind === 'text' ? 'channel' : 'nothing';
     if (!kind || kind === 'category') notCarried.add(`channels of type ${channel.type} (${channel.name})`);
     if (kind !== 'thread' && channel.category && !categories.includes(channel.category)) categories.push(channel.category);
-    const { messages, fileOf } = await readChannel(files, entry, maxChannelFileBytes);
     const report: ChannelReport = {
       id: channel.id,
       name: channel.name,
@@ -199,7 +275,7 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
       becomes,
       parent: channel.category ?? null,
       files: entry.files.length,
-      messages: messages.length,
+      messages: 0,
       authors: 0,
       attachments: { found: 0, missing: 0 },
       stickers: 0,
@@ -208,26 +284,38 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
       pins: 0,
       system: 0,
       unknownTypes: {},
-      first: messages[0]?.timestamp ?? null,
-      last: messages.at(-1)?.timestamp ?? null,
+      first: null,
+      last: null,
     };
+    /** The oldest and newest message: their ids, for the channel's time range. */
+    let oldest: bigint | null = null;
+    let newest: bigint | null = null;
     const authors = new Set<string>();
-    /** An author's record is the fullest (roles, avatar), the latest wins; a mention or a reaction only adds someone unknown. */
-    const person = (user: DiscordUser, file: string, author: boolean) => {
+    const person = (user: DiscordUser, file: string, at: bigint | null) => {
       const known = people.get(user.id);
-      if (known && !author) return;
+      if (known && (at === null || (recordOf.get(user.id) ?? -1n) > at)) return;
       const avatar = user.avatarUrl ? heldAsset(files, file, user.avatarUrl, MAX_AVATAR_BYTES) : null;
       people.set(user.id, { user, avatar: avatar ?? known?.avatar ?? null });
+      if (at !== null) recordOf.set(user.id, at);
+      if (people.size > MAX_IMPORTED_PEOPLE) throw new ImportError(`the export names more than ${MAX_IMPORTED_PEOPLE} people; an import brings at most ${MAX_IMPORTED_PEOPLE} (each becomes an account)`);
     };
-    for (const m of messages) {
-      const file = fileOf.get(m.id)!;
-      const other = channelOfMessage.get(m.id);
-      if (other) throw new ImportError(`${file}: message ${m.id} is also in the channel ${other}: a message id may appear once`);
-      channelOfMessage.set(m.id, channel.id);
+    await eachMessage(files, entry, maxChannelFileBytes, (m, file) => {
+      ids.add(m.id, file);
+      const at = BigInt(m.id);
+      report.messages++;
+      if (oldest === null || at < oldest) {
+        oldest = at;
+        report.first = m.timestamp;
+      }
+      if (newest === null || at > newest) {
+        newest = at;
+        report.last = m.timestamp;
+      }
       authors.add(m.author.id);
-      person(m.author, file, true);
+      person(m.author, file, at);
       for (const r of m.author.roles ?? []) roles.set(r.id, r);
-      for (const u of m.mentions ?? []) person(u, file, false);
+      if (roles.size > MAX_ROLES_PER_SERVER) throw new ImportError(`the export's authors hold more than ${MAX_ROLES_PER_SERVER} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
+      for (const u of m.mentions ?? []) person(u, file, null);
       const type = MESSAGE_KINDS[m.type];
       if (!type) report.unknownTypes[m.type] = (report.unknownTypes[m.type] ?? 0) + 1;
       else if (type === 'system') report.system++;
@@ -240,21 +328,21 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
       report.embeds += m.embeds?.length ?? 0;
       for (const r of m.reactions ?? []) {
         report.reactions += r.count;
-        for (const u of r.users ?? []) person(u, file, false);
+        for (const u of r.users ?? []) person(u, file, null);
         if (!r.users || r.users.length < r.count) notCarried.add('who reacted, where the export does not name them (counted, attributed to no one)');
       }
-    }
+    });
     report.authors = authors.size;
     if (report.attachments.missing) notCarried.add(`attachments the export does not hold (exported without --media, or since gone) or larger than ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: named in their message, not brought`);
     if (report.embeds) notCarried.add('embeds: brought as text and links below their message, nothing fetched');
     if (Object.keys(report.unknownTypes).length) notCarried.add('messages of types the importer does not know: brought as plain lines when they have text, else left out');
     channels.push(report);
   }
+  const twice = ids.duplicate();
+  if (twice) throw await duplicateRefusal(files, entries, twice, maxChannelFileBytes);
   const kept = channels.filter((c) => c.becomes !== 'nothing');
   if (kept.length > MAX_CHANNELS_PER_SERVER) throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
   if (categories.length > MAX_CATEGORIES_PER_SERVER) throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
-  if (people.size > MAX_IMPORTED_PEOPLE) throw new ImportError(`the export names ${people.size} people; an import brings at most ${MAX_IMPORTED_PEOPLE} (each becomes an account)`);
-  if (roles.size > MAX_ROLES_PER_SERVER) throw new ImportError(`the export's authors hold ${roles.size} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
   return {
     plan: { guild, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried] },

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 
 /**
@@ -15,6 +16,8 @@ export interface ExportFiles {
   /** Its size in bytes, or undefined for no such file. */
   size(file: string): number | undefined;
   read(file: string): Promise<Buffer>;
+  /** Its bytes in pieces as they unpack, for a reader that keeps less than the file holds (a channel file). */
+  stream(file: string): AsyncIterable<Buffer>;
   close(): void;
 }
 
@@ -27,6 +30,30 @@ export interface ExportLimits {
   fileBytes: number;
   /** Bytes of the whole export, unpacked, at most. */
   totalBytes: number;
+}
+
+/** A file is read in pieces of about this size. */
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * A file's pieces; any failure to read it is the export's (a refusal naming the file): yauzl fails
+ * a stream whose bytes unpacked differ from the size its entry declares. Leaving the loop early
+ * closes the file.
+ */
+async function* pieces(file: string, open: () => Promise<Readable>): AsyncGenerator<Buffer> {
+  let stream: Readable;
+  try {
+    stream = await open();
+  } catch (err) {
+    throw new ImportError(`${file}: cannot be read (${(err as Error).message})`);
+  }
+  try {
+    for await (const chunk of stream) yield chunk as Buffer;
+  } catch (err) {
+    throw new ImportError(`${file}: ${(err as Error).message}`);
+  } finally {
+    stream.destroy();
+  }
 }
 
 export const EXPORT_LIMITS: ExportLimits = { files: 500_000, fileBytes: 1024 * 1024 * 1024, totalBytes: 200 * 1024 * 1024 * 1024 };
@@ -92,6 +119,12 @@ function openFolder(root: string, limits: ExportLimits): ExportFiles {
         throw new ImportError(`${file}: cannot be read (${err.message})`);
       });
     },
+    stream: (file) => {
+      const size = sizes.get(file);
+      if (size === undefined) throw new ImportError(`${file}: not in the export`);
+      if (size > limits.fileBytes) throw new ImportError(`${file}: ${size} bytes, more than ${limits.fileBytes}`);
+      return pieces(file, async () => fs.createReadStream(path.join(root, ...file.split('/')), { highWaterMark: PIECE_BYTES }));
+    },
     close: () => {},
   };
 }
@@ -133,23 +166,24 @@ async function openZip(file: string, limits: ExportLimits): Promise<ExportFiles>
     if (climbing) throw new ImportError(`${climbing[1]}: a path that leaves the export`);
     throw new ImportError(`${file}: a damaged zip (${(err as Error).message})`);
   }
+  const stream = (name: string) => {
+    const entry = entries.get(name);
+    if (!entry) throw new ImportError(`${name}: not in the export`);
+    return pieces(name, () =>
+      new Promise<Readable>((resolve, reject) => {
+        zip.openReadStream(entry, (err, opened) => (err || !opened ? reject(err ?? new Error('no stream')) : resolve(opened)));
+      }),
+    );
+  };
   return {
     paths: () => [...entries.keys()].sort(),
     size: (name) => entries.get(name)?.uncompressedSize,
-    read(name) {
-      const entry = entries.get(name);
-      if (!entry) return Promise.reject(new ImportError(`${name}: not in the export`));
-      return new Promise<Buffer>((resolve, reject) => {
-        zip.openReadStream(entry, (err, stream) => {
-          if (err || !stream) return reject(new ImportError(`${name}: cannot be read (${err?.message})`));
-          const chunks: Buffer[] = [];
-          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-          // yauzl fails the stream when the bytes unpacked differ from the size the entry declares.
-          stream.on('error', (e: Error) => reject(new ImportError(`${name}: ${e.message}`)));
-          stream.on('end', () => resolve(Buffer.concat(chunks)));
-        });
-      });
+    async read(name) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream(name)) chunks.push(chunk);
+      return Buffer.concat(chunks);
     },
+    stream,
     close: () => zip.close(),
   };
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { Deferred, Long, type ResolveContext, materialize } from './deferred';
+import { HOSTILE_EXPORTS } from './import-junk';
 import type { JsonSchema } from './openapi';
 import { type SchemaContext, mergeSchemas, validArb } from './schema';
 
@@ -294,6 +295,8 @@ const fileBodyArb: fc.Arbitrary<string | Uint8Array | Deferred> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...Object.values(SAMPLE_FILES)) },
   { weight: 1, arbitrary: fc.string({ maxLength: 64 }) },
   { weight: 1, arbitrary: fc.integer({ min: 64 * 1024, max: 2 * 1024 * 1024 }).map((n) => new Long('z', n)) },
+  // Zips of a few KiB that unpack to a MiB of junk in a channel file (issue 45): for the import's upload.
+  { weight: 1, arbitrary: fc.constantFrom(...Object.values(HOSTILE_EXPORTS)) },
 );
 
 const partContentType = fc.option(
