@@ -167,9 +167,9 @@ function importHandlers(deps: Deps) {
     if (!directory.server(serverId)) throw notFound('server not found');
     const removed: Removed = action === 'hide' ? claims.hide(ctx.user.id, serverId) : claims.erase(ctx.user.id, serverId);
     let count = 0;
-    for (const [channelId, ids] of removed.byChannel) {
-      count += ids.length;
-      if (action === 'erase') for (const messageId of ids) hub.message({ kind: 'channel', id: channelId, serverId }, { kind: 'deleted', messageId });
+    for (const [channelId, gone] of removed.byChannel) {
+      count += gone.length;
+      if (action === 'erase') for (const { id, seq } of gone) hub.message({ kind: 'channel', id: channelId, serverId }, { kind: 'deleted', messageId: id, seq });
     }
     uploads.deleteFiles(removed.fileIds);
     return json({ action, messages: count });

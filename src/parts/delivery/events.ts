@@ -223,7 +223,6 @@ type Reactors = () => Map<string, Set<string>>;
 export type MessageChange =
   | ({ kind: 'created' } & Placed)
   | ({ kind: 'edited'; reactors: Reactors } & Placed)
-  /** Without `seq` (a caller that no longer knows it), only readers of the whole history are told. */
-  | { kind: 'deleted'; messageId: string; seq?: number }
+  | { kind: 'deleted'; messageId: string; seq: number }
   | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
   | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);

@@ -280,13 +280,13 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
    * historyFloor): all of it, all but what it replies to, or nothing. The same rule as REST.
    */
   type Reading = 'whole' | 'noReply' | 'none';
-  function readingOf(container: Container, seq: number | undefined, replySeq: number | null | undefined): (userId: string) => Reading {
+  function readingOf(container: Container, seq: number, replySeq: number | null | undefined): (userId: string) => Reading {
     if (container.kind !== 'channel') return () => 'whole';
     const rules = perms.channelRules(container.serverId);
     return (userId) => {
       const floor = rules?.historyFloor(userId, container.id) ?? Infinity;
       if (floor === 0) return 'whole';
-      if (seq === undefined || seq <= floor) return 'none';
+      if (seq <= floor) return 'none';
       return replySeq === undefined || showsReplyTo(floor, replySeq) ? 'whole' : 'noReply';
     };
   }

@@ -43,8 +43,8 @@ export interface Claimed {
 
 /** What an erase or a hide touched: for the events, the caches and the files. */
 export interface Removed {
-  /** Channel id -> the ids of its messages that went. */
-  byChannel: Map<string, string[]>;
+  /** Channel id -> its messages that went (the seq tells the hub who may read them: read_history). */
+  byChannel: Map<string, { id: string; seq: number }[]>;
   /** Attachment ids of erased messages (their files go after the commit). */
   fileIds: string[];
 }
@@ -186,8 +186,12 @@ export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts
   };
 
   const grouped = (rows: { seq: number; id: string; channel_id: string }[]) => {
-    const byChannel = new Map<string, string[]>();
-    for (const row of rows) byChannel.set(row.channel_id, [...(byChannel.get(row.channel_id) ?? []), row.id]);
+    const byChannel: Removed['byChannel'] = new Map();
+    for (const { channel_id, id, seq } of rows) {
+      const list = byChannel.get(channel_id);
+      if (list) list.push({ id, seq });
+      else byChannel.set(channel_id, [{ id, seq }]);
+    }
     return byChannel;
   };
 
