@@ -223,6 +223,11 @@ BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server
 -- A timeout changes who may act as an administrator (src/rules/permissions.ts rank).
 CREATE TRIGGER IF NOT EXISTS access_members_timeout AFTER UPDATE OF timeout_until ON members
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+-- joined_seq is the history floor of a member without read_history (src/rules/channel-access.ts
+-- historyFloor); the import's worker moves it on its own connection. A new trigger name, so the
+-- idempotent run of this file at every start adds it to older databases without a migration.
+CREATE TRIGGER IF NOT EXISTS access_members_joined_seq AFTER UPDATE OF joined_seq ON members
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channels_added AFTER INSERT ON channels
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channels_updated AFTER UPDATE OF category_id, permissions_synced ON channels

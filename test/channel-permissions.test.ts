@@ -3,6 +3,8 @@
 // through every route and event that reveals or writes channel content. The expected answers
 // come from the table below, written by hand, not from the server's rule.
 import crypto from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
@@ -574,4 +576,24 @@ t.test('channel positions as a member sees them: 0..k-1 over what they see, kept
   await settle('a channel created');
   await patch(ids.vault, { category_id: null });
   await settle('a channel out of its private category');
+});
+
+t.test('a history floor moved by another connection (the import worker) holds at once', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.close());
+  const [owner, member] = [await signUp(server.url), await signUp(server.url)];
+  const guild = (await must(owner.post('/api/servers', { name: 'Floors' }), 201)).body;
+  const base = `/api/servers/${guild.id}`;
+  const channel = (await must(owner.post(`${base}/channels`, { name: 'nohistory' }), 201)).body.id;
+  await must(owner.put(`${base}/channels/${channel}/overwrites/${guild.id}`, { deny: ['read_history'] }), 200);
+  await must(member.post(`/api/invites/${(await must(owner.post(`${base}/invites`), 201)).body.token}/accept`), 200);
+  const posted = (await must(owner.post(`${base}/channels/${channel}/messages`, { content: 'after joining' }), 201)).body;
+  const read = async () => (await must(member.get(`${base}/channels/${channel}/messages`), 200)).body.map((m: { id: string }) => m.id);
+  t.same(await read(), [posted.id], 'sent after they joined: readable (and the access rules are now cached)');
+
+  // A second writer on the same file, as the import's worker is: it marks the history read.
+  const other = new Database(path.join(server.dataDir, 'chat.db'));
+  other.prepare('UPDATE members SET joined_seq = (SELECT MAX(seq) FROM messages) WHERE server_id = ? AND user_id = ?').run(guild.id, member.userId);
+  other.close();
+  t.same(await read(), [], 'the floor moved: the message is below it now');
 });
