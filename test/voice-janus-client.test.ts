@@ -86,7 +86,7 @@ async function fakeJanus(t: Test): Promise<FakeJanus> {
 
 function clientOf(t: Test, fake: FakeJanus, extra: Partial<Parameters<typeof createJanusClient>[0]> = {}): { janus: JanusClient; logged: string[] } {
   const logged: string[] = [];
-  const janus = createJanusClient({ url: fake.url, adminUrl: fake.adminUrl, adminSecret: 'admin', log: (line) => logged.push(line), requestTimeoutMs: 300, retryMinMs: 20, retryMaxMs: 100, ...extra });
+  const janus = createJanusClient({ url: fake.url, adminUrl: fake.adminUrl, adminSecret: 'admin', log: (line) => logged.push(line), requestTimeoutMs: 5_000, retryMinMs: 20, retryMaxMs: 100, ...extra });
   t.teardown(() => janus.close());
   return { janus, logged };
 }
@@ -142,8 +142,8 @@ t.test('a plugin error comes back as a JanusError with its code; a silent Janus 
     if (body.request === 'destroy') reply({ janus: 'success', sender: message.handle_id, plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'event', error_code: 426, error: 'No such room (x)' } } });
     if (body.request === 'join') reply({ janus: 'ack' }); // and never the event
   };
-  const { janus } = clientOf(t, fake);
-  await janus.ready();
+  const { janus } = clientOf(t, fake, { requestTimeoutMs: 1_000 });
+  await janus.ready(5_000);
   const handle = await janus.attach(() => {});
   await t.rejects(handle.message({ request: 'destroy', room: 'x' }), { name: 'JanusError', kind: 'plugin', code: 426, message: 'No such room (x)' });
   await t.rejects(handle.message({ request: 'join' }), { name: 'JanusError', kind: 'timeout' });
@@ -185,12 +185,11 @@ t.test('when Janus goes away the client says so, reconnects by itself and says s
   t.equal(fake.received.at(-1)!.session_id, 1002, 'requests go to the new session');
 
   fake.answerKeepalives = false;
-  const quiet = clientOf(t, fake, { keepaliveMs: 50, onLost: (reason) => events.push(`lost: ${reason}`) }).janus;
-  await quiet.ready();
+  const quiet = clientOf(t, fake, { keepaliveMs: 50, requestTimeoutMs: 300, onLost: (reason) => events.push(`lost: ${reason}`) }).janus;
+  await quiet.ready(5_000);
   await eventually('an unanswered keepalive ends the session', () => events.some((e) => /^lost: keepalive/.test(e)));
   fake.push({ janus: 'timeout', session_id: 1002 });
   await eventually('Janus timing the session out ends it', () => events.filter((e) => e === 'lost').length === 2);
-  t.ok(janus.connected || events.at(-1) === 'lost');
 });
 
 t.test('the reachability check never throws; a closed client refuses work', async (t) => {
