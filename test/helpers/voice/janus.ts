@@ -14,15 +14,17 @@ import { debianJanusLibDir, installedModules, writeJanusConfig } from '../../../
  * to ours by a veth pair on a /30 of 198.18.0.0/15 (RFC 2544's benchmarking range, unused by
  * real networks): Janus's end carries `address`, ours `hostAddress`. Janus's APIs listen on
  * `address` and take only `hostAddress` (ws_acl); its media uses `address` only
- * (ice_enforce_list). The test process and its wrtc participants (a child process, in our
- * namespace) reach it over the veth like a machine on a LAN: the connected route carries both
- * the WebSocket and the UDP media, and nothing in the namespace reaches anything else. Ports
- * are the namespace's own, so fixed ones are free.
+ * (ice_enforce_list). The test process (our client of Janus) reaches the APIs over the veth
+ * like a machine on a LAN; the wrtc participants run in the namespace itself
+ * (test/helpers/voice/peers.ts says why) and reach Janus's media on `address`, as coturn
+ * does. Nothing in the namespace reaches anything else (no route out). Ports are the
+ * namespace's own, so fixed ones are free.
  *
  * Cleanup, even when a test fails: the test's teardown kills the processes and deletes the
  * namespace (the veth pair goes with it); an exit hook does the same if the test process ends
  * first; the processes get SIGKILL from the kernel when the test process dies (setpriv
- * --pdeathsig); and each start removes the namespaces of test processes that no longer exist.
+ * --pdeathsig); and each start removes the namespaces and folders of test processes that no
+ * longer exist.
  */
 
 const JANUS = '/usr/bin/janus';
