@@ -13,6 +13,7 @@ import { stdoutLog } from './core/log';
 import type { Log } from './core/types';
 import { createAccountChanges } from './parts/accounts/account-changes';
 import { createAccountDeletion } from './parts/accounts/account-deletion';
+import { createAccountRows } from './parts/accounts/account-rows';
 import { createBots } from './parts/accounts/bots';
 import { createWebhooks } from './parts/integrations/webhooks';
 import { createExports } from './parts/accounts/account-export';
@@ -112,6 +113,7 @@ export function createApp(options: AppOptions): RunningApp {
   const log = options.log ?? stdoutLog;
   const db = openDatabase(path.join(config.dataDir, 'chat.db'), config.durability);
   const users = createUserStore(db);
+  const accountRows = createAccountRows({ db, clock });
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
   const tails = createChannelTails(db);
@@ -164,11 +166,11 @@ export function createApp(options: AppOptions): RunningApp {
   const box = createSecretBox(loadSecretKey(config.dataDir, config.secretKey));
   const twoFactor = createTwoFactor({ db, clock, box, log });
   const identity = createIdentityCheck({ db, limits, twoFactor });
-  const avatars = createAvatars({ db, dataDir: config.dataDir, log });
+  const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
     db,
-    clock,
+    accountRows,
     directory,
     members,
     hub,
@@ -178,8 +180,8 @@ export function createApp(options: AppOptions): RunningApp {
       accountExports.remove(userId);
     },
   });
-  const bots = createBots({ db, clock, hub, deletion });
-  const webhooks = createWebhooks({ db, clock, audit, box });
+  const bots = createBots({ db, accountRows, hub, deletion });
+  const webhooks = createWebhooks({ db, clock, accountRows, audit, box });
   const imports = createImports({
     db,
     clock,
@@ -194,7 +196,7 @@ export function createApp(options: AppOptions): RunningApp {
       if (server) hub.toUsers([ownerId], { event: 'server_joined', server: serverEntry(sidebar, ownerId, server) });
     },
   });
-  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, tails });
+  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, accountRows, tails });
   const vapidKeys = loadVapidKeys(config.dataDir);
   const pushSender = createPushSender({
     keys: vapidKeys,
@@ -220,6 +222,7 @@ export function createApp(options: AppOptions): RunningApp {
     log,
     db,
     users,
+    accountRows,
     sessions,
     limits,
     staticFiles,

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Client, signUp } from './helpers/client';
 import { community, must } from './helpers/community';
 import { startServer } from './helpers/server';
+import { type Format, readFixture } from './helpers/webhook-payloads';
 import { openSocket } from './helpers/ws';
 
 /**
@@ -13,8 +13,8 @@ import { openSocket } from './helpers/ws';
  * the API and their streams; bad calls refused with nothing written; bot accounts signing in
  * with `Authorization: Bot <token>`.
  */
-const FIXTURES = path.join(__dirname, 'fixtures', 'webhooks');
-const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
+/** A payload of the formats' own tests (test/webhooks/<format>/fixtures), as JSON reads it. */
+const fixture = (format: Format, name: string): any => readFixture(format, name);
 
 /** A call to a webhook URL, as a tool makes it: no cookie, no Origin. */
 async function call(url: string, body: unknown, headers: Record<string, string> = {}) {
@@ -57,7 +57,7 @@ t.test('webhooks', async (t) => {
   await t.test("Discord's payload, with every embed field", async (t) => {
     const stream = await openSocket(server.url, '/api/ws', { client: member });
     await stream.event('ready');
-    const payload = fixture('discord-full.json');
+    const payload = fixture('discord', 'full');
     const posted = await call(`${url}?wait=true`, payload);
     t.equal(posted.status, 200, posted.text);
     const message = posted.body;
@@ -115,7 +115,7 @@ t.test('webhooks', async (t) => {
 
   await t.test("Slack's payload", async (t) => {
     const before = (await messages()).length;
-    const res = await call(`${url}/slack`, fixture('slack-attachment.json'));
+    const res = await call(`${url}/slack`, fixture('slack', 'attachment'));
     t.equal(res.status, 200, res.text);
     t.equal(res.text, 'ok', 'answered as Slack does');
     const [newest] = await messages();
@@ -131,7 +131,7 @@ t.test('webhooks', async (t) => {
     const events = ['ping', 'push', 'pull_request', 'issues', 'issue_comment', 'release', 'workflow_run'];
     for (const event of events) {
       const before = (await messages()).length;
-      const res = await call(`${url}/github`, fixture(`github-${event}.json`), { 'x-github-event': event });
+      const res = await call(`${url}/github`, fixture('github', event), { 'x-github-event': event });
       t.equal(res.status, 204, `${event}: ${res.text}`);
       const after = await messages();
       t.equal(after.length, before + 1, `${event} made a message`);
@@ -143,7 +143,7 @@ t.test('webhooks', async (t) => {
 
     const secret = 'It is a secret to everybody';
     await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: secret }), 200);
-    const body = JSON.stringify(fixture('github-ping.json'));
+    const body = JSON.stringify(fixture('github', 'ping'));
     const signature = `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
     t.equal((await call(`${url}/github`, body, { 'x-github-event': 'ping' })).status, 401, 'unsigned: 401');
     t.equal((await call(`${url}/github`, body, { 'x-github-event': 'ping', 'x-hub-signature-256': 'sha256=00' })).status, 401, 'wrongly signed: 401');
@@ -247,7 +247,7 @@ t.test('a signed GitHub delivery is taken once; refused deliveries spend no rate
   const secret = 'replay me if you can';
   await must(owner.request('PATCH', `/api/webhooks/${hook.id}`, { github_secret: secret }), 200);
   const count = async () => (await must(owner.get(`/api/servers/${serverId}/channels/${channel}/messages?limit=100`), 200)).body.length as number;
-  const body = JSON.stringify(fixture('github-ping.json'));
+  const body = JSON.stringify(fixture('github', 'ping'));
   const signature = `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
   const deliver = (delivery: string, sig = signature, payload = body) =>
     call(`${hook.url}/github`, payload, { 'x-github-event': 'ping', 'x-github-delivery': delivery, 'x-hub-signature-256': sig });
@@ -261,7 +261,7 @@ t.test('a signed GitHub delivery is taken once; refused deliveries spend no rate
   t.equal(await count(), 1, 'posted once');
 
   for (let i = 0; i < 10; i++) t.equal((await deliver(crypto.randomUUID(), 'sha256=00')).status, 401, `a badly signed delivery ${i + 1}: 401`);
-  const other = JSON.stringify({ ...fixture('github-ping.json'), zen: 'Keep it logically awesome.' });
+  const other = JSON.stringify({ ...fixture('github', 'ping'), zen: 'Keep it logically awesome.' });
   const otherSigned = `sha256=${crypto.createHmac('sha256', secret).update(other).digest('hex')}`;
   t.equal((await deliver(crypto.randomUUID(), otherSigned, other)).status, 204, 'ten refused deliveries later, a good one is not 429');
   t.equal(await count(), 2);

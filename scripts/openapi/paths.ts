@@ -69,7 +69,7 @@ const PARTS_PROSE = [
 /** A webhook URL's secret: 43 base64url characters (32 random bytes). */
 const webhookToken: Schema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'the secret of the webhook URL' };
 const httpUrl: Schema = { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'an http or https URL, shown as a link (never fetched)' };
-/** Discord's execute-webhook payload (src/parts/integrations/payloads.ts fromDiscord). */
+/** Discord's execute-webhook payload (src/parts/integrations/formats/discord.ts fromDiscord). */
 const DISCORD_PAYLOAD: Schema = input({
   content: text(2000, { multiline: true, blank: true }),
   username: text(80),

@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import { readCookie, remoteAddress } from '../core/http/client';
 import { CLEARED_DEVICE_COOKIE, CLEARED_SESSION_COOKIE, DEVICE_COOKIE, deviceCookie, rememberDevice, sessionCookie } from '../parts/accounts/auth';
-import { iso } from '../core/clock';
 import { HttpError, badRequest, conflict, notFound } from '../core/http/errors';
 import { createLoginGuard } from '../rules/limits';
 import { created, json, noContent, redirect } from '../core/http/respond';
@@ -24,8 +22,8 @@ const DIRECTION_CONTROLS = /[\u0080-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\
 
 type Deps = Pick<
   Services,
-  | 'db' | 'clock' | 'config' | 'users' | 'sessions' | 'devices' | 'limits' | 'presence' | 'twoFactor' | 'identity'
-  | 'hub' | 'directory' | 'deletion' | 'accountChanges'
+  | 'db' | 'config' | 'users' | 'sessions' | 'devices' | 'limits' | 'presence' | 'twoFactor' | 'identity'
+  | 'hub' | 'directory' | 'deletion' | 'accountChanges' | 'accountRows'
 >;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
@@ -45,17 +43,13 @@ export function accountRoutes(deps: Deps): Route[] {
   ];
 }
 
-function accountHandlers({ db, clock, config, users, sessions, devices, limits, presence, twoFactor, identity, hub, directory, deletion, accountChanges }: Deps) {
-  const insertUser = db.prepare(
-    'INSERT INTO users (id, username, password_hash, is_admin, created_at) VALUES (?, ?, ?, ?, ?)',
-  );
+function accountHandlers({ db, config, users, sessions, devices, limits, presence, twoFactor, identity, hub, directory, deletion, accountChanges, accountRows }: Deps) {
   const credentialsByUsername = db.prepare<[string], { id: string; password_hash: string; standing: number }>(
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
   const accountById = db.prepare<[string], { email: string | null; email_verified: number }>(
     'SELECT email, email_verified FROM users WHERE id = ?',
   );
-  const setDisplayName = db.prepare('UPDATE users SET display_name = ? WHERE id = ?');
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
     `SELECT w.id, u.username AS issued_by, w.reason, w.created_at
        FROM warnings w JOIN users u ON u.id = w.issued_by
@@ -77,11 +71,11 @@ function accountHandlers({ db, clock, config, users, sessions, devices, limits, 
       throw conflict('username is already taken', 'username_taken');
     }
     const hash = await hashPassword(password);
-    const id = crypto.randomUUID();
+    let id: string;
     // The unique index decides a race between two registrations that both passed the check
     // above while hashing. Thrown as our 409 so a browser form still gets its redirect.
     try {
-      insertUser.run(id, username, hash, adminNames.has(username.toLowerCase()) ? 1 : 0, iso(clock.now()));
+      id = accountRows.createAccount({ kind: 'person', username, passwordHash: hash, isAdmin: adminNames.has(username.toLowerCase()) });
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('username is already taken', 'username_taken');
       throw err;
@@ -212,7 +206,7 @@ function accountHandlers({ db, clock, config, users, sessions, devices, limits, 
     const value = ctx.body.display_name;
     const name = value === null ? null : text(ctx.body, 'display_name', { max: MAX_DISPLAY_NAME_CHARS });
     if (name && DIRECTION_CONTROLS.test(value as string)) throw badRequest('display_name contains invisible or direction-changing characters');
-    setDisplayName.run(name, ctx.user.id);
+    accountRows.setDisplayName(ctx.user.id, name);
     announceProfile(ctx.user.id);
     return getAccount({ ...ctx, user: users.byId(ctx.user.id)! });
   }

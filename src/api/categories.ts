@@ -11,7 +11,7 @@ import { MAX_NAME_CHARS, diff, placed } from './servers';
 import { MAX_CATEGORIES_PER_SERVER } from '../rules/sizes';
 export { MAX_CATEGORIES_PER_SERVER };
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'audit' | 'overwrites' | 'accessChanges'>;
+type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'hub' | 'limits' | 'directory' | 'audit' | 'channels' | 'overwrites' | 'accessChanges'>;
 
 /**
  * The categories of a server: named groups its channels are listed under (a channel joins one
@@ -29,7 +29,7 @@ export function categoryRoutes(deps: Deps): Route[] {
   ];
 }
 
-function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, overwrites, accessChanges }: Deps) {
+function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, channels, overwrites, accessChanges }: Deps) {
   const insert = db.prepare(
     `INSERT INTO categories (id, server_id, name, position, created_at)
      VALUES (?, ?, ?, (SELECT COUNT(*) FROM categories WHERE server_id = ?), ?)`,
@@ -37,8 +37,6 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, ove
   const rename = db.prepare('UPDATE categories SET name = ? WHERE id = ?');
   const setPosition = db.prepare('UPDATE categories SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM categories WHERE id = ?');
-  // Explicit, so the channels' own triggers move the generation their cached lists watch.
-  const letChannelsGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
 
   /** A category of this server (404 otherwise). */
   const categoryIn = (serverId: string, categoryId: string) => {
@@ -112,7 +110,7 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, ove
     accessChanges.around(serverId, () =>
       db.transaction(() => {
         for (const id of freed) overwrites.detach(id);
-        letChannelsGo.run(category.id);
+        channels.leaveCategory(category.id);
         deleteRow.run(category.id);
         reorder(serverId, null, 0);
         audit.write({ serverId, action: 'category_delete', actorId: ctx.user.id, targetId: category.id, targetKind: 'category', reason, changes: { name: category.name } });

@@ -29,10 +29,7 @@ export function channelRoutes(deps: Deps): Route[] {
 function channelHandlers({ db, perms, hub, limits, directory, readStates, audit, uploads, channels, overwrites, accessChanges }: Deps) {
   const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
-  const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
   const categoryOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM categories WHERE id = ?');
-  const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
-  const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const attachmentsOf = db.prepare<[string], { id: string }>(
     'SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id = ?',
   );
@@ -45,7 +42,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
   };
   /** Puts `channelId` at `position` (null: only closes the gaps): positions stay 0..n-1. */
   const reorder = (serverId: string, channelId: string | null, position: number) =>
-    placed(directory.channelsOf(serverId).map((c) => c.id), channelId, position).forEach((id, index) => setPosition.run(index, id));
+    channels.setOrder(placed(directory.channelsOf(serverId).map((c) => c.id), channelId, position));
 
   return { listChannels, createChannel, updateChannel, deleteChannel };
 
@@ -70,7 +67,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     // Who sees it hears of it (channel_created), at its place among the channels they see.
     const id = accessChanges.around(serverId, () =>
       db.transaction(() => {
-        const id = channels.add(serverId, name);
+        const id = channels.add(serverId, { name });
         audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
         return id;
       })(),
@@ -104,7 +101,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const write = () =>
       db.transaction(() => {
         if (sync === false || (before.category_id !== null && categoryId !== before.category_id)) overwrites.detach(before.id);
-        updateRow.run(name, topic, slowmode, categoryId, before.id);
+        channels.update(before.id, { name, topic, slowmodeSeconds: slowmode, categoryId });
         if (sync === true) overwrites.sync(before.id);
         if (position !== null) reorder(serverId, before.id, position);
         const after = directory.channel(before.id)!;
@@ -129,7 +126,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const fileIds = accessChanges.around(serverId, () =>
       db.transaction(() => {
         const ids = attachmentsOf.all(channel.id).map((a) => a.id);
-        deleteRow.run(channel.id);
+        channels.remove(channel.id);
         readStates.forget([channel.id]);
         reorder(serverId, null, 0);
         audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });

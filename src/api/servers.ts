@@ -170,7 +170,7 @@ function serverHandlers(deps: Deps) {
     db.transaction(() => {
       insertServer.run(id, name, ctx.user.id, now);
       members.add(id, ctx.user.id);
-      channels.add(id, FIRST_CHANNEL_NAME);
+      channels.add(id, { name: FIRST_CHANNEL_NAME });
     })();
     const server = directory.server(id)!;
     hub.toUsers([ctx.user.id], { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) });

@@ -5,7 +5,7 @@ import { HttpError, badRequest } from '../core/http/errors';
 import { HANDLED, created, json, noContent, sendText } from '../core/http/respond';
 import type { Container, Ctx, PublicCtx, Route } from '../core/types';
 import { bool, text } from '../core/validate';
-import { type IncomingMessage, fromDiscord, fromGitHub, fromSlack } from '../parts/integrations/payloads';
+import { type IncomingMessage, fromDiscord, fromGitHub, fromSlack } from '../parts/integrations/formats';
 import { WEBHOOK_NAME_MAX } from '../parts/integrations/webhooks';
 import type { ReceivedFile } from '../parts/messages/upload-store';
 import type { Services } from '../parts/services';

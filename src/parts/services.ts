@@ -1,5 +1,6 @@
 import type { AccountChanges } from './accounts/account-changes';
 import type { AccountDeletion } from './accounts/account-deletion';
+import type { AccountRows } from './accounts/account-rows';
 import type { Bots } from './accounts/bots';
 import type { Webhooks } from './integrations/webhooks';
 import type { Exports } from './accounts/account-export';
@@ -47,6 +48,8 @@ export interface Services {
   log: Log;
   db: DB;
   users: UserStore;
+  /** The one writer of users rows (accounts of every kind, the profile columns, deletion). */
+  accountRows: AccountRows;
   sessions: SessionStore;
   limits: Limits;
   staticFiles: StaticFiles;

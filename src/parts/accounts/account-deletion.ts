@@ -1,16 +1,17 @@
-import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
 import { conflict } from '../../core/http/errors';
 import type { Members } from '../community/members';
 import type { Hub } from '../delivery/hub';
+import type { AccountRows } from './account-rows';
 import { botSessionToken } from './auth';
 import type { SessionStore } from './sessions';
 
 /** What account deletion touches outside the database, once it committed. */
 export interface DeletionParts {
   db: DB;
-  clock: Clock;
+  /** The users row: erased here. */
+  accountRows: Pick<AccountRows, 'erase'>;
   directory: Directory;
   members: Pick<Members, 'remove'>;
   hub: Hub;
@@ -27,7 +28,7 @@ export interface DeletionParts {
  * memberships, friendships and requests, blocks, group chats (DMs stay, read-only, for the
  * other side), read markers, tokens. Uploads stay with their messages.
  */
-export function createAccountDeletion({ db, clock, directory, members, hub, sessions, removeFiles }: DeletionParts) {
+export function createAccountDeletion({ db, accountRows, directory, members, hub, sessions, removeFiles }: DeletionParts) {
   const ownedServers = db.prepare<[string], { name: string }>('SELECT name FROM servers WHERE owner_id = ? ORDER BY name');
   const serversOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM members WHERE user_id = ?');
   const groupsOf = db.prepare<[string], { id: string }>(
@@ -49,10 +50,6 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
     'DELETE FROM devices WHERE user_id = :id',
     'DELETE FROM device_retired_secrets WHERE user_id = :id',
     'DELETE FROM email_tokens WHERE user_id = :id',
-    `UPDATE users SET username = 'deleted-' || id, password_hash = '', email = NULL, email_verified = 0,
-            display_name = NULL, avatar_version = 0, totp_secret = NULL, totp_pending = NULL,
-            presence = 'invisible', deleted_at = :now, bot_token_hash = NULL
-      WHERE id = :id`,
   ].map((sql) => db.prepare(sql));
 
   /** 409 naming the servers the user owns: each must be transferred or deleted first. */
@@ -76,7 +73,8 @@ export function createAccountDeletion({ db, clock, directory, members, hub, sess
       const friends = friendsOf.all(userId, userId).map((r) => r.other);
       db.transaction(() => {
         for (const serverId of servers) members.remove(serverId, userId);
-        for (const statement of statements) statement.run({ id: userId, now: iso(clock.now()) });
+        for (const statement of statements) statement.run({ id: userId });
+        accountRows.erase(userId);
       })();
       // Committed: now the sockets and the people who could see the user hear of it.
       sessions.endAllForUser(userId);

@@ -10,6 +10,7 @@ import { failpoint } from '../../core/callbacks';
 import { isUuid } from '../../core/http/router';
 import { createWorkQueue } from '../../core/work-queue';
 import type { Log } from '../../core/types';
+import type { AccountRows } from './account-rows';
 
 export const MAX_AVATAR_BYTES = 8 * 1024 * 1024;
 /** Every avatar is re-encoded to this square. */
@@ -52,14 +53,10 @@ export interface Avatars {
  * not too many pixels, and is re-encoded to a 256 × 256 WebP: metadata (EXIF, GPS, ICC
  * comments) does not survive the re-encoding.
  */
-export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; log: Log }): Avatars {
+export function createAvatars({ db, accountRows, dataDir, log }: { db: DB; accountRows: Pick<AccountRows, 'avatarStored' | 'avatarRemoved'>; dataDir: string; log: Log }): Avatars {
   const dir = path.join(dataDir, 'avatars');
   fs.mkdirSync(dir, { recursive: true });
   for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(path.join(dir, name), { force: true });
-  const bump = db.prepare<[string], { avatar_version: number }>(
-    'UPDATE users SET avatar_version = avatar_version + 1 WHERE id = ? RETURNING avatar_version',
-  );
-  const clear = db.prepare('UPDATE users SET avatar_version = 0 WHERE id = ? AND avatar_version > 0');
   const versionOf = db.prepare<[string], { avatar_version: number }>('SELECT avatar_version FROM users WHERE id = ? AND deleted_at IS NULL');
   const finalPath = (userId: string) => path.join(dir, `${userId}.webp`);
   /** Users with an upload in progress: one at a time each, so one user holds one decoder at most. */
@@ -90,10 +87,10 @@ export function createAvatars({ db, dataDir, log }: { db: DB; dataDir: string; l
       } finally {
         uploading.delete(userId);
       }
-      return bump.get(userId)!.avatar_version;
+      return accountRows.avatarStored(userId);
     },
     remove(userId) {
-      const had = clear.run(userId).changes === 1;
+      const had = accountRows.avatarRemoved(userId);
       if (isUuid(userId)) fs.rmSync(finalPath(userId), { force: true });
       return had;
     },

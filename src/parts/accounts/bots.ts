@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { conflict, notFound } from '../../core/http/errors';
 import type { Hub } from '../delivery/hub';
 import type { AccountDeletion } from './account-deletion';
+import type { AccountRows } from './account-rows';
 import { botSessionToken } from './auth';
 import { tokenHash } from './users';
 
@@ -36,32 +36,29 @@ export interface Bots {
  * only (their password hash is '!', which no password matches). The token's secret is stored as
  * its SHA-256.
  */
-export function createBots({ db, clock, hub, deletion }: { db: DB; clock: Clock; hub: Hub; deletion: AccountDeletion }): Bots {
+export function createBots({ db, accountRows, hub, deletion }: { db: DB; accountRows: Pick<AccountRows, 'createAccount'>; hub: Hub; deletion: AccountDeletion }): Bots {
   const ownedBy = db.prepare<[string], Omit<BotRecord, 'bot'>>(
     `SELECT p.id, p.username, p.display_name, p.avatar_url, u.created_at FROM users u JOIN profiles p ON p.id = u.id
       WHERE u.bot_owner_id = ? AND u.bot = 1 AND u.deleted_at IS NULL ORDER BY u.created_at, u.id`,
   );
   const nameTaken = db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck();
-  const insertBot = db.prepare(
-    "INSERT INTO users (id, username, password_hash, created_at, bot, bot_owner_id, bot_token_hash, presence) VALUES (?, ?, '!', ?, 1, ?, ?, 'online')",
-  );
   const setToken = db.prepare('UPDATE users SET bot_token_hash = ? WHERE id = ?');
-  const newToken = (botId: string) => {
+  /** A token is `<bot id>.<secret>`; the secret's hash is stored. */
+  const newSecret = () => {
     const secret = crypto.randomBytes(32).toString('base64url');
-    return { token: `${botId}.${secret}`, hash: tokenHash(secret) };
+    return { secret, hash: tokenHash(secret) };
   };
   const asRecord = (row: Omit<BotRecord, 'bot'>): BotRecord => ({ ...row, bot: true });
 
   const bots: Bots = {
     create(ownerId, username) {
-      const id = crypto.randomUUID();
-      const { token, hash } = newToken(id);
-      db.transaction(() => {
+      const { secret, hash } = newSecret();
+      const id = db.transaction(() => {
         if (ownedBy.all(ownerId).length >= MAX_BOTS_PER_OWNER) throw conflict(`you may own at most ${MAX_BOTS_PER_OWNER} bots`);
         if (nameTaken.get(username) || username.toLowerCase() === 'deleted-user') throw conflict('username is already taken', 'username_taken');
-        insertBot.run(id, username, iso(clock.now()), ownerId, hash);
+        return accountRows.createAccount({ kind: 'bot', username, ownerId, tokenHash: hash });
       })();
-      return { ...bots.owned(ownerId, id), token };
+      return { ...bots.owned(ownerId, id), token: `${id}.${secret}` };
     },
     list: (ownerId) => ownedBy.all(ownerId).map(asRecord),
     owned(ownerId, botId) {
@@ -71,10 +68,10 @@ export function createBots({ db, clock, hub, deletion }: { db: DB; clock: Clock;
     },
     resetToken(ownerId, botId) {
       bots.owned(ownerId, botId);
-      const { token, hash } = newToken(botId);
+      const { secret, hash } = newSecret();
       setToken.run(hash, botId);
       hub.endSession(botSessionToken(botId));
-      return token;
+      return `${botId}.${secret}`;
     },
     remove(ownerId, botId) {
       bots.owned(ownerId, botId);

@@ -2,25 +2,76 @@ import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 
+/** A channel to make: its name, and what else it starts with. */
+export interface NewChannel {
+  name: string;
+  /** '' by default. */
+  topic?: string;
+  /** The category it is listed under; none by default. */
+  categoryId?: string | null;
+}
+
+/** What a channel's settings route changes of it, all at once. */
+export interface ChannelChange {
+  name: string;
+  topic: string;
+  slowmodeSeconds: number;
+  categoryId: string | null;
+}
+
 /**
- * Writes to a server's channels that more than one route makes: a new channel goes after the
- * others (its position is the next free one). The routes of src/api/channels.ts make the rest.
+ * The one writer of `channels` rows (schema.sql), whoever writes them: the channel and category
+ * routes, a new server's first channel, the importer on its worker's connection. A new column
+ * goes here: what a new channel starts with, and what changes it. (Whether a channel follows its
+ * category's overwrites, `permissions_synced`, is the overwrite store's: syncing copies
+ * overwrites in the same step.)
+ *
+ * Built on any connection (`createChannelStore({ db, clock })`); every write runs inside the
+ * caller's transaction, which also writes the audit log and decides what the change announces.
  */
 export interface ChannelStore {
-  /** Inside the caller's transaction: a new channel at the end of the server's list; its id. */
-  add(serverId: string, name: string): string;
+  /** A new channel at the end of the server's list; its id. */
+  add(serverId: string, channel: NewChannel): string;
+  /** Its name, topic, slow mode and category. */
+  update(channelId: string, change: ChannelChange): void;
+  /** Positions 0..n-1 in this order (a server's channels, all of them). */
+  setOrder(channelIds: readonly string[]): void;
+  /** The channel goes, and with it (schema.sql's cascades) its messages, overwrites and webhooks. */
+  remove(channelId: string): void;
+  /**
+   * Every channel of a category goes under none (the category is being deleted). Written out
+   * rather than left to the foreign key's `ON DELETE SET NULL`, so that the channels' own
+   * triggers move the generation their cached lists watch.
+   */
+  leaveCategory(categoryId: string): void;
 }
 
 export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): ChannelStore {
   const insert = db.prepare(
-    `INSERT INTO channels (id, server_id, name, position, created_at)
-     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?)`,
+    `INSERT INTO channels (id, server_id, name, position, created_at, topic, category_id)
+     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
   );
+  const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
+  const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
+  const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
+  const letGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
   return {
-    add(serverId, name) {
+    add(serverId, { name, topic = '', categoryId = null }) {
       const id = crypto.randomUUID();
-      insert.run(id, serverId, name, serverId, iso(clock.now()));
+      insert.run(id, serverId, name, serverId, iso(clock.now()), topic, categoryId);
       return id;
+    },
+    update(channelId, { name, topic, slowmodeSeconds, categoryId }) {
+      updateRow.run(name, topic, slowmodeSeconds, categoryId, channelId);
+    },
+    setOrder(channelIds) {
+      channelIds.forEach((id, index) => setPosition.run(index, id));
+    },
+    remove(channelId) {
+      deleteRow.run(channelId);
+    },
+    leaveCategory(categoryId) {
+      letGo.run(categoryId);
     },
   };
 }

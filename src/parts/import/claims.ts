@@ -5,6 +5,7 @@ import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { conflict, forbidden, notFound } from '../../core/http/errors';
 import type { UserRef } from '../../core/types';
+import type { AccountRows } from '../accounts/account-rows';
 import type { Members } from '../community/members';
 import type { ChannelTails } from '../messages/channel-tails';
 
@@ -87,11 +88,13 @@ export interface ClaimsParts {
   clock: Clock;
   dataDir: string;
   members: Pick<Members, 'add' | 'requireRoom'>;
+  /** The placeholders' rows: made nameless here when hidden. */
+  accountRows: Pick<AccountRows, 'anonymize'>;
   /** Told of every channel whose messages changed author or went. */
   tails: Pick<ChannelTails, 'changed'>;
 }
 
-export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts): Claims {
+export function createClaims({ db, clock, dataDir, members, accountRows, tails }: ClaimsParts): Claims {
   const peopleOf = db.prepare<[string], Omit<ImportedPerson, 'claimed_by' | 'hidden'> & { hidden_at: string | null; c_id: string | null; c_username: string | null; c_display_name: string | null; c_avatar_url: string | null }>(
     `SELECT p.user_id, u.username, u.display_name, u.avatar_url, p.discord_id, p.discord_name,
             CASE WHEN p.claimed_by IS NULL AND p.claimed_at IS NULL THEN p.claim_code END AS claim_code, p.claimed_at, p.hidden_at,
@@ -146,7 +149,6 @@ export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts
   const setAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
-  const anonymize = db.prepare("UPDATE users SET username = ?, display_name = ?, avatar_version = 0 WHERE id = ?");
   const setHidden = db.prepare('UPDATE imported_people SET hidden_at = ? WHERE user_id = ?');
   const channelsOf = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
   const forgetTails = (channelIds: Iterable<string>) => {
@@ -239,7 +241,7 @@ export function createClaims({ db, clock, dataDir, members, tails }: ClaimsParts
         const [keeper] = placeholders;
         for (const row of rows) setAuthor.run(keeper, row.seq);
         for (const id of placeholders) {
-          anonymize.run(`former-${crypto.randomBytes(6).toString('hex')}`, FORMER_MEMBER, id);
+          accountRows.anonymize(id, `former-${crypto.randomBytes(6).toString('hex')}`, FORMER_MEMBER);
           setHidden.run(iso(clock.now()), id);
         }
         return { byChannel: grouped(rows), fileIds: [], placeholders };

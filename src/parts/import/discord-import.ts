@@ -7,7 +7,9 @@ import { isEmoji } from '../../core/emoji';
 import { MAX_CONTENT_CHARS } from '../../core/message-record';
 import { SNIFF_BYTES, sniff } from '../../core/sniff';
 import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
+import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
+import { createChannelStore } from '../community/channels';
 import { timeOrderedUuid } from '../messages/message-store';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
 import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, type DiscordUser, MESSAGE_KINDS } from './discord-format';
@@ -17,7 +19,9 @@ import { type ExportFiles, ImportError } from './export-files';
 /**
  * The import of a DiscordChatExporter export into a server (docs/import.md): what the dry run
  * checked (src/parts/import/discord-plan.ts) is written, channel by channel, in batches of one
- * transaction each. Every write of an import is here.
+ * transaction each. Every write of an import is here, but the rows of users and channels, which
+ * their owners write (src/parts/accounts/account-rows.ts, src/parts/community/channels.ts) on this
+ * import's connection.
  *
  * - The first run makes a new server; a later run of an export of the same Discord server, by the
  *   owner of the server it went into, appends to it. What it appends of a person who claimed their
@@ -175,6 +179,9 @@ export function setImportStatus(db: DB, clock: Clock, importId: string, status: 
 
 export async function importDiscord(db: DB, clock: Clock, dataDir: string, files: ExportFiles, scan: ExportScan, options: ImportOptions): Promise<ImportResult> {
   const w = statements(db);
+  // The rows of users and channels, written by their owners on this connection.
+  const accounts = createAccountRows({ db, clock });
+  const channels = createChannelStore({ db, clock });
   const now = () => iso(clock.now());
   const guildId = scan.plan.guild.id;
   const uploads = path.join(dataDir, 'uploads');
@@ -194,9 +201,8 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
   const placeholder = (discordId: string, user: DiscordUser, avatar: string | null, known?: Person): Person => {
     let person = known;
     if (!person) {
-      const userId = crypto.randomUUID();
       const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
-      w.insertUser.run(userId, username, now(), (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS));
+      const userId = accounts.createAccount({ kind: 'placeholder', username, displayName: (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS) });
       w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
       w.insertMember.run(serverId, userId, now());
       placeholders++;
@@ -252,14 +258,12 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
       const thread = CHANNEL_KINDS[channel.type] === 'thread';
       const parent = thread && channel.categoryId ? channelOf.get(channel.categoryId) : undefined;
       const id = mapped(w, serverId, 'channel', channel.id, () => {
-        const channelId = crypto.randomUUID();
         const wanted = thread ? `${parent?.name ?? channel.category ?? 'thread'} › ${channel.name}` : channel.name;
         const name = freeName(wanted.slice(0, MAX_NAME_CHARS) || 'channel', (n) => !!w.channelNamed.get(serverId, n));
         const voice = CHANNEL_KINDS[channel.type] === 'voice';
         const topic = [voice ? `Text chat of the voice channel ${channel.name}` : '', channel.topic ?? ''].filter(Boolean).join(' · ').slice(0, MAX_TOPIC_CHARS);
         const category = thread ? (parent ? w.categoryOfChannel.get(parent.id) ?? null : null) : channel.categoryId ? categoryOf.get(channel.categoryId) ?? null : null;
-        w.insertChannel.run(channelId, serverId, name, serverId, now(), topic, category);
-        return channelId;
+        return channels.add(serverId, { name, topic, categoryId: category });
       });
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
     }
@@ -285,7 +289,7 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
       try {
         await fs.promises.writeFile(temp, await files.read(file));
         await encodeAvatar(temp, path.join(dataDir, 'avatars', `${userId}.webp`));
-        w.setAvatar.run(userId);
+        accounts.avatarStored(userId);
       } catch {
         // Not an image that can be read: the placeholder goes without.
       } finally {
@@ -532,10 +536,6 @@ function statements(db: DB) {
     ),
     roleNamed: db.prepare<[string, string], number>('SELECT 1 FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
     roleName: db.prepare<[string], string>('SELECT name FROM roles WHERE id = ?').pluck(),
-    insertChannel: db.prepare(
-      `INSERT INTO channels (id, server_id, name, position, created_at, topic, category_id)
-       VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
-    ),
     channelNamed: db.prepare<[string, string], number>('SELECT 1 FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE').pluck(),
     channelName: db.prepare<[string], string>('SELECT name FROM channels WHERE id = ?').pluck(),
     categoryOfChannel: db.prepare<[string], string | null>('SELECT category_id FROM channels WHERE id = ?').pluck(),
@@ -545,10 +545,7 @@ function statements(db: DB) {
         WHERE p.server_id = ? AND p.discord_id = ? ORDER BY p.rowid DESC LIMIT 1`,
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
-    // '!' is no password hash: nothing verifies against it, so a placeholder cannot sign in.
-    insertUser: db.prepare("INSERT INTO users (id, username, password_hash, created_at, display_name, imported) VALUES (?, ?, '!', ?, ?, 1)"),
     insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
-    setAvatar: db.prepare('UPDATE users SET avatar_version = avatar_version + 1 WHERE id = ?'),
     localMessage: db.prepare<[string, string], string>(
       'SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?',
     ).pluck(),

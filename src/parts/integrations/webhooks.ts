@@ -3,6 +3,7 @@ import { type Clock, HOUR, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { HttpError, conflict, notFound } from '../../core/http/errors';
 import type { SecretBox } from '../../core/secret-box';
+import type { AccountRows } from '../accounts/account-rows';
 import { matchesHash, tokenHash } from '../accounts/users';
 import type { AuditLog } from '../community/audit';
 
@@ -72,7 +73,7 @@ export interface Webhooks {
  * their own (users.bot = 2, no password), which stays when the webhook goes, so its messages
  * keep their author. Every change is in the server's audit log, in the same transaction.
  */
-export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock; audit: AuditLog; box: SecretBox }): Webhooks {
+export function createWebhooks({ db, clock, accountRows, audit, box }: { db: DB; clock: Clock; accountRows: Pick<AccountRows, 'createAccount' | 'setDisplayName'>; audit: AuditLog; box: SecretBox }): Webhooks {
   const SELECT = `SELECT w.id, w.name, w.server_id, w.channel_id, w.user_id, w.token_hash, w.github_secret, w.created_by,
                          p.username AS creator_name, w.created_at
                     FROM webhooks w JOIN profiles p ON p.id = w.created_by`;
@@ -81,12 +82,10 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
   const countIn = db.prepare<[string, string], { channel: number; server: number }>(
     'SELECT (SELECT COUNT(*) FROM webhooks WHERE channel_id = ?) AS channel, (SELECT COUNT(*) FROM webhooks WHERE server_id = ?) AS server',
   );
-  const insertAuthor = db.prepare("INSERT INTO users (id, username, password_hash, created_at, display_name, bot, presence) VALUES (?, ?, '!', ?, ?, 2, 'invisible')");
   const insertWebhook = db.prepare(
     'INSERT INTO webhooks (id, server_id, channel_id, user_id, name, token_hash, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const setName = db.prepare('UPDATE webhooks SET name = ? WHERE id = ?');
-  const setAuthorName = db.prepare('UPDATE users SET display_name = ? WHERE id = ?');
   const setToken = db.prepare('UPDATE webhooks SET token_hash = ? WHERE id = ?');
   const setSecret = db.prepare('UPDATE webhooks SET github_secret = ? WHERE id = ?');
   const deleteWebhook = db.prepare('DELETE FROM webhooks WHERE id = ?');
@@ -125,8 +124,7 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
         if (count.channel >= MAX_WEBHOOKS_PER_CHANNEL) throw conflict(`a channel may have at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks`);
         if (count.server >= MAX_WEBHOOKS_PER_SERVER) throw conflict(`a server may have at most ${MAX_WEBHOOKS_PER_SERVER} webhooks`);
         // Its author: a name no person can register (a dot is not allowed in usernames).
-        const authorId = crypto.randomUUID();
-        insertAuthor.run(authorId, `webhook.${id}`, now, name);
+        const authorId = accountRows.createAccount({ kind: 'webhook', username: `webhook.${id}`, displayName: name });
         insertWebhook.run(id, serverId, channelId, authorId, name, tokenHash(token), actorId, now);
         audit.write({ serverId, action: 'webhook_create', actorId, targetId: id, targetKind: 'webhook', reason: null, changes: { name, channel_id: channelId } });
       })();
@@ -149,7 +147,7 @@ export function createWebhooks({ db, clock, audit, box }: { db: DB; clock: Clock
       db.transaction(() => {
         if (change.name !== undefined) {
           setName.run(change.name, webhookId);
-          setAuthorName.run(change.name, row.user_id);
+          accountRows.setDisplayName(row.user_id, change.name);
         }
         if (change.githubSecret !== undefined) setSecret.run(change.githubSecret === null ? null : box.seal(change.githubSecret, webhookId), webhookId);
         if (token) setToken.run(tokenHash(token), webhookId);
