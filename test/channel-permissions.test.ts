@@ -309,6 +309,25 @@ t.test('a member without send_messages may not edit; an edit that adds @everyone
   t.equal((await owner.post(`${base}/messages`, { content: 'x' })).status, 201, 'the owner still posts there');
 });
 
+t.test("what ready and the channel list say one may do is what the server lets one do: without send_messages, no files and no @everyone", async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, server } = await scene(app.url);
+  for (const s of ['plain', 'herald'] as const) {
+    const socket = await openSocket(app.url, '/api/ws', { client: clients[s] });
+    const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
+    socket.ws.close();
+    const listed = (await must(clients[s].get(`${base}/channels`), 200)).body;
+    for (const [where, entries] of [['ready', ready], ['the channel list', listed]] as const) {
+      const of = (c: Channel): string[] => entries.find((x: any) => x.id === ids[c]).permissions;
+      t.ok(of('open').includes('attach_files'), `${s}, ${where}: files where one may send`);
+      t.notOk(of('readonly').includes('attach_files'), `${s}, ${where}: no attach_files in the read-only channel`);
+      t.equal(of('open').includes('mention_everyone'), s === 'herald', `${s}, ${where}: @everyone with the role`);
+      t.notOk(of('readonly').includes('mention_everyone'), `${s}, ${where}: but not where one may not send`);
+    }
+  }
+});
+
 t.test('the account export leaves out what one wrote in a channel one no longer sees', async (t) => {
   const app = await startServer();
   t.teardown(app.close);

@@ -87,3 +87,19 @@ t.test('properties, against the model', async (t) => {
   );
   t.pass('moderators have everything, whatever the overwrites');
 });
+
+t.test("Discord's implicit rule: without send_messages, nothing done in a message one sends (attach_files, mention_everyone)", async (t) => {
+  const roles = new Map([['heralds', flagsOf(['mention_everyone'])]]);
+  const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)), ['view_channel', 'add_reactions', 'read_history'], 'a read-only channel: no files, no @everyone');
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'], 'with send_messages they stand');
+  t.same(namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone'], [])])), ['view_channel'], 'an allow of them alone gives nothing');
+  t.equal(resolve(EVERYONE_DEFAULT, roles, subject([], true), readOnly), ALL, 'moderators keep everything');
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return has(got, 'send_messages') || (!has(got, 'attach_files') && !has(got, 'mention_everyone'));
+    }),
+  );
+  t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
+});
