@@ -151,6 +151,7 @@ t.test("a message written inside the caller's transaction: all or nothing with i
   const topic = db.prepare<[string], string>('SELECT topic FROM channels WHERE id = ?').pluck();
   const setTopic = db.prepare('UPDATE channels SET topic = ? WHERE id = ?');
 
+  t.throws(() => messages.insert(general, owner, input('outside any transaction'), rights), /inside the caller's transaction/, 'never outside one');
   t.throws(
     () =>
       db.transaction(() => {

@@ -383,6 +383,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     },
 
     insert(container, author, input, rights) {
+      // Its rows are one write only inside the caller's transaction: outside one, each statement would commit alone.
+      if (!db.inTransaction) throw new Error("MessageStore.insert runs inside the caller's transaction");
       requireSomething(input);
       return write(container, author, input, mentionsOf(container, input, rights), rights);
     },
