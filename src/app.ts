@@ -42,6 +42,7 @@ import { readyFrame, serverEntry } from './parts/live/ready';
 import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
+import { createPosting } from './parts/messages/posting';
 import { createSearch } from './parts/messages/search';
 import { createReadStates } from './parts/messages/unread';
 import { createUploadStore } from './parts/messages/upload-store';
@@ -157,6 +158,7 @@ export function createApp(options: AppOptions): RunningApp {
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
@@ -237,6 +239,7 @@ export function createApp(options: AppOptions): RunningApp {
     accountChanges,
     uploads,
     messages,
+    posting,
     members,
     channels,
     overwrites,

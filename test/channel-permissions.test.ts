@@ -225,7 +225,8 @@ t.test('a change of access is told to who it changes it for, and audited with be
   // What they may do changes: channel_access.
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
   const access = await stream.event('channel_access');
-  t.same(access, { event: 'channel_access', server_id: server.id, channel_id: ids.open, permissions: ['view_channel', 'attach_files', 'add_reactions', 'read_history'], private: false });
+  // Without send_messages, no attach_files either: Discord's implicit rule (issue 46).
+  t.same(access, { event: 'channel_access', server_id: server.id, channel_id: ids.open, permissions: ['view_channel', 'add_reactions', 'read_history'], private: false });
   // A role given: the private channel arrives; taken: it goes.
   await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
   t.equal((await stream.event('channel_created')).channel_id, ids.secret, 'a role that sees it brings it');
@@ -307,6 +308,25 @@ t.test('a member without send_messages may not edit; an edit that adds @everyone
   t.equal((await plain.get(`${base}/messages`)).status, 403, 'the legacy history of a hidden first channel');
   t.equal((await plain.post(`${base}/messages`, { content: 'x' })).status, 403, 'and its legacy send');
   t.equal((await owner.post(`${base}/messages`, { content: 'x' })).status, 201, 'the owner still posts there');
+});
+
+t.test("what ready and the channel list say one may do is what the server lets one do: without send_messages, no files and no @everyone", async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const { clients, base, ids, server } = await scene(app.url);
+  for (const s of ['plain', 'herald'] as const) {
+    const socket = await openSocket(app.url, '/api/ws', { client: clients[s] });
+    const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
+    socket.ws.close();
+    const listed = (await must(clients[s].get(`${base}/channels`), 200)).body;
+    for (const [where, entries] of [['ready', ready], ['the channel list', listed]] as const) {
+      const of = (c: Channel): string[] => entries.find((x: any) => x.id === ids[c]).permissions;
+      t.ok(of('open').includes('attach_files'), `${s}, ${where}: files where one may send`);
+      t.notOk(of('readonly').includes('attach_files'), `${s}, ${where}: no attach_files in the read-only channel`);
+      t.equal(of('open').includes('mention_everyone'), s === 'herald', `${s}, ${where}: @everyone with the role`);
+      t.notOk(of('readonly').includes('mention_everyone'), `${s}, ${where}: but not where one may not send`);
+    }
+  }
 });
 
 t.test('the account export leaves out what one wrote in a channel one no longer sees', async (t) => {

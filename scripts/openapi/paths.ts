@@ -35,7 +35,14 @@ const pageHeaders = { 'X-Total-Count': 'rows matching (paged answers only)', Lin
 const MAX_CONTENT = 4000;
 /** `reply_to`: a message of the same room; empty or null is none. */
 const replyTo: Schema = { anyOf: [uuid, { type: 'string', const: '' }, { type: 'null' }] };
-const messageBody = input({ content: text(MAX_CONTENT, { multiline: true }), reply_to: replyTo }, ['reply_to']);
+const messageBody = input(
+  {
+    content: text(MAX_CONTENT, { multiline: true }),
+    reply_to: replyTo,
+    embeds: { anyOf: [{ type: 'array', maxItems: 10, items: ref('EmbedInput') }, { type: 'null' }], description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none" },
+  },
+  ['reply_to', 'embeds'],
+);
 /** The parts of a multipart message: content or at least one file. */
 const messageParts: Schema = {
   type: 'object',
@@ -115,6 +122,9 @@ const WEBHOOK_PROSE: Prose[] = [
 ];
 const MESSAGE_PROSE: Prose[] = [
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
+  rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),
+  rule('embeds hold at most 6000 characters of text in all, 25 fields each', 'embeds'),
+  rule('URLs are http or https', 'must be an http or https URL'),
   rule('a message needs content or a file', 'content must not be empty unless the message has attachments'),
   ...PARTS_PROSE,
 ];

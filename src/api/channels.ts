@@ -9,8 +9,7 @@ import { MAX_CHANNELS_PER_SERVER } from '../rules/sizes';
 export { MAX_CHANNELS_PER_SERVER };
 import { MAX_TOPIC_CHARS } from '../rules/sizes';
 export { MAX_TOPIC_CHARS };
-/** Slow mode, as Discord allows it: up to six hours between a member's messages. */
-export const MAX_SLOWMODE_SECONDS = 21_600;
+import { MAX_SLOWMODE_SECONDS } from '../rules/sizes';
 
 type Deps = Pick<Services, 'db' | 'perms' | 'hub' | 'limits' | 'directory' | 'readStates' | 'audit' | 'uploads' | 'channels' | 'overwrites' | 'accessChanges'>;
 

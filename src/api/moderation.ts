@@ -7,7 +7,7 @@ import type { Services } from '../parts/services';
 import { SUSPENDED } from '../rules/standing';
 import { readsEditHistory } from '../rules/permissions';
 import type { MessageVersion } from '../parts/messages/message-store';
-import type { Ctx, Reply, Route, User } from '../core/types';
+import { type Ctx, type Reply, type Route, type User, reachedWhole } from '../core/types';
 import { auditReason, integer, limitParam, oneOf, text, uuid } from '../core/validate';
 
 type Deps = Pick<Services, 'db' | 'clock' | 'users' | 'perms' | 'messages' | 'limits' | 'audit' | 'directory' | 'accountChanges'>;
@@ -224,9 +224,10 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     }
     // Message reports: the reporter must be able to see the message (404 as for one that does
     // not exist), and it must be of the kind the report names.
-    const { container } = perms.messageAccess(reporter, target);
+    const access = perms.messageAccess(reporter, target);
+    const { container } = access;
     if (container.kind !== (type === 'server_message' ? 'channel' : 'conversation')) throw notFound('message not found');
-    const message = messages.get(container, target, reporter.id);
+    const message = messages.get(access, target, reporter.id);
     return {
       message_id: message.id,
       ...(container.kind === 'channel'
@@ -238,7 +239,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
       created_at: message.created_at,
       edited_at: message.edited_at,
       // Every earlier version too: an edit after the fact cannot hide what was said.
-      versions: messages.history(container, target).versions,
+      versions: messages.history(access, target).versions,
     };
   }
 
@@ -263,7 +264,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
       const container = perms.locateMessage(report.target);
       if (container) {
         const paging = { before: null, after: null, around: report.target, limit: 2 * REPORT_CONTEXT_MESSAGES + 1 };
-        context.messages = messages.list(container, admin.id, paging).reverse();
+        context.messages = messages.list(reachedWhole(container), admin.id, paging).reverse();
       }
     }
     return context;
@@ -321,7 +322,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
       container.kind === 'channel'
         ? () => audit.write({ serverId: container.serverId, action: 'message_delete', actorId: ctx.user.id, targetId: messageId, targetKind: 'message', reason: auditReason(ctx) })
         : undefined;
-    messages.remove(container, messageId, ctx.user, true, write);
+    messages.remove(reachedWhole(container), messageId, ctx.user, true, write);
     return noContent();
   }
 

@@ -1,7 +1,7 @@
 import { HttpError, badRequest, notFound } from '../core/http/errors';
 import { json, noContent } from '../core/http/respond';
 import { placeOf } from '../core/message-record';
-import type { Body, Container, Ctx, Route } from '../core/types';
+import { type Body, type Container, type Ctx, type Route, reachedWhole } from '../core/types';
 import { bool, oneOf } from '../core/validate';
 import { LEVELS, type NotificationSetting, type TargetKind } from '../core/records';
 import type { Services } from '../parts/services';
@@ -115,9 +115,9 @@ function notificationHandlers({ db, perms, hub, limits, readStates, notification
     return found;
   }
 
-  /** Moves the markers in one transaction; the containers whose marker moved. */
+  /** Moves the markers in one transaction; the containers whose marker moved (each to the newest message of the caller's read state: one they may read). */
   function markRead(userId: string, targets: [Container, string][]): Container[] {
-    return db.transaction(() => targets.filter(([container, messageId]) => readStates.markRead(userId, container, messageId)).map(([container]) => container))();
+    return db.transaction(() => targets.filter(([container, messageId]) => readStates.markRead(userId, reachedWhole(container), messageId)).map(([container]) => container))();
   }
 
   /** The caller's streams hear of each marker that moved, as after PUT …/read. */

@@ -3,14 +3,14 @@ import type { IncomingMessage as HttpRequest } from 'node:http';
 import { MAX_JSON_BYTES, decodeUtf8, mediaType, parseJsonObject, readRaw } from '../core/http/body';
 import { HttpError, badRequest } from '../core/http/errors';
 import { HANDLED, created, json, noContent, sendText } from '../core/http/respond';
-import type { Container, Ctx, PublicCtx, Route } from '../core/types';
+import type { Ctx, PublicCtx, Route } from '../core/types';
 import { bool, text } from '../core/validate';
 import { type IncomingMessage, fromDiscord, fromGitHub, fromSlack } from '../parts/integrations/formats';
 import { WEBHOOK_NAME_MAX } from '../parts/integrations/webhooks';
 import type { ReceivedFile } from '../parts/messages/upload-store';
 import type { Services } from '../parts/services';
 
-type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'uploads' | 'users' | 'limits'>;
+type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'posting' | 'uploads' | 'users' | 'limits'>;
 
 /** Text fields a multipart webhook call may carry (Discord's payload_json, or the fields themselves). */
 const MULTIPART_FIELDS = { names: new Set(['payload_json', 'content', 'username', 'avatar_url']), maxBytes: 64 * 1024, files: 'any' };
@@ -38,7 +38,7 @@ export function webhookRoutes(deps: Deps): Route[] {
   ];
 }
 
-function webhookHandlers({ config, perms, webhooks, messages, uploads, users, limits }: Deps) {
+function webhookHandlers({ config, perms, webhooks, messages, posting, uploads, users, limits }: Deps) {
   return { listWebhooks, createWebhook, updateWebhook, deleteWebhook, executeWebhook, executeSlackWebhook, executeGitHubWebhook };
 
   /** The owner or a full administrator of the channel's server, who can see the channel. */
@@ -185,26 +185,23 @@ function webhookHandlers({ config, perms, webhooks, messages, uploads, users, li
     limits.webhookCallsPerChannel.take(hook.channel_id, 'webhook messages in this channel');
   }
 
+  /** What the webhook may post is src/parts/messages/posting.ts's to say, as for anyone. */
   function post(hook: ReturnType<typeof webhooks.authorize>, incoming: IncomingMessage, files: ReceivedFile[]) {
-    const author = users.byId(hook.user_id)!;
-    return messages.create(
-      channelOf(hook),
-      author,
+    return posting.postAsWebhook(
+      { webhookId: hook.id, author: users.byId(hook.user_id)!, channel: channelOf(hook) },
       {
         content: incoming.content,
-        replyTo: null,
         files,
         embeds: incoming.embeds,
-        webhook: { id: hook.id, name: incoming.username ?? null, avatarUrl: incoming.avatar_url ?? null },
+        username: incoming.username ?? null,
+        avatarUrl: incoming.avatar_url ?? null,
         allowedMentions: incoming.allowed_mentions,
       },
-      // A webhook may mention everyone unless its payload's allowed_mentions says not (Discord's rule).
-      { mayMentionEveryone: true },
     );
   }
 }
 
-const channelOf = (hook: { server_id: string; channel_id: string }): Container => ({ kind: 'channel', id: hook.channel_id, serverId: hook.server_id });
+const channelOf = (hook: { server_id: string; channel_id: string }) => ({ kind: 'channel' as const, id: hook.channel_id, serverId: hook.server_id });
 
 const isEmpty = (body: Record<string, unknown>) => Object.keys(body).length === 0;
 

@@ -118,12 +118,21 @@ export type Route =
   | (RouteBase & { auth: 'none'; handler: Handler<User | null> })
   | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
 
-/** Where a message lives. Channel and conversation messages share one model and one serializer. */
+/** Where a message lives: a channel or a conversation. They share one model and one serializer. */
+export type Container = { kind: 'channel'; id: string; serverId: string } | { kind: 'conversation'; id: string };
+
 /**
- * A channel or conversation. A channel reached through src/rules/permissions.ts by a member
- * without read_history carries `hiddenUpTo`: the messages up to that seq (sent before they
- * joined) do not exist for them, and the message store treats them so.
+ * A container as one user reached it (src/rules/permissions.ts Access): in a channel where they
+ * lack read_history, the messages up to `historyFloor` (those sent before they joined) do not
+ * exist for them, and the message store treats them so. 0 where nothing is hidden (read_history,
+ * conversations, a site administrator acting on a report).
  */
-export type Container = { kind: 'channel'; id: string; serverId: string; hiddenUpTo?: number } | { kind: 'conversation'; id: string };
+export interface Reached {
+  container: Container;
+  historyFloor: number;
+}
+
+/** A container reached whole: nothing hidden below a floor. */
+export const reachedWhole = (container: Container): Reached => ({ container, historyFloor: 0 });
 
 export type Log = (line: string) => void;

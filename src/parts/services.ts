@@ -17,6 +17,7 @@ import type { Limits } from '../rules/limits';
 import type { Mailer } from './accounts/mail';
 import type { Members } from './community/members';
 import type { MessageStore } from './messages/message-store';
+import type { Posting } from './messages/posting';
 import type { Metrics } from '../core/metrics';
 import type { Permissions } from '../rules/permissions';
 import type { Presence } from './live/presence';
@@ -64,6 +65,8 @@ export interface Services {
   accountChanges: AccountChanges;
   uploads: UploadStore;
   messages: MessageStore;
+  /** Who may post what, where: the one way to post (members, bots, webhooks) and to edit. */
+  posting: Posting;
   members: Members;
   channels: ChannelStore;
   overwrites: OverwriteStore;

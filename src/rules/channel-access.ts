@@ -35,7 +35,7 @@ export interface ServerAccess {
    * The history floor, the one rule of read_history: the messages of a channel up to this seq
    * (those sent before the user joined) do not exist for a member without read_history there.
    * 0 with read_history (nothing hidden); Infinity for a non-member. Every read path applies it:
-   * REST (src/core/types.ts Container.hiddenUpTo), search, read states and live delivery.
+   * REST (src/rules/permissions.ts Access.historyFloor), search, read states and live delivery.
    */
   historyFloor(userId: string, channelId: string): number;
   /**

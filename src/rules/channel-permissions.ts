@@ -17,6 +17,9 @@ export const NONE: Flags = 0;
 export const ALL: Flags = (1 << FLAGS.length) - 1;
 const bit = (flag: Flag): Flags => 1 << FLAGS.indexOf(flag);
 export const VIEW = bit('view_channel');
+const SEND = bit('send_messages');
+/** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
+const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
@@ -65,7 +68,10 @@ export interface Subject {
  * 4. the overwrites of the roles they hold, combined: all their denies remove, then all their
  *    allows add (so one role allowing beats another denying);
  * 5. the overwrite for them alone: its deny removes, its allow adds (the most specific wins);
- * 6. without view_channel, nothing else counts: the channel does not exist for them.
+ * 6. without view_channel, nothing else counts: the channel does not exist for them;
+ * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
+ *    either (they are done in a message one sends), so what a client is told it may do is what
+ *    the server lets it do.
  */
 export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[]): Flags {
   if (subject.moderator) return ALL;
@@ -87,5 +93,6 @@ export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, 
   apply(roleDeny, roleAllow);
   const forMember = overwrites.find((o) => o.kind === 'member' && o.targetId === subject.userId);
   if (forMember) apply(forMember.deny, forMember.allow);
-  return flags & VIEW ? flags & ALL : NONE;
+  if (!(flags & VIEW)) return NONE;
+  return (flags & SEND ? flags : flags & ~IN_WHAT_ONE_WRITES) & ALL;
 }

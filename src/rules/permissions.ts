@@ -1,7 +1,7 @@
 import { type Clock, iso } from '../core/clock';
 import type { DB } from '../core/db';
 import { conflict, forbidden, notFound } from '../core/http/errors';
-import type { Container, User } from '../core/types';
+import type { Container, Reached, User } from '../core/types';
 import { type ChannelAccess, type ServerAccess, createChannelAccess } from './channel-access';
 import { ALL, type Flag, type Flags, VIEW, has } from './channel-permissions';
 
@@ -30,11 +30,11 @@ export const readsEditHistory = (user: Pick<User, 'id' | 'isAdmin'>, rank: Rank,
   authorId === user.id || moderates(rank) || user.isAdmin;
 
 /**
- * A container the caller may see, their rank there ('member' in a conversation) and what they may
- * do in it (src/rules/channel-permissions.ts; every flag in a conversation).
+ * A container the caller may see, their rank there ('member' in a conversation), what they may
+ * do in it (src/rules/channel-permissions.ts; every flag in a conversation) and their history
+ * floor there (src/core/types.ts Reached: without read_history, the seq they joined at).
  */
-export interface Access {
-  container: Container;
+export interface Access extends Reached {
   rank: Rank;
   flags: Flags;
 }
@@ -158,24 +158,22 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   /**
    * The one visibility rule, and what the user may do there: a conversation's members may do
    * everything in it; a channel is seen by the members of its server with view_channel there
-   * (src/rules/channel-access.ts), and without read_history its container carries `hiddenUpTo`,
-   * the seq they joined at. Null when the user does not see it.
+   * (src/rules/channel-access.ts), and without read_history their history floor is the seq they
+   * joined at. Null when the user does not see it.
    */
   const accessTo = (userId: string, container: Container): Access | null => {
-    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL } : null;
+    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL, historyFloor: 0 } : null;
     const rules = channels.server(container.serverId);
     const flags = rules?.flags(userId, container.id) ?? 0;
     const found = flags & VIEW && rules ? rankFrom(rules, userId) : null;
     if (!rules || !found) return null;
-    const floor = rules.historyFloor(userId, container.id);
-    if (floor > 0) container.hiddenUpTo = floor;
-    return { container, rank: found, flags };
+    return { container, rank: found, flags, historyFloor: rules.historyFloor(userId, container.id) };
   };
   const rankIn = (userId: string, container: Container): Rank | null => accessTo(userId, container)?.rank ?? null;
   /** A message the user sees where it lives (the access to it), or null: without read_history, only one sent after they joined. */
   const accessToMessage = (userId: string, row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }): Access | null => {
     const found = accessTo(userId, containerOf(row));
-    return found && (found.container.kind !== 'channel' || row.seq > (found.container.hiddenUpTo ?? 0)) ? found : null;
+    return found && row.seq > found.historyFloor ? found : null;
   };
 
   const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>

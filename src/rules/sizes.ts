@@ -8,3 +8,5 @@ export const MAX_CATEGORIES_PER_SERVER = 50;
 export const MAX_ROLES_PER_SERVER = 250;
 export const MAX_DISPLAY_NAME_CHARS = 32;
 export const MAX_TOPIC_CHARS = 1024;
+/** Slow mode, as Discord allows it: up to six hours between a member's messages. */
+export const MAX_SLOWMODE_SECONDS = 21_600;

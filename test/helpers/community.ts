@@ -1,3 +1,4 @@
+import type { MessageRecord } from '../../src/core/message-record';
 import { Client, type Res, signUp, uniqueName } from './client';
 import type { TestServer } from './server';
 
@@ -74,4 +75,48 @@ export async function community(server: TestServer) {
     return client;
   };
   return { serverId, base, token, clients, join, newMember };
+}
+
+/** A message record of a server channel. */
+export type ChannelMessage = MessageRecord & { server_id: string; channel_id: string };
+
+/**
+ * community(), with two channels: general (the first, which the legacy routes use) and random,
+ * and the paths and helpers of their messages (test/messages.test.ts, test/posting.test.ts).
+ */
+export async function messageCommunity(server: TestServer) {
+  const { serverId, base, clients, join } = await community(server);
+  const { owner } = clients;
+  const general: string = (await must(owner.get(`${base}/channels`), 200)).body[0].id;
+  const random: string = (await must(owner.post(`${base}/channels`, { name: 'random' }), 201)).body.id;
+  const messagesOf = (channelId: string) => `${base}/channels/${channelId}/messages`;
+  /** Creates a channel of its own for a test, so its history is only what the test put there. */
+  const newChannel = async () =>
+    messagesOf((await must(owner.post(`${base}/channels`, { name: uniqueName('ch') }), 201)).body.id as string);
+  const post = async (client: Client, path: string, content: string, extra: Record<string, unknown> = {}) =>
+    (await must(client.post<ChannelMessage>(path, { content, ...extra }), 201)).body;
+  const newMember = async () => {
+    const client = await signUp(server.url);
+    await join(client);
+    return client;
+  };
+  const memberWithStanding = async (standing: number) => {
+    const client = await newMember();
+    setStanding(server, client.userId, standing);
+    return client;
+  };
+  return {
+    serverId,
+    base,
+    clients,
+    general,
+    random,
+    inGeneral: messagesOf(general),
+    inRandom: messagesOf(random),
+    legacy: `${base}/messages`,
+    newChannel,
+    post,
+    newMember,
+    memberWithStanding,
+  };
 }

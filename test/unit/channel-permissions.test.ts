@@ -38,6 +38,8 @@ function model(everyone: Flags, roleFlags: Map<string, number>, s: Subject, over
   const mine = overwrites.filter((o) => o.kind === 'role' && s.roleIds.has(o.targetId));
   f = (f & ~mine.reduce((a, o) => a | o.deny, 0)) | mine.reduce((a, o) => a | o.allow, 0);
   for (const o of overwrites.filter((o) => o.kind === 'member' && o.targetId === s.userId).slice(0, 1)) f = (f & ~o.deny) | o.allow;
+  // Discord's implicit rule (issue 46): without send_messages, no attach_files and no mention_everyone.
+  if (!has(f, 'send_messages')) f &= ~flagsOf(['attach_files', 'mention_everyone']);
   return f & VIEW ? f : 0;
 }
 type Flags = number;
@@ -86,4 +88,20 @@ t.test('properties, against the model', async (t) => {
     fc.property(world, (w) => resolve(w.everyone, w.roleFlags, subject(w.held, true), w.overwrites) === ALL),
   );
   t.pass('moderators have everything, whatever the overwrites');
+});
+
+t.test("Discord's implicit rule: without send_messages, nothing done in a message one sends (attach_files, mention_everyone)", async (t) => {
+  const roles = new Map([['heralds', flagsOf(['mention_everyone'])]]);
+  const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)), ['view_channel', 'add_reactions', 'read_history'], 'a read-only channel: no files, no @everyone');
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'], 'with send_messages they stand');
+  t.same(namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone'], [])])), ['view_channel'], 'an allow of them alone gives nothing');
+  t.equal(resolve(EVERYONE_DEFAULT, roles, subject([], true), readOnly), ALL, 'moderators keep everything');
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return has(got, 'send_messages') || (!has(got, 'attach_files') && !has(got, 'mention_everyone'));
+    }),
+  );
+  t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
 });

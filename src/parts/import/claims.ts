@@ -8,6 +8,7 @@ import type { UserRef } from '../../core/types';
 import type { AccountRows } from '../accounts/account-rows';
 import type { Members } from '../community/members';
 import type { ChannelTails } from '../messages/channel-tails';
+import { createMessageWrites } from '../messages/message-writes';
 
 /**
  * The people of an import and their history (docs/import.md "Claiming"): each person an import
@@ -122,14 +123,14 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
   const banned = db.prepare<[string, string], number>('SELECT 1 FROM bans WHERE server_id = ? AND user_id = ?').pluck();
   const isMember = db.prepare<[string, string], number>('SELECT 1 FROM members WHERE server_id = ? AND user_id = ?').pluck();
   const usernameOf = db.prepare<[string], string>('SELECT username FROM users WHERE id = ?').pluck();
-  const moveMessages = db.prepare('UPDATE messages SET author_id = ? WHERE author_id = ?');
+  // The rows of messages are written through the messages area's one writer.
+  const writes = createMessageWrites(db);
   // The messages whose text or mentions name the placeholder: found through the mention rows, and
   // the placeholder's own messages (a self-mention has no row).
-  const naming = db.prepare<[string, string], { seq: number; author_id: string; content: string; mentions: string }>(
-    `SELECT seq, author_id, content, mentions FROM messages
+  const naming = db.prepare<[string, string], { seq: number; author_id: string; content: string; mentions: string; mention_everyone: number; mention_roles: string | null }>(
+    `SELECT seq, author_id, content, mentions, mention_everyone, mention_roles FROM messages
       WHERE seq IN (SELECT message_seq FROM message_mentions WHERE user_id = ?) OR (author_id = ? AND mentions IS NOT NULL)`,
   );
-  const rewrite = db.prepare('UPDATE messages SET content = ?, mentions = ? WHERE seq = ?');
   const moveMentions = db.prepare('UPDATE OR IGNORE message_mentions SET user_id = ? WHERE user_id = ?');
   const dropMentions = db.prepare('DELETE FROM message_mentions WHERE user_id = ?');
   const dropOwnMentions = db.prepare('DELETE FROM message_mentions WHERE user_id = ? AND message_seq IN (SELECT seq FROM messages WHERE author_id = ?)');
@@ -146,9 +147,6 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
       WHERE i.server_id = ? AND (m.author_id = ? OR m.author_id IN (SELECT user_id FROM imported_people WHERE server_id = ? AND claimed_by = ?))`,
   );
   const claimedIn = db.prepare<[string, string], { user_id: string }>('SELECT user_id FROM imported_people WHERE server_id = ? AND claimed_by = ?');
-  const setAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
-  const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
-  const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
   const setHidden = db.prepare('UPDATE imported_people SET hidden_at = ? WHERE user_id = ?');
   const channelsOf = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
   const forgetTails = (channelIds: Iterable<string>) => {
@@ -173,9 +171,11 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
     const to = usernameOf.get(claimerId)!;
     for (const m of naming.all(placeholderId, placeholderId)) {
       const ids = [...new Set((JSON.parse(m.mentions ?? '[]') as string[]).map((id) => (id === placeholderId ? claimerId : id)))];
-      rewrite.run(renamed(m.content, from, to), ids.length ? JSON.stringify(ids) : null, m.seq);
+      // A renaming, not an edit: edited_at stays.
+      const roleIds = m.mention_roles === null ? [] : (JSON.parse(m.mention_roles) as string[]);
+      writes.setText(m.seq, renamed(m.content, from, to), { userIds: ids, everyone: m.mention_everyone === 1, roleIds }, null);
     }
-    const messages = moveMessages.run(claimerId, placeholderId).changes;
+    const messages = writes.moveAuthor(placeholderId, claimerId);
     moveMentions.run(claimerId, placeholderId);
     dropMentions.run(placeholderId);
     dropOwnMentions.run(claimerId, claimerId);
@@ -239,7 +239,7 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
         const rows = importedOf.all(serverId, userId, serverId, userId);
         // One placeholder takes them (a person claims one in a server, or a few: the first).
         const [keeper] = placeholders;
-        for (const row of rows) setAuthor.run(keeper, row.seq);
+        for (const row of rows) writes.setAuthor(row.seq, keeper);
         for (const id of placeholders) {
           accountRows.anonymize(id, `former-${crypto.randomBytes(6).toString('hex')}`, FORMER_MEMBER);
           setHidden.run(iso(clock.now()), id);
@@ -257,10 +257,7 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
         if (claimedIn.all(serverId, userId).length === 0) throw notFound('you have claimed no imported history in this server');
         const rows = importedOf.all(serverId, userId, serverId, userId);
         const fileIds: string[] = [];
-        for (const row of rows) {
-          fileIds.push(...attachmentIdsOf.all(row.seq));
-          deleteMessage.run(row.seq);
-        }
+        for (const row of rows) fileIds.push(...writes.remove(row.seq));
         return { byChannel: grouped(rows), fileIds };
       })();
       forgetTails(removed.byChannel.keys());

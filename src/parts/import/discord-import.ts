@@ -11,6 +11,7 @@ import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
 import { createChannelStore } from '../community/channels';
 import { timeOrderedUuid } from '../messages/message-store';
+import { createMessageWrites } from '../messages/message-writes';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
 import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, type DiscordUser, MESSAGE_KINDS } from './discord-format';
 import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, readChannel } from './discord-plan';
@@ -479,25 +480,21 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
     for (const p of batch) {
       const replyTo = p.replyTo ? (w.localMessage.get(serverId, p.replyTo) ?? null) : null;
       const ms = Date.parse(p.createdAt);
-      const seq = w.insertMessage.get(
-        timeOrderedUuid(ms),
-        channelId,
-        p.authorId,
-        p.content,
+      const { seq } = w.messageWrites.insert({
+        id: timeOrderedUuid(ms),
+        container: { kind: 'channel', id: channelId, serverId },
+        authorId: p.authorId,
+        content: p.content,
         replyTo,
-        p.createdAt,
-        p.editedAt,
-        p.mentions.length ? JSON.stringify(p.mentions) : null,
-        p.everyone ? 1 : 0,
-        p.mentionRoles.length ? JSON.stringify(p.mentionRoles) : null,
-        p.pinned ? p.createdAt : null,
-        p.pinned ? options.ownerId : null,
-      )!;
+        createdAt: p.createdAt,
+        editedAt: p.editedAt,
+        mentions: { userIds: p.mentions, everyone: p.everyone, roleIds: p.mentionRoles },
+        files: p.files,
+        pinned: p.pinned ? { at: p.createdAt, by: options.ownerId } : null,
+      }).row;
       w.insertImported.run(seq, serverId, p.discordId);
-      p.files.forEach((f, position) => w.insertAttachment.run(f.id, seq, f.name, f.contentType, f.size, f.previewKind, position, p.createdAt));
-      for (const userId of p.mentions) if (userId !== p.authorId) w.insertMention.run(userId, channelId, seq);
       for (const r of p.reactions) {
-        for (const userId of r.users) w.insertReaction.run(seq, r.emoji, userId, p.createdAt);
+        for (const userId of r.users) w.messageWrites.addReaction(seq, r.emoji, userId, p.createdAt);
         if (r.extra > 0) w.insertExtra.run(seq, r.emoji, r.extra);
       }
     }
@@ -549,19 +546,9 @@ function statements(db: DB) {
     localMessage: db.prepare<[string, string], string>(
       'SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?',
     ).pluck(),
-    insertMessage: db.prepare<
-      [string, string, string, string, string | null, string, string | null, string | null, number, string | null, string | null, string | null],
-      number
-    >(
-      `INSERT INTO messages (id, channel_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at, pinned_by)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-    ).pluck(),
+    // A message, its attachments, mentions and reactions: through the messages area's one writer.
+    messageWrites: createMessageWrites(db),
     insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id) VALUES (?, ?, ?)'),
-    insertAttachment: db.prepare(
-      `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    insertMention: db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)'),
-    insertReaction: db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)'),
     insertExtra: db.prepare('INSERT INTO reaction_extras (message_seq, emoji, extra) VALUES (?, ?, ?)'),
     membersReadAll: db.prepare('UPDATE members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages) WHERE server_id = ?'),
     readStatesReadAll: db.prepare(

@@ -6,11 +6,12 @@ import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
-import { embedText, type Embed } from '../../core/embed';
+import { createMessageWrites } from './message-writes';
+import type { Embed } from '../../core/embed';
 import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, showsReplyTo, toAttachment, toRecord, withoutReply } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../delivery/hub';
-import type { Container, User } from '../../core/types';
+import { type Container, type Reached, type User, reachedWhole } from '../../core/types';
 import type { ReadStates } from './unread';
 import type { ReceivedFile, UploadStore } from './upload-store';
 
@@ -38,9 +39,12 @@ export interface AllowedMentions {
   roles: string[];
 }
 
-/** What the author may do here beyond writing: mention everyone (owners and full server administrators). */
+/** What the author may do here beyond writing (src/parts/messages/posting.ts decides it). */
 export interface AuthorRights {
+  /** Mention @everyone and roles (mention_everyone; a webhook unless its allowed_mentions says not). */
   mayMentionEveryone: boolean;
+  /** The author's history floor here (src/core/types.ts Reached): a reply names a message above it. Absent: 0. */
+  historyFloor?: number;
 }
 
 export interface Paging {
@@ -54,28 +58,53 @@ export interface Paging {
 /** A message row with the server of its channel (null in a conversation): enough to place it. */
 export type PlacedRow = MessageRow & { server_id: string | null };
 
+/**
+ * A message written inside a caller's transaction (MessageStore.insert), not yet announced: what
+ * MessageStore.announce needs once that transaction committed.
+ */
+export interface Written {
+  container: Container;
+  row: MessageRow;
+  reply: MessageRow | undefined;
+  attachments: Attachment[];
+}
+
+/**
+ * Every function that reads or acts on messages already there takes the container as its reader
+ * reached it (`at`): below their history floor, a message does not exist for them (404).
+ */
 export interface MessageStore {
   /** Newest first; with `after`, the messages after that one, oldest first. */
-  list(container: Container, viewerId: string, paging: Paging): MessageRecord[];
-  get(container: Container, messageId: string, viewerId: string): MessageRecord;
+  list(at: Reached, viewerId: string, paging: Paging): MessageRecord[];
+  get(at: Reached, messageId: string, viewerId: string): MessageRecord;
   /** Records of rows from anywhere (search results), in the given order; `floorOf`: the viewer's history floor in a channel. */
   records(rows: PlacedRow[], viewerId: string, floorOf: (channelId: string) => number): MessageRecord[];
-  /** Resolves once the message committed (with others of the same turn: src/core/group-commit.ts), then announces it. */
+  /**
+   * Resolves once the message committed (with others of the same turn: src/core/group-commit.ts),
+   * then announces it. Whether the author may post it is src/parts/messages/posting.ts's to say.
+   */
   create(container: Container, author: User, input: MessageInput, rights: AuthorRights): Promise<MessageRecord>;
-  edit(container: Container, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
+  /**
+   * The same write inside the caller's own transaction (a forum post: a thread and its first
+   * message, all or nothing); the caller announces it after the commit, and not if it rolled back.
+   */
+  insert(container: Container, author: User, input: MessageInput, rights: AuthorRights): Written;
+  /** Tells of a message `insert` wrote, once its transaction committed: the channel's tail, the metrics, the sockets. */
+  announce(written: Written): MessageRecord;
+  edit(at: Reached, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
-  remove(container: Container, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
-  react(container: Container, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
+  remove(at: Reached, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
+  react(at: Reached, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
   /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
-  pin(container: Container, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
+  pin(at: Reached, messageId: string, user: User, pinned: boolean, write?: () => void): MessageRecord;
   /** The pinned messages, most recently pinned first. */
-  pins(container: Container, viewerId: string): MessageRecord[];
+  pins(at: Reached, viewerId: string): MessageRecord[];
   /** Every version of a message, oldest first, the current one last. */
-  history(container: Container, messageId: string): { author_id: string; versions: MessageVersion[] };
+  history(at: Reached, messageId: string): { author_id: string; versions: MessageVersion[] };
   /** The row's author (who may read its history, delete it...). */
-  authorOf(container: Container, messageId: string): string;
+  authorOf(at: Reached, messageId: string): string;
   /** Deletes every message a webhook posted in the channel, with `write` (the webhook's own delete) in the same transaction; the count. */
   removeByWebhook(container: Container, webhookId: string, write: (count: number) => void): number;
 }
@@ -110,6 +139,7 @@ export interface MessageStoreParts {
  */
 export function createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails }: MessageStoreParts): MessageStore {
   const mentions = createMentions(db);
+  const writes = createMessageWrites(db);
   const commits = createGroupCommit(db);
 
   // Channel and conversation messages differ only in the column naming the container.
@@ -132,20 +162,6 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   });
   const queries = { channel: byContainer('channel_id'), conversation: byContainer('conversation_id') };
 
-  // RETURNING: the new message's record is built from the rows as committed, without reading them back.
-  const insertMessage = db.prepare<
-    [string, string | null, string | null, string, string, string | null, string, string | null, number, string | null, string | null, string | null, string | null, string | null, string | null],
-    Omit<MessageRow, 'username' | 'display_name' | 'avatar_url' | 'bot'>
-  >(
-    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, mentions, mention_everyone, mention_roles,
-                           webhook_id, author_name, author_avatar, embeds, embed_text)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at,
-               webhook_id, author_name, author_avatar, embeds`,
-  );
-  const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
-  const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
-  const updateMentions = db.prepare('UPDATE messages SET mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?');
   /** The mentions allowed_mentions lets notify: a kind in `parse`, or an id named in `users`/`roles`. */
   const allowedOnly = (found: Mentioned, allowed: AllowedMentions | undefined): Mentioned =>
     allowed
@@ -156,51 +172,43 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
           everyone: found.everyone && allowed.parse.includes('everyone'),
         }
       : found;
-  const rolesJson = (found: Mentioned) => (found.roleIds.length ? JSON.stringify(found.roleIds) : null);
-  /** The rows that let a user's mentions be counted; the author's own name is not one. */
-  const storeMentions = (container: Container, seq: number, authorId: string, found: Mentioned) => {
-    for (const userId of found.userIds) if (userId !== authorId) insertMention.run(userId, container.id, seq);
+  const mentionsOf = (container: Container, input: MessageInput, rights: AuthorRights) =>
+    allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
+  const requireSomething = (input: MessageInput) => {
+    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length) {
+      throw badRequest('content must not be empty unless the message has attachments');
+    }
   };
-  const insertAttachment = db.prepare<[string, number, string, string, number, string, number, string], Omit<Attachment, 'url'>>(
-    `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING id, name, content_type, size, preview_kind`,
-  );
   // One write, all or nothing: the message, its attachments and mentions, and the sender's read
-  // marker, which moves to what they sent. Run only through the group commit, which gives each
-  // write a savepoint of its own (a transaction of its own here would be a second savepoint).
-  const insertNew = (container: Container, author: User, input: MessageInput, found: Mentioned, now: string) => {
-    const reply = input.replyTo ? replyIn(container, input.replyTo) : undefined;
-    const inserted = insertMessage.get(
-      timeOrderedUuid(clock.now()),
-      container.kind === 'channel' ? container.id : null,
-      container.kind === 'conversation' ? container.id : null,
-      author.id,
-      input.content,
-      input.replyTo,
-      now,
-      found.userIds.length ? JSON.stringify(found.userIds) : null,
-      found.everyone ? 1 : 0,
-      rolesJson(found),
-      input.webhook?.id ?? null,
-      input.webhook?.name ?? null,
-      input.webhook?.avatarUrl ?? null,
-      input.embeds?.length ? JSON.stringify(input.embeds) : null,
-      input.embeds?.length ? embedText(input.embeds) : null,
-    )!;
-    const attachments = input.files.map((f, position) =>
-      toAttachment(insertAttachment.get(f.id, inserted.seq, f.name, f.contentType, f.size, f.previewKind, position, now)!),
-    );
-    storeMentions(container, inserted.seq, author.id, found);
-    readStates.advance(author.id, container.id, inserted.seq);
+  // marker, which moves to what they sent. Always inside a transaction: the group commit's (a
+  // savepoint of its own for each write) or the caller's (insert).
+  const write = (container: Container, author: User, input: MessageInput, found: Mentioned, rights: AuthorRights): Written => {
+    const reply = input.replyTo ? replyIn({ container, historyFloor: rights.historyFloor ?? 0 }, input.replyTo) : undefined;
+    const { row, attachments } = writes.insert({
+      id: timeOrderedUuid(clock.now()),
+      container,
+      authorId: author.id,
+      content: input.content,
+      replyTo: input.replyTo,
+      createdAt: iso(clock.now()),
+      mentions: found,
+      files: input.files,
+      embeds: input.embeds,
+      webhook: input.webhook,
+    });
+    readStates.advance(author.id, container.id, row.seq);
     const bot = input.webhook ? 2 : author.bot ? 1 : 0;
-    return { row: { ...inserted, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl, bot }, reply, attachments };
+    return {
+      container,
+      row: { ...row, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl, bot },
+      reply,
+      attachments: attachments.map(toAttachment),
+    };
   };
   const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
   );
-  const setPinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
   const byColumn = (column: 'channel_id' | 'conversation_id') => ({
     pinCount: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM messages WHERE ${column} = ? AND pinned_at IS NOT NULL`),
     pinned: db.prepare<[string], MessageRow>(
@@ -212,18 +220,11 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string) => {
     // The version this edit replaces is kept: the history, and what a report of it shows.
     insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
-    updateContent.run(content, now, row.seq);
-    updateMentions.run(found.userIds.length ? JSON.stringify(found.userIds) : null, found.everyone ? 1 : 0, rolesJson(found), row.seq);
-    deleteMentions.run(row.seq);
-    storeMentions(container, row.seq, row.author_id, found);
+    writes.setText(row.seq, content, found, now);
+    // An edit recounts its mentions: a name added is now mentioned, a name removed is not.
+    writes.recountMentions(row.seq, container, row.author_id, found);
   });
-  const updateContent = db.prepare('UPDATE messages SET content = ?, edited_at = ? WHERE seq = ?');
-  const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const webhookMessages = db.prepare<[string, string], { seq: number; id: string }>('SELECT seq, id FROM messages WHERE webhook_id = ? AND channel_id = ?');
-  const attachmentIdsOf = db.prepare<[number], { id: string }>('SELECT id FROM attachments WHERE message_seq = ?');
-  const insertReaction = db.prepare(
-    'INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)',
-  );
   const deleteReaction = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?');
   const hasEmoji = db.prepare<[number, string], { one: number }>('SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? LIMIT 1');
   const distinctEmoji = db.prepare<[number], { n: number }>('SELECT COUNT(DISTINCT emoji) AS n FROM reactions WHERE message_seq = ?');
@@ -242,7 +243,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     if (reactionsOfUser.get(seq, userId)!.n >= MAX_REACTIONS_PER_USER) {
       throw badRequest(`you may react to one message with at most ${MAX_REACTIONS_PER_USER} emoji`);
     }
-    insertReaction.run(seq, emoji, userId, now);
+    writes.addReaction(seq, emoji, userId, now);
   });
   const reactorRows = db.prepare<[string], { emoji: string; user_id: string }>(
     `SELECT r.emoji, r.user_id FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?`,
@@ -267,8 +268,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
-  function hydrate(rows: MessageRow[], viewerId: string, container: Container | ((row: MessageRow) => Container)): MessageRecord[] {
-    if (typeof container !== 'function') rows = rows.filter((row) => isShown(container, row));
+  function hydrate(rows: MessageRow[], viewerId: string, at: Reached | ((row: MessageRow) => Reached)): MessageRecord[] {
+    if (typeof at !== 'function') rows = rows.filter((row) => isShown(at, row));
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
@@ -285,38 +286,38 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     }
     const replyIds = rows.map((r) => r.reply_to).filter((id): id is string => id !== null);
     const replies = new Map(replyIds.length ? repliesOfPage.all(JSON.stringify(replyIds)).map((r) => [r.id, r]) : []);
-    const containerOf = typeof container === 'function' ? container : () => container;
+    const reachedOf = typeof at === 'function' ? at : () => at;
     return rows.map((row) => {
-      const place = containerOf(row);
+      const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
-      const record = toRecord(row, place, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
+      const record = toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
       // What the reply answers, only to who may read that (read_history): else no reply at all.
-      return row.reply_to === null || showsReplyTo(floorOf(place), reply?.seq ?? null) ? record : withoutReply(record);
+      return row.reply_to === null || showsReplyTo(historyFloor, reply?.seq ?? null) ? record : withoutReply(record);
     });
   }
 
   /** A message of the container the viewer may see (not one hidden by their lack of read_history), or undefined. */
-  function rowIn(container: Container, messageId: string): MessageRow | undefined {
-    const row = queries[container.kind].one.get(messageId, container.id);
-    return row && isShown(container, row) ? row : undefined;
+  function rowIn(at: Reached, messageId: string): MessageRow | undefined {
+    const row = queries[at.container.kind].one.get(messageId, at.container.id);
+    return row && isShown(at, row) ? row : undefined;
   }
 
-  function findRow(container: Container, messageId: string): MessageRow {
-    const row = rowIn(container, messageId);
+  function findRow(at: Reached, messageId: string): MessageRow {
+    const row = rowIn(at, messageId);
     if (!row) throw notFound('message not found');
     return row;
   }
 
   /** The message a reply names: a field of the request, so one not in this room is a 400 (the spec's rule). */
-  function replyIn(container: Container, messageId: string): MessageRow {
-    const row = rowIn(container, messageId);
-    if (!row) throw badRequest(`reply_to must name a message in this ${container.kind}`);
+  function replyIn(at: Reached, messageId: string): MessageRow {
+    const row = rowIn(at, messageId);
+    if (!row) throw badRequest(`reply_to must name a message in this ${at.container.kind}`);
     return row;
   }
   /** The message a paging cursor names: 404 when this room has none such (deleted meanwhile, or never here). */
-  function cursorIn(container: Container, messageId: string, what: string): MessageRow {
-    const row = rowIn(container, messageId);
-    if (!row) throw notFound(`${what}: no such message in this ${container.kind}`);
+  function cursorIn(at: Reached, messageId: string, what: string): MessageRow {
+    const row = rowIn(at, messageId);
+    if (!row) throw notFound(`${what}: no such message in this ${at.container.kind}`);
     return row;
   }
 
@@ -326,11 +327,10 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
    * sees it, its seq and its reply's (the hub gives each reader their share, src/parts/delivery/hub.ts);
    * and as the one who changed it sees it (their history floor applied), for their answer.
    */
-  function changed(container: Container, row: MessageRow, actorId: string) {
-    const whole: Container = container.kind === 'channel' ? { kind: 'channel', id: container.id, serverId: container.serverId } : container;
-    const message = store.get(whole, row.id, actorId);
+  function changed(at: Reached, row: MessageRow, actorId: string) {
+    const message = store.get(reachedWhole(at.container), row.id, actorId);
     const replySeq = row.reply_to === null ? null : (seqOf.get(row.reply_to) ?? null);
-    const own = row.reply_to === null || showsReplyTo(floorOf(container), replySeq) ? message : withoutReply(message);
+    const own = row.reply_to === null || showsReplyTo(at.historyFloor, replySeq) ? message : withoutReply(message);
     return { live: { seq: row.seq, replySeq, message }, own };
   }
 
@@ -340,48 +340,56 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   );
 
   const store: MessageStore = {
-    list(container, viewerId, { before, after, around, limit }) {
+    list(at, viewerId, { before, after, around, limit }) {
       if ([before, after, around].filter(Boolean).length > 1) throw badRequest('use one of before, after and around');
+      const { container } = at;
       const q = queries[container.kind];
       if (around) {
         // The message, up to half the rest newer and the others older; newest first like every page.
-        const centre = cursorIn(container, around, 'around');
+        const centre = cursorIn(at, around, 'around');
         const newer = q.after.all(container.id, centre.seq, Math.floor((limit - 1) / 2)).reverse();
         const older = q.before.all(container.id, centre.seq, limit - 1 - Math.floor((limit - 1) / 2));
-        return hydrate([...newer, centre, ...older], viewerId, container);
+        return hydrate([...newer, centre, ...older], viewerId, at);
       }
-      if (before) return hydrate(q.before.all(container.id, cursorIn(container, before, 'before').seq, limit), viewerId, container);
-      if (after) return hydrate(q.after.all(container.id, cursorIn(container, after, 'after').seq, limit), viewerId, container);
-      return hydrate(q.newest.all(container.id, limit), viewerId, container);
+      if (before) return hydrate(q.before.all(container.id, cursorIn(at, before, 'before').seq, limit), viewerId, at);
+      if (after) return hydrate(q.after.all(container.id, cursorIn(at, after, 'after').seq, limit), viewerId, at);
+      return hydrate(q.newest.all(container.id, limit), viewerId, at);
     },
 
-    get(container, messageId, viewerId) {
-      return hydrate([findRow(container, messageId)], viewerId, container)[0];
+    get(at, messageId, viewerId) {
+      return hydrate([findRow(at, messageId)], viewerId, at)[0];
     },
 
     records(rows, viewerId, floorOf) {
       return hydrate(rows, viewerId, (row) => {
         const { channel_id, conversation_id, server_id } = row as PlacedRow;
-        if (!channel_id) return { kind: 'conversation', id: conversation_id! };
-        const floor = floorOf(channel_id);
-        return floor > 0 ? { kind: 'channel', id: channel_id, serverId: server_id!, hiddenUpTo: floor } : { kind: 'channel', id: channel_id, serverId: server_id! };
+        if (!channel_id) return reachedWhole({ kind: 'conversation', id: conversation_id! });
+        return { container: { kind: 'channel', id: channel_id, serverId: server_id! }, historyFloor: floorOf(channel_id) };
       });
     },
 
     async create(container, author, input, rights) {
-      if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length) {
-        throw badRequest('content must not be empty unless the message has attachments');
-      }
-      const found = allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
-      let inserted: ReturnType<typeof insertNew>;
+      requireSomething(input);
+      const found = mentionsOf(container, input, rights);
+      let written: Written;
       try {
-        inserted = await commits.run(() => insertNew(container, author, input, found, iso(clock.now())));
+        written = await commits.run(() => write(container, author, input, found, rights));
       } catch (err) {
         // The room was deleted between the access check and the batch's turn.
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw notFound(`${container.kind} not found`);
         throw err;
       }
-      const { row, reply, attachments } = inserted;
+      return store.announce(written);
+    },
+
+    insert(container, author, input, rights) {
+      // Its rows are one write only inside the caller's transaction: outside one, each statement would commit alone.
+      if (!db.inTransaction) throw new Error("MessageStore.insert runs inside the caller's transaction");
+      requireSomething(input);
+      return write(container, author, input, mentionsOf(container, input, rights), rights);
+    },
+
+    announce({ container, row, reply, attachments }) {
       tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
@@ -390,23 +398,24 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return record;
     },
 
-    edit(container, messageId, editor, content, rights) {
-      const row = findRow(container, messageId);
+    edit(at, messageId, editor, content, rights) {
+      const { container } = at;
+      const row = findRow(at, messageId);
       if (row.author_id !== editor.id) throw forbidden('only the author can edit a message');
-      const current = store.get(container, messageId, editor.id);
+      const current = store.get(at, messageId, editor.id);
       if (content.trim() === '' && current.attachments.length === 0) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      // An edit recomputes its mentions: a name added is now mentioned, a name removed is not.
       editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
       if (container.kind === 'channel') tails.changed(container.id);
-      const { live, own } = changed(container, row, editor.id);
+      const { live, own } = changed(at, row, editor.id);
       hub.message(container, { kind: 'edited', ...live, reactors: () => store.reactors(messageId) });
       return own;
     },
 
-    remove(container, messageId, remover, canModerate, write) {
-      const row = findRow(container, messageId);
+    remove(at, messageId, remover, canModerate, audit) {
+      const { container } = at;
+      const row = findRow(at, messageId);
       if (row.author_id !== remover.id && !canModerate) {
         throw forbidden(
           container.kind === 'channel'
@@ -415,9 +424,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         );
       }
       const fileIds = db.transaction(() => {
-        const ids = attachmentIdsOf.all(row.seq).map((a) => a.id);
-        deleteMessage.run(row.seq);
-        write?.();
+        const ids = writes.remove(row.seq);
+        audit?.();
         return ids;
       })();
       if (container.kind === 'channel') tails.changed(container.id);
@@ -426,12 +434,11 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       hub.message(container, { kind: 'deleted', messageId, seq: row.seq });
     },
 
-    removeByWebhook(container, webhookId, write) {
+    removeByWebhook(container, webhookId, alongside) {
       const { rows, fileIds } = db.transaction(() => {
         const rows = webhookMessages.all(webhookId, container.id);
-        const fileIds = rows.flatMap((row) => attachmentIdsOf.all(row.seq).map((a) => a.id));
-        for (const row of rows) deleteMessage.run(row.seq);
-        write(rows.length);
+        const fileIds = rows.flatMap((row) => writes.remove(row.seq));
+        alongside(rows.length);
         return { rows, fileIds };
       })();
       if (rows.length > 0) tails.changed(container.id);
@@ -440,41 +447,42 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return rows.length;
     },
 
-    react(container, messageId, user, emoji, add) {
-      const row = findRow(container, messageId);
+    react(at, messageId, user, emoji, add) {
+      const row = findRow(at, messageId);
       if (add) addReaction(row.seq, emoji, user.id, iso(clock.now()));
       else deleteReaction.run(row.seq, emoji, user.id);
-      const { live, own } = changed(container, row, user.id);
+      const { live, own } = changed(at, row, user.id);
       const count = reactionCount.get({ seq: row.seq, emoji })!.n;
-      hub.message(container, { kind: 'reaction', ...live, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
+      hub.message(at.container, { kind: 'reaction', ...live, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
       return own;
     },
 
-    pin(container, messageId, user, pinned, write) {
-      const row = findRow(container, messageId);
+    pin(at, messageId, user, pinned, audit) {
+      const { container } = at;
+      const row = findRow(at, messageId);
       db.transaction(() => {
         if ((row.pinned_at !== null) === pinned) return;
         // 400, issue 18's status for the cap (issue 45: a published status is kept).
         if (pinned && pinQueries[container.kind].pinCount.get(container.id)!.n >= MAX_PINS) {
           throw badRequest(`a ${container.kind} may have at most ${MAX_PINS} pinned messages`);
         }
-        setPinned.run(pinned ? iso(clock.now()) : null, pinned ? user.id : null, row.seq);
-        write?.();
+        writes.setPinned(row.seq, pinned ? { at: iso(clock.now()), by: user.id } : null);
+        audit?.();
       })();
-      const { live, own } = changed(container, row, user.id);
+      const { live, own } = changed(at, row, user.id);
       hub.message(container, { kind: pinned ? 'pinned' : 'unpinned', ...live, reactors: () => store.reactors(messageId) });
       return own;
     },
 
-    pins: (container, viewerId) => hydrate(pinQueries[container.kind].pinned.all(container.id), viewerId, container),
+    pins: (at, viewerId) => hydrate(pinQueries[at.container.kind].pinned.all(at.container.id), viewerId, at),
 
-    history(container, messageId) {
-      const row = findRow(container, messageId);
+    history(at, messageId) {
+      const row = findRow(at, messageId);
       const earlier = versionsOf.all(row.seq).map((v, i) => ({ content: v.content, edited_at: i === 0 ? null : v.written_at }));
       return { author_id: row.author_id, versions: [...earlier, { content: row.content, edited_at: row.edited_at }] };
     },
 
-    authorOf: (container, messageId) => findRow(container, messageId).author_id,
+    authorOf: (at, messageId) => findRow(at, messageId).author_id,
 
     reactors(messageId) {
       const map = new Map<string, Set<string>>();
@@ -490,11 +498,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   return store;
 }
 
-/** The history floor of whoever reached the container: 0 where nothing is hidden from them. */
-const floorOf = (container: Container) => (container.kind === 'channel' ? (container.hiddenUpTo ?? 0) : 0);
-
-/** Whether a message is shown to whoever reached the container (read_history: src/core/types.ts Container). */
-const isShown = (container: Container, row: { seq: number }) => container.kind !== 'channel' || row.seq > (container.hiddenUpTo ?? 0);
+/** Whether a message is shown to whoever reached its container (read_history: src/core/types.ts Reached). */
+const isShown = (at: Reached, row: { seq: number }) => row.seq > at.historyFloor;
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of milliseconds, then random bits. Message ids grow

@@ -2,7 +2,7 @@ import type { ChannelTails, Tail, TailMessage } from './channel-tails';
 import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
 import { badRequest } from '../../core/http/errors';
-import type { Container } from '../../core/types';
+import type { Container, Reached } from '../../core/types';
 import type { ChannelRecord, ChannelState, ContainerState, ConversationState } from '../../core/records';
 import { VIEW, namesOf } from '../../rules/channel-permissions';
 import type { Permissions } from '../../rules/permissions';
@@ -32,10 +32,10 @@ export interface ReadStates {
   /** The state of one container. */
   of(userId: string, container: Container): ContainerState;
   /**
-   * Moves the marker forward to `messageId` (which must be a message of the container, else 404).
-   * Returns true when it moved; an older id changes nothing.
+   * Moves the marker forward to `messageId` (a message of the container above the reader's
+   * history floor, else 400). Returns true when it moved; an older id changes nothing.
    */
-  markRead(userId: string, container: Container, messageId: string): boolean;
+  markRead(userId: string, at: Reached, messageId: string): boolean;
   /** Inside a message insert: the sender has read up to what they sent. */
   advance(userId: string, containerId: string, seq: number): void;
   /** Inside the caller's write: the markers of these containers go (deleted), or one user's (who left). */
@@ -191,11 +191,11 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
       const row = oneConversation.get(userId, container.id);
       return row ? withMentions(row) : empty;
     },
-    markRead(userId, container, messageId) {
+    markRead(userId, { container, historyFloor }, messageId) {
       const found = messageSeq.get(messageId, container.id, container.id);
       // A field naming no message of this room the caller may read (another room's, none, one
       // before their history floor): 400, issue 16's status, one answer for all of them.
-      if (!found || (container.kind === 'channel' && found.seq <= (container.hiddenUpTo ?? 0))) {
+      if (!found || found.seq <= historyFloor) {
         throw badRequest(`message_id must name a message of this ${container.kind}`);
       }
       const before = currentMarker.get(userId, container.id, userId, container.id, userId, container.id)!.marker;

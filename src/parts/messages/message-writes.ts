@@ -1,0 +1,154 @@
+import type { DB } from '../../core/db';
+import { type Embed, embedText } from '../../core/embed';
+import type { Attachment, MessageRow } from '../../core/message-record';
+import type { Container } from '../../core/types';
+import type { Mentioned } from './mentions';
+import type { ReceivedFile } from './upload-store';
+
+/** A file of a message, stored under its id (an upload, or a file an import brought). */
+export type StoredFile = Pick<ReceivedFile, 'id' | 'name' | 'contentType' | 'size'> & { previewKind: string };
+
+/** A new message as it is written: what a writer leaves out is NULL (or none). */
+export interface NewMessage {
+  id: string;
+  container: Container;
+  authorId: string;
+  content: string;
+  replyTo: string | null;
+  createdAt: string;
+  /** An imported message edited where it came from. */
+  editedAt?: string | null;
+  mentions: Mentioned;
+  /** Its attachments, in order, their files already under DATA_DIR (docs/internals.md "Files before rows"). */
+  files: readonly StoredFile[];
+  embeds?: Embed[];
+  /** Posted through a webhook: which, and the name and avatar link it gave for this message. */
+  webhook?: { id: string; name: string | null; avatarUrl: string | null };
+  /** An imported message pinned where it came from. */
+  pinned?: { at: string; by: string } | null;
+}
+
+/** The row as inserted (without its author's profile) and its attachments. */
+export interface InsertedMessage {
+  row: Omit<MessageRow, 'username' | 'display_name' | 'avatar_url' | 'bot'>;
+  attachments: Omit<Attachment, 'url'>[];
+}
+
+/**
+ * Every write of a `messages` row, and of the rows that hang on it (attachments, the rows that
+ * count mentions, reactions): the store, the import worker and claims all write through these
+ * functions, each on its own connection, so a column has one place to go.
+ */
+export interface MessageWrites {
+  /** The message, its attachments and the mention rows of who it names (not its author). */
+  insert(message: NewMessage): InsertedMessage;
+  /**
+   * New text and what it mentions. `editedAt`: when an edit wrote it; null for a rewrite that is
+   * no edit (a claim renaming `@placeholder`), which leaves `edited_at` as it was. The rows that
+   * count mentions are the caller's (an edit recounts them, a claim moves them).
+   */
+  setText(seq: number, content: string, mentions: Mentioned, editedAt: string | null): void;
+  /** The rows that count a message's mentions, written again for what it names now (an edit). */
+  recountMentions(seq: number, container: Container, authorId: string, mentions: Mentioned): void;
+  /** Pins (when and by whom) or unpins (null). */
+  setPinned(seq: number, pinned: { at: string; by: string } | null): void;
+  setAuthor(seq: number, authorId: string): void;
+  /** Every message of one author to another; how many. */
+  moveAuthor(fromId: string, toId: string): number;
+  /** Deletes a message (its attachments, reactions and mentions with it): the ids of its files, to remove after the commit. */
+  remove(seq: number): string[];
+  /** A reaction, once (a second one of the same person and emoji is nothing). */
+  addReaction(seq: number, emoji: string, userId: string, at: string): void;
+}
+
+export function createMessageWrites(db: DB): MessageWrites {
+  // RETURNING: the new message's record is built from the row as written, without reading it back.
+  const insertMessage = db.prepare<
+    [
+      string, string | null, string | null, string, string, string | null, string, string | null, string | null, number, string | null,
+      string | null, string | null, string | null, string | null, string | null, string | null, string | null,
+    ],
+    InsertedMessage['row']
+  >(
+    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles,
+                           pinned_at, pinned_by, webhook_id, author_name, author_avatar, embeds, embed_text)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at,
+               webhook_id, author_name, author_avatar, embeds`,
+  );
+  const insertAttachment = db.prepare<[string, number, string, string, number, string, number, string], InsertedMessage['attachments'][number]>(
+    `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING id, name, content_type, size, preview_kind`,
+  );
+  const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
+  const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
+  /** The rows that let a user's mentions be counted; the author's own name is not one. */
+  const countMentions = (seq: number, container: Container, authorId: string, mentions: Mentioned) => {
+    for (const userId of mentions.userIds) if (userId !== authorId) insertMention.run(userId, container.id, seq);
+  };
+  const updateText = db.prepare(
+    'UPDATE messages SET content = ?, edited_at = COALESCE(?, edited_at), mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?',
+  );
+  const updatePinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
+  const updateAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
+  const moveAuthorOf = db.prepare('UPDATE messages SET author_id = ? WHERE author_id = ?');
+  const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
+  const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
+  const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
+
+  const idsJson = (ids: readonly string[]) => (ids.length ? JSON.stringify(ids) : null);
+
+  return {
+    insert(m) {
+      const embeds = m.embeds?.length ? m.embeds : null;
+      const row = insertMessage.get(
+        m.id,
+        m.container.kind === 'channel' ? m.container.id : null,
+        m.container.kind === 'conversation' ? m.container.id : null,
+        m.authorId,
+        m.content,
+        m.replyTo,
+        m.createdAt,
+        m.editedAt ?? null,
+        idsJson(m.mentions.userIds),
+        m.mentions.everyone ? 1 : 0,
+        idsJson(m.mentions.roleIds),
+        m.pinned?.at ?? null,
+        m.pinned?.by ?? null,
+        m.webhook?.id ?? null,
+        m.webhook?.name ?? null,
+        m.webhook?.avatarUrl ?? null,
+        embeds && JSON.stringify(embeds),
+        // What search finds of the cards: written with them, never apart (docs/internals.md "A second writer").
+        embeds && embedText(embeds),
+      )!;
+      const attachments = m.files.map((f, position) => insertAttachment.get(f.id, row.seq, f.name, f.contentType, f.size, f.previewKind, position, m.createdAt)!);
+      countMentions(row.seq, m.container, m.authorId, m.mentions);
+      return { row, attachments };
+    },
+
+    setText(seq, content, mentions, editedAt) {
+      updateText.run(content, editedAt, idsJson(mentions.userIds), mentions.everyone ? 1 : 0, idsJson(mentions.roleIds), seq);
+    },
+
+    recountMentions(seq, container, authorId, mentions) {
+      deleteMentions.run(seq);
+      countMentions(seq, container, authorId, mentions);
+    },
+
+    setPinned: (seq, pinned) => void updatePinned.run(pinned?.at ?? null, pinned?.by ?? null, seq),
+
+    setAuthor: (seq, authorId) => void updateAuthor.run(authorId, seq),
+
+    moveAuthor: (fromId, toId) => moveAuthorOf.run(toId, fromId).changes,
+
+    remove(seq) {
+      const fileIds = attachmentIdsOf.all(seq);
+      deleteMessage.run(seq);
+      return fileIds;
+    },
+
+    addReaction: (seq, emoji, userId, at) => void insertReaction.run(seq, emoji, userId, at),
+  };
+}
