@@ -112,6 +112,10 @@ CREATE TABLE IF NOT EXISTS channels (
   category_id TEXT REFERENCES categories (id) ON DELETE SET NULL,
   -- 1: the channel follows its category's overwrites (none without a category); 0: its own
   permissions_synced INTEGER NOT NULL DEFAULT 1,
+  -- what kind of channel (src/core/records.ts CHANNEL_TYPES): 'text' until voice, forum and thread channels
+  type TEXT NOT NULL DEFAULT 'text',
+  -- the channel it belongs to (a thread's text or forum channel), or NULL
+  parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 CREATE INDEX IF NOT EXISTS categories_by_server ON categories (server_id, position);

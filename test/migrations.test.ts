@@ -194,3 +194,14 @@ t.test('a version 16 database: imports may be interrupted, CLI imports left runn
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
   t.same(db.pragma('foreign_key_check'), []);
 });
+
+t.test('a version 17 database: every channel is a text channel of no parent (17 -> 18)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  const channels = db.prepare<[], { type: string; parent_id: string | null }>('SELECT type, parent_id FROM channels').all();
+  t.ok(channels.length > 0, `${channels.length} channels carried over`);
+  t.same([...new Set(channels.map((c) => `${c.type}/${c.parent_id}`))], ['text/null'], 'all text, none under another');
+});

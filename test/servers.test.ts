@@ -177,7 +177,14 @@ t.test('channels', async (t) => {
     const res = await owner.post(`${base}/channels`, { name: 'random' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'random', position: 1, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'permissions_synced', 'position', 'server_id', 'slowmode_seconds', 'topic']);
+    // Every channel record carries its type and parent (issues 48, 49).
+    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'parent_id', 'permissions_synced', 'position', 'server_id', 'slowmode_seconds', 'topic', 'type']);
+    t.match(res.body, { type: 'text', parent_id: null });
+    t.match((await owner.post(`${base}/channels`, { name: 'typed', type: 'text' })).body, { type: 'text' }, 'type text, said');
+    const unknown = await owner.post(`${base}/channels`, { name: 'odd', type: 'hologram' });
+    t.equal(unknown.status, 400, 'an unknown type is refused');
+    t.match(unknown.text, 'type must be one of');
+    await must(owner.delete(`${base}/channels/${(await owner.get(`${base}/channels`)).body.find((c: { name: string }) => c.name === 'typed').id}`), 204);
     const byAdmin = await admin.post(`${base}/channels`, { name: 'mods-made' });
     t.equal(byAdmin.status, 201, 'a full server administrator may create one');
     t.equal(byAdmin.body.position, 2);

@@ -1,6 +1,7 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
 import { type OpSpec, type Prose, type Schema, rule, withText, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
 import { FLAG_NAMES } from './schemas';
+import { CHANNEL_TYPES } from '../../src/core/records';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
 const ROLE_COLOR = { anyOf: [{ type: 'integer', minimum: 0, maximum: 0xffffff }, { type: 'null' }], description: '0xRRGGBB as an integer (0 to 16777215), or null for none' };
@@ -262,7 +263,7 @@ export const operations: Ops = [
   ['GET', '/api/servers/{server_id}/export', { tag: 'Servers', summary: "Export the whole server as DiscordChatExporter JSON with its files, a zip the importer reads back (owner; 403 to other members)", auth: 'user', ok: [{ status: 200, kind: 'file', description: 'application/zip, streamed as it is made: one JSON file per channel (per 10 000 messages), attachments in <file>_Files/, avatars in avatars_Files/ (docs/api.md "Exporting a server")' }], errors: [429] }],
   ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself or to a bot)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
   ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
-  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: [rule('a server holds at most 500 channels', 'a server may have at most')], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
+  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" } }, ['type']) }, audited: true, prose: [rule('a server holds at most 500 channels', 'a server may have at most')], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
   ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] }],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],

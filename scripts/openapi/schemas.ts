@@ -1,5 +1,6 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
+import { CHANNEL_TYPES } from '../../src/core/records';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 /** The channel permission flags, as src/rules/channel-permissions.ts names them. */
@@ -404,6 +405,8 @@ function channel(): Record<string, Schema> {
   return {
     id: uuid,
     server_id: uuid,
+    type: withDescription(oneOf(...CHANNEL_TYPES), "what kind of channel it is: 'text' unless made otherwise"),
+    parent_id: withDescription(nullable(uuid), 'the channel it belongs to (a thread\'s parent), or null'),
     name: str,
     position: int,
     created_at: time,

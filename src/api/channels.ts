@@ -2,7 +2,8 @@ import { badRequest, conflict, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import { auditReason, bool, integer, text, uuid } from '../core/validate';
+import { auditReason, bool, integer, oneOf, text, uuid } from '../core/validate';
+import { CHANNEL_TYPES } from '../core/records';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
 
 import { MAX_CHANNELS_PER_SERVER } from '../rules/sizes';
@@ -57,6 +58,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'create channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
+    const type = ctx.body.type === undefined ? 'text' : oneOf(ctx.body, 'type', CHANNEL_TYPES);
     const reason = auditReason(ctx);
     if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
     if (channelCount.get(serverId)!.n >= MAX_CHANNELS_PER_SERVER) {
@@ -66,8 +68,8 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
     // Who sees it hears of it (channel_created), at its place among the channels they see.
     const id = accessChanges.around(serverId, () =>
       db.transaction(() => {
-        const id = channels.add(serverId, { name });
-        audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name } });
+        const id = channels.add(serverId, { name, type });
+        audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name, type } });
         return id;
       })(),
     );

@@ -21,9 +21,17 @@ export interface ServerRecord {
   permissions: string[];
 }
 
+/** The kinds of channel there are; every channel record carries its `type`. */
+export const CHANNEL_TYPES = ['text'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+
 export interface ChannelRecord {
   id: string;
   server_id: string;
+  /** What kind of channel it is ('text' unless made otherwise). */
+  type: ChannelType;
+  /** The channel it belongs to, or null (every channel today: threads will have one). */
+  parent_id: string | null;
   name: string;
   position: number;
   created_at: string;

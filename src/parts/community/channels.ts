@@ -1,10 +1,15 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
+import type { ChannelType } from '../../core/records';
 
 /** A channel to make: its name, and what else it starts with. */
 export interface NewChannel {
   name: string;
+  /** 'text' by default. */
+  type?: ChannelType;
+  /** The channel it belongs to (a thread's parent); none by default. */
+  parentId?: string | null;
   /** '' by default. */
   topic?: string;
   /** The category it is listed under; none by default. */
@@ -48,17 +53,17 @@ export interface ChannelStore {
 
 export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): ChannelStore {
   const insert = db.prepare(
-    `INSERT INTO channels (id, server_id, name, position, created_at, topic, category_id)
-     VALUES (?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
+    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id)
+     VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
   );
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
   const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const letGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
   return {
-    add(serverId, { name, topic = '', categoryId = null }) {
+    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null }) {
       const id = crypto.randomUUID();
-      insert.run(id, serverId, name, serverId, iso(clock.now()), topic, categoryId);
+      insert.run(id, serverId, type, parentId, name, serverId, iso(clock.now()), topic, categoryId);
       return id;
     },
     update(channelId, { name, topic, slowmodeSeconds, categoryId }) {

@@ -246,6 +246,8 @@ function withFields(channel: ChannelRecord, position: number, state: ContainerSt
   return {
     id: channel.id,
     server_id: channel.server_id,
+    type: channel.type,
+    parent_id: channel.parent_id,
     name: channel.name,
     position,
     created_at: channel.created_at,
