@@ -14,6 +14,8 @@ export type Flag = (typeof FLAGS)[number];
 export type Flags = number;
 
 export const NONE: Flags = 0;
+// JavaScript's bit operators work on 32-bit integers: 31 flags at most, or the masks go wrong.
+if (FLAGS.length > 31) throw new Error('at most 31 permission flags fit a bit mask');
 export const ALL: Flags = (1 << FLAGS.length) - 1;
 const bit = (flag: Flag): Flags => 1 << FLAGS.indexOf(flag);
 export const VIEW = bit('view_channel');
@@ -33,12 +35,19 @@ export function flagsOf(names: readonly Flag[]): Flags {
   return flags;
 }
 
-// Every set's names, made once: records carry them by the thousand.
-const NAMES: readonly Flag[][] = Array.from({ length: ALL + 1 }, (_, flags) => FLAGS.filter((flag) => (flags & bit(flag)) !== 0));
+// Each set's names, made at its first use and kept: records carry them by the thousand, and a
+// server uses few distinct sets (a table of every set would be 2^flags arrays).
+const NAMES = new Map<Flags, Flag[]>();
 
 /** The names of a set of flags, in FLAGS order (shared arrays: not to be changed). */
 export function namesOf(flags: Flags): Flag[] {
-  return NAMES[flags & ALL];
+  const set = flags & ALL;
+  let names = NAMES.get(set);
+  if (names === undefined) {
+    names = FLAGS.filter((flag) => (set & bit(flag)) !== 0);
+    NAMES.set(set, names);
+  }
+  return names;
 }
 
 export const has = (flags: Flags, flag: Flag): boolean => (flags & bit(flag)) !== 0;
