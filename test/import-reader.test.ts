@@ -8,7 +8,8 @@ import t from 'tap';
 import { Type } from '@sinclair/typebox';
 import { HOSTILE_EXPORTS } from './helpers/fuzz/import-junk';
 import { ImportError, openExport } from '../src/parts/import/export-files';
-import { planDiscordImport } from '../src/parts/import/discord-plan';
+import { planDiscordImport, readChannel, scanExport } from '../src/parts/import/discord-plan';
+import { channelFile, message, writeExport } from './helpers/discord-export';
 import { JsonRefusal, MAX_KEPT_CHARS, boundedOrThrow, readJson } from '../src/parts/import/json-reader';
 import { CHANNEL_FILE } from '../src/parts/import/discord-format';
 
@@ -95,4 +96,24 @@ t.test("the fuzzer's hostile exports: each refused at once with its reason, or c
       files.close();
     }
   }
+});
+
+t.test('the import reads whole only the files the dry run found plain; the rest it streams again, with the same messages', async (t) => {
+  const messages = (prefix: string) => [1, 2, 3].map((n) => message({ content: `${prefix} ${n}` }));
+  const plain = channelFile({ id: '810000000000000001', type: 'GuildTextChat', name: 'plain', messages: messages('plain') });
+  // The same shape, each message carrying a field the schema ignores with far more values than it keeps.
+  const junk = channelFile({ id: '810000000000000002', type: 'GuildTextChat', name: 'junk', messages: messages('junk').map((m) => ({ ...m, padding: Array.from({ length: 200 }, () => []) })) });
+  const dir = writeExport({ 'plain.json': plain, 'junk.json': junk });
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const files = await openExport(dir);
+  t.teardown(() => files.close());
+  const scan = await scanExport(files);
+  const entry = (name: string) => scan.channels.find((c) => c.channel.name === name)!;
+  t.same([...entry('plain').plain], ['plain.json'], 'a file of what the schema names: read whole by the import');
+  t.same([...entry('junk').plain], [], 'a file of mostly ignored values: streamed again');
+  for (const name of ['plain', 'junk']) {
+    const { messages: read } = await readChannel(files, entry(name));
+    t.same(read.map((m) => m.content), [`${name} 1`, `${name} 2`, `${name} 3`], `${name}: every message, in order`);
+  }
+  t.notOk('padding' in (await readChannel(files, entry('junk'))).messages[0], 'streamed: nothing the schema ignores is kept');
 });

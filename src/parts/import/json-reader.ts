@@ -51,6 +51,8 @@ export interface ReadOptions {
   onItem?(item: unknown, index: number): void;
   /** Asked when the streamed property begins: true ends the reading there (what came before is enough). */
   enough?(root: Record<string, unknown>): boolean;
+  /** Filled in as the file is read: the values kept, and those skipped (every value inside a skipped one counts). */
+  counts?: { kept: number; skipped: number };
 }
 
 type Shape = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
@@ -100,7 +102,6 @@ const own = (piece: string) => (piece.length < 13 ? piece : (' ' + piece).slice(
 interface Frame {
   schema: TSchema;
   value: Record<string, unknown> | unknown[];
-  path: string;
   /** An object's current key, and the schema of its value (null: not kept). */
   key: string;
   next: TSchema | null;
@@ -128,25 +129,34 @@ export async function readJson(input: AsyncIterable<Buffer>, schema: TSchema, op
   let skipDepth = 0;
   let skipString = false;
   /** A kept string being read. */
-  let text: { path: string; max: number; pieces: string[]; length: number } | null = null;
+  let text: { max: number; pieces: string[]; length: number } | null = null;
   /** Characters kept in the current item of the streamed array (or outside it), and outside it. */
   let kept = 0;
   let keptOutside = 0;
   let stopped = false;
 
+  /**
+   * The path of the value held by the first `depth` frames (the slot being read: all of them),
+   * written out only for a refusal: building it for every value halved the reading's speed.
+   */
+  const pathAt = (depth = stack.length) => {
+    let path = '';
+    for (let i = 0; i < depth; i++) path += `/${Array.isArray(stack[i].value) ? stack[i].count : stack[i].key}`;
+    return path;
+  };
   const refuse = (path: string, reason: string) => new JsonRefusal('shape', `${path || '/'}: ${reason}`);
 
-  const keep = (path: string, chars: number) => {
+  /** Counts kept characters, refusing past the cap (the value being read is the one refused). */
+  const keep = (chars: number) => {
     kept += chars + 8;
-    if (kept > MAX_KEPT_CHARS) throw refuse(path, `more than ${MAX_KEPT_CHARS} characters of fields the importer reads in one item`);
+    if (kept > MAX_KEPT_CHARS) throw refuse(pathAt(), `more than ${MAX_KEPT_CHARS} characters of fields the importer reads in one item`);
   };
 
-  /** Where the next value goes: its schema (null: skipped) and path. */
-  const slot = (): { schema: TSchema | null; path: string } => {
+  /** The schema of the next value (null: skipped). */
+  const slot = (): TSchema | null => {
     const top = stack.at(-1);
-    if (!top) return { schema, path: '' };
-    if (!Array.isArray(top.value)) return { schema: top.next, path: `${top.path}/${top.key}` };
-    return { schema: top.schema.items as TSchema, path: `${top.path}/${top.count}` };
+    if (!top) return schema;
+    return Array.isArray(top.value) ? (top.schema.items as TSchema) : top.next;
   };
 
   /** A value is whole: into its parent (or it is the root). */
@@ -173,10 +183,12 @@ export async function readJson(input: AsyncIterable<Buffer>, schema: TSchema, op
     if (top && Array.isArray(top.value)) top.count++;
   };
 
+  const counts = options.counts ?? { kept: 0, skipped: 0 };
   const begin = (token: Token) => {
-    const { schema: wanted, path } = slot();
+    const wanted = slot();
     const opens = token.name === 'startObject' || token.name === 'startArray';
     if (wanted === null) {
+      counts.skipped++;
       if (opens) skipDepth = 1;
       else if (token.name === 'startString') skipString = true;
       else skipped();
@@ -190,35 +202,39 @@ export async function readJson(input: AsyncIterable<Buffer>, schema: TSchema, op
       : token.name === 'nullValue' ? 'null'
       : 'boolean';
     const fits = part(wanted, shape);
-    if (!fits) throw refuse(path, `Expected ${describe(wanted)}, not ${shape}`);
+    if (!fits) throw refuse(pathAt(), `Expected ${describe(wanted)}, not ${shape}`);
+    counts.kept++;
     const parent = stack.at(-1);
     if (parent?.streamed) {
       keptOutside = kept;
       kept = 0;
     } else if (parent && Array.isArray(parent.value) && parent.count >= (parent.schema.maxItems as number)) {
-      throw refuse(parent.path, `Expected array length to be less or equal to ${parent.schema.maxItems}`);
+      throw refuse(pathAt(stack.length - 1), `Expected array length to be less or equal to ${parent.schema.maxItems}`);
     }
     if (opens) {
-      keep(path, 0);
-      const streamed = stack.length === 1 && path === `/${options.streamed}`;
+      keep(0);
+      const streamed = stack.length === 1 && !Array.isArray(stack[0].value) && stack[0].key === options.streamed;
       if (streamed && !options.onItem) {
         skipDepth = 1;
         return;
       }
-      stack.push({ schema: fits, value: shape === 'array' ? [] : {}, path, key: '', next: null, count: 0, streamed });
+      stack.push({ schema: fits, value: shape === 'array' ? [] : {}, key: '', next: null, count: 0, streamed });
     } else if (shape === 'string') {
-      text = { path, max: fits.maxLength as number, pieces: [], length: 0 };
+      text = { max: fits.maxLength as number, pieces: [], length: 0 };
     } else {
       const value = shape === 'number' ? Number((token as { value: string }).value) : (token as { value: unknown }).value;
-      keep(path, 0);
+      keep(0);
       place(value);
     }
   };
 
   const take = (token: Token) => {
     if (skipDepth > 0) {
-      if (token.name === 'startObject' || token.name === 'startArray') skipDepth++;
-      else if ((token.name === 'endObject' || token.name === 'endArray') && --skipDepth === 0) skipped();
+      if (token.name === 'startObject' || token.name === 'startArray') {
+        skipDepth++;
+        counts.skipped++;
+      } else if ((token.name === 'endObject' || token.name === 'endArray') && --skipDepth === 0) skipped();
+      else if (token.name !== 'stringChunk' && token.name !== 'endString') counts.skipped++;
       return;
     }
     if (skipString) {
@@ -231,13 +247,13 @@ export async function readJson(input: AsyncIterable<Buffer>, schema: TSchema, op
     if (text) {
       if (token.name === 'stringChunk') {
         text.length += token.value.length;
-        if (text.length > text.max) throw refuse(text.path, `Expected string length less or equal to ${text.max}`);
-        if (kept + text.length > MAX_KEPT_CHARS) keep(text.path, text.length);
+        if (text.length > text.max) throw refuse(pathAt(), `Expected string length less or equal to ${text.max}`);
+        if (kept + text.length > MAX_KEPT_CHARS) keep(text.length);
         text.pieces.push(token.value);
       } else if (token.name === 'endString') {
-        const { path, pieces, length } = text;
+        const { pieces, length } = text;
         text = null;
-        keep(path, length);
+        keep(length);
         place(pieces.length === 1 ? own(pieces[0]) : pieces.join(''));
       }
       return;
