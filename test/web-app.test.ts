@@ -52,8 +52,9 @@ t.test('the manifest names the app after INSTANCE_NAME and holds what installing
 t.test('every icon the manifest and the pages name is served, a PNG of its size', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
-  const manifest = await (await fetch(`${server.url}/manifest.webmanifest`)).json();
-  const named = [...manifest.icons, ...manifest.shortcuts.flatMap((s: { icons: unknown[] }) => s.icons)].map((i: { src: string; sizes: string }) => [i.src, Number(i.sizes.split('x')[0])] as const);
+  type Icon = { src: string; sizes: string };
+  const manifest = (await (await fetch(`${server.url}/manifest.webmanifest`)).json()) as { icons: Icon[]; shortcuts: { icons: Icon[] }[] };
+  const named: (readonly [string, number])[] = [...manifest.icons, ...manifest.shortcuts.flatMap((s) => s.icons)].map((i) => [i.src, Number(i.sizes.split('x')[0])] as const);
   named.push(['/icons/apple-touch-icon.png', 180]);
   for (const [src, size] of named) {
     const res = await fetch(server.url + src);

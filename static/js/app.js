@@ -30,10 +30,13 @@ import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
 import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
+import { onEdgeSwipe, fitVisualViewport } from './touch.js';
 
 /** @typedef {import('../../types/client').Place} Place */
 
 const LAST_PLACE = 'chat:last-place';
+/** How long after the first room shows the installed app's side (pwa.js) loads. */
+const PWA_DELAY_MS = 1000;
 const LAST_CHANNEL = 'chat:last-channel:';
 let started = false;
 /** The page's main room and its composer (startApp). */
@@ -178,30 +181,50 @@ export function select(place, { focusRoom = true } = {}) {
 }
 
 /**
- * What to open first: the address (a message link: `?server=&channel=&message=`,
+ * The place an address names: a message link (`?server=&channel=&message=`,
  * `?conversation=&message=`, or `/channels/<server id>/<channel id>/<message id>` and
- * `/channels/@me/<conversation id>/<message id>` where the server serves the app there), else
- * the last place. `named`: the address named it (a phone shows it rather than the lists).
- * @returns {Place}
+ * `/channels/@me/<conversation id>/<message id>` where the server serves the app there),
+ * `?server=&channel=`, `?conversation=`, `?view=friends`; null when it names none. `named`: the
+ * address named it (a phone shows it rather than the lists).
+ * @param {{ pathname: string, search: string }} address
+ * @returns {Place | null}
  */
-function firstPlace() {
-  const params = new URLSearchParams(location.search);
-  const [, scope, room, message] = location.pathname.match(/^\/channels\/([^/]+)\/([^/]+)(?:\/([^/]+))?/) || [];
+export function placeAt(address) {
+  const params = new URLSearchParams(address.search);
+  const [, scope, room, message] = address.pathname.match(/^\/channels\/([^/]+)\/([^/]+)(?:\/([^/]+))?/) || [];
   if (scope) {
     params.set(scope === '@me' ? 'conversation' : 'server', scope === '@me' ? room : scope);
     if (scope !== '@me') params.set('channel', room);
     if (message) params.set('message', message);
   }
-  const link = { around: params.get('message') || undefined, link: params.has('message'), named: true };
-  const stored = new URLSearchParams(localStorage.getItem(LAST_PLACE) || '');
-  for (const p of [params, stored]) {
-    const more = p === params ? link : {};
-    if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel'), ...more };
-    if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation'), ...more };
-    if (p.get('view') === 'friends') return { kind: 'friends' };
-  }
-  if (state.servers.length) return { kind: 'channel', serverId: state.servers[0].id };
-  return { kind: 'friends' };
+  return placeIn(params, { around: params.get('message') || undefined, link: params.has('message'), named: true });
+}
+
+/** @param {URLSearchParams} p @param {object} [more] @returns {Place | null} */
+function placeIn(p, more = {}) {
+  if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel'), ...more };
+  if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation'), ...more };
+  if (p.get('view') === 'friends') return { kind: 'friends' };
+  return null;
+}
+
+/** What to open first: the address, else the last place, else the first server, else friends. */
+function firstPlace() {
+  return placeAt(location)
+    || placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || ''))
+    || (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' });
+}
+
+/**
+ * An address of the app opened while it runs (a notification tapped: sw.js tells the page): its
+ * place opens in place, the page comes to the front.
+ * @param {string} address
+ */
+function openAddress(address) {
+  const place = placeAt(new URL(address, location.origin));
+  if (!place) return;
+  window.focus();
+  select(place);
 }
 
 // ---- header pieces: connection, standing, the user panel ----------------------------------
@@ -413,6 +436,11 @@ export async function startApp(account) {
     if (server) newChannel(server);
   });
   $('room-back').addEventListener('click', () => setPane('nav'));
+  // The phone layout's back gesture: a swipe in from the left edge goes back to the lists.
+  onEdgeSwipe($('main'), () => {
+    if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
+  });
+  fitVisualViewport();
   $('people-back').addEventListener('click', () => setPane('nav'));
   $('members-button').addEventListener('click', () => {
     if (matchMedia('(max-width: 760px)').matches) {
@@ -486,13 +514,27 @@ export async function startApp(account) {
     loadBlocks();
     if (!started) {
       started = true;
+      // Read before select() writes the place's own address: what another app shared (/share),
+      // and the manifest's Search shortcut (?search=1).
+      const sharing = location.pathname === '/share' ? new URLSearchParams(location.search) : null;
+      const searching = new URLSearchParams(location.search).has('search');
       const place = firstPlace();
       select(place, { focusRoom: true });
       // On a phone, a fresh start shows the lists first unless the address named a room.
-      if (!place.named) setPane('nav');
+      if (!place.named && !searching) setPane('nav');
+      if (searching) $('search-input').focus();
+      if (sharing) import('./share.js').then((share) => share.receiveShare(sharing, (to, text, files) => {
+        select(to);
+        composer.share(text, files);
+      }));
+      // The service worker and the rest of the installed app's side, once the app is up: nothing
+      // of it is needed to show the first room.
+      setTimeout(() => import('./pwa.js').then((pwa) => pwa.initPwa(openAddress)), PWA_DELAY_MS);
       return;
     }
-    // A reconnect: the sidebar is fresh from ready; the open room fetches what it missed.
+    // A reconnect: the server may have been upgraded meanwhile (a new version of the app's files).
+    import('./pwa.js').then((pwa) => pwa.checkForUpdate());
+    // The sidebar is fresh from ready; the open room fetches what it missed.
     if (room.current) room.catchUp();
     if (state.current?.kind === 'channel') loadMembers(state.current.serverId).catch(() => {});
     emit('nav');

@@ -7,6 +7,7 @@ import { icon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
 import { isBlocked } from './store.js';
 import { displayName, fullName, userAvatar, isDeletedUser } from './names.js';
+import { onLongPress } from './touch.js';
 
 /** @typedef {import('../../types/client').Message} Message */
 
@@ -88,12 +89,14 @@ export function buildMessage(m, on) {
   }
   body.append(reactions(m, on));
   item.append(gutter, body, toolbar(m, on));
-  // Right click, or a long press on a touch screen (Chromium turns it into contextmenu).
+  // A right click, or a long press on a touch screen (opened when the finger lifts: touch.js).
+  const ownMenu = 'a, img, video, audio, textarea, input';
   item.addEventListener('contextmenu', (e) => {
-    if (/** @type {Element} */ (e.target).closest('a, img, video, audio, textarea, input')) return;
+    if (/** @type {Element} */ (e.target).closest(ownMenu) || /** @type {PointerEvent} */ (e).pointerType === 'touch') return;
     e.preventDefault();
     on.menu(item.querySelector('.more-button'));
   });
+  onLongPress(item, () => on.menu(item.querySelector('.more-button')), ownMenu);
   return item;
 }
 
