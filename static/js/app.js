@@ -215,6 +215,21 @@ function firstPlace() {
     || (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' });
 }
 
+/** @type {Promise<typeof import('./pwa.js')> | null} */
+let pwaLoaded = null;
+/**
+ * The installed app's side (pwa.js), loaded and started once, then `fn` with it. A load the
+ * network cut (the server restarting) is tried again at the next call, the next reconnect.
+ * @param {(pwa: typeof import('./pwa.js')) => void} fn
+ */
+function withPwa(fn) {
+  pwaLoaded ??= import('./pwa.js').then(async (pwa) => {
+    await pwa.initPwa(openAddress);
+    return pwa;
+  });
+  pwaLoaded.then(fn, () => { pwaLoaded = null; });
+}
+
 /**
  * An address of the app opened while it runs (a notification tapped: sw.js tells the page): its
  * place opens in place, the page comes to the front.
@@ -523,17 +538,21 @@ export async function startApp(account) {
       // On a phone, a fresh start shows the lists first unless the address named a room.
       if (!place.named && !searching) setPane('nav');
       if (searching) $('search-input').focus();
-      if (sharing) import('./share.js').then((share) => share.receiveShare(sharing, (to, text, files) => {
-        select(to);
-        composer.share(text, files);
-      }));
+      if (sharing) {
+        import('./share.js')
+          .then((share) => share.receiveShare(sharing, (to, text, files) => {
+            select(to);
+            composer.share(text, files);
+          }))
+          .catch(() => toast('What was shared could not be opened. Share it again.'));
+      }
       // The service worker and the rest of the installed app's side, once the app is up: nothing
       // of it is needed to show the first room.
-      setTimeout(() => import('./pwa.js').then((pwa) => pwa.initPwa(openAddress)), PWA_DELAY_MS);
+      setTimeout(() => withPwa(() => {}), PWA_DELAY_MS);
       return;
     }
     // A reconnect: the server may have been upgraded meanwhile (a new version of the app's files).
-    import('./pwa.js').then((pwa) => pwa.checkForUpdate());
+    withPwa((pwa) => pwa.checkForUpdate());
     // The sidebar is fresh from ready; the open room fetches what it missed.
     if (room.current) room.catchUp();
     if (state.current?.kind === 'channel') loadMembers(state.current.serverId).catch(() => {});
