@@ -30,7 +30,6 @@ import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
 import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
-import { onEdgeSwipe, fitVisualViewport } from './touch.js';
 
 /** @typedef {import('../../types/client').Place} Place */
 
@@ -451,11 +450,17 @@ export async function startApp(account) {
     if (server) newChannel(server);
   });
   $('room-back').addEventListener('click', () => setPane('nav'));
-  // The phone layout's back gesture: a swipe in from the left edge goes back to the lists.
-  onEdgeSwipe($('main'), () => {
-    if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
-  });
-  fitVisualViewport();
+  // A touch screen's gestures (touch.js, not loaded elsewhere): a long press for a message's menu,
+  // and the phone layout's back gesture, a swipe in from the left edge back to the lists.
+  if (matchMedia('(pointer: coarse)').matches) {
+    import('./touch.js').then((touch) => touch.initTouch({
+      messages: room.root.querySelector('[data-part="messages"]'),
+      main: $('main'),
+      back: () => {
+        if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
+      },
+    })).catch(() => {}); // (no connection: the gestures come with the next start)
+  }
   $('people-back').addEventListener('click', () => setPane('nav'));
   $('members-button').addEventListener('click', () => {
     if (matchMedia('(max-width: 760px)').matches) {

@@ -148,7 +148,7 @@ async function start() {
     if (err.status === 0 && localStorage.getItem(SIGNED_IN_HINT)) {
       try {
         await loadApp();
-        (await import('./offline.js')).startOffline();
+        await (await import('./offline.js')).startOffline();
         return;
       } catch {
         // The app's files are not kept in this browser: the sign-in page says what happened.

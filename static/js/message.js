@@ -7,7 +7,6 @@ import { icon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
 import { isBlocked } from './store.js';
 import { displayName, fullName, userAvatar, isDeletedUser } from './names.js';
-import { onLongPress } from './touch.js';
 
 /** @typedef {import('../../types/client').Message} Message */
 
@@ -89,14 +88,12 @@ export function buildMessage(m, on) {
   }
   body.append(reactions(m, on));
   item.append(gutter, body, toolbar(m, on));
-  // A right click, or a long press on a touch screen (opened when the finger lifts: touch.js).
-  const ownMenu = 'a, img, video, audio, textarea, input';
+  // A right click (a long press on a touch screen is touch.js's, which opens the same menu).
   item.addEventListener('contextmenu', (e) => {
-    if (/** @type {Element} */ (e.target).closest(ownMenu) || /** @type {PointerEvent} */ (e).pointerType === 'touch') return;
+    if (/** @type {Element} */ (e.target).closest('a, img, video, audio, textarea, input')) return;
     e.preventDefault();
     on.menu(item.querySelector('.more-button'));
   });
-  onLongPress(item, () => on.menu(item.querySelector('.more-button')), ownMenu);
   return item;
 }
 

@@ -4,8 +4,11 @@
 // offline start; says when a newer version is ready, and restarts into it when asked; opens the
 // message of a notification the worker was told about; and, on an iPhone, offers notifications
 // (possible only in the app added to the Home Screen).
-import { $, toast } from './ui.js';
+import { el, toast } from './ui.js';
 import { appleDevice, installed, addToHomeScreen, pushSupported, subscribeThisDevice } from './push-setup.js';
+
+// Its style sheet comes with it, not with the app page.
+document.head.append(el('link', { rel: 'stylesheet', href: new URL('../css/pwa.css', import.meta.url).href }));
 
 /** @type {ServiceWorkerRegistration | null} */
 let registration = null;
@@ -28,15 +31,13 @@ export async function initPwa(open) {
     if (e.data?.type === 'open' && typeof e.data.url === 'string') open(e.data.url);
   });
   workers.startMessages();
-  $('update-restart').addEventListener('click', restart);
-  $('update-later').addEventListener('click', () => { $('update-bar').hidden = true; });
   try {
     registration = await workers.register('/sw.js');
   } catch {
     return; // a browser that refuses workers here (a private window): the app works as before
   }
   const waiting = () => {
-    if (registration.waiting && workers.controller) $('update-bar').hidden = false;
+    if (registration.waiting && workers.controller) showBar(updateBar());
   };
   waiting();
   registration.addEventListener('updatefound', () => {
@@ -57,6 +58,21 @@ export function checkForUpdate() {
   registration?.update().catch(() => {});
 }
 
+/** A bar over the top of the app (css/app.css .app-bar), shown once. */
+function showBar(bar) {
+  if (!bar.isConnected) document.body.append(bar);
+}
+
+let update = null;
+/** "A new version of chat is ready." with Restart now and Later. */
+function updateBar() {
+  update ??= el('div', { id: 'update-bar', class: 'app-bar', role: 'status' },
+    el('span', { text: 'A new version of chat is ready.' }),
+    el('button', { type: 'button', class: 'primary small', onclick: restart }, 'Restart now'),
+    el('button', { type: 'button', class: 'small', onclick: () => update.remove() }, 'Later'));
+  return update;
+}
+
 /** "Restart now": the waiting version takes over; the page loads again under it (controllerchange). */
 function restart() {
   const next = registration?.waiting;
@@ -73,10 +89,8 @@ function offerPush() {
   if (!device || localStorage.getItem(OFFER_DISMISSED)) return;
   const inApp = installed();
   if (inApp && (!pushSupported() || Notification.permission !== 'default')) return;
-  $('push-offer-text').textContent = inApp ? `Get notifications on this ${device} when chat is closed.` : addToHomeScreen(device);
-  $('push-offer-on').hidden = !inApp;
-  $('push-offer-on').addEventListener('click', async () => {
-    $('push-offer').hidden = true;
+  const turnOn = async () => {
+    offer.remove();
     try {
       // Straight from the click: iOS asks for permission only then.
       await subscribeThisDevice(false);
@@ -84,10 +98,14 @@ function offerPush() {
     } catch (err) {
       toast(err.message || 'This device could not subscribe to notifications.');
     }
-  });
-  $('push-offer-later').addEventListener('click', () => {
+  };
+  const later = () => {
     localStorage.setItem(OFFER_DISMISSED, 'later');
-    $('push-offer').hidden = true;
-  });
-  $('push-offer').hidden = false;
+    offer.remove();
+  };
+  const offer = el('div', { id: 'push-offer', class: 'app-bar', role: 'region', 'aria-label': `Notifications on this ${device}` },
+    el('span', { text: inApp ? `Get notifications on this ${device} when chat is closed.` : addToHomeScreen(device) }),
+    inApp ? el('button', { type: 'button', class: 'primary small', onclick: turnOn }, 'Turn on') : null,
+    el('button', { type: 'button', class: 'small', onclick: later }, 'Not now'));
+  showBar(offer);
 }

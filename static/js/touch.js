@@ -1,74 +1,95 @@
 // @ts-check
-// Touch gestures of the phone layout (docs/ui.md "The installed app"): a long press that opens a
-// menu, a swipe in from the left edge that goes back to the lists, and a page that keeps the
-// composer above the on-screen keyboard.
+// Touch gestures of the phone layout (docs/ui.md "The installed app"), loaded on touch screens
+// only: a long press that opens a message's menu, a swipe in from the left edge that goes back
+// to the lists, and a page that keeps the composer above the on-screen keyboard.
 
 const LONG_PRESS_MS = 500;
 /** A finger that moves farther than this is scrolling, not pressing. */
 const STILL_PX = 10;
 /** A click the release makes comes within this; without one the menu opens anyway. */
 const CLICK_WAIT_MS = 100;
+/** What keeps the browser's own menu under a long press: links, pictures, players, fields. */
+const OWN_MENU = 'a, img, video, audio, textarea, input';
+/** Where a back swipe must start, and how far it must go. */
+const EDGE_PX = 24;
+const SWIPE_PX = 60;
 
 /**
- * A touch held still for LONG_PRESS_MS on `target` calls open() when the finger lifts: a popup
- * opened while it is still down would be closed by the release (the popover API's light
- * dismiss), and the click that ends the press does nothing else. iOS Safari fires no contextmenu
- * for a long press; Chromium does, and then it counts as one too (a context-menu handler leaves
- * touch ones to this). A finger that moves, or that the browser takes for a scroll
- * (pointercancel), presses nothing; nor does one on what `ignore` matches (a link or an image keeps
- * the browser's own menu).
- * @param {HTMLElement} target
- * @param {(e: Event) => void} open
- * @param {string} [ignore] a selector
+ * @param {{ messages: HTMLElement, main: HTMLElement, back: () => void }} parts the room's message
+ *   list, the main column, and what going back to the lists does
  */
-export function onLongPress(target, open, ignore) {
-  const ignored = (e) => Boolean(ignore && e.target instanceof Element && e.target.closest(ignore));
+export function initTouch({ messages, main, back }) {
+  onLongPress(messages, (item) => /** @type {HTMLButtonElement | null} */ (item.querySelector('.more-button'))?.click());
+  onEdgeSwipe(main, back);
+  fitVisualViewport();
+}
+
+/**
+ * A touch held still for LONG_PRESS_MS on a message of `list` opens its menu (what its "…" does)
+ * when the finger lifts: a popup opened while the finger is still down would be closed by the
+ * release (the popover API's light dismiss), and the click that ends the press does nothing
+ * else. iOS Safari fires no contextmenu for a long press; Chromium does, and then it counts as one
+ * (taken here, before the message's own right-click handler). A finger that moves, or that the
+ * browser takes for a scroll (pointercancel), presses nothing; nor does one on a link or a
+ * picture, which keeps the browser's menu.
+ * @param {HTMLElement} list
+ * @param {(item: HTMLElement) => void} open
+ */
+function onLongPress(list, open) {
   let timer = 0;
+  let opening = 0;
   /** @type {{ x: number, y: number } | null} */
   let start = null;
-  let held = false;
-  let opened = 0;
-  const fire = (e) => {
-    held = false;
-    clearTimeout(opened);
-    open(e);
+  /** @type {HTMLElement | null} the message a finger is on */
+  let touched = null;
+  /** @type {HTMLElement | null} the message held long enough */
+  let held = null;
+  const itemOf = (e) => {
+    const target = /** @type {Element} */ (e.target);
+    return target.closest(OWN_MENU) ? null : /** @type {HTMLElement | null} */ (target.closest('li.msg'));
   };
-  const release = (e) => {
+  const fire = () => {
+    clearTimeout(opening);
+    const item = held;
+    held = null;
+    if (item?.isConnected) open(item);
+  };
+  const release = () => {
     clearTimeout(timer);
     start = null;
-    if (held) opened = setTimeout(() => { if (held) fire(e); }, CLICK_WAIT_MS);
+    if (held) opening = setTimeout(fire, CLICK_WAIT_MS);
   };
-  target.addEventListener('pointerdown', (e) => {
-    held = false;
-    if (e.pointerType !== 'touch' || !e.isPrimary || ignored(e)) return;
+  list.addEventListener('pointerdown', (e) => {
+    held = null;
+    touched = e.pointerType === 'touch' && e.isPrimary ? itemOf(e) : null;
+    if (!touched) return;
     start = { x: e.clientX, y: e.clientY };
     clearTimeout(timer);
-    timer = setTimeout(() => { held = true; }, LONG_PRESS_MS);
+    timer = setTimeout(() => { held = touched; }, LONG_PRESS_MS);
   });
-  target.addEventListener('pointermove', (e) => {
+  list.addEventListener('pointermove', (e) => {
     if (start && !held && Math.hypot(e.clientX - start.x, e.clientY - start.y) > STILL_PX) {
       clearTimeout(timer);
       start = null;
     }
   });
-  target.addEventListener('contextmenu', (e) => {
-    if (/** @type {PointerEvent} */ (e).pointerType !== 'touch' || ignored(e)) return;
+  list.addEventListener('contextmenu', (e) => {
+    if (/** @type {PointerEvent} */ (e).pointerType !== 'touch') return;
+    const item = itemOf(e);
+    if (!item) return;
     e.preventDefault();
-    held = true;
-  });
-  target.addEventListener('pointerup', release);
-  target.addEventListener('pointercancel', release);
-  target.addEventListener('click', (e) => {
+    e.stopPropagation();
+    held = item;
+  }, true);
+  list.addEventListener('pointerup', release);
+  list.addEventListener('pointercancel', release);
+  list.addEventListener('click', (e) => {
     if (!held) return;
     e.preventDefault();
     e.stopPropagation();
-    fire(e);
+    fire();
   }, true);
 }
-
-/** Where a back swipe must start, and how far it must go. */
-const EDGE_PX = 24;
-const SWIPE_PX = 60;
 
 /**
  * A finger that starts at the left edge of `target` and moves right (more across than down)
@@ -76,7 +97,7 @@ const SWIPE_PX = 60;
  * @param {HTMLElement} target
  * @param {() => void} back
  */
-export function onEdgeSwipe(target, back) {
+function onEdgeSwipe(target, back) {
   /** @type {{ x: number, y: number } | null} */
   let start = null;
   target.addEventListener('touchstart', (e) => {
@@ -106,7 +127,7 @@ export function onEdgeSwipe(target, back) {
  * --app-height through the CSSOM (which the page CSP allows; no style attribute is written). Not
  * while the page is zoomed in, when the visual viewport is smaller for another reason.
  */
-export function fitVisualViewport() {
+function fitVisualViewport() {
   const viewport = window.visualViewport;
   if (!viewport) return;
   const fit = () => {
