@@ -153,7 +153,8 @@ async function openMessage(address) {
   }
   if (windows[0]) {
     await windows[0].focus();
-    return windows[0].navigate(target);
+    // A page this worker does not control (opened before it) cannot be sent elsewhere: a new window then.
+    return windows[0].navigate(target).catch(() => worker.clients.openWindow(target));
   }
   return worker.clients.openWindow(target);
 }

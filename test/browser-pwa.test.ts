@@ -55,7 +55,17 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
   await context.addInitScript(() => {
     const w = globalThis as unknown as Recorded & { navigator: Record<string, unknown>; document: object };
     const MutationObserver = (globalThis as any).MutationObserver;
-    w.badges = [];
+    // (Kept across a page load in this tab: signing out clears the badge, then leaves the page.)
+    const kept = (w as unknown as { sessionStorage: { getItem(k: string): string | null; setItem(k: string, v: string): void } }).sessionStorage;
+    try {
+      w.badges = JSON.parse(kept.getItem('test:badges') ?? '[]');
+    } catch {
+      w.badges = []; // (a page of no origin has no storage)
+    }
+    const record = (n: number | 'flag') => {
+      w.badges.push(n);
+      kept.setItem('test:badges', JSON.stringify(w.badges));
+    };
     // The messages the page highlighted (a message opened from a link flashes for 3 s).
     w.flashed = [];
     new MutationObserver((changes: { target: unknown }[]) => {
@@ -65,8 +75,8 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
       }
     }).observe(w.document as never, { subtree: true, attributes: true, attributeFilter: ['class'] });
     w.hidden = false;
-    w.navigator.setAppBadge = async (n?: number) => void w.badges.push(n ?? 'flag');
-    w.navigator.clearAppBadge = async () => void w.badges.push(0);
+    w.navigator.setAppBadge = async (n?: number) => record(n ?? 'flag');
+    w.navigator.clearAppBadge = async () => record(0);
     Object.defineProperty(w.document, 'hidden', { get: () => w.hidden, configurable: true });
     Object.defineProperty(w.document, 'visibilityState', { get: () => (w.hidden ? 'hidden' : 'visible'), configurable: true });
   });
@@ -371,6 +381,16 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     t.same(loaded.filter((p) => !p.startsWith(`/a/${newVersion}/`)), [], 'every file it loaded is of that version');
     await until(next.page, 'the old shell dropped', async () => (await cacheNames(next.page)).length === 1);
     t.same(await cacheNames(next.page), [`shell-${newVersion}`], 'the old shell is gone');
+
+    // Signing out clears the app's badge.
+    await must(bobApi.post('/api/login', { username: bobApi.username, password: PASSWORD }), 200);
+    await post(bobApi, serverId, booksId, `@${zoeName} after the upgrade`);
+    const badges = async () => (await next.page.evaluate(() => (globalThis as unknown as Recorded).badges)).at(-1);
+    await until(next.page, 'a badge of 1', async () => (await badges()) === 1);
+    await next.page.click('#me-button');
+    await next.page.getByRole('menuitem', { name: 'Log out' }).click();
+    await next.page.locator('#login-form').waitFor();
+    t.equal(await badges(), 0, 'signed out, the badge is cleared');
     t.same(next.problems, [], 'no console error, page error, CSP violation or dialog');
   });
 

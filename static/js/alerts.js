@@ -32,6 +32,8 @@ export function updateTitle() {
 }
 
 let badged = -1;
+/** Signing out: the icon counts nothing any more. */
+export const clearBadge = () => setBadge(0);
 /**
  * The installed app's icon shows the same count (the Badging API, where the browser has it). The
  * count is also left where the service worker finds it, which adds a push's messages to it while

@@ -24,7 +24,7 @@ import { loadMembers, renderMembers } from './members.js';
 import { initPeople, showPeople } from './people.js';
 import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
-import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported } from './alerts.js';
+import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported, clearBadge } from './alerts.js';
 import { initSearch, closeSearch, roomChanged } from './search.js';
 import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
@@ -383,6 +383,7 @@ async function setStatus(status) {
 }
 
 async function logOut() {
+  clearBadge();
   try {
     await api('POST', '/api/logout');
     forgetRemembered();
