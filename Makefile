@@ -32,11 +32,13 @@ build: $(NPM_STAMP)
 	node scripts/build-static.mjs
 
 # The server, the tests and the scripts; then the browser code (static/js, JavaScript with JSDoc
-# types, never compiled) against types made from docs/openapi.json and docs/asyncapi.json.
+# types, never compiled) against types made from docs/openapi.json and docs/asyncapi.json, and
+# the service worker (static/sw.js) in a worker's scope.
 typecheck: $(NPM_STAMP)
 	npx tsc -p tsconfig.test.json
 	node scripts/client-types.mjs
 	npx tsc -p tsconfig.client.json
+	npx tsc -p tsconfig.sw.json
 
 # MALLOC_MMAP_THRESHOLD_: glibc hands each password hash's 19 MiB back to the system at once
 # instead of keeping it in a per-thread arena (up to 4 x 19 MiB held for good otherwise).

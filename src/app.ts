@@ -85,6 +85,8 @@ export interface AppOptions {
   log?: Log;
   timeouts?: Partial<Timeouts>;
   settings?: Partial<Settings>;
+  /** The pages' directory (static/ of this checkout by default): a test upgrades to another build with it. */
+  staticDir?: string;
 }
 
 export interface RunningApp {
@@ -128,7 +130,7 @@ export function createApp(options: AppOptions): RunningApp {
     pushSubscriptions.endSession(session);
   });
   const limits = createLimits(clock, config.rateLimit);
-  const staticFiles = indexStaticFiles(path.join(__dirname, '..', 'static'));
+  const staticFiles = indexStaticFiles(options.staticDir ?? path.join(__dirname, '..', 'static'));
   const mailer = options.mailer ?? createMailer({ config, clock, log }, options.mailerOptions);
   const metrics = createMetrics({
     enabled: config.metrics,

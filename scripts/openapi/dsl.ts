@@ -88,7 +88,7 @@ export type Auth = 'none' | 'user' | 'account' | 'admin';
 
 /** A success answer: JSON with a schema, or one of the other kinds the service sends. */
 export type Success =
-  | { status: number; json: Schema; description?: string; headers?: Record<string, string> }
+  | { status: number; json: Schema; description?: string; headers?: Record<string, string>; mediaType?: string }
   | { status: number; kind: 'empty' | 'redirect' | 'html' | 'text' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
 
 /** A rule stated in words: what it is, and how the server's 400 for it begins. */
@@ -240,7 +240,7 @@ function headerObjects(headers: Record<string, string> = {}): Record<string, unk
 function success(ok: Success): Record<string, unknown> {
   const headers = 'kind' in ok && ok.kind === 'redirect' ? { Location: 'always: where the browser goes next', ...ok.headers } : ok.headers;
   const head = headers ? { headers: headerObjects(headers) } : {};
-  if ('json' in ok) return { description: ok.description ?? 'success', ...head, content: { 'application/json': { schema: ok.json } } };
+  if ('json' in ok) return { description: ok.description ?? 'success', ...head, content: { [ok.mediaType ?? 'application/json']: { schema: ok.json } } };
   switch (ok.kind) {
     case 'html':
       return { description: ok.description, ...head, content: { 'text/html': { schema: str } } };

@@ -31,6 +31,7 @@ const TAGS: [string, string][] = [
   ['Notifications', 'Notification settings, marking servers and everything read'],
   ['Integrations', 'Bots (Authorization: Bot <token>) and incoming webhooks in Discord, Slack and GitHub formats'],
   ['Cluster', 'What a core answers its gateways (ROLE=core; docs/scaling.md): not for clients'],
+  ['App', 'The installable app: its web app manifest, and the page another app shares to'],
 ];
 
 export function buildOpenApi(): Record<string, unknown> {

@@ -28,6 +28,7 @@ import { searchRoutes } from './search';
 import { serverExportRoutes } from './server-export';
 import { serverRoutes } from './servers';
 import { uploadRoutes } from './uploads';
+import { webAppRoutes } from './web-app';
 
 const OPENAPI_FILE = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
 
@@ -65,6 +66,7 @@ export function buildRoutes(services: Services): Route[] {
     ...importRoutes(services),
     ...notificationRoutes(services),
     ...linkRoutes(services),
+    ...webAppRoutes(services),
     ...pushRoutes(services),
     ...botRoutes(services),
     ...webhookRoutes(services),

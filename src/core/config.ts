@@ -42,12 +42,18 @@ export interface Config {
   coreUrl: string | null;
   /** PUSH_INSECURE_HOSTS: a testing aid; push endpoints on these hosts may be plain http and private addresses. */
   pushInsecureHosts: string[];
+  /** INSTANCE_NAME: what the installed app is called on a phone's home screen (its web app manifest). */
+  instanceName: string;
 }
 
 export const ROLES = ['all', 'core', 'gateway'] as const;
 export type Role = (typeof ROLES)[number];
 
 export const DEFAULT_CONNECTIONS_PER_CLIENT = 128;
+/** The product's name: the installed app's name unless INSTANCE_NAME gives another. */
+export const PRODUCT_NAME = 'chat';
+/** An app name longer than this is cut on home screens and in task switchers anyway. */
+export const MAX_INSTANCE_NAME_CHARS = 40;
 /** Files kept back from connections for the database, its WAL, uploads in flight and logs. */
 export const RESERVED_FILES = 256;
 
@@ -107,7 +113,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     failpoints: failpoints(),
     ...cluster(),
     pushInsecureHosts: (env.PUSH_INSECURE_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    instanceName: instanceName(),
   };
+
+  function instanceName(): string {
+    const name = (env.INSTANCE_NAME ?? '').trim();
+    if (name === '') return PRODUCT_NAME;
+    // Counted as people see characters (code points), as the message limits are.
+    if ([...name].length > MAX_INSTANCE_NAME_CHARS) throw new ConfigError(`INSTANCE_NAME must be at most ${MAX_INSTANCE_NAME_CHARS} characters, got ${[...name].length}`);
+    if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) throw new ConfigError('INSTANCE_NAME must be printable text (no control or format characters)');
+    return name;
+  }
 
   /** ROLE, BUS_URL and CORE_URL, which only make sense together. */
   function cluster(): Pick<Config, 'role' | 'busUrl' | 'coreUrl'> {

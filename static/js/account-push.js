@@ -5,8 +5,7 @@
 import { api } from './api.js';
 import { $, el, showNotice, formatTime } from './ui.js';
 import { describeDevice } from './account-security.js';
-
-const supported = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+import { pushSupported as supported, subscribeThisDevice, appleDevice, installed, addToHomeScreen } from './push-setup.js';
 
 /** This browser's subscription, if it has one. */
 async function ownSubscription() {
@@ -57,11 +56,7 @@ async function remove(subscription, mine) {
 async function turnOn() {
   $('push-on', HTMLButtonElement).disabled = true;
   try {
-    if ((await Notification.requestPermission()) !== 'granted') throw new Error('The browser was not allowed to show notifications: allow them in its site settings, then try again.');
-    const registration = await navigator.serviceWorker.register('/sw.js');
-    const { key } = await api('GET', '/api/push/key');
-    const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
-    await api('POST', '/api/account/push-subscriptions', { ...subscription.toJSON(), show_text: $('push-show-text', HTMLInputElement).checked });
+    await subscribeThisDevice($('push-show-text', HTMLInputElement).checked);
     showNotice('push-result', 'Notifications are on for this device.');
   } catch (err) {
     showNotice('push-result', err.message || 'This browser could not subscribe to notifications.', true);
@@ -72,7 +67,10 @@ async function turnOn() {
 }
 
 export function initPush() {
-  if (!supported()) showNotice('push-result', 'This browser cannot receive push notifications.');
+  const device = appleDevice();
+  // Safari on an iPhone has no pushes in a tab, only in the app added to the Home Screen.
+  if (device && !installed()) showNotice('push-result', addToHomeScreen(device));
+  else if (!supported()) showNotice('push-result', 'This browser cannot receive push notifications.');
   $('push-on').addEventListener('click', turnOn);
   load();
 }

@@ -28,6 +28,23 @@ export function setRoomName(name) {
 export function updateTitle() {
   const n = attentionCount();
   document.title = `${n ? `(${n >= 100 ? '99+' : n}) ` : ''}${roomName ? `${roomName} · ` : ''}chat`;
+  setBadge(n);
+}
+
+let badged = -1;
+/** Signing out: the icon counts nothing any more. */
+export const clearBadge = () => setBadge(0);
+/**
+ * The installed app's icon shows the same count (the Badging API, where the browser has it). The
+ * count is also left where the service worker finds it, which adds a push's messages to it while
+ * the app is closed (sw.js).
+ * @param {number} n
+ */
+function setBadge(n) {
+  if (n === badged || !('setAppBadge' in navigator)) return;
+  badged = n;
+  (n ? navigator.setAppBadge(n) : navigator.clearAppBadge()).catch(() => {});
+  caches.open('badge').then((cache) => cache.put('/badge', new Response(String(n)))).catch(() => {});
 }
 
 export const notificationsSupported = () => 'Notification' in window;
@@ -65,7 +82,18 @@ function maybeNotify(m) {
   const body = m.content ? m.content.slice(0, 140) : card ? String(card.title || card.description).slice(0, 140) : `${m.attachments.length} attachment(s)`;
   // A webhook's message carries the name it was sent under.
   const author = m.webhook_id ? m.author?.display_name || m.author?.username : displayName(m.author);
-  const n = new Notification(`${author} (${where})`, { body, tag: m.conversation_id || m.channel_id });
+  const title = `${author} (${where})`;
+  const options = { body, tag: m.conversation_id || m.channel_id };
+  let n;
+  try {
+    n = new Notification(title, options);
+  } catch {
+    // Android (and so an installed app there) shows notifications only through the service
+    // worker, which opens the message when one is tapped (sw.js).
+    const link = `/channels/${m.conversation_id ? `@me/${m.conversation_id}` : `${m.server_id}/${m.channel_id}`}/${m.id}`;
+    navigator.serviceWorker?.getRegistration('/').then((worker) => worker?.showNotification(title, { ...options, data: { url: link } })).catch(() => {});
+    return;
+  }
   n.addEventListener('click', () => {
     window.focus();
     openPlace(m.conversation_id ? { kind: 'conversation', id: m.conversation_id } : { kind: 'channel', serverId: m.server_id, channelId: m.channel_id });

@@ -24,7 +24,7 @@ import { loadMembers, renderMembers } from './members.js';
 import { initPeople, showPeople } from './people.js';
 import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
-import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported } from './alerts.js';
+import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported, clearBadge } from './alerts.js';
 import { initSearch, closeSearch, roomChanged } from './search.js';
 import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
@@ -34,6 +34,8 @@ import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './
 /** @typedef {import('../../types/client').Place} Place */
 
 const LAST_PLACE = 'chat:last-place';
+/** How long after the first room shows the installed app's side (pwa.js) loads. */
+const PWA_DELAY_MS = 1000;
 const LAST_CHANNEL = 'chat:last-channel:';
 let started = false;
 /** The page's main room and its composer (startApp). */
@@ -178,30 +180,65 @@ export function select(place, { focusRoom = true } = {}) {
 }
 
 /**
- * What to open first: the address (a message link: `?server=&channel=&message=`,
+ * The place an address names: a message link (`?server=&channel=&message=`,
  * `?conversation=&message=`, or `/channels/<server id>/<channel id>/<message id>` and
- * `/channels/@me/<conversation id>/<message id>` where the server serves the app there), else
- * the last place. `named`: the address named it (a phone shows it rather than the lists).
- * @returns {Place}
+ * `/channels/@me/<conversation id>/<message id>` where the server serves the app there),
+ * `?server=&channel=`, `?conversation=`, `?view=friends`; null when it names none. `named`: the
+ * address named it (a phone shows it rather than the lists).
+ * @param {{ pathname: string, search: string }} address
+ * @returns {Place | null}
  */
-function firstPlace() {
-  const params = new URLSearchParams(location.search);
-  const [, scope, room, message] = location.pathname.match(/^\/channels\/([^/]+)\/([^/]+)(?:\/([^/]+))?/) || [];
+export function placeAt(address) {
+  const params = new URLSearchParams(address.search);
+  const [, scope, room, message] = address.pathname.match(/^\/channels\/([^/]+)\/([^/]+)(?:\/([^/]+))?/) || [];
   if (scope) {
     params.set(scope === '@me' ? 'conversation' : 'server', scope === '@me' ? room : scope);
     if (scope !== '@me') params.set('channel', room);
     if (message) params.set('message', message);
   }
-  const link = { around: params.get('message') || undefined, link: params.has('message'), named: true };
-  const stored = new URLSearchParams(localStorage.getItem(LAST_PLACE) || '');
-  for (const p of [params, stored]) {
-    const more = p === params ? link : {};
-    if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel'), ...more };
-    if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation'), ...more };
-    if (p.get('view') === 'friends') return { kind: 'friends' };
-  }
-  if (state.servers.length) return { kind: 'channel', serverId: state.servers[0].id };
-  return { kind: 'friends' };
+  return placeIn(params, { around: params.get('message') || undefined, link: params.has('message'), named: true });
+}
+
+/** @param {URLSearchParams} p @param {object} [more] @returns {Place | null} */
+function placeIn(p, more = {}) {
+  if (p.get('server')) return { kind: 'channel', serverId: p.get('server'), channelId: p.get('channel'), ...more };
+  if (p.get('conversation')) return { kind: 'conversation', id: p.get('conversation'), ...more };
+  if (p.get('view') === 'friends') return { kind: 'friends' };
+  return null;
+}
+
+/** What to open first: the address, else the last place, else the first server, else friends. */
+function firstPlace() {
+  return placeAt(location)
+    || placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || ''))
+    || (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' });
+}
+
+/** @type {Promise<typeof import('./pwa.js')> | null} */
+let pwaLoaded = null;
+/**
+ * The installed app's side (pwa.js), loaded and started once, then `fn` with it. A load the
+ * network cut (the server restarting) is tried again at the next call, the next reconnect.
+ * @param {(pwa: typeof import('./pwa.js')) => void} fn
+ */
+function withPwa(fn) {
+  pwaLoaded ??= import('./pwa.js').then(async (pwa) => {
+    await pwa.initPwa(openAddress);
+    return pwa;
+  });
+  pwaLoaded.then(fn, () => { pwaLoaded = null; });
+}
+
+/**
+ * An address of the app opened while it runs (a notification tapped: sw.js tells the page): its
+ * place opens in place, the page comes to the front.
+ * @param {string} address
+ */
+function openAddress(address) {
+  const place = placeAt(new URL(address, location.origin));
+  if (!place) return;
+  window.focus();
+  select(place);
 }
 
 // ---- header pieces: connection, standing, the user panel ----------------------------------
@@ -346,6 +383,7 @@ async function setStatus(status) {
 }
 
 async function logOut() {
+  clearBadge();
   try {
     await api('POST', '/api/logout');
     forgetRemembered();
@@ -413,6 +451,17 @@ export async function startApp(account) {
     if (server) newChannel(server);
   });
   $('room-back').addEventListener('click', () => setPane('nav'));
+  // A touch screen's gestures (touch.js, not loaded elsewhere): a long press for a message's menu,
+  // and the phone layout's back gesture, a swipe in from the left edge back to the lists.
+  if (matchMedia('(pointer: coarse)').matches) {
+    import('./touch.js').then((touch) => touch.initTouch({
+      messages: room.root.querySelector('[data-part="messages"]'),
+      main: $('main'),
+      back: () => {
+        if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
+      },
+    })).catch(() => {}); // (no connection: the gestures come with the next start)
+  }
   $('people-back').addEventListener('click', () => setPane('nav'));
   $('members-button').addEventListener('click', () => {
     if (matchMedia('(max-width: 760px)').matches) {
@@ -486,13 +535,31 @@ export async function startApp(account) {
     loadBlocks();
     if (!started) {
       started = true;
+      // Read before select() writes the place's own address: what another app shared (/share),
+      // and the manifest's Search shortcut (?search=1).
+      const sharing = location.pathname === '/share' ? new URLSearchParams(location.search) : null;
+      const searching = new URLSearchParams(location.search).has('search');
       const place = firstPlace();
       select(place, { focusRoom: true });
       // On a phone, a fresh start shows the lists first unless the address named a room.
-      if (!place.named) setPane('nav');
+      if (!place.named && !searching) setPane('nav');
+      if (searching) $('search-input').focus();
+      if (sharing) {
+        import('./share.js')
+          .then((share) => share.receiveShare(sharing, (to, text, files) => {
+            select(to);
+            composer.share(text, files);
+          }))
+          .catch(() => toast('What was shared could not be opened. Share it again.'));
+      }
+      // The service worker and the rest of the installed app's side, once the app is up: nothing
+      // of it is needed to show the first room.
+      setTimeout(() => withPwa(() => {}), PWA_DELAY_MS);
       return;
     }
-    // A reconnect: the sidebar is fresh from ready; the open room fetches what it missed.
+    // A reconnect: the server may have been upgraded meanwhile (a new version of the app's files).
+    withPwa((pwa) => pwa.checkForUpdate());
+    // The sidebar is fresh from ready; the open room fetches what it missed.
     if (room.current) room.catchUp();
     if (state.current?.kind === 'channel') loadMembers(state.current.serverId).catch(() => {});
     emit('nav');

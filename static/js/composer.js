@@ -537,6 +537,20 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     /** Enables or disables the composer and says why, for what the room shows. */
     update: updateComposer,
     addFiles,
+    /**
+     * What another app shared (share.js): the text after any draft, the files as chips; nothing
+     * is sent until the user sends it.
+     * @param {string} value
+     * @param {File[]} shared
+     */
+    share: (value, shared) => {
+      const area = text();
+      if (value) area.value = area.value ? `${area.value}\n${value}` : value;
+      updateCounter();
+      saveDraft();
+      if (shared.length) addFiles(shared);
+      area.focus();
+    },
     destroy: () => {
       clearTimeout(ticker);
       for (const stop of stops) stop();

@@ -143,6 +143,17 @@ async function start() {
   try {
     account = await api('GET', '/api/account');
   } catch (err) {
+    // No answer at all, in a browser that had the app open before: the service worker gave this
+    // page from its cache (docs/ui.md "The installed app"), and the app's frame says it is offline.
+    if (err.status === 0 && localStorage.getItem(SIGNED_IN_HINT)) {
+      try {
+        await loadApp();
+        await (await import('./offline.js')).startOffline();
+        return;
+      } catch {
+        // The app's files are not kept in this browser: the sign-in page says what happened.
+      }
+    }
     if (err.status !== 401) showText('problem', err.message);
     else localStorage.removeItem(SIGNED_IN_HINT);
     $('next-note').hidden = !sessionStorage.getItem(NEXT_KEY);

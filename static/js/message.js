@@ -88,7 +88,7 @@ export function buildMessage(m, on) {
   }
   body.append(reactions(m, on));
   item.append(gutter, body, toolbar(m, on));
-  // Right click, or a long press on a touch screen (Chromium turns it into contextmenu).
+  // A right click (a long press on a touch screen is touch.js's, which opens the same menu).
   item.addEventListener('contextmenu', (e) => {
     if (/** @type {Element} */ (e.target).closest('a, img, video, audio, textarea, input')) return;
     e.preventDefault();

@@ -1,5 +1,6 @@
 // @ts-check
-// Ctrl+K (⌘K): a quick switcher to any channel or conversation.
+// Ctrl+K (⌘K): a quick switcher to any channel or conversation. The same dialog, titled, is the
+// "Share to…" picker of what another app shares to the installed app (share.js).
 import { $, el } from './ui.js';
 import { icon } from './icons.js';
 import { state, conversationTitle } from './store.js';
@@ -8,6 +9,8 @@ import { state, conversationTitle } from './store.js';
 
 /** @type {(place: Place) => void} */
 let go = () => {};
+/** Where the chosen place goes: `go` (the quick switcher), or what asked (the share picker). */
+let picked = go;
 let matches = [];
 let index = 0;
 
@@ -19,7 +22,7 @@ export function initSwitcher(onSelect) {
       openSwitcher();
     }
   });
-  $('switcher-button').addEventListener('click', openSwitcher);
+  $('switcher-button').addEventListener('click', () => openSwitcher());
   const input = $('switcher-input');
   input.addEventListener('input', () => { index = 0; render(); });
   input.addEventListener('keydown', (e) => {
@@ -46,12 +49,23 @@ function entries() {
   return list;
 }
 
-export function openSwitcher() {
+/**
+ * Opens the switcher; with a title, a picker of a place for something else (the place goes to
+ * onPick instead of opening).
+ * @param {{ title?: string, onPick?: (place: Place) => void }} [options]
+ */
+export function openSwitcher({ title = '', onPick = go } = {}) {
   if (!state.ready) return;
+  picked = onPick;
+  const dialog = $('switcher', HTMLDialogElement);
+  $('switcher-title').textContent = title;
+  $('switcher-title').hidden = !title;
+  dialog.setAttribute('aria-label', title || 'Quick switcher');
+  $('switcher-input').setAttribute('placeholder', title ? 'Which channel or conversation? Type to find one' : 'Where to? Type a channel, server or person');
   $('switcher-input', HTMLInputElement).value = '';
   index = 0;
   render();
-  $('switcher', HTMLDialogElement).showModal();
+  dialog.showModal();
   $('switcher-input').focus();
 }
 
@@ -72,5 +86,5 @@ function pick(i) {
   const m = matches[i];
   if (!m) return;
   $('switcher', HTMLDialogElement).close();
-  go(m.place);
+  picked(m.place);
 }

@@ -9,8 +9,14 @@ export function currentTheme() {
   return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
+/** The page background of each theme (css/site.css --bg): a phone's status bar and an installed app's title bar take it. */
+const THEME_COLORS = { light: '#ffffff', dark: '#25272d' };
+
 export function applyTheme() {
-  document.documentElement.dataset.theme = currentTheme();
+  const theme = currentTheme();
+  document.documentElement.dataset.theme = theme;
+  // The pages' theme-color metas follow the system's choice; a theme picked here wins over it.
+  for (const meta of document.querySelectorAll('meta[name="theme-color"]')) meta.setAttribute('content', THEME_COLORS[theme]);
 }
 
 /** Switches to the other theme and remembers it. */

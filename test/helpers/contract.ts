@@ -61,8 +61,9 @@ export function checkAgainstContract(method: string, url: string, status: number
   const content = response.$ref ? document.components.responses[response.$ref.split('/').pop()!].content : response.content;
   if (!content || method === 'HEAD' || status === 204 || status === 304) return;
   const mediaType = (contentType ?? '').split(';')[0].trim();
-  if (content['application/json'] && mediaType === 'application/json') {
-    const validate = validatorFor(`${verb} ${route} ${status}`, content['application/json'].schema);
+  // JSON, and the JSON of a type of its own (application/manifest+json).
+  if (content[mediaType] && (mediaType === 'application/json' || mediaType.endsWith('+json'))) {
+    const validate = validatorFor(`${verb} ${route} ${status}`, content[mediaType].schema);
     if (!validate(JSON.parse(text))) {
       throw new Error(`contract: ${where} with a body that does not match its schema: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`);
     }

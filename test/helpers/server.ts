@@ -44,6 +44,8 @@ export async function startServer(
     dataDir?: string;
     /** A port to listen on (a restart at the same address, as a browser sees it); by default any free one. */
     port?: number;
+    /** Another build of the pages (static/ by default): an upgrade. */
+    staticDir?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
@@ -56,6 +58,7 @@ export async function startServer(
     mailerOptions: opts.mailerOptions,
     timeouts: opts.timeouts,
     settings: opts.settings,
+    staticDir: opts.staticDir,
     log: (line) => logs.push(line),
   });
   await new Promise<void>((resolve) => running.server.listen(opts.port ?? 0, '127.0.0.1', resolve));

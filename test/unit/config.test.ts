@@ -15,6 +15,7 @@ t.test('defaults', async (t) => {
   t.same(config.adminUsers, []);
   t.equal(config.trustProxy, false);
   t.equal(config.rateLimit, true);
+  t.equal(config.instanceName, 'chat', "the installed app is called by the product's name");
 });
 
 t.test('values are read from the environment', async (t) => {
@@ -38,6 +39,8 @@ t.test('values are read from the environment', async (t) => {
   t.equal(config.rateLimit, false);
   t.equal(loadConfig({ PORT: '0' }).port, 0, 'port 0 picks a free port');
   t.equal(loadConfig({ PORT: '65535' }).port, 65535);
+  t.equal(loadConfig({ INSTANCE_NAME: '  Club Écrit 📚 ' }).instanceName, 'Club Écrit 📚', 'INSTANCE_NAME, trimmed, in any script');
+  t.equal(loadConfig({ INSTANCE_NAME: '   ' }).instanceName, 'chat', 'blank is the default');
 });
 
 t.test('bad values are a ConfigError with a one-line reason', async (t) => {
@@ -57,6 +60,9 @@ t.test('bad values are a ConfigError with a one-line reason', async (t) => {
     [{ RATE_LIMIT: 'sometimes' }, /RATE_LIMIT must be on or off/],
     [{ TRUST_PROXY: '2' }, /TRUST_PROXY/],
     [{ ROLE: 'worker' }, /ROLE must be one of all, core, gateway/],
+    [{ INSTANCE_NAME: 'x'.repeat(41) }, /INSTANCE_NAME must be at most 40 characters, got 41/],
+    [{ INSTANCE_NAME: 'two\nlines' }, /INSTANCE_NAME must be printable text/],
+    [{ INSTANCE_NAME: 'hidden\u202Ename' }, /INSTANCE_NAME must be printable text/],
     [{ ROLE: 'core' }, /ROLE=core needs BUS_URL/],
     [{ ROLE: 'gateway', BUS_URL: 'redis://r:6379' }, /ROLE=gateway needs CORE_URL/],
     [{ BUS_URL: 'redis://r:6379' }, /BUS_URL needs ROLE=core/],

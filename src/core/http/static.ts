@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAGE_CSP } from './respond';
 import { type Coding, chooseCoding } from './encoding';
+import { ICONS_DIR } from './icons';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -16,6 +17,9 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
 };
+
+/** What the build makes (scripts/build-static.mjs), served as if it were in static/: URL prefix → directory. */
+const BUILT_DIRS: Record<string, string> = { '/icons': ICONS_DIR };
 
 /**
  * Front-end libraries, served from our own origin straight out of node_modules (pinned by
@@ -57,8 +61,16 @@ const VERSIONED = /^\/a\/([0-9a-f]{12})(\/.+)$/;
  * `'/vendor/purify.js'`, `url(/favicon.svg)`. Each one that names a file is rewritten to its
  * versioned address; relative imports (`./api.js`) follow by themselves.
  */
-const ASSET_REFERENCE = /(["'(])(\/(?:css|js|vendor)\/[A-Za-z0-9._/-]+|\/favicon\.svg)(?=["')])/g;
+const ASSET_REFERENCE = /(["'(])(\/(?:css|js|vendor|icons)\/[A-Za-z0-9._/-]+|\/favicon\.svg)(?=["')])/g;
 const REWRITTEN = new Set(['.html', '.js', '.css']);
+/** Relative addresses in scripts and style sheets: a module imported on first use ("./place-menu.js"), a style sheet addressed from import.meta.url ("../css/app.css"). */
+const RELATIVE_REFERENCE = /(["'])(\.{1,2}\/[A-Za-z0-9._/-]+\.(?:js|css|json|svg|png))\1/g;
+
+/** The service worker (static/sw.js): the server writes its BUILD line, the version and the app shell. */
+const SERVICE_WORKER = '/sw.js';
+const SERVICE_WORKER_BUILD = /^const BUILD = .*;$/m;
+/** The page the app shell starts from, and the address the service worker keeps it under. */
+const APP_PAGE = '/index.html';
 
 /** A file as the server holds it: the body, and the compressed forms the build made of it. */
 export interface StaticFile {
@@ -79,7 +91,7 @@ const hashOf = (body: Buffer) => crypto.createHash('sha256').update(body).digest
  * it loads under its version never changes, so it is cached for a year as `immutable`. A change
  * to any asset changes the version, and the next page load fetches the new files.
  */
-export function readStaticFiles(root: string): { files: Map<string, StaticFile>; version: string } {
+export function readStaticFiles(root: string, built: Record<string, string> = BUILT_DIRS): { files: Map<string, StaticFile>; version: string } {
   const raw = new Map<string, Buffer>();
   const walk = (dir: string, prefix: string) => {
     if (!fs.existsSync(dir)) return;
@@ -91,6 +103,7 @@ export function readStaticFiles(root: string): { files: Map<string, StaticFile>;
     }
   };
   walk(root, '');
+  for (const [prefix, dir] of Object.entries(built)) walk(dir, prefix);
   for (const [urlPath, [entry, relative, wrap]] of Object.entries(VENDOR_FILES)) {
     // A source-map comment would make devtools ask for a file we do not serve.
     const code = fs.readFileSync(vendorPath(entry, relative), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
@@ -102,12 +115,40 @@ export function readStaticFiles(root: string): { files: Map<string, StaticFile>;
   const files = new Map<string, StaticFile>();
   for (const [urlPath, original] of raw) {
     const ext = path.extname(urlPath);
-    const body = REWRITTEN.has(ext)
-      ? Buffer.from(original.toString('utf8').replace(ASSET_REFERENCE, (whole, open: string, target: string) => (raw.has(target) ? `${open}/a/${version}${target}` : whole)))
-      : original;
+    let text = REWRITTEN.has(ext) ? original.toString('utf8').replace(ASSET_REFERENCE, (whole, open: string, target: string) => (raw.has(target) ? `${open}/a/${version}${target}` : whole)) : null;
+    if (urlPath === SERVICE_WORKER && text !== null) text = serviceWorkerBuild(text, version, appShell(raw));
+    const body = text === null ? original : Buffer.from(text);
     files.set(urlPath, { body, type: TYPES[ext] ?? 'application/octet-stream', hash: hashOf(body), encoded: {} });
   }
   return { files, version };
+}
+
+/**
+ * The app shell: the app page and every file it can load, however late (a module imported on
+ * first use, the style sheet the import page lends, the emoji data), found by following the
+ * addresses in the page, its scripts and its style sheets from the page itself. The service
+ * worker keeps all of them under one version, so an app started offline, or started before an
+ * upgrade it has not taken yet, never asks the server for a file of another version.
+ */
+export function appShell(raw: Map<string, Buffer>): string[] {
+  const found = new Set<string>();
+  const visit = (urlPath: string) => {
+    if (found.has(urlPath) || !raw.has(urlPath)) return;
+    found.add(urlPath);
+    if (!REWRITTEN.has(path.extname(urlPath))) return;
+    const text = raw.get(urlPath)!.toString('utf8');
+    for (const [, , target] of text.matchAll(ASSET_REFERENCE)) visit(target);
+    for (const [, , relative] of text.matchAll(RELATIVE_REFERENCE)) visit(path.posix.join(path.posix.dirname(urlPath), relative));
+  };
+  visit(APP_PAGE);
+  return [...found].sort();
+}
+
+/** static/sw.js with its BUILD line written: the version, and the shell's addresses under it (the page as `/`). */
+function serviceWorkerBuild(source: string, version: string, shell: string[]): string {
+  if (!SERVICE_WORKER_BUILD.test(source)) throw new Error(`${SERVICE_WORKER} has no "const BUILD = …;" line for the server to write`);
+  const addresses = ['/', ...shell.filter((urlPath) => urlPath !== APP_PAGE).map((urlPath) => `/a/${version}${urlPath}`)];
+  return source.replace(SERVICE_WORKER_BUILD, () => `const BUILD = ${JSON.stringify({ version, shell: addresses })};`);
 }
 
 /** Where `make build` leaves the compressed copies, named `<hash>.br` and `<hash>.gz`. */
