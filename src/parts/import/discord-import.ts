@@ -480,7 +480,7 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
     for (const p of batch) {
       const replyTo = p.replyTo ? (w.localMessage.get(serverId, p.replyTo) ?? null) : null;
       const ms = Date.parse(p.createdAt);
-      const { seq } = w.messageWrites.insert({
+      const seq = w.messageWrites.add({
         id: timeOrderedUuid(ms),
         container: { kind: 'channel', id: channelId, serverId },
         authorId: p.authorId,
@@ -491,7 +491,7 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
         mentions: { userIds: p.mentions, everyone: p.everyone, roleIds: p.mentionRoles },
         files: p.files,
         pinned: p.pinned ? { at: p.createdAt, by: options.ownerId } : null,
-      }).row;
+      });
       w.insertImported.run(seq, serverId, p.discordId);
       for (const r of p.reactions) {
         for (const userId of r.users) w.messageWrites.addReaction(seq, r.emoji, userId, p.createdAt);

@@ -42,6 +42,8 @@ export interface InsertedMessage {
 export interface MessageWrites {
   /** The message, its attachments and the mention rows of who it names (not its author). */
   insert(message: NewMessage): InsertedMessage;
+  /** The same write, answering only the new seq: for a writer with no record to build (the import's million rows). */
+  add(message: NewMessage): number;
   /**
    * New text and what it mentions. `editedAt`: when an edit wrote it; null for a rewrite that is
    * no edit (a claim renaming `@placeholder`), which leaves `edited_at` as it was. The rows that
@@ -63,24 +65,25 @@ export interface MessageWrites {
 
 export function createMessageWrites(db: DB): MessageWrites {
   // RETURNING: the new message's record is built from the row as written, without reading it back.
-  const insertMessage = db.prepare<
-    [
-      string, string | null, string | null, string, string, string | null, string, string | null, string | null, number, string | null,
-      string | null, string | null, string | null, string | null, string | null, string | null, string | null,
-    ],
-    InsertedMessage['row']
-  >(
-    `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles,
+  type Columns = [
+    string, string | null, string | null, string, string, string | null, string, string | null, string | null, number, string | null,
+    string | null, string | null, string | null, string | null, string | null, string | null, string | null,
+  ];
+  const INSERT_MESSAGE = `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles,
                            pinned_at, pinned_by, webhook_id, author_name, author_avatar, embeds, embed_text)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  const insertMessage = db.prepare<Columns, InsertedMessage['row']>(
+    `${INSERT_MESSAGE}
      RETURNING seq, id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles, pinned_at,
                webhook_id, author_name, author_avatar, embeds`,
   );
+  const insertMessageSeq = db.prepare<Columns, number>(`${INSERT_MESSAGE} RETURNING seq`).pluck();
+  const INSERT_ATTACHMENT = `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
   const insertAttachment = db.prepare<[string, number, string, string, number, string, number, string], InsertedMessage['attachments'][number]>(
-    `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     RETURNING id, name, content_type, size, preview_kind`,
+    `${INSERT_ATTACHMENT} RETURNING id, name, content_type, size, preview_kind`,
   );
+  const addAttachment = db.prepare(INSERT_ATTACHMENT);
   const insertMention = db.prepare('INSERT OR IGNORE INTO message_mentions (user_id, container_id, message_seq) VALUES (?, ?, ?)');
   const deleteMentions = db.prepare('DELETE FROM message_mentions WHERE message_seq = ?');
   /** The rows that let a user's mentions be counted; the author's own name is not one. */
@@ -98,11 +101,9 @@ export function createMessageWrites(db: DB): MessageWrites {
   const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
 
   const idsJson = (ids: readonly string[]) => (ids.length ? JSON.stringify(ids) : null);
-
-  return {
-    insert(m) {
-      const embeds = m.embeds?.length ? m.embeds : null;
-      const row = insertMessage.get(
+  const columns = (m: NewMessage): Columns => {
+    const embeds = m.embeds?.length ? m.embeds : null;
+    return [
         m.id,
         m.container.kind === 'channel' ? m.container.id : null,
         m.container.kind === 'conversation' ? m.container.id : null,
@@ -122,10 +123,22 @@ export function createMessageWrites(db: DB): MessageWrites {
         embeds && JSON.stringify(embeds),
         // What search finds of the cards: written with them, never apart (docs/internals.md "A second writer").
         embeds && embedText(embeds),
-      )!;
+    ];
+  };
+
+  return {
+    insert(m) {
+      const row = insertMessage.get(...columns(m))!;
       const attachments = m.files.map((f, position) => insertAttachment.get(f.id, row.seq, f.name, f.contentType, f.size, f.previewKind, position, m.createdAt)!);
       countMentions(row.seq, m.container, m.authorId, m.mentions);
       return { row, attachments };
+    },
+
+    add(m) {
+      const seq = insertMessageSeq.get(...columns(m))!;
+      m.files.forEach((f, position) => addAttachment.run(f.id, seq, f.name, f.contentType, f.size, f.previewKind, position, m.createdAt));
+      countMentions(seq, m.container, m.authorId, m.mentions);
+      return seq;
     },
 
     setText(seq, content, mentions, editedAt) {
