@@ -17,7 +17,7 @@ ifdef RUNTIME_VERSION
   export PATH := $(CURDIR)/.runtime/node-$(RUNTIME_VERSION)/bin:$(PATH)
 endif
 
-.PHONY: run test coverage build typecheck clean bench capacity openapi dist
+.PHONY: run test coverage build typecheck format format-check clean bench capacity openapi dist
 
 $(CURDIR)/.runtime/node-%/bin/node:
 	scripts/node-runtime.sh $* > /dev/null
@@ -45,11 +45,19 @@ typecheck: $(NPM_STAMP)
 run: build
 	MALLOC_MMAP_THRESHOLD_=131072 node dist/server.js
 
-test: build typecheck dist
+test: build typecheck format-check dist
 	bash scripts/test.sh --disable-coverage
 
+# One layout for the code (Prettier, .prettierrc.json; .prettierignore says what it leaves alone):
+# `make format` applies it, `make test` checks it.
+format: $(NPM_STAMP)
+	npx prettier --write --log-level warn .
+
+format-check: $(NPM_STAMP)
+	npx prettier --check --log-level warn . || (echo "the code is not in the project's layout: run make format" >&2; exit 1)
+
 # The same suite, measuring coverage against the thresholds of .taprc (README "Tests").
-coverage: build typecheck dist
+coverage: build typecheck format-check dist
 	bash scripts/test.sh
 
 # The release: chat-<version>-linux-x64.tar.gz with its own Node runtime (scripts/dist.sh).
