@@ -36,7 +36,9 @@ async function heavyPng(): Promise<Buffer> {
       raw[i + 2] = 90;
     }
   }
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } }).png({ compressionLevel: 9 }).toBuffer();
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .png({ compressionLevel: 9 })
+    .toBuffer();
 }
 
 async function floodImages(): Promise<{ heavy: Buffer; bomb: Buffer }> {
@@ -60,7 +62,10 @@ async function flood(base: string, cookie: string): Promise<void> {
       for (let n = 0; flooding; n++) {
         const upload = (n + i) % 2 === 0 ? heavy : bomb;
         // Refused before its body is read, an upload may find the connection closed under it (0).
-        const status = await request(base, 'PUT', '/api/account/avatar', upload.body, { cookie, 'content-type': upload.type }).then((res) => res.status, () => 0);
+        const status = await request(base, 'PUT', '/api/account/avatar', upload.body, { cookie, 'content-type': upload.type }).then(
+          (res) => res.status,
+          () => 0,
+        );
         counts.set(status, (counts.get(status) ?? 0) + 1);
       }
     }),
@@ -81,7 +86,11 @@ export async function measureAvatars(): Promise<AvatarFigures> {
   const dataDir = tempDir('chat-bench-avatars-');
   const { heavy, bomb } = await floodImages();
   const [heavyBytes, bombBytes] = [heavy.length, bomb.length];
-  const small = form(await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toBuffer());
+  const small = form(
+    await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+      .png()
+      .toBuffer(),
+  );
   const names = ['flooder', 'warmer', ...Array.from({ length: VICTIMS }, (_, i) => `victim${i}`)];
 
   // Accounts made with rate limits off (registrations are limited per address), then the real run.
@@ -126,17 +135,31 @@ export async function measureAvatars(): Promise<AvatarFigures> {
 export function avatarRows(f: AvatarFigures): Row[] {
   const rise = (f.peakKb - f.idleKb) / 1024;
   const p99 = percentile(f.small, 99);
-  const answers = [...f.flood.entries()].sort((a, b) => a[0] - b[0]).map(([status, n]) => `${n} x ${status}`).join(', ');
+  const answers = [...f.flood.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([status, n]) => `${n} x ${status}`)
+    .join(', ');
   return [
-    ['the flood: 4 connections of one user, alternating', `a ${(f.heavyBytes / 1e6).toFixed(1)} MB PNG of 24 MP and a ${(f.bombBytes / 1024).toFixed(0)} KiB PNG of 40 MP at 16 bits`, '', ''],
+    [
+      'the flood: 4 connections of one user, alternating',
+      `a ${(f.heavyBytes / 1e6).toFixed(1)} MB PNG of 24 MP and a ${(f.bombBytes / 1024).toFixed(0)} KiB PNG of 40 MP at 16 bits`,
+      '',
+      '',
+    ],
     ['what the flood got', answers, '', ''],
     ['server RSS: idle, peak under the flood', `${mib(f.idleKb)}, ${mib(f.peakKb)}`, '', ''],
     ['RSS rise under the flood', `${rise.toFixed(1)} MiB`, `<= ${RSS_RISE_MIB} MiB`, verdict(rise <= RSS_RISE_MIB)],
-    [`${f.small.length} small avatars of other users (64 x 64 PNG): p50 / p99`, `${ms(percentile(f.small, 50))} / ${ms(p99)}`, `p99 <= ${SMALL_P99_MS} ms`, verdict(p99 <= SMALL_P99_MS)],
+    [
+      `${f.small.length} small avatars of other users (64 x 64 PNG): p50 / p99`,
+      `${ms(percentile(f.small, 50))} / ${ms(p99)}`,
+      `p99 <= ${SMALL_P99_MS} ms`,
+      verdict(p99 <= SMALL_P99_MS),
+    ],
   ];
 }
 
 if (process.argv[2] === 'flood') void flood(process.argv[3], process.argv[4]);
-else runAlone(module, 'avatars', async () => {
-  printTable('11. Avatars under one user\'s flood (rate limits on)', avatarRows(await measureAvatars()));
-});
+else
+  runAlone(module, 'avatars', async () => {
+    printTable("11. Avatars under one user's flood (rate limits on)", avatarRows(await measureAvatars()));
+  });

@@ -61,7 +61,29 @@ import {
   WORDS,
   now,
 } from './capacity-client';
-import { BENCH_PASSWORD, type Row, type Started, assertBuilt, machine, mib, ms, openForSeeding, percentile, printTable, register, rng, rssKb, runAlone, SERVER_JS, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
+import {
+  BENCH_PASSWORD,
+  type Row,
+  type Started,
+  assertBuilt,
+  machine,
+  mib,
+  ms,
+  openForSeeding,
+  percentile,
+  printTable,
+  register,
+  rng,
+  rssKb,
+  runAlone,
+  SERVER_JS,
+  sleep,
+  startChat,
+  startProcess,
+  tempDir,
+  verdict,
+  machineTicks,
+} from './lib';
 import { cpuMs } from './user-stream';
 
 const env = process.env;
@@ -70,9 +92,7 @@ const MAX_SECONDS = Number(env.CAPACITY_MAX_SECONDS ?? 600);
 const MAX_USERS = Number(env.CAPACITY_MAX_USERS ?? 16_000);
 const CLIENTS = Math.max(1, Number(env.CAPACITY_CLIENTS ?? os.availableParallelism()));
 const GATEWAYS = Math.max(0, Number(env.CAPACITY_GATEWAYS ?? 0));
-const STEPS = env.CAPACITY_STEPS
-  ? env.CAPACITY_STEPS.split(',').map(Number)
-  : [250, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000];
+const STEPS = env.CAPACITY_STEPS ? env.CAPACITY_STEPS.split(',').map(Number) : [250, 500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000];
 /** Unmeasured behaviour after the ramp, so the window starts warm. */
 const WARMUP_SECONDS = Number(env.CAPACITY_WARMUP_SECONDS ?? 10);
 /**
@@ -370,7 +390,6 @@ class Client {
 // ---------------------------------------------------------------------------------------------
 // One step
 
-
 interface Summary {
   p50: number;
   p99: number;
@@ -443,7 +462,12 @@ async function runStep(users: number, community: Community, dataDir: string, has
     await sleep(500);
     const idleRss = target.processes.map((p) => rssKb(p.pid));
     const servers: ServerPlan[] = community.servers.map((s) => ({ id: s.id, channels: s.channels }));
-    const plans: UserPlan[] = Array.from({ length: users }, (_, i) => ({ idx: i, username: username(i), servers: community.memberOf[i], active: community.isActive(i) }));
+    const plans: UserPlan[] = Array.from({ length: users }, (_, i) => ({
+      idx: i,
+      username: username(i),
+      servers: community.memberOf[i],
+      active: community.isActive(i),
+    }));
     const signedIn = await Promise.all(
       clients.map((c) =>
         c.ask(
@@ -461,7 +485,9 @@ async function runStep(users: number, community: Community, dataDir: string, has
       ),
     );
     const rampFrom = target.processes.map((p) => cpuMs(p.pid));
-    const connected = await Promise.all(clients.map((c) => c.ask({ type: 'connect', concurrency: Math.ceil(CONNECT_CONCURRENCY / clients.length) }, 'connected')));
+    const connected = await Promise.all(
+      clients.map((c) => c.ask({ type: 'connect', concurrency: Math.ceil(CONNECT_CONCURRENCY / clients.length) }, 'connected')),
+    );
     const rampCpuMs = target.processes.reduce((sum, p, i) => sum + cpuMs(p.pid) - rampFrom[i], 0);
     const runAt = now();
     for (const c of clients) c.tell({ type: 'run' });
@@ -520,7 +546,16 @@ async function runStep(users: number, community: Community, dataDir: string, has
     const all = reports.flatMap((r) => r.errors).sort((a, b) => a[0] - b[0]);
     const errors = all.filter((e) => e[0] >= runAt);
     const distinct = (list: [number, string][]) =>
-      [...new Set(list.map((e) => e[1].replace(/cap_\d+/g, 'cap_N').replace(/[0-9a-f-]{36}/g, 'ID').replace(/\d+\.\d s/g, 'n s')))].slice(0, 3);
+      [
+        ...new Set(
+          list.map((e) =>
+            e[1]
+              .replace(/cap_\d+/g, 'cap_N')
+              .replace(/[0-9a-f-]{36}/g, 'ID')
+              .replace(/\d+\.\d s/g, 'n s'),
+          ),
+        ),
+      ].slice(0, 3);
     const firstErrors = distinct(errors);
     const figures: StepFigures = {
       users,
@@ -576,13 +611,33 @@ function stepRows(f: StepFigures): Row[] {
   const p = (s: Summary) => `${fmt(s.p50)} / ${fmt(s.p99)} (${s.count})`;
   const rows: Row[] = [
     ['community', `${f.servers} servers, largest ${f.largest.join(', ')} members; ${(f.memberships / f.users).toFixed(1)} servers a user`, '', ''],
-    ['set-up: seed / sign-in / streams open', `${(f.seedMs / 1000).toFixed(1)} s / ${(f.signInMs / 1000).toFixed(1)} s / ${(f.connectMs / 1000).toFixed(1)} s`, '', ''],
+    [
+      'set-up: seed / sign-in / streams open',
+      `${(f.seedMs / 1000).toFixed(1)} s / ${(f.signInMs / 1000).toFixed(1)} s / ${(f.connectMs / 1000).toFixed(1)} s`,
+      '',
+      '',
+    ],
     ['messages posted in the window', `${f.posts} (${((f.posts * 1000) / f.windowMs).toFixed(1)}/s)`, '', ''],
     ['POST to last expected stream, p50 / p99 (messages)', p(f.last), `p99 <= ${TARGET_LAST_P99_MS} ms`, verdict(f.last.p99 <= TARGET_LAST_P99_MS)],
-    ['deliveries (expected streams having it)', `${f.deliveries} of ${f.expected}${f.duplicates ? `, ${f.duplicates} twice` : ''}`, 'all', verdict(f.missed === 0)],
+    [
+      'deliveries (expected streams having it)',
+      `${f.deliveries} of ${f.expected}${f.duplicates ? `, ${f.duplicates} twice` : ''}`,
+      'all',
+      verdict(f.missed === 0),
+    ],
     ['POST answered, p50 / p99', p(f.post), `p99 <= ${TARGET_POST_P99_MS} ms`, verdict(f.post.p99 <= TARGET_POST_P99_MS)],
-    ['reconnect: upgrade to ready, p50 / p99', p(f.ready), `p99 <= ${TARGET_READY_P99_MS} ms`, f.ready.count ? verdict(f.ready.p99 <= TARGET_READY_P99_MS) : ''],
-    [`start: upgrade to ready, ${CONNECT_CONCURRENCY} at a time, p50 / p99; streams opened a second`, `${p(f.rampReady)}; ${((f.rampReady.count * 1000) / f.connectMs).toFixed(0)}/s`, '', ''],
+    [
+      'reconnect: upgrade to ready, p50 / p99',
+      p(f.ready),
+      `p99 <= ${TARGET_READY_P99_MS} ms`,
+      f.ready.count ? verdict(f.ready.p99 <= TARGET_READY_P99_MS) : '',
+    ],
+    [
+      `start: upgrade to ready, ${CONNECT_CONCURRENCY} at a time, p50 / p99; streams opened a second`,
+      `${p(f.rampReady)}; ${((f.rampReady.count * 1000) / f.connectMs).toFixed(0)}/s`,
+      '',
+      '',
+    ],
     ['start: server CPU per stream opened (ready, presence)', ms(f.rampCpuMs / f.users), '', ''],
     ['errors (after the start)', f.errors ? `${f.errors}: ${f.firstErrors.join('; ')}` : '0', '0', verdict(f.errors === 0)],
     ['errors while signing in and opening the streams', f.startErrors ? `${f.startErrors}: ${f.firstStartErrors.join('; ')}` : '0', '', ''],
@@ -595,12 +650,22 @@ function stepRows(f: StepFigures): Row[] {
       '',
       '',
     ]);
-    rows.push([`${proc.name}: RSS; per 1 000 users (above idle)`, `${mib(proc.rssKb)}; ${mib(proc.rssKb / k)} (${mib((proc.rssKb - proc.idleRssKb) / k)})`, '', '']);
+    rows.push([
+      `${proc.name}: RSS; per 1 000 users (above idle)`,
+      `${mib(proc.rssKb)}; ${mib(proc.rssKb / k)} (${mib((proc.rssKb - proc.idleRssKb) / k)})`,
+      '',
+      '',
+    ]);
   }
   rows.push([`${f.processes[0].name}: event-loop delay p99 / max`, `${ms(f.serverLag.p99)} / ${ms(f.serverLag.max)}`, '', '']);
   rows.push(['load clients: CPU (all); event-loop delay p99 / max', `${pct(f.clientsCpu)}; ${ms(f.clientLag.p99)} / ${ms(f.clientLag.max)}`, '', '']);
   const ours = (f.processes.reduce((sum, p) => sum + p.cpu, 0) + f.clientsCpu) / os.availableParallelism();
-  rows.push(['machine busy (all CPUs); of it, other processes', `${pct(f.machineBusy)} of ${os.availableParallelism()}; ${pct(Math.max(0, f.machineBusy - ours))}`, '', '']);
+  rows.push([
+    'machine busy (all CPUs); of it, other processes',
+    `${pct(f.machineBusy)} of ${os.availableParallelism()}; ${pct(Math.max(0, f.machineBusy - ours))}`,
+    '',
+    '',
+  ]);
   rows.push(['frames received in the window (all events)', `${f.frames} (${((f.frames * 1000) / f.windowMs).toFixed(0)}/s)`, '', '']);
   rows.push(['held', f.held ? 'yes' : `no: ${f.broken.join('; ')}`, 'all targets', verdict(f.held)]);
   return rows;
@@ -609,7 +674,11 @@ function stepRows(f: StepFigures): Row[] {
 /** A plain table with any columns (the step summary). */
 function columns(header: string[], rows: string[][]): string {
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -617,7 +686,19 @@ function summaryTable(steps: StepFigures[]): string {
   const cluster = steps[0].processes.length > 1;
   const sum = (f: StepFigures, pick: (p: ProcessFigures) => number) => f.processes.reduce((total, p) => total + pick(p), 0) / (f.users / 1000);
   return columns(
-    ['users', 'held', 'msg/s', 'last p99', 'ready p99', 'POST p99', 'errors', 'missed', cluster ? 'CPU/1k: all (core)' : 'CPU/1k', 'RSS/1k (above idle)', 'busy (others)'],
+    [
+      'users',
+      'held',
+      'msg/s',
+      'last p99',
+      'ready p99',
+      'POST p99',
+      'errors',
+      'missed',
+      cluster ? 'CPU/1k: all (core)' : 'CPU/1k',
+      'RSS/1k (above idle)',
+      'busy (others)',
+    ],
     steps.map((f) => {
       const ours = (f.processes.reduce((total, p) => total + p.cpu, 0) + f.clientsCpu) / os.availableParallelism();
       return [
@@ -654,7 +735,9 @@ export async function measureCapacity(): Promise<{ steps: StepFigures[]; stopped
   const steps = STEPS.filter((n) => n <= maxUsers);
   const rates = `${pct(RATES.activeShare)} active: a post every ~${RATES.postEveryS} s (typing ${RATES.typingLeadS.join('-')} s before), a reaction every ~${RATES.reactEveryS} s, a channel opened every ~${RATES.historyEveryS} s, a search every ~${RATES.searchEveryS} s, read ${RATES.readAfterS.join('-')} s after a message arrives in the channel they look at; the others read what they got every ~${RATES.passiveReadEveryS} s; everyone reconnects every ~${RATES.reconnectEveryS} s`;
   console.log(`capacity: ${machine()}`);
-  console.log(`steps ${steps.join(', ')} users (open files ${files}), ${STEP_SECONDS} s measured after ${WARMUP_SECONDS} s warm-up, at most ${MAX_SECONDS} s in all; ${CLIENTS} load clients; ${GATEWAYS ? `${GATEWAYS} gateways + core + redis` : 'one process'}`);
+  console.log(
+    `steps ${steps.join(', ')} users (open files ${files}), ${STEP_SECONDS} s measured after ${WARMUP_SECONDS} s warm-up, at most ${MAX_SECONDS} s in all; ${CLIENTS} load clients; ${GATEWAYS ? `${GATEWAYS} gateways + core + redis` : 'one process'}`,
+  );
   console.log(`behaviour: ${rates}`);
 
   const dataDir = tempDir('chat-bench-capacity-');

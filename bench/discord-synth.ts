@@ -29,7 +29,18 @@ const LAST_MS = Date.UTC(2024, 5, 1);
 const WRITE_CHUNK_CHARS = 1 << 20;
 
 /** Shares of messages with each feature (of all messages). */
-const SHARE = { mention: 0.08, channelMention: 0.01, reply: 0.1, reaction: 0.06, reactionUsers: 0.6, pinned: 0.002, edited: 0.04, join: 0.005, embed: 0.02, imageOnly: 0.15 };
+const SHARE = {
+  mention: 0.08,
+  channelMention: 0.01,
+  reply: 0.1,
+  reaction: 0.06,
+  reactionUsers: 0.6,
+  pinned: 0.002,
+  edited: 0.04,
+  join: 0.005,
+  embed: 0.02,
+  imageOnly: 0.15,
+};
 /** In exactly one message (the middle one): a search for it finds one. */
 export const UNIQUE_WORD = 'quasarplonk';
 /** In every COMMON_EVERY-th message. */
@@ -37,7 +48,7 @@ export const COMMON_WORD = 'hello';
 const COMMON_EVERY = 50;
 const EMOJI = ['👍', '❤️', '😂', '🎉', '👀', '🔥', '😮', '✅'];
 const ENGLISH =
-  'the a to and i you it is of that in for this on be was with just so but not have like it\'s what do we my are can if at all me no get or one up lol yeah out about know think there now how will when time good they from would don\'t your got people then more make see some any really going here also well only thanks need right new because work want way yes which use still did try even too want much something'.split(
+  "the a to and i you it is of that in for this on be was with just so but not have like it's what do we my are can if at all me no get or one up lol yeah out about know think there now how will when time good they from would don't your got people then more make see some any really going here also well only thanks need right new because work want way yes which use still did try even too want much something".split(
     ' ',
   );
 
@@ -170,7 +181,23 @@ export function writeSyntheticExport(dir: string, options: SynthOptions): SynthE
 
   // Channels: the largest first; a news channel, and three threads of the largest among the small ones.
   const sizes = zipfSplit(options.messages, CHANNELS, 1);
-  const baseNames = ['general', 'random', 'help', 'announcements', 'off-topic', 'dev', 'music', 'gaming', 'art', 'memes', 'support', 'feedback', 'events', 'introductions', 'showcase'];
+  const baseNames = [
+    'general',
+    'random',
+    'help',
+    'announcements',
+    'off-topic',
+    'dev',
+    'music',
+    'gaming',
+    'art',
+    'memes',
+    'support',
+    'feedback',
+    'events',
+    'introductions',
+    'showcase',
+  ];
   const categories = ['Text', 'Community', 'Projects', 'Archive'].map((name, i) => ({ id: String(820_000_000_000_000_100n + BigInt(i)), name }));
   const channels = sizes.map((messages, i) => {
     const id = String(810_000_000_000_000_100n + BigInt(i));
@@ -211,7 +238,7 @@ export function writeSyntheticExport(dir: string, options: SynthOptions): SynthE
       PNG_HEAD.copy(data, 0);
       data.writeUInt32BE(64 + (n % 1024), 16);
       data.writeUInt32BE(48 + (n % 768), 20);
-      pool.copy(data, 24, (n * 977) % (pool.length - size), (n * 977) % (pool.length - size) + size - 24);
+      pool.copy(data, 24, (n * 977) % (pool.length - size), ((n * 977) % (pool.length - size)) + size - 24);
     } else {
       let text = '';
       while (text.length < size) text += `${words(20 + Math.floor(random() * 100))}\n`;
@@ -219,7 +246,7 @@ export function writeSyntheticExport(dir: string, options: SynthOptions): SynthE
     }
     // DCE names a downloaded file after its own name and a hash of its address.
     const fileName = `${stem}${ext}`;
-    const stored = `${stem}-${(n * 2654435761 >>> 0).toString(16).toUpperCase().slice(0, 5)}${ext}`;
+    const stored = `${stem}-${((n * 2654435761) >>> 0).toString(16).toUpperCase().slice(0, 5)}${ext}`;
     fs.writeFileSync(path.join(dir, mediaDir, stored), data);
     return { entry: { id: String(snowflake(ms)), url: encodedPath(mediaDir, stored), fileName, fileSizeBytes: data.length }, bytes: data.length };
   };
@@ -308,12 +335,28 @@ export function writeSyntheticExport(dir: string, options: SynthOptions): SynthE
         if (!join && chance(SHARE.embed)) {
           const url = `https://example.com/${pick(vocabulary)}/${global}`;
           content = `${content} ${url}`.trim();
-          embeds.push({ title: words(40), url, timestamp: null, description: words(120), color: '#3BA55D', thumbnail: null, images: [], fields: [], inlineEmojis: [] });
+          embeds.push({
+            title: words(40),
+            url,
+            timestamp: null,
+            description: words(120),
+            color: '#3BA55D',
+            thumbnail: null,
+            images: [],
+            fields: [],
+            inlineEmojis: [],
+          });
         }
         const reactions: object[] = [];
         if (!join && chance(SHARE.reaction)) {
           for (const name of new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(EMOJI)))) {
-            const emoji = { id: '', name, code: name, isAnimated: false, imageUrl: `https://cdn.jsdelivr.net/gh/twitter/twemoji@latest/assets/svg/${name.codePointAt(0)!.toString(16)}.svg` };
+            const emoji = {
+              id: '',
+              name,
+              code: name,
+              isAnimated: false,
+              imageUrl: `https://cdn.jsdelivr.net/gh/twitter/twemoji@latest/assets/svg/${name.codePointAt(0)!.toString(16)}.svg`,
+            };
             if (chance(SHARE.reactionUsers)) {
               const users = [...new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, () => authors[drawAuthor()]))];
               reactions.push({ emoji, count: users.length, users });

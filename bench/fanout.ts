@@ -9,7 +9,24 @@
  */
 import path from 'node:path';
 import WebSocket from 'ws';
-import { type Row, call, formatRows, login, ownerWithChannel, percentile, register, request, rssKb, runAlone, sleep, startChat, startProcess, type Started, tempDir, verdict } from './lib';
+import {
+  type Row,
+  call,
+  formatRows,
+  login,
+  ownerWithChannel,
+  percentile,
+  register,
+  request,
+  rssKb,
+  runAlone,
+  sleep,
+  startChat,
+  startProcess,
+  type Started,
+  tempDir,
+  verdict,
+} from './lib';
 
 const SOCKETS = Number(process.env.SOCKETS ?? 1000);
 /**

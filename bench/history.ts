@@ -11,7 +11,25 @@
 import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { type Latency, type Row, call, checkpointedSize, openForSeeding, rng, loggedTimes, login, ms, percentile, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
+import {
+  type Latency,
+  type Row,
+  call,
+  checkpointedSize,
+  openForSeeding,
+  rng,
+  loggedTimes,
+  login,
+  ms,
+  percentile,
+  printTable,
+  register,
+  runAlone,
+  sequentialLatency,
+  startChat,
+  tempDir,
+  verdict,
+} from './lib';
 
 export const MESSAGES = Number(process.env.HISTORY_MESSAGES ?? 1_000_000);
 const ROWS_PER_TRANSACTION = 50_000;
@@ -37,7 +55,10 @@ export interface SeededHistory {
 }
 
 const EMOJIS = ['👍', '🎉', '😂', '❤️', '🚀', '👀'];
-const WORDS = 'the build is green again and we can ship the release after lunch if nobody objects to the new theme or the migration plan we talked about yesterday in the call'.split(' ');
+const WORDS =
+  'the build is green again and we can ship the release after lunch if nobody objects to the new theme or the migration plan we talked about yesterday in the call'.split(
+    ' ',
+  );
 
 /**
  * Creates the schema, the reader and the server through the real server (so the file is
@@ -62,9 +83,7 @@ export async function seedHistory(dataDir = tempDir('chat-bench-history-'), mess
   const iso = (ms: number) => new Date(ms).toISOString();
   const insertUser = db.prepare('INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)');
   const insertMember = db.prepare('INSERT INTO members (server_id, user_id, joined_at) VALUES (?, ?, ?)');
-  const insertMessage = db.prepare(
-    'INSERT INTO messages (seq, id, channel_id, author_id, content, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insertMessage = db.prepare('INSERT INTO messages (seq, id, channel_id, author_id, content, reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const insertReaction = db.prepare('INSERT INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
   const insertAttachment = db.prepare(
     `INSERT INTO attachments (id, message_seq, name, content_type, size, preview_kind, position, created_at)
@@ -176,7 +195,9 @@ export async function measureHistory(seeded: SeededHistory): Promise<HistoryFigu
     const [floor, newest, deep] = await sequentialLatency(chat.base, ['/healthz', url, deepUrl], headers, REQUESTS, WARMUP);
     await chat.stop();
     // The log has no query strings: newest and deep pages together, after the check and the warm-up.
-    const logged = loggedTimes(chat.logFile, 'GET', url).slice(1 + 2 * WARMUP).sort((a, b) => a - b);
+    const logged = loggedTimes(chat.logFile, 'GET', url)
+      .slice(1 + 2 * WARMUP)
+      .sort((a, b) => a - b);
     if (logged.length !== 2 * REQUESTS) throw new Error(`the request log holds ${logged.length} page requests, not ${2 * REQUESTS}`);
     const serverSide = { p50: percentile(logged, 50), p99: percentile(logged, 99), max: logged[logged.length - 1] };
     return { seeded, floor, newest, deep, serverSide, newestPage };

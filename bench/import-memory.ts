@@ -59,7 +59,8 @@ function filesUnder(dir: string, prefix = ''): Record<string, { disk: string }> 
 }
 
 const head = '{"guild":{"id":"800000000000000001","name":"Hostile"},"channel":{"id":"810000000000000001","type":"GuildTextChat","name":"general"},"messages":[';
-const valid = '{"id":"900000000000000001","type":"Default","timestamp":"2024-01-01T00:00:00+00:00","content":"hi","author":{"id":"700000000000000001","name":"a"}';
+const valid =
+  '{"id":"900000000000000001","type":"Default","timestamp":"2024-01-01T00:00:00+00:00","content":"hi","author":{"id":"700000000000000001","name":"a"}';
 
 /** A channel file of about `bytes`: `[],` junk in a message's ignored field, or inside its kept `mentions`. */
 function hostile(where: 'ignored' | 'kept', bytes: number): Buffer {
@@ -85,7 +86,16 @@ function bigChannelFile(file: string, bytes: number): number {
           timestampEdited: null,
           isPinned: false,
           content: `${n} ${text}`,
-          author: { id: String(700000000000000000n + BigInt(n % 500)), name: `person${n % 500}`, discriminator: '0000', nickname: `Person ${n % 500}`, color: '#3BA55D', isBot: false, roles: [{ id: '600000000000000001', name: 'Members', color: null, position: 1 }], avatarUrl: null },
+          author: {
+            id: String(700000000000000000n + BigInt(n % 500)),
+            name: `person${n % 500}`,
+            discriminator: '0000',
+            nickname: `Person ${n % 500}`,
+            color: '#3BA55D',
+            isBot: false,
+            roles: [{ id: '600000000000000001', name: 'Members', color: null, position: 1 }],
+            avatarUrl: null,
+          },
           attachments: [],
           embeds: [],
           stickers: [],
@@ -138,7 +148,12 @@ export async function measureImportMemory(): Promise<Row[]> {
       const res = await upload(chat.base, cookie, zip);
       const added = peakKb(chat.pid) - before;
       const want = where === 'kept' ? 400 : 201;
-      rows.push([`256 MiB of junk ${where === 'kept' ? 'inside a kept array' : 'in an ignored field'} (${(fs.statSync(zip).size / 1024).toFixed(0)} KiB zipped)`, `${res.status} in ${(res.ms / 1000).toFixed(1)} s; peak +${mib(added)}`, `${want}, +${mib(CHECK_BOUND_KB)} at most`, verdict(res.status === want && added < CHECK_BOUND_KB)]);
+      rows.push([
+        `256 MiB of junk ${where === 'kept' ? 'inside a kept array' : 'in an ignored field'} (${(fs.statSync(zip).size / 1024).toFixed(0)} KiB zipped)`,
+        `${res.status} in ${(res.ms / 1000).toFixed(1)} s; peak +${mib(added)}`,
+        `${want}, +${mib(CHECK_BOUND_KB)} at most`,
+        verdict(res.status === want && added < CHECK_BOUND_KB),
+      ]);
     }
 
     const exportDir = tempDir('import-memory-synth-');
@@ -148,7 +163,12 @@ export async function measureImportMemory(): Promise<Row[]> {
     const checked = await upload(chat.base, cookie, zip);
     if (checked.status !== 201) throw new Error(`the synthetic export was refused: ${checked.status} ${checked.body}`);
     const afterCheck = peakKb(chat.pid);
-    rows.push([`a legitimate export, ${MESSAGES} messages (${(fs.statSync(zip).size / MIB).toFixed(0)} MiB zipped), checked`, `in ${(checked.ms / 1000).toFixed(1)} s; peak +${mib(afterCheck - before)}`, `+${mib(CHECK_BOUND_KB)} at most`, verdict(afterCheck - before < CHECK_BOUND_KB)]);
+    rows.push([
+      `a legitimate export, ${MESSAGES} messages (${(fs.statSync(zip).size / MIB).toFixed(0)} MiB zipped), checked`,
+      `in ${(checked.ms / 1000).toFixed(1)} s; peak +${mib(afterCheck - before)}`,
+      `+${mib(CHECK_BOUND_KB)} at most`,
+      verdict(afterCheck - before < CHECK_BOUND_KB),
+    ]);
     const id = (JSON.parse(checked.body) as { id: string }).id;
     const startedAt = performance.now();
     await call(chat.base, 'POST', `/api/imports/${id}/start`, {}, cookie);
@@ -160,7 +180,12 @@ export async function measureImportMemory(): Promise<Row[]> {
       }
       await sleep(250);
     }
-    rows.push([`  then imported`, `in ${((performance.now() - startedAt) / 1000).toFixed(1)} s; server peak ${mib(peakKb(chat.pid))} (+${mib(peakKb(chat.pid) - idle)} over rest)`, 'done', verdict(true)]);
+    rows.push([
+      `  then imported`,
+      `in ${((performance.now() - startedAt) / 1000).toFixed(1)} s; server peak ${mib(peakKb(chat.pid))} (+${mib(peakKb(chat.pid) - idle)} over rest)`,
+      'done',
+      verdict(true),
+    ]);
 
     // 4. The streaming read against JSON.parse, over the synthetic export's channel files.
     const files = await openExport(exportDir);
@@ -173,7 +198,12 @@ export async function measureImportMemory(): Promise<Row[]> {
     for (const file of channelFiles) await readJson(files.stream(file), CHANNEL_FILE, { streamed: 'messages', onItem: () => {} });
     const streamMs = performance.now() - started;
     files.close();
-    rows.push([`reading ${(bytes / MIB).toFixed(0)} MiB of channel files: JSON.parse / streamed against the schema`, `${(bytes / MIB / (parseMs / 1000)).toFixed(0)} / ${(bytes / MIB / (streamMs / 1000)).toFixed(0)} MiB/s (${(streamMs / parseMs).toFixed(1)}x the time)`, '', verdict(true)]);
+    rows.push([
+      `reading ${(bytes / MIB).toFixed(0)} MiB of channel files: JSON.parse / streamed against the schema`,
+      `${(bytes / MIB / (parseMs / 1000)).toFixed(0)} / ${(bytes / MIB / (streamMs / 1000)).toFixed(0)} MiB/s (${(streamMs / parseMs).toFixed(1)}x the time)`,
+      '',
+      verdict(true),
+    ]);
   } finally {
     await chat.stop();
   }
@@ -187,10 +217,19 @@ export async function measureImportMemory(): Promise<Row[]> {
   gc();
   const base = process.memoryUsage().heapUsed;
   const started = performance.now();
-  const held = await readChannel(files, { channel: { id: '810000000000000001', type: 'GuildTextChat', name: 'general' }, files: ['general.json'], plain: new Set() });
+  const held = await readChannel(files, {
+    channel: { id: '810000000000000001', type: 'GuildTextChat', name: 'general' },
+    files: ['general.json'],
+    plain: new Set(),
+  });
   gc();
   const heldMib = (process.memoryUsage().heapUsed - base) / MIB;
-  rows.push([`one 256 MiB channel file (${count} messages): held by the import to sort it`, `${heldMib.toFixed(0)} MiB of heap, read in ${((performance.now() - started) / 1000).toFixed(1)} s`, `< ${IMPORT_LIMITS.heapMb} MiB (IMPORT_LIMITS)`, verdict(heldMib < IMPORT_LIMITS.heapMb * 0.75)]);
+  rows.push([
+    `one 256 MiB channel file (${count} messages): held by the import to sort it`,
+    `${heldMib.toFixed(0)} MiB of heap, read in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    `< ${IMPORT_LIMITS.heapMb} MiB (IMPORT_LIMITS)`,
+    verdict(heldMib < IMPORT_LIMITS.heapMb * 0.75),
+  ]);
   void held.messages.length;
   files.close();
   return rows;

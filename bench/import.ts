@@ -21,7 +21,25 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { COMMON_WORD, type SynthExport, UNIQUE_WORD, writeSyntheticExport } from './discord-synth';
-import { ROOT, type Row, call, loggedTimes, login, mib, ms, percentile, printTable, register, request, rssKb, runAlone, sleep, startChat, tempDir, verdict } from './lib';
+import {
+  ROOT,
+  type Row,
+  call,
+  loggedTimes,
+  login,
+  mib,
+  ms,
+  percentile,
+  printTable,
+  register,
+  request,
+  rssKb,
+  runAlone,
+  sleep,
+  startChat,
+  tempDir,
+  verdict,
+} from './lib';
 
 export const IMPORT_MESSAGES = Number(process.env.IMPORT_MESSAGES ?? 1_000_000);
 export const IMPORT_ATTACHMENTS = Number(process.env.IMPORT_ATTACHMENTS ?? 50_000);
@@ -232,7 +250,9 @@ export async function measureImport(messages = IMPORT_MESSAGES, attachments = IM
       counts = {
         messages: db.prepare('SELECT COUNT(*) FROM messages WHERE channel_id IN (SELECT id FROM channels WHERE server_id = ?)').pluck().get(serverId) as number,
         attachments: db
-          .prepare('SELECT COUNT(*) FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id IN (SELECT id FROM channels WHERE server_id = ?)')
+          .prepare(
+            'SELECT COUNT(*) FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id IN (SELECT id FROM channels WHERE server_id = ?)',
+          )
           .pluck()
           .get(serverId) as number,
         placeholders: db.prepare('SELECT COUNT(*) FROM imported_people WHERE server_id = ?').pluck().get(serverId) as number,
@@ -295,23 +315,53 @@ export function importRows(f: ImportFigures): Row[] {
       '',
     ],
     ['writing the export (not measured)', sec(s.writeMs), '', ''],
-    ['import: start to end (index and read state included)', `${sec(f.importMs)}, ${rate(s.messages, f.importMs)}`, `<= ${TARGET_IMPORT_MS / 1000} s`, verdict(f.importMs <= TARGET_IMPORT_MS)],
+    [
+      'import: start to end (index and read state included)',
+      `${sec(f.importMs)}, ${rate(s.messages, f.importMs)}`,
+      `<= ${TARGET_IMPORT_MS / 1000} s`,
+      verdict(f.importMs <= TARGET_IMPORT_MS),
+    ],
     ['  reading and checking the export (dry run)', sec(f.phases.checkMs), '', ''],
     ['  server, channels, people; first batch', sec(f.phases.setupMs), '', ''],
     ['  messages and files, in batches', `${sec(f.phases.messagesMs)}, ${rate(s.messages, f.phases.messagesMs)}`, '', ''],
     ['  read state, exit', sec(f.phases.finishMs), '', ''],
-    [`GET /healthz every ${PING_EVERY_MS} ms during the import (${f.busy.count}): p50 / p99 / max`, pings(f.busy), `p99 <= ${TARGET_HEALTHZ_P99_MS} ms`, verdict(f.busy.p99 <= TARGET_HEALTHZ_P99_MS)],
+    [
+      `GET /healthz every ${PING_EVERY_MS} ms during the import (${f.busy.count}): p50 / p99 / max`,
+      pings(f.busy),
+      `p99 <= ${TARGET_HEALTHZ_P99_MS} ms`,
+      verdict(f.busy.p99 <= TARGET_HEALTHZ_P99_MS),
+    ],
     ['  the same, server side (request log): p50 / p99 / max', pings(f.busyLogged), '', ''],
     [`GET /healthz, ${IDLE_MS / 1000} s idle before (${f.idle.count}): p50 / p99 / max`, pings(f.idle), '', ''],
-    ['server event loop, longest delay during the import', ms(f.serverLoopBusyMs), `<= ${TARGET_LOOP_MAX_MS} ms`, verdict(f.serverLoopBusyMs <= TARGET_LOOP_MAX_MS)],
+    [
+      'server event loop, longest delay during the import',
+      ms(f.serverLoopBusyMs),
+      `<= ${TARGET_LOOP_MAX_MS} ms`,
+      verdict(f.serverLoopBusyMs <= TARGET_LOOP_MAX_MS),
+    ],
     ['server event loop, longest delay idle (the floor)', ms(f.serverLoopIdleMs), '', ''],
-    ['importing process: longest event-loop delay; peak RSS', `${f.run.loopMaxMs === null ? 'n/a' : ms(f.run.loopMaxMs)}; ${f.run.peakRssKb === null ? 'n/a' : mib(f.run.peakRssKb)}`, '', ''],
+    [
+      'importing process: longest event-loop delay; peak RSS',
+      `${f.run.loopMaxMs === null ? 'n/a' : ms(f.run.loopMaxMs)}; ${f.run.peakRssKb === null ? 'n/a' : mib(f.run.peakRssKb)}`,
+      '',
+      '',
+    ],
     ['database after (file + WAL)', mib(f.dbBytes / 1024), '', ''],
     ['messages in the new server', String(f.check.messages), `= ${s.messages}`, verdict(f.check.messages === s.messages)],
-    ['attachments in the new server; files in uploads/', `${f.check.attachments}; ${f.uploadedFiles}`, `= ${s.attachments}`, verdict(f.check.attachments === s.attachments && f.uploadedFiles === s.attachments)],
+    [
+      'attachments in the new server; files in uploads/',
+      `${f.check.attachments}; ${f.uploadedFiles}`,
+      `= ${s.attachments}`,
+      verdict(f.check.attachments === s.attachments && f.uploadedFiles === s.attachments),
+    ],
     ['placeholder accounts', String(f.check.placeholders), '', ''],
     [`search "${UNIQUE_WORD}" (in one message): results; time`, `${f.check.uniqueHits}; ${ms(f.check.uniqueMs)}`, '= 1', verdict(f.check.uniqueHits === 1)],
-    [`search "${COMMON_WORD}" in the server (${s.commonCount} messages): results; time`, `${f.check.commonHits}; ${ms(f.check.commonMs)}`, '= 25 (a full page)', verdict(f.check.commonHits === 25)],
+    [
+      `search "${COMMON_WORD}" in the server (${s.commonCount} messages): results; time`,
+      `${f.check.commonHits}; ${ms(f.check.commonMs)}`,
+      '= 25 (a full page)',
+      verdict(f.check.commonHits === 25),
+    ],
     ["the owner's new server: unread", String(f.check.unread), '= false', verdict(f.check.unread === false)],
   ];
 }

@@ -167,7 +167,15 @@ export function startChat(dataDir: string, options: StartOptions = {}): Promise<
   return startProcess('chat', SERVER_JS, {
     ...options,
     // As `make run` and deploy/chat.service start it (README "Memory").
-    env: { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT: 'off', CONNECTIONS_PER_CLIENT: '100000', MALLOC_MMAP_THRESHOLD_: '131072', ...options.env },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      RATE_LIMIT: 'off',
+      CONNECTIONS_PER_CLIENT: '100000',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      ...options.env,
+    },
   });
 }
 
@@ -203,7 +211,11 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-export const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+export const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // HTTP calls for set-up (not measured)
@@ -467,7 +479,11 @@ export const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 export function formatRows(rows: Row[]): string {
   const header = ['metric', 'value', 'target', 'result'];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...[header, ...rows].map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 

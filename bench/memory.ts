@@ -62,7 +62,12 @@ export function memoryRows(f: MemoryFigures): Row[] {
   return [
     ['idle RSS (fresh process)', mib(f.idleKb), '', ''],
     [`RSS before the burst (after one login)`, mib(f.beforeLoginsKb), '', ''],
-    [`${LOGINS} concurrent logins: peak RSS`, `${mib(f.loginPeakKb)} (+${mib(f.loginPeakKb - f.beforeLoginsKb)}), all in ${f.loginSeconds.toFixed(2)} s`, '', ''],
+    [
+      `${LOGINS} concurrent logins: peak RSS`,
+      `${mib(f.loginPeakKb)} (+${mib(f.loginPeakKb - f.beforeLoginsKb)}), all in ${f.loginSeconds.toFixed(2)} s`,
+      '',
+      '',
+    ],
     [
       'login hashing cap (MAX_CONCURRENT_HASHES x argon2 m)',
       `${MAX_CONCURRENT_HASHES} x ${(HASH_OPTIONS.memoryCost / 1024).toFixed(0)} MiB = ${mib(f.capKb)}`,

@@ -20,7 +20,15 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { type Row, call, login, median, ms, ownerWithChannel, printTable, runAlone, startChat, tempDir, verdict } from './lib';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const SIGN_IN_MAX_KB = 40;
 export const APP_MAX_KB = 160;
 const READS = 5;
@@ -35,7 +43,12 @@ interface Load {
 }
 
 /** One cold load of `path` in a fresh context; resolves when `ready` holds on the page. */
-async function loadOnce(browser: Browser, base: string, path: string, opts: { cookie?: string; identity: boolean; throttle: boolean; ready: (page: Page) => Promise<unknown> }): Promise<Load> {
+async function loadOnce(
+  browser: Browser,
+  base: string,
+  path: string,
+  opts: { cookie?: string; identity: boolean; throttle: boolean; ready: (page: Page) => Promise<unknown> },
+): Promise<Load> {
   const context = await browser.newContext();
   try {
     if (opts.cookie) {
@@ -65,7 +78,15 @@ async function loadOnce(browser: Browser, base: string, path: string, opts: { co
     const took = performance.now() - started;
     await page.waitForLoadState('networkidle');
     // PAGE_WEIGHT_DETAIL=1 lists what each response weighed, heaviest first.
-    if (process.env.PAGE_WEIGHT_DETAIL) console.log(path, opts.identity ? 'identity' : 'compressed', sizes.sort((a, b) => b[1] - a[1]).map(([u, n]) => `${u} ${n}`).join(', '));
+    if (process.env.PAGE_WEIGHT_DETAIL)
+      console.log(
+        path,
+        opts.identity ? 'identity' : 'compressed',
+        sizes
+          .sort((a, b) => b[1] - a[1])
+          .map(([u, n]) => `${u} ${n}`)
+          .join(', '),
+      );
     return { bytes, requests, wsBytes, ms: took };
   } finally {
     await context.close();
@@ -86,7 +107,13 @@ export async function measurePageWeight(): Promise<PageWeightFigures> {
   try {
     const owner = await ownerWithChannel(server.base, 'weigher');
     for (let i = 0; i < MESSAGES; i++) {
-      await call(server.base, 'POST', owner.messagesUrl, { content: `message **${i}** with a [link](https://example.com/${i}) and some words to read` }, owner.cookie);
+      await call(
+        server.base,
+        'POST',
+        owner.messagesUrl,
+        { content: `message **${i}** with a [link](https://example.com/${i}) and some words to read` },
+        owner.cookie,
+      );
     }
     const cookie = await login(server.base, 'weigher');
     // The app opens the server's channel from the address, as a shared link or a reload does.
@@ -133,7 +160,12 @@ const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
 export function pageWeightRows(f: PageWeightFigures): Row[] {
   return [
     ['Chromium asks for Accept-Encoding', f.acceptEncoding, '', ''],
-    ['sign-in page, cold: transferred', `${kb(f.signIn.br.bytes)} in ${f.signIn.br.requests} responses`, `<= ${SIGN_IN_MAX_KB} KB`, verdict(f.signIn.br.bytes <= SIGN_IN_MAX_KB * 1000)],
+    [
+      'sign-in page, cold: transferred',
+      `${kb(f.signIn.br.bytes)} in ${f.signIn.br.requests} responses`,
+      `<= ${SIGN_IN_MAX_KB} KB`,
+      verdict(f.signIn.br.bytes <= SIGN_IN_MAX_KB * 1000),
+    ],
     ['sign-in page, uncompressed (before)', `${kb(f.signIn.identity.bytes)} in ${f.signIn.identity.requests} responses`, '', ''],
     [
       'app page, cold: transferred',

@@ -17,7 +17,22 @@
  * Run alone: node dist-bench/bench/post-message.js   (BENCH_SECONDS and BENCH_RUNS shorten it)
  */
 import path from 'node:path';
-import { type LoadResult, type Row, type Started, cpuMicros, median, ms, ownerWithChannel, printTable, runAlone, startChat, startProcess, tempDir, verdict, wrk } from './lib';
+import {
+  type LoadResult,
+  type Row,
+  type Started,
+  cpuMicros,
+  median,
+  ms,
+  ownerWithChannel,
+  printTable,
+  runAlone,
+  startChat,
+  startProcess,
+  tempDir,
+  verdict,
+  wrk,
+} from './lib';
 
 export const CONNECTIONS = 32;
 /**

@@ -64,8 +64,18 @@ const AREAS: [area: string, test: (file: string, name: string) => boolean][] = [
   ['HTTP: parse request (llhttp, headers, IncomingMessage)', (f, n) => /^node:(_http_common|_http_incoming)$/.test(f) || (f === '' && n === 'execute')],
   ['HTTP: server (node:_http_server)', (f) => f === 'node:_http_server'],
   ['HTTP: write response (node:_http_outgoing)', (f) => f === 'node:_http_outgoing'],
-  ['sockets, streams, events, timers (node:net, streams)', (f, n) => /^node:(net|stream|events|timers|internal\/(streams|timers|stream_base_commons|net|async_hooks|process\/task_queues|event_target|fixed_queue|buffer|util|validators|errors))/.test(f) || (f === '' && /^(writev|writeUtf8String|writeBuffer|writeLatin1String|setStreamTimeout|readStop|readStart|close)$/.test(n))],
-  ['SQLite (better-sqlite3, statements, commit)', (f, n) => f.includes('better-sqlite3') || f === 'core/group-commit.js' || (f === '' && /^(run|get|all|iterate|exec|pragma|transaction|prepare)$/.test(n))],
+  [
+    'sockets, streams, events, timers (node:net, streams)',
+    (f, n) =>
+      /^node:(net|stream|events|timers|internal\/(streams|timers|stream_base_commons|net|async_hooks|process\/task_queues|event_target|fixed_queue|buffer|util|validators|errors))/.test(
+        f,
+      ) ||
+      (f === '' && /^(writev|writeUtf8String|writeBuffer|writeLatin1String|setStreamTimeout|readStop|readStart|close)$/.test(n)),
+  ],
+  [
+    'SQLite (better-sqlite3, statements, commit)',
+    (f, n) => f.includes('better-sqlite3') || f === 'core/group-commit.js' || (f === '' && /^(run|get|all|iterate|exec|pragma|transaction|prepare)$/.test(n)),
+  ],
   ['our pipeline, router, respond', (f) => /^core\/http\/(pipeline|router|respond|client|errors|encoding)\.js$/.test(f) || f === 'core/callbacks.js'],
   ['request body (read, JSON.parse)', (f, n) => f === 'core/http/body.js' || (f === '' && n === 'parse') || f === 'node:string_decoder'],
   ['session and auth', (f) => /^parts\/accounts\//.test(f)],
@@ -76,7 +86,10 @@ const AREAS: [area: string, test: (file: string, name: string) => boolean][] = [
   ['hub and broadcast', (f) => /^parts\/(live|cluster)\//.test(f)],
   ['logging', (f) => f === 'core/log.js'],
   ['metrics', (f) => f === 'core/metrics.js'],
-  ['ids, time (crypto.randomUUID, Date)', (f, n) => f === 'node:crypto' || f.startsWith('node:internal/crypto') || (f === '' && /^(toISOString|now)$/.test(n)) || f === 'core/clock.js'],
+  [
+    'ids, time (crypto.randomUUID, Date)',
+    (f, n) => f === 'node:crypto' || f.startsWith('node:internal/crypto') || (f === '' && /^(toISOString|now)$/.test(n)) || f === 'core/clock.js',
+  ],
   ['the ceiling itself (bench/ceiling.js)', (f) => f.endsWith('bench/ceiling.js')],
 ];
 
@@ -97,7 +110,12 @@ export function areaOf(file: string, name: string): string {
 }
 
 /** Self time per function within [fromUs, toUs] (the monotonic clock, microseconds), per request. */
-export function summarise(profile: CpuProfile, fromUs: number, toUs: number, requests: number): { functions: Cost[]; busy: number; areas: Map<string, number> } {
+export function summarise(
+  profile: CpuProfile,
+  fromUs: number,
+  toUs: number,
+  requests: number,
+): { functions: Cost[]; busy: number; areas: Map<string, number> } {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   let t = profile.startTime;
@@ -127,7 +145,12 @@ export function summarise(profile: CpuProfile, fromUs: number, toUs: number, req
 }
 
 /** Starts a server under --cpu-prof, loads it, stops it, and summarises its profile of the measured run. */
-async function profile(name: string, start: (nodeArgs: string[]) => Promise<Started>, target: (server: Started) => Promise<PostTarget>, dir: string): Promise<ProfileFigures> {
+async function profile(
+  name: string,
+  start: (nodeArgs: string[]) => Promise<Started>,
+  target: (server: Started) => Promise<PostTarget>,
+  dir: string,
+): Promise<ProfileFigures> {
   const profileDir = path.join(dir, name);
   const server = await start(['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${SAMPLE_INTERVAL_US}`]);
   let measured;
@@ -165,14 +188,23 @@ export async function measureProfiles(dir: string): Promise<{ ceiling: ProfileFi
 
 const pad = (rows: string[][]) => {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 };
 const us1 = (value: number) => value.toFixed(1);
 
 runAlone(module, 'post-profile', async () => {
   const dir = process.env.PROFILE_DIR ? path.resolve(process.env.PROFILE_DIR) : tempDir('chat-bench-profile-');
   const { ceiling, chat } = await measureProfiles(dir);
-  console.log(`\n## Post profile: wrk, ${THREADS} thread, ${CONNECTIONS} connections, ${SECONDS} s measured after ${WARMUP_SECONDS} s warm-up; samples every ${SAMPLE_INTERVAL_US} µs`);
+  console.log(
+    `\n## Post profile: wrk, ${THREADS} thread, ${CONNECTIONS} connections, ${SECONDS} s measured after ${WARMUP_SECONDS} s warm-up; samples every ${SAMPLE_INTERVAL_US} µs`,
+  );
   console.log(
     pad([
       ['', 'ceiling', 'chat'],
@@ -190,7 +222,10 @@ runAlone(module, 'post-profile', async () => {
       ['total', us1(ceiling.busyPerRequest), us1(chat.busyPerRequest), us1(chat.busyPerRequest - ceiling.busyPerRequest)],
     ]),
   );
-  for (const [name, figures] of [['chat', chat], ['ceiling', ceiling]] as const) {
+  for (const [name, figures] of [
+    ['chat', chat],
+    ['ceiling', ceiling],
+  ] as const) {
     console.log(`\n## ${name}: top ${TOP} functions by self time, main-thread µs per request`);
     console.log(pad([['function', 'area', 'µs'], ...figures.functions.slice(0, TOP).map((c) => [c.name, c.area, us1(c.us)])]));
   }

@@ -45,7 +45,29 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { type Row, type Started, call, cpuMicros, loggedTimes, login, mib, ms, openForSeeding, ownerWithChannel, percentile, printTable, request, rssKb, runAlone, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
+import {
+  type Row,
+  type Started,
+  call,
+  cpuMicros,
+  loggedTimes,
+  login,
+  mib,
+  ms,
+  openForSeeding,
+  ownerWithChannel,
+  percentile,
+  printTable,
+  request,
+  rssKb,
+  runAlone,
+  sleep,
+  startChat,
+  startProcess,
+  tempDir,
+  verdict,
+  machineTicks,
+} from './lib';
 
 export const PUSH_SUBSCRIBERS = Number(process.env.PUSH_SUBSCRIBERS ?? 2000);
 export const PUSH_STREAMS = Number(process.env.PUSH_STREAMS ?? 1000);
@@ -191,7 +213,8 @@ async function seed(subscribers: number, streamers: number, channels: number): P
   const hash = (db.prepare('SELECT password_hash FROM users WHERE username = ?').get(owner) as { password_hash: string }).password_hash;
   const insertUser = db.prepare('INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)');
   const insertMember = db.prepare('INSERT INTO members (server_id, user_id, joined_at) VALUES (?, ?, ?)');
-  const make = (prefix: string, n: number): Member[] => Array.from({ length: n }, (_, i) => ({ id: crypto.randomUUID(), username: `${prefix}_${i}`, cookie: '' }));
+  const make = (prefix: string, n: number): Member[] =>
+    Array.from({ length: n }, (_, i) => ({ id: crypto.randomUUID(), username: `${prefix}_${i}`, cookie: '' }));
   const subs = make('push_sub', subscribers);
   const streams = make('push_stream', streamers);
   const now = Date.now();
@@ -222,7 +245,13 @@ async function inBatches<T>(items: T[], work: (item: T) => Promise<void>): Promi
 async function setSubscriptions(base: string, members: Member[], endpointBase: string, on: boolean): Promise<void> {
   await inBatches(members, async (m) => {
     if (on && !m.subscriptionId) {
-      const { body } = await call(base, 'POST', '/api/account/push-subscriptions', { endpoint: `${endpointBase}/push/${m.endpointName}`, keys: m.keys }, m.cookie);
+      const { body } = await call(
+        base,
+        'POST',
+        '/api/account/push-subscriptions',
+        { endpoint: `${endpointBase}/push/${m.endpointName}`, keys: m.keys },
+        m.cookie,
+      );
       m.subscriptionId = body.id;
     } else if (!on && m.subscriptionId) {
       const res = await request(base, 'DELETE', `/api/account/push-subscriptions/${m.subscriptionId}`, undefined, { cookie: m.cookie });
@@ -263,7 +292,6 @@ function rssTimeline(pid: number): { at: number[]; kb: number[]; peak(from: numb
     stop: () => clearInterval(timer),
   };
 }
-
 
 /** CPU time over the rounds of one condition: the server's, the receiver's, this client's (ms), the machine's share busy. */
 interface Cpu {
@@ -464,10 +492,16 @@ export async function measurePush(subscribers = PUSH_SUBSCRIBERS, streams = PUSH
       const n = next++;
       const p: Posted = { n, condition, channelId, sentAt: performance.now(), sentEpoch: epoch(), postMs: NaN, lastStreamMs: NaN, lastPushMs: NaN, pushes: 0 };
       posted.push(p);
-      const res = await request(base, 'POST', `/api/servers/${community.serverId}/channels/${channelId}/messages`, JSON.stringify({ content: `@everyone ${MARK}${n}- the release is out, please update` }), {
-        cookie: ownerCookie,
-        'content-type': 'application/json',
-      });
+      const res = await request(
+        base,
+        'POST',
+        `/api/servers/${community.serverId}/channels/${channelId}/messages`,
+        JSON.stringify({ content: `@everyone ${MARK}${n}- the release is out, please update` }),
+        {
+          cookie: ownerCookie,
+          'content-type': 'application/json',
+        },
+      );
       p.postMs = performance.now() - p.sentAt;
       if (res.status !== 201) throw new Error(`POST answered ${res.status}: ${res.text.trim()}`);
       return p;
@@ -571,7 +605,8 @@ export async function measurePush(subscribers = PUSH_SUBSCRIBERS, streams = PUSH
     for (let k = 0; k < BURST; k++) burst.push(await post('burst', burstChannel));
     await streamsHave(burst);
     // Done when every device has had one and nothing more came for COLLAPSE_MS and a second.
-    const burstOf = (stats: ReceiverStats) => community.subscribers.map((m) => (stats.byEndpoint[m.endpointName!] ?? 0) - (before.byEndpoint[m.endpointName!] ?? 0));
+    const burstOf = (stats: ReceiverStats) =>
+      community.subscribers.map((m) => (stats.byEndpoint[m.endpointName!] ?? 0) - (before.byEndpoint[m.endpointName!] ?? 0));
     let afterBurst = await receiverStats(receiver.base);
     const burstDeadline = performance.now() + DRAIN_TIMEOUT_MS;
     while (performance.now() < burstDeadline) {
@@ -674,12 +709,32 @@ export function pushRows(f: PushFigures): Row[] {
   const [none, one, two, more] = f.burstDevices;
   return [
     ['POST, client, p50 / p99: with pushes; without', `${pair(f.push.postP50, f.push.postP99)}; ${pair(f.none.postP50, f.none.postP99)}`, '', ''],
-    ['POST as the server logs it, p50 / p99: with; without', `${pair(f.push.loggedP50, f.push.loggedP99)}; ${pair(f.none.loggedP50, f.none.loggedP99)}`, '', ''],
+    [
+      'POST as the server logs it, p50 / p99: with; without',
+      `${pair(f.push.loggedP50, f.push.loggedP99)}; ${pair(f.none.loggedP50, f.none.loggedP99)}`,
+      '',
+      '',
+    ],
     ['POST p99 (client): with pushes / without', `${f.postRatio.toFixed(2)}x`, `<= ${TARGET_RATIO}x`, verdict(f.postRatio <= TARGET_RATIO)],
-    [`last of ${f.streams} streams has it, p50 / p99: with; without`, `${pair(f.push.streamP50, f.push.streamP99)}; ${pair(f.none.streamP50, f.none.streamP99)}`, '', ''],
+    [
+      `last of ${f.streams} streams has it, p50 / p99: with; without`,
+      `${pair(f.push.streamP50, f.push.streamP99)}; ${pair(f.none.streamP50, f.none.streamP99)}`,
+      '',
+      '',
+    ],
     ['stream fan-out p99: with pushes / without', `${f.streamRatio.toFixed(2)}x`, `<= ${TARGET_RATIO}x`, verdict(f.streamRatio <= TARGET_RATIO)],
-    ['stream deliveries (every visible stream every message)', `${f.streamDelivered} of ${f.streamExpected}`, 'all', verdict(f.streamDelivered === f.streamExpected)],
-    ['server event-loop delay, worst round p99 / longest: with; without', `${pair(f.push.loop.p99, f.push.loop.max)}; ${pair(f.none.loop.p99, f.none.loop.max)}`, '', ''],
+    [
+      'stream deliveries (every visible stream every message)',
+      `${f.streamDelivered} of ${f.streamExpected}`,
+      'all',
+      verdict(f.streamDelivered === f.streamExpected),
+    ],
+    [
+      'server event-loop delay, worst round p99 / longest: with; without',
+      `${pair(f.push.loop.p99, f.push.loop.max)}; ${pair(f.none.loop.p99, f.none.loop.max)}`,
+      '',
+      '',
+    ],
     ['CPU over the rounds with pushes (posting and draining)', cpu(f.push.cpu), '', ''],
     ['CPU over the rounds without', cpu(f.none.cpu), '', ''],
     [
@@ -701,8 +756,18 @@ export function pushRows(f: PushFigures): Row[] {
       verdict(f.pushesFewest >= f.pushesExpected && f.devicesExact === f.subscribers),
     ],
     ["pushes a second while a message's pushes drained, median", `${f.pushRate.toFixed(0)}/s (${(1000 / f.pushRate).toFixed(2)} ms a push)`, '', ''],
-    ['chat_push_total over the rounds: sent / gone / failed / dropped', `${f.outcomes.sent} / ${f.outcomes.gone} / ${f.outcomes.failed} / ${f.outcomes.dropped}`, 'none but sent', verdict(failed === 0)],
-    ['pushes refused by the receiver (VAPID header, aes128gcm body)', `${f.refused}${f.firstRefusal ? ` (first: ${f.firstRefusal})` : ''}`, '0', verdict(f.refused === 0)],
+    [
+      'chat_push_total over the rounds: sent / gone / failed / dropped',
+      `${f.outcomes.sent} / ${f.outcomes.gone} / ${f.outcomes.failed} / ${f.outcomes.dropped}`,
+      'none but sent',
+      verdict(failed === 0),
+    ],
+    [
+      'pushes refused by the receiver (VAPID header, aes128gcm body)',
+      `${f.refused}${f.firstRefusal ? ` (first: ${f.firstRefusal})` : ''}`,
+      '0',
+      verdict(f.refused === 0),
+    ],
     [
       `pushes to the ${VISIBLE_SUBSCRIBED} subscribers with a visible stream; to the ${HIDDEN_STREAMS} with a hidden one`,
       `${f.visiblePushed}; ${f.hiddenPushed} of ${f.hiddenExpected}`,
@@ -729,7 +794,12 @@ export function pushRows(f: PushFigures): Row[] {
       '1 or 2 each',
       verdict(none === 0 && more === 0),
     ],
-    ['set-up (seed, sign-in, subscribe, connect); subscriptions deleted and made again', `${(f.setupMs / 1000).toFixed(1)} s; ${(f.toggleMs / 1000).toFixed(1)} s`, '', ''],
+    [
+      'set-up (seed, sign-in, subscribe, connect); subscriptions deleted and made again',
+      `${(f.setupMs / 1000).toFixed(1)} s; ${(f.toggleMs / 1000).toFixed(1)} s`,
+      '',
+      '',
+    ],
   ];
 }
 

@@ -22,7 +22,23 @@
  * Everything listens on 127.0.0.1, in a temporary directory, and stops by itself.
  */
 import WebSocket from 'ws';
-import { type Latency, type Row, call, loggedTimes, login, ms, ownerWithChannel, percentile, printTable, register, runAlone, sleep, startChat, tempDir, verdict } from './lib';
+import {
+  type Latency,
+  type Row,
+  call,
+  loggedTimes,
+  login,
+  ms,
+  ownerWithChannel,
+  percentile,
+  printTable,
+  register,
+  runAlone,
+  sleep,
+  startChat,
+  tempDir,
+  verdict,
+} from './lib';
 
 export const VIEWERS = Number(process.env.VIEWERS ?? 1000);
 /** Measured toggles (an even number, so the toggling reaction ends removed). */
@@ -114,7 +130,8 @@ export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Pr
           const emoji = EMOJI[(i + j) % EMOJI.length];
           const cookie = await member(`viewer_${tag}_${i + j}`);
           const answer = (await call(base, 'PUT', reactionsUrl, { emoji }, cookie)).body;
-          if (!answer.reactions.some((r: Reaction) => r.emoji === emoji && r.reacted)) throw new Error(`viewer ${i + j}: own ${emoji} not reacted in the answer`);
+          if (!answer.reactions.some((r: Reaction) => r.emoji === emoji && r.reacted))
+            throw new Error(`viewer ${i + j}: own ${emoji} not reacted in the answer`);
           return { cookie, emoji };
         }),
       );
@@ -187,7 +204,10 @@ export async function measureReactions(viewers = VIEWERS, toggles = TOGGLES): Pr
       round = { n, kind };
       received = 0;
       const everyone = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${kind} ${n}: the event reached ${received} of ${viewers} sockets in ${EVENT_TIMEOUT_MS} ms`)), EVENT_TIMEOUT_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`${kind} ${n}: the event reached ${received} of ${viewers} sockets in ${EVENT_TIMEOUT_MS} ms`)),
+          EVENT_TIMEOUT_MS,
+        );
         allReceived = () => {
           clearTimeout(timer);
           resolve();
@@ -244,12 +264,22 @@ export function reactionsRows(f: ReactionFigures): Row[] {
     ['no socket open: logged PUT/DELETE p50 / p99 / max', triple(f.idle), '', ''],
     [`${f.viewers} sockets: logged PUT/DELETE p50 / p99 / max`, triple(f.block), '', ''],
     [`${f.viewers} sockets: server event-loop delay p99 (all measured rounds)`, ms(f.loop.p99), '', ''],
-    [`${f.viewers} sockets: longest event-loop block (all measured rounds)`, ms(f.loop.max), `<= ${TARGET_BLOCK_MS} ms`, verdict(f.loop.max <= TARGET_BLOCK_MS)],
+    [
+      `${f.viewers} sockets: longest event-loop block (all measured rounds)`,
+      ms(f.loop.max),
+      `<= ${TARGET_BLOCK_MS} ms`,
+      verdict(f.loop.max <= TARGET_BLOCK_MS),
+    ],
     [`all ${f.viewers} sockets have the event, p50 / p99`, `${ms(f.delivered.p50)} / ${ms(f.delivered.p99)}`, '', ''],
     [`for scale, a new message to the same sockets: logged p50 / p99 / max`, triple(f.messageBlock), '', ''],
     [`for scale, all ${f.viewers} sockets have the message, p50 / p99`, `${ms(f.messageDelivered.p50)} / ${ms(f.messageDelivered.p99)}`, '', ''],
     ['logged p99: reaction / new message', `${(f.block.p99 / f.messageBlock.p99).toFixed(2)}x`, '', ''],
-    ["frames with the recipient's own reacted flags", `${f.frames - f.wrongFrames} of ${f.frames}`, 'all', verdict(f.wrongFrames === 0 && f.frames === f.viewers * (WARMUP_TOGGLES + f.toggles))],
+    [
+      "frames with the recipient's own reacted flags",
+      `${f.frames - f.wrongFrames} of ${f.frames}`,
+      'all',
+      verdict(f.wrongFrames === 0 && f.frames === f.viewers * (WARMUP_TOGGLES + f.toggles)),
+    ],
     ["answers with the reactor's own reacted flags", `${f.answers - f.wrongAnswers} of ${f.answers}`, 'all', verdict(f.wrongAnswers === 0)],
   ];
 }

@@ -25,7 +25,17 @@ import { measureThroughput, micros, percent, throughputRows, throughputSetup } f
 import { measurePush, pushRows, pushSetup } from './push';
 import { measureReactions, reactionsRows, reactionsSetup } from './reactions';
 import { SEARCH_MESSAGES, measureSearch, searchRows, searchSetup, seedSearch } from './search';
-import { measurePresence, measureReady, measureStreamFanout, presenceRows, presenceSetup, readyRows, readySetup, streamFanoutRows, streamFanoutSetup } from './user-stream';
+import {
+  measurePresence,
+  measureReady,
+  measureStreamFanout,
+  presenceRows,
+  presenceSetup,
+  readyRows,
+  readySetup,
+  streamFanoutRows,
+  streamFanoutSetup,
+} from './user-stream';
 
 /** One line of the final summary: a figure against its target. */
 const summary: Row[] = [];

@@ -16,7 +16,23 @@
  */
 import crypto from 'node:crypto';
 import { fillSearchIndex } from '../src/core/db';
-import { type Latency, type Row, call, checkpointedSize, openForSeeding, rng, login, ms, printTable, register, runAlone, sequentialLatency, startChat, tempDir, verdict } from './lib';
+import {
+  type Latency,
+  type Row,
+  call,
+  checkpointedSize,
+  openForSeeding,
+  rng,
+  login,
+  ms,
+  printTable,
+  register,
+  runAlone,
+  sequentialLatency,
+  startChat,
+  tempDir,
+  verdict,
+} from './lib';
 
 export const SEARCH_MESSAGES = Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
 const CHANNELS = 100;
@@ -174,9 +190,7 @@ export async function seedSearch(dataDir = tempDir('chat-bench-search-'), messag
   fillSearchIndex(db);
   const rebuildMs = performance.now() - rebuildStarted;
   const dbBytes = checkpointedSize(db);
-  const indexBytes = (
-    db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name LIKE 'messages_fts%'").get() as { bytes: number }
-  ).bytes;
+  const indexBytes = (db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name LIKE 'messages_fts%'").get() as { bytes: number }).bytes;
   db.close();
   return { dataDir, serverId, channelIds, words, counts, pairs, seedMs, rebuildMs, dbBytes, indexBytes };
 }
@@ -193,9 +207,15 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   const { words, counts } = seeded;
   const byCount = [...counts.keys()].sort((a, b) => counts[b] - counts[a]);
   const common = byCount.slice(0, VARIANTS).map((r) => words[r]);
-  const rare = byCount.filter((r) => counts[r] >= 3 && counts[r] <= 30).slice(0, VARIANTS).map((r) => words[r]);
+  const rare = byCount
+    .filter((r) => counts[r] >= 3 && counts[r] <= 30)
+    .slice(0, VARIANTS)
+    .map((r) => words[r]);
   // The most frequent adjacent pairs of mid-frequency words: phrases that do occur, neither word rare.
-  const phrases = [...seeded.pairs.entries()].sort((a, b) => b[1] - a[1]).slice(0, VARIANTS).map(([p]) => `"${p}"`);
+  const phrases = [...seeded.pairs.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, VARIANTS)
+    .map(([p]) => `"${p}"`);
   // Three-letter prefixes of mid-frequency words: each expands to many terms of the index.
   const prefixes = [...new Set(byCount.slice(100, 2000).map((r) => words[r].slice(0, 3)))].slice(0, VARIANTS).map((p) => `${p}*`);
   // Four-letter prefixes of the same words: past the prefix index, spelled out as the words of
@@ -204,7 +224,9 @@ export async function measureSearch(seeded: SeededSearch, messages = SEARCH_MESS
   const readable = seeded.channelIds.filter((_, i) => i !== NARROW_CHANNEL && i !== NONE_CHANNEL);
   const scoped = common.map((w, i) => ({ q: w, channel: readable[i % readable.length] }));
   if (rare.length < VARIANTS || phrases.length < VARIANTS / 2 || prefixes.length < VARIANTS / 2 || longer.length < VARIANTS / 2) {
-    throw new Error(`too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}, four-letter prefixes ${longer.length}`);
+    throw new Error(
+      `too few query variants: rare ${rare.length}, phrases ${phrases.length}, prefixes ${prefixes.length}, four-letter prefixes ${longer.length}`,
+    );
   }
 
   const url = (q: string, extra = '') => `/api/search?q=${encodeURIComponent(q)}&limit=25${extra}`;
@@ -253,17 +275,20 @@ export function searchRows(f: SearchFigures): Row[] {
   const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
   return [
     ['messages / channels / vocabulary', `${f.messages} / ${CHANNELS} / ${VOCABULARY} words (Zipf s = 1.05)`, '', ''],
-    [`"${WORD}": in every message but one channel's; two channels are servers of their own`, `${NARROW} sees ${(100 / CHANNELS).toFixed(0)} % of the matches, ${NONE} none`, '', ''],
-    ['seeding time; index build (the migration\'s rebuild)', `${(s.seedMs / 1000).toFixed(1)} s; ${(s.rebuildMs / 1000).toFixed(1)} s`, '', ''],
+    [
+      `"${WORD}": in every message but one channel's; two channels are servers of their own`,
+      `${NARROW} sees ${(100 / CHANNELS).toFixed(0)} % of the matches, ${NONE} none`,
+      '',
+      '',
+    ],
+    ["seeding time; index build (the migration's rebuild)", `${(s.seedMs / 1000).toFixed(1)} s; ${(s.rebuildMs / 1000).toFixed(1)} s`, '', ''],
     ['database size; of which the search index', `${mib(s.dbBytes)}; ${mib(s.indexBytes)} (${((100 * s.indexBytes) / s.dbBytes).toFixed(0)} %)`, '', ''],
-    ...f.kinds.map(
-      (k): Row => [
-        `${k.name} (e.g. ${k.example}; ${k.results} results): p50 / p99`,
-        `${ms(k.latency.p50)} / ${ms(k.latency.p99)}`,
-        k.reported ? '' : `p99 <= ${TARGET_P99_MS} ms`,
-        k.reported ? '' : verdict(k.latency.p99 <= TARGET_P99_MS),
-      ],
-    ),
+    ...f.kinds.map((k): Row => [
+      `${k.name} (e.g. ${k.example}; ${k.results} results): p50 / p99`,
+      `${ms(k.latency.p50)} / ${ms(k.latency.p99)}`,
+      k.reported ? '' : `p99 <= ${TARGET_P99_MS} ms`,
+      k.reported ? '' : verdict(k.latency.p99 <= TARGET_P99_MS),
+    ]),
     ['noise floor: GET /healthz in turn with the searches, p50 / p99', `${ms(f.floor.p50)} / ${ms(f.floor.p99)}`, '', ''],
   ];
 }

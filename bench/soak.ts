@@ -35,7 +35,23 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { BENCH_PASSWORD, type Row, call, login, mib, ownerWithChannel, printTable, register, request, rssKb, runAlone, sleep, startChat, tempDir, verdict } from './lib';
+import {
+  BENCH_PASSWORD,
+  type Row,
+  call,
+  login,
+  mib,
+  ownerWithChannel,
+  printTable,
+  register,
+  request,
+  rssKb,
+  runAlone,
+  sleep,
+  startChat,
+  tempDir,
+  verdict,
+} from './lib';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const HEAP = process.env.SOAK_HEAP === '1';
@@ -240,7 +256,8 @@ async function main(): Promise<void> {
       // random user reacts to a recent message (or takes back that one, if already held).
       const recent = new Set(messageIds.slice(-RECENT));
       const held = [...reacted.values()].filter((r) => recent.has(r.message));
-      const { message, user, emoji } = held.length > 0 && Math.random() < 0.5 ? pick(held) : { message: pick([...recent]), user: pick(users), emoji: pick(EMOJI) };
+      const { message, user, emoji } =
+        held.length > 0 && Math.random() < 0.5 ? pick(held) : { message: pick([...recent]), user: pick(users), emoji: pick(EMOJI) };
       const key = `${message}|${user.name}|${emoji}`;
       const add = !reacted.has(key);
       const res = await json(add ? 'react' : 'unreact', add ? 'PUT' : 'DELETE', `${messagesUrl}/${message}/reactions`, user.cookie, { emoji });
@@ -336,7 +353,9 @@ async function main(): Promise<void> {
   const heapSampler = probe && setInterval(() => void sampleHeap(), HEAP_SAMPLE_MS);
   const progress = setInterval(() => {
     const last = samples[samples.length - 1];
-    console.error(`soak: ${(last.t / 60).toFixed(1)} min, RSS ${mib(last.rssKb)}, ${last.fds} fds, ${[...failed.values()].reduce((a, b) => a + b, 0)} failures`);
+    console.error(
+      `soak: ${(last.t / 60).toFixed(1)} min, RSS ${mib(last.rssKb)}, ${last.fds} fds, ${[...failed.values()].reduce((a, b) => a + b, 0)} failures`,
+    );
   }, 60_000);
   await Promise.all(loops);
   clearInterval(progress);

@@ -40,7 +40,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { type RecordableHistogram, createHistogram } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { type Row, type Started, loggedTimes, login, median, ms, openForSeeding, ownerWithChannel, percentile, printTable, register, request, runAlone, sleep, startChat, startProcess, tempDir, verdict, machineTicks } from './lib';
+import {
+  type Row,
+  type Started,
+  loggedTimes,
+  login,
+  median,
+  ms,
+  openForSeeding,
+  ownerWithChannel,
+  percentile,
+  printTable,
+  register,
+  request,
+  runAlone,
+  sleep,
+  startChat,
+  startProcess,
+  tempDir,
+  verdict,
+  machineTicks,
+} from './lib';
 
 export const STREAM_MEMBERS = Number(process.env.STREAM_MEMBERS ?? 2000);
 export const STREAM_SECONDS = Number(process.env.STREAM_SECONDS ?? 30);
@@ -99,7 +119,6 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
-
 
 /** CPU of the chat server, of this client and of the whole machine over a window, and the wall time. */
 interface CpuWindow {
@@ -524,7 +543,12 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
         cookies: [''],
         post: async (n) => {
           // The chat server's own frame, this message's marker in it: the same bytes.
-          const res = await request(bareServer.base, 'POST', '/messages', JSON.stringify({ content: marker(n), frame: frame.replace(captured, marker(n)), every: seeing === 'half' ? 2 : 1 }));
+          const res = await request(
+            bareServer.base,
+            'POST',
+            '/messages',
+            JSON.stringify({ content: marker(n), frame: frame.replace(captured, marker(n)), every: seeing === 'half' ? 2 : 1 }),
+          );
           if (res.status !== 201) throw new Error(`bare server answered ${res.status}`);
         },
       },
@@ -549,7 +573,9 @@ export async function measureStreamFanout(members = STREAM_MEMBERS, seconds = ST
     const r = bare.result();
     // The request log reaches its file once per event-loop turn.
     await sleep(SETTLE_MS);
-    const logged = loggedTimes(server.logFile, 'POST', messagesUrl).slice(WARMUP_MESSAGES).sort((a, b) => a - b);
+    const logged = loggedTimes(server.logFile, 'POST', messagesUrl)
+      .slice(WARMUP_MESSAGES)
+      .sort((a, b) => a - b);
     const post = { p50: percentile(logged, 50), p99: percentile(logged, 99), max: logged[logged.length - 1] };
     return { members, seeing, seconds: measured / RATE, blocks, signInMs, chat: c, bare: r, ratio: c.lastP99 / r.lastP99, post };
   } finally {
@@ -578,10 +604,20 @@ export function streamFanoutRows(f: StreamFanoutFigures): Row[] {
     ['saturated: chat blocks; bare blocks', `${saturated(chat.cpu)}; ${saturated(bare.cpu)}`, '', ''],
     ['chat: POST as the server logs it, p50 / p99 / max', `${ms(f.post.p50)} / ${ms(f.post.p99)} / ${ms(f.post.max)}`, '', ''],
     ['chat: server event-loop delay, worst block p99 / longest', chat.serverLag ? `${ms(chat.serverLag.p99)} / ${ms(chat.serverLag.max)}` : 'unknown', '', ''],
-    ['client event-loop delay p99 / max: chat blocks; bare blocks', `${ms(chat.clientLag.p99)} / ${ms(chat.clientLag.max)}; ${ms(bare.clientLag.p99)} / ${ms(bare.clientLag.max)}`, '', ''],
+    [
+      'client event-loop delay p99 / max: chat blocks; bare blocks',
+      `${ms(chat.clientLag.p99)} / ${ms(chat.clientLag.max)}; ${ms(bare.clientLag.p99)} / ${ms(bare.clientLag.max)}`,
+      '',
+      '',
+    ],
     ['posting rate achieved: chat; bare', `${chat.rate.toFixed(2)}/s; ${bare.rate.toFixed(2)}/s`, '', ''],
     ['frame bytes: chat; bare', `${chat.frameBytes}; ${bare.frameBytes}`, '', ''],
-    [`${f.members} sockets connected in: chat; bare (batches of ${CONNECT_BATCH})`, `${(chat.connectMs / 1000).toFixed(1)} s; ${(bare.connectMs / 1000).toFixed(1)} s`, '', ''],
+    [
+      `${f.members} sockets connected in: chat; bare (batches of ${CONNECT_BATCH})`,
+      `${(chat.connectMs / 1000).toFixed(1)} s; ${(bare.connectMs / 1000).toFixed(1)} s`,
+      '',
+      '',
+    ],
   ];
 }
 
@@ -704,7 +740,15 @@ export async function measurePresence(members = STREAM_MEMBERS, friends = PRESEN
   try {
     await sleep(SETTLE_MS);
     const window = cpuWindow(bareServer.pid);
-    const times = await storm(`${bareServer.base.replace('http', 'ws')}/`, members, PRESENCE_WINDOW_MS, () => '', () => () => {}, bareSockets, async () => {});
+    const times = await storm(
+      `${bareServer.base.replace('http', 'ws')}/`,
+      members,
+      PRESENCE_WINDOW_MS,
+      () => '',
+      () => () => {},
+      bareSockets,
+      async () => {},
+    );
     await sleep(SETTLE_MS);
     bare = { connects: members, cpu: window.stop(), openP50: percentile(times, 50), openP99: percentile(times, 99) };
   } finally {
@@ -712,7 +756,20 @@ export async function measurePresence(members = STREAM_MEMBERS, friends = PRESEN
     await bareServer.stop();
   }
   const half = Math.min(friends / 2, Math.floor((members - 1) / 2));
-  return { members, friends: 2 * half, signInMs, chat, bare, readies, fromFriends, fromOthers, own, expectedFromFriends: members * half, otherFrames, framesSent };
+  return {
+    members,
+    friends: 2 * half,
+    signInMs,
+    chat,
+    bare,
+    readies,
+    fromFriends,
+    fromOthers,
+    own,
+    expectedFromFriends: members * half,
+    otherFrames,
+    framesSent,
+  };
 }
 
 export const presenceSetup = (f: { members: number; friends: number }) =>
@@ -730,10 +787,25 @@ export function presenceRows(f: PresenceFigures): Row[] {
     ['presence events per connection', `${(events / f.members).toFixed(2)}`, `<= ${f.friends} (friends)`, verdict(events / f.members <= f.friends)],
     ['frames the server sent through its outbox (ready not counted)', `${f.framesSent}; other frames received ${f.otherFrames}`, '', ''],
     ['events sent per second over the window', `${(f.framesSent / windowS).toFixed(0)}/s over ${windowS.toFixed(1)} s`, '', ''],
-    ['chat: server CPU, total and per connection', `${f.chat.cpu.serverMs.toFixed(0)} ms; ${perConnect(f.chat).toFixed(2)} ms (${share(f.chat.cpu.serverMs, f.chat.cpu.wallMs)} of a core)`, '', ''],
-    ['bare ws: server CPU, total and per connection', `${f.bare.cpu.serverMs.toFixed(0)} ms; ${perConnect(f.bare).toFixed(2)} ms (${share(f.bare.cpu.serverMs, f.bare.cpu.wallMs)} of a core)`, '', ''],
+    [
+      'chat: server CPU, total and per connection',
+      `${f.chat.cpu.serverMs.toFixed(0)} ms; ${perConnect(f.chat).toFixed(2)} ms (${share(f.chat.cpu.serverMs, f.chat.cpu.wallMs)} of a core)`,
+      '',
+      '',
+    ],
+    [
+      'bare ws: server CPU, total and per connection',
+      `${f.bare.cpu.serverMs.toFixed(0)} ms; ${perConnect(f.bare).toFixed(2)} ms (${share(f.bare.cpu.serverMs, f.bare.cpu.wallMs)} of a core)`,
+      '',
+      '',
+    ],
     ['server CPU per connection: chat / bare', `${(perConnect(f.chat) / perConnect(f.bare)).toFixed(1)}x`, '', ''],
-    ['client CPU over the window: chat run; bare run', `${share(f.chat.cpu.clientMs, f.chat.cpu.wallMs)}; ${share(f.bare.cpu.clientMs, f.bare.cpu.wallMs)} of a core`, '', ''],
+    [
+      'client CPU over the window: chat run; bare run',
+      `${share(f.chat.cpu.clientMs, f.chat.cpu.wallMs)}; ${share(f.bare.cpu.clientMs, f.bare.cpu.wallMs)} of a core`,
+      '',
+      '',
+    ],
     ['saturated: chat run; bare run', `${saturated(f.chat.cpu)}; ${saturated(f.bare.cpu)}`, '', ''],
     ['chat: upgrade to ready, p50 / p99', `${ms(f.chat.openP50)} / ${ms(f.chat.openP99)}`, '', ''],
     ['bare ws: upgrade to open, p50 / p99', `${ms(f.bare.openP50)} / ${ms(f.bare.openP99)}`, '', ''],
@@ -782,7 +854,9 @@ async function seedReady(): Promise<ReadySeeded> {
   const insertOverwrite = db.prepare('INSERT INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)');
   const insertConversation = db.prepare('INSERT INTO conversations (id, kind, name, dm_key, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   const insertConversationMember = db.prepare('INSERT INTO conversation_members (conversation_id, user_id) VALUES (?, ?)');
-  const insertRequest = db.prepare('INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at, accepted_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insertRequest = db.prepare(
+    'INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at, accepted_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const pair = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
   const now = Date.now();
   let seq = 0;
@@ -986,7 +1060,12 @@ export function readyRows(f: ReadyFigures): Row[] {
   const triple = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
   return [
     ['ready frame size', `${f.bytes} bytes (${(f.bytes / 1024).toFixed(0)} KiB): ${f.counts}`, '', ''],
-    ['ready with ?compress=gzip: frame size, new socket to frame p50', `${f.gzipBytes} bytes (${(f.gzipBytes / 1024).toFixed(0)} KiB), ${f.gzipMs.toFixed(1)} ms`, '', ''],
+    [
+      'ready with ?compress=gzip: frame size, new socket to frame p50',
+      `${f.gzipBytes} bytes (${(f.gzipBytes / 1024).toFixed(0)} KiB), ${f.gzipMs.toFixed(1)} ms`,
+      '',
+      '',
+    ],
     ['upgrade to ready, server log (build and write), p50 / p99 / max', triple(f.server), '', ''],
     ['upgrade to ready, server log, p99', ms(f.server.p99), `<= ${TARGET_READY_P99_MS} ms`, verdict(f.server.p99 <= TARGET_READY_P99_MS)],
     ['new socket to ready received, client, p50 / p99 / max', triple(f.client), '', ''],

@@ -26,7 +26,12 @@ const HEADER = '// Made by scripts/client-types.mjs from docs/%s: do not edit (m
  */
 function eventsAsOpenApi(asyncapi) {
   const frames = Object.fromEntries(Object.entries(asyncapi.components.messages).map(([key, message]) => [key, message.payload]));
-  return { openapi: '3.1.0', info: { title: 'chat live events', version: asyncapi.info.version }, paths: {}, components: { schemas: { ...asyncapi.components.schemas, ...frames } } };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'chat live events', version: asyncapi.info.version },
+    paths: {},
+    components: { schemas: { ...asyncapi.components.schemas, ...frames } },
+  };
 }
 
 /** @param {string} [outDir] */
@@ -38,7 +43,7 @@ export async function writeClientTypes(outDir = OUT_DIR) {
   const events = await openapiTS(/** @type {any} */ (eventsAsOpenApi(asyncapi)));
   const frames = (/** @type {string} */ prefix) => Object.keys(asyncapi.components.messages).filter((key) => key.startsWith(`${prefix}.`));
   const map = (/** @type {string} */ name, /** @type {string[]} */ keys) =>
-    `/** ${name === 'StreamEvents' ? "The user stream's frames by their `event`" : "What the client sends on the user stream, by its `op`"}. */\nexport interface ${name} {\n${keys.map((key) => `  ${JSON.stringify(key.split('.')[1])}: components['schemas'][${JSON.stringify(key)}];`).join('\n')}\n}\n`;
+    `/** ${name === 'StreamEvents' ? "The user stream's frames by their `event`" : 'What the client sends on the user stream, by its `op`'}. */\nexport interface ${name} {\n${keys.map((key) => `  ${JSON.stringify(key.split('.')[1])}: components['schemas'][${JSON.stringify(key)}];`).join('\n')}\n}\n`;
   fs.writeFileSync(
     path.join(outDir, 'events.d.ts'),
     `${HEADER.replace('%s', 'asyncapi.json') + astToString(events)}\n${map('StreamEvents', frames('stream'))}\n${map('ClientFrames', frames('client'))}`,

@@ -100,7 +100,6 @@ export interface RunningApp {
 
 export const SHUTDOWN_GRACE_MS = 10_000;
 
-
 /**
  * The list of parts, in order: each is built from the ones before it, and nothing is patched in
  * afterwards. Returns an unstarted server: the caller listens (src/server.ts on PORT, tests on
@@ -274,10 +273,15 @@ export function createApp(options: AppOptions): RunningApp {
     timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
   });
   const { server } = pipeline;
-  const sweeper = every(10 * MINUTE, 'session-sweep', () => {
-    sessions.sweep();
-    devices.sweep();
-  }, log);
+  const sweeper = every(
+    10 * MINUTE,
+    'session-sweep',
+    () => {
+      sessions.sweep();
+      devices.sweep();
+    },
+    log,
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>

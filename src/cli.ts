@@ -110,7 +110,8 @@ const COMMANDS: Record<string, Command> = {
       const target = path.resolve(dir);
       const result = await backup(db, dataDir, target);
       const lines = [`backed up ${dataDir} to ${target}: the database and ${result.files} file(s), ${(result.bytes / 1024 / 1024).toFixed(1)} MiB`];
-      if (result.missing.length) lines.push(`${result.missing.length} attachment(s) already had no file in ${dataDir}: ${result.missing.slice(0, 5).join(', ')}`);
+      if (result.missing.length)
+        lines.push(`${result.missing.length} attachment(s) already had no file in ${dataDir}: ${result.missing.slice(0, 5).join(', ')}`);
       return lines.join('\n');
     },
   },
@@ -137,7 +138,13 @@ const COMMANDS: Record<string, Command> = {
         const serverName = typeof options['--server'] === 'string' ? options['--server'] : scan.plan.guild.name;
         const system = options['--skip-system'] === true ? 'skip' : 'lines';
         // One import of a Discord server into an owner's server at a time; one interrupted resumes.
-        const { importId } = takeCliImport(db, systemClock, { ownerId: owner.id, plan: scan.plan, serverName, packageClaims: options['--package-claims'] === true, system });
+        const { importId } = takeCliImport(db, systemClock, {
+          ownerId: owner.id,
+          plan: scan.plan,
+          serverName,
+          packageClaims: options['--package-claims'] === true,
+          system,
+        });
         try {
           const result = await importDiscord(db, systemClock, dataDir, files, scan, {
             importId,
@@ -175,7 +182,9 @@ const PROGRAM = process.env.CHAT_PROGRAM || 'node dist/cli.js';
 const SERVE = process.env.CHAT_PROGRAM ? [`  ${PROGRAM} serve                  start the server (settings from the environment: README)`] : [];
 const USAGE = `usage:\n${[
   ...SERVE,
-  ...Object.entries(COMMANDS).map(([name, command]) => `  ${PROGRAM} ${[name, ...command.args, ...Object.values(command.options ?? {}).map((o) => o.usage)].join(' ')}`),
+  ...Object.entries(COMMANDS).map(
+    ([name, command]) => `  ${PROGRAM} ${[name, ...command.args, ...Object.values(command.options ?? {}).map((o) => o.usage)].join(' ')}`,
+  ),
   `  ${PROGRAM} --version`,
   `  ${PROGRAM} help`,
 ].join('\n')}`;

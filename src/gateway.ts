@@ -14,7 +14,16 @@ import type { Log } from './core/types';
 import { type BusEntry, type BusItem, createSubscriber } from './parts/cluster/bus';
 import { EPOCH_HEADER, FORWARDED_HEADERS, GATEWAY_ALIVE_MS, GATEWAY_KEY_HEADER, OPEN_SOCKET_PATH, REPORT_PATH, USER_HEADER } from './parts/cluster/protocol';
 import { CLOSE, type Peer, SENDS_PER_TURN, createHub } from './parts/delivery/hub';
-import { HEARTBEAT_MS, SOCKET_CAP_RETRY_S, SOCKET_PATHS, WS_MAX_PAYLOAD_BYTES, attachSocket, readSocketRequest, refuse, startHeartbeat } from './parts/live/sockets';
+import {
+  HEARTBEAT_MS,
+  SOCKET_CAP_RETRY_S,
+  SOCKET_PATHS,
+  WS_MAX_PAYLOAD_BYTES,
+  attachSocket,
+  readSocketRequest,
+  refuse,
+  startHeartbeat,
+} from './parts/live/sockets';
 
 /**
  * ROLE=gateway (docs/scaling.md): a process that holds user streams and room sockets and nothing
@@ -180,7 +189,8 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
         if (typeof epoch !== 'string') throw new HttpError(503, 'the server refused this gateway; try again', { 'Retry-After': String(SOCKET_CAP_RETRY_S) });
         // The core's refusal, as the upgrade's own: the same status, reason and headers.
         const passOn: Record<string, string> = {};
-        for (const name of ['retry-after', 'allow']) if (typeof answer.headers[name] === 'string') passOn[name === 'allow' ? 'Allow' : 'Retry-After'] = answer.headers[name] as string;
+        for (const name of ['retry-after', 'allow'])
+          if (typeof answer.headers[name] === 'string') passOn[name === 'allow' ? 'Allow' : 'Retry-After'] = answer.headers[name] as string;
         throw new HttpError(answer.status, answer.text.trim() || 'refused', passOn);
       }
       const pending = opening.get(id)!;
@@ -267,7 +277,8 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
       log(requestLogLine(method, pathname, status, started));
     };
     const started = performance.now();
-    if (pathname === '/healthz' && (method === 'GET' || method === 'HEAD')) return reply(200, JSON.stringify({ ok: true, role: 'gateway', sockets: open.size }), 'application/json; charset=utf-8');
+    if (pathname === '/healthz' && (method === 'GET' || method === 'HEAD'))
+      return reply(200, JSON.stringify({ ok: true, role: 'gateway', sockets: open.size }), 'application/json; charset=utf-8');
     const found = match(SOCKET_ROUTES, method, pathname);
     if (found && 'allow' in found) return reply(405, 'method not allowed\n', undefined, { Allow: found.allow.join(', ') });
     if (found) return reply(426, 'this address takes a WebSocket upgrade (Upgrade: websocket)\n', undefined, { Upgrade: 'websocket' });

@@ -36,22 +36,27 @@ worker.addEventListener('install', (event) => event.waitUntil(keepShell()));
  */
 async function keepShell() {
   const cache = await caches.open(SHELL_CACHE);
-  await Promise.all(BUILD.shell.map(async (address) => {
-    const response = await fetch(address, { credentials: 'same-origin' });
-    const ours = address === '/'
-      ? (await response.clone().text()).includes(`/a/${BUILD.version}/`)
-      : /\bimmutable\b/.test(response.headers.get('Cache-Control') || '');
-    if (!response.ok || !ours) throw new Error(`${address} is not of version ${BUILD.version}`);
-    await cache.put(address, response);
-  }));
+  await Promise.all(
+    BUILD.shell.map(async (address) => {
+      const response = await fetch(address, { credentials: 'same-origin' });
+      const ours =
+        address === '/' ? (await response.clone().text()).includes(`/a/${BUILD.version}/`) : /\bimmutable\b/.test(response.headers.get('Cache-Control') || '');
+      if (!response.ok || !ours) throw new Error(`${address} is not of version ${BUILD.version}`);
+      await cache.put(address, response);
+    }),
+  );
 }
 
-worker.addEventListener('activate', (event) => event.waitUntil((async () => {
-  for (const name of await caches.keys()) {
-    if (name.startsWith('shell-') && name !== SHELL_CACHE) await caches.delete(name);
-  }
-  await worker.clients.claim();
-})()));
+worker.addEventListener('activate', (event) =>
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        if (name.startsWith('shell-') && name !== SHELL_CACHE) await caches.delete(name);
+      }
+      await worker.clients.claim();
+    })(),
+  ),
+);
 
 worker.addEventListener('message', (event) => {
   // The page's "Restart": this waiting worker takes over now, and the pages load again.
@@ -95,7 +100,12 @@ async function receiveShare(request) {
   };
   await caches.delete(SHARE_CACHE);
   const cache = await caches.open(SHARE_CACHE);
-  const shared = { title: field('title'), text: field('text'), url: field('url'), files: files.map((file) => ({ name: /** @type {File} */ (file).name, type: file.type })) };
+  const shared = {
+    title: field('title'),
+    text: field('text'),
+    url: field('url'),
+    files: files.map((file) => ({ name: /** @type {File} */ (file).name, type: file.type })),
+  };
   await cache.put('/share/fields', new Response(JSON.stringify(shared), { headers: { 'Content-Type': 'application/json' } }));
   await Promise.all(files.map((file, i) => cache.put(`/share/files/${i}`, new Response(file))));
   return Response.redirect('/share?shared=1', 303);
@@ -113,11 +123,16 @@ worker.addEventListener('push', (event) => {
   }
   const title = push.sender ? `${push.sender} (${push.room || 'chat'})` : 'chat';
   const body = push.text || (push.count > 1 ? `${push.count} new messages` : 'New message');
-  event.waitUntil(Promise.all([
-    // One notification per room (its tag): a later push for the room replaces the earlier one.
-    worker.registration.showNotification(title, /** @type {NotificationOptions} */ ({ body, tag: push.tag || 'chat', renotify: true, data: { url: push.url || '/' }, icon: '/icons/icon-192.png' })),
-    addToBadge(Number(push.count) || 1),
-  ]));
+  event.waitUntil(
+    Promise.all([
+      // One notification per room (its tag): a later push for the room replaces the earlier one.
+      worker.registration.showNotification(
+        title,
+        /** @type {NotificationOptions} */ ({ body, tag: push.tag || 'chat', renotify: true, data: { url: push.url || '/' }, icon: '/icons/icon-192.png' }),
+      ),
+      addToBadge(Number(push.count) || 1),
+    ]),
+  );
 });
 
 /**

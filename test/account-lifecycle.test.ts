@@ -46,18 +46,38 @@ t.test('export: one zip of JSON files and the uploaded files; one at a time; gon
   t.equal(download.headers.get('content-type'), 'application/zip');
   t.match(download.headers.get('content-disposition'), /attachment; filename="chat-export-/);
   const entries = await unzip(Buffer.from(await download.arrayBuffer()));
-  t.same([...entries.keys()].filter((n) => n.endsWith('.json')).sort(), ['account.json', 'conversations.json', 'friends.json', 'messages.json', 'servers.json']);
+  t.same([...entries.keys()].filter((n) => n.endsWith('.json')).sort(), [
+    'account.json',
+    'conversations.json',
+    'friends.json',
+    'messages.json',
+    'servers.json',
+  ]);
   const read = (name: string) => JSON.parse(entries.get(name)!.toString('utf8'));
   t.match(read('account.json'), { user_id: owner.userId, username: owner.username, email: 'owner@example.com' });
   t.match(read('servers.json'), [{ id: serverId, owner: 1 }]);
   t.match(read('friends.json').friends, [{ user_id: friend.userId, username: friend.username }]);
   t.match(read('conversations.json'), [{ id: dm, kind: 'dm' }]);
-  const messages = read('messages.json') as { id: string; content: string; channel_name: string | null; server_name: string | null; conversation_id: string | null; attachments: { file: string }[] }[];
+  const messages = read('messages.json') as {
+    id: string;
+    content: string;
+    channel_name: string | null;
+    server_name: string | null;
+    conversation_id: string | null;
+    attachments: { file: string }[];
+  }[];
   t.equal(messages.length, 1202, 'every message the user wrote, and none of anyone else');
-  t.same(messages.slice(0, 1200).map((m) => m.id), mine, 'in the order written');
+  t.same(
+    messages.slice(0, 1200).map((m) => m.id),
+    mine,
+    'in the order written',
+  );
   t.notOk(messages.some((m) => m.content === 'not the exporter'));
   t.match(messages[0], { channel_name: 'general', server_name: String });
-  t.match(messages.find((m) => m.content === 'private words'), { conversation_id: dm });
+  t.match(
+    messages.find((m) => m.content === 'private words'),
+    { conversation_id: dm },
+  );
   const filed = messages.find((m) => m.id === withFile.id)!;
   t.equal(filed.attachments.length, 1);
   t.same(entries.get(filed.attachments[0].file), fileBytes, 'the uploaded file, byte for byte');
@@ -139,11 +159,20 @@ t.test('deletion: history stays readable as deleted-user, everything else goes',
   t.equal(history.find((m: { content: string }) => m.content === 'a reply').reply_preview.author.username, 'deleted-user');
   const download = await fetch(server.url + theirs.attachments[0].url, { headers: { cookie: other.cookie! } });
   t.equal(await download.text(), 'keep me\n', 'uploads stay with their messages');
-  t.same((await must(other.get(`/api/users/${leaver.userId}`), 200)).body, { user_id: leaver.userId, username: 'deleted-user', display_name: 'Deleted user', avatar_url: null });
+  t.same((await must(other.get(`/api/users/${leaver.userId}`), 200)).body, {
+    user_id: leaver.userId,
+    username: 'deleted-user',
+    display_name: 'Deleted user',
+    avatar_url: null,
+  });
 
   // Memberships, friendships, groups go; the DM stays readable, not writable.
   t.notOk((await must(other.get(`/api/servers/${serverId}/members`), 200)).body.some((m: { user_id: string }) => m.user_id === leaver.userId));
-  t.same((await must(other.get('/api/friends'), 200)).body.map((f: { user_id: string }) => f.user_id), [owner.userId], 'the friendship is gone');
+  t.same(
+    (await must(other.get('/api/friends'), 200)).body.map((f: { user_id: string }) => f.user_id),
+    [owner.userId],
+    'the friendship is gone',
+  );
   t.notOk((await must(other.get(`/api/conversations/${group}`), 200)).body.members.some((m: { user_id: string }) => m.user_id === leaver.userId));
   const dmHistory = (await must(other.get(`/api/conversations/${dm}/messages`), 200)).body;
   t.equal(dmHistory[0].author.username, 'deleted-user');

@@ -79,7 +79,7 @@ t.test('two-factor sign-in: setup, enable, login with and without a code, replay
     code: '000000' === codeAt(setup.body.secret, clock.ms) ? '111111' : '000000',
     current_password: PASSWORD,
   });
-  t.equal(wrong.status, 403, "a code that does not match is refused like a wrong password");
+  t.equal(wrong.status, 403, 'a code that does not match is refused like a wrong password');
   t.match(wrong.text, /code does not match/);
   const enabled = await must(user.post('/api/account/2fa/enable', { code: codeAt(setup.body.secret, clock.ms), current_password: PASSWORD }), 200);
   const recovery: string[] = enabled.body.recovery_codes;
@@ -164,7 +164,10 @@ t.test('secrets: the key file is 0600, the database holds no secret that signs i
   t.notMatch(row.totp_secret, RFC_SECRET, 'the secret is not stored as it is');
   t.notMatch(row.totp_secret, Buffer.from('12345678901234567890').toString('base64'));
   const codes = server.app.db.prepare('SELECT code_hash FROM recovery_codes WHERE user_id = ?').all(user.userId) as { code_hash: string }[];
-  t.ok(codes.every((c) => /^[0-9a-f]{64}$/.test(c.code_hash)), 'recovery codes are stored hashed');
+  t.ok(
+    codes.every((c) => /^[0-9a-f]{64}$/.test(c.code_hash)),
+    'recovery codes are stored hashed',
+  );
   const otherKey = createSecretBox(Buffer.alloc(32, 7));
   t.equal(otherKey.open(row.totp_secret, user.userId), null, 'another key does not open it');
   const rightKey = createSecretBox(loadSecretKey(server.dataDir, null));

@@ -115,10 +115,11 @@ t.test('POST /api/register', async (t) => {
 
   t.test('a racing browser form that loses is redirected, not shown a plain-text error', async (t) => {
     const name = uniqueName('race');
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, () => anon.post('/api/register', form({ username: name, password: 'password1' }))),
+    const answers = await Promise.all(Array.from({ length: 4 }, () => anon.post('/api/register', form({ username: name, password: 'password1' }))));
+    t.same(
+      answers.map((res) => res.status),
+      [303, 303, 303, 303],
     );
-    t.same(answers.map((res) => res.status), [303, 303, 303, 303]);
     const locations = answers.map((res) => res.headers.get('location')).sort();
     t.equal(locations.filter((l) => l === '/?registered=1').length, 1);
     t.equal(locations.filter((l) => l?.startsWith('/?error=')).length, 3);
@@ -409,9 +410,15 @@ t.test('secrets stay secret', async (t) => {
     texts.some((text) => text.includes('$argon2') || text.includes(stored.password_hash)),
     'no response carries a password hash',
   );
-  t.notOk(texts.some((text) => text.includes(password)), 'no response echoes the password');
+  t.notOk(
+    texts.some((text) => text.includes(password)),
+    'no response echoes the password',
+  );
   t.ok(server.logs.length >= 12, 'requests were logged');
-  t.notOk(server.logs.some((line) => line.includes(password) || line.includes('$argon2')), 'the logs hold neither');
+  t.notOk(
+    server.logs.some((line) => line.includes(password) || line.includes('$argon2')),
+    'the logs hold neither',
+  );
 });
 
 t.test('browser forms are answered with redirects', async (t) => {

@@ -39,7 +39,15 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   const before = (await c.owner.post(messages, withFile('before', 'kept bytes'))).body;
   await c.owner.post(messages, { content: 'also before' });
   const avatar = new FormData();
-  avatar.append('avatar', new Blob([await sharp({ create: { width: 8, height: 8, channels: 3, background: 'red' } }).png().toBuffer()]), 'me.png');
+  avatar.append(
+    'avatar',
+    new Blob([
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: 'red' } })
+        .png()
+        .toBuffer(),
+    ]),
+    'me.png',
+  );
   const avatarUrl: string = (await c.owner.put('/api/account/avatar', avatar)).body.avatar_url;
   const key = fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8');
   const vapid = fs.readFileSync(path.join(dataDir, 'vapid.json'), 'utf8');
@@ -48,7 +56,11 @@ t.test('back up while the server runs, write more, restore: the backed-up state 
   t.equal(backedUp.code, 0, backedUp.out);
   t.match(backedUp.out, /the database and 1 file\(s\)/);
   t.same(fs.readdirSync(path.join(target, 'uploads')), [before.attachments[0].id], 'the file its rows name');
-  t.same(fs.readdirSync(dataDir).filter((n) => n.startsWith('.backup-staging')), [], 'no staging folder is left');
+  t.same(
+    fs.readdirSync(dataDir).filter((n) => n.startsWith('.backup-staging')),
+    [],
+    'no staging folder is left',
+  );
   t.same(fs.readdirSync(path.join(target, 'avatars')), [`${c.owner.userId}.webp`], 'the avatars');
   t.equal(fs.readFileSync(path.join(target, 'secret.key'), 'utf8'), key, 'the key that opens two-factor secrets');
   t.equal(fs.statSync(path.join(target, 'secret.key')).mode & 0o777, 0o600, 'still readable by its owner only');

@@ -14,14 +14,30 @@ import { must } from './helpers/community';
  */
 const AXE = path.join(process.cwd(), 'node_modules/axe-core/axe.min.js');
 
-interface Violation { id: string; impact: string; help: string; nodes: { target: string[]; failureSummary?: string }[] }
+interface Violation {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: { target: string[]; failureSummary?: string }[];
+}
 
 async function axe(page: Page): Promise<Violation[]> {
   await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(async () => (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe.run({ resultTypes: ['violations'] }));
+  const result = await page.evaluate(async () =>
+    (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe.run({ resultTypes: ['violations'] }),
+  );
   return result.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious');
 }
-const describe = (vs: Violation[]) => vs.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')} (${n.failureSummary ?? ''})`).join(', ')}`).join('\n');
+const describe = (vs: Violation[]) =>
+  vs
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} at ${v.nodes
+          .slice(0, 5)
+          .map((n) => `${n.target.join(' ')} (${n.failureSummary ?? ''})`)
+          .join(', ')}`,
+    )
+    .join('\n');
 
 t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }, async (t) => {
   const scene = await openScene(t, 'browser-a11y', [{ name: 'alice' }]);
@@ -47,7 +63,8 @@ t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }
     const context = await browser.newContext({
       bypassCSP: true,
       viewport: opts.phone ? { width: 390, height: 844 } : { width: 1280, height: 800 },
-      isMobile: !!opts.phone, hasTouch: !!opts.phone,
+      isMobile: !!opts.phone,
+      hasTouch: !!opts.phone,
       colorScheme: opts.dark ? 'dark' : 'light',
     });
     t.teardown(() => context.close());
@@ -59,7 +76,11 @@ t.test('axe finds no critical or serious violation on the pages', { skip: SKIP }
     if (opts.ready.startsWith('#messages')) await page.locator('#messages > li.msg').last().hover();
     await page.waitForTimeout(300);
     const vs = await axe(page);
-    t.same(vs.map((v) => v.id), [], `${name}: no critical or serious axe violation\n${describe(vs)}`);
+    t.same(
+      vs.map((v) => v.id),
+      [],
+      `${name}: no critical or serious axe violation\n${describe(vs)}`,
+    );
     await shot(page, `a11y-${name}`);
     await context.close();
   };

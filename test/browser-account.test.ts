@@ -42,7 +42,9 @@ function gradientPng(width: number, height: number): Promise<Buffer> {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) pixels.set([40 + (x * 200) / width, 90 + (y * 140) / height, 200], (y * width + x) * 3);
   }
-  return sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(pixels, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 /** Screenshots in the other colour scheme; buttons fade their colours in 0.12 s, so wait that out. */
@@ -115,7 +117,7 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     await saved.waitFor();
     await page.locator('#profile-result', { hasText: 'Your picture is saved' }).waitFor();
     await until(page, 'the saved picture to load', async () => (await saved.evaluate(naturalWidth)) > 0);
-    t.equal(await saved.evaluate(naturalWidth), 256, 'the saved picture is the server\'s 256 × 256 image');
+    t.equal(await saved.evaluate(naturalWidth), 256, "the saved picture is the server's 256 × 256 image");
     await shot(page, 'account-desktop-light', true);
     await shotIn(page, 'dark', 'account-desktop-dark');
     await page.click('#avatar-remove');
@@ -155,7 +157,10 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.equal(await items.count(), 2, 'two sessions');
     const current = page.locator('#session-list > li.current');
     t.match(await current.textContent(), /Chrome on Linux.*This device.*127\.0\.0\.1/, 'this device in plain words, with its address');
-    await page.locator('#session-list > li:not(.current)').getByRole('button', { name: /Sign out/ }).click();
+    await page
+      .locator('#session-list > li:not(.current)')
+      .getByRole('button', { name: /Sign out/ })
+      .click();
     await page.locator('#sessions-result', { hasText: 'is signed out' }).waitFor();
     // The notice shows before the list reloads: wait for the list, bounded, then check it.
     await until(page, 'the ended session to leave the list', async () => (await items.count()) <= 1).catch(() => {});
@@ -187,7 +192,10 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tfa-download-codes')]);
     t.match(download.suggestedFilename(), /\.txt$/);
     const text = fs.readFileSync((await download.path())!, 'utf8');
-    t.ok(codes.every((code) => text.includes(code)), 'the .txt download holds every code');
+    t.ok(
+      codes.every((code) => text.includes(code)),
+      'the .txt download holds every code',
+    );
     await shot(page, 'account-2fa-codes', false);
     await page.click('#tfa-codes-done');
     t.equal(await page.textContent('#tfa-badge'), 'On', 'two-factor sign-in shows as on');
@@ -195,7 +203,7 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.notOk(await page.isVisible('#tfa-code-list'), 'the codes are gone from the page');
   });
 
-  await step('the app\'s sign-in dialog asks for the code and signs in with it', async (t) => {
+  await step("the app's sign-in dialog asks for the code and signs in with it", async (t) => {
     const { page } = phone;
     await page.fill('#signin-password', NEW_PASSWORD);
     await page.click('#signin-form button[type=submit]');
@@ -253,7 +261,10 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     await page.fill('#login-password', NEW_PASSWORD);
     await page.fill('#login-code-plain', nextCode());
     await Promise.all([page.waitForURL(`${server.url}/?logged_in=1`), page.click('#login-form button[type=submit]')]);
-    t.ok((await context.cookies(server.url)).some((c) => c.name === 'app_session'), 'with it, the form signs in');
+    t.ok(
+      (await context.cookies(server.url)).some((c) => c.name === 'app_session'),
+      'with it, the form signs in',
+    );
   });
 
   await step('an export is started, prepared and offered for download', async (t) => {
@@ -266,7 +277,14 @@ t.test('the account page: profile, password, sessions, two-factor sign-in, expor
     t.match(await page.textContent('#export-state'), /is ready \(.+\)\. It is deleted 7 days after/, 'it says when it was made, its size and when it goes');
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     t.equal(download.suggestedFilename(), `chat-export-${name}.zip`);
-    t.equal(fs.readFileSync((await download.path())!).subarray(0, 2).toString(), 'PK', 'a zip file arrives');
+    t.equal(
+      fs
+        .readFileSync((await download.path())!)
+        .subarray(0, 2)
+        .toString(),
+      'PK',
+      'a zip file arrives',
+    );
   });
 
   await step('deleting the account: owned servers are named first; then it is gone and the home page says so', async (t) => {

@@ -72,7 +72,11 @@ t.test('categories in the sidebar and settings; roles in the member menu and lis
   await rows.filter({ hasText: 'second' }).waitFor({ timeout: 30_000 });
   await rows.filter({ hasText: 'second' }).dragTo(rows.filter({ hasText: 'artists' }));
   await rows.first().filter({ hasText: 'second' }).waitFor();
-  t.same((await must(owner.get(`${base}/roles`), 200)).body.map((r: { name: string }) => r.name), ['second', 'artists'], 'dragging a role moves it');
+  t.same(
+    (await must(owner.get(`${base}/roles`), 200)).body.map((r: { name: string }) => r.name),
+    ['second', 'artists'],
+    'dragging a role moves it',
+  );
   await page.click('#settings-close');
   t.same(w.problems, [], 'no console error, page error or CSP violation');
 });

@@ -64,12 +64,23 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.fill('#import-name', 'Club Archive');
     await page.click('#upload-button');
     await page.locator('#report:not([hidden])').waitFor({ timeout: 30_000 }); // a worker thread reads the export: slow beside other test files
-    t.match(await page.textContent('#report-summary'), /Hobby Club from Discord: 4 channels, 2 categories, 11 messages, 2 people, 1 role\. It becomes a new server named Club Archive\./);
+    t.match(
+      await page.textContent('#report-summary'),
+      /Hobby Club from Discord: 4 channels, 2 categories, 11 messages, 2 people, 1 role\. It becomes a new server named Club Archive\./,
+    );
     const rows = page.locator('#report-rows tr');
     t.same(await rows.locator('.channel-name').allTextContents(), ['#general', '#lounge', '#news', '#plans'], 'a row per channel');
     const general = rows.filter({ hasText: '#general' });
-    t.same((await general.locator('td').allTextContents()).slice(1, 5), ['a channel', '6', '2', '2 / 1'], '#general: becomes, messages, authors, files found / missing');
-    t.match(await rows.filter({ hasText: '#plans' }).locator('td').nth(1).textContent(), 'a channel named “general › plans”', 'a thread is named after its parent');
+    t.same(
+      (await general.locator('td').allTextContents()).slice(1, 5),
+      ['a channel', '6', '2', '2 / 1'],
+      '#general: becomes, messages, authors, files found / missing',
+    );
+    t.match(
+      await rows.filter({ hasText: '#plans' }).locator('td').nth(1).textContent(),
+      'a channel named “general › plans”',
+      'a thread is named after its parent',
+    );
     t.match(await page.textContent('#not-carried'), 'attachments the export does not hold', 'what will not come across is listed');
     t.ok(await page.isChecked('#opt-system'), 'system lines come by default');
     t.notOk(await page.isChecked('#opt-package'), 'data-package claims are off by default');
@@ -94,7 +105,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     t.equal(await welcome.locator('.author').textContent(), 'alice', "alice's message, under her placeholder");
   });
 
-  await step("Server settings → Imported people lists the placeholders with their claim codes", async (t) => {
+  await step('Server settings → Imported people lists the placeholders with their claim codes', async (t) => {
     const { page } = owner;
     await owner.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     await page.click('#server-menu-button');
@@ -152,7 +163,10 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     const me: string = (await api.get('/api/account')).body.user_id;
     const general = (await api.get(`/api/servers/${serverId}/channels`)).body.find((c: { name: string }) => c.name === 'general');
     const page1 = (await api.get(`/api/servers/${serverId}/channels/${general.id}/messages`)).body as { author_id: string }[];
-    t.notOk(page1.some((m) => m.author_id === me), 'none of the messages is theirs any more');
+    t.notOk(
+      page1.some((m) => m.author_id === me),
+      'none of the messages is theirs any more',
+    );
 
     // The owner's Imported people tab says who claimed alice's history, and that it is hidden.
     await owner.page.click('#server-menu-button');

@@ -44,7 +44,7 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
   let hookId = '';
   let botName = '';
 
-  await step('(set-up) alice\'s server with #general, open on her desktop and her phone', async () => {
+  await step("(set-up) alice's server with #general, open on her desktop and her phone", async () => {
     aliceApi = await signIn(scene, alice, uniqueName('alice'));
     ({ serverId, generalId } = await bookClub(aliceApi, []));
     await phone.context.addCookies([{ name: 'app_session', value: (await sessionOf(alice, server.url))!, url: server.url }]);
@@ -52,7 +52,7 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
     await alice.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });
 
-  await step('the owner makes a webhook from a channel\'s Webhooks button; its URL is shown once and copies', async (t) => {
+  await step("the owner makes a webhook from a channel's Webhooks button; its URL is shown once and copies", async (t) => {
     const { page } = alice;
     await openSettingsTab(page, 'channels');
     await page.getByRole('button', { name: 'Webhooks of #general' }).waitFor();
@@ -101,16 +101,21 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
       content: 'Deploy finished',
       username: 'CI',
       avatar_url: 'https://ci.example/avatar.png',
-      embeds: [{
-        title: 'Build #42 passed',
-        url: 'https://ci.example/builds/42',
-        description: `All **312** tests passed. ${XSS}`,
-        color: 0x3ba55d,
-        fields: [{ name: 'Branch', value: '`main`', inline: true }, { name: 'Duration', value: '4 min 12 s', inline: true }],
-        footer: { text: 'ci.example' },
-        timestamp: new Date().toISOString(),
-        image: { url: 'https://ci.example/chart.png' },
-      }],
+      embeds: [
+        {
+          title: 'Build #42 passed',
+          url: 'https://ci.example/builds/42',
+          description: `All **312** tests passed. ${XSS}`,
+          color: 0x3ba55d,
+          fields: [
+            { name: 'Branch', value: '`main`', inline: true },
+            { name: 'Duration', value: '4 min 12 s', inline: true },
+          ],
+          footer: { text: 'ci.example' },
+          timestamp: new Date().toISOString(),
+          image: { url: 'https://ci.example/chart.png' },
+        },
+      ],
     });
     t.equal(status, 204, 'the webhook call is accepted');
     for (const { page } of [alice, phone]) {
@@ -120,7 +125,7 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
       t.equal(await item.locator('.bot-tag').textContent(), 'BOT', 'with the BOT tag');
       const card = item.locator('.embed');
       const title = card.locator('.embed-title a');
-      t.equal(await title.textContent(), 'Build #42 passed', 'the card\'s title');
+      t.equal(await title.textContent(), 'Build #42 passed', "the card's title");
       t.equal(await title.getAttribute('href'), 'https://ci.example/builds/42', 'links to its URL');
       t.equal(await title.getAttribute('rel'), 'noopener noreferrer', 'with rel="noopener noreferrer"');
       t.equal(await title.getAttribute('target'), '_blank', 'in a new tab');
@@ -131,11 +136,13 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
       t.equal(await card.locator('.embed-field.inline').first().locator('.embed-field-value code').textContent(), 'main', 'a field value is markdown too');
       t.match(await card.locator('.embed-footer').textContent(), 'ci.example', 'the footer');
       t.equal(await card.locator('.embed-footer time').count(), 1, 'and the time');
-      const border = await card.evaluate((node) => (globalThis as unknown as { getComputedStyle(n: unknown): { borderLeftColor: string } }).getComputedStyle(node).borderLeftColor);
-      t.equal(border, 'rgb(59, 165, 93)', 'the left border is the card\'s colour');
-      t.equal(await item.locator('img').count() - await item.locator('.msg-gutter img').count(), 0, 'no remote image is loaded');
+      const border = await card.evaluate(
+        (node) => (globalThis as unknown as { getComputedStyle(n: unknown): { borderLeftColor: string } }).getComputedStyle(node).borderLeftColor,
+      );
+      t.equal(border, 'rgb(59, 165, 93)', "the left border is the card's colour");
+      t.equal((await item.locator('img').count()) - (await item.locator('.msg-gutter img').count()), 0, 'no remote image is loaded');
       t.equal(await card.locator('.embed-media a').getAttribute('href'), 'https://ci.example/chart.png', 'the image is a link');
-      t.equal(await item.locator('img[src^="https:"]').count(), 0, 'not even the webhook\'s avatar');
+      t.equal(await item.locator('img[src^="https:"]').count(), 0, "not even the webhook's avatar");
     }
     // Side by side: the two inline fields share a row on the desktop.
     const fields = message(alice.page, 'Deploy finished').locator('.embed-field');
@@ -171,7 +178,10 @@ t.test('webhooks in server settings, their cards in the channel, and bots on the
     await page.locator('#settings-panel .empty-note', { hasText: 'No webhooks in this channel yet.' }).waitFor();
     const left = (await must(aliceApi.get(`/api/servers/${serverId}/channels/${generalId}/messages`), 200)).body;
     const list = Array.isArray(left) ? left : left.messages;
-    t.notOk(list.some((m: { webhook_id?: string }) => m.webhook_id === hookId), 'its messages are deleted');
+    t.notOk(
+      list.some((m: { webhook_id?: string }) => m.webhook_id === hookId),
+      'its messages are deleted',
+    );
     t.equal(await callWebhook(fresh, { content: 'after the deletion' }), 404, 'its URL is refused');
     await page.click('#settings-close');
     await page.reload();

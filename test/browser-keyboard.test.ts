@@ -17,15 +17,24 @@ const note = (i: number) => `note ${String(i).padStart(2, '0')}`;
 const old = (i: number) => `old ${String(i).padStart(3, '0')}`;
 
 /** What has focus: its id, whether it is a message, and that message's text. */
-const focused = (page: Page) => page.evaluate(() => {
-  const a = (globalThis as any).document.activeElement;
-  const item = a?.closest?.('li.msg');
-  return { id: a?.id as string, tag: a?.tagName as string, isMessage: Boolean(a?.matches('li.msg')), text: (item?.querySelector('.content')?.textContent ?? '').trim() as string };
-});
+const focused = (page: Page) =>
+  page.evaluate(() => {
+    const a = (globalThis as any).document.activeElement;
+    const item = a?.closest?.('li.msg');
+    return {
+      id: a?.id as string,
+      tag: a?.tagName as string,
+      isMessage: Boolean(a?.matches('li.msg')),
+      text: (item?.querySelector('.content')?.textContent ?? '').trim() as string,
+    };
+  });
 
 /** Every element of the message list that Tab stops at. */
-const listStops = (page: Page) => page.evaluate(() => [...(globalThis as any).document.querySelectorAll('#messages, #messages *')]
-  .filter((node: any) => node.tabIndex >= 0 && node.checkVisibility()).length);
+const listStops = (page: Page) =>
+  page.evaluate(
+    () =>
+      [...(globalThis as any).document.querySelectorAll('#messages, #messages *')].filter((node: any) => node.tabIndex >= 0 && node.checkVisibility()).length,
+  );
 
 /** Waits until the focused element's message text is `text`. */
 async function focusOn(page: Page, text: string) {
@@ -75,7 +84,11 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
     await page.keyboard.press('PageDown');
     await focusOn(page, note(59));
     // The "new messages" divider stands between 29 (read) and 30: ↑ passes over it.
-    t.equal(await page.locator('#messages > li.msg:has-text("note 30") + li.new-divider, #messages > li.new-divider + li.msg:has-text("note 30")').count(), 1, 'the divider is right before note 30');
+    t.equal(
+      await page.locator('#messages > li.msg:has-text("note 30") + li.new-divider, #messages > li.new-divider + li.msg:has-text("note 30")').count(),
+      1,
+      'the divider is right before note 30',
+    );
     for (let i = 0; i < 29; i++) await page.keyboard.press('ArrowUp');
     await focusOn(page, note(30));
     await page.keyboard.press('ArrowUp');
@@ -135,75 +148,82 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
     await must(bobApi.delete(`${base()}/messages/${mine.id}`), 204);
   });
 
-  await step('B: keys on the focused message: Enter and Shift+F10 open its menu, + reacts, R replies, E edits, ← → reach its buttons, Delete deletes', async (t) => {
-    await send(page, 'alice writes a line');
-    const own = message(page, 'alice writes a line');
-    await own.focus();
-    await page.keyboard.press('Enter');
-    await page.locator('#message-menu').waitFor();
-    t.equal((await focused(page)).tag, 'BUTTON', 'Enter opens the menu, focus on its first item');
-    await page.keyboard.press('Escape');
-    await page.locator('#message-menu').waitFor({ state: 'hidden' });
-    await focusOn(page, 'alice writes a line');
-    await page.keyboard.press('Shift+F10');
-    await page.locator('#message-menu').waitFor();
-    await page.keyboard.press('Escape');
-    await focusOn(page, 'alice writes a line');
-    t.pass('Shift+F10 opens it too; Escape gives focus back to the message');
-    await page.keyboard.press('+');
-    await page.locator('#emoji-picker').waitFor();
-    await page.keyboard.press('Escape');
-    await page.locator('#emoji-picker').waitFor({ state: 'hidden' });
-    await focusOn(page, 'alice writes a line');
-    t.pass('+ opens the emoji picker; Escape gives focus back to the message');
-    await page.keyboard.press('ArrowRight');
-    const inner = await focused(page);
-    t.ok(!inner.isMessage && inner.tag === 'BUTTON' && inner.text === 'alice writes a line', '→ focuses the first of its buttons');
-    await page.keyboard.press('Escape');
-    await focusOn(page, 'alice writes a line');
-    t.ok((await focused(page)).isMessage, 'Escape goes back to the message');
+  await step(
+    'B: keys on the focused message: Enter and Shift+F10 open its menu, + reacts, R replies, E edits, ← → reach its buttons, Delete deletes',
+    async (t) => {
+      await send(page, 'alice writes a line');
+      const own = message(page, 'alice writes a line');
+      await own.focus();
+      await page.keyboard.press('Enter');
+      await page.locator('#message-menu').waitFor();
+      t.equal((await focused(page)).tag, 'BUTTON', 'Enter opens the menu, focus on its first item');
+      await page.keyboard.press('Escape');
+      await page.locator('#message-menu').waitFor({ state: 'hidden' });
+      await focusOn(page, 'alice writes a line');
+      await page.keyboard.press('Shift+F10');
+      await page.locator('#message-menu').waitFor();
+      await page.keyboard.press('Escape');
+      await focusOn(page, 'alice writes a line');
+      t.pass('Shift+F10 opens it too; Escape gives focus back to the message');
+      await page.keyboard.press('+');
+      await page.locator('#emoji-picker').waitFor();
+      await page.keyboard.press('Escape');
+      await page.locator('#emoji-picker').waitFor({ state: 'hidden' });
+      await focusOn(page, 'alice writes a line');
+      t.pass('+ opens the emoji picker; Escape gives focus back to the message');
+      await page.keyboard.press('ArrowRight');
+      const inner = await focused(page);
+      t.ok(!inner.isMessage && inner.tag === 'BUTTON' && inner.text === 'alice writes a line', '→ focuses the first of its buttons');
+      await page.keyboard.press('Escape');
+      await focusOn(page, 'alice writes a line');
+      t.ok((await focused(page)).isMessage, 'Escape goes back to the message');
 
-    await message(page, note(59)).focus();
-    await page.keyboard.press('r');
-    await page.locator('#reply-bar:not([hidden])', { hasText: note(59) }).waitFor();
-    t.equal((await focused(page)).id, 'composer-text', 'R replies: the reply bar, and the composer has focus');
-    await page.keyboard.press('Escape');
-    await page.locator('#reply-bar').waitFor({ state: 'hidden' });
-    await message(page, note(59)).focus();
-    await page.keyboard.press('e');
-    t.equal(await page.locator('#messages .edit-form').count(), 0, "E does nothing on another's message");
-    t.equal(await page.inputValue('#composer-text'), '', 'nor does it type an e into the composer');
+      await message(page, note(59)).focus();
+      await page.keyboard.press('r');
+      await page.locator('#reply-bar:not([hidden])', { hasText: note(59) }).waitFor();
+      t.equal((await focused(page)).id, 'composer-text', 'R replies: the reply bar, and the composer has focus');
+      await page.keyboard.press('Escape');
+      await page.locator('#reply-bar').waitFor({ state: 'hidden' });
+      await message(page, note(59)).focus();
+      await page.keyboard.press('e');
+      t.equal(await page.locator('#messages .edit-form').count(), 0, "E does nothing on another's message");
+      t.equal(await page.inputValue('#composer-text'), '', 'nor does it type an e into the composer');
 
-    await own.focus();
-    await page.keyboard.press('e');
-    const edit = page.locator('#messages .edit-form textarea');
-    await edit.waitFor();
-    t.equal((await focused(page)).tag, 'TEXTAREA', 'E edits one\'s own message');
-    await page.keyboard.type(', edited');
-    await page.keyboard.press('Enter');
-    await message(page, 'alice writes a line, edited').locator('.edited').waitFor();
-    await focusOn(page, 'alice writes a line, edited (edited)');
-    t.ok((await focused(page)).isMessage, 'after the edit, focus is on the message again');
+      await own.focus();
+      await page.keyboard.press('e');
+      const edit = page.locator('#messages .edit-form textarea');
+      await edit.waitFor();
+      t.equal((await focused(page)).tag, 'TEXTAREA', "E edits one's own message");
+      await page.keyboard.type(', edited');
+      await page.keyboard.press('Enter');
+      await message(page, 'alice writes a line, edited').locator('.edited').waitFor();
+      await focusOn(page, 'alice writes a line, edited (edited)');
+      t.ok((await focused(page)).isMessage, 'after the edit, focus is on the message again');
 
-    await page.keyboard.press('Delete');
-    await page.locator('#form-dialog[open]', { hasText: 'Delete this message?' }).waitFor();
-    await page.keyboard.press('Enter');
-    await message(page, 'alice writes a line').waitFor({ state: 'detached' });
-    await focusOn(page, note(59));
-    t.ok((await focused(page)).isMessage, 'Delete asks, deletes, and focus goes to the neighbour message');
-  });
+      await page.keyboard.press('Delete');
+      await page.locator('#form-dialog[open]', { hasText: 'Delete this message?' }).waitFor();
+      await page.keyboard.press('Enter');
+      await message(page, 'alice writes a line').waitFor({ state: 'detached' });
+      await focusOn(page, note(59));
+      t.ok((await focused(page)).isMessage, 'Delete asks, deletes, and focus goes to the neighbour message');
+    },
+  );
 
   await step('C: the skip link is the first stop, hidden until focused, and leads to the composer', async (t) => {
     // A fresh page (which focuses the composer as a room opens).
     await page.reload();
     await message(page, note(59)).waitFor();
     t.ok(await page.locator('#skip-link').evaluate((a: any) => a.getBoundingClientRect().bottom <= 0), 'out of sight while not focused');
-    const first = await page.evaluate(() => [...(globalThis as any).document.querySelectorAll('a[href], button, input, textarea, select, [tabindex]')]
-      .find((node: any) => node.tabIndex >= 0 && !node.disabled && node.checkVisibility())?.id);
+    const first = await page.evaluate(
+      () =>
+        [...(globalThis as any).document.querySelectorAll('a[href], button, input, textarea, select, [tabindex]')].find(
+          (node: any) => node.tabIndex >= 0 && !node.disabled && node.checkVisibility(),
+        )?.id,
+    );
     t.equal(first, 'skip-link', 'it is the first element of the tab order');
     await page.focus('#home-button');
     await page.keyboard.press('Shift+Tab');
-    t.equal((await focused(page)).id, 'skip-link', 'Shift+Tab from the rail\'s first button reaches it');
+    t.equal((await focused(page)).id, 'skip-link', "Shift+Tab from the rail's first button reaches it");
     t.ok(await page.locator('#skip-link').evaluate((a: any) => a.getBoundingClientRect().top >= 0), 'it shows once focused');
     t.equal(await page.textContent('#skip-link'), 'Skip to message composer');
     await shot(page, 'keyboard-skip-link');
@@ -215,7 +235,7 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
   await step('D: from the top of the page, Tab reaches the composer in far fewer than 150 presses past 50 messages', async (t) => {
     await page.reload();
     await message(page, note(59)).waitFor();
-    t.ok(await page.locator('#messages > li.msg').count() >= 50, 'at least 50 messages are loaded');
+    t.ok((await page.locator('#messages > li.msg').count()) >= 50, 'at least 50 messages are loaded');
     await page.focus('#home-button');
     await page.keyboard.press('Shift+Tab');
     t.equal((await focused(page)).id, 'skip-link', 'counting from the skip link, the top of the page');
@@ -290,7 +310,11 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
 
   await step('F (defect 14): scrolled up, "Jump to present" counts the messages that arrived; jumping or scrolling down resets it', async (t) => {
     const jump = page.locator('#jump-present');
-    const scrollUp = () => page.locator('#message-scroll').evaluate((s: any) => { s.scrollTop = 200; s.dispatchEvent(new Event('scroll')); });
+    const scrollUp = () =>
+      page.locator('#message-scroll').evaluate((s: any) => {
+        s.scrollTop = 200;
+        s.dispatchEvent(new Event('scroll'));
+      });
     await scrollUp();
     await jump.waitFor();
     t.equal(await jump.textContent(), 'Jump to present', 'nothing new yet');
@@ -310,7 +334,9 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
     t.equal(await jump.textContent(), 'Jump to present', 'the count starts again after a jump');
     await post(bobApi, serverId, generalId, 'live four');
     await jump.filter({ hasText: '1 new message' }).waitFor();
-    await page.locator('#message-scroll').evaluate((s: any) => { s.scrollTop = s.scrollHeight; });
+    await page.locator('#message-scroll').evaluate((s: any) => {
+      s.scrollTop = s.scrollHeight;
+    });
     await jump.waitFor({ state: 'hidden' });
     await scrollUp();
     await jump.waitFor();
@@ -328,7 +354,10 @@ t.test('the keyboard reaches everything, and focus is never lost', { skip: SKIP 
     await p.keyboard.press('ArrowUp');
     await focusOn(p, note(56));
     await shot(p, 'keyboard-focused-message-phone');
-    await p.locator('#message-scroll').evaluate((s: any) => { s.scrollTop = 200; s.dispatchEvent(new Event('scroll')); });
+    await p.locator('#message-scroll').evaluate((s: any) => {
+      s.scrollTop = 200;
+      s.dispatchEvent(new Event('scroll'));
+    });
     await p.locator('#jump-present').waitFor();
     await post(bobApi, serverId, generalId, 'live five');
     await p.locator('#jump-present', { hasText: '1 new message — Jump to present' }).waitFor();

@@ -1,5 +1,21 @@
 import t from 'tap';
-import { SKIP, MARKDOWN, XSS, closeScene, gradientPng, join, message, openChannel, openScene, send, sessionOf, shot, shotsAtBothWidths, signIn, until } from './helpers/browser';
+import {
+  SKIP,
+  MARKDOWN,
+  XSS,
+  closeScene,
+  gradientPng,
+  join,
+  message,
+  openChannel,
+  openScene,
+  send,
+  sessionOf,
+  shot,
+  shotsAtBothWidths,
+  signIn,
+  until,
+} from './helpers/browser';
 import { Client, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
@@ -27,7 +43,7 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
   let serverId = '';
   let generalId = '';
 
-  await step('(set-up) alice, bob and carol have accounts; alice\'s tab shows the app', async () => {
+  await step("(set-up) alice, bob and carol have accounts; alice's tab shows the app", async () => {
     [aliceApi, bobApi, carolApi] = await Promise.all([signIn(scene, alice, aliceName), signIn(scene, bob, bobName), signIn(scene, carol, carolName)]);
     await alice.page.goto(`${server.url}/`);
     await alice.page.locator('#connection-bar').waitFor({ state: 'hidden' });
@@ -85,10 +101,12 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
 
   await step('(set-up) bob and carol join the server and read #general', async () => {
     await join(aliceApi, serverId, [bobApi, carolApi]);
-    await Promise.all([bob, carol].map(async (w) => {
-      await openChannel(w, server.url, serverId, generalId, 'general');
-      await message(w.page, 'hello from alice').waitFor();
-    }));
+    await Promise.all(
+      [bob, carol].map(async (w) => {
+        await openChannel(w, server.url, serverId, generalId, 'general');
+        await message(w.page, 'hello from alice').waitFor();
+      }),
+    );
   });
 
   await step('live: messages, typing, @ autocomplete, unread bold, mention badges, the title count and the divider', async (t) => {
@@ -109,7 +127,7 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     await alice.page.locator('#room-title', { hasText: 'random' }).waitFor();
     const random = bob.page.locator('#channel-list button', { hasText: 'random' });
     await random.waitFor();
-    t.pass('the new channel appears live in bob\'s sidebar');
+    t.pass("the new channel appears live in bob's sidebar");
     // @ autocomplete of names.
     await alice.page.fill('#composer-text', `look @${bobName.slice(0, 4)}`);
     await alice.page.locator('#mention-suggest .suggest-item', { hasText: bobName }).waitFor();
@@ -152,7 +170,10 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     const target = message(page, 'are you there, bob?');
     const more = target.getByRole('button', { name: 'More actions' });
     await more.focus();
-    t.ok(await more.evaluate((node: any) => node === (globalThis as any).document.activeElement), 'the "More actions" button takes keyboard focus without hovering');
+    t.ok(
+      await more.evaluate((node: any) => node === (globalThis as any).document.activeElement),
+      'the "More actions" button takes keyboard focus without hovering',
+    );
     await page.keyboard.press('Enter');
     const menu = page.locator('#message-menu');
     await menu.waitFor();
@@ -228,107 +249,134 @@ t.test('messages work end to end in Chromium under the page CSP', { skip: SKIP }
     await page.getByRole('menuitem', { name: 'Delete' }).click();
     // Another's message: the moderator's confirmation offers a reason for the audit log.
     await page.locator('#form-dialog[open]', { hasText: 'Delete this message?' }).waitFor();
-    t.ok(await page.isVisible('#form-reason'), 'a moderator deleting another\'s message may give a reason');
+    t.ok(await page.isVisible('#form-reason'), "a moderator deleting another's message may give a reason");
     await page.click('#form-dialog button[data-cancel]');
     t.equal(await alices.count(), 1, 'cancelling keeps the message');
   });
 
-  await step('D3, D4, D11: file checks before sending, chips, progress and cancel, typing goes on during an upload, drop, paste, lightbox, icons', async (t) => {
-    const { page } = bob;
-    // Too big and too many are refused at once, before anything is sent.
-    // 25 MiB crosses the DevTools pipe in one piece: on a busy machine that outlasts WAIT.
-    await page.setInputFiles('#composer-files', { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(25 * 1024 * 1024 + 1) }, { timeout: 60_000 });
-    await page.locator('#toast', { hasText: 'huge.bin' }).waitFor();
-    t.match(await page.textContent('#toast'), 'at most 25 MB', 'a file over 25 MiB is refused before sending');
-    t.equal(await page.locator('#file-chips .chip').count(), 0, 'and gets no chip');
-    const six = Array.from({ length: 6 }, (_, i) => ({ name: `note${i}.txt`, mimeType: 'text/plain', buffer: Buffer.from(`note ${i}\n`) }));
-    await page.setInputFiles('#composer-files', six);
-    await page.locator('#toast', { hasText: 'at most 5 files' }).waitFor();
-    t.equal(await page.locator('#file-chips .chip').count(), 5, 'the sixth file is left out, with a reason');
-    await page.locator('#file-chips .chip', { hasText: 'note0.txt' }).getByRole('button', { name: 'Remove note0.txt' }).click();
-    t.equal(await page.locator('#file-chips .chip').count(), 4, 'a chip can be removed');
-    for (let i = 0; i < 4; i++) await page.locator('#file-chips .chip-remove').first().click();
+  await step(
+    'D3, D4, D11: file checks before sending, chips, progress and cancel, typing goes on during an upload, drop, paste, lightbox, icons',
+    async (t) => {
+      const { page } = bob;
+      // Too big and too many are refused at once, before anything is sent.
+      // 25 MiB crosses the DevTools pipe in one piece: on a busy machine that outlasts WAIT.
+      await page.setInputFiles(
+        '#composer-files',
+        { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(25 * 1024 * 1024 + 1) },
+        { timeout: 60_000 },
+      );
+      await page.locator('#toast', { hasText: 'huge.bin' }).waitFor();
+      t.match(await page.textContent('#toast'), 'at most 25 MB', 'a file over 25 MiB is refused before sending');
+      t.equal(await page.locator('#file-chips .chip').count(), 0, 'and gets no chip');
+      const six = Array.from({ length: 6 }, (_, i) => ({ name: `note${i}.txt`, mimeType: 'text/plain', buffer: Buffer.from(`note ${i}\n`) }));
+      await page.setInputFiles('#composer-files', six);
+      await page.locator('#toast', { hasText: 'at most 5 files' }).waitFor();
+      t.equal(await page.locator('#file-chips .chip').count(), 5, 'the sixth file is left out, with a reason');
+      await page.locator('#file-chips .chip', { hasText: 'note0.txt' }).getByRole('button', { name: 'Remove note0.txt' }).click();
+      t.equal(await page.locator('#file-chips .chip').count(), 4, 'a chip can be removed');
+      for (let i = 0; i < 4; i++) await page.locator('#file-chips .chip-remove').first().click();
 
-    // A slow upload: progress, and the composer stays usable.
-    const cdp = await bob.context.newCDPSession(page);
-    await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
-    await page.setInputFiles('#composer-files', [
-      { name: 'gradient.png', mimeType: 'image/png', buffer: PNG },
-      { name: 'slow.txt', mimeType: 'text/plain', buffer: Buffer.alloc(600 * 1024, 'a') },
-    ]);
-    await page.fill('#composer-text', 'a picture');
-    await page.press('#composer-text', 'Enter');
-    await page.locator('#uploads .upload progress').waitFor();
-    t.equal(await page.inputValue('#composer-text'), '', 'the composer is free at once');
-    await page.fill('#composer-text', 'sent during the upload');
-    await page.press('#composer-text', 'Enter');
-    await message(alice.page, 'sent during the upload').waitFor();
-    t.pass('D3: a second Enter during an upload sends');
-    await page.fill('#composer-text', 'still typing');
-    await until(page, 'upload progress', async () => Number(await page.locator('#uploads progress').first().getAttribute('value').catch(() => '100')) > 0);
-    await message(page, 'a picture').waitFor({ timeout: 15_000 });
-    t.equal(await page.inputValue('#composer-text'), 'still typing', 'D3: text typed while the upload ran is not erased');
-    await page.fill('#composer-text', '');
-    // Cancel an upload.
-    await page.setInputFiles('#composer-files', { name: 'cancel-me.txt', mimeType: 'text/plain', buffer: Buffer.alloc(900 * 1024, 'b') });
-    await page.fill('#composer-text', 'never arrives');
-    await page.press('#composer-text', 'Enter');
-    await page.locator('#uploads .upload').getByRole('button', { name: 'Cancel' }).click();
-    await page.locator('#toast', { hasText: 'Upload cancelled' }).waitFor();
-    t.equal(await page.locator('#uploads .upload').count(), 0, 'the cancelled upload is gone');
-    // Issue 35 #2: cancelling gives back what was being sent.
-    t.equal(await page.inputValue('#composer-text'), 'never arrives', 'issue 35 #2: the text of a cancelled upload is back in the composer');
-    t.same(await page.locator('#file-chips .chip-name').allTextContents(), ['cancel-me.txt'], 'issue 35 #2: and so is its file');
-    await shotsAtBothWidths(page, 'round3-upload-cancelled');
-    await page.locator('#file-chips .chip-remove').click();
-    await page.fill('#composer-text', '');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
-    await cdp.detach();
+      // A slow upload: progress, and the composer stays usable.
+      const cdp = await bob.context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
+      await page.setInputFiles('#composer-files', [
+        { name: 'gradient.png', mimeType: 'image/png', buffer: PNG },
+        { name: 'slow.txt', mimeType: 'text/plain', buffer: Buffer.alloc(600 * 1024, 'a') },
+      ]);
+      await page.fill('#composer-text', 'a picture');
+      await page.press('#composer-text', 'Enter');
+      await page.locator('#uploads .upload progress').waitFor();
+      t.equal(await page.inputValue('#composer-text'), '', 'the composer is free at once');
+      await page.fill('#composer-text', 'sent during the upload');
+      await page.press('#composer-text', 'Enter');
+      await message(alice.page, 'sent during the upload').waitFor();
+      t.pass('D3: a second Enter during an upload sends');
+      await page.fill('#composer-text', 'still typing');
+      await until(
+        page,
+        'upload progress',
+        async () =>
+          Number(
+            await page
+              .locator('#uploads progress')
+              .first()
+              .getAttribute('value')
+              .catch(() => '100'),
+          ) > 0,
+      );
+      await message(page, 'a picture').waitFor({ timeout: 15_000 });
+      t.equal(await page.inputValue('#composer-text'), 'still typing', 'D3: text typed while the upload ran is not erased');
+      await page.fill('#composer-text', '');
+      // Cancel an upload.
+      await page.setInputFiles('#composer-files', { name: 'cancel-me.txt', mimeType: 'text/plain', buffer: Buffer.alloc(900 * 1024, 'b') });
+      await page.fill('#composer-text', 'never arrives');
+      await page.press('#composer-text', 'Enter');
+      await page.locator('#uploads .upload').getByRole('button', { name: 'Cancel' }).click();
+      await page.locator('#toast', { hasText: 'Upload cancelled' }).waitFor();
+      t.equal(await page.locator('#uploads .upload').count(), 0, 'the cancelled upload is gone');
+      // Issue 35 #2: cancelling gives back what was being sent.
+      t.equal(await page.inputValue('#composer-text'), 'never arrives', 'issue 35 #2: the text of a cancelled upload is back in the composer');
+      t.same(await page.locator('#file-chips .chip-name').allTextContents(), ['cancel-me.txt'], 'issue 35 #2: and so is its file');
+      await shotsAtBothWidths(page, 'round3-upload-cancelled');
+      await page.locator('#file-chips .chip-remove').click();
+      await page.fill('#composer-text', '');
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await cdp.detach();
 
-    // Drag-and-drop and paste add chips.
-    const dropped = await page.evaluateHandle(() => {
-      const w = globalThis as any;
-      const dt = new w.DataTransfer();
-      dt.items.add(new w.File(['dropped\n'], 'dropped.txt', { type: 'text/plain' }));
-      return dt;
-    });
-    await page.dispatchEvent('#room', 'dragenter', { dataTransfer: dropped });
-    t.ok(await page.locator('#room.dropping').count(), 'dragging files over the room shows the drop zone');
-    await page.dispatchEvent('#room', 'drop', { dataTransfer: dropped });
-    await page.locator('#file-chips .chip', { hasText: 'dropped.txt' }).waitFor();
-    await page.locator('#composer-text').evaluate((area: any) => {
-      const w = globalThis as any;
-      const dt = new w.DataTransfer();
-      dt.items.add(new w.File(['pasted\n'], 'pasted.txt', { type: 'text/plain' }));
-      area.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
-    });
-    await page.locator('#file-chips .chip', { hasText: 'pasted.txt' }).waitFor();
-    t.pass('a dropped file and a pasted file become chips');
-    await page.press('#composer-text', 'Enter');
-    const files = message(page, 'dropped').or(page.locator('#messages > li.msg').filter({ has: page.locator('.attachment.file', { hasText: 'pasted.txt' }) }));
-    await files.first().waitFor();
-    const card = page.locator('.attachment.file', { hasText: 'dropped.txt' });
-    await card.waitFor();
-    t.equal(await card.locator('svg.download-icon').count(), 1, 'D11: the download sign is an SVG icon, not a font glyph');
-    t.equal(await page.locator('.attachments').first().evaluate((node: any) => (globalThis as any).getComputedStyle(node).alignItems), 'flex-start', 'D11: attachments do not stretch beside each other');
+      // Drag-and-drop and paste add chips.
+      const dropped = await page.evaluateHandle(() => {
+        const w = globalThis as any;
+        const dt = new w.DataTransfer();
+        dt.items.add(new w.File(['dropped\n'], 'dropped.txt', { type: 'text/plain' }));
+        return dt;
+      });
+      await page.dispatchEvent('#room', 'dragenter', { dataTransfer: dropped });
+      t.ok(await page.locator('#room.dropping').count(), 'dragging files over the room shows the drop zone');
+      await page.dispatchEvent('#room', 'drop', { dataTransfer: dropped });
+      await page.locator('#file-chips .chip', { hasText: 'dropped.txt' }).waitFor();
+      await page.locator('#composer-text').evaluate((area: any) => {
+        const w = globalThis as any;
+        const dt = new w.DataTransfer();
+        dt.items.add(new w.File(['pasted\n'], 'pasted.txt', { type: 'text/plain' }));
+        area.dispatchEvent(new w.ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+      });
+      await page.locator('#file-chips .chip', { hasText: 'pasted.txt' }).waitFor();
+      t.pass('a dropped file and a pasted file become chips');
+      await page.press('#composer-text', 'Enter');
+      const files = message(page, 'dropped').or(
+        page.locator('#messages > li.msg').filter({ has: page.locator('.attachment.file', { hasText: 'pasted.txt' }) }),
+      );
+      await files.first().waitFor();
+      const card = page.locator('.attachment.file', { hasText: 'dropped.txt' });
+      await card.waitFor();
+      t.equal(await card.locator('svg.download-icon').count(), 1, 'D11: the download sign is an SVG icon, not a font glyph');
+      t.equal(
+        await page
+          .locator('.attachments')
+          .first()
+          .evaluate((node: any) => (globalThis as any).getComputedStyle(node).alignItems),
+        'flex-start',
+        'D11: attachments do not stretch beside each other',
+      );
 
-    // The picture, for both, opens in a lightbox.
-    for (const b of [bob, alice]) {
-      const img = message(b.page, 'a picture').locator('.attachments img');
-      await img.waitFor();
-      t.match(await img.getAttribute('src'), /^\/uploads\/[0-9a-f-]{36}$/, `${b.name} sees an <img> of the upload`);
-      await until(b.page, 'the image to load', async () => img.evaluate((node: any) => node.complete && node.naturalWidth > 0));
-    }
-    await message(alice.page, 'a picture').locator('.attachment.image').click();
-    const box = alice.page.locator('#lightbox[open]');
-    await box.waitFor();
-    t.match(await box.locator('#lightbox-name').textContent(), 'gradient.png', 'D11: the image opens in a lightbox, not a raw tab');
-    await until(alice.page, 'the lightbox image', async () => box.locator('img').evaluate((node: any) => node.complete && node.naturalWidth === 160));
-    await shot(alice.page, 'lightbox');
-    await alice.page.keyboard.press('Escape');
-    await box.waitFor({ state: 'hidden' });
-  });
+      // The picture, for both, opens in a lightbox.
+      for (const b of [bob, alice]) {
+        const img = message(b.page, 'a picture').locator('.attachments img');
+        await img.waitFor();
+        t.match(await img.getAttribute('src'), /^\/uploads\/[0-9a-f-]{36}$/, `${b.name} sees an <img> of the upload`);
+        await until(b.page, 'the image to load', async () => img.evaluate((node: any) => node.complete && node.naturalWidth > 0));
+      }
+      await message(alice.page, 'a picture').locator('.attachment.image').click();
+      const box = alice.page.locator('#lightbox[open]');
+      await box.waitFor();
+      t.match(await box.locator('#lightbox-name').textContent(), 'gradient.png', 'D11: the image opens in a lightbox, not a raw tab');
+      await until(alice.page, 'the lightbox image', async () => box.locator('img').evaluate((node: any) => node.complete && node.naturalWidth === 160));
+      await shot(alice.page, 'lightbox');
+      await alice.page.keyboard.press('Escape');
+      await box.waitFor({ state: 'hidden' });
+    },
+  );
 
   await step('D6: at phone width one pane shows at a time, with a way back; "…" or a long press holds the actions; new lines', async (t) => {
     const { page } = carol;

@@ -29,21 +29,24 @@ t.test('server settings, moderation and the administration page work in Chromium
   let serverId = '';
   let inviteUrl = '';
 
-  await step('(set-up) alice\'s server, with #history and a pinned message, and a message of hers bob reported as "not nice"; bob, carol and dave (with a display name) are members', async () => {
-    const [aliceApi, bobApi, carolApi] = await Promise.all([signIn(scene, alice, aliceName), signIn(scene, bob, bobName), signIn(scene, carol, carolName)]);
-    dave = await signUp(server.url, daveName);
-    await must(dave.request('PATCH', '/api/account', { display_name: daveShown }), 200);
-    const club = await bookClub(aliceApi, [bobApi, carolApi, dave]);
-    serverId = club.serverId;
-    inviteUrl = `${server.url}/invites/${club.token}`;
-    await addChannel(aliceApi, serverId, 'history');
-    const hello = await post(aliceApi, serverId, club.generalId, 'hello from alice\nsecond line');
-    await must(bobApi.post('/api/reports', { type: 'server_message', target: hello.id, reason: 'not nice' }), 201);
-    const pinned = await post(aliceApi, serverId, club.generalId, 'are you there, bob?');
-    await must(aliceApi.put(`/api/servers/${serverId}/channels/${club.generalId}/pins/${pinned.id}`), 200);
-    await Promise.all([alice, bob, carol].map((w) => openChannel(w, server.url, serverId, club.generalId, 'general')));
-    await Promise.all([alice, bob, carol].map((w) => message(w.page, 'are you there, bob?').waitFor()));
-  });
+  await step(
+    '(set-up) alice\'s server, with #history and a pinned message, and a message of hers bob reported as "not nice"; bob, carol and dave (with a display name) are members',
+    async () => {
+      const [aliceApi, bobApi, carolApi] = await Promise.all([signIn(scene, alice, aliceName), signIn(scene, bob, bobName), signIn(scene, carol, carolName)]);
+      dave = await signUp(server.url, daveName);
+      await must(dave.request('PATCH', '/api/account', { display_name: daveShown }), 200);
+      const club = await bookClub(aliceApi, [bobApi, carolApi, dave]);
+      serverId = club.serverId;
+      inviteUrl = `${server.url}/invites/${club.token}`;
+      await addChannel(aliceApi, serverId, 'history');
+      const hello = await post(aliceApi, serverId, club.generalId, 'hello from alice\nsecond line');
+      await must(bobApi.post('/api/reports', { type: 'server_message', target: hello.id, reason: 'not nice' }), 201);
+      const pinned = await post(aliceApi, serverId, club.generalId, 'are you there, bob?');
+      await must(aliceApi.put(`/api/servers/${serverId}/channels/${club.generalId}/pins/${pinned.id}`), 200);
+      await Promise.all([alice, bob, carol].map((w) => openChannel(w, server.url, serverId, club.generalId, 'general')));
+      await Promise.all([alice, bob, carol].map((w) => message(w.page, 'are you there, bob?').waitFor()));
+    },
+  );
 
   await step('D1: roles are created and assigned in server settings, and shown in the member list', async (t) => {
     const { page } = alice;
@@ -69,7 +72,7 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.click('#settings-close');
     const group = page.locator('#members .member-group', { hasText: 'mods — 1' });
     await group.locator('.member-name', { hasText: bobName }).waitFor();
-    t.pass("bob is listed under the role mods beside the room");
+    t.pass('bob is listed under the role mods beside the room');
     // Bob's tab learns it live (member_updated): as a full server administrator he may create channels.
     await bob.page.locator('#members .member-group', { hasText: 'mods — 1' }).waitFor();
     await bob.page.locator('#new-channel').waitFor();
@@ -93,7 +96,11 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.fill('#form-topic', 'Old messages live here');
     await page.click('#form-submit');
     await page.locator('#channel-settings-list .row-title', { hasText: 'archive' }).waitFor();
-    t.equal(await page.locator('#channel-settings-list .row-sub', { hasText: 'Old messages live here' }).count(), 1, 'the settings list shows the new name with its topic');
+    t.equal(
+      await page.locator('#channel-settings-list .row-sub', { hasText: 'Old messages live here' }).count(),
+      1,
+      'the settings list shows the new name with its topic',
+    );
     await page.click('#settings-close');
     t.equal(await page.locator('#channel-list button', { hasText: 'history' }).count(), 0, 'the old name is gone from the sidebar');
     await page.locator('#channel-list button', { hasText: 'archive' }).click();
@@ -102,13 +109,16 @@ t.test('server settings, moderation and the administration page work in Chromium
     t.ok(await page.isVisible('#room-topic'), 'and visible');
     const bobs = bob.page.locator('#channel-list button', { hasText: 'archive' });
     await bobs.waitFor();
-    t.equal(await bob.page.locator('#channel-list button', { hasText: 'history' }).count(), 0, 'bob\'s sidebar follows the rename live');
+    t.equal(await bob.page.locator('#channel-list button', { hasText: 'history' }).count(), 0, "bob's sidebar follows the rename live");
   });
 
   await step('issue 18: a ban from the member menu with a reason; the bans list; the audit log; unban', async (t) => {
     const { page } = alice;
     await page.locator('#members .member-button', { hasText: daveShown }).click();
-    await page.locator('#member-menu').getByRole('menuitem', { name: `Ban ${daveShown}…` }).click();
+    await page
+      .locator('#member-menu')
+      .getByRole('menuitem', { name: `Ban ${daveShown}…` })
+      .click();
     await page.locator('#form-dialog[open]', { hasText: `Ban ${daveShown}?` }).waitFor();
     await page.fill('#form-reason', 'spam links\neverywhere');
     await page.click('#form-submit');
@@ -131,7 +141,11 @@ t.test('server settings, moderation and the administration page work in Chromium
     t.match(await banned.textContent(), daveShown, 'the audit log names who was banned');
     t.match(await banned.textContent(), 'Reason: spam links everywhere', 'with the reason the header carried (one line)');
     t.match(await banned.locator('.audit-line').textContent(), aliceName, 'and who did it');
-    t.match(await page.locator('#audit-list li[data-action="channel_update"]').first().textContent(), 'Old messages live here', 'the channel change is there, with what changed');
+    t.match(
+      await page.locator('#audit-list li[data-action="channel_update"]').first().textContent(),
+      'Old messages live here',
+      'the channel change is there, with what changed',
+    );
     t.equal(await page.locator('#audit-list li[data-action="message_pin"]').count(), 1, 'and the pin');
     await shot(page, 'audit-log');
 
@@ -143,7 +157,7 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.click('#settings-close');
   });
 
-  await step('issue 18: invites limited in uses and time, listed and revoked; a timeout from the member menu reaches the member\'s tab', async (t) => {
+  await step("issue 18: invites limited in uses and time, listed and revoked; a timeout from the member menu reaches the member's tab", async (t) => {
     const { page } = alice;
     await page.click('#server-menu-button');
     await page.getByRole('menuitem', { name: 'Server settings' }).click();
@@ -170,9 +184,13 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.selectOption('#form-seconds', '600');
     await page.click('#form-submit');
     await page.locator('#members .member-button', { hasText: carolName }).locator('.timeout-mark').waitFor();
-    t.match(await page.locator('#members .member-button', { hasText: carolName }).locator('.visually-hidden').textContent(), 'timed out', 'the member list marks the timeout');
+    t.match(
+      await page.locator('#members .member-button', { hasText: carolName }).locator('.visually-hidden').textContent(),
+      'timed out',
+      'the member list marks the timeout',
+    );
     await carol.page.locator('#composer-notice', { hasText: 'You are timed out' }).waitFor();
-    t.ok(await carol.page.isDisabled('#composer-text'), 'carol\'s composer closes live, saying until when');
+    t.ok(await carol.page.isDisabled('#composer-text'), "carol's composer closes live, saying until when");
     await page.locator('#members .member-button', { hasText: carolName }).click();
     await page.locator('#member-menu').getByRole('menuitem', { name: 'Remove timeout' }).click();
     await carol.page.locator('#composer-notice').waitFor({ state: 'hidden' });
@@ -221,13 +239,20 @@ t.test('server settings, moderation and the administration page work in Chromium
     await page.click('#ask-submit');
     await page.locator('#notice', { hasText: 'was warned' }).waitFor();
     await carol.page.locator('#standing-banner', { hasText: 'Limited (1)' }).waitFor();
-    t.ok(await carol.page.isVisible('#standing-banner a[href="/account/warnings"]'), 'D8: carol\'s open tab names the standing, with a link to the account page');
+    t.ok(
+      await carol.page.isVisible('#standing-banner a[href="/account/warnings"]'),
+      "D8: carol's open tab names the standing, with a link to the account page",
+    );
 
     await userCard.locator('select').selectOption('3');
     await userCard.getByRole('button', { name: 'Apply' }).click();
     await confirm.waitFor();
     t.match(await confirm.textContent(), `This sets ${carolName}'s standing from 1 to 3`, 'setting a standing says what it changes');
-    t.match(await confirm.textContent(), 'It stays until an administrator changes it: warnings can raise it, never lower it', 'issue 35 #3: and that warnings will not lower it');
+    t.match(
+      await confirm.textContent(),
+      'It stays until an administrator changes it: warnings can raise it, never lower it',
+      'issue 35 #3: and that warnings will not lower it',
+    );
     await page.click('#ask-submit');
     await page.locator('#notice', { hasText: 'now 3' }).waitFor();
     await carol.page.locator('#standing-banner', { hasText: 'At risk (3)' }).waitFor();

@@ -1,6 +1,20 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { EXPECTED_REFUSALS, SKIP, addChannel, bookClub, closeScene, message, openChannel, openScene, post, sessionOf, shot, signIn, until } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  SKIP,
+  addChannel,
+  bookClub,
+  closeScene,
+  message,
+  openChannel,
+  openScene,
+  post,
+  sessionOf,
+  shot,
+  signIn,
+  until,
+} from './helpers/browser';
 import { type Client, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
@@ -15,9 +29,15 @@ import { must } from './helpers/community';
  */
 
 /** What alice's desktop page records instead of showing a notification, and whether it pretends to be hidden. */
-interface Recorded { notified: string[]; hidden: boolean }
+interface Recorded {
+  notified: string[];
+  hidden: boolean;
+}
 const notified = (page: Page) => page.evaluate(() => (globalThis as unknown as Recorded).notified);
-const setHidden = (page: Page, hidden: boolean) => page.evaluate((h) => { (globalThis as unknown as Recorded).hidden = h; }, hidden);
+const setHidden = (page: Page, hidden: boolean) =>
+  page.evaluate((h) => {
+    (globalThis as unknown as Recorded).hidden = h;
+  }, hidden);
 /** The clipboard's text (run in the page; the tests are compiled without the DOM's types). */
 const readClipboard = () => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText();
 
@@ -36,41 +56,49 @@ t.test('notification settings, mutes, the place menu and message links work in C
 
   const rail = (page: Page) => page.locator(`#server-list .rail-entry:has(button[data-id="${serverId}"])`);
   const channel = (page: Page, id: string) => page.locator(`#channel-list button.channel[data-id="${id}"]`);
-  const hasClass = async (page: Page, selector: string, cls: string) => page.locator(selector).evaluate((node, c) => (node as unknown as { classList: { contains(x: string): boolean } }).classList.contains(c), cls);
+  const hasClass = async (page: Page, selector: string, cls: string) =>
+    page.locator(selector).evaluate((node, c) => (node as unknown as { classList: { contains(x: string): boolean } }).classList.contains(c), cls);
 
-  await step('(set-up) alice\'s server with #general (70 messages) and #quiet, bob in it; alice on a desktop and a phone, her desktop recording notifications', async () => {
-    [aliceApi, bobApi] = await Promise.all([signIn(scene, alice, uniqueName('alice')), signIn(scene, bob, uniqueName('bob')), signIn(scene, carol, uniqueName('carol'))]);
-    aliceName = (await must(aliceApi.get('/api/account'), 200)).body.username;
-    ({ serverId, generalId } = await bookClub(aliceApi, [bobApi]));
-    quietId = await addChannel(aliceApi, serverId, 'quiet');
-    let last = '';
-    for (let i = 0; i < 70; i++) {
-      last = (await post(bobApi, serverId, generalId, `old message number ${i}`)).id;
-      if (i === 5) linkedId = last;
-    }
-    await must(aliceApi.put(`/api/servers/${serverId}/channels/${generalId}/read`, { message_id: last }), 200);
-    // The phone is a second page of alice's: the same session.
-    await phone.context.addCookies([{ name: 'app_session', value: (await sessionOf(alice, server.url))!, url: server.url }]);
-    // Alice's desktop records notifications instead of showing them, and is hidden when the test says so.
-    await alice.context.addInitScript(() => {
-      const w = globalThis as unknown as Recorded & { Notification: unknown; document: object };
-      w.notified = [];
-      w.hidden = false;
-      w.Notification = class {
-        static permission = 'granted';
-        static requestPermission = async () => 'granted';
-        constructor(title: string, options?: { body?: string }) {
-          w.notified.push(`${title}: ${options?.body}`);
-        }
-        addEventListener() {}
-        close() {}
-      };
-      Object.defineProperty(w.document, 'hidden', { get: () => w.hidden, configurable: true });
-      Object.defineProperty(w.document, 'visibilityState', { get: () => (w.hidden ? 'hidden' : 'visible'), configurable: true });
-    });
-    await Promise.all([alice, phone, bob].map((w) => openChannel(w, server.url, serverId, generalId, 'general')));
-    await alice.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-  });
+  await step(
+    "(set-up) alice's server with #general (70 messages) and #quiet, bob in it; alice on a desktop and a phone, her desktop recording notifications",
+    async () => {
+      [aliceApi, bobApi] = await Promise.all([
+        signIn(scene, alice, uniqueName('alice')),
+        signIn(scene, bob, uniqueName('bob')),
+        signIn(scene, carol, uniqueName('carol')),
+      ]);
+      aliceName = (await must(aliceApi.get('/api/account'), 200)).body.username;
+      ({ serverId, generalId } = await bookClub(aliceApi, [bobApi]));
+      quietId = await addChannel(aliceApi, serverId, 'quiet');
+      let last = '';
+      for (let i = 0; i < 70; i++) {
+        last = (await post(bobApi, serverId, generalId, `old message number ${i}`)).id;
+        if (i === 5) linkedId = last;
+      }
+      await must(aliceApi.put(`/api/servers/${serverId}/channels/${generalId}/read`, { message_id: last }), 200);
+      // The phone is a second page of alice's: the same session.
+      await phone.context.addCookies([{ name: 'app_session', value: (await sessionOf(alice, server.url))!, url: server.url }]);
+      // Alice's desktop records notifications instead of showing them, and is hidden when the test says so.
+      await alice.context.addInitScript(() => {
+        const w = globalThis as unknown as Recorded & { Notification: unknown; document: object };
+        w.notified = [];
+        w.hidden = false;
+        w.Notification = class {
+          static permission = 'granted';
+          static requestPermission = async () => 'granted';
+          constructor(title: string, options?: { body?: string }) {
+            w.notified.push(`${title}: ${options?.body}`);
+          }
+          addEventListener() {}
+          close() {}
+        };
+        Object.defineProperty(w.document, 'hidden', { get: () => w.hidden, configurable: true });
+        Object.defineProperty(w.document, 'visibilityState', { get: () => (w.hidden ? 'hidden' : 'visible'), configurable: true });
+      });
+      await Promise.all([alice, phone, bob].map((w) => openChannel(w, server.url, serverId, generalId, 'general')));
+      await alice.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    },
+  );
 
   await step('a muted channel with new messages is not shown unread, nor is its server; a mention badge still shows; live on the second page', async (t) => {
     const { page } = alice;
@@ -83,7 +111,7 @@ t.test('notification settings, mutes, the place menu and message links work in C
     await channel(page, quietId).locator('.muted-mark[aria-label="Muted"]').waitFor();
     t.match(await channel(page, quietId).getAttribute('aria-label'), 'muted', 'the channel says it is muted');
     await channel(phone.page, quietId).locator('.muted-mark[aria-label="Muted"]').waitFor({ state: 'attached' });
-    t.pass('the mute shows live on alice\'s phone');
+    t.pass("the mute shows live on alice's phone");
 
     await post(bobApi, serverId, quietId, 'quiet chatter');
     await post(bobApi, serverId, generalId, 'a marker: quiet chatter has arrived');
@@ -92,7 +120,10 @@ t.test('notification settings, mutes, the place menu and message links work in C
     t.ok(await hasClass(page, `#channel-list button.channel[data-id="${quietId}"]`, 'muted'), 'it is dimmed');
     // (#general, open, is marked read a moment after its message: then nothing is unread.)
     await until(page, 'the server not unread', async () => !(await hasClass(page, `#server-list .rail-entry:has(button[data-id="${serverId}"])`, 'unread')));
-    t.notOk(await hasClass(page, `#channel-list button.channel[data-id="${quietId}"]`, 'unread'), 'nor is its server on the rail, #quiet still unread on the server');
+    t.notOk(
+      await hasClass(page, `#channel-list button.channel[data-id="${quietId}"]`, 'unread'),
+      'nor is its server on the rail, #quiet still unread on the server',
+    );
 
     await post(bobApi, serverId, quietId, `@${aliceName} look at this`);
     await channel(page, quietId).locator('.badge-count', { hasText: '1' }).waitFor();
@@ -107,7 +138,10 @@ t.test('notification settings, mutes, the place menu and message links work in C
     await post(bobApi, serverId, quietId, `@${aliceName} muted mention`);
     await post(bobApi, serverId, generalId, 'general while away');
     await until(page, 'a notification from #general', async () => (await notified(page)).some((n) => n.includes('general while away')));
-    t.notOk((await notified(page)).some((n) => n.includes('muted mention')), 'a mention in a muted channel notifies nothing');
+    t.notOk(
+      (await notified(page)).some((n) => n.includes('muted mention')),
+      'a mention in a muted channel notifies nothing',
+    );
 
     // Only mentions for the whole server, set in its dialog (reached from the keyboard).
     await setHidden(page, false);
@@ -117,14 +151,18 @@ t.test('notification settings, mutes, the place menu and message links work in C
     const dialog = page.locator('#notify-dialog[open]');
     await dialog.waitFor();
     await dialog.getByLabel('Only @mentions').check();
-    await until(page, 'the level saved', async () => (await must(aliceApi.get('/api/account/notifications'), 200)).body.some((s: { target_id: string; level: string }) => s.target_id === serverId && s.level === 'mentions'));
+    await until(page, 'the level saved', async () =>
+      (await must(aliceApi.get('/api/account/notifications'), 200)).body.some(
+        (s: { target_id: string; level: string }) => s.target_id === serverId && s.level === 'mentions',
+      ),
+    );
     await shot(page, 'notification-settings');
     await phone.page.locator('#room-back').click();
     await phone.page.locator(`#server-list button[data-id="${serverId}"]`).click({ button: 'right' });
     await phone.page.locator('#place-menu').getByRole('menuitem', { name: 'Notification settings…' }).click();
     const phoneDialog = phone.page.locator('#notify-dialog[open]');
     await phoneDialog.getByLabel('Only @mentions').waitFor();
-    t.ok(await phoneDialog.getByLabel('Only @mentions').isChecked(), 'the phone\'s dialog shows the level alice set on her desktop');
+    t.ok(await phoneDialog.getByLabel('Only @mentions').isChecked(), "the phone's dialog shows the level alice set on her desktop");
     await shot(phone.page, 'notification-settings-phone');
     await phone.page.keyboard.press('Escape');
     await page.keyboard.press('Escape');
@@ -135,7 +173,10 @@ t.test('notification settings, mutes, the place menu and message links work in C
     const mine = await post(aliceApi, serverId, generalId, 'alice asks a question');
     await must(bobApi.post(`/api/servers/${serverId}/channels/${generalId}/messages`, { content: 'an answer to alice', reply_to: mine.id }), 201);
     await until(page, 'the reply notified', async () => (await notified(page)).some((n) => n.includes('an answer to alice')));
-    t.notOk((await notified(page)).slice(before).some((n) => n.includes('not for alice')), 'at "only mentions" a plain message notifies nothing');
+    t.notOk(
+      (await notified(page)).slice(before).some((n) => n.includes('not for alice')),
+      'at "only mentions" a plain message notifies nothing',
+    );
     t.pass('a reply to alice counts as a mention');
     await setHidden(page, false);
   });
@@ -179,7 +220,7 @@ t.test('notification settings, mutes, the place menu and message links work in C
     await rail(phone.page).locator('.badge-count').waitFor({ state: 'detached' });
     const states = (await must(aliceApi.get('/api/servers'), 200)).body.find((s: { id: string }) => s.id === serverId);
     t.equal(states.unread, false, 'the server says the server is read');
-    t.pass('no unread dot nor mention badge, on both of alice\'s pages');
+    t.pass("no unread dot nor mention badge, on both of alice's pages");
   });
 
   await step('a copied message link opens the message, highlighted, for a member', async (t) => {
@@ -193,7 +234,7 @@ t.test('notification settings, mutes, the place menu and message links work in C
     await page.locator('#toast', { hasText: 'Copied.' }).waitFor();
     const copied = await page.evaluate(readClipboard);
     const markerId = await target.getAttribute('data-id');
-    t.equal(copied, `${server.url}/channels/${serverId}/${generalId}/${markerId}`, 'Copy link copies the message\'s address');
+    t.equal(copied, `${server.url}/channels/${serverId}/${generalId}/${markerId}`, "Copy link copies the message's address");
 
     // An old message, far from the newest page: its room opens around it.
     link = `${server.url}/channels/${serverId}/${generalId}/${linkedId}`;

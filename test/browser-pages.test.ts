@@ -45,7 +45,7 @@ t.test('signing in, invitations and the simple pages work in Chromium under the 
     const { page } = alice;
     await page.goto(`${server.url}/?error=${encodeURIComponent(XSS)}`);
     await page.locator('#problem').waitFor();
-    t.notMatch(await page.textContent('#problem'), 'img', 'text from the URL is never shown: an unknown code gets the page\'s own words');
+    t.notMatch(await page.textContent('#problem'), 'img', "text from the URL is never shown: an unknown code gets the page's own words");
     t.equal(await page.locator('#problem img').count(), 0, 'and creates no element');
     t.ok(await page.isVisible('a[href="/reset-password"]'), 'signed out, a "Forgot your password?" link is shown');
     await shot(page, 'sign-in');

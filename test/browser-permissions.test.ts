@@ -55,8 +55,15 @@ t.test('a private and a read-only channel, made in settings, as a plain member s
   await row('@everyone').getByRole('button', { name: 'Deny send messages for @everyone' }).click();
   await row('@everyone').getByRole('button', { name: 'Deny send messages for @everyone', pressed: true }).waitFor();
   t.same(
-    (await must(owner.get(`${base}/channels/${mods.id}/overwrites`), 200)).body.map((o: { kind: string; allow: string[]; deny: string[] }) => [o.kind, o.allow, o.deny]),
-    [['everyone', [], ['view_channel']], ['role', ['view_channel'], []]],
+    (await must(owner.get(`${base}/channels/${mods.id}/overwrites`), 200)).body.map((o: { kind: string; allow: string[]; deny: string[] }) => [
+      o.kind,
+      o.allow,
+      o.deny,
+    ]),
+    [
+      ['everyone', [], ['view_channel']],
+      ['role', ['view_channel'], []],
+    ],
     'the toggles saved the overwrites',
   );
   await page.click('#settings-close');
@@ -72,7 +79,11 @@ t.test('a private and a read-only channel, made in settings, as a plain member s
     await p.locator('#sidebar .channel', { hasText: 'news' }).click();
     await p.locator('#messages .content', { hasText: 'welcome, read this' }).waitFor();
     await p.locator('#composer-text[disabled]').waitFor();
-    t.equal(await p.getAttribute('#composer-text', 'placeholder'), 'You do not have permission to send messages in this channel.', `${what}: the composer says why`);
+    t.equal(
+      await p.getAttribute('#composer-text', 'placeholder'),
+      'You do not have permission to send messages in this channel.',
+      `${what}: the composer says why`,
+    );
     t.match(await p.textContent('#composer-notice'), /read-only for you/, `${what}: and so does the notice`);
   };
   await readOnly(memberDesk.page, 'desktop');

@@ -23,7 +23,11 @@ t.test('web push: the service worker under the CSP, and the devices on the accou
   await step('the service worker registers from our origin, under the CSP', async (t) => {
     await laptop.page.goto(`${server.url}/account`);
     // (The test's TypeScript has no service worker types: the page's own are described here.)
-    type Workers = { register(url: string): Promise<{ scope: string }>; ready: Promise<unknown>; getRegistration(scope: string): Promise<{ active: unknown } | undefined> };
+    type Workers = {
+      register(url: string): Promise<{ scope: string }>;
+      ready: Promise<unknown>;
+      getRegistration(scope: string): Promise<{ active: unknown } | undefined>;
+    };
     const scope = await laptop.page.evaluate(async () => {
       const workers = (navigator as unknown as { serviceWorker: Workers }).serviceWorker;
       const registration = await workers.register('/sw.js');
@@ -31,7 +35,10 @@ t.test('web push: the service worker under the CSP, and the devices on the accou
       return registration.scope;
     });
     t.equal(scope, `${server.url}/`, 'its scope is the whole site');
-    t.ok(await laptop.page.evaluate(async () => Boolean((await (navigator as unknown as { serviceWorker: Workers }).serviceWorker.getRegistration('/'))?.active)), 'active');
+    t.ok(
+      await laptop.page.evaluate(async () => Boolean((await (navigator as unknown as { serviceWorker: Workers }).serviceWorker.getRegistration('/'))?.active)),
+      'active',
+    );
   });
 
   await step('the account page lists the devices, shows the text on one, turns another off', async (t) => {
@@ -46,7 +53,10 @@ t.test('web push: the service worker under the CSP, and the devices on the accou
     await phone.page.waitForTimeout(300);
     const listed = (await must(zoe.get('/api/account/push-subscriptions'), 200)).body as { id: string; show_text: boolean }[];
     t.equal(listed.find((s) => s.id === laptopSub.id)?.show_text, true, 'the choice reached the server');
-    await items.first().getByRole('button', { name: /Turn off notifications/ }).click();
+    await items
+      .first()
+      .getByRole('button', { name: /Turn off notifications/ })
+      .click();
     await phone.page.locator('#push-list > li').nth(1).waitFor({ state: 'detached', timeout: WAIT });
     t.equal((await must(zoe.get('/api/account/push-subscriptions'), 200)).body.length, 1, 'one left');
   });

@@ -4,7 +4,23 @@ import path from 'node:path';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import t from 'tap';
 import { iconsBuilt, writeIcons } from '../src/core/http/icons';
-import { ARGS, CHROMIUM, EXPECTED_REFUSALS, PASSWORD, PHONE, SKIP, bookClub, addChannel, launchChromium, message, post, shot, stepper, until, watch } from './helpers/browser';
+import {
+  ARGS,
+  CHROMIUM,
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  PHONE,
+  SKIP,
+  bookClub,
+  addChannel,
+  launchChromium,
+  message,
+  post,
+  shot,
+  stepper,
+  until,
+  watch,
+} from './helpers/browser';
 import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { startPushService } from './helpers/push-service';
@@ -48,7 +64,13 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
   const port = Number(new URL(url).port);
 
   const { chromium } = await import('playwright-core');
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 30_000, ...PHONE });
+  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    headless: true,
+    timeout: 30_000,
+    ...PHONE,
+  });
   t.teardown(() => context.close());
   // Recorded in the page: every count given to the app's badge, and whether the page pretends to be
   // hidden (so the server pushes to this phone rather than tell its open page).
@@ -96,10 +118,18 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
   let booksId = '';
   let version = '';
 
-  const installability = async () => ((await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] }).installabilityErrors.map((e) => e.errorId);
-  const versionOf = (page: Page) => page.evaluate(() => /\/a\/([0-9a-f]{12})\//.exec((globalThis as unknown as { document: { querySelector(s: string): { src: string } } }).document.querySelector('script[type="module"]').src)?.[1] ?? '');
+  const installability = async () =>
+    ((await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] }).installabilityErrors.map((e) => e.errorId);
+  const versionOf = (page: Page) =>
+    page.evaluate(
+      () =>
+        /\/a\/([0-9a-f]{12})\//.exec(
+          (globalThis as unknown as { document: { querySelector(s: string): { src: string } } }).document.querySelector('script[type="module"]').src,
+        )?.[1] ?? '',
+    );
   /** The shells kept (beside them: what was shared, and the badge's count). */
-  const cacheNames = async (page: Page) => (await page.evaluate(() => (globalThis as any).caches.keys() as Promise<string[]>)).filter((name) => name.startsWith('shell-'));
+  const cacheNames = async (page: Page) =>
+    (await page.evaluate(() => (globalThis as any).caches.keys() as Promise<string[]>)).filter((name) => name.startsWith('shell-'));
   /** Opens a channel as a person on the phone does: back to the lists, then the channel. */
   const openRoom = async (page: Page, name: string) => {
     if (await page.locator('#room-back').isVisible()) await page.click('#room-back');
@@ -129,7 +159,11 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     t.equal(manifestUrl, `${url}/manifest.webmanifest`, 'the page links the manifest');
     t.same(errors, [], 'Chromium reads it without an error');
     const manifest = JSON.parse(data);
-    t.match(manifest, { name: 'Book club', short_name: 'Book club', display: 'standalone', start_url: '/', scope: '/' }, 'named after INSTANCE_NAME, standalone');
+    t.match(
+      manifest,
+      { name: 'Book club', short_name: 'Book club', display: 'standalone', start_url: '/', scope: '/' },
+      'named after INSTANCE_NAME, standalone',
+    );
     const icons = ((await cdp.send('Page.getManifestIcons')) as { primaryIcon?: string }).primaryIcon;
     t.ok(icons, 'Chromium fetched a primary icon it can use');
     t.same(await installability(), [], 'installable signed out: Page.getInstallabilityErrors reports nothing');
@@ -145,13 +179,26 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     await message(page, 'welcome to the club').waitFor();
     version = await versionOf(page);
     t.match(version, /^[0-9a-f]{12}$/, 'the page runs one asset version');
-    await until(page, 'the service worker controlling the page', async () => page.evaluate(() => Boolean((globalThis as any).navigator.serviceWorker.controller)));
-    t.same(await cacheNames(page), [`shell-${version}`], 'one shell: this version\'s');
-    const kept: string[] = await page.evaluate(async (name) => (await (await (globalThis as any).caches.open(name)).keys()).map((r: { url: string }) => new URL(r.url).pathname), `shell-${version}`);
+    await until(page, 'the service worker controlling the page', async () =>
+      page.evaluate(() => Boolean((globalThis as any).navigator.serviceWorker.controller)),
+    );
+    t.same(await cacheNames(page), [`shell-${version}`], "one shell: this version's");
+    const kept: string[] = await page.evaluate(
+      async (name) => (await (await (globalThis as any).caches.open(name)).keys()).map((r: { url: string }) => new URL(r.url).pathname),
+      `shell-${version}`,
+    );
     t.ok(kept.includes('/'), 'the app page');
     t.ok(kept.includes(`/a/${version}/js/app.js`) && kept.includes(`/a/${version}/js/place-menu.js`), 'its modules, those loaded on first use too');
-    t.same(kept.filter((p) => !p.startsWith(`/a/${version}/`) && p !== '/'), [], 'only files of this version');
-    t.same(kept.filter((p) => /^\/(?:api|uploads|avatars)\//.test(p)), [], 'no API answer, upload or picture');
+    t.same(
+      kept.filter((p) => !p.startsWith(`/a/${version}/`) && p !== '/'),
+      [],
+      'only files of this version',
+    );
+    t.same(
+      kept.filter((p) => /^\/(?:api|uploads|avatars)\//.test(p)),
+      [],
+      'no API answer, upload or picture',
+    );
     t.same(await installability(), [], 'installable signed in');
   });
 
@@ -162,11 +209,19 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     await page.reload();
     const offline = page.locator('#offline-state');
     await offline.waitFor();
-    t.match(await offline.textContent(), /You are offline[\s\S]*Chat opens where you left off/, 'the app says it is offline, not the browser\'s error page');
+    t.match(await offline.textContent(), /You are offline[\s\S]*Chat opens where you left off/, "the app says it is offline, not the browser's error page");
     await page.locator('#offline-retry', { hasText: /Reconnecting in \d+ s/ }).waitFor();
     t.notOk(await page.isVisible('#login-form'), 'not the sign-in forms: this browser was signed in');
     t.equal(await versionOf(page), version, 'the page and its files came from the shell');
-    t.notOk(await page.evaluate(() => fetch('/api/account').then(() => true, () => false)), 'an API call is not answered from any cache');
+    t.notOk(
+      await page.evaluate(() =>
+        fetch('/api/account').then(
+          () => true,
+          () => false,
+        ),
+      ),
+      'an API call is not answered from any cache',
+    );
     await shots(page, 'pwa-offline');
     await page.getByRole('button', { name: 'Retry now' }).click();
     await page.locator('#offline-retry', { hasText: /Reconnecting in [01] s/ }).waitFor();
@@ -215,19 +270,30 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
 
     await cdp.send('ServiceWorker.enable');
     const registrations: { registrationId: string; scopeURL: string }[] = [];
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => registrations.push(...e.registrations.filter((r) => !r.isDeleted)));
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) =>
+      registrations.push(...e.registrations.filter((r) => !r.isDeleted)),
+    );
     await until(page, 'the registration', async () => registrations.some((r) => r.scopeURL === `${url}/`));
     const registrationId = registrations.find((r) => r.scopeURL === `${url}/`)!.registrationId;
     const deliver = (data: unknown) => cdp.send('ServiceWorker.deliverPushMessage', { origin: url, registrationId, data: JSON.stringify(data) });
-    const shown = (): Promise<Shown[]> => page.evaluate(async () => (await (await (globalThis as any).navigator.serviceWorker.ready).getNotifications()).map((n: { title: string; body: string; tag: string; data?: { url: string } }) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data?.url })));
+    const shown = (): Promise<Shown[]> =>
+      page.evaluate(async () =>
+        (await (await (globalThis as any).navigator.serviceWorker.ready).getNotifications()).map(
+          (n: { title: string; body: string; tag: string; data?: { url: string } }) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data?.url }),
+        ),
+      );
     // The worker may have stopped while idle: started first, as a push service's message would start it.
     await cdp.send('ServiceWorker.startWorker', { scopeURL: `${url}/` });
     // What the browser displayed, as DevTools' Background Services record it. (Asking the worker for
     // its notifications before one is displayed would drop it: Chromium keeps only displayed ones.)
     const displayed: string[] = [];
-    cdp.on('BackgroundService.backgroundServiceEventReceived', (e: { backgroundServiceEvent: { eventName: string; eventMetadata: { key: string; value: string }[] } }) => {
-      if (e.backgroundServiceEvent.eventName === 'Notification displayed') displayed.push(e.backgroundServiceEvent.eventMetadata.find((m) => m.key === 'Body')?.value ?? '');
-    });
+    cdp.on(
+      'BackgroundService.backgroundServiceEventReceived',
+      (e: { backgroundServiceEvent: { eventName: string; eventMetadata: { key: string; value: string }[] } }) => {
+        if (e.backgroundServiceEvent.eventName === 'Notification displayed')
+          displayed.push(e.backgroundServiceEvent.eventMetadata.find((m) => m.key === 'Body')?.value ?? '');
+      },
+    );
     await cdp.send('BackgroundService.startObserving', { service: 'notifications' });
     await cdp.send('BackgroundService.setRecording', { shouldRecord: true, service: 'notifications' });
     await deliver(payload);
@@ -248,7 +314,11 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     // The tap: the worker's notificationclick for that notification (see the comment at the top).
     const [worker] = context.serviceWorkers();
     await worker.evaluate(async (tag) => {
-      const scope = globalThis as unknown as { registration: { getNotifications(o: object): Promise<unknown[]> }; dispatchEvent(e: Event): boolean; NotificationEvent: new (type: string, init: object) => Event };
+      const scope = globalThis as unknown as {
+        registration: { getNotifications(o: object): Promise<unknown[]> };
+        dispatchEvent(e: Event): boolean;
+        NotificationEvent: new (type: string, init: object) => Event;
+      };
       const [notification] = await scope.registration.getNotifications({ tag });
       const event = new scope.NotificationEvent('notificationclick', { notification });
       const waited: Promise<unknown>[] = [];
@@ -269,10 +339,15 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     });
   });
 
-  await step('a share from another app asks where it goes, then fills that room\'s composer', async (t) => {
+  await step("a share from another app asks where it goes, then fills that room's composer", async (t) => {
     const { page } = zoe;
     const manifest = (await (await fetch(`${url}/manifest.webmanifest`)).json()) as { share_target: unknown };
-    const target = manifest.share_target as { action: string; method: string; enctype: string; params: { title: string; text: string; url: string; files: { name: string }[] } };
+    const target = manifest.share_target as {
+      action: string;
+      method: string;
+      enctype: string;
+      params: { title: string; text: string; url: string; files: { name: string }[] };
+    };
     // As the system does it: a form post of the manifest's fields to its action, which the service worker takes.
     await page.evaluate((share) => {
       const document = (globalThis as any).document;
@@ -285,7 +360,11 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
       form.append(Object.assign(document.createElement('input'), { type: 'file', name: share.params.files[0].name, id: 'os-share-file' }));
       document.body.append(form);
     }, target);
-    await page.setInputFiles('#os-share-file', { name: 'cover.png', mimeType: 'image/png', buffer: fs.readFileSync(path.join(__dirname, '..', 'dist', 'icons', 'icon-192.png')) });
+    await page.setInputFiles('#os-share-file', {
+      name: 'cover.png',
+      mimeType: 'image/png',
+      buffer: fs.readFileSync(path.join(__dirname, '..', 'dist', 'icons', 'icon-192.png')),
+    });
     await Promise.all([page.waitForURL(`${url}/share?shared=1`), page.evaluate(() => (globalThis as any).document.getElementById('os-share').submit())]);
     const picker = page.locator('#switcher');
     await picker.locator('#switcher-title', { hasText: 'Share to…' }).waitFor();
@@ -293,7 +372,11 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     await page.fill('#switcher-input', 'books');
     await page.press('#switcher-input', 'Enter');
     await page.locator('#room-title', { hasText: 'books' }).waitFor();
-    t.equal(await page.inputValue('#composer-text'), 'A review\nWorth reading: https://example.org/review', 'the title and the text; the link, already in the text, once');
+    t.equal(
+      await page.inputValue('#composer-text'),
+      'A review\nWorth reading: https://example.org/review',
+      'the title and the text; the link, already in the text, once',
+    );
     t.match(await page.textContent('#file-chips'), 'cover.png', 'the image waits as a chip');
     await shots(page, 'pwa-share-composer');
     await page.click('#send-button');
@@ -311,40 +394,57 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     await page.fill('#composer-text', '');
   });
 
-  await step('mobile comfort: a long press opens a message\'s menu, an edge swipe goes back, lists keep their overscroll, the composer stays above the keyboard', async (t) => {
-    const { page } = zoe;
-    const style = (selector: string): Promise<string> => page.evaluate((s) => { const w = globalThis as any; return w.getComputedStyle(w.document.querySelector(s)).overscrollBehaviorY; }, selector);
-    t.equal(await style('body'), 'none', 'the page itself never pulls to refresh');
-    t.equal(await style('#message-scroll'), 'contain', 'the message list keeps its overscroll');
-    const touch = async (points: { x: number; y: number }[], holdMs: number) => {
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [points[0]] });
-      for (const point of points.slice(1)) {
-        await page.waitForTimeout(30);
-        await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [point] });
-      }
-      await page.waitForTimeout(holdMs);
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
-    };
-    const box = (await message(page, 'welcome to the club').locator('.content').boundingBox())!;
-    await touch([{ x: box.x + 20, y: box.y + box.height / 2 }], 700);
-    await page.locator('#message-menu').getByRole('menuitem', { name: 'Reply' }).waitFor();
-    t.pass('a long press opened the message\'s menu');
-    await page.keyboard.press('Escape');
-    await page.locator('#message-menu').waitFor({ state: 'hidden' });
+  await step(
+    "mobile comfort: a long press opens a message's menu, an edge swipe goes back, lists keep their overscroll, the composer stays above the keyboard",
+    async (t) => {
+      const { page } = zoe;
+      const style = (selector: string): Promise<string> =>
+        page.evaluate((s) => {
+          const w = globalThis as any;
+          return w.getComputedStyle(w.document.querySelector(s)).overscrollBehaviorY;
+        }, selector);
+      t.equal(await style('body'), 'none', 'the page itself never pulls to refresh');
+      t.equal(await style('#message-scroll'), 'contain', 'the message list keeps its overscroll');
+      const touch = async (points: { x: number; y: number }[], holdMs: number) => {
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [points[0]] });
+        for (const point of points.slice(1)) {
+          await page.waitForTimeout(30);
+          await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [point] });
+        }
+        await page.waitForTimeout(holdMs);
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+      };
+      const box = (await message(page, 'welcome to the club').locator('.content').boundingBox())!;
+      await touch([{ x: box.x + 20, y: box.y + box.height / 2 }], 700);
+      await page.locator('#message-menu').getByRole('menuitem', { name: 'Reply' }).waitFor();
+      t.pass("a long press opened the message's menu");
+      await page.keyboard.press('Escape');
+      await page.locator('#message-menu').waitFor({ state: 'hidden' });
 
-    t.ok(await page.evaluate(() => (globalThis as any).document.getElementById('app').classList.contains('pane-room')), 'the room fills the phone');
-    await touch([{ x: 3, y: 420 }, { x: 40, y: 422 }, { x: 90, y: 424 }, { x: 150, y: 425 }], 50);
-    await until(page, 'the lists', async () => page.evaluate(() => (globalThis as any).document.getElementById('app').classList.contains('pane-nav')));
-    t.pass('a swipe in from the left edge went back to the lists');
-    await openRoom(page, 'general');
+      t.ok(await page.evaluate(() => (globalThis as any).document.getElementById('app').classList.contains('pane-room')), 'the room fills the phone');
+      await touch(
+        [
+          { x: 3, y: 420 },
+          { x: 40, y: 422 },
+          { x: 90, y: 424 },
+          { x: 150, y: 425 },
+        ],
+        50,
+      );
+      await until(page, 'the lists', async () => page.evaluate(() => (globalThis as any).document.getElementById('app').classList.contains('pane-nav')));
+      t.pass('a swipe in from the left edge went back to the lists');
+      await openRoom(page, 'general');
 
-    // The on-screen keyboard takes the bottom of the screen: the page shrinks, the composer with it.
-    await page.setViewportSize({ width: 390, height: 460 });
-    await until(page, 'the page fitted', async () => page.evaluate(() => (globalThis as any).document.documentElement.style.getPropertyValue('--app-height') === '460px'));
-    const composer = (await page.locator('#composer').boundingBox())!;
-    t.ok(composer.y + composer.height <= 460, `the composer (bottom ${Math.round(composer.y + composer.height)} px) is above the keyboard`);
-    await page.setViewportSize(PHONE.viewport);
-  });
+      // The on-screen keyboard takes the bottom of the screen: the page shrinks, the composer with it.
+      await page.setViewportSize({ width: 390, height: 460 });
+      await until(page, 'the page fitted', async () =>
+        page.evaluate(() => (globalThis as any).document.documentElement.style.getPropertyValue('--app-height') === '460px'),
+      );
+      const composer = (await page.locator('#composer').boundingBox())!;
+      t.ok(composer.y + composer.height <= 460, `the composer (bottom ${Math.round(composer.y + composer.height)} px) is above the keyboard`);
+      await page.setViewportSize(PHONE.viewport);
+    },
+  );
 
   await step('a new version of the server: the page says so, the next start runs it, and no page runs two versions', async (t) => {
     const { page } = zoe;
@@ -368,8 +468,9 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     // version left, the browser hands over to the new worker (polled in the workers themselves).
     await page.close();
     // (An expression in the worker's own scope: BUILD is the version the server wrote into its script.)
-    const workerStates = () => Promise.all(context.serviceWorkers().map((w) => w.evaluate<string>('`${BUILD.version} ${self.serviceWorker.state}`').catch(() => 'gone')));
-    for (const end = Date.now() + 10_000; !(await workerStates()).includes(`${newVersion} activated`); ) {
+    const workerStates = () =>
+      Promise.all(context.serviceWorkers().map((w) => w.evaluate<string>('`${BUILD.version} ${self.serviceWorker.state}`').catch(() => 'gone')));
+    for (const end = Date.now() + 10_000; !(await workerStates()).includes(`${newVersion} activated`);) {
       if (Date.now() > end) throw new Error(`the new worker never took over: ${(await workerStates()).join(', ')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -377,8 +478,17 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     await next.page.goto(`${url}/`);
     await message(next.page, 'welcome to the club').waitFor({ state: 'attached' }); // (a phone starts on the lists)
     t.equal(await versionOf(next.page), newVersion, 'the app runs the new version');
-    const loaded: string[] = await next.page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => p.startsWith('/a/')));
-    t.same(loaded.filter((p) => !p.startsWith(`/a/${newVersion}/`)), [], 'every file it loaded is of that version');
+    const loaded: string[] = await next.page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .map((e) => new URL(e.name).pathname)
+        .filter((p) => p.startsWith('/a/')),
+    );
+    t.same(
+      loaded.filter((p) => !p.startsWith(`/a/${newVersion}/`)),
+      [],
+      'every file it loaded is of that version',
+    );
     await until(next.page, 'the old shell dropped', async () => (await cacheNames(next.page)).length === 1);
     t.same(await cacheNames(next.page), [`shell-${newVersion}`], 'the old shell is gone');
 

@@ -3,7 +3,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import t from 'tap';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, type Watched, join, launchChromium, message, openChannel, openWindow, post, shotsAtBothWidths, stepper, until } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  SKIP,
+  type Watched,
+  join,
+  launchChromium,
+  message,
+  openChannel,
+  openWindow,
+  post,
+  shotsAtBothWidths,
+  stepper,
+  until,
+} from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { type TestServer, startServer } from './helpers/server';
@@ -87,7 +101,7 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     await message(dave.page, 'before the restart').waitFor();
     aliceOldDevice = await deviceOf(alice);
     t.ok(aliceOldDevice, 'the browser holds a device secret');
-    t.ok(await deviceOf(bob), 'so does bob\'s, signed in with a code');
+    t.ok(await deviceOf(bob), "so does bob's, signed in with a code");
   });
 
   await step('the server restarts; a message is posted before the pages are back; both pages go on without a dialog', async (t) => {
@@ -136,17 +150,21 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     dave.watching = true;
   });
 
-  await step('a copy of alice\'s device secret from before the restart is refused and ends her devices', async (t) => {
+  await step("a copy of alice's device secret from before the restart is refused and ends her devices", async (t) => {
     const thief = new Client(url);
     thief.device = `app_device=${aliceOldDevice}`;
     alice.watching = false; // her page is about to be signed out on purpose
     const replay = await thief.post('/api/session/resume');
     t.equal(replay.status, 401, 'the replayed secret is refused');
     t.equal(thief.cookie, undefined, 'and opens no session');
-    t.equal(server.app.db.prepare('SELECT COUNT(*) FROM devices d JOIN users u ON u.id = d.user_id WHERE u.username = ?').pluck().get(aliceName), 0, 'every device of alice ended');
+    t.equal(
+      server.app.db.prepare('SELECT COUNT(*) FROM devices d JOIN users u ON u.id = d.user_id WHERE u.username = ?').pluck().get(aliceName),
+      0,
+      'every device of alice ended',
+    );
     await alice.page.locator('#signin-dialog').waitFor({ state: 'visible' });
     t.pass("alice's page, whose session the device opened, is signed out");
-    await until(bob.page, 'bob still live', async () => (await bob.page.locator('#connection-bar').isHidden()));
+    await until(bob.page, 'bob still live', async () => await bob.page.locator('#connection-bar').isHidden());
     t.equal(await bob.page.isVisible('#signin-dialog'), false, "bob's devices are untouched");
   });
 

@@ -79,9 +79,15 @@ t.test('a second room and composer run beside the main one, each with its own ch
     await area.press('Enter');
     await secondList.locator('li.msg', { hasText: 'written in the second room' }).waitFor();
     const inLounge = (await must(bobApi.get(`${lounge()}/messages`), 200)).body as { content: string }[];
-    t.ok(inLounge.some((m) => m.content === 'written in the second room'), 'the server has it in #lounge');
+    t.ok(
+      inLounge.some((m) => m.content === 'written in the second room'),
+      'the server has it in #lounge',
+    );
     const inGeneral = (await must(bobApi.get(`/api/servers/${serverId}/channels/${generalId}/messages`), 200)).body as { content: string }[];
-    t.notOk(inGeneral.some((m) => m.content === 'written in the second room'), 'and not in #general');
+    t.notOk(
+      inGeneral.some((m) => m.content === 'written in the second room'),
+      'and not in #general',
+    );
     t.equal(await mainList.locator('li.msg', { hasText: 'written in the second room' }).count(), 0, 'the main room does not show it');
     t.equal(await page.inputValue('#composer-text'), '', "the main composer's text is untouched");
   });
@@ -127,7 +133,11 @@ t.test('a second room and composer run beside the main one, each with its own ch
     await post(bobApi, serverId, loungeId, 'after the second room went');
     await post(bobApi, serverId, generalId, 'general goes on');
     await message(page, 'general goes on').waitFor();
-    await until(page, 'the lounge to count as unread again', async () => (await page.locator('#channel-list button.unread', { hasText: 'lounge' }).count()) === 1);
+    await until(
+      page,
+      'the lounge to count as unread again',
+      async () => (await page.locator('#channel-list button.unread', { hasText: 'lounge' }).count()) === 1,
+    );
     t.equal(await page.locator(SECOND).count(), 0, 'the copy is gone');
   });
 

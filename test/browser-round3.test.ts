@@ -1,6 +1,20 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, closeScene, join, message, openChannel, openScene, openWindow, post, shotsAtBothWidths, signIn, until } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  SKIP,
+  closeScene,
+  join,
+  message,
+  openChannel,
+  openScene,
+  openWindow,
+  post,
+  shotsAtBothWidths,
+  signIn,
+  until,
+} from './helpers/browser';
 import { Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { linkIn, readOutbox } from './helpers/mail';
@@ -16,7 +30,7 @@ import { linkIn, readOutbox } from './helpers/mail';
  * back to them (#9). Each fixed screen is shot at desktop and phone width. (#2 is in
  * browser-messages, #10 in browser-restart, #12, #14 and the keyboard in browser-keyboard.)
  */
-t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async (t) => {
+t.test("the newcomer review's defects in the app, fixed", { skip: SKIP }, async (t) => {
   const aliceName = uniqueName('alice');
   const bobName = uniqueName('bob');
   const scene = await openScene(t, 'browser-round3', [{ name: 'alice' }, { name: 'bob' }], { ADMIN_USERS: aliceName });
@@ -83,7 +97,7 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     const picker = page.locator('#emoji-picker');
     await picker.locator('.emoji-section-title', { hasText: 'Recently used' }).waitFor();
     await picker.locator('.emoji-section-title', { hasText: 'Smileys & emotion' }).waitFor();
-    t.ok(await picker.locator('.emoji-section[data-group="0"] .emoji-cell').count() > 50, 'the smileys are there below recently used');
+    t.ok((await picker.locator('.emoji-section[data-group="0"] .emoji-cell').count()) > 50, 'the smileys are there below recently used');
     t.equal(await picker.locator('.emoji-section-title').count(), 10, 'recently used and the nine categories');
     await shots(page, 'emoji-picker');
     await picker.locator('.emoji-tab[data-group="9"]').click();
@@ -97,7 +111,7 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await page.keyboard.press('Escape');
   });
 
-  await step('the keys can be found in the app: Ctrl+/ and the user panel\'s menu list them', async (t) => {
+  await step("the keys can be found in the app: Ctrl+/ and the user panel's menu list them", async (t) => {
     const { page } = alice;
     await page.focus('#composer-text');
     await page.keyboard.press('Control+/');
@@ -110,7 +124,7 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await page.click('#me-button');
     await page.locator('#me-menu').getByRole('menuitem', { name: 'Keyboard shortcuts' }).click();
     await dialog.waitFor();
-    t.pass('the user panel\'s menu opens it too');
+    t.pass("the user panel's menu opens it too");
     await dialog.getByRole('button', { name: 'Close' }).click();
     await dialog.waitFor({ state: 'hidden' });
   });
@@ -145,7 +159,7 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await page.click('#friend-form button[type=submit]');
     const toast = page.locator('#toast', { hasText: 'already friends' });
     await toast.waitFor();
-    t.equal(await toast.textContent(), `You and ${aliceName} are already friends.`, 'the sentence is the app\'s');
+    t.equal(await toast.textContent(), `You and ${aliceName} are already friends.`, "the sentence is the app's");
     await shots(page, 'error-sentence');
     await page.fill('#friend-name', 'nobody-by-this-name');
     await page.click('#friend-form button[type=submit]');
@@ -161,7 +175,11 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await page.locator('#standing-banner', { hasText: 'At risk (3)' }).waitFor();
     await openChannel(bob, server.url, serverId, generalId, 'general');
     await page.locator('#standing-banner', { hasText: 'At risk (3)' }).waitFor();
-    t.equal(await page.getAttribute('#composer-text', 'placeholder'), 'Your account standing is At risk (3): it does not allow sending messages.', 'the composer says the same name');
+    t.equal(
+      await page.getAttribute('#composer-text', 'placeholder'),
+      'Your account standing is At risk (3): it does not allow sending messages.',
+      'the composer says the same name',
+    );
     await shots(page, 'standing');
     await must(aliceApi.put(`/api/admin/users/${bobApi.userId}/standing`, { standing: 0 }), 200);
   });
@@ -185,7 +203,11 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     const card = page.locator('#report-list > li', { hasText: 'a rude remark to report' });
     await card.waitFor();
     t.match(await card.locator('dl').textContent(), `Where${serverName} › #general`, 'the card names the server and the channel');
-    t.equal(await card.getByRole('link', { name: 'Open in context' }).getAttribute('href'), `/channels/${serverId}/${generalId}/${reported.id}`, 'and links to the message');
+    t.equal(
+      await card.getByRole('link', { name: 'Open in context' }).getAttribute('href'),
+      `/channels/${serverId}/${generalId}/${reported.id}`,
+      'and links to the message',
+    );
     await card.getByRole('button', { name: 'Show surrounding messages' }).click();
     await card.locator('.surroundings li.reported', { hasText: 'a rude remark to report' }).waitFor();
     t.ok(await card.locator('.surroundings li', { hasText: 'for the books' }).count(), 'its neighbours are shown around it');
@@ -198,7 +220,11 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
     await page.locator('#ask-dialog').getByRole('button', { name: 'Delete message' }).click();
     await page.locator('#notice', { hasText: 'The message was deleted.' }).waitFor();
     await card.locator('.deleted-note', { hasText: 'This message has been deleted.' }).waitFor();
-    t.equal((await must(carol.get(`/api/servers/${serverId}/channels/${generalId}/messages`), 200)).body.some((m: { id: string }) => m.id === reported.id), false, 'the message is gone');
+    t.equal(
+      (await must(carol.get(`/api/servers/${serverId}/channels/${generalId}/messages`), 200)).body.some((m: { id: string }) => m.id === reported.id),
+      false,
+      'the message is gone',
+    );
   });
 
   // A visitor's own window: signed out, as the pages find a session that ended.
@@ -242,7 +268,10 @@ t.test('the newcomer review\'s defects in the app, fixed', { skip: SKIP }, async
 
   await step('#9: /admin and /account, signed out, offer a sign-in that comes back to them', async (t) => {
     const { page } = visitor;
-    for (const [path, ready] of [['/admin', '#admin'], ['/account', '#account']]) {
+    for (const [path, ready] of [
+      ['/admin', '#admin'],
+      ['/account', '#account'],
+    ]) {
       await visitor.context.clearCookies();
       await page.goto(`${server.url}${path}`);
       const link = page.locator('#signed-out').getByRole('link', { name: 'Sign in' });

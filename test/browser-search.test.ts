@@ -17,7 +17,7 @@ t.test('search works end to end in Chromium under the page CSP', { skip: SKIP },
   const { server, step } = scene;
   const [bob, carol] = scene.windows;
 
-  await step('(set-up) alice\'s server: #general with her markdown message, #archive with 60 old ones, #random; bob reads #general, carol #random', async () => {
+  await step("(set-up) alice's server: #general with her markdown message, #archive with 60 old ones, #random; bob reads #general, carol #random", async () => {
     const aliceApi = await signUp(server.url, aliceName);
     const [bobApi, carolApi] = await Promise.all([signIn(scene, bob, bobName), signIn(scene, carol, carolName)]);
     const { serverId, generalId } = await bookClub(aliceApi, [bobApi, carolApi]);

@@ -24,7 +24,7 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
   let generalId = '';
   let inviteUrl = '';
 
-  await step('(set-up) alice\'s server, where she asked bob something and bob corrected a typo; both read #general', async () => {
+  await step("(set-up) alice's server, where she asked bob something and bob corrected a typo; both read #general", async () => {
     const [aliceApi, bobApi] = await Promise.all([signIn(scene, alice, aliceName), signIn(scene, bob, bobName)]);
     const club = await bookClub(aliceApi, [bobApi]);
     ({ serverId, generalId } = club);
@@ -32,10 +32,12 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
     await post(aliceApi, serverId, generalId, 'are you there, bob?');
     const typo = await post(bobApi, serverId, generalId, 'a typo hree');
     await must(bobApi.put(`/api/servers/${serverId}/channels/${generalId}/messages/${typo.id}`, { content: 'a typo fixed' }), 200);
-    await Promise.all([alice, bob].map(async (w) => {
-      await openChannel(w, server.url, serverId, generalId, 'general');
-      await message(w.page, 'a typo fixed').waitFor();
-    }));
+    await Promise.all(
+      [alice, bob].map(async (w) => {
+        await openChannel(w, server.url, serverId, generalId, 'general');
+        await message(w.page, 'a typo fixed').waitFor();
+      }),
+    );
   });
 
   await step('issue 16: a friend request and a DM arrive live with badges; reading clears them; presence dots', async (t) => {
@@ -45,7 +47,7 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
     await alice.page.locator('#request-list li', { hasText: 'request sent' }).waitFor();
     await bob.page.locator('#home-button').click();
     await bob.page.locator('#request-badge', { hasText: '1' }).waitFor();
-    t.pass('the request shows up live on bob\'s Friends badge');
+    t.pass("the request shows up live on bob's Friends badge");
     const request = bob.page.locator('#request-list li', { hasText: aliceName });
     await request.getByRole('button', { name: 'Accept' }).click();
     const friend = bob.page.locator('#friend-list li', { hasText: aliceName });
@@ -131,7 +133,11 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
     await daves.locator('.msg-gutter img.avatar[src^="/avatars/"]').waitFor();
     t.equal(await daves.locator('.msg-gutter img.avatar[src^="/avatars/"]').count(), 1, 'and the new picture');
     await page.locator('#members .member-name', { hasText: daveShown }).waitFor();
-    t.equal(await page.locator('#members .member-button', { hasText: daveShown }).locator('img.avatar').count(), 1, 'the member list follows: name and picture');
+    t.equal(
+      await page.locator('#members .member-button', { hasText: daveShown }).locator('img.avatar').count(),
+      1,
+      'the member list follows: name and picture',
+    );
   });
 
   await step('issue 18: blocking a user collapses their messages behind "show"', async (t) => {
@@ -143,7 +149,7 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
     await page.locator('#toast', { hasText: 'is blocked' }).waitFor();
     const hidden = page.locator('#messages > li.blocked-msg');
     await hidden.waitFor();
-    t.equal(await message(page, 'dave says hi').count(), 0, 'the blocked user\'s message is collapsed');
+    t.equal(await message(page, 'dave says hi').count(), 0, "the blocked user's message is collapsed");
     t.match(await hidden.textContent(), 'Blocked message', 'and says so');
     await hidden.getByRole('button', { name: /Show the blocked message/ }).click();
     await message(page, 'dave says hi').waitFor();
@@ -220,7 +226,7 @@ t.test('friends, direct messages, names, blocks, pins and groups work in Chromiu
     await bob.page.locator('#conversation-list button', { hasText: 'Book readers' }).click();
     await bob.page.locator('#room-sub', { hasText: bobName }).waitFor();
     await until(bob.page, 'alice gone from the group', async () => !((await bob.page.textContent('#room-sub')) ?? '').includes(aliceName));
-    t.notMatch(await bob.page.textContent('#room-sub'), aliceName, 'bob\'s group no longer lists alice');
+    t.notMatch(await bob.page.textContent('#room-sub'), aliceName, "bob's group no longer lists alice");
   });
 
   closeScene(t, scene);

@@ -26,7 +26,13 @@ async function stillServing(t: Test, server: { url: string }, client: Client): P
 }
 
 /** A raw multipart body with boundary XX, exactly as given (CRLFs included). */
-const raw = (text: string) => ({ contentType: 'multipart/form-data; boundary=XX', length: Buffer.byteLength(text), *chunks() { yield Buffer.from(text); } });
+const raw = (text: string) => ({
+  contentType: 'multipart/form-data; boundary=XX',
+  length: Buffer.byteLength(text),
+  *chunks() {
+    yield Buffer.from(text);
+  },
+});
 
 const part = (headers: string, body = 'abc') => `--XX\r\n${headers}\r\n\r\n${body}\r\n`;
 const END = '--XX--\r\n';
@@ -74,7 +80,10 @@ t.test('malformed multipart parts get a 4xx on every multipart route and stop no
   await stillServing(t, server, owner);
   t.same(fs.readdirSync(path.join(server.dataDir, 'uploads')), [], 'no file left in uploads/');
   t.same(fs.readdirSync(path.join(server.dataDir, 'avatars')), [], 'no file left in avatars/');
-  t.notOk(server.logs.some((line) => /unexpected error|failed:/.test(line)), 'nothing was an unexpected error');
+  t.notOk(
+    server.logs.some((line) => /unexpected error|failed:/.test(line)),
+    'nothing was an unexpected error',
+  );
 });
 
 t.test('an error inside a multipart handler fails that request with a logged 500, and only that request', async (t) => {
@@ -82,13 +91,20 @@ t.test('an error inside a multipart handler fails that request with a logged 500
   t.teardown(server.close);
   const { owner, serverId, general } = await crowd(server, 0);
   const route = `/api/servers/${serverId}/channels/${general}/messages`;
-  const upload = () => multipart([{ field: 'content', value: 'hi' }, { file: 'attachments', filename: 'a.txt', data: 'hello' }]);
+  const upload = () =>
+    multipart([
+      { field: 'content', value: 'hi' },
+      { file: 'attachments', filename: 'a.txt', data: 'hello' },
+    ]);
   for (const point of ['multipart.field', 'multipart.file', 'multipart.close', 'upload.stored', 'upload.received']) {
     armFailpoints([point]);
     const res = await postMultipart(server.url, route, upload(), { cookie: owner.cookie });
     armFailpoints([]);
     t.equal(res.status, 500, `${point}: 500`);
-    t.ok(server.logs.some((line) => line.includes(`failpoint ${point}`)), `${point}: logged with its stack`);
+    t.ok(
+      server.logs.some((line) => line.includes(`failpoint ${point}`)),
+      `${point}: logged with its stack`,
+    );
     await sleep(50);
     t.same(fs.readdirSync(path.join(server.dataDir, 'uploads')), [], `${point}: no file left`);
   }
@@ -124,7 +140,10 @@ t.test('an error in a socket callback closes that socket (1011), and only that s
   other.close();
   await other.closed();
   await sleep(50);
-  t.ok(server.logs.some((line) => line.includes('websocket close failed')), 'an error while closing is logged');
+  t.ok(
+    server.logs.some((line) => line.includes('websocket close failed')),
+    'an error while closing is logged',
+  );
 
   armFailpoints([]);
   await must(owner.post(`/api/servers/${serverId}/channels/${general}/messages`, { content: 'still here' }), 201);
@@ -144,7 +163,10 @@ t.test('an event that fails to go out is dropped and logged; the events behind i
   await post('lost');
   await sleep(50);
   armFailpoints([]);
-  t.ok(server.logs.some((line) => line.includes('live event delivery failed')), 'logged');
+  t.ok(
+    server.logs.some((line) => line.includes('live event delivery failed')),
+    'logged',
+  );
   await post('delivered');
   t.equal((await stream.event('message')).message.content, 'delivered', 'the next event arrives');
   stream.close();
@@ -166,7 +188,10 @@ t.test('an account export that fails midway is logged, leaves no file and stops 
     }
     armFailpoints([]);
     t.equal(status, 'none', `${point}: no export is offered`);
-    t.ok(server.logs.some((line) => line.includes(`export of user ${owner.userId} failed`) && line.includes(point)), `${point}: logged`);
+    t.ok(
+      server.logs.some((line) => line.includes(`export of user ${owner.userId} failed`) && line.includes(point)),
+      `${point}: logged`,
+    );
     t.same(fs.readdirSync(path.join(server.dataDir, 'exports')), [], `${point}: no file left`);
   }
   await must(owner.post('/api/account/export'), 202);
@@ -181,7 +206,10 @@ t.test('a mail transport that throws fails that mail (retried), not the process'
   await must(user.put('/api/account/email', { email: 'someone@example.org' }), 200);
   await sleep(50);
   armFailpoints([]);
-  t.ok(server.logs.some((line) => /mail to someone@example\.org .* failed \(attempt 1 of 4\), retrying/.test(line)), 'logged, retry planned');
+  t.ok(
+    server.logs.some((line) => /mail to someone@example\.org .* failed \(attempt 1 of 4\), retrying/.test(line)),
+    'logged, retry planned',
+  );
   await stillServing(t, server, user);
 });
 
@@ -189,7 +217,12 @@ t.test('a timer whose work throws logs it and keeps running', async (t) => {
   const lines: string[] = [];
   let runs = 0;
   armFailpoints(['timer.probe']);
-  const timer = every(5, 'probe', () => runs++, (line) => lines.push(line));
+  const timer = every(
+    5,
+    'probe',
+    () => runs++,
+    (line) => lines.push(line),
+  );
   t.teardown(() => clearInterval(timer));
   for (let waited = 0; lines.length < 2 && waited < 2_000; waited += 20) await sleep(20);
   t.equal(runs, 0, 'the failing work never ran');
@@ -211,8 +244,14 @@ t.test('the heartbeat and presence timers of a running server survive their own 
   await stream.closed();
   // The offline timer fires presenceGraceMs after the last socket closed.
   await sleep(300);
-  t.ok(server.logs.some((line) => line.startsWith('presence failed: Error: failpoint timer.presence')), 'presence timer failure logged');
-  t.ok(server.logs.some((line) => line.startsWith('heartbeat failed: Error: failpoint timer.heartbeat')), 'heartbeat failure logged');
+  t.ok(
+    server.logs.some((line) => line.startsWith('presence failed: Error: failpoint timer.presence')),
+    'presence timer failure logged',
+  );
+  t.ok(
+    server.logs.some((line) => line.startsWith('heartbeat failed: Error: failpoint timer.heartbeat')),
+    'heartbeat failure logged',
+  );
   armFailpoints([]);
   const silent = await openSocket(server.url, '/api/ws', { client: owner, autoPong: false });
   t.equal((await silent.closed(2_000)).code, 1006, 'the heartbeat went on: a peer that never answers is cut off');

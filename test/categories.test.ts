@@ -12,11 +12,15 @@ t.test('categories are made, renamed, moved and deleted by the owner and full se
   const { owner, admin, member, outsider } = clients;
   const socket = await openSocket(server.url, '/api/ws', { client: member });
   t.teardown(() => socket.close());
-  t.same((await socket.event('ready')).servers.find((s: any) => s.id === serverId).categories, [], 'ready lists a server\'s categories: none yet');
+  t.same((await socket.event('ready')).servers.find((s: any) => s.id === serverId).categories, [], "ready lists a server's categories: none yet");
 
   const text = (await must(owner.post(`${base}/categories`, { name: 'Text' }), 201)).body;
   t.match(text, { name: 'Text', position: 0, server_id: serverId });
-  t.same((await socket.event('categories_updated')).categories.map((c: any) => c.name), ['Text'], 'members hear of it');
+  t.same(
+    (await socket.event('categories_updated')).categories.map((c: any) => c.name),
+    ['Text'],
+    'members hear of it',
+  );
   const staff = (await must(admin.post(`${base}/categories`, { name: 'Staff' }), 201)).body;
   t.equal(staff.position, 1, 'a full server admin may make one too; placed last');
   t.equal((await member.post(`${base}/categories`, { name: 'Mine' })).status, 403, 'a member may not');
@@ -24,7 +28,14 @@ t.test('categories are made, renamed, moved and deleted by the owner and full se
   t.equal((await owner.post(`${base}/categories`, { name: '' })).status, 400, 'a name is needed');
 
   await must(owner.request('PATCH', `${base}/categories/${staff.id}`, { position: 0, name: 'Staff room' }), 200);
-  t.same((await must(member.get(`${base}/categories`), 200)).body.map((c: any) => [c.name, c.position]), [['Staff room', 0], ['Text', 1]], 'moved and renamed; positions stay dense');
+  t.same(
+    (await must(member.get(`${base}/categories`), 200)).body.map((c: any) => [c.name, c.position]),
+    [
+      ['Staff room', 0],
+      ['Text', 1],
+    ],
+    'moved and renamed; positions stay dense',
+  );
 
   const general = (await must(owner.get(`${base}/channels`), 200)).body[0];
   t.equal(general.category_id, null, 'a channel starts under no category');
@@ -41,12 +52,19 @@ t.test('categories are made, renamed, moved and deleted by the owner and full se
   t.equal((await member.delete(`${base}/categories/${text.id}`)).status, 403);
   await must(owner.delete(`${base}/categories/${text.id}`), 204);
   t.equal((await must(owner.get(`${base}/channels`), 200)).body[0].category_id, null, 'its channel stays, under no category');
-  t.equal((await socket.until((f) => f.event === 'channel_updated' && f.channel_id === general.id && f.channel.category_id === null)).channel_id, general.id, 'the channel is announced as moved out');
-  t.same((await must(owner.get(`${base}/categories`), 200)).body.map((c: any) => [c.name, c.position]), [['Staff room', 0]]);
+  t.equal(
+    (await socket.until((f) => f.event === 'channel_updated' && f.channel_id === general.id && f.channel.category_id === null)).channel_id,
+    general.id,
+    'the channel is announced as moved out',
+  );
+  t.same(
+    (await must(owner.get(`${base}/categories`), 200)).body.map((c: any) => [c.name, c.position]),
+    [['Staff room', 0]],
+  );
   t.equal((await owner.delete(`${base}/categories/${text.id}`)).status, 404, 'gone');
 
   const actions = (await must(owner.get(`${base}/audit-log`), 200)).body.map((e: any) => e.action);
   for (const action of ['category_create', 'category_update', 'category_delete']) t.ok(actions.includes(action), `${action} is in the audit log`);
   const update = (await must(owner.get(`${base}/audit-log`), 200)).body.find((e: any) => e.action === 'channel_update' && e.changes?.category_id);
-  t.same(update.changes.category_id, { from: null, to: text.id }, 'a channel\'s category change is audited with before and after');
+  t.same(update.changes.category_id, { from: null, to: text.id }, "a channel's category change is audited with before and after");
 });

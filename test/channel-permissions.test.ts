@@ -123,7 +123,12 @@ t.test('every route that reveals or writes channel content, for each member and 
       }
       const pins = await client.get(`${C}/pins`);
       t.equal(pins.status, seen, `${where}: pins`);
-      if (m.view) t.equal(pins.body.some((x: any) => x.id === before[c].id), m.history, `${where}: a pin from before joining`);
+      if (m.view)
+        t.equal(
+          pins.body.some((x: any) => x.id === before[c].id),
+          m.history,
+          `${where}: a pin from before joining`,
+        );
       t.equal((await client.get(`${C}/messages?around=${before[c].id}`)).status, m.history ? 200 : 404, `${where}: around an old message`);
       t.equal((await client.get(`${C}/messages/${after[c].id}/history`)).status, !m.view ? 404 : moderator(s) ? 200 : 403, `${where}: edit history`);
       t.equal((await client.get(before[c].file)).status, m.history ? 200 : 404, `${where}: an old file`);
@@ -135,7 +140,11 @@ t.test('every route that reveals or writes channel content, for each member and 
       t.equal(found.includes(before[c].id), m.history, `${where}: search finds an old message only with read_history`);
       const everywhere = (await must(client.get(`/api/search?q=afterword`), 200)).body.results.map((x: any) => x.id);
       t.equal(everywhere.includes(after[c].id), m.view, `${where}: search everywhere`);
-      t.equal((await client.post('/api/reports', { type: 'server_message', target: after[c].id, reason: 'check' })).status, m.view ? 201 : 404, `${where}: a report`);
+      t.equal(
+        (await client.post('/api/reports', { type: 'server_message', target: after[c].id, reason: 'check' })).status,
+        m.view ? 201 : 404,
+        `${where}: a report`,
+      );
       t.equal((await client.put(`${C}/read`, { message_id: after[c].id })).status, seen, `${where}: the read marker`);
 
       // Writes: 404 unseen, 403 without the flag.
@@ -207,8 +216,16 @@ t.test('a change of access is told to who it changes it for, and audited with be
   // A member's own overwrite hides a channel: gone from their sidebar, their room socket closed.
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
   t.same(await stream.event('channel_deleted'), { event: 'channel_deleted', server_id: server.id, channel_id: ids.open });
-  t.same((await otherStream.drain(200)).filter((f) => f.event === 'channel_deleted'), [], 'a member with the same roles is not told: it is not theirs');
-  t.same((await vipStream.drain(0)).filter((f) => f.event === 'channel_deleted'), [], 'nor the vip');
+  t.same(
+    (await otherStream.drain(200)).filter((f) => f.event === 'channel_deleted'),
+    [],
+    'a member with the same roles is not told: it is not theirs',
+  );
+  t.same(
+    (await vipStream.drain(0)).filter((f) => f.event === 'channel_deleted'),
+    [],
+    'nor the vip',
+  );
   // Everyone denied sending in #nofiles: both plain members hear it (judged once for their kind).
   await must(owner.put(`${base}/channels/${ids.nofiles}/overwrites/${server.id}`, { deny: ['attach_files', 'send_messages'] }), 200);
   for (const s of [stream, otherStream]) t.notOk((await s.event('channel_access')).permissions.includes('send_messages'), 'each member of the kind is told');
@@ -226,7 +243,13 @@ t.test('a change of access is told to who it changes it for, and audited with be
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
   const access = await stream.event('channel_access');
   // Without send_messages, no attach_files either: Discord's implicit rule (issue 46).
-  t.same(access, { event: 'channel_access', server_id: server.id, channel_id: ids.open, permissions: ['view_channel', 'add_reactions', 'read_history'], private: false });
+  t.same(access, {
+    event: 'channel_access',
+    server_id: server.id,
+    channel_id: ids.open,
+    permissions: ['view_channel', 'add_reactions', 'read_history'],
+    private: false,
+  });
   // A role given: the private channel arrives; taken: it goes.
   await must(owner.put(`${base}/members/${plain.userId}/role`, { role: 'Staff' }), 200);
   t.equal((await stream.event('channel_created')).channel_id, ids.secret, 'a role that sees it brings it');
@@ -243,7 +266,11 @@ t.test('a change of access is told to who it changes it for, and audited with be
   const general = (await must(owner.get(`${base}/channels`), 200)).body.find((c: any) => c.name === 'general');
   await must(owner.request('PATCH', `${base}/channels/${general.id}`, { category_id: vault.id }), 200);
   t.equal((await stream.event('channel_deleted')).channel_id, general.id, 'into the private category: hidden');
-  t.same((await must(owner.get(`${base}/channels/${general.id}/overwrites`), 200)).body.map((o: any) => o.kind), ['everyone', 'member'], "a synced channel lists its category's");
+  t.same(
+    (await must(owner.get(`${base}/channels/${general.id}/overwrites`), 200)).body.map((o: any) => o.kind),
+    ['everyone', 'member'],
+    "a synced channel lists its category's",
+  );
   await must(owner.request('PATCH', `${base}/channels/${general.id}`, { category_id: null }), 200);
   t.equal((await plain.get(`${base}/channels/${general.id}/messages`)).status, 404, 'out of the category, it keeps its overwrites: still hidden');
   const moved = (await must(owner.get(`${base}/channels`), 200)).body.find((c: any) => c.id === general.id);
@@ -278,15 +305,27 @@ t.test('a change of access is told to who it changes it for, and audited with be
   for (const [what, body, target, status] of bad) t.equal((await owner.put(`${O}/${target}`, body)).status, status, what);
   t.equal((await owner.request('DELETE', `${O}/${plain.userId}`)).status, 404, 'removing one that is not there');
   // A flag named twice counts once.
-  t.same((await must(admin.put(`${O}/${staffRole}`, { allow: ['send_messages', 'send_messages'] }), 200)).body, { target_id: staffRole, kind: 'role', allow: ['send_messages'], deny: [] });
+  t.same((await must(admin.put(`${O}/${staffRole}`, { allow: ['send_messages', 'send_messages'] }), 200)).body, {
+    target_id: staffRole,
+    kind: 'role',
+    allow: ['send_messages'],
+    deny: [],
+  });
 
   const log = (await must(owner.get(`${base}/audit-log`), 200)).body;
   const entry = log.find((e: any) => e.action === 'overwrite_update' && e.changes.target_id === staffRole);
-  t.same(entry.changes, { target_id: staffRole, kind: 'role', allow: { from: null, to: ['send_messages'] }, deny: { from: null, to: [] } }, 'audited with before and after');
+  t.same(
+    entry.changes,
+    { target_id: staffRole, kind: 'role', allow: { from: null, to: ['send_messages'] }, deny: { from: null, to: [] } },
+    'audited with before and after',
+  );
   t.equal(entry.target_id, ids.readonly);
   const server_update = log.find((e: any) => e.action === 'server_update');
   t.same(server_update.changes.permissions.to, ['send_messages', 'read_history']);
-  t.ok(log.some((e: any) => e.action === 'role_update' && e.changes.permissions), 'a role flag change is audited');
+  t.ok(
+    log.some((e: any) => e.action === 'role_update' && e.changes.permissions),
+    'a role flag change is audited',
+  );
 });
 
 t.test('a member without send_messages may not edit; an edit that adds @everyone needs mention_everyone', async (t) => {
@@ -310,7 +349,7 @@ t.test('a member without send_messages may not edit; an edit that adds @everyone
   t.equal((await owner.post(`${base}/messages`, { content: 'x' })).status, 201, 'the owner still posts there');
 });
 
-t.test("what ready and the channel list say one may do is what the server lets one do: without send_messages, no files and no @everyone", async (t) => {
+t.test('what ready and the channel list say one may do is what the server lets one do: without send_messages, no files and no @everyone', async (t) => {
   const app = await startServer();
   t.teardown(app.close);
   const { clients, base, ids, server } = await scene(app.url);
@@ -319,7 +358,10 @@ t.test("what ready and the channel list say one may do is what the server lets o
     const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
     socket.ws.close();
     const listed = (await must(clients[s].get(`${base}/channels`), 200)).body;
-    for (const [where, entries] of [['ready', ready], ['the channel list', listed]] as const) {
+    for (const [where, entries] of [
+      ['ready', ready],
+      ['the channel list', listed],
+    ] as const) {
       const of = (c: Channel): string[] => entries.find((x: any) => x.id === ids[c]).permissions;
       t.ok(of('open').includes('attach_files'), `${s}, ${where}: files where one may send`);
       t.notOk(of('readonly').includes('attach_files'), `${s}, ${where}: no attach_files in the read-only channel`);
@@ -361,7 +403,10 @@ t.test('what read_history hides stays hidden live: no edit, pin, reaction, delet
   const old = before.nohistory.id;
   // Who lacks read_history there (plain) and who has it (a full server administrator), on the stream and the room socket.
   const streams = { plain: await openSocket(app.url, '/api/ws', { client: plain }), admin: await openSocket(app.url, '/api/ws', { client: admin }) };
-  const rooms = { plain: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: plain }), admin: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: admin }) };
+  const rooms = {
+    plain: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: plain }),
+    admin: await openSocket(app.url, `/api/channels/${ids.nohistory}/ws`, { client: admin }),
+  };
   t.teardown(() => [...Object.values(streams), ...Object.values(rooms)].forEach((s) => s.ws.close()));
   await Promise.all(Object.values(streams).map((s) => s.event('ready')));
 
@@ -377,13 +422,32 @@ t.test('what read_history hides stays hidden live: no edit, pin, reaction, delet
 
   const seen = { plain: await framesUntil(streams.plain, theEnd), admin: await framesUntil(streams.admin, theEnd) };
   const events = (frames: any[]) => frames.map((f) => f.event).filter((name) => name !== 'presence');
-  t.same(events(seen.admin), ['message_edited', 'message_unpinned', 'message_pinned', 'reaction', 'message', 'message_edited', 'message_deleted', 'message'], 'with read_history: every change of the old message');
+  t.same(
+    events(seen.admin),
+    ['message_edited', 'message_unpinned', 'message_pinned', 'reaction', 'message', 'message_edited', 'message_deleted', 'message'],
+    'with read_history: every change of the old message',
+  );
   t.same(events(seen.plain), ['message', 'message_edited', 'message'], 'without: only the new messages');
   t.notOk(JSON.stringify(seen.plain).includes(old), "the old message's id is never named to who cannot read it");
   t.notOk(JSON.stringify(seen.plain).includes('beforeword'), 'nor its words');
-  const replies = (frames: any[]) => frames.filter((f) => f.message?.id === reply.id).map((f) => [f.message.reply_to, f.message.reply_preview?.content ?? null]);
-  t.same(replies(seen.admin), [[old, 'beforeword edited'], [old, 'beforeword edited']], 'the reply shows what it answers to who may read it');
-  t.same(replies(seen.plain), [[null, null], [null, null]], 'and to no one else');
+  const replies = (frames: any[]) =>
+    frames.filter((f) => f.message?.id === reply.id).map((f) => [f.message.reply_to, f.message.reply_preview?.content ?? null]);
+  t.same(
+    replies(seen.admin),
+    [
+      [old, 'beforeword edited'],
+      [old, 'beforeword edited'],
+    ],
+    'the reply shows what it answers to who may read it',
+  );
+  t.same(
+    replies(seen.plain),
+    [
+      [null, null],
+      [null, null],
+    ],
+    'and to no one else',
+  );
 
   const inRoom = { plain: await framesUntil(rooms.plain, theEnd), admin: await framesUntil(rooms.admin, theEnd) };
   const kinds = (frames: any[]) => frames.map((f) => f.event ?? 'message');
@@ -393,10 +457,18 @@ t.test('what read_history hides stays hidden live: no edit, pin, reaction, delet
 
   // REST agrees: the reply names nothing it may not.
   const page = (await must(plain.get(`${C}/messages`), 200)).body;
-  t.same(page.filter((m: any) => m.id === reply.id).map((m: any) => [m.reply_to, m.reply_preview]), [[null, null]], 'the history page');
+  t.same(
+    page.filter((m: any) => m.id === reply.id).map((m: any) => [m.reply_to, m.reply_preview]),
+    [[null, null]],
+    'the history page',
+  );
   t.notOk(JSON.stringify(page).includes(old), 'names no hidden message');
   const found = (await must(plain.get(`/api/search?q=said&channel_id=${ids.nohistory}`), 200)).body.results;
-  t.same(found.map((m: any) => [m.id, m.reply_to, m.reply_preview]), [[reply.id, null, null]], 'search results too');
+  t.same(
+    found.map((m: any) => [m.id, m.reply_to, m.reply_preview]),
+    [[reply.id, null, null]],
+    'search results too',
+  );
   const gone = (await must(admin.get(`${C}/messages`), 200)).body.find((m: any) => m.id === reply.id);
   t.same([gone.reply_to, gone.reply_preview], [old, null], 'with read_history, a reply to a deleted message still says it was one');
 });
@@ -466,10 +538,22 @@ t.test("a report's answer carries no more of a message than its reporter may rea
     t.equal(report.body.snapshot.content, 'last words', `${s}: the words they see`);
     t.notOk(report.text.includes('first words') && history !== 200, `${s}: no earlier words anywhere in the answer`);
     // A second report while the first is pending answers with the same report: as much, no more.
-    t.same(versions((await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: 'again' }), 200)).body), readable, `${s}: the merged answer too`);
+    t.same(
+      versions((await must(clients[s].post('/api/reports', { type: 'server_message', target: theirs, reason: 'again' }), 200)).body),
+      readable,
+      `${s}: the merged answer too`,
+    );
   }
-  t.same(versions((await must(plain.post('/api/reports', { type: 'server_message', target: own, reason: 'mine' }), 201)).body), ['my first', 'my last'], "one's own message: every version");
-  t.same(versions((await must(boss.post('/api/reports', { type: 'server_message', target: theirs, reason: 'site' }), 201)).body).length, 3, 'a site administrator (a plain member there) reads every version');
+  t.same(
+    versions((await must(plain.post('/api/reports', { type: 'server_message', target: own, reason: 'mine' }), 201)).body),
+    ['my first', 'my last'],
+    "one's own message: every version",
+  );
+  t.same(
+    versions((await must(boss.post('/api/reports', { type: 'server_message', target: theirs, reason: 'site' }), 201)).body).length,
+    3,
+    'a site administrator (a plain member there) reads every version',
+  );
   // Administrators get the whole snapshot of every report.
   const queue = (await must(boss.get('/api/admin/reports'), 200)).body.filter((r: any) => r.target === theirs);
   t.ok(queue.length >= SUBJECTS.length && queue.every((r: any) => r.snapshot.versions.length === 3), 'the queue keeps every version');
@@ -489,49 +573,60 @@ t.test("a report's answer carries no more of a message than its reporter may rea
   t.same(versions(stored), ['rude', 'polite'], 'the administrator sees what was said first');
 });
 
-t.test('notification settings: an id the caller cannot see answers as a random one, and a setting on what they no longer see is gone from their list and ready', async (t) => {
-  const app = await startServer();
-  t.teardown(app.close);
-  const { clients, outsider, base, ids, server } = await scene(app.url);
-  const { owner, plain } = clients;
-  const N = '/api/account/notifications';
-  const nowhere = await plain.put(`${N}/${crypto.randomUUID()}`, { level: 'mentions' });
-  t.equal(nowhere.status, 404);
-  const nothing = [nowhere.status, nowhere.text];
-  for (const s of SUBJECTS) {
-    for (const c of CHANNELS) {
-      const put = await clients[s].put(`${N}/${ids[c]}`, { level: 'mentions' });
-      const del = await clients[s].delete(`${N}/${ids[c]}`);
-      if (may(s, c).view) t.same([put.status, del.status], [200, 204], `${s} in ${c}: set and removed`);
-      else t.same([[put.status, put.text], [del.status, del.text]], [nothing, nothing], `${s} in ${c}: as for no such thing`);
+t.test(
+  'notification settings: an id the caller cannot see answers as a random one, and a setting on what they no longer see is gone from their list and ready',
+  async (t) => {
+    const app = await startServer();
+    t.teardown(app.close);
+    const { clients, outsider, base, ids, server } = await scene(app.url);
+    const { owner, plain } = clients;
+    const N = '/api/account/notifications';
+    const nowhere = await plain.put(`${N}/${crypto.randomUUID()}`, { level: 'mentions' });
+    t.equal(nowhere.status, 404);
+    const nothing = [nowhere.status, nowhere.text];
+    for (const s of SUBJECTS) {
+      for (const c of CHANNELS) {
+        const put = await clients[s].put(`${N}/${ids[c]}`, { level: 'mentions' });
+        const del = await clients[s].delete(`${N}/${ids[c]}`);
+        if (may(s, c).view) t.same([put.status, del.status], [200, 204], `${s} in ${c}: set and removed`);
+        else
+          t.same(
+            [
+              [put.status, put.text],
+              [del.status, del.text],
+            ],
+            [nothing, nothing],
+            `${s} in ${c}: as for no such thing`,
+          );
+      }
     }
-  }
-  for (const verb of ['put', 'delete'] as const) {
-    const res = await outsider[verb](`${N}/${server.id}`, verb === 'put' ? { level: 'nothing' } : undefined);
-    t.same([res.status, res.text], nothing, `an outsider on the server (${verb})`);
-  }
+    for (const verb of ['put', 'delete'] as const) {
+      const res = await outsider[verb](`${N}/${server.id}`, verb === 'put' ? { level: 'nothing' } : undefined);
+      t.same([res.status, res.text], nothing, `an outsider on the server (${verb})`);
+    }
 
-  // What a member sets, then no longer sees, leaves their list and ready (and comes back with it).
-  await must(plain.put(`${N}/${ids.open}`, { level: 'nothing' }), 200);
-  await must(plain.put(`${N}/${ids.nofiles}`, { level: 'mentions' }), 200);
-  await must(plain.put(`${N}/${server.id}`, { level: 'mentions' }), 200);
-  const listed = async () => (await must(plain.get(N), 200)).body.map((x: any) => x.target_id);
-  const inReady = async () => {
-    const stream = await openSocket(app.url, '/api/ws', { client: plain });
-    const ready = await stream.event('ready');
-    stream.ws.close();
-    return ready.notification_settings.map((x: any) => x.target_id);
-  };
-  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'the server first, then the channels');
-  await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
-  t.same(await listed(), [server.id, ids.nofiles], 'a channel hidden from them: gone from the list');
-  t.same(await inReady(), [server.id, ids.nofiles], 'and from ready');
-  await must(owner.request('DELETE', `${base}/channels/${ids.open}/overwrites/${plain.userId}`), 204);
-  t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'shown again: their setting is back');
-  await must(plain.request('DELETE', `${base}/members/${plain.userId}`), 204);
-  t.same(await listed(), [], 'a server left: nothing of it');
-  t.same(await inReady(), []);
-});
+    // What a member sets, then no longer sees, leaves their list and ready (and comes back with it).
+    await must(plain.put(`${N}/${ids.open}`, { level: 'nothing' }), 200);
+    await must(plain.put(`${N}/${ids.nofiles}`, { level: 'mentions' }), 200);
+    await must(plain.put(`${N}/${server.id}`, { level: 'mentions' }), 200);
+    const listed = async () => (await must(plain.get(N), 200)).body.map((x: any) => x.target_id);
+    const inReady = async () => {
+      const stream = await openSocket(app.url, '/api/ws', { client: plain });
+      const ready = await stream.event('ready');
+      stream.ws.close();
+      return ready.notification_settings.map((x: any) => x.target_id);
+    };
+    t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'the server first, then the channels');
+    await must(owner.put(`${base}/channels/${ids.open}/overwrites/${plain.userId}`, { deny: ['view_channel'] }), 200);
+    t.same(await listed(), [server.id, ids.nofiles], 'a channel hidden from them: gone from the list');
+    t.same(await inReady(), [server.id, ids.nofiles], 'and from ready');
+    await must(owner.request('DELETE', `${base}/channels/${ids.open}/overwrites/${plain.userId}`), 204);
+    t.same(await listed(), [server.id, ...[ids.open, ids.nofiles].sort()], 'shown again: their setting is back');
+    await must(plain.request('DELETE', `${base}/members/${plain.userId}`), 204);
+    t.same(await listed(), [], 'a server left: nothing of it');
+    t.same(await inReady(), []);
+  },
+);
 
 t.test('channel positions as a member sees them: 0..k-1 over what they see, kept so by every event, and a hidden channel moves unheard', async (t) => {
   const app = await startServer();
@@ -542,8 +637,16 @@ t.test('channel positions as a member sees them: 0..k-1 over what they see, kept
   const globalOrder = async () => (await listOf(owner)).map(([id]: [string]) => id);
   for (const s of SUBJECTS) {
     const listed = await listOf(clients[s]);
-    t.same(listed.map(([, p]: [string, number]) => p), listed.map((_: unknown, i: number) => i), `${s}: positions 0..k-1`);
-    t.same(listed.map(([id]: [string]) => id), (await globalOrder()).filter((id: string) => listed.some(([x]: [string]) => x === id)), `${s}: in the server's order`);
+    t.same(
+      listed.map(([, p]: [string, number]) => p),
+      listed.map((_: unknown, i: number) => i),
+      `${s}: positions 0..k-1`,
+    );
+    t.same(
+      listed.map(([id]: [string]) => id),
+      (await globalOrder()).filter((id: string) => listed.some(([x]: [string]) => x === id)),
+      `${s}: in the server's order`,
+    );
   }
   // Each member's sidebar: ready, then every channel event applied, must stay what the list says.
   const sidebars = new Map<Client, { socket: LiveSocket; channels: Map<string, number>; updates: number }>();
@@ -551,7 +654,11 @@ t.test('channel positions as a member sees them: 0..k-1 over what they see, kept
     const socket = await openSocket(app.url, '/api/ws', { client });
     t.teardown(() => socket.ws.close());
     const ready = (await socket.event('ready')).servers.find((x: any) => x.id === server.id).channels;
-    t.same(ready.map((c: any) => [c.id, c.position]), await listOf(client), 'ready says what the list says');
+    t.same(
+      ready.map((c: any) => [c.id, c.position]),
+      await listOf(client),
+      'ready says what the list says',
+    );
     sidebars.set(client, { socket, channels: new Map(ready.map((c: any) => [c.id, c.position])), updates: 0 });
   }
   const settle = async (what: string) => {

@@ -17,7 +17,8 @@ import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
  * a user signed out or suspended. Redis is Debian's redis-server, started here (CI installs it).
  */
 const REDIS = '/usr/bin/redis-server';
-const SKIP = fs.existsSync(REDIS) || process.env.REQUIRE_REDIS === '1' ? false : `${REDIS} is not installed (apt-get install redis-server); the cluster test needs it`;
+const SKIP =
+  fs.existsSync(REDIS) || process.env.REQUIRE_REDIS === '1' ? false : `${REDIS} is not installed (apt-get install redis-server); the cluster test needs it`;
 const PASSWORD = 'correct horse';
 /** How long a gateway's read of the bus waits for an entry (src/parts/cluster/bus.ts). */
 const BUS_BLOCK_MS = 5_000;
@@ -121,7 +122,10 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     const bobRoom = await openSocket(g2.url, `/api/channels/${channelId}/ws`, { client: bob });
     const ready = await aliceStream.event('ready');
     t.equal(ready.user.user_id, alice.userId, 'the gateway passes on the ready the core built');
-    t.ok(ready.servers.some((s: { id: string }) => s.id === serverId), 'with the server');
+    t.ok(
+      ready.servers.some((s: { id: string }) => s.id === serverId),
+      'with the server',
+    );
     await bobStream.event('ready');
     const id = await post('hello both gateways');
     t.equal((await aliceStream.event('message')).message.id, id, 'a stream on gateway 1 gets it');
@@ -153,11 +157,23 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     const reported = await call('/api/cluster/alive', { gateway, sockets: [], up_to: 0 });
     t.equal(reported.status, 200, 'the key from Redis: 200');
     t.match(await reported.json(), { unknown: [] });
-    for (const body of [{ gateway: 'x', sockets: [], up_to: 0 }, { gateway, sockets: [0], up_to: 0 }, { gateway, sockets: 'all', up_to: 0 }, { gateway, sockets: [1.5], up_to: 0 }, { gateway, sockets: [] }, { gateway, sockets: [], up_to: -1 }]) {
+    for (const body of [
+      { gateway: 'x', sockets: [], up_to: 0 },
+      { gateway, sockets: [0], up_to: 0 },
+      { gateway, sockets: 'all', up_to: 0 },
+      { gateway, sockets: [1.5], up_to: 0 },
+      { gateway, sockets: [] },
+      { gateway, sockets: [], up_to: -1 },
+    ]) {
       const res = await call('/api/cluster/alive', body);
       t.equal(res.status, 400, `a bad report: 400 (${JSON.stringify(body)})`);
     }
-    for (const body of [{ gateway, socket: 1, url: '/api/ws', headers: [] }, { gateway, socket: -1, url: '/api/ws', headers: {} }, { gateway, socket: 1, url: '', headers: {} }, { gateway, socket: 1, url: '/api/ws', headers: { cookie: 7 } }]) {
+    for (const body of [
+      { gateway, socket: 1, url: '/api/ws', headers: [] },
+      { gateway, socket: -1, url: '/api/ws', headers: {} },
+      { gateway, socket: 1, url: '', headers: {} },
+      { gateway, socket: 1, url: '/api/ws', headers: { cookie: 7 } },
+    ]) {
       const res = await call('/api/cluster/sockets', body);
       t.equal(res.status, 400, `a bad opening: 400 (${JSON.stringify(body)})`);
     }
@@ -172,7 +188,8 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     const opened = await call('/api/cluster/sockets', { gateway, socket: 5, url: '/api/ws', headers: { cookie: someone.cookie! } });
     t.equal(opened.status, 200, 'opened: the ready frame');
     t.equal(JSON.parse(await opened.text()).event, 'ready');
-    const unknownAfter = async (sockets: number[], upTo: number) => ((await (await call('/api/cluster/alive', { gateway, sockets, up_to: upTo })).json()) as { unknown: number[] }).unknown;
+    const unknownAfter = async (sockets: number[], upTo: number) =>
+      ((await (await call('/api/cluster/alive', { gateway, sockets, up_to: upTo })).json()) as { unknown: number[] }).unknown;
     t.same(await unknownAfter([], 4), [], 'a report made before socket 5 had its id');
     t.same(await unknownAfter([5], 5), [], 'leaves it known');
     t.same(await unknownAfter([], 5), [], 'a report made after it, without it');
@@ -282,42 +299,45 @@ t.test('a core, two gateways and Redis', { skip: SKIP, timeout: 180_000 }, async
     t.ok(Date.now() - started <= 1_000, `within a second (${Date.now() - started} ms)`);
   });
 
-  await t.test('the core stopped: the gateways hold their sockets; restarted: sessions end (4001), and a remembered client comes back and misses nothing', async (t) => {
-    const gina = await member(base, owner, serverId, uniqueName('gina'), true);
-    t.ok(gina.device, 'gina is remembered on this device');
-    const stream = await openSocket(g1.url, '/api/ws', { client: gina });
-    await stream.event('ready');
-    const seen = collect(stream);
-    const sent = [await post('before the pause')];
-    await eventually('gina has it', () => seen.length === 1);
+  await t.test(
+    'the core stopped: the gateways hold their sockets; restarted: sessions end (4001), and a remembered client comes back and misses nothing',
+    async (t) => {
+      const gina = await member(base, owner, serverId, uniqueName('gina'), true);
+      t.ok(gina.device, 'gina is remembered on this device');
+      const stream = await openSocket(g1.url, '/api/ws', { client: gina });
+      await stream.event('ready');
+      const seen = collect(stream);
+      const sent = [await post('before the pause')];
+      await eventually('gina has it', () => seen.length === 1);
 
-    // Stopped (not restarted): the sockets are held, and go on when the core does.
-    core.child.kill('SIGSTOP');
-    await sleep(3_000);
-    core.child.kill('SIGCONT');
-    sent.push(await post('after the pause'));
-    await eventually('the held stream goes on', () => seen.length === 2);
+      // Stopped (not restarted): the sockets are held, and go on when the core does.
+      core.child.kill('SIGSTOP');
+      await sleep(3_000);
+      core.child.kill('SIGCONT');
+      sent.push(await post('after the pause'));
+      await eventually('the held stream goes on', () => seen.length === 2);
 
-    // Restarted: its sessions lived in its memory (as for one process, docs/api.md "Close codes").
-    await killed(core.child);
-    await sleep(1_500);
-    t.equal(stream.ws.readyState, stream.ws.OPEN, 'the gateway holds the socket while the core is down');
-    core = await startCore();
-    t.equal((await stream.closed(10_000)).code, 4001, 'once the core answers again, the stream hears its session ended (4001)');
-    await must(gina.post('/api/session/resume'), 200);
-    const ownerAgain = new Client(base);
-    await must(ownerAgain.post('/api/login', { username: owner.username, password: PASSWORD }), 200);
-    const again = await openSocket(g2.url, '/api/ws', { client: gina });
-    await again.event('ready');
-    const live = collect(again);
-    const page = await must(gina.get(`${messagesPath}?after=${seen[seen.length - 1]}&limit=100`), 200);
-    seen.push(...page.body.map((m: { id: string }) => m.id));
-    sent.push((await must(ownerAgain.post(messagesPath, { content: 'after the restart' }), 201)).body.id);
-    await eventually('the live message arrives', () => live.length === 1);
-    for (const id of live) if (!seen.includes(id)) seen.push(id);
-    t.same(seen, sent, 'every message once, in order');
-    again.close();
-  });
+      // Restarted: its sessions lived in its memory (as for one process, docs/api.md "Close codes").
+      await killed(core.child);
+      await sleep(1_500);
+      t.equal(stream.ws.readyState, stream.ws.OPEN, 'the gateway holds the socket while the core is down');
+      core = await startCore();
+      t.equal((await stream.closed(10_000)).code, 4001, 'once the core answers again, the stream hears its session ended (4001)');
+      await must(gina.post('/api/session/resume'), 200);
+      const ownerAgain = new Client(base);
+      await must(ownerAgain.post('/api/login', { username: owner.username, password: PASSWORD }), 200);
+      const again = await openSocket(g2.url, '/api/ws', { client: gina });
+      await again.event('ready');
+      const live = collect(again);
+      const page = await must(gina.get(`${messagesPath}?after=${seen[seen.length - 1]}&limit=100`), 200);
+      seen.push(...page.body.map((m: { id: string }) => m.id));
+      sent.push((await must(ownerAgain.post(messagesPath, { content: 'after the restart' }), 201)).body.id);
+      await eventually('the live message arrives', () => live.length === 1);
+      for (const id of live) if (!seen.includes(id)) seen.push(id);
+      t.same(seen, sent, 'every message once, in order');
+      again.close();
+    },
+  );
 });
 
 t.test('a server with no gateways (ROLE=all) answers 404 to the cluster routes', async (t) => {

@@ -40,7 +40,11 @@ t.test('servers: update, transfer, delete', async (t) => {
     t.match(entry, { action: 'server_update', actor: { user_id: owner.userId }, target_id: scene.serverId, target_kind: 'server', reason: 'tidy up' });
     t.match(entry.changes, { name: { to: 'Renamed' }, description: { from: 'by admin', to: 'A place' } });
     t.equal((await owner.request('PATCH', scene.base, { name: '' })).status, 400);
-    t.equal((await owner.request('PATCH', scene.base, { name: 'x' }, { 'x-audit-log-reason': 'é'.repeat(3) })).status, 400, 'a reason that is not ASCII (not encoded)');
+    t.equal(
+      (await owner.request('PATCH', scene.base, { name: 'x' }, { 'x-audit-log-reason': 'é'.repeat(3) })).status,
+      400,
+      'a reason that is not ASCII (not encoded)',
+    );
   });
 
   t.test('PUT owner: only the owner, to a member; the new owner holds every permission', async (t) => {
@@ -91,7 +95,16 @@ t.test('channels: rename, topic, dense reordering, slow mode, delete', async (t)
   await matrix(t, scene, ADMIN_ONLY, (cl) => cl.request('PATCH', `${scene.base}/channels/${b.id}`, { topic: 'about b' }));
   const moved = await must(admin.request('PATCH', `${scene.base}/channels/${d.id}`, { position: 0, name: 'dee' }), 200);
   t.match(moved.body, { name: 'dee', position: 0, topic: '' });
-  t.same((await channels()).map((ch) => [ch.name, ch.position]), [['dee', 0], ['general', 1], ['b', 2], ['c', 3]], 'positions stay 0..n-1');
+  t.same(
+    (await channels()).map((ch) => [ch.name, ch.position]),
+    [
+      ['dee', 0],
+      ['general', 1],
+      ['b', 2],
+      ['c', 3],
+    ],
+    'positions stay 0..n-1',
+  );
   t.equal((await owner.request('PATCH', `${scene.base}/channels/${c.id}`, { name: 'GENERAL' })).status, 409, 'a name in use');
   t.equal((await owner.request('PATCH', `${scene.base}/channels/${c.id}`, { slowmode_seconds: -1 })).status, 400);
   t.equal((await owner.request('PATCH', `${scene.base}/channels/${general.id}`, { position: 'first' })).status, 400);
@@ -104,7 +117,10 @@ t.test('channels: rename, topic, dense reordering, slow mode, delete', async (t)
     await matrix(t, scene, { ...ADMIN_ONLY, owner: 204, admin: 404 }, (cl) => cl.delete(`${scene.base}/channels/${b.id}`));
     t.equal((await room.closed()).code, 4003);
     t.same(await stream.event('channel_deleted'), { event: 'channel_deleted', server_id: scene.serverId, channel_id: b.id });
-    t.same((await channels()).map((ch) => ch.position), [0, 1, 2]);
+    t.same(
+      (await channels()).map((ch) => ch.position),
+      [0, 1, 2],
+    );
     const actions = (await auditOf(scene)).map((e: { action: string }) => e.action);
     t.ok(actions.includes('channel_delete') && actions.includes('channel_update') && actions.includes('channel_create'), actions.join(', '));
   });
@@ -144,7 +160,7 @@ t.test('invites: listing, revoking, max uses, expiry', async (t) => {
   const own = (await must(member.get(`${scene.base}/invites`), 200)).body.map((i: { token: string }) => i.token);
   t.same(own, [mine.token], 'a member sees their own');
 
-  t.equal((await roleMember.delete(`/api/invites/${mine.token}`)).status, 403, "another member cannot revoke it");
+  t.equal((await roleMember.delete(`/api/invites/${mine.token}`)).status, 403, 'another member cannot revoke it');
   await must(member.delete(`/api/invites/${mine.token}`), 204);
   t.equal((await new (await import('./helpers/client')).Client(server.url).get(`/api/invites/${mine.token}`)).status, 404, 'a revoked invite is gone');
   const byOwner = (await must(owner.post(`${scene.base}/invites`), 201)).body;
@@ -185,7 +201,7 @@ t.test('bans: who may ban whom, what a ban does, and lifting it', async (t) => {
   t.teardown(() => stream.close());
   await stream.next();
   await must(admin.put(`${scene.base}/bans/${target.userId}`, { reason: 'spam' }), 204);
-  t.equal((await room.closed()).code, 4003, "their room sockets close");
+  t.equal((await room.closed()).code, 4003, 'their room sockets close');
   t.same(await stream.event('server_left'), { event: 'server_left', server_id: scene.serverId, reason: 'banned' });
   t.equal((await target.get(scene.base)).status, 404, 'removed');
   const fresh = (await must(owner.post(`${scene.base}/invites`), 201)).body.token;
@@ -276,10 +292,16 @@ t.test('the audit log: owners and admins, newest first, paged by entry id', asyn
   for (let i = 0; i < 5; i++) await must(owner.post(`${scene.base}/channels`, { name: `c${i}` }, { 'x-audit-log-reason': `because ${i}` }), 201);
   await matrix(t, scene, ADMIN_ONLY, (c) => c.get(`${scene.base}/audit-log`));
   const page = (await must(owner.get(`${scene.base}/audit-log?limit=2`), 200)).body;
-  t.same(page.map((e: { reason: string }) => e.reason), ['because 4', 'because 3']);
+  t.same(
+    page.map((e: { reason: string }) => e.reason),
+    ['because 4', 'because 3'],
+  );
   t.match(page[0], { action: 'channel_create', actor: { user_id: owner.userId, username: owner.username }, target_kind: 'channel', changes: { name: 'c4' } });
   const next = (await must(owner.get(`${scene.base}/audit-log?limit=2&before=${page[1].id}`), 200)).body;
-  t.same(next.map((e: { reason: string }) => e.reason), ['because 2', 'because 1']);
+  t.same(
+    next.map((e: { reason: string }) => e.reason),
+    ['because 2', 'because 1'],
+  );
   t.equal((await owner.get(`${scene.base}/audit-log?before=00000000-0000-4000-8000-000000000000`)).status, 404, 'a cursor that is no entry of this log');
   t.equal((await owner.get(`${scene.base}/audit-log?limit=101`)).status, 400);
 });

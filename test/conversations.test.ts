@@ -16,8 +16,7 @@ async function aliceWithTwoFriends(t: tap.Test) {
 }
 
 const member = ref;
-const byName = (a: { username: string }, b: { username: string }) =>
-  a.username.toLowerCase() < b.username.toLowerCase() ? -1 : 1;
+const byName = (a: { username: string }, b: { username: string }) => (a.username.toLowerCase() < b.username.toLowerCase() ? -1 : 1);
 
 t.test('a DM is created once and reused from either side', async (t) => {
   const clock = new FakeClock();
@@ -95,7 +94,10 @@ t.test('after unfriending, the DM and its history stay, but no new DM can be ope
   t.equal(reopened.status, 200, 'the existing DM is still returned');
   t.equal(reopened.body.id, dm.id);
   const history = await alice.get(`/api/conversations/${dm.id}/messages`);
-  t.same(history.body.map((m: { content: string }) => m.content), ['before']);
+  t.same(
+    history.body.map((m: { content: string }) => m.content),
+    ['before'],
+  );
   const fresh = await alice.post('/api/conversations/dm', { usernames: [carol.username] });
   t.equal(fresh.status, 400, 'a DM that never existed needs friendship');
   t.match(fresh.text, /not your friend/);
@@ -141,7 +143,12 @@ t.test('group chats', async (t) => {
     const cases: [string, unknown, number, RegExp][] = [
       ['no friends', { name: 'g', usernames: [] }, 400, /usernames must hold 1 to 25 entries/],
       ['26 friends', { name: 'g', usernames: names }, 400, /usernames must hold 1 to 25 entries/],
-      ['a non-friend among friends', { name: 'g', usernames: [names[0], stranger.username, names[1]] }, 400, new RegExp(`${stranger.username} is not your friend`)],
+      [
+        'a non-friend among friends',
+        { name: 'g', usernames: [names[0], stranger.username, names[1]] },
+        400,
+        new RegExp(`${stranger.username} is not your friend`),
+      ],
       ['an unknown user', { name: 'g', usernames: [names[0], uniqueName('ghost')] }, 404, /no user named/],
       ['the creator listed', { name: 'g', usernames: [names[0], creator.username] }, 400, /yourself/],
       ['a missing name', { usernames: [names[0]] }, 400, /name must be a string/],
@@ -205,7 +212,10 @@ t.test('standing restrictions in conversations', async (t) => {
   });
 
   t.test('only the allowed messages were stored', async (t) => {
-    t.same((await bob.get(path)).body.map((m: { content: string }) => m.content), ['still here', 'hello']);
+    t.same(
+      (await bob.get(path)).body.map((m: { content: string }) => m.content),
+      ['still here', 'hello'],
+    );
   });
 });
 
@@ -320,7 +330,10 @@ t.test('conversation messages share the channel message model', async (t) => {
     t.equal(edited.status, 200);
     t.match(edited.body, { id: message.id, content: 'fixed', edited_at: '2026-01-01T00:00:06.000Z', conversation_id: dm.id });
     t.equal((await bob.delete(path)).status, 204);
-    t.notOk((await alice.get(dmPath)).body.some((m: { id: string }) => m.id === message.id), 'gone from the list');
+    t.notOk(
+      (await alice.get(dmPath)).body.some((m: { id: string }) => m.id === message.id),
+      'gone from the list',
+    );
     t.equal((await bob.delete(path)).status, 404, 'deleting twice');
   });
 
@@ -328,11 +341,21 @@ t.test('conversation messages share the channel message model', async (t) => {
     const all = (await alice.get(dmPath)).body;
     t.ok(all.length >= 2);
     const page = await alice.get(`${dmPath}?limit=1`);
-    t.same(page.body.map((m: { id: string }) => m.id), [all[0].id], 'newest first');
+    t.same(
+      page.body.map((m: { id: string }) => m.id),
+      [all[0].id],
+      'newest first',
+    );
     const older = await alice.get(`${dmPath}?limit=1&before=${all[0].id}`);
-    t.same(older.body.map((m: { id: string }) => m.id), [all[1].id]);
+    t.same(
+      older.body.map((m: { id: string }) => m.id),
+      [all[1].id],
+    );
     const newer = await alice.get(`${dmPath}?after=${all[1].id}`);
-    t.same(newer.body.map((m: { id: string }) => m.id), [all[0].id]);
+    t.same(
+      newer.body.map((m: { id: string }) => m.id),
+      [all[0].id],
+    );
     const groupMessage = (await alice.get(`/api/conversations/${group.id}/messages`)).body[0];
     t.equal((await alice.get(`${dmPath}?before=${groupMessage.id}`)).status, 404, 'a cursor from another conversation');
     t.equal((await alice.get(`${dmPath}?limit=101`)).status, 400);

@@ -16,7 +16,7 @@ const PASSWORD = 'crash test password';
 function upload(content: string, size: number): FormData {
   const form = new FormData();
   form.append('content', content);
-  form.append('attachments', new Blob([Buffer.alloc(size, content.length % 26 + 97)]), `${content}.bin`);
+  form.append('attachments', new Blob([Buffer.alloc(size, (content.length % 26) + 97)]), `${content}.bin`);
   return form;
 }
 
@@ -79,15 +79,41 @@ t.test('SIGKILL at random moments under concurrent posts and uploads loses nothi
   const db = new Database(path.join(dataDir, 'chat.db'), { readonly: true });
   t.teardown(() => db.close());
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'PRAGMA integrity_check is ok');
-  const stored = new Set(db.prepare<[], { id: string }>('SELECT id FROM messages').all().map((r) => r.id));
+  const stored = new Set(
+    db
+      .prepare<[], { id: string }>('SELECT id FROM messages')
+      .all()
+      .map((r) => r.id),
+  );
   const lost = [...acknowledged].filter((id) => !stored.has(id));
   t.same(lost, [], 'every acknowledged message is stored');
-  const rows = new Set(db.prepare<[], { id: string }>('SELECT id FROM attachments').all().map((r) => r.id));
-  t.same([...acknowledgedFiles].filter((id) => !rows.has(id)), [], 'every acknowledged attachment has its row');
+  const rows = new Set(
+    db
+      .prepare<[], { id: string }>('SELECT id FROM attachments')
+      .all()
+      .map((r) => r.id),
+  );
+  t.same(
+    [...acknowledgedFiles].filter((id) => !rows.has(id)),
+    [],
+    'every acknowledged attachment has its row',
+  );
   const files = fs.readdirSync(path.join(dataDir, 'uploads'));
-  t.same(files.filter((name) => name.endsWith('.part')), [], 'no .part file remains');
-  t.same(files.filter((name) => !rows.has(name)), [], 'no file without a row remains');
-  t.same([...rows].filter((id) => !files.includes(id)), [], 'no attachment row lacks its file');
+  t.same(
+    files.filter((name) => name.endsWith('.part')),
+    [],
+    'no .part file remains',
+  );
+  t.same(
+    files.filter((name) => !rows.has(name)),
+    [],
+    'no file without a row remains',
+  );
+  t.same(
+    [...rows].filter((id) => !files.includes(id)),
+    [],
+    'no attachment row lacks its file',
+  );
   const newest = await client.get(`${messagesPath}?limit=1`);
   t.equal(newest.status, 200, 'the restarted server answers');
 });

@@ -44,7 +44,13 @@ t.test('remember this device: the cookie, what is stored, and a restart survived
   t.match(secret, /^[A-Za-z0-9_-]{43}$/, '256 random bits');
   const stored = server.app.db.prepare('SELECT secret_hash FROM devices WHERE user_id = ?').pluck().all(user.userId);
   t.same(stored, [crypto.createHash('sha256').update(secret).digest('hex')], 'only its SHA-256 is stored');
-  t.equal((await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD })).headers.getSetCookie().some((c) => c.startsWith('app_device=')), false, 'not without remember');
+  t.equal(
+    (await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD })).headers
+      .getSetCookie()
+      .some((c) => c.startsWith('app_device=')),
+    false,
+    'not without remember',
+  );
   const form = new Client(server.url);
   const viaForm = await form.post('/api/login', new URLSearchParams({ username: user.username, password: PASSWORD, remember: 'on' }));
   t.equal(viaForm.status, 303);
@@ -135,7 +141,10 @@ t.test('devices in the sessions list; ending one; logging out; what ends them al
   const other = await remembered(server, user.username);
   const changer = await remembered(server, user.username);
   const changed = await must(changer.put('/api/account/password', { current_password: PASSWORD, new_password: 'another horse' }), 204);
-  t.ok(changed.headers.getSetCookie().some((c) => c.startsWith('app_device=') && !c.startsWith('app_device=;')), 'a new device cookie for the caller');
+  t.ok(
+    changed.headers.getSetCookie().some((c) => c.startsWith('app_device=') && !c.startsWith('app_device=;')),
+    'a new device cookie for the caller',
+  );
   t.equal((await other.post('/api/session/resume')).status, 401, 'the other browser is forgotten');
   t.equal((await changer.post('/api/session/resume')).status, 200, 'the caller still resumes');
 
@@ -183,11 +192,29 @@ t.test('two-factor sign-in: asks for the current password; turning it on ends th
 
   // New recovery codes: the password and a code; the old ones stop working.
   t.equal((await user.post('/api/account/2fa/recovery-codes', { code: recovery[0] })).status, 400, 'no password');
-  t.equal((await user.post('/api/account/2fa/recovery-codes', { current_password: PASSWORD, code: '000000' === totp.generate({ timestamp: clock.ms }) ? '111111' : '000000' })).status, 403, 'a wrong code');
-  const renewed = (await must(user.post('/api/account/2fa/recovery-codes', { current_password: PASSWORD, code: recovery[0] }), 200)).body.recovery_codes as string[];
+  t.equal(
+    (
+      await user.post('/api/account/2fa/recovery-codes', {
+        current_password: PASSWORD,
+        code: '000000' === totp.generate({ timestamp: clock.ms }) ? '111111' : '000000',
+      })
+    ).status,
+    403,
+    'a wrong code',
+  );
+  const renewed = (await must(user.post('/api/account/2fa/recovery-codes', { current_password: PASSWORD, code: recovery[0] }), 200)).body
+    .recovery_codes as string[];
   t.equal(renewed.length, 10);
-  t.equal((await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD, code: recovery[1] })).status, 401, 'an old recovery code is gone');
-  t.equal((await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD, code: renewed[0] })).status, 200, 'a new one signs in');
+  t.equal(
+    (await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD, code: recovery[1] })).status,
+    401,
+    'an old recovery code is gone',
+  );
+  t.equal(
+    (await new Client(server.url).post('/api/login', { username: user.username, password: PASSWORD, code: renewed[0] })).status,
+    200,
+    'a new one signs in',
+  );
 
   // Turning it off: the password and a code; every device ends.
   t.equal((await user.delete('/api/account/2fa', { code: renewed[1] })).status, 400, 'off: no password');

@@ -153,9 +153,7 @@ t.test('friends are listed by username', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
   const tag = uniqueName('x');
-  const [me, zed, amy, Bea] = await Promise.all(
-    [uniqueName('me'), `zed_${tag}`, `amy_${tag}`, `Bea_${tag}`].map((name) => signUp(server.url, name)),
-  );
+  const [me, zed, amy, Bea] = await Promise.all([uniqueName('me'), `zed_${tag}`, `amy_${tag}`, `Bea_${tag}`].map((name) => signUp(server.url, name)));
   await befriend(me, zed);
   await befriend(amy, me);
   await befriend(me, Bea);

@@ -70,7 +70,11 @@ async function fuzz(): Promise<RunResult> {
     const route = { user: '/api/ws', channel: '/api/channels/{channel_id}/ws', conversation: '/api/conversations/{conversation_id}/ws' };
     for (const target of targets.filter((x) => !cfg.only || cfg.only.test(`socket ${route[x]}`))) {
       const scene = await world.ensureScene();
-      const socketPath = { user: '/api/ws', channel: `/api/channels/${scene.ids.channel[0]}/ws`, conversation: `/api/conversations/${scene.ids.conversation[0]}/ws` }[target];
+      const socketPath = {
+        user: '/api/ws',
+        channel: `/api/channels/${scene.ids.channel[0]}/ws`,
+        conversation: `/api/conversations/${scene.ids.conversation[0]}/ws`,
+      }[target];
       const who = target === 'channel' ? world.users.member : world.users.owner;
       const seed = deriveSeed(cfg.seed, 'socket', target);
       const outcomes: Record<string, number> = {};
@@ -99,14 +103,25 @@ async function fuzz(): Promise<RunResult> {
     if (Object.keys(socketCases).length) {
       // After all that, a new user stream still opens and says ready.
       const after = await junkCase(world, '/api/ws', world.users.owner.cookie, [], true);
-      if (after) findings.add('websocket', 'GET /api/ws', null, `a fresh user stream after the junk: ${after}`, { detail: after, example: '', caller: 'owner' });
+      if (after)
+        findings.add('websocket', 'GET /api/ws', null, `a fresh user stream after the junk: ${after}`, { detail: after, example: '', caller: 'owner' });
     }
   } finally {
     guard.uninstall();
     await world.close();
     closeAgent();
   }
-  return { findings, stats, jobs, socketCases, socketOutcomes, ms: performance.now() - started, scenes: world.scenesBuilt, sceneMs: world.sceneMs, restarts: world.restarts };
+  return {
+    findings,
+    stats,
+    jobs,
+    socketCases,
+    socketOutcomes,
+    ms: performance.now() - started,
+    scenes: world.scenesBuilt,
+    sceneMs: world.sceneMs,
+    restarts: world.restarts,
+  };
 }
 
 let running: Promise<RunResult> | undefined;
@@ -123,9 +138,20 @@ function report(r: RunResult): string {
   for (const kind of kinds) {
     lines.push('', `== ${kind}: ${r.findings.groups(kind).length} (over ${r.findings.list(kind).length} operation entries)`, r.findings.format(kind));
   }
-  lines.push('', '== prose allow-list (refusals excused in this run)', ...PROSE_ALLOW_LIST.map((a) => `${allowanceUse.get(a) ?? 0}  ${a.op}  "${a.refusal}…"  (${a.rule})`));
+  lines.push(
+    '',
+    '== prose allow-list (refusals excused in this run)',
+    ...PROSE_ALLOW_LIST.map((a) => `${allowanceUse.get(a) ?? 0}  ${a.op}  "${a.refusal}…"  (${a.rule})`),
+  );
   lines.push('', '== socket outcomes', ...Object.entries(r.socketOutcomes).map(([route, o]) => `${route}: ${JSON.stringify(o)}`));
-  lines.push('', '== slowest operations', ...[...r.stats].sort((a, b) => b.ms - a.ms).slice(0, 12).map((s) => `${(s.ms / 1000).toFixed(2)} s  ${s.cases} cases  ${s.op}  ${JSON.stringify(s.statuses)}`));
+  lines.push(
+    '',
+    '== slowest operations',
+    ...[...r.stats]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 12)
+      .map((s) => `${(s.ms / 1000).toFixed(2)} s  ${s.cases} cases  ${s.op}  ${JSON.stringify(s.statuses)}`),
+  );
   return lines.join('\n');
 }
 
@@ -158,7 +184,12 @@ t.test('the schema converter generates values Ajv accepts, and mutations Ajv rej
     },
     'array bounds of uuids': { type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 1, maxItems: 3 },
     'unique items': { type: 'array', items: { type: 'integer', minimum: 0, maximum: 3 }, uniqueItems: true, maxItems: 3 },
-    'anyOf email or integer': { anyOf: [{ type: 'string', format: 'email' }, { type: 'integer', minimum: 10 }] },
+    'anyOf email or integer': {
+      anyOf: [
+        { type: 'string', format: 'email' },
+        { type: 'integer', minimum: 10 },
+      ],
+    },
     'oneOf date-time or null': { oneOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
     'a $ref to the document': { $ref: '#/components/schemas/UserRef' },
     'nested required objects': {
@@ -187,7 +218,11 @@ t.test('the schema converter generates values Ajv accepts, and mutations Ajv rej
     const accepted = fc.sample(bad, { numRuns: 100, seed }).filter((v) => schemaErrors(schema, plain(v), '') === null);
     // A mutation may land on another valid value (one branch of an anyOf broken while another
     // holds, a wrong type that another branch admits); most must not.
-    if (accepted.length > 15) mutationsPassing[name] = `${accepted.length}/100 pass, e.g. ${accepted.slice(0, 3).map((v) => fc.stringify(v)).join(', ')}`;
+    if (accepted.length > 15)
+      mutationsPassing[name] = `${accepted.length}/100 pass, e.g. ${accepted
+        .slice(0, 3)
+        .map((v) => fc.stringify(v))
+        .join(', ')}`;
   }
   const total = Object.keys(synthetic).length + Object.keys(fromDocument).length;
   t.same(validRefused, {}, `values generated as valid pass their schema (${total} schemas, 100 values each)`);
@@ -245,5 +280,6 @@ t.test('junk frames on the user stream and the room sockets never take the serve
   const r = await results();
   if (Object.keys(r.socketCases).length === 0) return t.pass('sockets not selected by FUZZ_ONLY');
   failEach(t, r, 'websocket');
-  for (const [route, n] of Object.entries(r.socketCases)) t.ok(n >= (cfg.path ? 1 : cfg.wsRuns), `${n} junk cases on ${route}: ${JSON.stringify(r.socketOutcomes[route])}`);
+  for (const [route, n] of Object.entries(r.socketCases))
+    t.ok(n >= (cfg.path ? 1 : cfg.wsRuns), `${n} junk cases on ${route}: ${JSON.stringify(r.socketOutcomes[route])}`);
 });

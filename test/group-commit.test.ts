@@ -15,16 +15,26 @@ t.test('a burst of messages: all committed, in order, a bad one refused alone', 
   );
   t.equal(answers[13].status, 400, 'the one with a bad reply_to is refused');
   t.match(answers[13].text, /reply_to must name a message in this channel/);
-  t.ok(answers.every((a, i) => i === 13 || a.status === 201), 'the 29 others are created');
+  t.ok(
+    answers.every((a, i) => i === 13 || a.status === 201),
+    'the 29 others are created',
+  );
   const history = (await must(c.owner.get(`${url}?limit=100`), 200)).body;
   t.equal(history.length, 29, 'nothing of the refused one was written');
   t.same(
     history.map((m: { id: string }) => m.id).sort(),
-    answers.filter((_, i) => i !== 13).map((a) => a.body.id).sort(),
+    answers
+      .filter((_, i) => i !== 13)
+      .map((a) => a.body.id)
+      .sort(),
     'each answer is a committed message',
   );
   const bySeq = history.map((m: { content: string }) => m.content).reverse();
-  t.same(bySeq, [...bySeq].sort((a: string, b: string) => Number(a.split(' ')[1]) - Number(b.split(' ')[1])), 'stored in arrival order');
+  t.same(
+    bySeq,
+    [...bySeq].sort((a: string, b: string) => Number(a.split(' ')[1]) - Number(b.split(' ')[1])),
+    'stored in arrival order',
+  );
 });
 
 t.test('a room deleted before its batch commits: 404, not 500', async (t) => {

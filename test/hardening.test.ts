@@ -19,8 +19,7 @@ import { FakeClock, startServer, type TestServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
 
 const uploadsOf = (server: TestServer) => fs.readdirSync(path.join(server.dataDir, 'uploads'));
-const count = (server: TestServer, table: string) =>
-  (server.app.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (server: TestServer, table: string) => (server.app.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits (bounded) until the uploads directory holds no file. */
@@ -50,7 +49,11 @@ t.test('1. a sanction that lands while an upload streams applies to it', async (
   const channelPath = `/api/servers/${c.serverId}/channels/${c.general}/messages`;
   const watcher = await openSocket(server.url, `/api/channels/${c.general}/ws`, { client: c.owner });
   t.teardown(() => watcher.close());
-  const body = () => multipart([{ field: 'content', value: 'late words' }, { file: 'attachments', filename: 'big.bin', size: 2 * 1024 * 1024 }]);
+  const body = () =>
+    multipart([
+      { field: 'content', value: 'late words' },
+      { file: 'attachments', filename: 'big.bin', size: 2 * 1024 * 1024 },
+    ]);
 
   /** Starts an upload as `who`, applies `sanction` mid-stream, finishes it and checks nothing came of it. */
   async function check(what: string, who: Client, target: string, sanction: () => Promise<unknown> | unknown, status: number) {
@@ -272,8 +275,14 @@ t.test('6. start-up removes upload files no row holds, and reports rows without 
   server = await startServer({ dataDir });
   t.teardown(server.close);
   t.same(fs.readdirSync(uploads).sort(), [kept], 'only the file a row holds is left');
-  t.ok(server.logs.some((line) => line.includes('removed 2 file(s)')), 'the removal is logged');
-  t.ok(server.logs.some((line) => line.includes('1 attachment(s) have no file') && line.includes(lost)), 'the row without a file is reported');
+  t.ok(
+    server.logs.some((line) => line.includes('removed 2 file(s)')),
+    'the removal is logged',
+  );
+  t.ok(
+    server.logs.some((line) => line.includes('1 attachment(s) have no file') && line.includes(lost)),
+    'the row without a file is reported',
+  );
 });
 
 t.test('7. a server report by someone outside it tells them nothing about the server', async (t) => {
@@ -299,7 +308,8 @@ t.test('8. administrators cannot change their own standing or warnings through t
   t.equal((await admin.put(`/api/admin/users/${other.userId}/standing`, { standing: 1 })).status, 200, 'another user: as before');
 
   // The way back for an administrator suspended anyway (by another administrator, say).
-  server.app.db.prepare("INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, 'x', '2026-01-01T00:00:00Z')")
+  server.app.db
+    .prepare("INSERT INTO warnings (id, user_id, issued_by, reason, created_at) VALUES (?, ?, ?, 'x', '2026-01-01T00:00:00Z')")
     .run(crypto.randomUUID(), admin.userId, other.userId);
   setStanding(server, admin.userId, 4);
   const cli = (...args: string[]) =>
@@ -328,11 +338,7 @@ t.test('9. shutdown refuses new requests on busy kept-alive connections and remo
   const c = await crowd(server, 0);
   const port = Number(new URL(server.url).port);
   // A kept-alive connection busy with a request whose body is still arriving when the drain starts.
-  const busy = await rawConnection(
-    port,
-    '127.0.0.1',
-    'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
-  );
+  const busy = await rawConnection(port, '127.0.0.1', 'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{');
   const upload = await startMultipart(
     server.url,
     `/api/servers/${c.serverId}/channels/${c.general}/messages`,
@@ -340,7 +346,10 @@ t.test('9. shutdown refuses new requests on busy kept-alive connections and remo
     { cookie: c.owner.cookie, pauseAfter: 1024 * 1024 },
   );
   await streaming(server);
-  t.ok(uploadsOf(server).some((name) => name.endsWith('.part')), 'the upload is on disk');
+  t.ok(
+    uploadsOf(server).some((name) => name.endsWith('.part')),
+    'the upload is on disk',
+  );
   const closing = server.close();
   // The first request finishes; a second one arrives on the same connection during the drain.
   busy.socket.write('}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -400,12 +409,22 @@ t.test('11. a client that drops mid-body is one log line, not an unexpected erro
   const server = await startServer();
   t.teardown(server.close);
   const port = Number(new URL(server.url).port);
-  const { socket } = await rawConnection(port, '127.0.0.1', 'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user');
+  const { socket } = await rawConnection(
+    port,
+    '127.0.0.1',
+    'POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user',
+  );
   await sleep(50);
   socket.destroy();
   for (let i = 0; i < 50 && !server.logs.some((l) => l.startsWith('POST /api/login')); i++) await sleep(20);
-  t.ok(server.logs.some((l) => /^POST \/api\/login aborted [\d.]+ms$/.test(l)), server.logs.filter((l) => l.includes('login')).join(' | '));
-  t.notOk(server.logs.some((l) => l.includes('unexpected error')), 'no stack');
+  t.ok(
+    server.logs.some((l) => /^POST \/api\/login aborted [\d.]+ms$/.test(l)),
+    server.logs.filter((l) => l.includes('login')).join(' | '),
+  );
+  t.notOk(
+    server.logs.some((l) => l.includes('unexpected error')),
+    'no stack',
+  );
 });
 
 t.test('12. form errors redirect with a code, never with text', async (t) => {

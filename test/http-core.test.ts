@@ -160,10 +160,7 @@ t.test('JSON bodies', async (t) => {
 
   t.test('a declared body over 1 MiB is 413 without the server waiting for it', async (t) => {
     // The body is never sent: if the server tried to read it first, this would hang.
-    const res = await rawRequest(
-      server.url,
-      `POST /api/register HTTP/1.1\nHost: ${host}\nContent-Type: application/json\nContent-Length: ${MIB + 1}`,
-    );
+    const res = await rawRequest(server.url, `POST /api/register HTTP/1.1\nHost: ${host}\nContent-Type: application/json\nContent-Length: ${MIB + 1}`);
     t.equal(res.status, 413);
     t.match(res.head, /content-type: text\/plain/i);
   });
@@ -256,7 +253,10 @@ t.test('responses', async (t) => {
     await user.get('/healthz?token=very-secret-token');
     const line = server.logs.find((l) => l.startsWith('GET /healthz '));
     t.match(line, /^GET \/healthz 200 \d+(\.\d+)?ms$/);
-    t.notOk(server.logs.some((l) => l.includes('very-secret-token')), 'the query is not logged');
+    t.notOk(
+      server.logs.some((l) => l.includes('very-secret-token')),
+      'the query is not logged',
+    );
   });
 });
 
@@ -267,15 +267,17 @@ t.test('an unexpected failure is 500 without internals, and logged with its stac
   const res = await new Client(server.url).get('/healthz');
   t.equal(res.status, 500);
   t.equal(res.text, 'internal server error\n');
-  t.ok(server.logs.some((l) => l.startsWith('unexpected error:') && /\n\s+at /.test(l)), 'the stack is in the log');
+  t.ok(
+    server.logs.some((l) => l.startsWith('unexpected error:') && /\n\s+at /.test(l)),
+    'the stack is in the log',
+  );
 });
 
 t.test('cross-site requests', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
   const anon = new Client(server.url);
-  const register = (username: string, headers: Record<string, string>) =>
-    anon.post('/api/register', { username, password: 'password1' }, headers);
+  const register = (username: string, headers: Record<string, string>) => anon.post('/api/register', { username, password: 'password1' }, headers);
 
   t.test('a POST from a foreign Origin is 403 and registers nothing', async (t) => {
     const { hostname, port } = new URL(server.url);
@@ -380,7 +382,10 @@ t.test('static pages', async (t) => {
     const page = await raw(server.url, '/', {});
     const assets = [...page.body.toString().matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css|svg))"/g)].map((m) => m[1]);
     t.ok(assets.length >= 3, `the page loads ${assets.join(', ')}`);
-    t.ok(assets.every((a) => /^\/a\/[0-9a-f]{12}\//.test(a)), 'every asset address carries the version');
+    t.ok(
+      assets.every((a) => /^\/a\/[0-9a-f]{12}\//.test(a)),
+      'every asset address carries the version',
+    );
     t.equal(page.headers['cache-control'], 'no-cache', 'the page itself is asked for again every time');
     const script = assets.find((a) => a.endsWith('/js/home.js'))!;
     const plain = await raw(server.url, script, {});
@@ -396,7 +401,7 @@ t.test('static pages', async (t) => {
     t.same(zlib.gunzipSync(gz.body), plain.body);
     t.not(br.headers.etag, plain.headers.etag, 'each representation has its own strong ETag');
     t.equal((await raw(server.url, script, { 'accept-encoding': 'br', 'if-none-match': br.headers.etag! })).status, 304);
-    t.equal((await raw(server.url, script, { 'if-none-match': br.headers.etag! })).status, 200, "the Brotli ETag does not match the plain file");
+    t.equal((await raw(server.url, script, { 'if-none-match': br.headers.etag! })).status, 200, 'the Brotli ETag does not match the plain file');
     // A page loaded before an upgrade asks for an older version: it gets today's file, never cached as that version.
     const old = await raw(server.url, script.replace(/^\/a\/[0-9a-f]{12}/, '/a/000000000000'), {});
     t.equal(old.status, 200);
@@ -416,7 +421,8 @@ t.test('static pages', async (t) => {
     const owner = await signUp(server.url);
     const guild = await owner.post('/api/servers', { name: 'big' });
     const channelId = guild.body.channels?.[0]?.id ?? (await owner.get(`/api/servers/${guild.body.id}/channels`)).body[0].id;
-    for (let i = 0; i < 50; i++) await owner.post(`/api/servers/${guild.body.id}/channels/${channelId}/messages`, { content: `message ${i} `.padEnd(600, 'x') });
+    for (let i = 0; i < 50; i++)
+      await owner.post(`/api/servers/${guild.body.id}/channels/${channelId}/messages`, { content: `message ${i} `.padEnd(600, 'x') });
     const path = `/api/servers/${guild.body.id}/channels/${channelId}/messages?limit=50`;
     const plain = await raw(server.url, path, { cookie: owner.cookie! });
     t.equal(plain.status, 200);

@@ -31,7 +31,9 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
 
   // The owner imports a newer export: a message "by alice", dated as they like.
   const newer = JSON.parse(JSON.stringify(files['Hobby Club - general [810000000000000001] [part 2].json'])) as ReturnType<typeof channelFile>;
-  newer.messages.push(message({ id: '990000000000000001', content: 'I never wrote this', author: ALICE, mentions: [ALICE], timestamp: '2024-05-01T10:00:00.000+00:00' }));
+  newer.messages.push(
+    message({ id: '990000000000000001', content: 'I never wrote this', author: ALICE, mentions: [ALICE], timestamp: '2024-05-01T10:00:00.000+00:00' }),
+  );
   const delta = writeExport({ ...files, 'Hobby Club - general [810000000000000001] [part 2].json': newer });
   t.teardown(() => fs.rmSync(delta, { recursive: true, force: true }));
   const appended = await cli(['import', 'discord', delta, '--owner', owner.username], server.dataDir);
@@ -78,7 +80,14 @@ t.test('a data package lists the servers it could join; only those chosen are jo
   const read = await must(bob.post('/api/account/claims/discord-package', await zipForm('package', { 'Account/user.json': { id: BOB.id } })), 200);
   t.same(read.body.claimed, [], 'nothing claimed yet');
   t.equal(read.body.discord_id, BOB.id);
-  t.same(read.body.servers.map((s: any) => [s.name, s.discord_name, s.messages]).sort(), [['Real Club', 'bob', 7], ['Trap', 'bob', 7]], 'the servers it could join, named');
+  t.same(
+    read.body.servers.map((s: any) => [s.name, s.discord_name, s.messages]).sort(),
+    [
+      ['Real Club', 'bob', 7],
+      ['Trap', 'bob', 7],
+    ],
+    'the servers it could join, named',
+  );
   t.same((await bob.get('/api/servers')).body, [], 'and none joined');
 
   t.equal((await bob.post('/api/account/claims/discord-package/choose', { server_ids: [crypto.randomUUID()] })).status, 404, 'a server not in the list');
@@ -86,7 +95,11 @@ t.test('a data package lists the servers it could join; only those chosen are jo
   t.equal((await bob.post('/api/account/claims/discord-package/choose', { server_ids: 'all' })).status, 400);
   const chosen = await must(bob.post('/api/account/claims/discord-package/choose', { server_ids: [real.id] }), 200);
   t.same(chosen.body.claimed, [{ server_id: real.id, discord_name: 'bob', messages: 7 }]);
-  t.same((await bob.get('/api/servers')).body.map((s: { id: string }) => s.id), [real.id], 'only the chosen server');
+  t.same(
+    (await bob.get('/api/servers')).body.map((s: { id: string }) => s.id),
+    [real.id],
+    'only the chosen server',
+  );
   const trapBob = (await forger.get(`/api/servers/${trap.id}/imported-people`)).body.find((p: any) => p.discord_name === 'bob');
   t.equal(trapBob.claimed_by, null, "the stranger's placeholder is not claimed");
 

@@ -16,10 +16,16 @@ const GENERAL = { id: '810000000000000001', type: 'GuildTextChat', name: 'genera
 /** An export of `total` messages in files of 1 000. */
 function bigExport(total: number): string {
   const messages = Array.from({ length: total }, (_, i) =>
-    message({ id: String(950000000000000000n + BigInt(i)), content: `line ${i}`, author: i % 2 ? ALICE : BOB, timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }),
+    message({
+      id: String(950000000000000000n + BigInt(i)),
+      content: `line ${i}`,
+      author: i % 2 ? ALICE : BOB,
+      timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    }),
   );
   const parts: Record<string, unknown> = {};
-  for (let p = 0; p * 1000 < total; p++) parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ ...GENERAL, messages: messages.slice(p * 1000, (p + 1) * 1000) });
+  for (let p = 0; p * 1000 < total; p++)
+    parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ ...GENERAL, messages: messages.slice(p * 1000, (p + 1) * 1000) });
   return writeExport(parts);
 }
 
@@ -36,7 +42,11 @@ t.test('two CLI imports of the same export at once: one server, every message on
   t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), 3000, 'every message once');
   const refused = [first, second].filter((r) => r.code !== 0);
   // The two may also come one after the other (the second then appends nothing): either way, nothing twice.
-  for (const r of refused) t.match(r.stderr, /cannot import: an import of this Discord server into this owner's server is running from the command line \(process \d+\), since .*; run this again once it has ended/);
+  for (const r of refused)
+    t.match(
+      r.stderr,
+      /cannot import: an import of this Discord server into this owner's server is running from the command line \(process \d+\), since .*; run this again once it has ended/,
+    );
 
   // Deterministically: a lock held by a live process refuses the run, and writes nothing.
   const importId = db.prepare('SELECT id FROM imports ORDER BY created_at LIMIT 1').pluck().get() as string;
@@ -46,7 +56,12 @@ t.test('two CLI imports of the same export at once: one server, every message on
   t.match(held.stderr, new RegExp(`is running from the command line \\(process ${process.pid}\\).*\\(import ${importId}\\)`));
   t.equal(db.prepare("SELECT COUNT(*) FROM imports WHERE status = 'running'").pluck().get(), 1, 'the lock: one running import of a Discord server per owner');
   t.throws(
-    () => db.prepare("INSERT INTO imports (id, owner_id, guild_id, server_name, status, plan, created_at) SELECT 'another', owner_id, guild_id, server_name, 'running', plan, created_at FROM imports WHERE id = ?").run(importId),
+    () =>
+      db
+        .prepare(
+          "INSERT INTO imports (id, owner_id, guild_id, server_name, status, plan, created_at) SELECT 'another', owner_id, guild_id, server_name, 'running', plan, created_at FROM imports WHERE id = ?",
+        )
+        .run(importId),
     /UNIQUE constraint failed/,
     'held by the database itself',
   );

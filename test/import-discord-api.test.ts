@@ -41,9 +41,16 @@ t.test('upload, dry run, start, progress, done: the server keeps serving', async
   t.same(upload.body.guild, { id: '800000000000000001', name: 'Hobby Club' });
   t.equal(upload.body.server_name, 'Club Archive');
   t.same(upload.body.progress, { done: 0, total: 11 });
-  t.same(upload.body.plan.channels.map((c: { name: string }) => c.name), ['general', 'lounge', 'news', 'plans'], 'the dry run, per channel');
+  t.same(
+    upload.body.plan.channels.map((c: { name: string }) => c.name),
+    ['general', 'lounge', 'news', 'plans'],
+    'the dry run, per channel',
+  );
   t.equal(server.app.db.prepare('SELECT COUNT(*) FROM servers').pluck().get(), 0, 'a dry run writes no server');
-  t.same((await must(owner.get('/api/imports'), 200)).body.map((i: { id: string }) => i.id), [upload.body.id]);
+  t.same(
+    (await must(owner.get('/api/imports'), 200)).body.map((i: { id: string }) => i.id),
+    [upload.body.id],
+  );
   t.equal((await other.get(`/api/imports/${upload.body.id}`)).status, 404, "someone else's import is not there");
   t.equal((await other.post(`/api/imports/${upload.body.id}/start`, {})).status, 404);
   t.equal((await owner.post(`/api/imports/${upload.body.id}/start`, { system: 'sometimes' })).status, 400);
@@ -64,9 +71,15 @@ t.test('upload, dry run, start, progress, done: the server keeps serving', async
   t.equal(record.server_id, made.id);
   const general = (await owner.get(`/api/servers/${made.id}/channels`)).body.find((c: { name: string }) => c.name === 'general');
   const page = (await owner.get(`/api/servers/${made.id}/channels/${general.id}/messages`)).body;
-  t.notOk(page.some((m: { content: string }) => m.content.startsWith('*')), 'system lines skipped when asked');
+  t.notOk(
+    page.some((m: { content: string }) => m.content.startsWith('*')),
+    'system lines skipped when asked',
+  );
   t.equal(page.length, 4);
-  t.notOk(fs.readdirSync(`${server.dataDir}/imports`).some((f) => f.endsWith('.zip')), 'the upload is removed once imported');
+  t.notOk(
+    fs.readdirSync(`${server.dataDir}/imports`).some((f) => f.endsWith('.zip')),
+    'the upload is removed once imported',
+  );
 
   // Refusals: not a zip, not an export, wrong field.
   const junk = new FormData();
@@ -94,7 +107,13 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   t.equal((await stranger.get(`/api/servers/${serverId}/imported-people`)).status, 404, 'outsiders see nothing');
 
   const people = (await must(owner.get(`/api/servers/${serverId}/imported-people`), 200)).body as any[];
-  t.same(people.map((p) => [p.discord_name, p.username, p.messages]), [['alice', 'alice-discord', 3], ['bob', 'bob-discord', 7]]);
+  t.same(
+    people.map((p) => [p.discord_name, p.username, p.messages]),
+    [
+      ['alice', 'alice-discord', 3],
+      ['bob', 'bob-discord', 7],
+    ],
+  );
   const alice = people.find((p) => p.discord_name === 'alice');
   t.match(alice.claim_code, /^[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}$/);
 
@@ -111,7 +130,11 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   const page = (await claimer.get(`/api/servers/${serverId}/channels/${general.id}/messages`)).body.reverse();
   t.equal(page[0].author_id, claimer.userId, 'her message is hers');
   const photo = page.find((m: { content: string }) => m.content.startsWith('a photo'));
-  t.same(photo.reactions.find((r: { emoji: string }) => r.emoji === '👍'), { emoji: '👍', count: 2, reacted: true }, 'her reaction too');
+  t.same(
+    photo.reactions.find((r: { emoji: string }) => r.emoji === '👍'),
+    { emoji: '👍', count: 2, reacted: true },
+    'her reaction too',
+  );
   const after = (await owner.get(`/api/servers/${serverId}/imported-people`)).body.find((p: any) => p.discord_name === 'alice');
   t.equal(after.claim_code, null, 'a used code is not listed');
   t.equal(after.claimed_by.user_id, claimer.userId);
@@ -124,10 +147,20 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   t.match(noPackage.text, /no Account\/user\.json/);
   const wrongId = await bobber.post('/api/account/claims/discord-package', await zipForm('package', { 'account/user.json': { id: '123' } }));
   t.equal(wrongId.status, 404);
-  const byPackage = await must(bobber.post('/api/account/claims/discord-package', await zipForm('package', { 'package/Account/user.json': { id: BOB.id, username: 'bob' } })), 200);
-  t.same(byPackage.body.servers.map((s: { server_id: string }) => s.server_id), [serverId], 'the servers it could claim in, listed (issue 45: nothing joined yet)');
+  const byPackage = await must(
+    bobber.post('/api/account/claims/discord-package', await zipForm('package', { 'package/Account/user.json': { id: BOB.id, username: 'bob' } })),
+    200,
+  );
+  t.same(
+    byPackage.body.servers.map((s: { server_id: string }) => s.server_id),
+    [serverId],
+    'the servers it could claim in, listed (issue 45: nothing joined yet)',
+  );
   const chosen = await must(bobber.post('/api/account/claims/discord-package/choose', { server_ids: [serverId] }), 200);
-  t.same(chosen.body.claimed.map((c: { discord_name: string }) => c.discord_name), ['bob']);
+  t.same(
+    chosen.body.claimed.map((c: { discord_name: string }) => c.discord_name),
+    ['bob'],
+  );
   const mention = (await bobber.get(`/api/servers/${serverId}/channels/${general.id}/messages`)).body.reverse()[0];
   t.equal(mention.content, `welcome @${bobber.username}`, 'a mention of the placeholder names the claimer');
   t.same(mention.mentions, [bobber.userId]);
@@ -177,8 +210,20 @@ t.test('an import the server stops midway resumes at the next start, and nothing
   const parts: Record<string, unknown> = {};
   for (let p = 0; p < 8; p++) {
     // The last of each thousand a join: system lines are skipped, before the stop and after it.
-    const messages = Array.from({ length: 1000 }, (_, i) => message({ id: String(960000000000000000n + BigInt(p * 1000 + i)), type: i === 999 ? 'GuildMemberJoin' : 'Default', content: `line ${p * 1000 + i}`, timestamp: new Date(Date.UTC(2024, 0, 1) + (p * 1000 + i) * 1000).toISOString() }));
-    parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ id: '810000000000000001', type: 'GuildTextChat', name: 'general', messages });
+    const messages = Array.from({ length: 1000 }, (_, i) =>
+      message({
+        id: String(960000000000000000n + BigInt(p * 1000 + i)),
+        type: i === 999 ? 'GuildMemberJoin' : 'Default',
+        content: `line ${p * 1000 + i}`,
+        timestamp: new Date(Date.UTC(2024, 0, 1) + (p * 1000 + i) * 1000).toISOString(),
+      }),
+    );
+    parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({
+      id: '810000000000000001',
+      type: 'GuildTextChat',
+      name: 'general',
+      messages,
+    });
   }
   const upload = await must(owner.post('/api/imports', await zipForm('export', parts)), 201);
   await must(owner.post(`/api/imports/${upload.body.id}/start`, { system: 'skip' }), 202);
@@ -192,10 +237,15 @@ t.test('an import the server stops midway resumes at the next start, and nothing
   const again = await startServer({ dataDir });
   t.teardown(again.close);
   const db = again.app.db;
-  for (let i = 0; i < 2000 && db.prepare('SELECT status FROM imports').pluck().get() === 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let i = 0; i < 2000 && db.prepare('SELECT status FROM imports').pluck().get() === 'running'; i++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
   t.equal(db.prepare('SELECT status FROM imports').pluck().get(), 'done', 'resumed at start and finished');
   t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), total - 8, 'every message once, the system lines skipped as asked');
-  t.same(db.prepare('SELECT content FROM messages ORDER BY seq').pluck().all(), Array.from({ length: total }, (_, i) => `line ${i}`).filter((_, i) => i % 1000 !== 999), 'in order across the stop');
+  t.same(
+    db.prepare('SELECT content FROM messages ORDER BY seq').pluck().all(),
+    Array.from({ length: total }, (_, i) => `line ${i}`).filter((_, i) => i % 1000 !== 999),
+    'in order across the stop',
+  );
 });
 
 t.test('every channel type: what each becomes', async (t) => {
@@ -203,17 +253,44 @@ t.test('every channel type: what each becomes', async (t) => {
   t.teardown(server.close);
   const owner = await signUp(server.url);
   const kinds: [string, string][] = [
-    ['GuildTextChat', 'text'], ['GuildNews', 'news'], ['GuildForum', 'forum'], ['GuildPublicThread', 'public'], ['GuildPrivateThread', 'private'],
-    ['GuildNewsThread', 'newsthread'], ['GuildVoiceChat', 'voice'], ['GuildStageVoice', 'stage'], ['GuildCategory', 'category'], ['DirectTextChat', 'dm'], ['DirectGroupTextChat', 'group'],
+    ['GuildTextChat', 'text'],
+    ['GuildNews', 'news'],
+    ['GuildForum', 'forum'],
+    ['GuildPublicThread', 'public'],
+    ['GuildPrivateThread', 'private'],
+    ['GuildNewsThread', 'newsthread'],
+    ['GuildVoiceChat', 'voice'],
+    ['GuildStageVoice', 'stage'],
+    ['GuildCategory', 'category'],
+    ['DirectTextChat', 'dm'],
+    ['DirectGroupTextChat', 'group'],
   ];
   const files: Record<string, unknown> = {};
   kinds.forEach(([type, name], i) => {
     const thread = type.endsWith('Thread');
-    files[`Hobby Club - ${name} [88000000000000000${i}].json`] = channelFile({ id: `88000000000000000${i}`, type, name, ...(thread ? { category: 'text', categoryId: '880000000000000000' } : {}), messages: [message({ content: `in ${name}` })] });
+    files[`Hobby Club - ${name} [88000000000000000${i}].json`] = channelFile({
+      id: `88000000000000000${i}`,
+      type,
+      name,
+      ...(thread ? { category: 'text', categoryId: '880000000000000000' } : {}),
+      messages: [message({ content: `in ${name}` })],
+    });
   });
   const upload = await must(owner.post('/api/imports', await zipForm('export', files)), 201);
   const becomes = Object.fromEntries(upload.body.plan.channels.map((c: { name: string; becomes: string }) => [c.name, c.becomes]));
-  t.same(becomes, { category: 'nothing', dm: 'nothing', forum: 'channel', group: 'nothing', news: 'channel', newsthread: 'thread', private: 'thread', public: 'thread', stage: 'voice', text: 'channel', voice: 'voice' });
+  t.same(becomes, {
+    category: 'nothing',
+    dm: 'nothing',
+    forum: 'channel',
+    group: 'nothing',
+    news: 'channel',
+    newsthread: 'thread',
+    private: 'thread',
+    public: 'thread',
+    stage: 'voice',
+    text: 'channel',
+    voice: 'voice',
+  });
   t.match(upload.body.plan.notCarried.join('\n'), /channels of type DirectTextChat \(dm\)/);
   await must(owner.post(`/api/imports/${upload.body.id}/start`, {}), 202);
   let record = upload.body;

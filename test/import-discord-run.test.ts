@@ -38,47 +38,94 @@ t.test('an export comes across whole: channels, people, roles, messages, replies
   t.equal(by.general.topic, 'say hi');
   t.match(by.lounge.topic, /Text chat of the voice channel lounge/, "a voice channel's text is marked");
   const categories = (await owner.get(`/api/servers/${serverId}/categories`)).body as { id: string; name: string }[];
-  t.same(categories.map((c) => c.name), ['Text', 'Voice']);
+  t.same(
+    categories.map((c) => c.name),
+    ['Text', 'Voice'],
+  );
   const text = categories.find((c) => c.name === 'Text')!.id;
   t.equal(by.general.category_id, text);
   t.equal(by['general › plans'].category_id, text, "a thread goes under its parent's category");
 
-  const members = (await owner.get(`/api/servers/${serverId}/members`)).body as { user_id: string; username: string; display_name: string | null; roles: string[] }[];
+  const members = (await owner.get(`/api/servers/${serverId}/members`)).body as {
+    user_id: string;
+    username: string;
+    display_name: string | null;
+    roles: string[];
+  }[];
   const alice = members.find((m) => m.username === 'alice-discord')!;
   const bob = members.find((m) => m.username === 'bob-discord')!;
   t.ok(alice && bob, 'a placeholder per person, named after them');
   t.equal(alice.display_name, 'alice');
   t.same(alice.roles, ['Mods'], 'with their roles');
   const roles = (await owner.get(`/api/servers/${serverId}/roles`)).body as { name: string; color: number | null }[];
-  t.same(roles.map((r) => [r.name, r.color]), [['Mods', 0x3ba55d]]);
+  t.same(
+    roles.map((r) => [r.name, r.color]),
+    [['Mods', 0x3ba55d]],
+  );
   const login = await new Client(server.url).post('/api/login', { username: 'alice-discord', password: 'correct horse' });
   t.equal(login.status, 401, 'a placeholder cannot sign in');
 
   const page = (await owner.get(`/api/servers/${serverId}/channels/${by.general.id}/messages?limit=50`)).body.reverse() as any[];
   t.same(
     page.map((m) => m.content),
-    ['welcome @bob-discord', 'thanks!', 'a photo and a lost file\n📎 lost.txt (not in the export)', 'from a Windows export', '*Pinned a message.*', '*Joined the server.*'],
+    [
+      'welcome @bob-discord',
+      'thanks!',
+      'a photo and a lost file\n📎 lost.txt (not in the export)',
+      'from a Windows export',
+      '*Pinned a message.*',
+      '*Joined the server.*',
+    ],
     'in snowflake order across partitions; raw mentions become names; a file not in the export is named; system lines in italics',
   );
-  t.same(page.map((m) => m.created_at), ['2024-01-01T10:00:00.000Z', '2024-01-01T10:01:00.000Z', '2024-01-02T09:00:00.000Z', '2024-01-03T09:00:00.000Z', '2024-01-03T10:00:00.000Z', '2024-01-03T11:00:00.000Z'], 'original timestamps');
+  t.same(
+    page.map((m) => m.created_at),
+    [
+      '2024-01-01T10:00:00.000Z',
+      '2024-01-01T10:01:00.000Z',
+      '2024-01-02T09:00:00.000Z',
+      '2024-01-03T09:00:00.000Z',
+      '2024-01-03T10:00:00.000Z',
+      '2024-01-03T11:00:00.000Z',
+    ],
+    'original timestamps',
+  );
   t.equal(page[0].author_id, alice.user_id);
   t.same(page[0].mentions, [bob.user_id], 'the mention is a mention');
   t.equal(page[0].pinned, true);
   t.equal(page[1].reply_to, page[0].id, 'a reply answers its message');
   t.equal(page[1].reply_preview.content, 'welcome @bob-discord');
-  t.same(page[2].reactions, [{ emoji: '👍', count: 2, reacted: false }, { emoji: '🎉', count: 3, reacted: false }], 'reactions: named ones by their people, the rest counted');
-  t.same(page[2].attachments.map((a: { name: string; size: number }) => [a.name, a.size]), [['photo.png', 4]]);
+  t.same(
+    page[2].reactions,
+    [
+      { emoji: '👍', count: 2, reacted: false },
+      { emoji: '🎉', count: 3, reacted: false },
+    ],
+    'reactions: named ones by their people, the rest counted',
+  );
+  t.same(
+    page[2].attachments.map((a: { name: string; size: number }) => [a.name, a.size]),
+    [['photo.png', 4]],
+  );
   const file = await fetch(new URL(page[2].attachments[0].url, server.url), { headers: { cookie: owner.cookie! } });
   t.same(Buffer.from(await file.arrayBuffer()), Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'the file is the one in the export');
-  t.same(page[3].attachments.map((a: { name: string }) => a.name), ['notes.txt'], 'a Windows path is found');
+  t.same(
+    page[3].attachments.map((a: { name: string }) => a.name),
+    ['notes.txt'],
+    'a Windows path is found',
+  );
   const reactors = server.app.db.prepare("SELECT user_id FROM reactions WHERE emoji = '👍' ORDER BY user_id").pluck().all();
   t.same(reactors, [alice.user_id, bob.user_id].sort());
 
   const news = (await owner.get(`/api/servers/${serverId}/channels/${by.news.id}/messages`)).body;
   t.equal(news[0].mention_everyone, true, '@everyone stays a mention of everyone');
   const found = await owner.get(`/api/search?q=${encodeURIComponent('windows')}`);
-  t.same(found.body.results.map((m: { content: string }) => m.content), ['from a Windows export'], 'the search index holds the history');
-  t.equal(server.app.db.prepare("SELECT status FROM imports").pluck().get(), 'done');
+  t.same(
+    found.body.results.map((m: { content: string }) => m.content),
+    ['from a Windows export'],
+    'the search index holds the history',
+  );
+  t.equal(server.app.db.prepare('SELECT status FROM imports').pluck().get(), 'done');
   t.equal((server.app.db.pragma('foreign_key_check') as unknown[]).length, 0);
 });
 
@@ -91,7 +138,19 @@ t.test('a second run adds nothing; a newer export appends only what is newer', a
   t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
   t.equal((await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir)).code, 0);
   const db = server.app.db;
-  const tables = ['servers', 'channels', 'categories', 'roles', 'users', 'members', 'messages', 'attachments', 'reactions', 'reaction_extras', 'imported_people'];
+  const tables = [
+    'servers',
+    'channels',
+    'categories',
+    'roles',
+    'users',
+    'members',
+    'messages',
+    'attachments',
+    'reactions',
+    'reaction_extras',
+    'imported_people',
+  ];
   const counts = () => Object.fromEntries(tables.map((name) => [name, db.prepare(`SELECT COUNT(*) FROM ${name}`).pluck().get() as number]));
   const before = counts();
   const again = await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir);
@@ -132,10 +191,16 @@ t.test('an import killed with -9 midway resumes where it stopped, with nothing t
   const owner = await signUp(server.url);
   const total = 6000;
   const messages = Array.from({ length: total }, (_, i) =>
-    message({ id: String(950000000000000000n + BigInt(i)), content: `line ${i}`, author: i % 2 ? ALICE : BOB, timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }),
+    message({
+      id: String(950000000000000000n + BigInt(i)),
+      content: `line ${i}`,
+      author: i % 2 ? ALICE : BOB,
+      timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    }),
   );
   const parts: Record<string, unknown> = {};
-  for (let p = 0; p < 6; p++) parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ ...GENERAL, messages: messages.slice(p * 1000, (p + 1) * 1000) });
+  for (let p = 0; p < 6; p++)
+    parts[`Hobby Club - general [810000000000000001] [part ${p + 1}].json`] = channelFile({ ...GENERAL, messages: messages.slice(p * 1000, (p + 1) * 1000) });
   const folder = writeExport(parts);
   t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
 
@@ -156,7 +221,11 @@ t.test('an import killed with -9 midway resumes where it stopped, with nothing t
   t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), total, 'every message once');
   t.equal(db.prepare('SELECT COUNT(DISTINCT discord_id) FROM imported_messages').pluck().get(), total);
   const order = db.prepare('SELECT m.content FROM messages m ORDER BY m.seq').pluck().all();
-  t.same(order, messages.map((m) => m.content), 'in snowflake order, across the stop');
+  t.same(
+    order,
+    messages.map((m) => m.content),
+    'in snowflake order, across the stop',
+  );
   t.equal(db.prepare('SELECT COUNT(*) FROM servers').pluck().get(), 1, 'one server');
 });
 
@@ -173,25 +242,29 @@ t.test('forums, every message type, rendered mentions', async (t) => {
   const by = Object.fromEntries(channels.map((c) => [c.name, c]));
   t.ok(by.ideas, 'a forum is a channel');
   t.ok(by['ideas › dark mode'], 'its post a channel named after it');
-  t.equal(by['ideas › dark mode'].category_id, by.ideas.category_id, 'under the forum\'s category');
+  t.equal(by['ideas › dark mode'].category_id, by.ideas.category_id, "under the forum's category");
   const [post] = (await owner.get(`/api/servers/${serverId}/channels/${by['ideas › dark mode'].id}/messages`)).body;
   t.equal(post.content, 'please @bob, dark mode', 'a rendered mention stays as written');
   const bob = (await owner.get(`/api/servers/${serverId}/members`)).body.find((m: { username: string }) => m.username === 'bob-discord');
   t.same(post.mentions, [bob.user_id], 'and still mentions who the export says');
   const lines = (await owner.get(`/api/servers/${serverId}/channels/${by.types.id}/messages`)).body.reverse().map((m: { content: string }) => m.content);
-  t.same(lines, [
-    'Default line',
-    'Reply line',
-    '*ChannelPinnedMessage line*',
-    '*GuildMemberJoin line*',
-    '*ThreadCreated line*',
-    '*RecipientAdd line*',
-    '*RecipientRemove line*',
-    '*ChannelNameChange line*',
-    '*ChannelIconChange line*',
-    '*Call line*',
-    'StageStart line',
-  ], 'words as words, system lines in italics, an unknown type with text as a plain line');
+  t.same(
+    lines,
+    [
+      'Default line',
+      'Reply line',
+      '*ChannelPinnedMessage line*',
+      '*GuildMemberJoin line*',
+      '*ThreadCreated line*',
+      '*RecipientAdd line*',
+      '*RecipientRemove line*',
+      '*ChannelNameChange line*',
+      '*ChannelIconChange line*',
+      '*Call line*',
+      'StageStart line',
+    ],
+    'words as words, system lines in italics, an unknown type with text as a plain line',
+  );
 });
 
 t.test('the way out and back: a server exported and imported again keeps what the format carries', async (t) => {
@@ -224,7 +297,11 @@ t.test('the way out and back: a server exported and imported again keeps what th
   t.equal(second.name, 'Round trip', 'a new server');
   const home = await cli(['import', 'discord', zip, '--owner', owner.username, '--server', 'Copy'], server.dataDir);
   t.match(home.stdout, /Imported into a new server/, 'at home too, a copy: an export of a server here is a server of its own');
-  t.match((await cli(['import', 'discord', zip, '--owner', owner.username], server.dataDir)).stdout, /Appended to the server .*\n {2}0 messages/, 'and the same export again adds nothing');
+  t.match(
+    (await cli(['import', 'discord', zip, '--owner', owner.username], server.dataDir)).stdout,
+    /Appended to the server .*\n {2}0 messages/,
+    'and the same export again adds nothing',
+  );
 
   /** Everything a server shows that the format carries, with names as the people are shown. */
   const snapshot = async (server: TestServer, owner: Client, serverId: string) => {
@@ -249,7 +326,10 @@ t.test('the way out and back: a server exported and imported again keeps what th
             reply: m.reply_preview ? m.reply_preview.content.replace(/@[A-Za-z0-9_-]+/g, '@someone') : null,
             reactions: m.reactions.map((r: { emoji: string; count: number }) => [r.emoji, r.count]),
             files: await Promise.all(
-              m.attachments.map(async (a: { name: string; url: string }) => [a.name, Buffer.from(await (await fetch(new URL(a.url, server.url), { headers: { cookie: owner.cookie! } })).arrayBuffer()).toString('base64')]),
+              m.attachments.map(async (a: { name: string; url: string }) => [
+                a.name,
+                Buffer.from(await (await fetch(new URL(a.url, server.url), { headers: { cookie: owner.cookie! } })).arrayBuffer()).toString('base64'),
+              ]),
             ),
           })),
         ),

@@ -32,7 +32,10 @@ t.test('the dry run of a folder and of the same zip: every channel, partition, t
   const folder = writeExport(files);
   const zip = await writeZip(files);
   t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
-  for (const [what, source] of [['folder', folder], ['zip', zip]]) {
+  for (const [what, source] of [
+    ['folder', folder],
+    ['zip', zip],
+  ]) {
     const p = await plan(source);
     t.same(p.guild, { id: GUILD.id, name: GUILD.name }, `${what}: the server`);
     t.same(p.categories, ['Text', 'Voice'], `${what}: categories (a thread's parent is not one)`);
@@ -56,7 +59,10 @@ t.test('the dry run of a folder and of the same zip: every channel, partition, t
     t.same(by.lounge.unknownTypes, { AutoModerationAction: 1 }, 'an unknown message type is named');
     t.equal(p.people, 2);
     t.equal(p.roles, 1);
-    t.ok(p.notCarried.some((n) => /who reacted/.test(n)), 'reactions without their users are said');
+    t.ok(
+      p.notCarried.some((n) => /who reacted/.test(n)),
+      'reactions without their users are said',
+    );
     t.ok(p.notCarried.some((n) => /attachments the export does not hold/.test(n)));
   }
 });
@@ -68,12 +74,26 @@ t.test('the CLI: --dry-run reports and writes nothing; refusals are clear', asyn
   const folder = writeExport(standardExport());
   t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
   const db = server.app.db;
-  const counts = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'sqlite_%'").pluck().all().map((name) => [name, db.prepare(`SELECT COUNT(*) FROM "${name as string}"`).pluck().get()]);
+  const counts = () =>
+    db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'sqlite_%'")
+      .pluck()
+      .all()
+      .map((name) => [
+        name,
+        db
+          .prepare(`SELECT COUNT(*) FROM "${name as string}"`)
+          .pluck()
+          .get(),
+      ]);
   const before = counts();
   const dry = await cli(['import', 'discord', folder, '--owner', owner.username, '--dry-run'], server.dataDir);
   t.equal(dry.code, 0, dry.stderr);
   t.match(dry.stdout, /Server "Hobby Club" \(Discord id 800000000000000001\): 4 channels, 2 categories, 2 people, 1 roles/);
-  t.match(dry.stdout, /#general \(GuildTextChat, under Text\): becomes a channel\n {2}6 messages by 2 authors from 2 files; 2024-01-01T10:00:00.000\+00:00 to 2024-01-03T11:00:00.000\+00:00\n {2}attachments 2 found, 1 missing/);
+  t.match(
+    dry.stdout,
+    /#general \(GuildTextChat, under Text\): becomes a channel\n {2}6 messages by 2 authors from 2 files; 2024-01-01T10:00:00.000\+00:00 to 2024-01-03T11:00:00.000\+00:00\n {2}attachments 2 found, 1 missing/,
+  );
   t.match(dry.stdout, /unknown message types: AutoModerationAction x1/);
   t.match(dry.stdout, /Dry run: nothing was written\./);
   t.same(counts(), before, 'nothing was written');
@@ -90,7 +110,11 @@ t.test('the CLI: --dry-run reports and writes nothing; refusals are clear', asyn
     t.equal(res.code, code, args.join(' '));
     t.match(res.stderr, says, args.join(' '));
   }
-  t.match((await cli(['help'], server.dataDir)).stdout, /import discord <folder or zip> --owner <username> \[--server <name>\] \[--skip-system\] \[--package-claims\] \[--dry-run\]/, 'in the usage text');
+  t.match(
+    (await cli(['help'], server.dataDir)).stdout,
+    /import discord <folder or zip> --owner <username> \[--server <name>\] \[--skip-system\] \[--package-claims\] \[--dry-run\]/,
+    'in the usage text',
+  );
 });
 
 t.test('hostile or broken exports are refused with a clear error', async (t) => {
@@ -99,19 +123,44 @@ t.test('hostile or broken exports are refused with a clear error', async (t) => 
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['no channel files', { 'readme.txt': Buffer.from('hi') }, /no DiscordChatExporter JSON files/],
     ['not JSON', { 'a.json': Buffer.from('{"guild": ') }, /a\.json: not JSON/],
-    ['wrong types', { 'a.json': { ...channelFile({ ...general, messages: [] }), messages: 'many' } }, /a\.json: not a DiscordChatExporter channel file: \/messages/],
+    [
+      'wrong types',
+      { 'a.json': { ...channelFile({ ...general, messages: [] }), messages: 'many' } },
+      /a\.json: not a DiscordChatExporter channel file: \/messages/,
+    ],
     ['a bad id', { 'a.json': channelFile({ ...general, messages: [{ ...one, id: '12x' }] }) }, /\/messages\/0\/id/],
     ['a bad timestamp', { 'a.json': channelFile({ ...general, messages: [message({ timestamp: 'yesterday' })] }) }, /has no valid timestamp/],
-    ['a message id twice', { 'a [part 1].json': channelFile({ ...general, messages: [one] }), 'a [part 2].json': channelFile({ ...general, messages: [one] }) }, /message \d+ is also in a \[part 1\]\.json/],
+    [
+      'a message id twice',
+      { 'a [part 1].json': channelFile({ ...general, messages: [one] }), 'a [part 2].json': channelFile({ ...general, messages: [one] }) },
+      /message \d+ is also in a \[part 1\]\.json/,
+    ],
     [
       'a reply to another channel',
-      { 'a.json': channelFile({ ...general, messages: [message({ type: 'Reply', reference: { messageId: nextId(), channelId: '810000000000000099', guildId: GUILD.id } })] }) },
+      {
+        'a.json': channelFile({
+          ...general,
+          messages: [message({ type: 'Reply', reference: { messageId: nextId(), channelId: '810000000000000099', guildId: GUILD.id } })],
+        }),
+      },
       /replies to a message of another channel/,
     ],
-    ['two servers', { 'a.json': channelFile({ ...general, messages: [] }), 'b.json': channelFile({ ...general, id: '810000000000000010', messages: [] }, { ...GUILD, id: '800000000000000002' }) }, /a channel of another server/],
+    [
+      'two servers',
+      {
+        'a.json': channelFile({ ...general, messages: [] }),
+        'b.json': channelFile({ ...general, id: '810000000000000010', messages: [] }, { ...GUILD, id: '800000000000000002' }),
+      },
+      /a channel of another server/,
+    ],
     [
       'an attachment path that leaves the export',
-      { 'a.json': channelFile({ ...general, messages: [message({ attachments: [{ id: nextId(), url: '../../etc/passwd', fileName: 'passwd', fileSizeBytes: 1 }] })] }) },
+      {
+        'a.json': channelFile({
+          ...general,
+          messages: [message({ attachments: [{ id: nextId(), url: '../../etc/passwd', fileName: 'passwd', fileSizeBytes: 1 }] })],
+        }),
+      },
       /an attachment path leaves the export/,
     ],
   ];
@@ -130,19 +179,31 @@ t.test('hostile or broken exports are refused with a clear error', async (t) => 
     fs.writeFileSync(file, Buffer.from(bytes.toString('latin1').split(safe).join(hostile), 'latin1'));
     return file;
   };
-  await t.rejects(plan(await hostileZip('zz/evil.json', '../evil.json')), { constructor: ImportError, message: /\.\.\/evil\.json: a path that leaves the export/ });
+  await t.rejects(plan(await hostileZip('zz/evil.json', '../evil.json')), {
+    constructor: ImportError,
+    message: /\.\.\/evil\.json: a path that leaves the export/,
+  });
   await t.rejects(plan(await hostileZip('Xabs.json', '/abs.json')), { constructor: ImportError, message: /a path that leaves the export/ });
   const bomb = await writeZip({ 'a.json': channelFile({ ...general, messages: [] }), 'zeros.bin': Buffer.alloc(5_000_000) });
   t.ok(fs.statSync(bomb).size < 100_000, 'five megabytes of zeros pack small');
-  await t.rejects(plan(bomb, { ...EXPORT_LIMITS, fileBytes: 1_000_000 }), { constructor: ImportError, message: /zeros\.bin: 5000000 bytes unpacked, more than 1000000/ });
+  await t.rejects(plan(bomb, { ...EXPORT_LIMITS, fileBytes: 1_000_000 }), {
+    constructor: ImportError,
+    message: /zeros\.bin: 5000000 bytes unpacked, more than 1000000/,
+  });
   await t.rejects(plan(bomb, { ...EXPORT_LIMITS, totalBytes: 2_000_000 }), { constructor: ImportError, message: /unpacks to more than 2000000 bytes/ });
   const many = writeExport({ 'a.json': channelFile({ ...general, messages: [] }), 'b.bin': Buffer.from('x'), 'c.bin': Buffer.from('y') });
   await t.rejects(plan(many, { ...EXPORT_LIMITS, files: 2 }), { constructor: ImportError, message: /more than 2 files/ });
   // A huge JSON file: refused before it is read.
-  const huge = writeExport({ 'a.json': channelFile({ ...general, messages: Array.from({ length: 200 }, () => message({ content: 'x'.repeat(500), author: BOB })) }) });
+  const huge = writeExport({
+    'a.json': channelFile({ ...general, messages: Array.from({ length: 200 }, () => message({ content: 'x'.repeat(500), author: BOB })) }),
+  });
   await t.rejects(plan(huge, { ...EXPORT_LIMITS, fileBytes: 50_000 }), { constructor: ImportError, message: /a\.json: \d+ bytes, more than 50000/ });
   const hugeFiles = await openExport(huge);
-  await t.rejects(planDiscordImport(hugeFiles, 50_000), { constructor: ImportError, message: /a\.json: \d+ bytes, more than 50000 for one channel file: export with --partition/ }, 'a channel file past its own limit');
+  await t.rejects(
+    planDiscordImport(hugeFiles, 50_000),
+    { constructor: ImportError, message: /a\.json: \d+ bytes, more than 50000 for one channel file: export with --partition/ },
+    'a channel file past its own limit',
+  );
   hugeFiles.close();
   await t.rejects(plan(path.join(huge, 'a.json')), { constructor: ImportError, message: /not a zip file/ }, 'a file that is not a zip');
   for (const dir of [many, huge]) fs.rmSync(dir, { recursive: true, force: true });

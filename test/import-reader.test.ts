@@ -34,7 +34,8 @@ async function read(text: string, size = 7) {
 const refused = (kind: 'json' | 'shape', message: RegExp) => ({ constructor: JsonRefusal, kind, message });
 
 t.test('keeps what the schema names, item by item, in pieces of any size (multi-byte characters split too)', async (t) => {
-  const text = '\ufeff{"junk": [[], {"a": "b"}, "x"], "name": "zoë ☃", "__proto__": {"polluted": true}, "items": [{"n": 1, "extra": [1, 2]}, {"n": 2.5}], "note": null}';
+  const text =
+    '\ufeff{"junk": [[], {"a": "b"}, "x"], "name": "zoë ☃", "__proto__": {"polluted": true}, "items": [{"n": 1, "extra": [1, 2]}, {"n": 2.5}], "note": null}';
   for (const size of [1, 2, 3, 7, 1000]) {
     const { root, items } = await read(text, size);
     t.same(root, { name: 'zoë ☃', items: [], note: null }, `pieces of ${size} bytes: unknown keys skipped, a byte-order mark dropped`);
@@ -102,7 +103,12 @@ t.test('the import reads whole only the files the dry run found plain; the rest 
   const messages = (prefix: string) => [1, 2, 3].map((n) => message({ content: `${prefix} ${n}` }));
   const plain = channelFile({ id: '810000000000000001', type: 'GuildTextChat', name: 'plain', messages: messages('plain') });
   // The same shape, each message carrying a field the schema ignores with far more values than it keeps.
-  const junk = channelFile({ id: '810000000000000002', type: 'GuildTextChat', name: 'junk', messages: messages('junk').map((m) => ({ ...m, padding: Array.from({ length: 200 }, () => []) })) });
+  const junk = channelFile({
+    id: '810000000000000002',
+    type: 'GuildTextChat',
+    name: 'junk',
+    messages: messages('junk').map((m) => ({ ...m, padding: Array.from({ length: 200 }, () => []) })),
+  });
   const dir = writeExport({ 'plain.json': plain, 'junk.json': junk });
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const files = await openExport(dir);
@@ -113,7 +119,11 @@ t.test('the import reads whole only the files the dry run found plain; the rest 
   t.same([...entry('junk').plain], [], 'a file of mostly ignored values: streamed again');
   for (const name of ['plain', 'junk']) {
     const { messages: read } = await readChannel(files, entry(name));
-    t.same(read.map((m) => m.content), [`${name} 1`, `${name} 2`, `${name} 3`], `${name}: every message, in order`);
+    t.same(
+      read.map((m) => m.content),
+      [`${name} 1`, `${name} 2`, `${name} 3`],
+      `${name}: every message, in order`,
+    );
   }
   t.notOk('padding' in (await readChannel(files, entry('junk'))).messages[0], 'streamed: nothing the schema ignores is kept');
 });

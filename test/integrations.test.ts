@@ -24,7 +24,12 @@ async function call(url: string, body: unknown, headers: Record<string, string> 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, text, headers: res.headers, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined };
+  return {
+    status: res.status,
+    text,
+    headers: res.headers,
+    body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined,
+  };
 }
 
 t.test('webhooks', async (t) => {
@@ -46,7 +51,11 @@ t.test('webhooks', async (t) => {
     t.equal((await member.post(hooks, { name: 'x' })).status, 403, 'a member may not make one');
     t.equal((await member.get(hooks)).status, 403, 'nor list them');
     const listed = (await must(admin.get(hooks), 200)).body;
-    t.same(listed.map((h: any) => h.id), [made.id], 'a full administrator lists them');
+    t.same(
+      listed.map((h: any) => h.id),
+      [made.id],
+      'a full administrator lists them',
+    );
     t.notOk('token' in listed[0] || 'url' in listed[0], 'listed without the token');
     t.equal((await owner.post(hooks, { name: '' })).status, 400, 'a name is needed');
     t.equal((await member.request('PATCH', `/api/webhooks/${made.id}`, { name: 'y' })).status, 403);
@@ -69,7 +78,10 @@ t.test('webhooks', async (t) => {
     const given = payload.embeds[0];
     t.equal(embed.title, given.title);
     t.equal(embed.color, given.color);
-    t.same(embed.fields.map((f: any) => f.name), given.fields.map((f: any) => f.name));
+    t.same(
+      embed.fields.map((f: any) => f.name),
+      given.fields.map((f: any) => f.name),
+    );
     t.equal(embed.footer.text, given.footer.text);
     t.equal(embed.author.name, given.author.name);
     t.equal(embed.image.url, given.image.url);
@@ -78,7 +90,10 @@ t.test('webhooks', async (t) => {
     t.same(live.message.embeds, message.embeds, 'members get it live, with its embeds');
     t.equal((await call(url, { content: 'plain' })).status, 204, 'without wait: 204');
     const results = (await must(member.get(`/api/search?q=${encodeURIComponent(given.fields[0].value.split(/\s+/)[0])}`), 200)).body.results;
-    t.ok(results.some((r: any) => r.id === message.id), 'embed text is found by search');
+    t.ok(
+      results.some((r: any) => r.id === message.id),
+      'embed text is found by search',
+    );
     t.equal((await member.put(`${c.base}/channels/${channel}/messages/${message.id}`, { content: 'edited' })).status, 403, 'members cannot edit it');
     t.equal((await owner.put(`${c.base}/channels/${channel}/messages/${message.id}`, { content: 'edited' })).status, 403, 'nor can the owner');
     stream.close();
@@ -92,7 +107,11 @@ t.test('webhooks', async (t) => {
     t.equal(res.status, 200, 'posted');
     const message = (await res.json()) as any;
     t.equal(message.content, 'the build log');
-    t.same(message.attachments.map((a: any) => a.name), ['build.log'], 'with its file');
+    t.same(
+      message.attachments.map((a: any) => a.name),
+      ['build.log'],
+      'with its file',
+    );
     const file = await member.get(message.attachments[0].url);
     t.equal(file.text, 'all green\n', 'members download it');
     const bad = new FormData();
@@ -176,14 +195,28 @@ t.test('webhooks', async (t) => {
     const encoded = new Request('http://x/', { method: 'POST', body: signedForm });
     const bytes = Buffer.from(await encoded.arrayBuffer());
     const type = encoded.headers.get('content-type')!;
-    const multipart = (signature: string) => fetch(`${url}?wait=true`, { method: 'POST', body: bytes, headers: { 'content-type': type, 'x-hub-signature-256': signature } });
+    const multipart = (signature: string) =>
+      fetch(`${url}?wait=true`, { method: 'POST', body: bytes, headers: { 'content-type': type, 'x-hub-signature-256': signature } });
     t.equal((await multipart(sign(Buffer.concat([bytes, Buffer.from('x')])))).status, 401, 'a multipart call signed wrongly: 401');
     const res = await multipart(sign(bytes));
     t.equal(res.status, 200, 'a signed multipart call: 200');
-    t.same(((await res.json()) as any).attachments.map((a: any) => a.name), ['signed.txt']);
+    t.same(
+      ((await res.json()) as any).attachments.map((a: any) => a.name),
+      ['signed.txt'],
+    );
     const after = await messages();
-    t.same(after.slice(0, 3).map((m) => m.content).reverse(), ['@everyone from Discord', '@everyone from Slack', 'a file, signed'], 'the signed ones posted');
-    t.notOk(after.some((m) => m.content === 'a file, unsigned'), 'the unsigned file is nowhere');
+    t.same(
+      after
+        .slice(0, 3)
+        .map((m) => m.content)
+        .reverse(),
+      ['@everyone from Discord', '@everyone from Slack', 'a file, signed'],
+      'the signed ones posted',
+    );
+    t.notOk(
+      after.some((m) => m.content === 'a file, unsigned'),
+      'the unsigned file is nowhere',
+    );
     await must(owner.request('PATCH', `/api/webhooks/${made.id}`, { github_secret: null }), 200);
     t.equal((await call(url, { content: 'open again' })).status, 204, 'without a secret, unsigned calls are taken again');
   });
@@ -211,13 +244,19 @@ t.test('webhooks', async (t) => {
     t.equal((await call(renewed.url, { content: 'new URL' })).status, 204, 'the new one works');
     await must(owner.delete(`/api/webhooks/${made.id}`), 204);
     t.equal((await call(renewed.url, { content: 'gone' })).status, 404, 'a deleted webhook is gone');
-    t.ok((await messages()).some((m) => m.webhook_id === made.id), 'its messages stay');
+    t.ok(
+      (await messages()).some((m) => m.webhook_id === made.id),
+      'its messages stay',
+    );
 
     const second = (await must(owner.post(hooks, { name: 'Alerts' }), 201)).body;
     await call(second.url, { content: 'alert one' });
     await call(second.url, { content: 'alert two' });
     await must(owner.delete(`/api/webhooks/${second.id}?delete_messages=true`), 204);
-    t.notOk((await messages()).some((m) => m.webhook_id === second.id), 'asked: its messages go with it');
+    t.notOk(
+      (await messages()).some((m) => m.webhook_id === second.id),
+      'asked: its messages go with it',
+    );
     const log = (await must(owner.get(`${c.base}/audit-log`), 200)).body.filter((e: any) => e.action === 'webhook_delete');
     t.match(log[0].changes, { name: 'Alerts', messages_deleted: 2 }, 'the audit log says how many');
   });
@@ -238,7 +277,11 @@ t.test('webhook rate limits', async (t) => {
   const { hook } = await hookWithLimits(t, 'flood');
   const answers = [];
   for (let i = 0; i < 6; i++) answers.push(await call(hook.url, { content: `n${i}` }));
-  t.same(answers.map((a) => a.status), [204, 204, 204, 204, 204, 429], '5 in a burst, then 429');
+  t.same(
+    answers.map((a) => a.status),
+    [204, 204, 204, 204, 204, 429],
+    '5 in a burst, then 429',
+  );
   t.match(answers[5].headers.get('retry-after'), /^\d+$/, 'with Retry-After');
 });
 
@@ -281,13 +324,29 @@ t.test('bots', async (t) => {
 
   await t.test('made, listed, and signing in by token only', async (t) => {
     const listed = (await must(maker.get('/api/bots'), 200)).body;
-    t.same(listed.map((b: any) => b.id), [made.id]);
+    t.same(
+      listed.map((b: any) => b.id),
+      [made.id],
+    );
     t.notOk('token' in listed[0], 'listed without the token');
-    t.same((await must(bot.get('/api/users/me', auth), 200)).body, { user_id: made.id, username: made.username, display_name: null, avatar_url: null, bot: true });
+    t.same((await must(bot.get('/api/users/me', auth), 200)).body, {
+      user_id: made.id,
+      username: made.username,
+      display_name: null,
+      avatar_url: null,
+      bot: true,
+    });
     t.equal((await bot.get('/api/users/me', { authorization: `Bot ${made.id}.wrong` })).status, 401, 'a wrong token');
     t.equal((await bot.get('/api/users/me', { authorization: 'Bot nonsense' })).status, 401);
     t.equal((await bot.post('/api/login', { username: made.username, password: 'anything at all' })).status, 401, 'no password signs a bot in');
-    for (const [method, p] of [['GET', '/api/account'], ['POST', '/api/account/2fa/setup'], ['POST', '/api/account/export'], ['GET', '/api/account/sessions'], ['POST', '/api/bots'], ['POST', '/api/servers']] as const) {
+    for (const [method, p] of [
+      ['GET', '/api/account'],
+      ['POST', '/api/account/2fa/setup'],
+      ['POST', '/api/account/export'],
+      ['GET', '/api/account/sessions'],
+      ['POST', '/api/bots'],
+      ['POST', '/api/servers'],
+    ] as const) {
       t.equal((await bot.request(method, p, method === 'POST' ? {} : undefined, auth)).status, 403, `${method} ${p}: not for bots`);
     }
     t.equal((await maker.post('/api/bots', { name: made.username })).status, 409, 'a taken name');
@@ -306,10 +365,14 @@ t.test('bots', async (t) => {
     t.equal(members.find((m: any) => m.user_id === made.id)?.bot, true, 'a member, marked as a bot');
     const stream = await openSocket(server.url, '/api/ws', { headers: auth });
     const ready = await stream.event('ready');
-    t.ok(ready.servers.some((s: any) => s.id === c.serverId), "the bot's stream has the server");
+    t.ok(
+      ready.servers.some((s: any) => s.id === c.serverId),
+      "the bot's stream has the server",
+    );
     const channel = (await must(owner.get(`${c.base}/channels`), 200)).body[0].id;
     // A bot's request carries no cookie: an Origin from elsewhere changes nothing.
-    const posted = (await must(bot.post(`${c.base}/channels/${channel}/messages`, { content: 'beep' }, { ...auth, origin: 'https://elsewhere.example' }), 201)).body;
+    const posted = (await must(bot.post(`${c.base}/channels/${channel}/messages`, { content: 'beep' }, { ...auth, origin: 'https://elsewhere.example' }), 201))
+      .body;
     t.equal(posted.author.bot, true);
     await must(owner.post(`${c.base}/channels/${channel}/messages`, { content: 'hello bot' }), 201);
     t.ok(await stream.until((f) => f.event === 'message' && f.message.content === 'hello bot'), 'the bot hears members live');
@@ -325,11 +388,14 @@ t.test('bots', async (t) => {
     await must(maker.delete(`/api/bots/${made.id}`), 204);
     t.equal((await bot.get('/api/users/me', { authorization: `Bot ${renewed}` })).status, 401, 'a deleted bot signs in no more');
     const after = (await must(owner.get(`${c.base}/members`), 200)).body;
-    t.notOk(after.some((m: any) => m.user_id === made.id), 'and leaves its servers');
+    t.notOk(
+      after.some((m: any) => m.user_id === made.id),
+      'and leaves its servers',
+    );
   });
 });
 
-t.test("a bot stands as its owner: restricted and suspended with them, its sockets closed, restored with them", async (t) => {
+t.test('a bot stands as its owner: restricted and suspended with them, its sockets closed, restored with them', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
   const c = await community(server);

@@ -398,7 +398,11 @@ t.test('invalid addresses are refused with 400', async (t) => {
     t.match(res.text, reason, name);
   }
   t.equal((await user.put('/api/account/email', {})).status, 400, 'missing');
-  t.equal((await user.put('/api/account/email', { email: 'someone@example.org', current_password: 42 })).status, 400, 'a current_password that is not a string, even where none is needed (found by the fuzzer)');
+  t.equal(
+    (await user.put('/api/account/email', { email: 'someone@example.org', current_password: 42 })).status,
+    400,
+    'a current_password that is not a string, even where none is needed (found by the fuzzer)',
+  );
   const idn = await user.put('/api/account/email', { email: 'Juergen@BÜCHER.example' });
   t.same(idn.body, { email: 'Juergen@bücher.example', email_verified: false }, 'an internationalised domain, lower-cased');
   const ok = await user.put('/api/account/email', { email: long, current_password: 'correct horse' });
@@ -498,7 +502,10 @@ t.test('without SMTP_URL, messages are written to DATA_DIR/outbox', async (t) =>
   t.equal(mail.subject, 'Confirm your email address');
   t.match(mail.raw, /^From: chat <no-reply@/m, 'MAIL_FROM is the sender');
   t.equal(fs.statSync(mail.file).mode & 0o777, 0o600, 'readable by the service only');
-  t.ok(server.logs.some((line) => line.includes(`mail to ${email}`) && line.includes(mail.file)), 'the log says where the file is');
+  t.ok(
+    server.logs.some((line) => line.includes(`mail to ${email}`) && line.includes(mail.file)),
+    'the log says where the file is',
+  );
 
   const text = fs.readFileSync(mail.file.replace(/\.eml$/, '.txt'), 'utf8');
   t.equal(fs.statSync(mail.file.replace(/\.eml$/, '.txt')).mode & 0o777, 0o600, 'the .txt too');
@@ -580,7 +587,10 @@ t.test('a mail server that accepts connections and never answers does not hold u
   t.equal(res.status, 200);
   t.same(res.body, { email, email_verified: false });
   await silent.connected;
-  t.notOk(server.logs.some((line) => line.startsWith(`mail to ${email}`)), 'the delivery is still waiting on the server');
+  t.notOk(
+    server.logs.some((line) => line.startsWith(`mail to ${email}`)),
+    'the delivery is still waiting on the server',
+  );
 });
 
 t.test('a message the SMTP server refuses once is delivered by a retry', async (t) => {

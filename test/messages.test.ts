@@ -6,7 +6,6 @@ import { Client, type Res } from './helpers/client';
 import { FakeClock, startServer } from './helpers/server';
 import { ACTORS, type Actor, type ChannelMessage as Message, type Expect, messageCommunity as community, must, ref } from './helpers/community';
 
-
 const MEMBERS_READ: Expect = { owner: 200, admin: 200, roleMember: 200, member: 200, outsider: 404, anon: 401, suspended: 403 };
 const MEMBERS_POST: Expect = { ...MEMBERS_READ, owner: 201, admin: 201, roleMember: 201, member: 201 };
 const AUTHOR_EDITS: Expect = { ...MEMBERS_READ, owner: 403, admin: 403, roleMember: 403, member: 200 };
@@ -236,13 +235,8 @@ t.test('deleting messages', async (t) => {
   const { clients, inGeneral, post, newMember } = await community(server);
   const { member, owner } = clients;
   const reactionsOf = (messageId: string) =>
-    (
-      server.app.db
-        .prepare('SELECT COUNT(*) AS n FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?')
-        .get(messageId) as { n: number }
-    ).n;
-  const seqOf = (messageId: string) =>
-    (server.app.db.prepare('SELECT seq FROM messages WHERE id = ?').get(messageId) as { seq: number }).seq;
+    (server.app.db.prepare('SELECT COUNT(*) AS n FROM reactions r JOIN messages m ON m.seq = r.message_seq WHERE m.id = ?').get(messageId) as { n: number }).n;
+  const seqOf = (messageId: string) => (server.app.db.prepare('SELECT seq FROM messages WHERE id = ?').get(messageId) as { seq: number }).seq;
 
   const rows: [string, Actor, number][] = [
     ['the author deletes their message', 'member', 204],
@@ -371,7 +365,10 @@ t.test('reactions', async (t) => {
     for (const emoji of ['👍', '🇫🇷', '👨‍👩‍👧‍👦', '1️⃣']) {
       const res = await member.put<Message>(`${inGeneral}/${message.id}/reactions`, { emoji });
       t.equal(res.status, 200, emoji);
-      t.ok(res.body.reactions.some((r) => r.emoji === emoji), `${emoji} is listed`);
+      t.ok(
+        res.body.reactions.some((r) => r.emoji === emoji),
+        `${emoji} is listed`,
+      );
     }
   });
 
@@ -501,7 +498,10 @@ t.test('legacy server messages use the first channel', async (t) => {
     t.equal(viaLegacy.status, 200);
     t.same(viaLegacy.body, (await member.get<Message[]>(inGeneral)).body, 'the same history as the channel');
     t.equal(viaLegacy.body[0].id, channelMessage.id);
-    t.notOk((await owner.get<Message[]>(inRandom)).body.some((m) => m.id === res.body.id), 'not in other channels');
+    t.notOk(
+      (await owner.get<Message[]>(inRandom)).body.some((m) => m.id === res.body.id),
+      'not in other channels',
+    );
   });
 
   t.test('the same body rules as channel messages', async (t) => {

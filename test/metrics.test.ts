@@ -23,7 +23,11 @@ t.test('with METRICS=on, /metrics answers on loopback in the Prometheus text for
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   const text = await res.text();
-  t.match(text, /chat_http_requests_total\{method="POST",route="\/api\/servers\/:server_id\/channels\/:channel_id\/messages",status="201"\} 2/, 'requests by route pattern and status');
+  t.match(
+    text,
+    /chat_http_requests_total\{method="POST",route="\/api\/servers\/:server_id\/channels\/:channel_id\/messages",status="201"\} 2/,
+    'requests by route pattern and status',
+  );
   t.match(text, /chat_http_request_duration_seconds_bucket\{le="0.005",method="POST",route="\/api\/servers"\}/, 'latency histograms');
   t.match(text, /chat_messages_sent_total 2/);
   t.match(text, /chat_websocket_frames_sent_total 1/);

@@ -25,7 +25,10 @@ function v1Database(): { dataDir: string; file: string; counts: Record<string, n
 t.test('a version 1 database is migrated to the current schema with every row kept', async (t) => {
   const { dataDir, file, counts } = v1Database();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  t.ok(Object.values(counts).every((n) => n > 0), `the fixture has rows in every table: ${JSON.stringify(counts)}`);
+  t.ok(
+    Object.values(counts).every((n) => n > 0),
+    `the fixture has rows in every table: ${JSON.stringify(counts)}`,
+  );
 
   const db = openDatabase(file);
   t.teardown(() => db.close());
@@ -44,18 +47,31 @@ t.test('a version 1 database is migrated to the current schema with every row ke
     [{ server_id: '00000000-0000-4000-8000-000000000010', user_id: '00000000-0000-4000-8000-000000000002', role_id: '00000000-0000-4000-8000-000000000030' }],
     "a member's role is carried over to member_roles",
   );
-  t.same(db.prepare('SELECT position, hoist, mentionable, color FROM roles').all(), [{ position: 0, hoist: 1, mentionable: 0, color: null }], 'an old role: first, hoisted, not mentionable, no colour');
+  t.same(
+    db.prepare('SELECT position, hoist, mentionable, color FROM roles').all(),
+    [{ position: 0, hoist: 1, mentionable: 0, color: null }],
+    'an old role: first, hoisted, not mentionable, no colour',
+  );
   // Schema 15: everyone so far is a person; messages gain the webhook and embed columns, and the
   // search index takes embed text (the triggers were made again).
   t.same(db.prepare('SELECT DISTINCT bot FROM profiles').all(), [{ bot: 0 }], 'every old user is a person');
-  t.same(db.prepare('SELECT DISTINCT webhook_id, embeds, embed_text FROM messages').all(), [{ webhook_id: null, embeds: null, embed_text: null }], 'no old message has a webhook or embeds');
+  t.same(
+    db.prepare('SELECT DISTINCT webhook_id, embeds, embed_text FROM messages').all(),
+    [{ webhook_id: null, embeds: null, embed_text: null }],
+    'no old message has a webhook or embeds',
+  );
   t.match(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts_insert'").pluck().get(), /embed_text/, 'the index trigger takes embed text');
   // Every table the current schema has exists after the migration.
   const fresh = new Database(':memory:');
   fresh.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));
   const want = fresh.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'").all();
   fresh.close();
-  const have = new Set(db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all().map((r) => r.name));
+  const have = new Set(
+    db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+      .all()
+      .map((r) => r.name),
+  );
   for (const { name } of want) t.ok(have.has(name), `${name} exists`);
 });
 
@@ -73,7 +89,10 @@ t.test('the server starts on a migrated database and serves its history', async 
   t.equal((await client.post('/api/invites/AbCdEfGhIjKlMnOpQrStUvWx/accept')).status, 200);
   const history = await client.get('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages');
   t.equal(history.status, 200);
-  t.same(history.body.map((m: { content: string }) => m.content), ['hi @alice', 'hello town']);
+  t.same(
+    history.body.map((m: { content: string }) => m.content),
+    ['hi @alice', 'hello town'],
+  );
   t.equal(history.body[0].reply_preview.content, 'hello town');
   t.same(history.body[1].reactions, [{ emoji: '👍', count: 1, reacted: false }]);
 });
@@ -84,7 +103,10 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const old = new Database(path.join(dataDir, 'chat.db'));
   old.exec(fs.readFileSync(path.join(__dirname, 'fixtures', 'schema-v4.sql'), 'utf8'));
-  const rows = fs.readFileSync(FIXTURE, 'utf8').split('\n').filter((line) => line.startsWith('INSERT INTO'));
+  const rows = fs
+    .readFileSync(FIXTURE, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('INSERT INTO'));
   old.exec(rows.join('\n'));
   old.pragma('user_version = 4');
   t.equal((old.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'messages_fts'").get() as { n: number }).n, 0, 'no index before');
@@ -99,8 +121,16 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   const matches = (q: string) => keys(q).map((key) => key % 2 ** 32);
   t.same(matches('"town"'), [1], 'the old messages are indexed');
   t.same(matches('"private"'), [3]);
-  t.same(keys('"town"').map((key) => Math.floor(key / 2 ** 32)), [1], "a server message is in its server's range (8 -> 9)");
-  t.same(keys('"private"').map((key) => Math.floor(key / 2 ** 32)), [0], 'a conversation message is in range 0');
+  t.same(
+    keys('"town"').map((key) => Math.floor(key / 2 ** 32)),
+    [1],
+    "a server message is in its server's range (8 -> 9)",
+  );
+  t.same(
+    keys('"private"').map((key) => Math.floor(key / 2 ** 32)),
+    [0],
+    'a conversation message is in range 0',
+  );
   const definition = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").get() as { sql: string }).sql;
   t.match(definition, /prefix = '3'/, 'rebuilt with three-letter prefixes (6 -> 7)');
   t.same(matches('"tow" *'), [1], 'a three-letter prefix finds the old messages');
@@ -122,7 +152,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   server.app.db.prepare("UPDATE invites SET expires_at = '2999-01-01T00:00:00.000Z'").run();
   t.equal((await client.post('/api/invites/AbCdEfGhIjKlMnOpQrStUvWx/accept')).status, 200);
   const found = await client.get('/api/search?q=town');
-  t.same(found.body.results.map((m: { content: string }) => m.content), ['hello town'], 'an old message is found through the API');
+  t.same(
+    found.body.results.map((m: { content: string }) => m.content),
+    ['hello town'],
+    'an old message is found through the API',
+  );
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
   // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel.
   t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], "everyone's flags: all but mention_everyone");
@@ -130,11 +164,22 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   // Imports (13 -> 14): nobody was imported before.
   t.same(db.prepare('SELECT DISTINCT imported FROM users').pluck().all(), [0], 'no account is a placeholder');
   const channels = await client.get('/api/servers/00000000-0000-4000-8000-000000000010/channels');
-  t.equal(channels.body.length, db.prepare("SELECT COUNT(*) FROM channels WHERE server_id = '00000000-0000-4000-8000-000000000010'").pluck().get(), 'a member sees every channel');
-  for (const c of channels.body) t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);
-  const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', { content: 'town hall tonight' });
+  t.equal(
+    channels.body.length,
+    db.prepare("SELECT COUNT(*) FROM channels WHERE server_id = '00000000-0000-4000-8000-000000000010'").pluck().get(),
+    'a member sees every channel',
+  );
+  for (const c of channels.body)
+    t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);
+  const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', {
+    content: 'town hall tonight',
+  });
   t.equal(posted.status, 201);
-  t.same((await client.get('/api/search?q=town')).body.results.map((m: { content: string }) => m.content), ['town hall tonight', 'hello town'], 'new messages join the index');
+  t.same(
+    (await client.get('/api/search?q=town')).body.results.map((m: { content: string }) => m.content),
+    ['town hall tonight', 'hello town'],
+    'new messages join the index',
+  );
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
   // FTS5's own check: throws (SQLITE_CORRUPT_VTAB) when the index differs from the messages.
   t.doesNotThrow(() => db.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run(), 'the index matches the messages');
@@ -180,15 +225,50 @@ t.test('a version 16 database: imports may be interrupted, CLI imports left runn
   t.teardown(() => db.close());
   t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
   t.same(
-    db.prepare('SELECT id, status, runner_pid FROM imports ORDER BY created_at').all().map((r: any) => [r.id, r.status, r.runner_pid]),
-    [['cli-killed', 'interrupted', null], ['cli-killed-too', 'interrupted', null], ['browser', 'running', null], ['browser-too', 'failed', null], ['finished', 'done', null]],
+    db
+      .prepare('SELECT id, status, runner_pid FROM imports ORDER BY created_at')
+      .all()
+      .map((r: any) => [r.id, r.status, r.runner_pid]),
+    [
+      ['cli-killed', 'interrupted', null],
+      ['cli-killed-too', 'interrupted', null],
+      ['browser', 'running', null],
+      ['browser-too', 'failed', null],
+      ['finished', 'done', null],
+    ],
     'CLI imports left running are interrupted; one running browser import per Discord server and owner (the server resumes it)',
   );
-  t.same(db.prepare('SELECT * FROM imported_people').all(), [{ user_id: 'p1', server_id: 's1', discord_id: 'd1', discord_name: 'alice', claim_code: 'AAAA-BBBB-CCCC', claimed_by: 'u2', claimed_at: '2026-01-02T00:00:00.000Z', hidden_at: null }], 'placeholders kept');
-  db.prepare("INSERT INTO users (id, username, password_hash, created_at, imported) VALUES ('p2', 'alice-discord-2', '!', '2026-01-03T00:00:00.000Z', 1)").run();
-  db.prepare("INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('p2', 's1', 'd1', 'alice', 'DDDD-EEEE-FFFF')").run();
+  t.same(
+    db.prepare('SELECT * FROM imported_people').all(),
+    [
+      {
+        user_id: 'p1',
+        server_id: 's1',
+        discord_id: 'd1',
+        discord_name: 'alice',
+        claim_code: 'AAAA-BBBB-CCCC',
+        claimed_by: 'u2',
+        claimed_at: '2026-01-02T00:00:00.000Z',
+        hidden_at: null,
+      },
+    ],
+    'placeholders kept',
+  );
+  db.prepare(
+    "INSERT INTO users (id, username, password_hash, created_at, imported) VALUES ('p2', 'alice-discord-2', '!', '2026-01-03T00:00:00.000Z', 1)",
+  ).run();
+  db.prepare(
+    "INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('p2', 's1', 'd1', 'alice', 'DDDD-EEEE-FFFF')",
+  ).run();
   t.pass('a second placeholder of a person who claimed');
-  t.throws(() => db.prepare("INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('u1', 's1', 'd1', 'alice', 'GGGG-HHHH-JJJJ')").run(), /UNIQUE/, 'but one unclaimed at a time');
+  t.throws(
+    () =>
+      db
+        .prepare("INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES ('u1', 's1', 'd1', 'alice', 'GGGG-HHHH-JJJJ')")
+        .run(),
+    /UNIQUE/,
+    'but one unclaimed at a time',
+  );
   db.prepare("DELETE FROM imported_people WHERE user_id = 'p2'").run();
   t.equal(db.prepare("SELECT COUNT(*) FROM users WHERE id = 'p2'").pluck().get(), 0, 'the placeholder goes with its row (the trigger is back)');
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');

@@ -20,8 +20,7 @@ async function setup(t: tap.Test) {
     const res = await c.post(`/api/invites/${await invite()}/accept`);
     if (res.status !== 200) throw new Error(`join failed ${res.status}`);
   };
-  const setStanding = (c: Client, standing: number) =>
-    admin.put(`/api/admin/users/${c.userId}/standing`, { standing });
+  const setStanding = (c: Client, standing: number) => admin.put(`/api/admin/users/${c.userId}/standing`, { standing });
   return { server, admin, owner, srv, channel, channelMessages, invite, join, befriend, setStanding };
 }
 
@@ -180,11 +179,9 @@ t.test('a suspended user logs in with suspended true, keeps the account page and
   const login = await fresh.post('/api/login', { username: user.username, password: 'password one' });
   t.equal(login.status, 200);
   t.equal(login.body.suspended, true);
-  const form = await new Client(server.url).post(
-    '/api/login',
-    new URLSearchParams({ username: user.username, password: 'password one' }).toString(),
-    { 'content-type': 'application/x-www-form-urlencoded' },
-  );
+  const form = await new Client(server.url).post('/api/login', new URLSearchParams({ username: user.username, password: 'password one' }).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   t.equal(form.status, 303);
   t.equal(form.headers.get('location'), '/account/warnings', 'a browser is sent to the warnings page');
   t.equal((await fresh.get('/api/account')).status, 200);
@@ -248,12 +245,20 @@ t.test('a report of a message says where it is, named as it is now; other report
   const ofUser = (await member.post('/api/reports', { type: 'user', target: owner.userId, reason: 'x' })).body;
   await owner.request('PATCH', `/api/servers/${srv.id}`, { name: 'Renamed place' });
   const byId = async (id: string) => (await admin.get(`/api/admin/reports/${id}`)).body;
-  t.same((await byId(inServer.id)).place, { server_id: srv.id, server_name: 'Renamed place', channel_id: channel.id, channel_name: channel.name }, 'server and channel, by their names now');
+  t.same(
+    (await byId(inServer.id)).place,
+    { server_id: srv.id, server_name: 'Renamed place', channel_id: channel.id, channel_name: channel.name },
+    'server and channel, by their names now',
+  );
   const dmPlace = (await byId(inDm.id)).place;
   t.equal(dmPlace.conversation_id, dm.id, 'a conversation');
   t.same(dmPlace.conversation_name.split(', ').sort(), [owner.username, member.username].sort(), 'a DM is named by its members');
   t.equal((await byId(ofUser.id)).place, null, 'a user report has no place');
-  t.equal((await admin.get('/api/admin/reports')).body.find((r: { id: string }) => r.id === inServer.id).place.server_name, 'Renamed place', 'the queue carries it too');
+  t.equal(
+    (await admin.get('/api/admin/reports')).body.find((r: { id: string }) => r.id === inServer.id).place.server_name,
+    'Renamed place',
+    'the queue carries it too',
+  );
 });
 
 t.test('a report keeps its snapshot after the message is edited and deleted', async (t) => {
@@ -305,7 +310,11 @@ t.test('the user list filters by username prefix, pages, and shows standing, adm
   const clients = await Promise.all(names.map((n) => signUp(server.url, n)));
   await admin.post(`/api/admin/users/${clients[0].userId}/warnings`, { reason: 'first' });
   const page = (await admin.get('/api/admin/users?prefix=zed_a')).body;
-  t.same(page.map((u: { username: string }) => u.username), ['zed_a1', 'zed_a2', 'Zed_A3'], 'case-insensitive prefix, by name');
+  t.same(
+    page.map((u: { username: string }) => u.username),
+    ['zed_a1', 'zed_a2', 'Zed_A3'],
+    'case-insensitive prefix, by name',
+  );
   t.match(page[0], { user_id: clients[0].userId, account_standing: 1, is_admin: false, warnings: [{ reason: 'first', issued_by: ADMIN }] });
   t.same((await admin.get('/api/admin/users?prefix=zed_&limit=2')).body.length, 2);
   t.same((await admin.get('/api/admin/users?prefix=zed_&limit=2&offset=2')).body.length, 2);

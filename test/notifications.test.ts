@@ -24,18 +24,33 @@ t.test('notification settings', async (t) => {
     const other = await openSocket(server.url, '/api/ws', { client: member });
     await other.event('ready');
     const setting = await must(member.put(path(c.serverId), { level: 'mentions', muted_until: null, suppress_everyone: true, suppress_roles: false }), 200);
-    t.same(setting.body, { target_id: c.serverId, target_kind: 'server', level: 'mentions', muted_until: null, suppress_everyone: true, suppress_roles: false });
+    t.same(setting.body, {
+      target_id: c.serverId,
+      target_kind: 'server',
+      level: 'mentions',
+      muted_until: null,
+      suppress_everyone: true,
+      suppress_roles: false,
+    });
     t.same((await other.event('notification_settings')).setting, setting.body, 'the other device hears of it');
     const muted = await must(member.put(path(random), { level: 'all', muted_until: '9999-12-31T23:59:59+00:00' }), 200);
     t.equal(muted.body.muted_until, '9999-12-31T23:59:59.000Z', 'kept as UTC: until turned off');
     t.match(muted.body, { target_kind: 'channel', suppress_everyone: false, suppress_roles: false }, 'the flags default to false');
     await must(member.put(path(dm), { level: 'nothing' }), 200);
     const listed = await must(member.get('/api/account/notifications'), 200);
-    t.same(listed.body.map((s: { target_kind: string }) => s.target_kind), ['server', 'channel', 'conversation'], 'servers, channels, conversations');
+    t.same(
+      listed.body.map((s: { target_kind: string }) => s.target_kind),
+      ['server', 'channel', 'conversation'],
+      'servers, channels, conversations',
+    );
     const stream = await openSocket(server.url, '/api/ws', { client: member });
     t.same((await stream.event('ready')).notification_settings, listed.body, 'ready carries them');
     await must(member.delete(path(dm)), 204);
-    t.same(await other.until((f) => f.event === 'notification_settings' && f.target_id === dm && f.setting === null), { event: 'notification_settings', target_id: dm, setting: null });
+    t.same(await other.until((f) => f.event === 'notification_settings' && f.target_id === dm && f.setting === null), {
+      event: 'notification_settings',
+      target_id: dm,
+      setting: null,
+    });
     await must(member.delete(path(dm)), 204);
     t.equal((await must(member.get('/api/account/notifications'), 200)).body.length, 2, 'back to inheriting');
     t.same(await other.drain(200), [], 'removing nothing tells nothing');
@@ -49,7 +64,14 @@ t.test('notification settings', async (t) => {
     await must(outsider.put(path(dm), { level: 'all' }), 404);
     await must(member.put(path(crypto.randomUUID()), { level: 'all' }), 404);
     await must(outsider.delete(path(c.serverId)), 404);
-    for (const body of [{}, { level: 'loud' }, { level: 'all', muted_until: 'tomorrow' }, { level: 'all', muted_until: 1764000000 }, { level: 'all', muted_until: '2026-11-28T10:00:00' }, { level: 'all', suppress_roles: 'yes' }]) {
+    for (const body of [
+      {},
+      { level: 'loud' },
+      { level: 'all', muted_until: 'tomorrow' },
+      { level: 'all', muted_until: 1764000000 },
+      { level: 'all', muted_until: '2026-11-28T10:00:00' },
+      { level: 'all', suppress_roles: 'yes' },
+    ]) {
       await must(member.put(path(c.serverId), body), 400);
     }
     const onChannel = await must(member.put(path(general), { level: 'all', suppress_everyone: true }), 400);
@@ -77,7 +99,10 @@ t.test('notification settings', async (t) => {
     await must(reader.put(path(c.serverId), { level: 'all', suppress_everyone: true }), 200);
     const suppressed = await serverEntry(reader);
     t.match(suppressed, { unread: true, mention_count: 1 }, '@everyone suppressed: no longer a mention');
-    t.match(suppressed.channels.find((ch: { id: string }) => ch.id === general), { unread_count: 1, mention_count: 0 });
+    t.match(
+      suppressed.channels.find((ch: { id: string }) => ch.id === general),
+      { unread_count: 1, mention_count: 0 },
+    );
     await must(reader.put(path(c.serverId), { level: 'all', muted_until: '9999-12-31T23:59:59Z' }), 200);
     t.match(await serverEntry(reader), { unread: false }, 'a muted server looks read');
     await must(reader.put(path(random), { level: 'all', muted_until: '2000-01-01T00:00:00Z' }), 200);
@@ -105,7 +130,10 @@ t.test('notification settings', async (t) => {
     t.match(await stream.until((f) => f.event === 'read'), { conversation_id: dmWithReader, unread_count: 0 }, 'read-all reads the conversations too');
     const after = await openSocket(server.url, '/api/ws', { client: reader });
     const ready = await after.event('ready');
-    t.ok(ready.conversations.every((conv: { unread_count: number }) => conv.unread_count === 0), 'nothing unread');
+    t.ok(
+      ready.conversations.every((conv: { unread_count: number }) => conv.unread_count === 0),
+      'nothing unread',
+    );
     stream.close();
     after.close();
   });

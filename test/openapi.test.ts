@@ -26,9 +26,7 @@ t.test('the document and the route table name the same operations, both ways', a
   t.teardown(server.close);
   const asDocumented = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
   const table = new Set([...buildRoutes(server.app), ...SOCKET_PATHS].map((r) => `${r.method} ${asDocumented(r.path)}`));
-  const documented = new Set(
-    Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)),
-  );
+  const documented = new Set(Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)));
   t.ok(table.size > 60, `${table.size} routes in the table`);
   for (const route of table) t.ok(documented.has(route), `${route} is in docs/openapi.json`);
   for (const route of documented) t.ok(table.has(route), `${route} of docs/openapi.json exists`);
@@ -37,7 +35,10 @@ t.test('the document and the route table name the same operations, both ways', a
 t.test('the OpenAPI linter (Redocly, recommended rules) finds no error', async (t) => {
   const problems = await lint({ ref: OPENAPI_FILE, config: await createConfig({ extends: ['recommended'] }) });
   const errors = problems.filter((p) => p.severity === 'error');
-  t.same(errors.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), []);
+  t.same(
+    errors.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),
+    [],
+  );
   const warnings = problems.filter((p) => p.severity === 'warn').map((p) => `${p.ruleId} at ${p.location[0]?.pointer}`);
   t.comment(`${warnings.length} warning(s): ${warnings.join('; ')}`);
 });

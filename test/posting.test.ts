@@ -84,7 +84,6 @@ t.test('slow mode', async (t) => {
     t.equal((await member.post(messages, { content: 'now' })).status, 201);
     for (let i = 0; i < 3; i++) t.equal((await admin.post(messages, { content: `admin ${i}` })).status, 201, 'an admin is not slowed');
   });
-
 });
 
 t.test('slow mode holds for messages racing each other', async (t) => {
@@ -118,16 +117,26 @@ t.test("a bot's embeds are posted as a webhook's are; a person's message carries
   t.teardown(() => stream.close());
   await stream.event('ready');
 
-  const card = { title: 'Build passed', description: 'every test is green', url: 'https://ci.example/run/7', color: 0x3ba55d, fields: [{ name: 'branch', value: 'main', inline: true }] };
+  const card = {
+    title: 'Build passed',
+    description: 'every test is green',
+    url: 'https://ci.example/run/7',
+    color: 0x3ba55d,
+    fields: [{ name: 'branch', value: 'main', inline: true }],
+  };
   const posted = (await must(bot.post(url, { content: '', embeds: [card] }, auth), 201)).body;
   t.same(posted.embeds, [card], 'the answer carries the card');
   t.same((await must(member.get(url), 200)).body.find((m: any) => m.id === posted.id)?.embeds, [card], 'and so does the history');
   t.same((await stream.until((f) => f.event === 'message' && f.message.id === posted.id)).message.embeds, [card], 'and the live event');
   const found = (await must(member.get(`/api/search?q=green&channel_id=${c.general}`), 200)).body.results;
-  t.same(found.map((m: any) => m.id), [posted.id], "search finds the card's text");
+  t.same(
+    found.map((m: any) => m.id),
+    [posted.id],
+    "search finds the card's text",
+  );
 
   const bad = await bot.post(url, { content: 'x', embeds: [{ title: 'x', url: 'javascript:alert(1)' }] }, auth);
-  t.equal(bad.status, 400, 'a card is checked as a webhook\'s is');
+  t.equal(bad.status, 400, "a card is checked as a webhook's is");
   const person = await member.post(url, { content: 'look', embeds: [card] });
   t.equal(person.status, 400, "a person's embeds are refused, not dropped");
   t.match(person.text, 'embeds are sent by bots and webhooks');
@@ -167,11 +176,19 @@ t.test("a message written inside the caller's transaction: all or nothing with i
     return messages.insert(general, owner, input('first words of a post'), rights);
   })();
   t.equal(topic.get(c.random), 'a post', 'both committed');
-  t.same((await stream.drain(150)).filter((f) => f.event === 'message'), [], 'nothing told before announce');
+  t.same(
+    (await stream.drain(150)).filter((f) => f.event === 'message'),
+    [],
+    'nothing told before announce',
+  );
   const record = messages.announce(written);
   t.equal((await stream.event('message')).message.id, record.id, 'then told');
   const history = (await must(c.owner.get(`/api/servers/${c.serverId}/channels/${c.general}/messages`), 200)).body;
-  t.same(history.map((m: any) => m.content), ['first words of a post'], 'the rolled-back message was never written');
+  t.same(
+    history.map((m: any) => m.content),
+    ['first words of a post'],
+    'the rolled-back message was never written',
+  );
   t.equal(history[0].id, record.id);
   const state = (await must(c.owner.get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: any) => ch.id === c.general);
   t.equal(state.last_read_id, record.id, "the author's read marker moved with it");

@@ -38,7 +38,10 @@ t.test('display names: 1 to 32 characters of any script, shown wherever names ar
   const message = await must(owner.post(`/api/servers/${serverId}/channels/${general}/messages`, { content: 'hello' }), 201);
   t.same(message.body.author, shown, 'message authors');
   const members_ = (await must(friend.get(`/api/servers/${serverId}/members`), 200)).body;
-  t.match(members_.find((m: { user_id: string }) => m.user_id === owner.userId), { display_name: 'Zoë 山田 🌸', username: owner.username });
+  t.match(
+    members_.find((m: { user_id: string }) => m.user_id === owner.userId),
+    { display_name: 'Zoë 山田 🌸', username: owner.username },
+  );
   t.match((await must(friend.get('/api/friends'), 200)).body, [{ display_name: 'Zoë 山田 🌸' }], 'friends');
   const mention = await must(friend.post(`/api/servers/${serverId}/channels/${general}/messages`, { content: `hi @${owner.username}` }), 201);
   t.same(mention.body.mentions, [owner.userId], 'mentions still go by username');
@@ -95,7 +98,11 @@ t.test('an avatar upload cut off, malformed or without a boundary is 400 and lea
   t.equal(cut.status, 0, 'the client went away before any answer');
   t.same(await left(), [], 'nothing of the cut-off upload stays');
   t.equal((await owner.get('/api/account')).body.avatar_url, null, 'no avatar came of any of it');
-  t.same(server.logs.filter((line) => / 5\d\d /.test(line) || line.includes('unexpected')), [], 'no server error');
+  t.same(
+    server.logs.filter((line) => / 5\d\d /.test(line) || line.includes('unexpected')),
+    [],
+    'no server error',
+  );
 });
 
 t.test('avatars: PNG, JPEG and GIF become 256x256 WebP without metadata; anything else is refused', async (t) => {
@@ -148,7 +155,13 @@ t.test('avatars: PNG, JPEG and GIF become 256x256 WebP without metadata; anythin
   const refusals: [string, Buffer, string, number, RegExp][] = [
     ['notes.txt', Buffer.from('just text, not an image\n'), 'text/plain', 400, /not an image/],
     ['fake.png', Buffer.concat([png.subarray(0, 40), Buffer.alloc(200)]), 'image/png', 400, /not an image/],
-    ['vector.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'), 'image/svg+xml', 400, /PNG, JPEG, GIF or WebP/],
+    [
+      'vector.svg',
+      Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'),
+      'image/svg+xml',
+      400,
+      /PNG, JPEG, GIF or WebP/,
+    ],
     ['huge.bin', Buffer.alloc(8 * 1024 * 1024 + 1), 'image/png', 413, /at most 8 MiB/],
   ];
   for (const [name, data, type, status, reason] of refusals) {
@@ -183,7 +196,10 @@ t.test('avatar uploads: a pixel budget by file size, a rate limit, one at a time
   const refused = await user.put('/api/account/avatar', avatarForm(flat, 'flat.png', 'image/png'));
   t.equal(refused.status, 400, `a ${flat.length}-byte PNG of 6 megapixels is refused before decoding`);
   t.match(refused.text, /may hold at most 4000000 pixels/);
-  const deep = await sharp({ create: { width: 1500, height: 1500, channels: 3, background: { r: 9, g: 9, b: 9 } } }).toColourspace('rgb16').png().toBuffer();
+  const deep = await sharp({ create: { width: 1500, height: 1500, channels: 3, background: { r: 9, g: 9, b: 9 } } })
+    .toColourspace('rgb16')
+    .png()
+    .toBuffer();
   t.equal((await sharp(deep).metadata()).depth, 'ushort', 'a 16-bit PNG');
   t.equal((await user.put('/api/account/avatar', avatarForm(deep, 'deep.png', 'image/png'))).status, 400, '2.25 megapixels at 16 bits count as 4.5');
   const logo = await solid(1900, 1900).png({ compressionLevel: 9 }).toBuffer();

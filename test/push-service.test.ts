@@ -77,7 +77,11 @@ t.test('refuses what a real push service refuses, recording why', async (t) => {
   ];
   for (const [name, alter, status, error] of cases) {
     const details = webpush.generateRequestDetails(subscription, JSON.stringify(message), { vapidDetails, TTL: 60 });
-    const headers = Object.fromEntries(Object.entries(details.headers).filter(([h]) => h !== 'Content-Length').map(([h, v]) => [h, String(v)]));
+    const headers = Object.fromEntries(
+      Object.entries(details.headers)
+        .filter(([h]) => h !== 'Content-Length')
+        .map(([h, v]) => [h, String(v)]),
+    );
     const request = { endpoint: details.endpoint, headers, body: Buffer.from(details.body) };
     alter(request);
     const before = push.received.length;

@@ -41,7 +41,11 @@ t.test('web push', async (t) => {
   await t.test('the key, and subscriptions refused', async (t) => {
     t.match(key, /^[A-Za-z0-9_-]{87}$/, 'the VAPID public key: 65 bytes, base64url');
     t.match(subscribed.body, { endpoint: subscription.endpoint, show_text: false });
-    t.same((await must(bob.get('/api/account/push-subscriptions'), 200)).body.map((s: { id: string }) => s.id), [subscriptionId], 'listed');
+    t.same(
+      (await must(bob.get('/api/account/push-subscriptions'), 200)).body.map((s: { id: string }) => s.id),
+      [subscriptionId],
+      'listed',
+    );
     const bad = [
       { ...subscription, endpoint: 'http://push.example.com/x' },
       { ...subscription, endpoint: 'https://10.0.0.1/push/x' },
@@ -121,7 +125,11 @@ t.test('web push', async (t) => {
     await service.waitFor(before + 2, 8_000);
     t.ok(await nothingNew(before + 2, 3_500), 'two pushes for five messages');
     const pushes = service.received.slice(before).map((p) => p.payload as { count: number });
-    t.same(pushes.map((p) => p.count), [1, 4], 'the second counts the four that came meanwhile');
+    t.same(
+      pushes.map((p) => p.count),
+      [1, 4],
+      'the second counts the four that came meanwhile',
+    );
   });
 
   await t.test('the text only where the device chose it', async (t) => {
@@ -157,7 +165,8 @@ t.test('web push', async (t) => {
     const carol = await signUp(server.url);
     await must(carol.post('/api/account/push-subscriptions', service.subscribe('carol', key)), 201);
     await must(carol.post('/api/logout'), 204);
-    const countOf = (userId: string) => (server.app.db.prepare('SELECT COUNT(*) AS n FROM push_subscriptions WHERE user_id = ?').get(userId) as { n: number }).n;
+    const countOf = (userId: string) =>
+      (server.app.db.prepare('SELECT COUNT(*) AS n FROM push_subscriptions WHERE user_id = ?').get(userId) as { n: number }).n;
     t.equal(countOf(carol.userId), 0, 'signed out: removed');
 
     // A session ended from another one, and a password change, end the subscriptions made with them.

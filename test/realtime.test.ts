@@ -312,7 +312,12 @@ t.test('a slow reader is closed with 4008 while other sockets keep receiving', a
   // more than loopback's kernel buffers plus the 1 MiB threshold.
   const content = 'x'.repeat(256 * 1024);
   for (let i = 0; i < 80; i++) {
-    server.app.hub.message(container, { kind: 'created', seq: 1e9 + i, replySeq: null, message: { ...posted, id: crypto.randomUUID(), content: `${i}${content}` } });
+    server.app.hub.message(container, {
+      kind: 'created',
+      seq: 1e9 + i,
+      replySeq: null,
+      message: { ...posted, id: crypto.randomUUID(), content: `${i}${content}` },
+    });
     t.equal(parseInt((await reader.next()).content, 10), i);
   }
   raw.resume();

@@ -26,18 +26,32 @@ t.test('the release tarball', async (t) => {
   const release = path.join(place, NAME);
 
   t.test('holds the runtime, the app and production dependencies only', async (t) => {
-    for (const part of ['bin/chat', 'runtime/bin/node', 'app/dist/server.js', 'app/dist/cli.js', 'app/static/index.html', 'app/schema.sql', 'README.md', 'deploy/chat.service']) {
+    for (const part of [
+      'bin/chat',
+      'runtime/bin/node',
+      'app/dist/server.js',
+      'app/dist/cli.js',
+      'app/static/index.html',
+      'app/schema.sql',
+      'README.md',
+      'deploy/chat.service',
+    ]) {
       t.ok(fs.existsSync(path.join(release, part)), part);
     }
     const modules = fs.readdirSync(path.join(release, 'app', 'node_modules'));
     for (const dev of ['tap', 'typescript', 'playwright-core', 'fast-check', 'autocannon']) t.notOk(modules.includes(dev), `no ${dev}`);
-    const natives = spawnSync('find', [path.join(release, 'app'), '-name', '*.node'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    const natives = spawnSync('find', [path.join(release, 'app'), '-name', '*.node'], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n');
     t.ok(natives.length >= 3, `native modules: ${natives.map((f) => path.relative(release, f)).join(', ')}`);
     t.ok(
       natives.every((f) => /linux-x64/.test(f) && !/musl/.test(f)),
       'every native binary is for linux-x64 with glibc, prebuilt (nothing compiled: no build/ directories)',
     );
-    t.notOk(natives.some((f) => f.includes(`${path.sep}build${path.sep}`)), 'no binary from a compiler');
+    t.notOk(
+      natives.some((f) => f.includes(`${path.sep}build${path.sep}`)),
+      'no binary from a compiler',
+    );
   });
 
   t.test('runs with no compiler, no node and no network: register, post, upload, back up, restore, stop', async (t) => {
@@ -48,7 +62,9 @@ t.test('the release tarball', async (t) => {
     // A network namespace of its own: only loopback, which is brought up inside it.
     const isolated = spawnSync('unshare', ['--net', '--', '/bin/sh', '-c', 'ip link set lo up'], { encoding: 'utf8' }).status === 0;
     if (!isolated) t.comment('unshare --net is not permitted here (not root?): the release runs with the network of this machine');
-    const command = isolated ? ['unshare', '--net', '--', '/bin/sh', '-c', 'ip link set lo up && exec "$@"', 'sh', node, driver, release, scratch] : [node, driver, release, scratch];
+    const command = isolated
+      ? ['unshare', '--net', '--', '/bin/sh', '-c', 'ip link set lo up && exec "$@"', 'sh', node, driver, release, scratch]
+      : [node, driver, release, scratch];
     const res = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 120_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
     const line = res.stdout.trim().split('\n').pop() ?? '';
     let seen: Record<string, any> = {};
@@ -62,7 +78,8 @@ t.test('the release tarball', async (t) => {
     t.equal(seen.version?.code, 0, 'chat --version');
     t.match(seen.version?.out, new RegExp(`^chat ${version.replace(/\./g, '\\.')} \\(Node\\.js 24\\.`), `chat --version: ${seen.version?.out}`);
     t.equal(seen.help?.code, 0, 'chat help');
-    for (const usage of ['chat serve', 'chat backup <dir>', 'chat restore <dir>', 'chat admin grant <username>']) t.match(seen.help?.out, usage, `help: ${usage}`);
+    for (const usage of ['chat serve', 'chat backup <dir>', 'chat restore <dir>', 'chat admin grant <username>'])
+      t.match(seen.help?.out, usage, `help: ${usage}`);
     t.equal(seen.register, 201, 'register');
     t.equal(seen.login, 200, 'log in');
     t.equal(seen.post, 201, 'post a message');

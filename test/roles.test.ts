@@ -11,9 +11,21 @@ t.test('a member holds several roles, in position order, given and taken one at 
   const { base, clients, newMember } = await community(server);
   const { owner, admin, member } = clients;
   const artists = (await must(owner.post(`${base}/roles`, { name: 'artists', color: 0x3ba55d, hoist: true, mentionable: true }), 201)).body;
-  t.match(artists, { name: 'artists', color: 0x3ba55d, hoist: true, mentionable: true, position: 2, full_server_admin: false }, 'a new role is placed last, with what it was given');
+  t.match(
+    artists,
+    { name: 'artists', color: 0x3ba55d, hoist: true, mentionable: true, position: 2, full_server_admin: false },
+    'a new role is placed last, with what it was given',
+  );
   const roles = (await must(owner.get(`${base}/roles`), 200)).body;
-  t.same(roles.map((r: any) => [r.name, r.position]), [['mods', 0], ['regulars', 1], ['artists', 2]], 'roles are listed in position order');
+  t.same(
+    roles.map((r: any) => [r.name, r.position]),
+    [
+      ['mods', 0],
+      ['regulars', 1],
+      ['artists', 2],
+    ],
+    'roles are listed in position order',
+  );
 
   const giver = await newMember();
   let record = (await must(owner.put(`${base}/members/${giver.userId}/role`, { role: 'ARTISTS' }), 200)).body;
@@ -22,11 +34,23 @@ t.test('a member holds several roles, in position order, given and taken one at 
   t.same(record.roles, ['regulars', 'artists'], 'a second role is added beside the first, in position order');
   t.equal(record.role, 'regulars', '`role` is the first of them');
   t.same(record.role_ids, [roles[1].id, artists.id]);
-  t.same((await must(owner.put(`${base}/members/${giver.userId}/role`, { role: 'regulars' }), 200)).body.roles, ['regulars', 'artists'], 'giving a held role again changes nothing');
+  t.same(
+    (await must(owner.put(`${base}/members/${giver.userId}/role`, { role: 'regulars' }), 200)).body.roles,
+    ['regulars', 'artists'],
+    'giving a held role again changes nothing',
+  );
 
   // Moving a role moves it in every member record.
   await must(owner.request('PATCH', `${base}/roles/${artists.id}`, { position: 0 }), 200);
-  t.same((await must(owner.get(`${base}/roles`), 200)).body.map((r: any) => [r.name, r.position]), [['artists', 0], ['mods', 1], ['regulars', 2]], 'positions stay 0..n-1');
+  t.same(
+    (await must(owner.get(`${base}/roles`), 200)).body.map((r: any) => [r.name, r.position]),
+    [
+      ['artists', 0],
+      ['mods', 1],
+      ['regulars', 2],
+    ],
+    'positions stay 0..n-1',
+  );
   const listed = (await must(owner.get(`${base}/members`), 200)).body.find((m: any) => m.user_id === giver.userId);
   t.same(listed.roles, ['artists', 'regulars']);
 
@@ -45,7 +69,11 @@ t.test('a member holds several roles, in position order, given and taken one at 
 
   const audit = (await must(owner.get(`${base}/audit-log`), 200)).body;
   const taken = audit.find((e: any) => e.action === 'role_unassign');
-  t.match(taken, { target_id: giver.userId, changes: { role: 'artists', role_id: artists.id, roles: { from: ['artists', 'regulars'], to: ['regulars'] } } }, 'taking a role is audited with before and after');
+  t.match(
+    taken,
+    { target_id: giver.userId, changes: { role: 'artists', role_id: artists.id, roles: { from: ['artists', 'regulars'], to: ['regulars'] } } },
+    'taking a role is audited with before and after',
+  );
 });
 
 t.test('administrator rights come from any role that has them', async (t) => {
@@ -78,7 +106,14 @@ t.test('role colours, hoist and mentionable are checked, changed and announced',
   t.match(changed, { color: 0xff0000, hoist: false, mentionable: true });
   const event = await socket.event('roles_updated');
   t.equal(event.server_id, serverId);
-  t.same(event.roles.map((r: any) => [r.name, r.color, r.hoist]), [['mods', 0xff0000, false], ['regulars', null, false]], 'every role of the server, in position order');
+  t.same(
+    event.roles.map((r: any) => [r.name, r.color, r.hoist]),
+    [
+      ['mods', 0xff0000, false],
+      ['regulars', null, false],
+    ],
+    'every role of the server, in position order',
+  );
   t.same((await must(owner.request('PATCH', `${base}/roles/${roles[0].id}`, { color: null }), 200)).body.color, null, 'color: null takes the colour away');
   const entry = (await must(owner.get(`${base}/audit-log`), 200)).body.find((e: any) => e.action === 'role_update');
   t.match(entry.changes, { color: { from: 0xff0000, to: null } }, 'changes are audited with before and after');

@@ -4,10 +4,7 @@ import { befriend, crowd, must, setStanding, users } from './helpers/community';
 import { type TestServer, startServer } from './helpers/server';
 
 // Tiny but real files: each starts with the magic numbers of its format (as in uploads.test.ts).
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const MP3 = Buffer.concat([Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00', 'latin1'), Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(200)]);
 const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom\x00\x00\x02\x00isommp41', 'latin1'), Buffer.alloc(64)]);
 
@@ -16,8 +13,7 @@ interface Found {
   next_before: string | null;
 }
 
-const search = async (client: Client, query: Record<string, string>) =>
-  (await must<Found>(client.get(`/api/search?${new URLSearchParams(query)}`), 200)).body;
+const search = async (client: Client, query: Record<string, string>) => (await must<Found>(client.get(`/api/search?${new URLSearchParams(query)}`), 200)).body;
 const contents = async (client: Client, query: Record<string, string>) => (await search(client, query)).results.map((r) => r.content);
 
 async function post(client: Client, path: string, content: string): Promise<string> {
@@ -78,12 +74,24 @@ t.test('search', async (t) => {
     await post(owner, R, content);
     const [hit] = (await search(member, { q: 'cafe' })).results;
     t.equal(hit.content, content, 'content is untouched');
-    t.same(hit.highlight, [[3, 7], [17, 21]]);
-    t.same(hit.highlight.map(([s, e]) => content.slice(s, e)), ['Café', 'CAFÉ']);
+    t.same(hit.highlight, [
+      [3, 7],
+      [17, 21],
+    ]);
+    t.same(
+      hit.highlight.map(([s, e]) => content.slice(s, e)),
+      ['Café', 'CAFÉ'],
+    );
     const [prefixed] = (await search(member, { q: 'caf*' })).results;
-    t.same(prefixed.highlight.map(([s, e]) => content.slice(s, e)), ['Café', 'CAFÉ', 'cafeteria']);
+    t.same(
+      prefixed.highlight.map(([s, e]) => content.slice(s, e)),
+      ['Café', 'CAFÉ', 'cafeteria'],
+    );
     const [phrase] = (await search(member, { q: '"au lait"' })).results;
-    t.same(phrase.highlight.map(([s, e]) => content.slice(s, e)), ['au lait']);
+    t.same(
+      phrase.highlight.map(([s, e]) => content.slice(s, e)),
+      ['au lait'],
+    );
   });
 
   t.test('a result is the message record of the history endpoint plus highlight', async (t) => {
@@ -160,7 +168,11 @@ t.test('search', async (t) => {
     const gone = await post(owner, R, 'deployed then deleted');
     await must(owner.delete(`${R}/${gone}`), 204);
     await must(owner.put(`${R}/${edited}`, { content: 'plain notes' }), 200);
-    t.same(await contents(member, { q: 'deplo*' }), ['Déploiement prévu', 'deploy tonight'], 'words that start so, folded; not inside a word, not deleted or edited away');
+    t.same(
+      await contents(member, { q: 'deplo*' }),
+      ['Déploiement prévu', 'deploy tonight'],
+      'words that start so, folded; not inside a word, not deleted or edited away',
+    );
     t.same(await contents(member, { q: 'deploy*' }), ['deploy tonight']);
     t.same(await contents(member, { q: 'deplo* -tonight' }), ['Déploiement prévu']);
     t.same(await contents(member, { q: 'often -deplo*' }), ['we redeploy often'], 'excluded as a prefix too');
@@ -215,17 +227,32 @@ t.test('search', async (t) => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push(await post(owner, G, `pageword number ${i}`));
     const first = await search(member, { q: 'pageword', limit: '3' });
-    t.same(first.results.map((r) => r.id), [ids[6], ids[5], ids[4]]);
+    t.same(
+      first.results.map((r) => r.id),
+      [ids[6], ids[5], ids[4]],
+    );
     t.equal(first.next_before, ids[4]);
     const second = await search(member, { q: 'pageword', limit: '3', before: first.next_before! });
-    t.same(second.results.map((r) => r.id), [ids[3], ids[2], ids[1]]);
+    t.same(
+      second.results.map((r) => r.id),
+      [ids[3], ids[2], ids[1]],
+    );
     const third = await search(member, { q: 'pageword', limit: '3', before: second.next_before! });
-    t.same(third.results.map((r) => r.id), [ids[0]]);
+    t.same(
+      third.results.map((r) => r.id),
+      [ids[0]],
+    );
     t.equal(third.next_before, null, 'a short page is the last');
     const after = await search(member, { q: 'pageword', after: ids[4] });
-    t.same(after.results.map((r) => r.id), [ids[6], ids[5]]);
+    t.same(
+      after.results.map((r) => r.id),
+      [ids[6], ids[5]],
+    );
     const between = await search(member, { q: 'pageword', after: ids[1], before: ids[4] });
-    t.same(between.results.map((r) => r.id), [ids[3], ids[2]]);
+    t.same(
+      between.results.map((r) => r.id),
+      [ids[3], ids[2]],
+    );
     t.equal((await search(member, { q: 'pageword' })).results.length, 7, 'default limit 25');
     for (const limit of ['0', '51', 'x', '-1', '2.5']) {
       const res = await member.get(`/api/search?q=pageword&limit=${limit}`);
@@ -268,9 +295,20 @@ t.test('search', async (t) => {
       before = page.next_before;
     } while (before);
     t.same(pages.flat(), newestFirst, 'every match once, newest first, across two servers and a conversation');
-    t.same(pages.map((p) => p.length), [3, 3, 2]);
-    t.same((await search(member, { q: 'mergeword', server_id: other })).results.map((r) => r.id), [ids[7], ids[3], ids[1]], 'one server');
-    t.same((await search(owner, { q: 'mergeword' })).results.map((r) => r.id), [ids[6], ids[5], ids[4], ids[2], ids[0]], 'the owner is not in the other server');
+    t.same(
+      pages.map((p) => p.length),
+      [3, 3, 2],
+    );
+    t.same(
+      (await search(member, { q: 'mergeword', server_id: other })).results.map((r) => r.id),
+      [ids[7], ids[3], ids[1]],
+      'one server',
+    );
+    t.same(
+      (await search(owner, { q: 'mergeword' })).results.map((r) => r.id),
+      [ids[6], ids[5], ids[4], ids[2], ids[0]],
+      'the owner is not in the other server',
+    );
   });
 
   t.test('deleting a channel, a server or a message keeps the index in step', async (t) => {
@@ -316,10 +354,59 @@ t.test('search', async (t) => {
     t.equal((await member.get('/api/search')).status, 400, 'no q at all');
     // Everything FTS5 would read as syntax: each is text here, answered 200 (or 400 when it holds no word).
     const corpus = [
-      '"', '""', '"""', 'AND', 'OR', 'NOT', 'NEAR(', 'NEAR(a b, 2)', 'a AND', 'OR b', 'NOT c', '*', '**', 'a**', '*a',
-      ':', 'content:word', '^word', 'a ^b', '(', ')', '(a', 'a)', '((a)', 'a OR (b', '{a b}', '{content}: x', '+', 'a + b',
-      'a - b', '-', '--', '-a -b c', '\\', "'", "a'b", 'a"b"c', 'ü*', '🙂', '😀 smile', 'NEAR', 'near/3', '%', '_', 'a%b',
-      'x\u0000y', '\u200b', 'ﬁle', 'İstanbul', 'ß', '日本語', '日本*', 'a'.repeat(256),
+      '"',
+      '""',
+      '"""',
+      'AND',
+      'OR',
+      'NOT',
+      'NEAR(',
+      'NEAR(a b, 2)',
+      'a AND',
+      'OR b',
+      'NOT c',
+      '*',
+      '**',
+      'a**',
+      '*a',
+      ':',
+      'content:word',
+      '^word',
+      'a ^b',
+      '(',
+      ')',
+      '(a',
+      'a)',
+      '((a)',
+      'a OR (b',
+      '{a b}',
+      '{content}: x',
+      '+',
+      'a + b',
+      'a - b',
+      '-',
+      '--',
+      '-a -b c',
+      '\\',
+      "'",
+      "a'b",
+      'a"b"c',
+      'ü*',
+      '🙂',
+      '😀 smile',
+      'NEAR',
+      'near/3',
+      '%',
+      '_',
+      'a%b',
+      'x\u0000y',
+      '\u200b',
+      'ﬁle',
+      'İstanbul',
+      'ß',
+      '日本語',
+      '日本*',
+      'a'.repeat(256),
     ];
     for (const q of corpus) {
       const res = await member.get(`/api/search?q=${encodeURIComponent(q)}`);

@@ -42,9 +42,7 @@ async function buildScene(): Promise<Scene> {
 
   const srv = (await ok(await owner.post('/api/servers', { name: 'Scene' }), 201, 'server')).body;
   const channel = (await ok(await owner.post(`/api/servers/${srv.id}/channels`, { name: 'talk' }), 201, 'channel')).body;
-  const message = (
-    await ok(await owner.post(`/api/servers/${srv.id}/channels/${channel.id}/messages`, { content: 'hello' }), 201, 'message')
-  ).body;
+  const message = (await ok(await owner.post(`/api/servers/${srv.id}/channels/${channel.id}/messages`, { content: 'hello' }), 201, 'message')).body;
   await ok(await owner.put(`/api/servers/${srv.id}/channels/${channel.id}/messages/${message.id}/reactions`, { emoji: '👍' }), 200, 'reaction');
   await ok(await owner.post(`/api/servers/${srv.id}/roles`, { name: 'mods', full_server_admin: false }), 201, 'role');
   const invite = (await ok(await owner.post(`/api/servers/${srv.id}/invites`), 201, 'invite')).body;
@@ -58,9 +56,7 @@ async function buildScene(): Promise<Scene> {
   await ok(await friend.post(`/api/conversations/${dm.id}/messages`, { content: 'psst' }), 201, 'dm message');
 
   const warning = (await ok(await owner.post(`/api/admin/users/${stranger.userId}/warnings`, { reason: 'rude' }), 201, 'warning')).body;
-  const report = (
-    await ok(await friend.post('/api/reports', { type: 'user', target: stranger.userId, reason: 'spam' }), 201, 'report')
-  ).body;
+  const report = (await ok(await friend.post('/api/reports', { type: 'user', target: stranger.userId, reason: 'spam' }), 201, 'report')).body;
 
   const params: Record<string, string> = {
     server_id: srv.id,
@@ -88,10 +84,14 @@ async function buildScene(): Promise<Scene> {
 function rawPost(base: string, urlPath: string, headers: Record<string, string>): Promise<number> {
   const body = JSON.stringify({ name: 'raw' });
   return new Promise((resolve, reject) => {
-    const req = http.request(base + urlPath, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      base + urlPath,
+      { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -231,8 +231,14 @@ t.test('every state-changing route refuses cross-site requests with 403 and no s
       'PUT /api/admin/users/:user_id/standing',
     ];
     for (const key of spec) t.ok(covered.has(key), `covers ${key}`);
-    t.ok(routes.some((r) => r.body === 'message'), 'covers a multipart message route');
-    t.ok(routes.some((r) => r.body === 'auth-form'), 'covers the auth forms');
+    t.ok(
+      routes.some((r) => r.body === 'message'),
+      'covers a multipart message route',
+    );
+    t.ok(
+      routes.some((r) => r.body === 'auth-form'),
+      'covers the auth forms',
+    );
   });
 
   t.test('403 for every route, header and body kind; the database, sessions, uploads and outbox unchanged', async (t) => {

@@ -152,7 +152,12 @@ t.test('security headers', async (t) => {
     for (const path of ['/api/servers', '/api/login', '/api/users/me', '/api/nothing-here', '/']) {
       const res = await user.request('OPTIONS', path, undefined, preflight);
       t.ok(res.status >= 400, `OPTIONS ${path} is not a success (${res.status})`);
-      for (const header of ['access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers', 'access-control-allow-credentials']) {
+      for (const header of [
+        'access-control-allow-origin',
+        'access-control-allow-methods',
+        'access-control-allow-headers',
+        'access-control-allow-credentials',
+      ]) {
         t.equal(res.headers.get(header), null, `OPTIONS ${path}: no ${header}`);
       }
     }
@@ -223,8 +228,7 @@ t.test('prototype keys in bodies change nothing beyond the request', async (t) =
     t.notOk(Object.prototype.hasOwnProperty.call(Object.prototype, 'isAdmin'), `${what}: Object.prototype untouched`);
     t.equal(Object.getPrototypeOf(Object.prototype), null, `${what}: Object.prototype still has no prototype`);
   };
-  const raw = (client: Client, method: string, path: string, text: string) =>
-    client.request(method, path, text, { 'content-type': 'application/json' });
+  const raw = (client: Client, method: string, path: string, text: string) => client.request(method, path, text, { 'content-type': 'application/json' });
 
   t.test('register with __proto__.isAdmin creates a plain user', async (t) => {
     const name = uniqueName('proto');
@@ -312,7 +316,10 @@ t.test('sessions', async (t) => {
   });
 
   t.test('the cookie is HttpOnly, SameSite=Lax, and Secure when BASE_URL is https', async (t) => {
-    for (const [baseUrl, secure] of [['', false], ['https://chat.example', true]] as const) {
+    for (const [baseUrl, secure] of [
+      ['', false],
+      ['https://chat.example', true],
+    ] as const) {
       const server = await startServer(baseUrl ? { env: { BASE_URL: baseUrl } } : {});
       const name = uniqueName();
       const anon = new Client(server.url);
@@ -417,7 +424,8 @@ t.test('password hashing', async (t) => {
     const user = await signUp(server.url);
     const old = await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 4096, timeCost: 3, parallelism: 1 });
     server.app.db.prepare('UPDATE users SET password_hash = ? WHERE id = ?').run(old, user.userId);
-    const read = () => server.app.db.prepare<[string], { password_hash: string }>('SELECT password_hash FROM users WHERE id = ?').get(user.userId)!.password_hash;
+    const read = () =>
+      server.app.db.prepare<[string], { password_hash: string }>('SELECT password_hash FROM users WHERE id = ?').get(user.userId)!.password_hash;
     t.match(read(), /m=4096,t=3,p=1/);
     t.equal((await login(server.url, user.username, 'wrong password')).status, 401);
     t.equal(read(), old, 'a failed login changes nothing');
@@ -432,7 +440,8 @@ t.test('password hashing', async (t) => {
     const user = await signUp(server.url);
     let running = 0;
     let most = 0;
-    const count = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    const count =
+      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
         most = Math.max(most, ++running);
         try {
@@ -530,7 +539,9 @@ t.test('webhook and invite tokens, credentials in the path, never reach the log'
     socket.on('data', (chunk) => (said += chunk.toString('latin1')));
     socket.on('error', () => {});
     socket.on('close', () => resolve(said));
-    socket.write(`GET ${W} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\n\r\n`);
+    socket.write(
+      `GET ${W} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\n\r\n`,
+    );
   });
   t.match(upgrade, /^HTTP\/1\.1 404/, 'the upgrade is refused');
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -688,25 +699,23 @@ t.test('rate limits', async (t) => {
     t.equal((await new Client(server.url).post('/api/password-reset', { token, password: 'a new password' })).status, 204, 'the reset goes through');
   });
 
-  t.test(
-    'after a completed password reset the owner can sign in at once',
-    async (t) => {
-      const { server } = await limited();
-      t.teardown(server.close);
-      const { mails, user, email } = await userWithVerifiedEmail(server);
-      for (let i = 0; i < 5; i++) await login(server.url, user.username, 'wrong password');
-      await new Client(server.url).post('/api/password-reset/request', { email });
-      await server.app.mailer.idle?.();
-      await new Client(server.url).post('/api/password-reset', { token: tokenIn(mails.at(-1)!), password: 'a new password' });
-      t.equal((await login(server.url, user.username, 'a new password')).status, 200, 'proving control of the email lifts the lock');
-    },
-  );
+  t.test('after a completed password reset the owner can sign in at once', async (t) => {
+    const { server } = await limited();
+    t.teardown(server.close);
+    const { mails, user, email } = await userWithVerifiedEmail(server);
+    for (let i = 0; i < 5; i++) await login(server.url, user.username, 'wrong password');
+    await new Client(server.url).post('/api/password-reset/request', { email });
+    await server.app.mailer.idle?.();
+    await new Client(server.url).post('/api/password-reset', { token: tokenIn(mails.at(-1)!), password: 'a new password' });
+    t.equal((await login(server.url, user.username, 'a new password')).status, 200, 'proving control of the email lifts the lock');
+  });
 
   t.test('registrations per client address: 10, then 429', async (t) => {
     const { server } = await limited();
     t.teardown(server.close);
     const anon = new Client(server.url);
-    for (let i = 1; i <= 10; i++) t.equal((await anon.post('/api/register', { username: uniqueName('reg'), password: PASSWORD })).status, 201, `registration ${i}`);
+    for (let i = 1; i <= 10; i++)
+      t.equal((await anon.post('/api/register', { username: uniqueName('reg'), password: PASSWORD })).status, 201, `registration ${i}`);
     assert429(t, await anon.post('/api/register', { username: uniqueName('reg'), password: PASSWORD }), 'the 11th');
   });
 
@@ -741,7 +750,8 @@ t.test('rate limits', async (t) => {
     const channel = (await user.get(`/api/servers/${srv.id}/channels`)).body[0];
     const targets: string[] = [];
     for (let i = 0; i < 11; i++) targets.push((await user.post(`/api/servers/${srv.id}/channels/${channel.id}/messages`, { content: `m${i}` })).body.id);
-    for (let i = 1; i <= 10; i++) t.equal((await user.post('/api/reports', { type: 'server_message', target: targets[i - 1], reason: `r${i}` })).status, 201, `report ${i}`);
+    for (let i = 1; i <= 10; i++)
+      t.equal((await user.post('/api/reports', { type: 'server_message', target: targets[i - 1], reason: `r${i}` })).status, 201, `report ${i}`);
     assert429(t, await user.post('/api/reports', { type: 'server_message', target: targets[10], reason: 'again' }), 'the 11th');
   });
 
@@ -799,15 +809,12 @@ t.test('rate limits', async (t) => {
     assert429(t, await login(server.url, uniqueName('guess'), 'wrong password', via('10.9.9.9')), 'one real client, one budget');
   });
 
-  t.test(
-    'TRUST_PROXY on: addresses of one IPv6 /64 share a budget',
-    async (t) => {
-      const { server } = await limited({ env: { TRUST_PROXY: 'on' } });
-      t.teardown(server.close);
-      for (let i = 0; i < 20; i++) await login(server.url, uniqueName('guess'), 'wrong password', { 'x-forwarded-for': `2001:db8:1:2::${i + 1}` });
-      assert429(t, await login(server.url, uniqueName('guess'), 'wrong password', { 'x-forwarded-for': '2001:db8:1:2:ffff::1' }), 'the same /64');
-    },
-  );
+  t.test('TRUST_PROXY on: addresses of one IPv6 /64 share a budget', async (t) => {
+    const { server } = await limited({ env: { TRUST_PROXY: 'on' } });
+    t.teardown(server.close);
+    for (let i = 0; i < 20; i++) await login(server.url, uniqueName('guess'), 'wrong password', { 'x-forwarded-for': `2001:db8:1:2::${i + 1}` });
+    assert429(t, await login(server.url, uniqueName('guess'), 'wrong password', { 'x-forwarded-for': '2001:db8:1:2:ffff::1' }), 'the same /64');
+  });
 
   t.test('a login with a name no account can have does not grow the per-account limiter', async (t) => {
     const { server } = await limited();

@@ -58,7 +58,9 @@ t.test('the owner exports the server as DiscordChatExporter JSON with its files,
   await must(owner.request('PATCH', `${base}/channels/${random.id}`, { category_id: text.id }), 200);
   await must(owner.post(`${base}/roles`, { name: 'mods', full_server_admin: false, color: 0x3ba55d, mentionable: true }), 201);
   await must(owner.put(`${base}/members/${member.userId}/role`, { role: 'mods' }), 200);
-  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+    .png()
+    .toBuffer();
   const avatarForm = new FormData();
   avatarForm.append('avatar', new Blob([png], { type: 'image/png' }), 'me.png');
   await must(member.put('/api/account/avatar', avatarForm), 200);
@@ -66,7 +68,11 @@ t.test('the owner exports the server as DiscordChatExporter JSON with its files,
   const inGeneral = `${base}/channels/${general.id}/messages`;
   const inRandom = `${base}/channels/${random.id}/messages`;
   const hello = (await must(owner.post(inGeneral, { content: `hi @${member.username} and @mods, and @everyone` }), 201)).body;
-  const row = server.app.db.prepare('SELECT seq, mentions, mention_roles FROM messages WHERE id = ?').get(hello.id) as { seq: number; mentions: string; mention_roles: string };
+  const row = server.app.db.prepare('SELECT seq, mentions, mention_roles FROM messages WHERE id = ?').get(hello.id) as {
+    seq: number;
+    mentions: string;
+    mention_roles: string;
+  };
   t.same(JSON.parse(row.mentions), [member.userId], 'set-up: the message mentions the member');
   t.equal(JSON.parse(row.mention_roles).length, 1, 'set-up: and the role');
   await must(member.post(inGeneral, { content: 'hello back', reply_to: hello.id }), 201);
@@ -109,27 +115,45 @@ t.test('the owner exports the server as DiscordChatExporter JSON with its files,
   const [first, answer] = generalFile.messages;
   const memberSf = first.mentions[0].id;
   const modsSf = first.mentions[0].roles[0].id;
-  t.match(first, {
-    type: 'Default',
-    timestamp: hello.created_at,
-    timestampEdited: /^\d{4}-/,
-    callEndedTimestamp: null,
-    isPinned: true,
-    content: `hi <@${memberSf}> and <@&${modsSf}>, and @everyone!`,
-    author: { name: owner.username, discriminator: '0000', nickname: owner.username, color: null, isBot: false, roles: [], avatarUrl: null },
-    attachments: [],
-    embeds: [],
-    stickers: [],
-    reference: null,
-    inlineEmojis: [],
-  }, 'raw mentions, the edit, the pin');
+  t.match(
+    first,
+    {
+      type: 'Default',
+      timestamp: hello.created_at,
+      timestampEdited: /^\d{4}-/,
+      callEndedTimestamp: null,
+      isPinned: true,
+      content: `hi <@${memberSf}> and <@&${modsSf}>, and @everyone!`,
+      author: { name: owner.username, discriminator: '0000', nickname: owner.username, color: null, isBot: false, roles: [], avatarUrl: null },
+      attachments: [],
+      embeds: [],
+      stickers: [],
+      reference: null,
+      inlineEmojis: [],
+    },
+    'raw mentions, the edit, the pin',
+  );
   t.match(first.mentions, [{ name: member.username, roles: [{ name: 'mods', color: '#3ba55d' }] }], 'the mentioned member, with their role');
   t.equal(first.reactions.length, 1);
-  t.match(first.reactions[0], { emoji: { id: null, name: '👍', code: '', isAnimated: false, imageUrl: null }, count: 5 }, 'two people and three counted by an import');
+  t.match(
+    first.reactions[0],
+    { emoji: { id: null, name: '👍', code: '', isAnimated: false, imageUrl: null }, count: 5 },
+    'two people and three counted by an import',
+  );
   t.same(first.reactions[0].users.map((u: any) => u.name).sort(), [member.username, fan.username].sort(), 'who reacted');
   t.notOk('roles' in first.reactions[0].users[0], 'reaction users go without roles');
-  t.match(answer, { type: 'Reply', timestampEdited: null, isPinned: false, content: 'hello back', reference: { messageId: first.id, channelId: generalFile.channel.id, guildId: generalFile.guild.id } });
-  t.match(answer.author, { id: memberSf, name: member.username, color: '#3ba55d', roles: [{ id: modsSf, name: 'mods', color: '#3ba55d', position: 1 }] }, 'the author with their coloured role');
+  t.match(answer, {
+    type: 'Reply',
+    timestampEdited: null,
+    isPinned: false,
+    content: 'hello back',
+    reference: { messageId: first.id, channelId: generalFile.channel.id, guildId: generalFile.guild.id },
+  });
+  t.match(
+    answer.author,
+    { id: memberSf, name: member.username, color: '#3ba55d', roles: [{ id: modsSf, name: 'mods', color: '#3ba55d', position: 1 }] },
+    'the author with their coloured role',
+  );
   t.equal(answer.author.avatarUrl, `avatars_Files/${memberSf}.webp`, 'the avatar, relative to the channel file');
   t.same(entries.get(answer.author.avatarUrl), fs.readFileSync(path.join(server.dataDir, 'avatars', `${member.userId}.webp`)), 'the avatar file is in the zip');
 
@@ -143,10 +167,14 @@ t.test('the owner exports the server as DiscordChatExporter JSON with its files,
 
   const plan = await planOf(zip);
   t.equal(plan.guild.id, generalFile.guild.id);
-  t.same(plan.channels.map((c) => [c.name, c.messages, c.attachments, c.parent]), [
-    ['general', 2, { found: 0, missing: 0 }, null],
-    ['random', 2, { found: 1, missing: 0 }, 'Text'],
-  ], 'the importer reads every channel, with its file found');
+  t.same(
+    plan.channels.map((c) => [c.name, c.messages, c.attachments, c.parent]),
+    [
+      ['general', 2, { found: 0, missing: 0 }, null],
+      ['random', 2, { found: 1, missing: 0 }, 'Text'],
+    ],
+    'the importer reads every channel, with its file found',
+  );
   t.same(plan.categories, ['Text']);
   t.equal(plan.roles, 1, 'the role comes across');
   t.equal(plan.people, 4, 'everyone named: the owner, the member, the fan and the deleted account');
@@ -176,39 +204,52 @@ t.test('only the owner may export: 403 to members, 404 to outsiders, 401 signed 
   t.ok(Number(limited.headers.get('retry-after')) > 0, 'with Retry-After');
 });
 
-t.test(`a channel of more than ${PARTITION_MESSAGES} messages is split as --partition ${PARTITION_MESSAGES} splits it, and joined again by the importer`, async (t) => {
-  const server = await startServer();
-  t.teardown(server.close);
-  const owner = await signUp(server.url);
-  const serverId: string = (await must(owner.post('/api/servers', { name: 'Busy' }), 201)).body.id;
-  const general = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0];
-  const total = PARTITION_MESSAGES + 1;
-  const insert = server.app.db.prepare('INSERT INTO messages (id, channel_id, author_id, content, created_at) VALUES (?, ?, ?, ?, ?)');
-  server.app.db.transaction(() => {
-    for (let i = 0; i < total; i++) {
-      const at = new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString();
-      insert.run(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, general.id, owner.userId, `message ${i}`, at);
-    }
-  })();
+t.test(
+  `a channel of more than ${PARTITION_MESSAGES} messages is split as --partition ${PARTITION_MESSAGES} splits it, and joined again by the importer`,
+  async (t) => {
+    const server = await startServer();
+    t.teardown(server.close);
+    const owner = await signUp(server.url);
+    const serverId: string = (await must(owner.post('/api/servers', { name: 'Busy' }), 201)).body.id;
+    const general = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body[0];
+    const total = PARTITION_MESSAGES + 1;
+    const insert = server.app.db.prepare('INSERT INTO messages (id, channel_id, author_id, content, created_at) VALUES (?, ?, ?, ?, ?)');
+    server.app.db.transaction(() => {
+      for (let i = 0; i < total; i++) {
+        const at = new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString();
+        insert.run(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, general.id, owner.userId, `message ${i}`, at);
+      }
+    })();
 
-  const { zip, entries } = await download(server, serverId, owner);
-  const files = [...channelFiles(entries)];
-  const base = `Busy - general [${files[0][1].channel.id}]`;
-  t.same(files.map(([name, f]) => [name, f.messageCount, f.messages.length]).sort(), [
-    [`${base} [part 2].json`, 1, 1],
-    [`${base}.json`, PARTITION_MESSAGES, PARTITION_MESSAGES],
-  ], 'the first file keeps the name, the next is [part 2]');
-  for (const [name, data] of files) t.equal(channelFileError(data), null, `${name} fits`);
-  const plan = await planOf(zip);
-  t.match(plan.channels, [{ name: 'general', files: 2, messages: total }], 'the importer joins the parts');
+    const { zip, entries } = await download(server, serverId, owner);
+    const files = [...channelFiles(entries)];
+    const base = `Busy - general [${files[0][1].channel.id}]`;
+    t.same(
+      files.map(([name, f]) => [name, f.messageCount, f.messages.length]).sort(),
+      [
+        [`${base} [part 2].json`, 1, 1],
+        [`${base}.json`, PARTITION_MESSAGES, PARTITION_MESSAGES],
+      ],
+      'the first file keeps the name, the next is [part 2]',
+    );
+    for (const [name, data] of files) t.equal(channelFileError(data), null, `${name} fits`);
+    const plan = await planOf(zip);
+    t.match(plan.channels, [{ name: 'general', files: 2, messages: total }], 'the importer joins the parts');
 
-  // A download left halfway stops the export, quietly; the server carries on.
-  const leaving = new AbortController();
-  const left = await fetch(`${server.url}/api/servers/${serverId}/export`, { headers: { cookie: owner.cookie! }, signal: leaving.signal });
-  await left.body!.getReader().read();
-  leaving.abort();
-  for (let i = 0; i < 100 && !server.logs.some((line) => line.includes('/export 200 aborted')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  t.ok(server.logs.some((line) => line.includes('/export 200 aborted')), 'the download is logged as left');
-  t.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the server still answers');
-  t.notOk(server.logs.some((line) => /export of server .* failed|unexpected error/.test(line)), 'a client leaving is no failure');
-});
+    // A download left halfway stops the export, quietly; the server carries on.
+    const leaving = new AbortController();
+    const left = await fetch(`${server.url}/api/servers/${serverId}/export`, { headers: { cookie: owner.cookie! }, signal: leaving.signal });
+    await left.body!.getReader().read();
+    leaving.abort();
+    for (let i = 0; i < 100 && !server.logs.some((line) => line.includes('/export 200 aborted')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    t.ok(
+      server.logs.some((line) => line.includes('/export 200 aborted')),
+      'the download is logged as left',
+    );
+    t.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the server still answers');
+    t.notOk(
+      server.logs.some((line) => /export of server .* failed|unexpected error/.test(line)),
+      'a client leaving is no failure',
+    );
+  },
+);

@@ -127,7 +127,10 @@ t.test('servers', async (t) => {
       list.body.map((s: { id: string }) => s.id),
       [first.id, second.id],
     );
-    t.notOk((await alice.get('/api/servers')).body.some((s: { id: string }) => s.id === first.id), 'not in another user list');
+    t.notOk(
+      (await alice.get('/api/servers')).body.some((s: { id: string }) => s.id === first.id),
+      'not in another user list',
+    );
     t.equal((await new Client(server.url).get('/api/servers')).status, 401, 'logged out: 401');
   });
 
@@ -178,7 +181,19 @@ t.test('channels', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'random', position: 1, created_at: iso(clock.now()) });
     // Every channel record carries its type and parent (issues 48, 49).
-    t.same(Object.keys(res.body).sort(), ['category_id', 'created_at', 'id', 'name', 'parent_id', 'permissions_synced', 'position', 'server_id', 'slowmode_seconds', 'topic', 'type']);
+    t.same(Object.keys(res.body).sort(), [
+      'category_id',
+      'created_at',
+      'id',
+      'name',
+      'parent_id',
+      'permissions_synced',
+      'position',
+      'server_id',
+      'slowmode_seconds',
+      'topic',
+      'type',
+    ]);
     t.match(res.body, { type: 'text', parent_id: null });
     t.match((await owner.post(`${base}/channels`, { name: 'typed', type: 'text' })).body, { type: 'text' }, 'type text, said');
     const unknown = await owner.post(`${base}/channels`, { name: 'odd', type: 'hologram' });
@@ -227,13 +242,19 @@ t.test('channels', async (t) => {
     const other = new Database(path.join(server.dataDir, 'chat.db'));
     t.teardown(() => other.close());
     other.prepare("UPDATE channels SET name = 'renamed-elsewhere' WHERE server_id = ? AND name = 'random'").run(serverId);
-    t.same(await names(), before.map((n: string) => (n === 'random' ? 'renamed-elsewhere' : n)));
+    t.same(
+      await names(),
+      before.map((n: string) => (n === 'random' ? 'renamed-elsewhere' : n)),
+    );
     // A change read inside its own transaction and then rolled back is not kept.
     const db = server.app.db;
     t.throws(() =>
       db.transaction(() => {
         db.prepare("UPDATE channels SET name = 'ghost' WHERE server_id = ? AND name = 'general'").run(serverId);
-        t.ok(server.app.directory.channelsOf(serverId).some((c) => c.name === 'ghost'), 'seen inside the transaction');
+        t.ok(
+          server.app.directory.channelsOf(serverId).some((c) => c.name === 'ghost'),
+          'seen inside the transaction',
+        );
         throw new Error('rolled back');
       })(),
     );
@@ -259,7 +280,18 @@ t.test('roles and role assignment', async (t) => {
     const res = await owner.post(`${base}/roles`, { name: 'helpers' });
     t.equal(res.status, 201);
     t.match(res.body, { server_id: serverId, name: 'helpers', full_server_admin: false, created_at: iso(clock.now()) });
-    t.same(Object.keys(res.body).sort(), ['color', 'created_at', 'full_server_admin', 'hoist', 'id', 'mentionable', 'name', 'permissions', 'position', 'server_id']);
+    t.same(Object.keys(res.body).sort(), [
+      'color',
+      'created_at',
+      'full_server_admin',
+      'hoist',
+      'id',
+      'mentionable',
+      'name',
+      'permissions',
+      'position',
+      'server_id',
+    ]);
     const admins = await owner.post(`${base}/roles`, { name: 'admins', full_server_admin: true });
     t.equal(admins.body.full_server_admin, true);
     const list = await clients.member.get(`${base}/roles`);
@@ -355,7 +387,19 @@ t.test('roles and role assignment', async (t) => {
     t.match(byId.get(clients.roleMember.userId), { is_owner: false, role: 'regulars', roles: ['regulars'] });
     t.match(byId.get(clients.member.userId), { is_owner: false, role: null, roles: [] });
     t.notOk(byId.has(clients.outsider.userId));
-    t.same(Object.keys(res.body[0]).sort(), ['avatar_url', 'display_name', 'is_owner', 'joined_at', 'presence', 'role', 'role_ids', 'roles', 'timeout_until', 'user_id', 'username']);
+    t.same(Object.keys(res.body[0]).sort(), [
+      'avatar_url',
+      'display_name',
+      'is_owner',
+      'joined_at',
+      'presence',
+      'role',
+      'role_ids',
+      'roles',
+      'timeout_until',
+      'user_id',
+      'username',
+    ]);
   });
 });
 
@@ -410,7 +454,10 @@ t.test('leaving and removing members (DELETE /api/servers/{id}/members/{user_id}
       const after = (await clients.owner.get(`${base}/members`)).body;
       if (status === 204) {
         t.equal(after.length, before - 1, 'one member fewer');
-        t.notOk(after.some((m: { user_id: string }) => m.user_id === targetId), 'the member is gone');
+        t.notOk(
+          after.some((m: { user_id: string }) => m.user_id === targetId),
+          'the member is gone',
+        );
       } else {
         t.equal(after.length, before, 'nobody was removed');
       }
@@ -422,7 +469,10 @@ t.test('leaving and removing members (DELETE /api/servers/{id}/members/{user_id}
     await must(clients.owner.delete(`${base}/members/${gone.userId}`), 204);
     t.equal((await gone.get(base)).status, 404);
     t.equal((await gone.get(`${base}/channels`)).status, 404);
-    t.notOk((await gone.get('/api/servers')).body.some((s: { id: string }) => base.endsWith(s.id)), 'not listed');
+    t.notOk(
+      (await gone.get('/api/servers')).body.some((s: { id: string }) => base.endsWith(s.id)),
+      'not listed',
+    );
     // An invite made before the removal no longer lets them in (test/hardening.test.ts 4).
     const anew = (await must(clients.owner.post(`${base}/invites`), 201)).body.token;
     await must(gone.post(`/api/invites/${anew}/accept`), 200);
@@ -489,7 +539,10 @@ t.test('invites', async (t) => {
     t.equal(res.status, 200);
     t.same(res.body, { server_id: serverId });
     t.equal((await owner.get(`${base}/members`)).body.length, before + 1);
-    t.ok((await newcomer.get('/api/servers')).body.some((s: { id: string }) => s.id === serverId), 'listed among its servers');
+    t.ok(
+      (await newcomer.get('/api/servers')).body.some((s: { id: string }) => s.id === serverId),
+      'listed among its servers',
+    );
     t.equal((await newcomer.get(`${base}/channels`)).status, 200, 'and may now read inside it');
 
     t.test('accepting again is harmless: same answer, no second membership', async (t) => {

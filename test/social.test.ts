@@ -24,7 +24,11 @@ t.test('pins: moderators pin in channels, anyone in conversations; at most 50; p
   const pinned = await must(admin.put(`${C}/pins/${message.id}`), 200);
   t.equal(pinned.body.pinned, true);
   t.match(await stream.event('message_pinned'), { message: { id: message.id, pinned: true } });
-  t.same((await must(member.get(`${C}/pins`), 200)).body.map((m: { id: string }) => m.id), [message.id], 'members list the pins');
+  t.same(
+    (await must(member.get(`${C}/pins`), 200)).body.map((m: { id: string }) => m.id),
+    [message.id],
+    'members list the pins',
+  );
   t.equal((await must(member.get(`${C}/messages`), 200)).body[0].pinned, true, 'the history shows it pinned');
   await must(admin.put(`${C}/pins/${message.id}`), 200);
   t.pass('pinning twice is harmless');
@@ -62,7 +66,11 @@ t.test('edit history: every version kept, for the author, moderators and site ad
   await must(member.put(`${M}/${message.id}`, { content: 'v2' }), 200);
   const last = (await must(member.put(`${M}/${message.id}`, { content: 'v3' }), 200)).body;
   const history = await must(member.get(`${M}/${message.id}/history`), 200);
-  t.same(history.body.versions.map((v: { content: string }) => v.content), ['v1', 'v2', 'v3'], 'oldest first, the current one last');
+  t.same(
+    history.body.versions.map((v: { content: string }) => v.content),
+    ['v1', 'v2', 'v3'],
+    'oldest first, the current one last',
+  );
   t.equal(history.body.versions[0].edited_at, null, 'the original was not an edit');
   t.equal(history.body.versions[2].edited_at, last.edited_at);
   for (const who of [owner, admin]) t.equal((await who.get(`${M}/${message.id}/history`)).status, 200);
@@ -70,7 +78,10 @@ t.test('edit history: every version kept, for the author, moderators and site ad
   t.equal((await scene.clients.outsider.get(`${M}/${message.id}/history`)).status, 404);
   const direct = await siteAdmin.get(`${M}/${message.id}/history`);
   t.equal(direct.status, 200, 'a site administrator reads it directly, not being a member');
-  t.same(direct.body.versions.map((v: { content: string }) => v.content), ['v1', 'v2', 'v3']);
+  t.same(
+    direct.body.versions.map((v: { content: string }) => v.content),
+    ['v1', 'v2', 'v3'],
+  );
   t.equal((await siteAdmin.get(`${scene.base}/channels/${channel}/messages`)).status, 404, 'but not the channel itself');
   const elsewhere = (await must(owner.post(`${scene.base}/channels`, { name: 'elsewhere' }), 201)).body.id;
   t.equal((await siteAdmin.get(`${scene.base}/channels/${elsewhere}/messages/${message.id}/history`)).status, 404, 'only under its own channel');
@@ -78,9 +89,17 @@ t.test('edit history: every version kept, for the author, moderators and site ad
   // A site administrator reads it through a report, whose snapshot keeps every version; the
   // reporter's answer carries only what they may read (issue 45, 9).
   const report = (await must(roleMember.post('/api/reports', { type: 'server_message', target: message.id, reason: 'edited away' }), 201)).body;
-  t.same(report.snapshot.versions.map((v: { content: string }) => v.content), ['v3'], "the reporter's answer: the version they see");
+  t.same(
+    report.snapshot.versions.map((v: { content: string }) => v.content),
+    ['v3'],
+    "the reporter's answer: the version they see",
+  );
   const stored = await must(siteAdmin.get(`/api/admin/reports/${report.id}`), 200);
-  t.same(stored.body.snapshot.versions.map((v: { content: string }) => v.content), ['v1', 'v2', 'v3'], 'the administrator: every version');
+  t.same(
+    stored.body.snapshot.versions.map((v: { content: string }) => v.content),
+    ['v1', 'v2', 'v3'],
+    'the administrator: every version',
+  );
 });
 
 t.test('administrators act on reports: context, deleting any message, merged duplicates', async (t) => {
@@ -101,7 +120,10 @@ t.test('administrators act on reports: context, deleting any message, merged dup
   t.equal((await must(siteAdmin.get('/api/admin/reports?status=pending'), 200)).body.length, 1, 'the queue holds one entry');
 
   const detail = (await must(siteAdmin.get(`/api/admin/reports/${first.body.id}`), 200)).body;
-  t.same(detail.context.messages.map((m: { content: string }) => m.content), ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'm11']);
+  t.same(
+    detail.context.messages.map((m: { content: string }) => m.content),
+    ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'm11'],
+  );
   t.same(detail.context.reporter, { user_id: roleMember.userId, username: roleMember.username });
   t.same(detail.context.target, ref(member));
   t.equal(detail.target_deleted, false);
@@ -113,11 +135,18 @@ t.test('administrators act on reports: context, deleting any message, merged dup
   t.equal((await owner.delete(`/api/admin/messages/${ids[6]}`)).status, 403, 'only site administrators');
   await must(siteAdmin.delete(`/api/admin/messages/${ids[6]}`), 204);
   t.equal((await siteAdmin.delete(`/api/admin/messages/${ids[6]}`)).status, 404);
-  t.notOk((await must(owner.get(M), 200)).body.some((m: { id: string }) => m.id === ids[6]), 'the message is gone');
+  t.notOk(
+    (await must(owner.get(M), 200)).body.some((m: { id: string }) => m.id === ids[6]),
+    'the message is gone',
+  );
   const listed = (await must(siteAdmin.get('/api/admin/reports'), 200)).body.find((r: { id: string }) => r.id === first.body.id);
   t.equal(listed.target_deleted, true, 'its reports show target_deleted');
   t.equal(listed.snapshot.content, 'm6', 'the snapshot keeps what was said');
-  t.match((await must(owner.get(`${scene.base}/audit-log`), 200)).body[0], { action: 'message_delete', actor: { user_id: siteAdmin.userId }, target_id: ids[6] });
+  t.match((await must(owner.get(`${scene.base}/audit-log`), 200)).body[0], {
+    action: 'message_delete',
+    actor: { user_id: siteAdmin.userId },
+    target_id: ids[6],
+  });
 });
 
 t.test('blocking: friendship ends, no requests, DMs or groups either way; servers stay shared', async (t) => {
@@ -135,7 +164,10 @@ t.test('blocking: friendship ends, no requests, DMs or groups either way; server
 
   await must(alice.put(`/api/users/${bob.userId}/block`), 204);
   t.same(await bobStream.event('friend_removed'), { event: 'friend_removed', user_id: alice.userId }, 'the blocked user sees an unfriend, nothing more');
-  t.same((await must(alice.get('/api/blocks'), 200)).body.map((b: { user_id: string }) => b.user_id), [bob.userId]);
+  t.same(
+    (await must(alice.get('/api/blocks'), 200)).body.map((b: { user_id: string }) => b.user_id),
+    [bob.userId],
+  );
   t.notOk((await must(bob.get('/api/friends'), 200)).body.some((f: { user_id: string }) => f.user_id === alice.userId));
 
   const asked = await bob.post('/api/friends/requests', { username: alice.username });
@@ -150,12 +182,20 @@ t.test('blocking: friendship ends, no requests, DMs or groups either way; server
   const trio = await carol.post('/api/conversations/group', { name: 'trio', usernames: [alice.username, bob.username] });
   t.equal(trio.status, 403, 'a third person cannot group them either');
   t.equal(trio.text.trim(), 'a block between two of these people keeps them out of one group chat', 'naming no one');
-  t.equal((await alice.post('/api/conversations/group', { name: 'duo', usernames: [bob.username, carol.username] })).status, 403, 'nor can they group each other');
+  t.equal(
+    (await alice.post('/api/conversations/group', { name: 'duo', usernames: [bob.username, carol.username] })).status,
+    403,
+    'nor can they group each other',
+  );
   const group = (await must(bob.post('/api/conversations/group', { name: 'b-c', usernames: [carol.username] }), 201)).body;
   const added = await carol.put(`/api/conversations/${group.id}/members/${alice.userId}`);
-  t.equal(added.status, 403, "carol cannot add alice to a group with bob, who alice blocked");
+  t.equal(added.status, 403, 'carol cannot add alice to a group with bob, who alice blocked');
   t.notMatch(added.text, alice.username, 'naming no one');
-  t.same((await must(carol.get(`/api/conversations/${group.id}`), 200)).body.members.map((m: { user_id: string }) => m.user_id).sort(), [bob.userId, carol.userId].sort(), 'the group is unchanged');
+  t.same(
+    (await must(carol.get(`/api/conversations/${group.id}`), 200)).body.members.map((m: { user_id: string }) => m.user_id).sort(),
+    [bob.userId, carol.userId].sort(),
+    'the group is unchanged',
+  );
   const aliceGroup = (await must(alice.post('/api/conversations/group', { name: 'a-c', usernames: [carol.username] }), 201)).body;
   t.equal((await carol.put(`/api/conversations/${aliceGroup.id}/members/${bob.userId}`)).status, 403, "nor bob to alice's group");
 
@@ -171,7 +211,11 @@ t.test('blocking: friendship ends, no requests, DMs or groups either way; server
   await must(alice.delete(`/api/users/${bob.userId}/block`), 204);
   t.equal((await alice.delete(`/api/users/${bob.userId}/block`)).status, 404);
   t.equal((await bob.post(`/api/conversations/${dm.id}/messages`, { content: 'after' })).status, 201, 'unblocked, the DM works again');
-  t.same((await must(alice.get('/api/friends'), 200)).body.filter((f: { user_id: string }) => f.user_id === bob.userId), [], 'the friendship does not come back by itself');
+  t.same(
+    (await must(alice.get('/api/friends'), 200)).body.filter((f: { user_id: string }) => f.user_id === bob.userId),
+    [],
+    'the friendship does not come back by itself',
+  );
 });
 
 t.test('group chats: rename, add, remove, leave; DMs cannot be changed', async (t) => {
@@ -183,7 +227,10 @@ t.test('group chats: rename, add, remove, leave; DMs cannot be changed', async (
   const group = (await must(alice.post('/api/conversations/group', { name: 'friends', usernames: [bob.username] }), 201)).body;
   const G = `/api/conversations/${group.id}`;
   t.equal(group.created_by, alice.userId);
-  const [bobStream, carolStream] = await Promise.all([openSocket(server.url, '/api/ws', { client: bob }), openSocket(server.url, '/api/ws', { client: carol })]);
+  const [bobStream, carolStream] = await Promise.all([
+    openSocket(server.url, '/api/ws', { client: bob }),
+    openSocket(server.url, '/api/ws', { client: carol }),
+  ]);
   t.teardown(() => [bobStream, carolStream].forEach((s) => s.close()));
   await Promise.all([bobStream.next(), carolStream.next()]);
 

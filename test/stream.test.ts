@@ -52,7 +52,10 @@ t.test('ready has everything a sidebar needs, read states included', async (t) =
   t.equal(ready.servers.length, 1);
   const srv = ready.servers[0];
   t.match(srv, { id: c.serverId, unread: true, mention_count: 0 });
-  t.same(srv.channels.map((ch: { name: string }) => ch.name), ['general', 'random']);
+  t.same(
+    srv.channels.map((ch: { name: string }) => ch.name),
+    ['general', 'random'],
+  );
   const random = srv.channels.find((ch: { id: string }) => ch.id === c.random);
   t.match(random, { last_message_id: posted.id, unread_count: 1, mention_count: 0 });
   const general = srv.channels.find((ch: { id: string }) => ch.id === c.general);
@@ -84,7 +87,16 @@ t.test('live events reach the user streams of everyone who can see them, and nob
 
     await must(alice.put(`${channelMessages(c, c.random)}/${message.id}/reactions`, { emoji: '🎉' }), 200);
     const reaction = await sb.event('reaction');
-    t.same(reaction, { event: 'reaction', message_id: message.id, server_id: c.serverId, channel_id: c.random, emoji: '🎉', user_id: alice.userId, added: true, count: 1 });
+    t.same(reaction, {
+      event: 'reaction',
+      message_id: message.id,
+      server_id: c.serverId,
+      channel_id: c.random,
+      emoji: '🎉',
+      user_id: alice.userId,
+      added: true,
+      count: 1,
+    });
     await sa.event('reaction');
 
     await must(bob.delete(`${channelMessages(c, c.random)}/${message.id}`), 204);
@@ -97,7 +109,11 @@ t.test('live events reach the user streams of everyone who can see them, and nob
     const channel = (await must(c.owner.post(`/api/servers/${c.serverId}/channels`, { name: 'new-one' }), 201)).body;
     t.match(await sa.event('channel_created'), { server_id: c.serverId, channel_id: channel.id, channel: { ...channel, unread_count: 0 } });
     await must(c.owner.request('PATCH', `/api/servers/${c.serverId}/channels/${channel.id}`, { name: 'renamed-one', topic: 'now with a topic' }), 200);
-    t.match(await sa.event('channel_updated'), { server_id: c.serverId, channel_id: channel.id, channel: { id: channel.id, name: 'renamed-one', topic: 'now with a topic' } });
+    t.match(await sa.event('channel_updated'), {
+      server_id: c.serverId,
+      channel_id: channel.id,
+      channel: { id: channel.id, name: 'renamed-one', topic: 'now with a topic' },
+    });
     // Moved to the top: it and every channel it pushed down are announced with their new positions.
     await must(c.owner.request('PATCH', `/api/servers/${c.serverId}/channels/${channel.id}`, { position: 0 }), 200);
     const listed = (await must(alice.get(`/api/servers/${c.serverId}/channels`), 200)).body as { id: string; position: number }[];
@@ -191,8 +207,7 @@ t.test('counts are capped at 100 ("99+" needs 100), also when another process wr
   const server = await startServer({ settings });
   t.teardown(server.close);
   const c = await crowd(server, 1);
-  const random = async () =>
-    (await must(c.members[0].get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
+  const random = async () => (await must(c.members[0].get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
   t.match(await random(), { unread_count: 0, last_message_id: null }, 'read once: the channel is in memory now');
   // A second connection, as the CLI or a script would write: the server's kept messages are dropped.
   const other = new Database(path.join(server.dataDir, 'chat.db'));
@@ -240,8 +255,7 @@ t.test('mentions: @name of someone who can see it, @everyone from owners and adm
   const [alice, bob] = c.members;
   const outsider = await signUp(server.url);
   const inRandom = channelMessages(c, c.random);
-  const state = async (who: Client) =>
-    (await must(who.get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
+  const state = async (who: Client) => (await must(who.get(`/api/servers/${c.serverId}/channels`), 200)).body.find((ch: { id: string }) => ch.id === c.random);
 
   const named = (await must(bob.post(inRandom, { content: `hey @${alice.username.toUpperCase()} and @${outsider.username}, mail me at x@y.z` }), 201)).body;
   t.same(named.mentions, [alice.userId], 'alice, in any case; not the outsider, who cannot see it; not an email');
@@ -279,10 +293,25 @@ t.test('typing: those who may send, once per few seconds, to the other members',
   t.teardown(() => [sa, sb].forEach((s) => s.close()));
   const typing = `/api/servers/${c.serverId}/channels/${c.general}/typing`;
   await must(alice.post(typing), 204);
-  t.same(await sb.event('typing'), { event: 'typing', user_id: alice.userId, username: alice.username, display_name: null, server_id: c.serverId, channel_id: c.general });
+  t.same(await sb.event('typing'), {
+    event: 'typing',
+    user_id: alice.userId,
+    username: alice.username,
+    display_name: null,
+    server_id: c.serverId,
+    channel_id: c.general,
+  });
   await must(alice.post(typing), 204);
-  t.same((await sb.drain(100)).filter((f) => f.event === 'typing'), [], 'again at once: no second event');
-  t.same((await sa.drain(0)).filter((f) => f.event === 'typing'), [], 'the typist is not told');
+  t.same(
+    (await sb.drain(100)).filter((f) => f.event === 'typing'),
+    [],
+    'again at once: no second event',
+  );
+  t.same(
+    (await sa.drain(0)).filter((f) => f.event === 'typing'),
+    [],
+    'the typist is not told',
+  );
   clock.advance(3_000);
   await must(alice.post(typing), 204);
   await sb.event('typing');
@@ -305,7 +334,11 @@ t.test('presence: online with a socket, offline after a grace, chosen states, wh
   t.match(await watcher.until((f) => f.event === 'presence' && f.user_id === alice.userId), { presence: 'online' });
   const second = await stream(server, alice);
   first.close();
-  t.same((await watcher.drain(300)).filter((f) => f.event === 'presence'), [], 'a second tab kept her online');
+  t.same(
+    (await watcher.drain(300)).filter((f) => f.event === 'presence'),
+    [],
+    'a second tab kept her online',
+  );
   second.close();
   t.match(await watcher.until((f) => f.event === 'presence' && f.user_id === alice.userId), { presence: 'offline' }, 'offline after the grace');
 
@@ -314,7 +347,7 @@ t.test('presence: online with a socket, offline after a grace, chosen states, wh
   await watcher.until((f) => f.event === 'presence' && f.presence === 'online');
   t.same((await must(alice.put('/api/account/presence', { status: 'dnd' }), 200)).body, { status: 'dnd', presence: 'dnd' });
   t.match(await watcher.until((f) => f.event === 'presence'), { user_id: alice.userId, presence: 'dnd' });
-  t.match(await back.until((f) => f.event === 'presence'), { presence: 'dnd', status: 'dnd' }, "her own streams learn her choice");
+  t.match(await back.until((f) => f.event === 'presence'), { presence: 'dnd', status: 'dnd' }, 'her own streams learn her choice');
   await must(alice.put('/api/account/presence', { status: 'invisible' }), 200);
   t.match(await watcher.until((f) => f.event === 'presence'), { presence: 'offline' }, 'invisible looks offline');
   t.equal((await alice.put('/api/account/presence', { status: 'away' })).status, 400);
@@ -334,7 +367,11 @@ t.test('presence: online with a socket, offline after a grace, chosen states, wh
 
   server.settings.largeServerMembers = 2;
   await must(alice.put('/api/account/presence', { status: 'dnd' }), 200);
-  t.same((await ownerStream.drain(150)).filter((f) => f.event === 'presence'), [], 'in a large server, members are not told');
+  t.same(
+    (await ownerStream.drain(150)).filter((f) => f.event === 'presence'),
+    [],
+    'in a large server, members are not told',
+  );
   await watcher.until((f) => f.event === 'presence' && f.presence === 'dnd');
   t.pass('friends still are');
 });
@@ -390,9 +427,15 @@ t.test('a busy outbox keeps the order: every stream gets every event in commit o
   server.app.db.prepare('UPDATE users SET is_admin = 1 WHERE id = ?').run(admin.userId);
   const frames: any[] = [];
   sockets[2].ws.on('message', (data) => frames.push(JSON.parse(data.toString())));
-  await Promise.all([must(c.owner.post(url, { content: 'last words' }), 201), must(admin.put(`/api/admin/users/${target.userId}/standing`, { standing: 4 }), 200)]);
+  await Promise.all([
+    must(c.owner.post(url, { content: 'last words' }), 201),
+    must(admin.put(`/api/admin/users/${target.userId}/standing`, { standing: 4 }), 200),
+  ]);
   t.equal((await sockets[2].closed()).code, 4003);
-  t.ok(frames.some((f) => f.event === 'standing' && f.account_standing === 4), 'the standing event came before the close');
+  t.ok(
+    frames.some((f) => f.event === 'standing' && f.account_standing === 4),
+    'the standing event came before the close',
+  );
 });
 
 t.test('?compress=gzip: a large ready comes as one binary frame of gzip, and nothing overtakes it', async (t) => {
@@ -416,7 +459,11 @@ t.test('?compress=gzip: a large ready comes as one binary frame of gzip, and not
   const ready = await packed.next();
   t.equal(ready.event, 'ready', 'ready first');
   t.equal(packed.binaryFrames(), 1, 'as one binary frame');
-  t.same(ready.servers, plain.ready.servers.map((s: any) => s), 'the same servers and channels as the text one');
+  t.same(
+    ready.servers,
+    plain.ready.servers.map((s: any) => s),
+    'the same servers and channels as the text one',
+  );
   const message = await packed.event('message');
   t.equal(message.message.content, 'right behind ready', 'the event committed meanwhile follows it');
   t.equal(packed.binaryFrames(), 1, 'other frames stay text');

@@ -13,10 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 // Tiny but real files: each starts with the magic numbers of its format.
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const MP3 = Buffer.concat([Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00', 'latin1'), Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(200)]);
 const OGG = Buffer.concat([Buffer.from('OggS\x00\x02', 'latin1'), Buffer.alloc(22), Buffer.from('\x01vorbis', 'latin1'), Buffer.alloc(20)]);
 const WAV = Buffer.concat([
@@ -229,9 +226,21 @@ t.test('upload limits are enforced while the body streams', async (t) => {
 
   t.test('fields and file fields other than content, reply_to and attachments are 400', async (t) => {
     const cases: [string, Part[]][] = [
-      ['an unknown text field', [{ field: 'title', value: 'x' }, { field: 'content', value: 'x' }]],
+      [
+        'an unknown text field',
+        [
+          { field: 'title', value: 'x' },
+          { field: 'content', value: 'x' },
+        ],
+      ],
       ['a file under another name', [{ file: 'upload', filename: 'a.txt', data: 'a' }]],
-      ['content given twice', [{ field: 'content', value: 'a' }, { field: 'content', value: 'b' }]],
+      [
+        'content given twice',
+        [
+          { field: 'content', value: 'a' },
+          { field: 'content', value: 'b' },
+        ],
+      ],
       ['attachments as a text field', [{ field: 'attachments', value: 'a' }]],
       ['a field over the size bound', [{ field: 'content', value: 'é'.repeat(9000) }]],
     ];
@@ -254,7 +263,10 @@ t.test('upload limits are enforced while the body streams', async (t) => {
   });
 
   t.test('no refused or cut-off upload ended in a server error', async (t) => {
-    t.same(f.server.logs.filter((line) => / 5\d\d /.test(line) || line.startsWith('unexpected')), []);
+    t.same(
+      f.server.logs.filter((line) => / 5\d\d /.test(line) || line.startsWith('unexpected')),
+      [],
+    );
   });
 
   t.test('a cross-site multipart POST is 403 and writes nothing', async (t) => {
@@ -410,10 +422,7 @@ t.test('GET /uploads/{attachment_id}', async (t) => {
 
   t.test('a non-ASCII file name is encoded for Content-Disposition (RFC 6266)', async (t) => {
     const res = await f.owner.get(named.url);
-    t.equal(
-      res.headers.get('content-disposition'),
-      `attachment; filename="r_sum_ final.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.txt`,
-    );
+    t.equal(res.headers.get('content-disposition'), `attachment; filename="r_sum_ final.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.txt`);
   });
 
   t.test('byte ranges', async (t) => {
@@ -472,10 +481,13 @@ t.test('GET /uploads/{attachment_id}', async (t) => {
 
 t.test('deleting a message removes its files from disk', async (t) => {
   const f = await setup(t);
-  const res = await f.owner.post(f.messages, form({ content: 'temp' }, [
-    { name: 'a.png', data: PNG },
-    { name: 'b.txt', data: 'b' },
-  ]));
+  const res = await f.owner.post(
+    f.messages,
+    form({ content: 'temp' }, [
+      { name: 'a.png', data: PNG },
+      { name: 'b.txt', data: 'b' },
+    ]),
+  );
   const ids: string[] = res.body.attachments.map((a: { id: string }) => a.id);
   for (const id of ids) t.ok(fs.existsSync(path.join(f.uploadsDir, id)));
   t.equal((await f.owner.delete(`${f.messages}/${res.body.id}`)).status, 204);
@@ -505,7 +517,10 @@ t.test('conversation messages carry attachments too, visible to the conversation
   t.match(seen.headers.get('content-disposition'), /^inline; /);
   t.equal((await carol.get(a.url)).status, 404, 'an outsider gets 404');
 
-  const big = multipart([{ field: 'content', value: 'x' }, { file: 'attachments', filename: 'big.bin', size: MAX_ATTACHMENT_BYTES + 1 }]);
+  const big = multipart([
+    { field: 'content', value: 'x' },
+    { file: 'attachments', filename: 'big.bin', size: MAX_ATTACHMENT_BYTES + 1 },
+  ]);
   t.equal((await postMultipart(f.server.url, messages, big, { cookie: bob.cookie })).status, 413, 'the same limits apply');
 
   t.equal((await f.owner.delete(`${messages}/${res.body.id}`)).status, 204);
@@ -545,5 +560,8 @@ t.test('a form field in a charset the parser cannot decode is 400, and the serve
   t.match(await refused.text(), 'content could not be read: send form fields as UTF-8');
   t.equal((await send('utf-8')).status, 201, 'a named UTF-8 is fine');
   t.equal((await owner.get('/api/users/me')).status, 200, 'the server still answers');
-  t.notOk(server.logs.some((line) => line.includes('unexpected error')), 'nothing was an unexpected error');
+  t.notOk(
+    server.logs.some((line) => line.includes('unexpected error')),
+    'nothing was an unexpected error',
+  );
 });

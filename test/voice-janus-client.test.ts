@@ -54,7 +54,8 @@ async function fakeJanus(t: Test): Promise<FakeJanus> {
       const reply = { transaction: message.transaction };
       // As Janus: a ping needs no secret, everything else does.
       if (message.janus === 'ping') socket.send(JSON.stringify({ janus: 'pong', ...reply }));
-      else if (message.admin_secret !== 'admin') socket.send(JSON.stringify({ janus: 'error', ...reply, error: { code: 403, reason: 'Unauthorized request' } }));
+      else if (message.admin_secret !== 'admin')
+        socket.send(JSON.stringify({ janus: 'error', ...reply, error: { code: 403, reason: 'Unauthorized request' } }));
       else socket.send(JSON.stringify({ janus: 'success', ...reply }));
     });
   });
@@ -86,7 +87,16 @@ async function fakeJanus(t: Test): Promise<FakeJanus> {
 
 function clientOf(t: Test, fake: FakeJanus, extra: Partial<Parameters<typeof createJanusClient>[0]> = {}): { janus: JanusClient; logged: string[] } {
   const logged: string[] = [];
-  const janus = createJanusClient({ url: fake.url, adminUrl: fake.adminUrl, adminSecret: 'admin', log: (line) => logged.push(line), requestTimeoutMs: 5_000, retryMinMs: 20, retryMaxMs: 100, ...extra });
+  const janus = createJanusClient({
+    url: fake.url,
+    adminUrl: fake.adminUrl,
+    adminSecret: 'admin',
+    log: (line) => logged.push(line),
+    requestTimeoutMs: 5_000,
+    retryMinMs: 20,
+    retryMaxMs: 100,
+    ...extra,
+  });
   t.teardown(() => janus.close());
   return { janus, logged };
 }
@@ -114,7 +124,16 @@ t.test('every request carries our token and session; an asynchronous one settles
   const fake = await fakeJanus(t);
   fake.onMessage = (message, reply) => {
     reply({ janus: 'ack' });
-    setTimeout(() => reply({ janus: 'event', sender: message.handle_id, plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'event', configured: 'ok' } }, jsep: { type: 'answer', sdp: 'v=0' } }), 20);
+    setTimeout(
+      () =>
+        reply({
+          janus: 'event',
+          sender: message.handle_id,
+          plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'event', configured: 'ok' } },
+          jsep: { type: 'answer', sdp: 'v=0' },
+        }),
+      20,
+    );
   };
   const { janus } = clientOf(t, fake);
   await janus.ready();
@@ -139,7 +158,12 @@ t.test('a plugin error comes back as a JanusError with its code; a silent Janus 
   const fake = await fakeJanus(t);
   fake.onMessage = (message, reply) => {
     const body = message.body as { request: string };
-    if (body.request === 'destroy') reply({ janus: 'success', sender: message.handle_id, plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'event', error_code: 426, error: 'No such room (x)' } } });
+    if (body.request === 'destroy')
+      reply({
+        janus: 'success',
+        sender: message.handle_id,
+        plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'event', error_code: 426, error: 'No such room (x)' } },
+      });
     if (body.request === 'join') reply({ janus: 'ack' }); // and never the event
   };
   const { janus } = clientOf(t, fake, { requestTimeoutMs: 1_000 });
@@ -201,7 +225,10 @@ t.test('the reachability check never throws; a closed client refuses work', asyn
   t.equal(await janus.reachable(), false);
   t.equal(janus.connected, false);
   await t.rejects(janus.ready(), JanusError);
-  await t.rejects(janus.attach(() => {}), { name: 'JanusError', kind: 'unavailable' });
+  await t.rejects(
+    janus.attach(() => {}),
+    { name: 'JanusError', kind: 'unavailable' },
+  );
   const nobody = `ws://127.0.0.1:${await closedPort()}`;
   const gone = createJanusClient({ url: nobody, adminUrl: nobody, adminSecret: 'admin', log: () => {}, requestTimeoutMs: 200, retryMinMs: 50 });
   t.teardown(() => gone.close());

@@ -41,7 +41,9 @@ async function hears(host: PeerHost, member: Member, feed: string, frequency: nu
   }).catch(async (err: Error) => {
     const levels = await host.levels(member.name).catch(() => null);
     const state = await host.state(member.name).catch(() => null);
-    throw new Error(`${err.message}: heard ${heard}, mid ${member.midOf(feed)}, state ${JSON.stringify(state)}, peer events ${JSON.stringify(member.peerEvents)}, levels ${JSON.stringify(levels)}, errors ${member.errors.map((e) => e.message).join('; ')}, subscriber events ${JSON.stringify(member.subEvents)}, room events ${JSON.stringify(member.events.map((e) => e.event))}`);
+    throw new Error(
+      `${err.message}: heard ${heard}, mid ${member.midOf(feed)}, state ${JSON.stringify(state)}, peer events ${JSON.stringify(member.peerEvents)}, levels ${JSON.stringify(levels)}, errors ${member.errors.map((e) => e.message).join('; ')}, subscriber events ${JSON.stringify(member.subEvents)}, room events ${JSON.stringify(member.events.map((e) => e.event))}`,
+    );
   });
   return heard!;
 }
@@ -80,7 +82,9 @@ t.test('voice on Janus: rooms, multistream subscriptions, moderation, restarts',
   await t.test('Janus takes requests only with our token, and rooms only with the room key', async (t) => {
     const socket = new WebSocket(janus.url, JANUS_PROTOCOL);
     await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
-    const answer = new Promise<{ janus: string; error?: { code: number } }>((resolve) => socket.once('message', (data) => resolve(JSON.parse(data.toString()))));
+    const answer = new Promise<{ janus: string; error?: { code: number } }>((resolve) =>
+      socket.once('message', (data) => resolve(JSON.parse(data.toString()))),
+    );
     socket.send(JSON.stringify({ janus: 'create', transaction: 'x', token: 'not-ours' }));
     t.match(await answer, { janus: 'error', error: { code: 403 } }, 'a session without a stored token is refused');
     socket.close();
@@ -90,9 +94,16 @@ t.test('voice on Janus: rooms, multistream subscriptions, moderation, restarts',
   });
 
   await videoroom.createRoom({ room, secret, publishers: 6, bitrate: 64_000 });
-  await t.rejects(videoroom.createRoom({ room, secret, publishers: 6, bitrate: 64_000 }), { kind: 'plugin', code: VIDEOROOM_ERRORS.roomExists }, 'a room id is taken once');
+  await t.rejects(
+    videoroom.createRoom({ room, secret, publishers: 6, bitrate: 64_000 }),
+    { kind: 'plugin', code: VIDEOROOM_ERRORS.roomExists },
+    'a room id is taken once',
+  );
   const rooms = await videoroom.listRooms();
-  t.ok(rooms.some((r) => r.room === room), 'the private room is listed with the admin key');
+  t.ok(
+    rooms.some((r) => r.room === room),
+    'the private room is listed with the admin key',
+  );
 
   let alice!: Member;
   let bob!: Member;
@@ -107,8 +118,14 @@ t.test('voice on Janus: rooms, multistream subscriptions, moderation, restarts',
     t.comment(`bob's join to his first audible frame of alice: ${firstAudio - bob.joinedAt} ms`);
     const participants = await videoroom.listParticipants(room);
     t.same(participants.map((p) => p.id).sort(), ['alice', 'bob'], 'listparticipants names both');
-    t.ok(participants.every((p) => p.publisher), 'both publish');
-    t.ok(bob.peerEvents.some((e) => e.on === 'sub' && e.event.kind === 'webrtcup'), 'Janus announced the subscriber connection up');
+    t.ok(
+      participants.every((p) => p.publisher),
+      'both publish',
+    );
+    t.ok(
+      bob.peerEvents.some((e) => e.on === 'sub' && e.event.kind === 'webrtcup'),
+      'Janus announced the subscriber connection up',
+    );
     t.same([...alice.errors, ...bob.errors], []);
   });
 

@@ -14,7 +14,17 @@ import { startServer } from './helpers/server';
  * written with the asset version and the app shell. The browser side is test/browser-pwa.test.ts.
  */
 const STATIC = path.join(__dirname, '..', 'static');
-const PAGES = ['/', '/account', '/admin', '/import', '/invites/abc', '/reset-password', '/email-verified', '/channels/@me/00000000-0000-4000-8000-000000000000/00000000-0000-4000-8000-000000000001', '/share'];
+const PAGES = [
+  '/',
+  '/account',
+  '/admin',
+  '/import',
+  '/invites/abc',
+  '/reset-password',
+  '/email-verified',
+  '/channels/@me/00000000-0000-4000-8000-000000000000/00000000-0000-4000-8000-000000000001',
+  '/share',
+];
 
 t.before(async () => {
   // What `make build` makes: the icons (a test run on a fresh checkout has no build yet).
@@ -36,8 +46,19 @@ t.test('the manifest names the app after INSTANCE_NAME and holds what installing
   const sizes = (purpose: string) => manifest.icons.filter((i: { purpose: string }) => i.purpose === purpose).map((i: { sizes: string }) => i.sizes);
   t.same(sizes('any'), ['192x192', '512x512'], 'plain icons of 192 and 512 px');
   t.same(sizes('maskable'), ['192x192', '512x512'], 'and maskable ones');
-  t.same(manifest.shortcuts.map((s: { name: string; url: string }) => [s.name, s.url]), [['Direct messages', '/?view=friends'], ['Search', '/?search=1']]);
-  t.match(manifest.share_target, { action: '/share', method: 'POST', enctype: 'multipart/form-data', params: { title: 'title', text: 'text', url: 'url', files: [{ name: 'files' }] } });
+  t.same(
+    manifest.shortcuts.map((s: { name: string; url: string }) => [s.name, s.url]),
+    [
+      ['Direct messages', '/?view=friends'],
+      ['Search', '/?search=1'],
+    ],
+  );
+  t.match(manifest.share_target, {
+    action: '/share',
+    method: 'POST',
+    enctype: 'multipart/form-data',
+    params: { title: 'title', text: 'text', url: 'url', files: [{ name: 'files' }] },
+  });
 
   const again = await client.get('/manifest.webmanifest', { 'if-none-match': res.headers.get('etag')! });
   t.equal(again.status, 304, 'unchanged: 304 to its ETag');
@@ -54,7 +75,9 @@ t.test('every icon the manifest and the pages name is served, a PNG of its size'
   t.teardown(server.close);
   type Icon = { src: string; sizes: string };
   const manifest = (await (await fetch(`${server.url}/manifest.webmanifest`)).json()) as { icons: Icon[]; shortcuts: { icons: Icon[] }[] };
-  const named: (readonly [string, number])[] = [...manifest.icons, ...manifest.shortcuts.flatMap((s) => s.icons)].map((i) => [i.src, Number(i.sizes.split('x')[0])] as const);
+  const named: (readonly [string, number])[] = [...manifest.icons, ...manifest.shortcuts.flatMap((s) => s.icons)].map(
+    (i) => [i.src, Number(i.sizes.split('x')[0])] as const,
+  );
   named.push(['/icons/apple-touch-icon.png', 180]);
   for (const [src, size] of named) {
     const res = await fetch(server.url + src);
@@ -70,7 +93,10 @@ t.test('a maskable icon fills its square; a plain one keeps the transparent corn
   const server = await startServer();
   t.teardown(server.close);
   const corner = async (file: string) => {
-    const { data } = await sharp(Buffer.from(await (await fetch(`${server.url}/icons/${file}`)).arrayBuffer())).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(Buffer.from(await (await fetch(`${server.url}/icons/${file}`)).arrayBuffer()))
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return [...data.subarray(0, 4)];
   };
   t.same(await corner('icon-maskable-512.png'), [255, 255, 255, 255], 'maskable: a white background to the edge (a launcher crops it)');
@@ -85,9 +111,17 @@ t.test('every page links the manifest and carries what iOS reads instead', async
     const res = await fetch(server.url + page, { headers: { accept: 'text/html' } });
     const html = await res.text();
     t.match(html, /<link rel="manifest" href="\/manifest\.webmanifest">/, `${page}: the manifest`);
-    t.match(html, /<link rel="apple-touch-icon" href="\/a\/[0-9a-f]{12}\/icons\/apple-touch-icon\.png">/, `${page}: the Apple touch icon, at its versioned address`);
+    t.match(
+      html,
+      /<link rel="apple-touch-icon" href="\/a\/[0-9a-f]{12}\/icons\/apple-touch-icon\.png">/,
+      `${page}: the Apple touch icon, at its versioned address`,
+    );
     t.match(html, /<meta name="apple-mobile-web-app-capable" content="yes">/, `${page}: iOS opens it as an app`);
-    t.match(html, new RegExp(`<meta name="theme-color" content="${APP_COLORS.light}" media="\\(prefers-color-scheme: light\\)">`), `${page}: the light theme colour`);
+    t.match(
+      html,
+      new RegExp(`<meta name="theme-color" content="${APP_COLORS.light}" media="\\(prefers-color-scheme: light\\)">`),
+      `${page}: the light theme colour`,
+    );
     t.match(html, new RegExp(`<meta name="theme-color" content="${APP_COLORS.dark}" media="\\(prefers-color-scheme: dark\\)">`), `${page}: the dark one`);
   }
   const app = await (await fetch(server.url)).text();
@@ -124,11 +158,28 @@ t.test('the service worker is written with the asset version and the whole app s
   t.equal(build.shell[0], '/', 'the app page first');
   t.equal(build.shell.filter((a) => !a.startsWith(`/a/${build.version}/`)).length, 1, 'and then only files under the version');
   const under = (file: string) => `/a/${build.version}${file}`;
-  for (const file of ['/js/home.js', '/js/app.js', '/css/site.css', '/css/app.css', '/vendor/markdown-it.js', '/vendor/purify.js', '/js/place-menu.js', '/js/share.js', '/js/offline.js', '/vendor/emoji.json', '/css/import.css', '/favicon.svg']) {
+  for (const file of [
+    '/js/home.js',
+    '/js/app.js',
+    '/css/site.css',
+    '/css/app.css',
+    '/vendor/markdown-it.js',
+    '/vendor/purify.js',
+    '/js/place-menu.js',
+    '/js/share.js',
+    '/js/offline.js',
+    '/vendor/emoji.json',
+    '/css/import.css',
+    '/favicon.svg',
+  ]) {
     t.ok(build.shell.includes(under(file)), `${file}: loaded by the page, on first use, or lent by another page's module`);
   }
-  for (const file of ['/js/account.js', '/js/admin.js', '/vendor/qrcode.js', '/sw.js']) t.notOk(build.shell.includes(under(file)), `${file}: another page's, not the app's`);
-  t.notOk(build.shell.some((a) => /^\/(?:api|uploads|avatars)\//.test(a)), 'no API answer, upload or picture');
+  for (const file of ['/js/account.js', '/js/admin.js', '/vendor/qrcode.js', '/sw.js'])
+    t.notOk(build.shell.includes(under(file)), `${file}: another page's, not the app's`);
+  t.notOk(
+    build.shell.some((a) => /^\/(?:api|uploads|avatars)\//.test(a)),
+    'no API answer, upload or picture',
+  );
   for (const address of build.shell.slice(1)) {
     const file = await fetch(server.url + address);
     t.equal(file.status, 200, `${address} is served`);

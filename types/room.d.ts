@@ -85,4 +85,3 @@ export interface Opened {
   loading?: Promise<void>;
   link?: string | false;
 }
-

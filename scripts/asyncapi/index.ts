@@ -31,7 +31,14 @@ const messagesOf = (prefix: string, events: Record<string, TSchema>) =>
       const { description, 'x-audience': audience, title: _title, ...payload } = plain(schema) as Schema & { description?: string; 'x-audience'?: string };
       return [
         `${prefix}.${name}`,
-        { name, title: name, summary: description, ...(audience ? { description: `To ${audience}.` } : {}), contentType: 'application/json', payload: { ...payload, ...(description ? { description } : {}) } },
+        {
+          name,
+          title: name,
+          summary: description,
+          ...(audience ? { description: `To ${audience}.` } : {}),
+          contentType: 'application/json',
+          payload: { ...payload, ...(description ? { description } : {}) },
+        },
       ];
     }),
   );
@@ -55,7 +62,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       version: '1.0.0',
       description:
         'The WebSocket side of the chat service: the user stream (everything the user can see, each frame `{"event": ...}`, `ready` first) ' +
-        'and the room sockets of one channel or conversation (the core contract\'s shapes). Every frame is one JSON text frame (but a large `ready` asked for with `?compress=gzip`). ' +
+        "and the room sockets of one channel or conversation (the core contract's shapes). Every frame is one JSON text frame (but a large `ready` asked for with `?compress=gzip`). " +
         'The HTTP API, the upgrades included, is docs/openapi.json; the readable guide is docs/api.md.',
       license: { name: 'Proprietary' },
     },
@@ -85,19 +92,20 @@ export function buildAsyncApi(): Record<string, unknown> {
       sendVisibility: {
         action: 'send',
         title: 'Say whether the page is visible',
-        description: 'The one frame a client sends that means something: pushes go to a user only when none of their streams is visible. Every other client frame is ignored.',
+        description:
+          'The one frame a client sends that means something: pushes go to a user only when none of their streams is visible. Every other client frame is ignored.',
         channel: { $ref: '#/channels/userStream' },
         messages: Object.keys(client).map((key) => ({ $ref: `#/channels/userStream/messages/${key.split('.')[1]}` })),
       },
       receiveChannelRoom: {
         action: 'receive',
-        title: 'Receive a channel\'s events',
+        title: "Receive a channel's events",
         channel: { $ref: '#/channels/channelRoom' },
         messages: Object.keys(room).map((key) => ({ $ref: `#/channels/channelRoom/messages/${key.split('.')[1]}` })),
       },
       receiveConversationRoom: {
         action: 'receive',
-        title: 'Receive a conversation\'s events',
+        title: "Receive a conversation's events",
         channel: { $ref: '#/channels/conversationRoom' },
         messages: Object.keys(room).map((key) => ({ $ref: `#/channels/conversationRoom/messages/${key.split('.')[1]}` })),
       },
@@ -120,7 +128,8 @@ const ROOM_END = '<!-- end of room event table -->';
 function shape(schema: Schema): string {
   const variants = (schema.anyOf as Schema[] | undefined) ?? [schema];
   if (schema.$ref) return `the ${String(schema.$ref).split('/').pop()} record`;
-  const names = (v: Schema) => Object.keys((v.properties as Schema) ?? {}).filter((k) => !['server_id', 'channel_id', 'conversation_id'].includes(k) || variants.length === 1);
+  const names = (v: Schema) =>
+    Object.keys((v.properties as Schema) ?? {}).filter((k) => !['server_id', 'channel_id', 'conversation_id'].includes(k) || variants.length === 1);
   const fields = names(variants[0]).map((k) => `"${k}"`);
   return `\`{${[...fields, ...(variants.length > 1 ? ['<place>'] : [])].join(', ')}}\``;
 }

@@ -89,7 +89,12 @@ export type Auth = 'none' | 'user' | 'account' | 'admin';
 /** A success answer: JSON with a schema, or one of the other kinds the service sends. */
 export type Success =
   | { status: number; json: Schema; description?: string; headers?: Record<string, string>; mediaType?: string }
-  | { status: number; kind: 'empty' | 'redirect' | 'html' | 'text' | 'file' | 'websocket' | 'not-modified'; description: string; headers?: Record<string, string> };
+  | {
+      status: number;
+      kind: 'empty' | 'redirect' | 'html' | 'text' | 'file' | 'websocket' | 'not-modified';
+      description: string;
+      headers?: Record<string, string>;
+    };
 
 /** A rule stated in words: what it is, and how the server's 400 for it begins. */
 export interface Prose {
@@ -143,8 +148,7 @@ const auditReasonHeader = {
   name: 'X-Audit-Log-Reason',
   in: 'header',
   required: false,
-  description:
-    'why, for the audit log: percent-encoded UTF-8 (printable ASCII as sent); decoded, line breaks become spaces and it is cut at 512 characters',
+  description: 'why, for the audit log: percent-encoded UTF-8 (printable ASCII as sent); decoded, line breaks become spaces and it is cut at 512 characters',
   schema: { type: 'string', maxLength: 6144, pattern: `^[\\u0020-\\u007e]*${END}` },
 };
 

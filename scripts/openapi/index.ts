@@ -62,7 +62,12 @@ export function buildOpenApi(): Record<string, unknown> {
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'app_session', description: 'set by POST /api/login' },
-        bot: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Bot <token>`: a bot account (POST /api/bots); not a cookie, so cross-site rules do not apply. Every operation listing it takes it' },
+        bot: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: '`Bot <token>`: a bot account (POST /api/bots); not a cookie, so cross-site rules do not apply. Every operation listing it takes it',
+        },
       },
       schemas,
       responses: errorResponses(),

@@ -1,10 +1,35 @@
 /** Every route of the route table (src/api/, and the WebSocket upgrades), as OpenAPI operations. */
-import { type OpSpec, type Prose, type Schema, rule, withText, arr, binary, bool, email, emoji, input, inviteToken, nullable, oneOf, password, ref, searchWords, str, text, username, uuid } from './dsl';
+import {
+  type OpSpec,
+  type Prose,
+  type Schema,
+  rule,
+  withText,
+  arr,
+  binary,
+  bool,
+  email,
+  emoji,
+  input,
+  inviteToken,
+  nullable,
+  oneOf,
+  password,
+  ref,
+  searchWords,
+  str,
+  text,
+  username,
+  uuid,
+} from './dsl';
 import { FLAG_NAMES } from './schemas';
 import { CHANNEL_TYPES } from '../../src/core/records';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
-const ROLE_COLOR = { anyOf: [{ type: 'integer', minimum: 0, maximum: 0xffffff }, { type: 'null' }], description: '0xRRGGBB as an integer (0 to 16777215), or null for none' };
+const ROLE_COLOR = {
+  anyOf: [{ type: 'integer', minimum: 0, maximum: 0xffffff }, { type: 'null' }],
+  description: '0xRRGGBB as an integer (0 to 16777215), or null for none',
+};
 
 type Ops = [method: string, path: string, spec: OpSpec][];
 
@@ -18,8 +43,14 @@ const redirect = (description: string) => ({ status: 303, kind: 'redirect' as co
 const credentials = input({ username, password });
 const sessionCookie = 'always: app_session=<token>; HttpOnly; SameSite=Lax; Path=/; Max-Age=<seconds> (and Secure with an https BASE_URL): the session';
 const clearedCookie = { 'Set-Cookie': 'always: app_session=; Max-Age=0 and app_device=; Max-Age=0: the session cookie and the remembered device removed' };
-const deviceCookie = 'app_device=<secret>; HttpOnly; SameSite=Strict; Path=/api/session; Max-Age=<seconds> (and Secure with an https BASE_URL): a remembered device, sent only to POST /api/session/resume';
-const remember = { type: ['boolean', 'string'], enum: [true, false, 'on', 'off', 'true', 'false', '1', '0', ''], description: '"remember this device": also sets the app_device cookie, which signs this browser in again after a restart (POST /api/session/resume). A form checkbox sends "on".' };
+const deviceCookie =
+  'app_device=<secret>; HttpOnly; SameSite=Strict; Path=/api/session; Max-Age=<seconds> (and Secure with an https BASE_URL): a remembered device, sent only to POST /api/session/resume';
+const remember = {
+  type: ['boolean', 'string'],
+  enum: [true, false, 'on', 'off', 'true', 'false', '1', '0', ''],
+  description:
+    '"remember this device": also sets the app_device cookie, which signs this browser in again after a restart (POST /api/session/resume). A form checkbox sends "on".',
+};
 const currentPassword = { ...str, description: 'the current password: a session cookie alone cannot make this change' };
 const paging = {
   before: { ...uuid, description: 'a message id: the page before it, newest first (404 when this room has no such message)' },
@@ -40,7 +71,10 @@ const messageBody = input(
   {
     content: text(MAX_CONTENT, { multiline: true }),
     reply_to: replyTo,
-    embeds: { anyOf: [{ type: 'array', maxItems: 10, items: ref('EmbedInput') }, { type: 'null' }], description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none" },
+    embeds: {
+      anyOf: [{ type: 'array', maxItems: 10, items: ref('EmbedInput') }, { type: 'null' }],
+      description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none",
+    },
   },
   ['reply_to', 'embeds'],
 );
@@ -53,7 +87,10 @@ const messageParts: Schema = {
     attachments: { type: 'array', maxItems: 5, items: binary, description: 'files of at most 25 MiB each' },
   },
   additionalProperties: false,
-  anyOf: [{ required: ['content'], properties: { content: text(MAX_CONTENT, { multiline: true }) } }, { required: ['attachments'], properties: { attachments: { minItems: 1 } } }],
+  anyOf: [
+    { required: ['content'], properties: { content: text(MAX_CONTENT, { multiline: true }) } },
+    { required: ['attachments'], properties: { attachments: { minItems: 1 } } },
+  ],
 };
 /** The rules of a body of one file (src/core/http/multipart.ts receiveFile) no schema states. */
 const oneFilePart = (field: string): Prose[] => [
@@ -62,7 +99,7 @@ const oneFilePart = (field: string): Prose[] => [
   rule(`${field} is one file part (with a filename)`, 'unexpected file field'),
   rule(`${field} is one file part (with a filename)`, 'no file'),
   rule(`${field} is one file part (with a filename)`, 'send one file'),
-  rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+  rule("a part's headers at most 16 lines of at most 80 KiB in all", 'malformed multipart body'),
 ];
 /** The rules of multipart parts (RFC 7578) no schema states; a part without a form-data Content-Disposition is ignored. */
 const PARTS_PROSE = [
@@ -71,21 +108,28 @@ const PARTS_PROSE = [
   rule('each field once', 'content is given twice'),
   rule('each field once', 'reply_to is given twice'),
   rule('at most 2 fields', 'too many fields'),
-  rule('a part\'s headers at most 16 lines of at most 80 KiB in all', 'malformed multipart body'),
+  rule("a part's headers at most 16 lines of at most 80 KiB in all", 'malformed multipart body'),
   rule('a field is UTF-8 (or another charset its part names that the server decodes: latin1, utf-16le)', 'could not be read'),
 ];
 /** A webhook URL's secret: 43 base64url characters (32 random bytes). */
 const webhookToken: Schema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'the secret of the webhook URL' };
 const httpUrl: Schema = { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'an http or https URL, shown as a link (never fetched)' };
 /** Discord's execute-webhook payload (src/parts/integrations/formats/discord.ts fromDiscord). */
-const DISCORD_PAYLOAD: Schema = input({
-  content: text(2000, { multiline: true, blank: true }),
-  username: text(80),
-  avatar_url: httpUrl,
-  tts: { type: 'boolean', description: 'ignored' },
-  embeds: { type: 'array', maxItems: 10, items: ref('EmbedInput') },
-  allowed_mentions: input({ parse: { type: 'array', items: oneOf('users', 'roles', 'everyone') }, users: arr(str), roles: arr(str) }, ['parse', 'users', 'roles']),
-}, ['content', 'username', 'avatar_url', 'tts', 'embeds', 'allowed_mentions']);
+const DISCORD_PAYLOAD: Schema = input(
+  {
+    content: text(2000, { multiline: true, blank: true }),
+    username: text(80),
+    avatar_url: httpUrl,
+    tts: { type: 'boolean', description: 'ignored' },
+    embeds: { type: 'array', maxItems: 10, items: ref('EmbedInput') },
+    allowed_mentions: input({ parse: { type: 'array', items: oneOf('users', 'roles', 'everyone') }, users: arr(str), roles: arr(str) }, [
+      'parse',
+      'users',
+      'roles',
+    ]),
+  },
+  ['content', 'username', 'avatar_url', 'tts', 'embeds', 'allowed_mentions'],
+);
 const WEBHOOK_PARTS: Schema = {
   type: 'object',
   properties: {
@@ -131,23 +175,62 @@ const MESSAGE_PROSE: Prose[] = [
 ];
 const emojiBody = input({ emoji });
 const EMOJI_PROSE = [
-  rule('emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units', 'emoji must be a single emoji'),
+  rule(
+    'emoji must be one Unicode emoji (UTS #51: a pictograph with its modifiers, a flag, a keycap, or a ZWJ sequence of them) or the :shortcode: of one, at most 32 UTF-16 code units',
+    'emoji must be a single emoji',
+  ),
 ];
 const name = text(100);
 /** A list of channel permission names (src/rules/channel-permissions.ts). */
-const FLAG_INPUT: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, maxItems: 12, description: 'channel permission names; each counts once' };
+const FLAG_INPUT: Schema = {
+  type: 'array',
+  items: { type: 'string', enum: FLAG_NAMES },
+  maxItems: 12,
+  description: 'channel permission names; each counts once',
+};
 
 /** The overwrites of a channel or a category (owner or full server admin). */
 function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
   const body = input({ allow: FLAG_INPUT, deny: FLAG_INPUT }, ['allow', 'deny']);
   const both = rule('a flag cannot be both allowed and denied', 'cannot be both allowed and denied');
   const cap = rule(`a ${what} holds at most 100 overwrites`, `a ${what} may have at most`);
-  const followed = what === 'channel' ? '; a synced channel lists its category\'s' : '';
-  const detached = what === 'channel' ? '; a synced channel first takes its category\'s overwrites as its own' : '';
+  const followed = what === 'channel' ? "; a synced channel lists its category's" : '';
+  const detached = what === 'channel' ? "; a synced channel first takes its category's overwrites as its own" : '';
   return [
-    ['GET', `${base}/overwrites`, { tag: 'Servers', summary: `The permission overwrites of a ${what}${followed} (owner or full server admin)`, auth: 'user', ok: [json(200, arr(ref('Overwrite')))] }],
-    ['PUT', `${base}/overwrites/{target_id}`, { tag: 'Servers', summary: `Set what everyone (target_id: the server's id), a role or a member may do in a ${what}${detached} (owner or full server admin)`, auth: 'user', body: { kind: 'json', schema: body }, audited: true, prose: [both, cap], ok: [json(200, ref('Overwrite'))] }],
-    ['DELETE', `${base}/overwrites/{target_id}`, { tag: 'Servers', summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (owner or full server admin)`, auth: 'user', audited: true, ok: [empty('removed')] }],
+    [
+      'GET',
+      `${base}/overwrites`,
+      {
+        tag: 'Servers',
+        summary: `The permission overwrites of a ${what}${followed} (owner or full server admin)`,
+        auth: 'user',
+        ok: [json(200, arr(ref('Overwrite')))],
+      },
+    ],
+    [
+      'PUT',
+      `${base}/overwrites/{target_id}`,
+      {
+        tag: 'Servers',
+        summary: `Set what everyone (target_id: the server's id), a role or a member may do in a ${what}${detached} (owner or full server admin)`,
+        auth: 'user',
+        body: { kind: 'json', schema: body },
+        audited: true,
+        prose: [both, cap],
+        ok: [json(200, ref('Overwrite'))],
+      },
+    ],
+    [
+      'DELETE',
+      `${base}/overwrites/{target_id}`,
+      {
+        tag: 'Servers',
+        summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (owner or full server admin)`,
+        auth: 'user',
+        audited: true,
+        ok: [empty('removed')],
+      },
+    ],
   ];
 }
 const reason = text(1000, { multiline: true });
@@ -157,7 +240,18 @@ const DIRECTION_CONTROLS = '\\u0080-\\u009f\\u061c\\u200b\\u200e\\u200f\\u202a-\
 /** The message routes of one scope (channel, legacy server messages, conversation). */
 function messageOps(base: string, tag: string, what: string, full: boolean): Ops {
   const ops: Ops = [
-    ['GET', base, { tag, summary: `List ${what} messages (newest first; before/after/around cursors)`, auth: 'user', query: paging, prose: [ONE_CURSOR], ok: [json(200, arr(ref('Message')))] }],
+    [
+      'GET',
+      base,
+      {
+        tag,
+        summary: `List ${what} messages (newest first; before/after/around cursors)`,
+        auth: 'user',
+        query: paging,
+        prose: [ONE_CURSOR],
+        ok: [json(200, arr(ref('Message')))],
+      },
+    ],
     [
       'POST',
       base,
@@ -176,11 +270,58 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
   const item = `${base}/{message_id}`;
   return [
     ...ops,
-    ['PUT', item, { tag, summary: 'Edit a message (author only)', auth: 'user', body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) }, prose: [rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments')], ok: [json(200, ref('Message'))] }],
-    ['DELETE', item, { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', audited: tag === 'Messages', ok: [empty('deleted')] }],
-    ['GET', `${item}/history`, { tag, summary: 'Every version of a message (author, moderators, site administrators)', auth: 'user', ok: [json(200, ref('MessageHistory'))] }],
-    ['PUT', `${item}/reactions`, { tag, summary: 'Add the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: [...EMOJI_PROSE, rule('a message holds at most 20 different emoji', 'a message may carry at most'), rule('one person reacts to a message with at most 10 emoji', 'you may react to one message with at most')], ok: [json(200, ref('Message'))], errors: [429] }],
-    ['DELETE', `${item}/reactions`, { tag, summary: 'Remove the caller\'s reaction', auth: 'user', body: { kind: 'json', schema: emojiBody }, prose: EMOJI_PROSE, ok: [json(200, ref('Message'))], errors: [429] }],
+    [
+      'PUT',
+      item,
+      {
+        tag,
+        summary: 'Edit a message (author only)',
+        auth: 'user',
+        body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) },
+        prose: [rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments')],
+        ok: [json(200, ref('Message'))],
+      },
+    ],
+    [
+      'DELETE',
+      item,
+      { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', audited: tag === 'Messages', ok: [empty('deleted')] },
+    ],
+    [
+      'GET',
+      `${item}/history`,
+      { tag, summary: 'Every version of a message (author, moderators, site administrators)', auth: 'user', ok: [json(200, ref('MessageHistory'))] },
+    ],
+    [
+      'PUT',
+      `${item}/reactions`,
+      {
+        tag,
+        summary: "Add the caller's reaction",
+        auth: 'user',
+        body: { kind: 'json', schema: emojiBody },
+        prose: [
+          ...EMOJI_PROSE,
+          rule('a message holds at most 20 different emoji', 'a message may carry at most'),
+          rule('one person reacts to a message with at most 10 emoji', 'you may react to one message with at most'),
+        ],
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
+    [
+      'DELETE',
+      `${item}/reactions`,
+      {
+        tag,
+        summary: "Remove the caller's reaction",
+        auth: 'user',
+        body: { kind: 'json', schema: emojiBody },
+        prose: EMOJI_PROSE,
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
   ];
 }
 
@@ -192,10 +333,36 @@ function liveOps(base: string, tag: string, what: string): Ops {
   const audited = what === 'channel';
   return [
     ['GET', `${base}/pins`, { tag, summary: `The ${what}'s pinned messages`, auth: 'user', ok: [json(200, arr(ref('Message')))] }],
-    ['PUT', `${base}/pins/{message_id}`, { tag, summary: `Pin a message (at most 50 per ${what}: 400 past it)`, auth: 'user', audited, prose: [rule(`a ${what} holds at most 50 pinned messages`, `a ${what} may have at most`)], ok: [json(200, ref('Message'))] }],
+    [
+      'PUT',
+      `${base}/pins/{message_id}`,
+      {
+        tag,
+        summary: `Pin a message (at most 50 per ${what}: 400 past it)`,
+        auth: 'user',
+        audited,
+        prose: [rule(`a ${what} holds at most 50 pinned messages`, `a ${what} may have at most`)],
+        ok: [json(200, ref('Message'))],
+      },
+    ],
     ['DELETE', `${base}/pins/{message_id}`, { tag, summary: 'Unpin a message', auth: 'user', audited, ok: [json(200, ref('Message'))] }],
-    ['PUT', `${base}/read`, { tag, summary: `Mark the ${what} read up to a message (forward only; 400 for a message not in it, or one the caller may not read)`, auth: 'user', body: { kind: 'json', schema: input({ message_id: uuid }) }, prose: [rule(`message_id must name a message of this ${what} that the caller may read`, 'message_id must name a message of this')], ok: [json(200, ref('ReadState'))] }],
-    ['POST', `${base}/typing`, { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] }],
+    [
+      'PUT',
+      `${base}/read`,
+      {
+        tag,
+        summary: `Mark the ${what} read up to a message (forward only; 400 for a message not in it, or one the caller may not read)`,
+        auth: 'user',
+        body: { kind: 'json', schema: input({ message_id: uuid }) },
+        prose: [rule(`message_id must name a message of this ${what} that the caller may read`, 'message_id must name a message of this')],
+        ok: [json(200, ref('ReadState'))],
+      },
+    ],
+    [
+      'POST',
+      `${base}/typing`,
+      { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] },
+    ],
   ];
 }
 
@@ -204,94 +371,789 @@ export const operations: Ops = [
   ['GET', '/api/openapi.json', { tag: 'Accounts', summary: 'This document', auth: 'none', ok: [json(200, { type: 'object' })] }],
 
   // Accounts (src/api/accounts.ts)
-  ['POST', '/api/register', { tag: 'Accounts', summary: 'Register', auth: 'none', body: { kind: 'form', schema: credentials }, ok: [json(201, ref('Registered')), redirect('a browser form: /?registered=1, or /?error=<code>')], errors: [409, 429] }],
-  ['POST', '/api/login', { tag: 'Accounts', summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)', auth: 'none', body: { kind: 'form', schema: input({ username: str, password: str, code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' }, remember }, ['code', 'remember']) }, ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': `${sessionCookie}; with remember, also ${deviceCookie}` } }, { ...redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>'), headers: { 'Set-Cookie': 'the app_session cookie, when signed in' } }], errors: [401, 429] }],
-  ['POST', '/api/session/resume', { tag: 'Accounts', summary: 'A remembered browser signs in again without its password or a code (after a restart): the app_device cookie opens a new session and is replaced by the next secret. 401 (and the cookie cleared) when it holds none that works; a secret used before ends every remembered device of the account', auth: 'none', ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': `${sessionCookie}; and ${deviceCookie}` } }], errors: [401, 429] }],
-  ['POST', '/api/logout', { tag: 'Accounts', summary: 'Log out: ends this session and its remembered device', auth: 'account', body: { kind: 'form', schema: input({}), optional: true }, ok: [{ ...empty('signed out'), headers: clearedCookie }, { ...redirect('a browser form: /'), headers: clearedCookie }] }],
+  [
+    'POST',
+    '/api/register',
+    {
+      tag: 'Accounts',
+      summary: 'Register',
+      auth: 'none',
+      body: { kind: 'form', schema: credentials },
+      ok: [json(201, ref('Registered')), redirect('a browser form: /?registered=1, or /?error=<code>')],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/login',
+    {
+      tag: 'Accounts',
+      summary: 'Log in: sets the app_session cookie (with two-factor sign-in on, send code too)',
+      auth: 'none',
+      body: {
+        kind: 'form',
+        schema: input(
+          {
+            username: str,
+            password: str,
+            code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' },
+            remember,
+          },
+          ['code', 'remember'],
+        ),
+      },
+      ok: [
+        { ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': `${sessionCookie}; with remember, also ${deviceCookie}` } },
+        {
+          ...redirect('a browser form: /?logged_in=1, /account/warnings, or /?error=<code>'),
+          headers: { 'Set-Cookie': 'the app_session cookie, when signed in' },
+        },
+      ],
+      errors: [401, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/session/resume',
+    {
+      tag: 'Accounts',
+      summary:
+        'A remembered browser signs in again without its password or a code (after a restart): the app_device cookie opens a new session and is replaced by the next secret. 401 (and the cookie cleared) when it holds none that works; a secret used before ends every remembered device of the account',
+      auth: 'none',
+      ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': `${sessionCookie}; and ${deviceCookie}` } }],
+      errors: [401, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/logout',
+    {
+      tag: 'Accounts',
+      summary: 'Log out: ends this session and its remembered device',
+      auth: 'account',
+      body: { kind: 'form', schema: input({}), optional: true },
+      ok: [
+        { ...empty('signed out'), headers: clearedCookie },
+        { ...redirect('a browser form: /'), headers: clearedCookie },
+      ],
+    },
+  ],
   ['GET', '/api/users/me', { tag: 'Accounts', summary: 'Who is signed in', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/users/{user_id}', { tag: 'Accounts', summary: 'Look a user up', auth: 'user', ok: [json(200, ref('UserRef'))] }],
   ['GET', '/api/account', { tag: 'Accounts', summary: 'The account status record (suspended accounts too)', auth: 'account', ok: [json(200, ref('Account'))] }],
-  ['PATCH', '/api/account', { tag: 'Accounts', summary: 'Set or clear the display name (1 to 32 characters, any script)', auth: 'user', body: { kind: 'json', schema: input({ display_name: nullable(text(32, { refused: DIRECTION_CONTROLS })) }) }, ok: [json(200, ref('Account'))] }],
-  ['DELETE', '/api/account', { tag: 'Accounts', summary: 'Delete the account (password, and a code with two-factor sign-in on)', auth: 'account', body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) }, ok: [{ ...empty('deleted; the session cookie is cleared'), headers: clearedCookie }], errors: [409, 429] }],
-  ['PUT', '/api/account/password', { tag: 'Accounts', summary: 'Change the password; every other session and every remembered device ends', auth: 'account', body: { kind: 'json', schema: input({ current_password: str, new_password: password }) }, ok: [empty('changed')], errors: [429] }],
-  ['GET', '/api/account/sessions', { tag: 'Accounts', summary: 'The sign-ins of the account, most recently used first: each remembered device, and each live session of a browser not remembered', auth: 'account', ok: [json(200, arr(ref('Session')))] }],
-  ['DELETE', '/api/account/sessions', { tag: 'Accounts', summary: 'End every session and remembered device but this one', auth: 'account', ok: [empty('ended')] }],
-  ['DELETE', '/api/account/sessions/{session_id}', { tag: 'Accounts', summary: 'End one session, or one remembered device and the session it opened', auth: 'account', ok: [empty('ended')] }],
-  ['POST', '/api/account/2fa/setup', { tag: 'Accounts', summary: 'Start two-factor setup: a new TOTP secret (the current password; 403 when wrong)', auth: 'account', body: { kind: 'json', schema: input({ current_password: currentPassword }) }, ok: [json(200, ref('TwoFactorSetup'))], errors: [409, 429] }],
-  ['POST', '/api/account/2fa/enable', { tag: 'Accounts', summary: 'Turn two-factor sign-in on with the current password and a code from the new secret (403 for either wrong); every other session and every remembered device ends', auth: 'account', body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409, 429] }],
-  ['DELETE', '/api/account/2fa', { tag: 'Accounts', summary: 'Turn two-factor sign-in off with the current password and a current or recovery code; every remembered device ends', auth: 'account', body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) }, ok: [empty('off')], errors: [409, 429] }],
-  ['POST', '/api/account/2fa/recovery-codes', { tag: 'Accounts', summary: 'A new set of recovery codes in place of the old ones, with the current password and a current or recovery code', auth: 'account', body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) }, ok: [json(200, ref('RecoveryCodes'))], errors: [409, 429] }],
-  ['PUT', '/api/account/avatar', { tag: 'Accounts', summary: 'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB and 24 megapixels (and 32 pixels a byte past 4 megapixels; 16-bit images count twice), re-encoded to 256x256 WebP. 429: past 5 uploads in a burst (then one every 20 s), or while another of the same user is in progress; 503 with Retry-After: the decoders are busy', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } }, prose: [
-        ...AVATAR_PROSE,
-      ], ok: [json(200, ref('AvatarSet'))], errors: [429] }],
+  [
+    'PATCH',
+    '/api/account',
+    {
+      tag: 'Accounts',
+      summary: 'Set or clear the display name (1 to 32 characters, any script)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ display_name: nullable(text(32, { refused: DIRECTION_CONTROLS })) }) },
+      ok: [json(200, ref('Account'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/account',
+    {
+      tag: 'Accounts',
+      summary: 'Delete the account (password, and a code with two-factor sign-in on)',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ password: str, code: str }, ['code']) },
+      ok: [{ ...empty('deleted; the session cookie is cleared'), headers: clearedCookie }],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'PUT',
+    '/api/account/password',
+    {
+      tag: 'Accounts',
+      summary: 'Change the password; every other session and every remembered device ends',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ current_password: str, new_password: password }) },
+      ok: [empty('changed')],
+      errors: [429],
+    },
+  ],
+  [
+    'GET',
+    '/api/account/sessions',
+    {
+      tag: 'Accounts',
+      summary: 'The sign-ins of the account, most recently used first: each remembered device, and each live session of a browser not remembered',
+      auth: 'account',
+      ok: [json(200, arr(ref('Session')))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/account/sessions',
+    { tag: 'Accounts', summary: 'End every session and remembered device but this one', auth: 'account', ok: [empty('ended')] },
+  ],
+  [
+    'DELETE',
+    '/api/account/sessions/{session_id}',
+    { tag: 'Accounts', summary: 'End one session, or one remembered device and the session it opened', auth: 'account', ok: [empty('ended')] },
+  ],
+  [
+    'POST',
+    '/api/account/2fa/setup',
+    {
+      tag: 'Accounts',
+      summary: 'Start two-factor setup: a new TOTP secret (the current password; 403 when wrong)',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ current_password: currentPassword }) },
+      ok: [json(200, ref('TwoFactorSetup'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/2fa/enable',
+    {
+      tag: 'Accounts',
+      summary:
+        'Turn two-factor sign-in on with the current password and a code from the new secret (403 for either wrong); every other session and every remembered device ends',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) },
+      ok: [json(200, ref('RecoveryCodes'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/account/2fa',
+    {
+      tag: 'Accounts',
+      summary: 'Turn two-factor sign-in off with the current password and a current or recovery code; every remembered device ends',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) },
+      ok: [empty('off')],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/2fa/recovery-codes',
+    {
+      tag: 'Accounts',
+      summary: 'A new set of recovery codes in place of the old ones, with the current password and a current or recovery code',
+      auth: 'account',
+      body: { kind: 'json', schema: input({ code: str, current_password: currentPassword }) },
+      ok: [json(200, ref('RecoveryCodes'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'PUT',
+    '/api/account/avatar',
+    {
+      tag: 'Accounts',
+      summary:
+        'Set the avatar: one PNG, JPEG, GIF or WebP of at most 8 MiB and 24 megapixels (and 32 pixels a byte past 4 megapixels; 16-bit images count twice), re-encoded to 256x256 WebP. 429: past 5 uploads in a burst (then one every 20 s), or while another of the same user is in progress; 503 with Retry-After: the decoders are busy',
+      auth: 'user',
+      body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'], additionalProperties: false } },
+      prose: [...AVATAR_PROSE],
+      ok: [json(200, ref('AvatarSet'))],
+      errors: [429],
+    },
+  ],
   ['DELETE', '/api/account/avatar', { tag: 'Accounts', summary: 'Remove the avatar', auth: 'user', ok: [empty('removed')] }],
-  ['GET', '/avatars/{user_id}', { tag: 'Accounts', summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)', auth: 'none', query: { v: { ...str, description: 'the version; any value serves the current image' } }, ok: [{ status: 200, kind: 'file', description: 'image/webp' }] }],
-  ['POST', '/api/account/export', { tag: 'Accounts', summary: 'Start an export of the account (a zip of JSON and uploaded files)', auth: 'account', ok: [json(202, ref('ExportStatus'))], errors: [409, 429] }],
+  [
+    'GET',
+    '/avatars/{user_id}',
+    {
+      tag: 'Accounts',
+      summary: 'An avatar (WebP, cached for a year: the URL carries ?v=)',
+      auth: 'none',
+      query: { v: { ...str, description: 'the version; any value serves the current image' } },
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/export',
+    {
+      tag: 'Accounts',
+      summary: 'Start an export of the account (a zip of JSON and uploaded files)',
+      auth: 'account',
+      ok: [json(202, ref('ExportStatus'))],
+      errors: [409, 429],
+    },
+  ],
   ['GET', '/api/account/export', { tag: 'Accounts', summary: 'How the export goes', auth: 'account', ok: [json(200, ref('ExportStatus'))] }],
-  ['GET', '/api/account/export/file', { tag: 'Accounts', summary: 'Download the finished export', auth: 'account', ok: [{ status: 200, kind: 'file', description: 'application/zip' }], errors: [404] }],
-  ['PUT', '/api/account/presence', { tag: 'Accounts', summary: 'Choose online, idle, dnd or invisible', auth: 'user', body: { kind: 'json', schema: input({ status: oneOf('online', 'idle', 'dnd', 'invisible') }) }, ok: [json(200, ref('Presence'))] }],
+  [
+    'GET',
+    '/api/account/export/file',
+    {
+      tag: 'Accounts',
+      summary: 'Download the finished export',
+      auth: 'account',
+      ok: [{ status: 200, kind: 'file', description: 'application/zip' }],
+      errors: [404],
+    },
+  ],
+  [
+    'PUT',
+    '/api/account/presence',
+    {
+      tag: 'Accounts',
+      summary: 'Choose online, idle, dnd or invisible',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ status: oneOf('online', 'idle', 'dnd', 'invisible') }) },
+      ok: [json(200, ref('Presence'))],
+    },
+  ],
 
   // Email (src/api/email.ts)
-  ['PUT', '/api/account/email', { tag: 'Email', summary: 'Set the email address and mail a verification link; an address in place of a different one needs the current password (400 without it, 403 when wrong)', auth: 'user', body: { kind: 'json', schema: input({ email, current_password: currentPassword }, ['current_password']) }, prose: [rule('current_password is required when the account already has a different address', 'current_password is required')], ok: [json(200, ref('EmailStatus'))], errors: [403, 409, 429] }],
-  ['GET', '/api/verify-email', { tag: 'Email', summary: 'Verify the address a link was sent to', auth: 'none', query: { token: { ...str, minLength: 1, required: true, description: 'the token of the emailed link' } }, prose: [rule('the token must be one that was mailed, unused and not expired', 'this verification link')], ok: [json(200, ref('EmailStatus')), redirect('a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)')], errors: [409] }],
-  ['POST', '/api/password-reset/request', { tag: 'Email', summary: 'Mail a reset link to a verified address (always 202)', auth: 'none', body: { kind: 'json', schema: input({ email }) }, ok: [json(202, ref('Ok'))], errors: [429] }],
-  ['POST', '/api/password-reset', { tag: 'Email', summary: 'Set a new password with an emailed token', auth: 'none', body: { kind: 'json', schema: input({ token: { ...str, minLength: 1 }, password }) }, prose: [rule('the token must be one that was mailed, unused and not expired', 'this reset link')], ok: [empty('the password is set; every session of the account ended')] }],
+  [
+    'PUT',
+    '/api/account/email',
+    {
+      tag: 'Email',
+      summary:
+        'Set the email address and mail a verification link; an address in place of a different one needs the current password (400 without it, 403 when wrong)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ email, current_password: currentPassword }, ['current_password']) },
+      prose: [rule('current_password is required when the account already has a different address', 'current_password is required')],
+      ok: [json(200, ref('EmailStatus'))],
+      errors: [403, 409, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/verify-email',
+    {
+      tag: 'Email',
+      summary: 'Verify the address a link was sent to',
+      auth: 'none',
+      query: { token: { ...str, minLength: 1, required: true, description: 'the token of the emailed link' } },
+      prose: [rule('the token must be one that was mailed, unused and not expired', 'this verification link')],
+      ok: [
+        json(200, ref('EmailStatus')),
+        redirect(
+          'a browser (Accept: text/html): /email-verified when verified, /email-verified?error=used, expired, conflict or missing when the link did not work (the page words the code)',
+        ),
+      ],
+      errors: [409],
+    },
+  ],
+  [
+    'POST',
+    '/api/password-reset/request',
+    {
+      tag: 'Email',
+      summary: 'Mail a reset link to a verified address (always 202)',
+      auth: 'none',
+      body: { kind: 'json', schema: input({ email }) },
+      ok: [json(202, ref('Ok'))],
+      errors: [429],
+    },
+  ],
+  [
+    'POST',
+    '/api/password-reset',
+    {
+      tag: 'Email',
+      summary: 'Set a new password with an emailed token',
+      auth: 'none',
+      body: { kind: 'json', schema: input({ token: { ...str, minLength: 1 }, password }) },
+      prose: [rule('the token must be one that was mailed, unused and not expired', 'this reset link')],
+      ok: [empty('the password is set; every session of the account ended')],
+    },
+  ],
 
   // Servers (src/api/servers.ts)
-  ['POST', '/api/servers', { tag: 'Servers', summary: 'Create a server (with a "general" channel)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, ok: [json(201, ref('Server'))], errors: [429] }],
-  ['GET', '/api/servers', { tag: 'Servers', summary: 'The servers the caller belongs to, with unread and mention counts', auth: 'user', ok: [json(200, arr(ref('ServerWithUnread')))] }],
+  [
+    'POST',
+    '/api/servers',
+    {
+      tag: 'Servers',
+      summary: 'Create a server (with a "general" channel)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name }) },
+      ok: [json(201, ref('Server'))],
+      errors: [429],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers',
+    {
+      tag: 'Servers',
+      summary: 'The servers the caller belongs to, with unread and mention counts',
+      auth: 'user',
+      ok: [json(200, arr(ref('ServerWithUnread')))],
+    },
+  ],
   ['GET', '/api/servers/{server_id}', { tag: 'Servers', summary: 'One server (members)', auth: 'user', ok: [json(200, ref('Server'))] }],
-  ['PATCH', '/api/servers/{server_id}', { tag: 'Servers', summary: "Rename or describe a server, or set what everyone may do in its channels (owner or full server admin)", auth: 'user', body: { kind: 'json', schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT }, ['name', 'description', 'permissions']) }, audited: true, ok: [json(200, ref('Server'))] }],
+  [
+    'PATCH',
+    '/api/servers/{server_id}',
+    {
+      tag: 'Servers',
+      summary: 'Rename or describe a server, or set what everyone may do in its channels (owner or full server admin)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT }, ['name', 'description', 'permissions']),
+      },
+      audited: true,
+      ok: [json(200, ref('Server'))],
+    },
+  ],
   ['DELETE', '/api/servers/{server_id}', { tag: 'Servers', summary: 'Delete a server and everything in it (owner)', auth: 'user', ok: [empty('deleted')] }],
   ['GET', '/api/imports', { tag: 'Imports', summary: "The caller's imports from Discord, newest first", auth: 'user', ok: [json(200, arr(ref('Import')))] }],
-  ['POST', '/api/imports', { tag: 'Imports', summary: 'Upload a zip of a DiscordChatExporter export and check it: the import, with its dry run (status checked); nothing is written until it starts. Checks run one at a time. 400: the export is refused, with the reason (docs/import.md); 413: past IMPORT_MAX_MB; 429: past 3 uploads, then one an hour, or while another upload of the caller is being received or checked; 503: 8 uploads are pending on the server (both with Retry-After, before the body is read)', auth: 'user', query: { server_name: { ...text(100), description: "the new server's name (the Discord server's by default)" } }, body: { kind: 'multipart', schema: { type: 'object', properties: { export: binary }, required: ['export'], additionalProperties: false } }, prose: [
-      rule('export is a zip of a DiscordChatExporter JSON export', 'cannot import'),
-      ...oneFilePart('export'),
-    ], ok: [json(201, ref('Import'))], errors: [413, 429] }],
+  [
+    'POST',
+    '/api/imports',
+    {
+      tag: 'Imports',
+      summary:
+        'Upload a zip of a DiscordChatExporter export and check it: the import, with its dry run (status checked); nothing is written until it starts. Checks run one at a time. 400: the export is refused, with the reason (docs/import.md); 413: past IMPORT_MAX_MB; 429: past 3 uploads, then one an hour, or while another upload of the caller is being received or checked; 503: 8 uploads are pending on the server (both with Retry-After, before the body is read)',
+      auth: 'user',
+      query: { server_name: { ...text(100), description: "the new server's name (the Discord server's by default)" } },
+      body: { kind: 'multipart', schema: { type: 'object', properties: { export: binary }, required: ['export'], additionalProperties: false } },
+      prose: [rule('export is a zip of a DiscordChatExporter JSON export', 'cannot import'), ...oneFilePart('export')],
+      ok: [json(201, ref('Import'))],
+      errors: [413, 429],
+    },
+  ],
   ['GET', '/api/imports/{import_id}', { tag: 'Imports', summary: 'One import of the caller, with its progress', auth: 'user', ok: [json(200, ref('Import'))] }],
-  ['POST', '/api/imports/{import_id}/start', { tag: 'Imports', summary: 'Start a checked import into a new server (the caller owns it); it runs on while the progress is read. 409: not checked, or another import is running', auth: 'user', body: { kind: 'json', optional: true, schema: input({ system: { type: 'string', enum: ['lines', 'skip'], description: 'system lines (joins, pins): lines in italics (default) or left out' }, package_claims: { ...bool, description: 'let people claim their history with their Discord data package (default false: a package is not signed)' } }, ['system', 'package_claims']) }, ok: [json(202, ref('Import'))], errors: [409] }],
-  ['DELETE', '/api/imports/{import_id}', { tag: 'Imports', summary: 'Discard an import that is not running, with its upload (a server it made stays). 409: running', auth: 'user', ok: [empty('discarded')], errors: [409] }],
-  ['GET', '/api/servers/{server_id}/imported-people', { tag: 'Imports', summary: 'The placeholder accounts of the people imported into a server, with their claim codes (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('ImportedPerson')))] }],
-  ['POST', '/api/account/claims', { tag: 'Imports', summary: "Claim imported history with a claim code: the placeholder's messages, reactions, mentions and roles become the caller's, who joins its server. 404: no such code; 409: used; 403: banned from that server", auth: 'user', body: { kind: 'json', schema: input({ code: { ...text(64), description: 'ABCD-EFGH-JKMN, any letter case' } }) }, ok: [json(200, ref('Claimed'))], errors: [404, 409, 429] }],
-  ['POST', '/api/account/claims/discord-package', { tag: 'Imports', summary: 'Read a Discord data package (a zip of at most 1 GiB; only its Account/user.json is read) and list the servers holding an unclaimed history of that Discord id whose import allows package claims: nothing is claimed or joined (claimed is empty); the caller chooses with /choose within 15 minutes. 404: none', auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { package: binary }, required: ['package'], additionalProperties: false } }, prose: [
-      rule('package is a zip holding Account/user.json with a Discord id', 'not a Discord data package'),
-      rule('package is a zip holding Account/user.json with a Discord id', 'Account/user.json'),
-      ...oneFilePart('package'),
-    ], ok: [json(200, ref('PackageClaim'))], errors: [404, 413, 429] }],
-  ['POST', '/api/account/claims/discord-package/choose', { tag: 'Imports', summary: "Claim the histories of the caller's data package (read in the last 15 minutes) in the servers chosen from its list: they join those servers only. 404: no package read lately, or a server not in its list", auth: 'user', body: { kind: 'json', schema: input({ server_ids: { type: 'array', items: uuid, minItems: 1, maxItems: 100, description: 'servers from the list the package answered' } }) }, prose: [rule('server_ids is a list of 1 to 100 server ids', 'server_ids must be a list')], ok: [json(200, ref('Claimed'))], errors: [404] }],
-  ['POST', '/api/account/imported-messages', { tag: 'Imports', summary: "Hide (back to the placeholder, made nameless) or erase (deleted) the caller's imported messages in a server. 404: the caller claimed no history there", auth: 'user', body: { kind: 'json', schema: input({ server_id: uuid, action: { type: 'string', enum: ['hide', 'erase'] } }) }, ok: [json(200, ref('ImportedMessages'))], errors: [404] }],
-  ['GET', '/api/servers/{server_id}/export', { tag: 'Servers', summary: "Export the whole server as DiscordChatExporter JSON with its files, a zip the importer reads back (owner; 403 to other members)", auth: 'user', ok: [{ status: 200, kind: 'file', description: 'application/zip, streamed as it is made: one JSON file per channel (per 10 000 messages), attachments in <file>_Files/, avatars in avatars_Files/ (docs/api.md "Exporting a server")' }], errors: [429] }],
-  ['PUT', '/api/servers/{server_id}/owner', { tag: 'Servers', summary: 'Transfer ownership to a member (owner; 409 to oneself or to a bot)', auth: 'user', body: { kind: 'json', schema: input({ user_id: uuid }) }, audited: true, ok: [json(200, ref('Server'))], errors: [409] }],
-  ['GET', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'The channels of a server, with the caller\'s read state', auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] }],
-  ['POST', '/api/servers/{server_id}/channels', { tag: 'Servers', summary: 'Create a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" } }, ['type']) }, audited: true, prose: [rule('a server holds at most 500 channels', 'a server may have at most')], ok: [json(201, ref('Channel'))], errors: [409, 429] }],
+  [
+    'POST',
+    '/api/imports/{import_id}/start',
+    {
+      tag: 'Imports',
+      summary:
+        'Start a checked import into a new server (the caller owns it); it runs on while the progress is read. 409: not checked, or another import is running',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        optional: true,
+        schema: input(
+          {
+            system: { type: 'string', enum: ['lines', 'skip'], description: 'system lines (joins, pins): lines in italics (default) or left out' },
+            package_claims: { ...bool, description: 'let people claim their history with their Discord data package (default false: a package is not signed)' },
+          },
+          ['system', 'package_claims'],
+        ),
+      },
+      ok: [json(202, ref('Import'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/imports/{import_id}',
+    {
+      tag: 'Imports',
+      summary: 'Discard an import that is not running, with its upload (a server it made stays). 409: running',
+      auth: 'user',
+      ok: [empty('discarded')],
+      errors: [409],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/imported-people',
+    {
+      tag: 'Imports',
+      summary: 'The placeholder accounts of the people imported into a server, with their claim codes (owner or full server admin)',
+      auth: 'user',
+      ok: [json(200, arr(ref('ImportedPerson')))],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/claims',
+    {
+      tag: 'Imports',
+      summary:
+        "Claim imported history with a claim code: the placeholder's messages, reactions, mentions and roles become the caller's, who joins its server. 404: no such code; 409: used; 403: banned from that server",
+      auth: 'user',
+      body: { kind: 'json', schema: input({ code: { ...text(64), description: 'ABCD-EFGH-JKMN, any letter case' } }) },
+      ok: [json(200, ref('Claimed'))],
+      errors: [404, 409, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/claims/discord-package',
+    {
+      tag: 'Imports',
+      summary:
+        'Read a Discord data package (a zip of at most 1 GiB; only its Account/user.json is read) and list the servers holding an unclaimed history of that Discord id whose import allows package claims: nothing is claimed or joined (claimed is empty); the caller chooses with /choose within 15 minutes. 404: none',
+      auth: 'user',
+      body: { kind: 'multipart', schema: { type: 'object', properties: { package: binary }, required: ['package'], additionalProperties: false } },
+      prose: [
+        rule('package is a zip holding Account/user.json with a Discord id', 'not a Discord data package'),
+        rule('package is a zip holding Account/user.json with a Discord id', 'Account/user.json'),
+        ...oneFilePart('package'),
+      ],
+      ok: [json(200, ref('PackageClaim'))],
+      errors: [404, 413, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/claims/discord-package/choose',
+    {
+      tag: 'Imports',
+      summary:
+        "Claim the histories of the caller's data package (read in the last 15 minutes) in the servers chosen from its list: they join those servers only. 404: no package read lately, or a server not in its list",
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ server_ids: { type: 'array', items: uuid, minItems: 1, maxItems: 100, description: 'servers from the list the package answered' } }),
+      },
+      prose: [rule('server_ids is a list of 1 to 100 server ids', 'server_ids must be a list')],
+      ok: [json(200, ref('Claimed'))],
+      errors: [404],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/imported-messages',
+    {
+      tag: 'Imports',
+      summary:
+        "Hide (back to the placeholder, made nameless) or erase (deleted) the caller's imported messages in a server. 404: the caller claimed no history there",
+      auth: 'user',
+      body: { kind: 'json', schema: input({ server_id: uuid, action: { type: 'string', enum: ['hide', 'erase'] } }) },
+      ok: [json(200, ref('ImportedMessages'))],
+      errors: [404],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/export',
+    {
+      tag: 'Servers',
+      summary: 'Export the whole server as DiscordChatExporter JSON with its files, a zip the importer reads back (owner; 403 to other members)',
+      auth: 'user',
+      ok: [
+        {
+          status: 200,
+          kind: 'file',
+          description:
+            'application/zip, streamed as it is made: one JSON file per channel (per 10 000 messages), attachments in <file>_Files/, avatars in avatars_Files/ (docs/api.md "Exporting a server")',
+        },
+      ],
+      errors: [429],
+    },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/owner',
+    {
+      tag: 'Servers',
+      summary: 'Transfer ownership to a member (owner; 409 to oneself or to a bot)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ user_id: uuid }) },
+      audited: true,
+      ok: [json(200, ref('Server'))],
+      errors: [409],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/channels',
+    { tag: 'Servers', summary: "The channels of a server, with the caller's read state", auth: 'user', ok: [json(200, arr(ref('ChannelWithState')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/channels',
+    {
+      tag: 'Servers',
+      summary: 'Create a channel (owner or full server admin)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" } }, ['type']) },
+      audited: true,
+      prose: [rule('a server holds at most 500 channels', 'a server may have at most')],
+      ok: [json(201, ref('Channel'))],
+      errors: [409, 429],
+    },
+  ],
   ['GET', '/api/servers/{server_id}/members', { tag: 'Servers', summary: 'Members with their roles', auth: 'user', ok: [json(200, arr(ref('Member')))] }],
-  ['DELETE', '/api/servers/{server_id}/members/{user_id}', { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] }],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/members/{user_id}',
+    { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] },
+  ],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
-  ['POST', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'Create a role, placed last (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT }, ['full_server_admin', 'color', 'hoist', 'mentionable', 'permissions']) }, audited: true, prose: [rule('a server holds at most 250 roles', 'a server may have at most')], ok: [json(201, ref('Role'))], errors: [409, 429] }],
-  ['PATCH', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Rename, recolour, move or change a role (owner)', auth: 'user', body: { kind: 'json', schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT, position: { type: 'integer', minimum: 0, maximum: 250, description: '0 is first; past the end is last' } }, ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position']) }, audited: true, ok: [json(200, ref('Role'))], errors: [409] }],
-  ['DELETE', '/api/servers/{server_id}/roles/{role_id}', { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] }],
-  ['PATCH', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Rename, describe, move, slow or categorise a channel (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, topic: text(1024, { multiline: true, blank: true }), position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' }, slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 }, category_id: { ...nullable(uuid), description: 'a category of this server (404 otherwise), or null for none' }, permissions_synced: { ...bool, description: "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own" } }, ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced']) }, audited: true, prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category')], ok: [json(200, ref('Channel'))], errors: [409] }],
+  [
+    'POST',
+    '/api/servers/{server_id}/roles',
+    {
+      tag: 'Servers',
+      summary: 'Create a role, placed last (owner)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT }, [
+          'full_server_admin',
+          'color',
+          'hoist',
+          'mentionable',
+          'permissions',
+        ]),
+      },
+      audited: true,
+      prose: [rule('a server holds at most 250 roles', 'a server may have at most')],
+      ok: [json(201, ref('Role'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/roles/{role_id}',
+    {
+      tag: 'Servers',
+      summary: 'Rename, recolour, move or change a role (owner)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            name,
+            full_server_admin: bool,
+            color: ROLE_COLOR,
+            hoist: bool,
+            mentionable: bool,
+            permissions: FLAG_INPUT,
+            position: { type: 'integer', minimum: 0, maximum: 250, description: '0 is first; past the end is last' },
+          },
+          ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position'],
+        ),
+      },
+      audited: true,
+      ok: [json(200, ref('Role'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/roles/{role_id}',
+    { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/channels/{channel_id}',
+    {
+      tag: 'Servers',
+      summary: 'Rename, describe, move, slow or categorise a channel (owner or full server admin)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            name,
+            topic: text(1024, { multiline: true, blank: true }),
+            position: { type: 'integer', minimum: 0, maximum: 500, description: '0 is first; past the end is last' },
+            slowmode_seconds: { type: 'integer', minimum: 0, maximum: 21600 },
+            category_id: { ...nullable(uuid), description: 'a category of this server (404 otherwise), or null for none' },
+            permissions_synced: {
+              ...bool,
+              description:
+                "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own",
+            },
+          },
+          ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced'],
+        ),
+      },
+      audited: true,
+      prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category')],
+      ok: [json(200, ref('Channel'))],
+      errors: [409],
+    },
+  ],
   ...overwriteOps('/api/servers/{server_id}/channels/{channel_id}', 'channel'),
   ...overwriteOps('/api/servers/{server_id}/categories/{category_id}', 'category'),
-  ['GET', '/api/servers/{server_id}/categories', { tag: 'Servers', summary: 'The categories of a server, in position order', auth: 'user', ok: [json(200, arr(ref('Category')))] }],
-  ['POST', '/api/servers/{server_id}/categories', { tag: 'Servers', summary: 'Create a category, placed last (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, audited: true, prose: [rule('a server holds at most 50 categories', 'a server may have at most')], ok: [json(201, ref('Category'))], errors: [429] }],
-  ['PATCH', '/api/servers/{server_id}/categories/{category_id}', { tag: 'Servers', summary: 'Rename or move a category (owner or full server admin)', auth: 'user', body: { kind: 'json', schema: input({ name, position: { type: 'integer', minimum: 0, maximum: 50, description: '0 is first; past the end is last' } }, ['name', 'position']) }, audited: true, ok: [json(200, ref('Category'))] }],
-  ['DELETE', '/api/servers/{server_id}/categories/{category_id}', { tag: 'Servers', summary: 'Delete a category; its channels stay, under none (owner or full server admin)', auth: 'user', audited: true, ok: [empty('deleted')] }],
-  ['DELETE', '/api/servers/{server_id}/channels/{channel_id}', { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', audited: true, ok: [empty('deleted')] }],
-  ['GET', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Live invites: all (owner, admins) or one\'s own (members)', auth: 'user', ok: [json(200, arr(ref('Invite')))] }],
-  ['DELETE', '/api/invites/{token}', { tag: 'Servers', summary: 'Revoke an invite (its creator, the owner, a full server admin)', auth: 'user', path: { token: inviteToken }, audited: true, ok: [empty('revoked')] }],
-  ['GET', '/api/servers/{server_id}/bans', { tag: 'Servers', summary: 'The bans (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('Ban')))] }],
-  ['PUT', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Ban a user: removed, and refused by invites until unbanned', auth: 'user', body: { kind: 'json', schema: input({ reason: nullable(text(512, { multiline: true })) }, ['reason']), optional: true }, audited: true, ok: [empty('banned')], errors: [409] }],
-  ['DELETE', '/api/servers/{server_id}/bans/{user_id}', { tag: 'Servers', summary: 'Lift a ban', auth: 'user', audited: true, ok: [empty('unbanned')], errors: [409] }],
-  ['PUT', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'Time a member out: they may read, not write', auth: 'user', body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) }, audited: true, ok: [json(200, ref('Member'))], errors: [409] }],
-  ['DELETE', '/api/servers/{server_id}/members/{user_id}/timeout', { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] }],
-  ['GET', '/api/servers/{server_id}/audit-log', { tag: 'Servers', summary: 'What owners and admins did, newest first (owner or full server admin)', auth: 'user', query: { before: { ...uuid, description: 'an entry id: the entries before it (404 for one not in this log)' }, limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' } }, ok: [json(200, arr(ref('AuditEntry')))] }],
-  ['PUT', '/api/servers/{server_id}/members/{user_id}/role', { tag: 'Servers', summary: 'Give a member a role by name, beside those they hold, or null to take them all (owner)', auth: 'user', body: { kind: 'json', schema: input({ role: nullable(name) }) }, audited: true, ok: [json(200, ref('Member'))] }],
-  ['DELETE', '/api/servers/{server_id}/members/{user_id}/roles/{role_id}', { tag: 'Servers', summary: 'Take one role from a member (owner; 404 when they do not hold it)', auth: 'user', audited: true, ok: [json(200, ref('Member'))] }],
-  ['POST', '/api/servers/{server_id}/invites', { tag: 'Servers', summary: 'Create an invite (any member); optionally limited in uses and time', auth: 'user', body: { kind: 'json', schema: input({ max_uses: nullable({ type: 'integer', minimum: 1, maximum: 1000, description: 'null or absent: unlimited' }), expires_in_seconds: nullable({ type: 'integer', minimum: 300, maximum: 604800, description: 'null or absent: seven days' }) }, ['max_uses', 'expires_in_seconds']), optional: true }, prose: [rule('a server holds at most 1 000 live invites', 'a server may have at most')], ok: [json(201, ref('Invite'))], errors: [429] }],
-  ['GET', '/api/invites/{token}', { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', path: { token: inviteToken }, ok: [json(200, ref('InviteInfo'))] }],
-  ['POST', '/api/invites/{token}/accept', { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', path: { token: inviteToken }, ok: [json(200, ref('Joined'))] }],
-  ['GET', '/invites/{token}', { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] }],
+  [
+    'GET',
+    '/api/servers/{server_id}/categories',
+    { tag: 'Servers', summary: 'The categories of a server, in position order', auth: 'user', ok: [json(200, arr(ref('Category')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/categories',
+    {
+      tag: 'Servers',
+      summary: 'Create a category, placed last (owner or full server admin)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name }) },
+      audited: true,
+      prose: [rule('a server holds at most 50 categories', 'a server may have at most')],
+      ok: [json(201, ref('Category'))],
+      errors: [429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/categories/{category_id}',
+    {
+      tag: 'Servers',
+      summary: 'Rename or move a category (owner or full server admin)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name, position: { type: 'integer', minimum: 0, maximum: 50, description: '0 is first; past the end is last' } }, ['name', 'position']),
+      },
+      audited: true,
+      ok: [json(200, ref('Category'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/categories/{category_id}',
+    {
+      tag: 'Servers',
+      summary: 'Delete a category; its channels stay, under none (owner or full server admin)',
+      auth: 'user',
+      audited: true,
+      ok: [empty('deleted')],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/channels/{channel_id}',
+    { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', audited: true, ok: [empty('deleted')] },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/invites',
+    { tag: 'Servers', summary: "Live invites: all (owner, admins) or one's own (members)", auth: 'user', ok: [json(200, arr(ref('Invite')))] },
+  ],
+  [
+    'DELETE',
+    '/api/invites/{token}',
+    {
+      tag: 'Servers',
+      summary: 'Revoke an invite (its creator, the owner, a full server admin)',
+      auth: 'user',
+      path: { token: inviteToken },
+      audited: true,
+      ok: [empty('revoked')],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/bans',
+    { tag: 'Servers', summary: 'The bans (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('Ban')))] },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/bans/{user_id}',
+    {
+      tag: 'Servers',
+      summary: 'Ban a user: removed, and refused by invites until unbanned',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ reason: nullable(text(512, { multiline: true })) }, ['reason']), optional: true },
+      audited: true,
+      ok: [empty('banned')],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/bans/{user_id}',
+    { tag: 'Servers', summary: 'Lift a ban', auth: 'user', audited: true, ok: [empty('unbanned')], errors: [409] },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/members/{user_id}/timeout',
+    {
+      tag: 'Servers',
+      summary: 'Time a member out: they may read, not write',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) },
+      audited: true,
+      ok: [json(200, ref('Member'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/members/{user_id}/timeout',
+    { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/audit-log',
+    {
+      tag: 'Servers',
+      summary: 'What owners and admins did, newest first (owner or full server admin)',
+      auth: 'user',
+      query: {
+        before: { ...uuid, description: 'an entry id: the entries before it (404 for one not in this log)' },
+        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 50' },
+      },
+      ok: [json(200, arr(ref('AuditEntry')))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/members/{user_id}/role',
+    {
+      tag: 'Servers',
+      summary: 'Give a member a role by name, beside those they hold, or null to take them all (owner)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ role: nullable(name) }) },
+      audited: true,
+      ok: [json(200, ref('Member'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/members/{user_id}/roles/{role_id}',
+    {
+      tag: 'Servers',
+      summary: 'Take one role from a member (owner; 404 when they do not hold it)',
+      auth: 'user',
+      audited: true,
+      ok: [json(200, ref('Member'))],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/invites',
+    {
+      tag: 'Servers',
+      summary: 'Create an invite (any member); optionally limited in uses and time',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            max_uses: nullable({ type: 'integer', minimum: 1, maximum: 1000, description: 'null or absent: unlimited' }),
+            expires_in_seconds: nullable({ type: 'integer', minimum: 300, maximum: 604800, description: 'null or absent: seven days' }),
+          },
+          ['max_uses', 'expires_in_seconds'],
+        ),
+        optional: true,
+      },
+      prose: [rule('a server holds at most 1 000 live invites', 'a server may have at most')],
+      ok: [json(201, ref('Invite'))],
+      errors: [429],
+    },
+  ],
+  [
+    'GET',
+    '/api/invites/{token}',
+    { tag: 'Servers', summary: 'What an invite leads to', auth: 'none', path: { token: inviteToken }, ok: [json(200, ref('InviteInfo'))] },
+  ],
+  [
+    'POST',
+    '/api/invites/{token}/accept',
+    { tag: 'Servers', summary: 'Join a server by invite', auth: 'user', path: { token: inviteToken }, ok: [json(200, ref('Joined'))] },
+  ],
+  [
+    'GET',
+    '/invites/{token}',
+    { tag: 'Servers', summary: 'The invite page (browser)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the page' }] },
+  ],
 
   // Read state and typing (src/api/messages.ts)
   ...liveOps('/api/servers/{server_id}/channels/{channel_id}', 'Messages', 'channel'),
@@ -303,24 +1165,136 @@ export const operations: Ops = [
   ...messageOps('/api/conversations/{conversation_id}/messages', 'Conversations', 'conversation', true),
 
   // Friends (src/api/friends.ts)
-  ['POST', '/api/friends/requests', { tag: 'Friends', summary: 'Send a friend request by username', auth: 'user', body: { kind: 'json', schema: input({ username }) }, prose: [rule('not to oneself', 'you cannot send a friend request to yourself')], ok: [json(201, ref('FriendRequest'))], errors: [404, 409, 429] }],
-  ['GET', '/api/friends/requests', { tag: 'Friends', summary: 'Pending requests: incoming (default) or outgoing', auth: 'user', query: { direction: oneOf('incoming', 'outgoing') }, ok: [json(200, arr(ref('FriendRequest')))] }],
-  ['POST', '/api/friends/requests/{request_id}/accept', { tag: 'Friends', summary: 'Accept a request (its addressee)', auth: 'user', ok: [json(200, ref('Friend'))] }],
-  ['POST', '/api/friends/requests/{request_id}/reject', { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] }],
+  [
+    'POST',
+    '/api/friends/requests',
+    {
+      tag: 'Friends',
+      summary: 'Send a friend request by username',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ username }) },
+      prose: [rule('not to oneself', 'you cannot send a friend request to yourself')],
+      ok: [json(201, ref('FriendRequest'))],
+      errors: [404, 409, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/friends/requests',
+    {
+      tag: 'Friends',
+      summary: 'Pending requests: incoming (default) or outgoing',
+      auth: 'user',
+      query: { direction: oneOf('incoming', 'outgoing') },
+      ok: [json(200, arr(ref('FriendRequest')))],
+    },
+  ],
+  [
+    'POST',
+    '/api/friends/requests/{request_id}/accept',
+    { tag: 'Friends', summary: 'Accept a request (its addressee)', auth: 'user', ok: [json(200, ref('Friend'))] },
+  ],
+  [
+    'POST',
+    '/api/friends/requests/{request_id}/reject',
+    { tag: 'Friends', summary: 'Reject a request (its addressee)', auth: 'user', ok: [empty('rejected and deleted')] },
+  ],
   ['GET', '/api/friends', { tag: 'Friends', summary: 'Friends, by username, with presence', auth: 'user', ok: [json(200, arr(ref('FriendWithPresence')))] }],
   ['DELETE', '/api/friends/{user_id}', { tag: 'Friends', summary: 'Remove a friend', auth: 'user', ok: [empty('no longer friends')] }],
   ['GET', '/api/blocks', { tag: 'Friends', summary: 'The users the caller blocked', auth: 'user', ok: [json(200, arr(ref('Block')))] }],
-  ['PUT', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Block a user: no friendship, DM or group between the two (409 for oneself)', auth: 'user', ok: [empty('blocked')], errors: [409] }],
+  [
+    'PUT',
+    '/api/users/{user_id}/block',
+    {
+      tag: 'Friends',
+      summary: 'Block a user: no friendship, DM or group between the two (409 for oneself)',
+      auth: 'user',
+      ok: [empty('blocked')],
+      errors: [409],
+    },
+  ],
   ['DELETE', '/api/users/{user_id}/block', { tag: 'Friends', summary: 'Unblock a user', auth: 'user', ok: [empty('unblocked')] }],
 
   // Conversations (src/api/conversations.ts)
-  ['GET', '/api/conversations', { tag: 'Conversations', summary: 'DMs and groups, most recent activity first, with read state', auth: 'user', ok: [json(200, arr(ref('ConversationWithState')))] }],
-  ['POST', '/api/conversations/dm', { tag: 'Conversations', summary: 'Open (or reuse) the DM with a friend', auth: 'user', body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) }, prose: [rule('the one name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')], errors: [404] }],
-  ['POST', '/api/conversations/group', { tag: 'Conversations', summary: 'Create a group chat with 1 to 25 friends', auth: 'user', body: { kind: 'json', schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }) }, prose: [rule('every name must be a friend\'s', 'is not your friend'), rule('not one\'s own', 'list the other members only')], ok: [json(201, ref('Conversation'))], errors: [404] }],
-  ['GET', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] }],
-  ['PATCH', '/api/conversations/{conversation_id}', { tag: 'Conversations', summary: 'Rename a group (any member; 400 for a DM)', auth: 'user', body: { kind: 'json', schema: input({ name }) }, prose: [DM_UNCHANGED], ok: [json(200, ref('Conversation'))] }],
-  ['PUT', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend; 400 for a DM)', auth: 'user', prose: [DM_UNCHANGED], ok: [json(200, ref('Conversation'))], errors: [409] }],
-  ['DELETE', '/api/conversations/{conversation_id}/members/{user_id}', { tag: 'Conversations', summary: 'Leave a group, or (its creator) remove someone (400 for a DM)', auth: 'user', prose: [DM_UNCHANGED], ok: [empty('removed')] }],
+  [
+    'GET',
+    '/api/conversations',
+    {
+      tag: 'Conversations',
+      summary: 'DMs and groups, most recent activity first, with read state',
+      auth: 'user',
+      ok: [json(200, arr(ref('ConversationWithState')))],
+    },
+  ],
+  [
+    'POST',
+    '/api/conversations/dm',
+    {
+      tag: 'Conversations',
+      summary: 'Open (or reuse) the DM with a friend',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ usernames: { type: 'array', minItems: 1, maxItems: 1, items: username } }) },
+      prose: [rule("the one name must be a friend's", 'is not your friend'), rule("not one's own", 'list the other members only')],
+      ok: [json(201, ref('Conversation'), 'created'), json(200, ref('Conversation'), 'the existing DM')],
+      errors: [404],
+    },
+  ],
+  [
+    'POST',
+    '/api/conversations/group',
+    {
+      tag: 'Conversations',
+      summary: 'Create a group chat with 1 to 25 friends',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name, usernames: { type: 'array', minItems: 1, maxItems: 25, items: username, description: 'a name given twice counts once' } }),
+      },
+      prose: [rule("every name must be a friend's", 'is not your friend'), rule("not one's own", 'list the other members only')],
+      ok: [json(201, ref('Conversation'))],
+      errors: [404],
+    },
+  ],
+  [
+    'GET',
+    '/api/conversations/{conversation_id}',
+    { tag: 'Conversations', summary: 'One conversation (members)', auth: 'user', ok: [json(200, ref('Conversation'))] },
+  ],
+  [
+    'PATCH',
+    '/api/conversations/{conversation_id}',
+    {
+      tag: 'Conversations',
+      summary: 'Rename a group (any member; 400 for a DM)',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name }) },
+      prose: [DM_UNCHANGED],
+      ok: [json(200, ref('Conversation'))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/conversations/{conversation_id}/members/{user_id}',
+    {
+      tag: 'Conversations',
+      summary: 'Add a friend to a group (at most 26 people: 409 past it; 403 for someone not a friend; 400 for a DM)',
+      auth: 'user',
+      prose: [DM_UNCHANGED],
+      ok: [json(200, ref('Conversation'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/conversations/{conversation_id}/members/{user_id}',
+    {
+      tag: 'Conversations',
+      summary: 'Leave a group, or (its creator) remove someone (400 for a DM)',
+      auth: 'user',
+      prose: [DM_UNCHANGED],
+      ok: [empty('removed')],
+    },
+  ],
 
   // Attachments (src/api/uploads.ts)
   [
@@ -377,63 +1351,567 @@ export const operations: Ops = [
   ],
 
   // WebSocket upgrades (src/parts/live/sockets.ts)
-  ['GET', '/api/ws', { tag: 'WebSocket', summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)', auth: 'user', query: { compress: { ...oneOf('gzip'), description: 'gzip: a `ready` of 16 KiB or more comes as one binary frame holding its JSON compressed with gzip (every other frame stays text)' } }, ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")' }], description: PLAIN_GET, errors: [400, 429] }],
-  ['GET', '/api/channels/{channel_id}/ws', { tag: 'WebSocket', summary: 'Live events of a channel (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
-  ['GET', '/api/conversations/{conversation_id}/ws', { tag: 'WebSocket', summary: 'Live events of a conversation (WebSocket upgrade)', auth: 'user', ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }], description: PLAIN_GET, errors: [429] }],
+  [
+    'GET',
+    '/api/ws',
+    {
+      tag: 'WebSocket',
+      summary: 'The user stream: ready, then every event the user can see (WebSocket upgrade)',
+      auth: 'user',
+      query: {
+        compress: {
+          ...oneOf('gzip'),
+          description: 'gzip: a `ready` of 16 KiB or more comes as one binary frame holding its JSON compressed with gzip (every other frame stays text)',
+        },
+      },
+      ok: [
+        {
+          status: 101,
+          kind: 'websocket',
+          description: 'switching to the WebSocket protocol; the first frame is `ready`, each frame is `{"event": ...}` (docs/api.md "The user stream")',
+        },
+      ],
+      description: PLAIN_GET,
+      errors: [400, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/channels/{channel_id}/ws',
+    {
+      tag: 'WebSocket',
+      summary: 'Live events of a channel (WebSocket upgrade)',
+      auth: 'user',
+      ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }],
+      description: PLAIN_GET,
+      errors: [429],
+    },
+  ],
+  [
+    'GET',
+    '/api/conversations/{conversation_id}/ws',
+    {
+      tag: 'WebSocket',
+      summary: 'Live events of a conversation (WebSocket upgrade)',
+      auth: 'user',
+      ok: [{ status: 101, kind: 'websocket', description: 'switching to the WebSocket protocol; events are JSON text frames (docs/api.md "WebSocket")' }],
+      description: PLAIN_GET,
+      errors: [429],
+    },
+  ],
 
   // Moderation (src/api/moderation.ts)
-  ['POST', '/api/reports', { tag: 'Moderation', summary: 'Report a user, a server or a message', auth: 'user', body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason }) }, prose: [rule('a user report cannot name oneself', 'you cannot report yourself')], ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')], errors: [404, 429] }],
-  ['GET', '/api/admin/reports', { tag: 'Moderation', summary: 'Every report, pending first, newest first', auth: 'admin', query: { status: oneOf('pending', 'resolved'), ...adminPaging }, ok: [{ status: 200, json: arr(ref('Report')), headers: pageHeaders }] }],
-  ['GET', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'One report with its context', auth: 'admin', ok: [json(200, ref('ReportWithContext'))] }],
+  [
+    'POST',
+    '/api/reports',
+    {
+      tag: 'Moderation',
+      summary: 'Report a user, a server or a message',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ type: oneOf('user', 'server', 'server_message', 'conversation_message'), target: uuid, reason }) },
+      prose: [rule('a user report cannot name oneself', 'you cannot report yourself')],
+      ok: [json(201, ref('Report')), json(200, ref('Report'), 'the same reporter already has a pending report of this target: that one')],
+      errors: [404, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/admin/reports',
+    {
+      tag: 'Moderation',
+      summary: 'Every report, pending first, newest first',
+      auth: 'admin',
+      query: { status: oneOf('pending', 'resolved'), ...adminPaging },
+      ok: [{ status: 200, json: arr(ref('Report')), headers: pageHeaders }],
+    },
+  ],
+  [
+    'GET',
+    '/api/admin/reports/{report_id}',
+    { tag: 'Moderation', summary: 'One report with its context', auth: 'admin', ok: [json(200, ref('ReportWithContext'))] },
+  ],
   ['DELETE', '/api/admin/messages/{message_id}', { tag: 'Moderation', summary: 'Delete any message', auth: 'admin', audited: true, ok: [empty('deleted')] }],
-  ['PUT', '/api/admin/reports/{report_id}', { tag: 'Moderation', summary: 'Set a report\'s status', auth: 'admin', body: { kind: 'json', schema: input({ status: oneOf('pending', 'resolved') }) }, ok: [json(200, ref('Report'))] }],
+  [
+    'PUT',
+    '/api/admin/reports/{report_id}',
+    {
+      tag: 'Moderation',
+      summary: "Set a report's status",
+      auth: 'admin',
+      body: { kind: 'json', schema: input({ status: oneOf('pending', 'resolved') }) },
+      ok: [json(200, ref('Report'))],
+    },
+  ],
   ['GET', '/api/admin/me', { tag: 'Moderation', summary: 'Check administrator access', auth: 'admin', ok: [json(200, ref('AdminMe'))] }],
-  ['GET', '/api/admin/users', { tag: 'Moderation', summary: 'Users with standing, administrator flag and warnings', auth: 'admin', query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging }, ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }] }],
-  ['GET', '/api/admin/warnings', { tag: 'Moderation', summary: 'Every warning, newest first', auth: 'admin', query: adminPaging, ok: [{ status: 200, json: arr(ref('AdminWarning')), headers: pageHeaders }] }],
-  ['POST', '/api/admin/users/{user_id}/warnings', { tag: 'Moderation', summary: 'Warn a user (standing follows the warning count)', auth: 'admin', body: { kind: 'json', schema: input({ reason }) }, ok: [json(201, ref('WarningIssued'))] }],
-  ['DELETE', '/api/admin/warnings/{warning_id}', { tag: 'Moderation', summary: 'Remove a warning (standing recalculated)', auth: 'admin', ok: [json(200, ref('StandingOf'))] }],
-  ['PUT', '/api/admin/users/{user_id}/standing', { tag: 'Moderation', summary: 'Set a user\'s standing (0 to 4)', auth: 'admin', body: { kind: 'json', schema: input({ standing: { type: 'integer', minimum: 0, maximum: 4 } }) }, ok: [json(200, ref('AdminUserRecord'))] }],
+  [
+    'GET',
+    '/api/admin/users',
+    {
+      tag: 'Moderation',
+      summary: 'Users with standing, administrator flag and warnings',
+      auth: 'admin',
+      query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging },
+      ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }],
+    },
+  ],
+  [
+    'GET',
+    '/api/admin/warnings',
+    {
+      tag: 'Moderation',
+      summary: 'Every warning, newest first',
+      auth: 'admin',
+      query: adminPaging,
+      ok: [{ status: 200, json: arr(ref('AdminWarning')), headers: pageHeaders }],
+    },
+  ],
+  [
+    'POST',
+    '/api/admin/users/{user_id}/warnings',
+    {
+      tag: 'Moderation',
+      summary: 'Warn a user (standing follows the warning count)',
+      auth: 'admin',
+      body: { kind: 'json', schema: input({ reason }) },
+      ok: [json(201, ref('WarningIssued'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/admin/warnings/{warning_id}',
+    { tag: 'Moderation', summary: 'Remove a warning (standing recalculated)', auth: 'admin', ok: [json(200, ref('StandingOf'))] },
+  ],
+  [
+    'PUT',
+    '/api/admin/users/{user_id}/standing',
+    {
+      tag: 'Moderation',
+      summary: "Set a user's standing (0 to 4)",
+      auth: 'admin',
+      body: { kind: 'json', schema: input({ standing: { type: 'integer', minimum: 0, maximum: 4 } }) },
+      ok: [json(200, ref('AdminUserRecord'))],
+    },
+  ],
   // Notifications (src/api/notifications.ts)
-  ['GET', '/api/account/notifications', { tag: 'Notifications', summary: "The caller's notification settings: servers, then channels, then conversations (what has none inherits: a channel its server's; otherwise all messages, not muted)", auth: 'user', ok: [json(200, arr(ref('NotificationSetting')))] }],
-  ['PUT', '/api/account/notifications/{target_id}', { tag: 'Notifications', summary: "Set the caller's notification setting for a server, channel or conversation they see (404 otherwise); their other streams get notification_settings", auth: 'user', body: { kind: 'json', schema: input({ level: oneOf('all', 'mentions', 'nothing'), muted_until: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] }, suppress_everyone: bool, suppress_roles: bool }, ['muted_until', 'suppress_everyone', 'suppress_roles']) }, prose: [rule('suppress_everyone and suppress_roles can be true only for a server', 'applies to a server'), rule('muted_until is a time with its zone, such as 2026-11-28T18:00:00Z', 'muted_until must be')], ok: [json(200, ref('NotificationSetting'))], errors: [404] }],
-  ['DELETE', '/api/account/notifications/{target_id}', { tag: 'Notifications', summary: 'Back to inheriting (204 whether or not a setting was there); 404 for what the caller does not see', auth: 'user', ok: [empty('inheriting')] }],
-  ['POST', '/api/servers/{server_id}/read', { tag: 'Notifications', summary: "Mark every channel of the server the caller sees read up to its newest message; their other streams get read for each that moved", auth: 'user', ok: [json(200, arr(ref('ReadState')), 'the read state of every channel the caller sees there')], errors: [429] }],
-  ['POST', '/api/account/read-all', { tag: 'Notifications', summary: "Mark every channel and conversation of the caller read; their other streams get read for each that moved", auth: 'user', ok: [empty('all read')], errors: [429] }],
+  [
+    'GET',
+    '/api/account/notifications',
+    {
+      tag: 'Notifications',
+      summary:
+        "The caller's notification settings: servers, then channels, then conversations (what has none inherits: a channel its server's; otherwise all messages, not muted)",
+      auth: 'user',
+      ok: [json(200, arr(ref('NotificationSetting')))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/account/notifications/{target_id}',
+    {
+      tag: 'Notifications',
+      summary:
+        "Set the caller's notification setting for a server, channel or conversation they see (404 otherwise); their other streams get notification_settings",
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            level: oneOf('all', 'mentions', 'nothing'),
+            muted_until: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
+            suppress_everyone: bool,
+            suppress_roles: bool,
+          },
+          ['muted_until', 'suppress_everyone', 'suppress_roles'],
+        ),
+      },
+      prose: [
+        rule('suppress_everyone and suppress_roles can be true only for a server', 'applies to a server'),
+        rule('muted_until is a time with its zone, such as 2026-11-28T18:00:00Z', 'muted_until must be'),
+      ],
+      ok: [json(200, ref('NotificationSetting'))],
+      errors: [404],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/account/notifications/{target_id}',
+    {
+      tag: 'Notifications',
+      summary: 'Back to inheriting (204 whether or not a setting was there); 404 for what the caller does not see',
+      auth: 'user',
+      ok: [empty('inheriting')],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/read',
+    {
+      tag: 'Notifications',
+      summary: 'Mark every channel of the server the caller sees read up to its newest message; their other streams get read for each that moved',
+      auth: 'user',
+      ok: [json(200, arr(ref('ReadState')), 'the read state of every channel the caller sees there')],
+      errors: [429],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/read-all',
+    {
+      tag: 'Notifications',
+      summary: 'Mark every channel and conversation of the caller read; their other streams get read for each that moved',
+      auth: 'user',
+      ok: [empty('all read')],
+      errors: [429],
+    },
+  ],
 
   // Message links (src/api/links.ts)
-  ['GET', '/channels/@me/{conversation_id}/{message_id}', { tag: 'Notifications', summary: 'A link to a message of a DM or group: the app page, which opens the conversation around it for its members and says "You cannot see this message" to anyone else (the page is the same whatever the ids)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the app page' }] }],
-  ['GET', '/channels/{server_id}/{channel_id}/{message_id}', { tag: 'Notifications', summary: 'A link to a channel message: the app page, which opens the channel around it for whoever sees it and says "You cannot see this message" to anyone else (the page is the same whatever the ids)', auth: 'none', ok: [{ status: 200, kind: 'html', description: 'the app page' }] }],
+  [
+    'GET',
+    '/channels/@me/{conversation_id}/{message_id}',
+    {
+      tag: 'Notifications',
+      summary:
+        'A link to a message of a DM or group: the app page, which opens the conversation around it for its members and says "You cannot see this message" to anyone else (the page is the same whatever the ids)',
+      auth: 'none',
+      ok: [{ status: 200, kind: 'html', description: 'the app page' }],
+    },
+  ],
+  [
+    'GET',
+    '/channels/{server_id}/{channel_id}/{message_id}',
+    {
+      tag: 'Notifications',
+      summary:
+        'A link to a channel message: the app page, which opens the channel around it for whoever sees it and says "You cannot see this message" to anyone else (the page is the same whatever the ids)',
+      auth: 'none',
+      ok: [{ status: 200, kind: 'html', description: 'the app page' }],
+    },
+  ],
 
   // The installable app (src/api/web-app.ts)
-  ['GET', '/manifest.webmanifest', { tag: 'App', summary: 'The web app manifest every page links: the app named after INSTANCE_NAME, standalone, its icons (made by the build), the Direct messages and Search shortcuts, and the share target. No-cache with an ETag', auth: 'none', ok: [{ status: 200, json: ref('WebAppManifest'), mediaType: 'application/manifest+json', headers: { ETag: 'always: the strong validator of the manifest' } }, { status: 304, kind: 'not-modified', description: 'If-None-Match named the current ETag' }] }],
-  ['GET', '/share', { tag: 'App', summary: 'The app page, which opens a "Share to…" picker of channels and conversations for what another app shared (kept by the service worker from the share target\'s POST to this address, or given as ?title=&text=&url=), then the chosen room with the composer filled in. A POST here is taken by the service worker; one that reaches the server is 405', auth: 'none', query: { title: { ...str, description: 'a title to share' }, text: { ...str, description: 'text to share' }, url: { ...str, description: 'a link to share' } }, ok: [{ status: 200, kind: 'html', description: 'the app page' }] }],
+  [
+    'GET',
+    '/manifest.webmanifest',
+    {
+      tag: 'App',
+      summary:
+        'The web app manifest every page links: the app named after INSTANCE_NAME, standalone, its icons (made by the build), the Direct messages and Search shortcuts, and the share target. No-cache with an ETag',
+      auth: 'none',
+      ok: [
+        { status: 200, json: ref('WebAppManifest'), mediaType: 'application/manifest+json', headers: { ETag: 'always: the strong validator of the manifest' } },
+        { status: 304, kind: 'not-modified', description: 'If-None-Match named the current ETag' },
+      ],
+    },
+  ],
+  [
+    'GET',
+    '/share',
+    {
+      tag: 'App',
+      summary:
+        'The app page, which opens a "Share to…" picker of channels and conversations for what another app shared (kept by the service worker from the share target\'s POST to this address, or given as ?title=&text=&url=), then the chosen room with the composer filled in. A POST here is taken by the service worker; one that reaches the server is 405',
+      auth: 'none',
+      query: {
+        title: { ...str, description: 'a title to share' },
+        text: { ...str, description: 'text to share' },
+        url: { ...str, description: 'a link to share' },
+      },
+      ok: [{ status: 200, kind: 'html', description: 'the app page' }],
+    },
+  ],
 
   // Push (src/api/push.ts)
-  ['GET', '/api/push/key', { tag: 'Notifications', summary: "The server's VAPID public key (base64url): a browser's applicationServerKey for PushManager.subscribe", auth: 'none', ok: [json(200, ref('PushKey'))] }],
-  ['GET', '/api/account/push-subscriptions', { tag: 'Notifications', summary: "The caller's push subscriptions, one per browser that allowed notifications, newest first", auth: 'user', ok: [json(200, arr(ref('PushSubscription')))] }],
-  ['POST', '/api/account/push-subscriptions', { tag: 'Notifications', summary: "Subscribe this browser to pushes: its PushSubscription JSON. The endpoint must be an https URL whose host resolves to public addresses only; the subscription ends with this session (sign-out, revocation, a password change) or its remembered device, and when the push service answers 404 or 410. The same endpoint again replaces the old one; a user holds at most 10 (the oldest goes)", auth: 'user', body: { kind: 'json', schema: input({ endpoint: { type: 'string', format: 'uri', maxLength: 2048 }, keys: input({ p256dh: { type: 'string', pattern: '^[A-Za-z0-9_-]{87}$', description: 'base64url of the uncompressed P-256 point (65 bytes)' }, auth: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$', description: 'base64url of 16 bytes' } }), show_text: withText(bool, 'pushes to this device carry the message text (default false: room and sender only)'), expirationTime: { anyOf: [{ type: 'number' }, { type: 'null' }], description: "the browser's, ignored" } }, ['show_text', 'expirationTime']) }, prose: [rule('the endpoint is https and its host resolves to public addresses only', 'endpoint:'), rule('keys.p256dh is an uncompressed point: its first byte is 4', 'keys.p256dh must be')], ok: [json(201, ref('PushSubscription'))], errors: [429] }],
-  ['PATCH', '/api/account/push-subscriptions/{subscription_id}', { tag: 'Notifications', summary: 'Choose whether pushes to that device carry the message text', auth: 'user', body: { kind: 'json', schema: input({ show_text: bool }) }, ok: [json(200, ref('PushSubscription'))], errors: [404] }],
-  ['DELETE', '/api/account/push-subscriptions/{subscription_id}', { tag: 'Notifications', summary: 'End one of the caller\'s push subscriptions', auth: 'user', ok: [empty('ended')], errors: [404] }],
+  [
+    'GET',
+    '/api/push/key',
+    {
+      tag: 'Notifications',
+      summary: "The server's VAPID public key (base64url): a browser's applicationServerKey for PushManager.subscribe",
+      auth: 'none',
+      ok: [json(200, ref('PushKey'))],
+    },
+  ],
+  [
+    'GET',
+    '/api/account/push-subscriptions',
+    {
+      tag: 'Notifications',
+      summary: "The caller's push subscriptions, one per browser that allowed notifications, newest first",
+      auth: 'user',
+      ok: [json(200, arr(ref('PushSubscription')))],
+    },
+  ],
+  [
+    'POST',
+    '/api/account/push-subscriptions',
+    {
+      tag: 'Notifications',
+      summary:
+        'Subscribe this browser to pushes: its PushSubscription JSON. The endpoint must be an https URL whose host resolves to public addresses only; the subscription ends with this session (sign-out, revocation, a password change) or its remembered device, and when the push service answers 404 or 410. The same endpoint again replaces the old one; a user holds at most 10 (the oldest goes)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            endpoint: { type: 'string', format: 'uri', maxLength: 2048 },
+            keys: input({
+              p256dh: { type: 'string', pattern: '^[A-Za-z0-9_-]{87}$', description: 'base64url of the uncompressed P-256 point (65 bytes)' },
+              auth: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}$', description: 'base64url of 16 bytes' },
+            }),
+            show_text: withText(bool, 'pushes to this device carry the message text (default false: room and sender only)'),
+            expirationTime: { anyOf: [{ type: 'number' }, { type: 'null' }], description: "the browser's, ignored" },
+          },
+          ['show_text', 'expirationTime'],
+        ),
+      },
+      prose: [
+        rule('the endpoint is https and its host resolves to public addresses only', 'endpoint:'),
+        rule('keys.p256dh is an uncompressed point: its first byte is 4', 'keys.p256dh must be'),
+      ],
+      ok: [json(201, ref('PushSubscription'))],
+      errors: [429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/account/push-subscriptions/{subscription_id}',
+    {
+      tag: 'Notifications',
+      summary: 'Choose whether pushes to that device carry the message text',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ show_text: bool }) },
+      ok: [json(200, ref('PushSubscription'))],
+      errors: [404],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/account/push-subscriptions/{subscription_id}',
+    { tag: 'Notifications', summary: "End one of the caller's push subscriptions", auth: 'user', ok: [empty('ended')], errors: [404] },
+  ],
 
   // Bots (src/api/bots.ts): accounts that sign in with Authorization: Bot <token>
   ['GET', '/api/bots', { tag: 'Integrations', summary: "The caller's bots, oldest first, without tokens", auth: 'user', ok: [json(200, arr(ref('Bot')))] }],
-  ['POST', '/api/bots', { tag: 'Integrations', summary: 'Make a bot: a user with bot true that signs in with its token (Authorization: Bot <token>), shown this once. The name is a username (taken names 409); at most 10 bots a person', auth: 'user', body: { kind: 'json', schema: input({ name: username }) }, ok: [json(201, ref('BotWithToken'))], errors: [409, 429] }],
-  ['DELETE', '/api/bots/{bot_id}', { tag: 'Integrations', summary: 'Delete one of the caller\'s bots: it leaves every server, its token stops, its messages stay (as deleted-user). 409 while it owns a server (only a server it came to own before transfers to bots were refused: it gives it back with its token)', auth: 'user', ok: [empty('deleted')], errors: [409] }],
-  ['POST', '/api/bots/{bot_id}/token', { tag: 'Integrations', summary: 'A new token for one of the caller\'s bots: the old one stops at once and its sockets close', auth: 'user', ok: [json(200, ref('BotToken'))] }],
-  ['PUT', '/api/bots/{bot_id}/avatar', { tag: 'Integrations', summary: "Set a bot's avatar, as PUT /api/account/avatar", auth: 'user', body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'] } }, prose: AVATAR_PROSE, ok: [json(200, ref('AvatarSet'))], errors: [429, 503] }],
-  ['POST', '/api/servers/{server_id}/bots', { tag: 'Integrations', summary: 'Add a bot to the server by its name (owner or full server admin); 200 whether it joined now or was a member', auth: 'user', body: { kind: 'json', schema: input({ username }) }, ok: [json(200, ref('BotAdded'))], errors: [404] }],
+  [
+    'POST',
+    '/api/bots',
+    {
+      tag: 'Integrations',
+      summary:
+        'Make a bot: a user with bot true that signs in with its token (Authorization: Bot <token>), shown this once. The name is a username (taken names 409); at most 10 bots a person',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name: username }) },
+      ok: [json(201, ref('BotWithToken'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/bots/{bot_id}',
+    {
+      tag: 'Integrations',
+      summary:
+        "Delete one of the caller's bots: it leaves every server, its token stops, its messages stay (as deleted-user). 409 while it owns a server (only a server it came to own before transfers to bots were refused: it gives it back with its token)",
+      auth: 'user',
+      ok: [empty('deleted')],
+      errors: [409],
+    },
+  ],
+  [
+    'POST',
+    '/api/bots/{bot_id}/token',
+    {
+      tag: 'Integrations',
+      summary: "A new token for one of the caller's bots: the old one stops at once and its sockets close",
+      auth: 'user',
+      ok: [json(200, ref('BotToken'))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/bots/{bot_id}/avatar',
+    {
+      tag: 'Integrations',
+      summary: "Set a bot's avatar, as PUT /api/account/avatar",
+      auth: 'user',
+      body: { kind: 'multipart', schema: { type: 'object', properties: { avatar: binary }, required: ['avatar'] } },
+      prose: AVATAR_PROSE,
+      ok: [json(200, ref('AvatarSet'))],
+      errors: [429, 503],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/bots',
+    {
+      tag: 'Integrations',
+      summary: 'Add a bot to the server by its name (owner or full server admin); 200 whether it joined now or was a member',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ username }) },
+      ok: [json(200, ref('BotAdded'))],
+      errors: [404],
+    },
+  ],
 
   // Webhooks (src/api/webhooks.ts)
-  ['GET', '/api/servers/{server_id}/channels/{channel_id}/webhooks', { tag: 'Integrations', summary: "The channel's webhooks, oldest first, without tokens (owner or full server admin)", auth: 'user', ok: [json(200, arr(ref('Webhook')))] }],
-  ['POST', '/api/servers/{server_id}/channels/{channel_id}/webhooks', { tag: 'Integrations', summary: 'Make a webhook that posts into the channel (owner or full server admin): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log', auth: 'user', body: { kind: 'json', schema: input({ name: text(80) }) }, ok: [json(201, ref('WebhookWithToken'))], errors: [409, 429] }],
-  ['PATCH', '/api/webhooks/{webhook_id}', { tag: 'Integrations', summary: 'Rename a webhook, set or clear its signing secret (github_secret: while set, every call on every route must carry X-Hub-Signature-256), or make a new token (the old URL stops at once; the answer then carries the new token and URL); in the audit log', auth: 'user', body: { kind: 'json', schema: input({ name: text(80), github_secret: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] }, regenerate_token: bool }, ['name', 'github_secret', 'regenerate_token']) }, prose: [rule('at least one of name, github_secret and regenerate_token', 'give name, github_secret or regenerate_token'), rule('github_secret is printable text', 'github_secret contains control characters')], ok: [json(200, { anyOf: [ref('Webhook'), ref('WebhookWithToken')] } as Schema)] }],
-  ['DELETE', '/api/webhooks/{webhook_id}', { tag: 'Integrations', summary: 'Delete a webhook; its messages stay, shown under its name, unless delete_messages=true; in the audit log', auth: 'user', query: { delete_messages: { type: 'string', enum: ['true', 'false'], description: 'also delete every message it posted' } }, ok: [empty('deleted')] }],
-  ['POST', '/api/webhooks/{webhook_id}/{token}', { tag: 'Integrations', summary: "Post through a webhook, in Discord's execute-webhook format (content, username, avatar_url, embeds, allowed_mentions; tts ignored), as JSON or as multipart with files and payload_json. 204, or 200 the message with wait=true. With a secret set, X-Hub-Signature-256 (the HMAC-SHA256 of the whole body) must match (401). 5 calls per 2 s per webhook, 30 a minute per channel, spent only by calls that post", auth: 'none', path: { token: webhookToken }, query: { wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' } }, body: { kind: 'json', schema: DISCORD_PAYLOAD, multipart: WEBHOOK_PARTS }, prose: WEBHOOK_PROSE, ok: [json(200, ref('Message'), 'with wait=true'), empty('posted')], errors: [401, 429] }],
-  ['POST', '/api/webhooks/{webhook_id}/{token}/slack', { tag: 'Integrations', summary: "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)", auth: 'none', path: { token: webhookToken }, body: { kind: 'json', schema: SLACK_PAYLOAD }, prose: WEBHOOK_PROSE, ok: [{ status: 200, kind: 'text' as const, description: 'ok, as Slack answers' }], errors: [401, 429] }],
-  ['POST', '/api/webhooks/{webhook_id}/{token}/github', { tag: 'Integrations', summary: 'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again', auth: 'none', path: { token: webhookToken }, body: { kind: 'json', schema: { type: 'object' } }, prose: [rule('the X-GitHub-Event header names the event', 'X-GitHub-Event'), ...WEBHOOK_PROSE], ok: [empty('received'), { status: 200, kind: 'text' as const, description: 'a delivery taken before: not posted again' }], errors: [401, 429] }],
+  [
+    'GET',
+    '/api/servers/{server_id}/channels/{channel_id}/webhooks',
+    {
+      tag: 'Integrations',
+      summary: "The channel's webhooks, oldest first, without tokens (owner or full server admin)",
+      auth: 'user',
+      ok: [json(200, arr(ref('Webhook')))],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/channels/{channel_id}/webhooks',
+    {
+      tag: 'Integrations',
+      summary:
+        'Make a webhook that posts into the channel (owner or full server admin): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name: text(80) }) },
+      ok: [json(201, ref('WebhookWithToken'))],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/webhooks/{webhook_id}',
+    {
+      tag: 'Integrations',
+      summary:
+        'Rename a webhook, set or clear its signing secret (github_secret: while set, every call on every route must carry X-Hub-Signature-256), or make a new token (the old URL stops at once; the answer then carries the new token and URL); in the audit log',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          { name: text(80), github_secret: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] }, regenerate_token: bool },
+          ['name', 'github_secret', 'regenerate_token'],
+        ),
+      },
+      prose: [
+        rule('at least one of name, github_secret and regenerate_token', 'give name, github_secret or regenerate_token'),
+        rule('github_secret is printable text', 'github_secret contains control characters'),
+      ],
+      ok: [json(200, { anyOf: [ref('Webhook'), ref('WebhookWithToken')] } as Schema)],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/webhooks/{webhook_id}',
+    {
+      tag: 'Integrations',
+      summary: 'Delete a webhook; its messages stay, shown under its name, unless delete_messages=true; in the audit log',
+      auth: 'user',
+      query: { delete_messages: { type: 'string', enum: ['true', 'false'], description: 'also delete every message it posted' } },
+      ok: [empty('deleted')],
+    },
+  ],
+  [
+    'POST',
+    '/api/webhooks/{webhook_id}/{token}',
+    {
+      tag: 'Integrations',
+      summary:
+        "Post through a webhook, in Discord's execute-webhook format (content, username, avatar_url, embeds, allowed_mentions; tts ignored), as JSON or as multipart with files and payload_json. 204, or 200 the message with wait=true. With a secret set, X-Hub-Signature-256 (the HMAC-SHA256 of the whole body) must match (401). 5 calls per 2 s per webhook, 30 a minute per channel, spent only by calls that post",
+      auth: 'none',
+      path: { token: webhookToken },
+      query: { wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' } },
+      body: { kind: 'json', schema: DISCORD_PAYLOAD, multipart: WEBHOOK_PARTS },
+      prose: WEBHOOK_PROSE,
+      ok: [json(200, ref('Message'), 'with wait=true'), empty('posted')],
+      errors: [401, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/webhooks/{webhook_id}/{token}/slack',
+    {
+      tag: 'Integrations',
+      summary:
+        "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)",
+      auth: 'none',
+      path: { token: webhookToken },
+      body: { kind: 'json', schema: SLACK_PAYLOAD },
+      prose: WEBHOOK_PROSE,
+      ok: [{ status: 200, kind: 'text' as const, description: 'ok, as Slack answers' }],
+      errors: [401, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/webhooks/{webhook_id}/{token}/github',
+    {
+      tag: 'Integrations',
+      summary:
+        'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again',
+      auth: 'none',
+      path: { token: webhookToken },
+      body: { kind: 'json', schema: { type: 'object' } },
+      prose: [rule('the X-GitHub-Event header names the event', 'X-GitHub-Event'), ...WEBHOOK_PROSE],
+      ok: [empty('received'), { status: 200, kind: 'text' as const, description: 'a delivery taken before: not posted again' }],
+      errors: [401, 429],
+    },
+  ],
 
   // Cluster (src/api/cluster.ts): a core's answers to its gateways, docs/scaling.md
-  ['POST', '/api/cluster/sockets', { tag: 'Cluster', summary: "A gateway opens a socket: the upgrade request's path and headers (cookie, origin, host, sec-fetch-site, user-agent), authorized as an upgrade made to the core. 200 the user stream's ready frame, 204 a room socket, or the upgrade's own refusal. Needs the X-Gateway-Key the core keeps in Redis (403 without); 404 from a server with no gateways (ROLE=all)", auth: 'none', body: { kind: 'json', schema: input({ gateway: uuid, socket: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 }, url: { type: 'string', minLength: 1, maxLength: 8192 }, headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 } } }) }, ok: [json(200, { type: 'object', description: 'the ready frame of the user stream (docs/asyncapi.json)' }), empty('a room socket opened')], errors: [401, 403, 404, 429] }],
-  ['POST', '/api/cluster/alive', { tag: 'Cluster', summary: 'A gateway reports every socket it holds or is opening (every 2 s); the core forgets the others up to up_to and answers the ones it does not know. Needs X-Gateway-Key (403 without); 404 from a server with no gateways (ROLE=all)', auth: 'none', body: { kind: 'json', schema: input({ gateway: uuid, sockets: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 }, description: 'at most 200 000 ids' }, up_to: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1, description: 'the highest socket id the gateway had given when it made the report: sockets above it may have overtaken the report and are kept' }, hidden: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 }, description: 'the user streams whose page said it is hidden (pushes go to users with no visible stream); at most 200 000 ids' } }, ['hidden']) }, prose: [rule('sockets and hidden list at most 200 000 ids each (a JSON body holds at most 1 MiB)', 'must be an array of at most')], ok: [json(200, ref('GatewayReport'))], errors: [403, 404] }],
+  [
+    'POST',
+    '/api/cluster/sockets',
+    {
+      tag: 'Cluster',
+      summary:
+        "A gateway opens a socket: the upgrade request's path and headers (cookie, origin, host, sec-fetch-site, user-agent), authorized as an upgrade made to the core. 200 the user stream's ready frame, 204 a room socket, or the upgrade's own refusal. Needs the X-Gateway-Key the core keeps in Redis (403 without); 404 from a server with no gateways (ROLE=all)",
+      auth: 'none',
+      body: {
+        kind: 'json',
+        schema: input({
+          gateway: uuid,
+          socket: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 },
+          url: { type: 'string', minLength: 1, maxLength: 8192 },
+          headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 } },
+        }),
+      },
+      ok: [json(200, { type: 'object', description: 'the ready frame of the user stream (docs/asyncapi.json)' }), empty('a room socket opened')],
+      errors: [401, 403, 404, 429],
+    },
+  ],
+  [
+    'POST',
+    '/api/cluster/alive',
+    {
+      tag: 'Cluster',
+      summary:
+        'A gateway reports every socket it holds or is opening (every 2 s); the core forgets the others up to up_to and answers the ones it does not know. Needs X-Gateway-Key (403 without); 404 from a server with no gateways (ROLE=all)',
+      auth: 'none',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            gateway: uuid,
+            sockets: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 }, description: 'at most 200 000 ids' },
+            up_to: {
+              type: 'integer',
+              minimum: 0,
+              maximum: 2 ** 31 - 1,
+              description: 'the highest socket id the gateway had given when it made the report: sockets above it may have overtaken the report and are kept',
+            },
+            hidden: {
+              type: 'array',
+              items: { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 },
+              description: 'the user streams whose page said it is hidden (pushes go to users with no visible stream); at most 200 000 ids',
+            },
+          },
+          ['hidden'],
+        ),
+      },
+      prose: [rule('sockets and hidden list at most 200 000 ids each (a JSON body holds at most 1 MiB)', 'must be an array of at most')],
+      ok: [json(200, ref('GatewayReport'))],
+      errors: [403, 404],
+    },
+  ],
 ];
-

@@ -41,7 +41,10 @@ export const schemas: Record<string, Schema> = {
     address: str,
     current: withDescription(bool, 'the session of this request'),
   }),
-  TwoFactorSetup: obj({ secret: withDescription(str, 'base32, for typing into an authenticator'), otpauth_url: withDescription(str, 'otpauth://totp/... for a QR code') }),
+  TwoFactorSetup: obj({
+    secret: withDescription(str, 'base32, for typing into an authenticator'),
+    otpauth_url: withDescription(str, 'otpauth://totp/... for a QR code'),
+  }),
   RecoveryCodes: obj({ recovery_codes: withDescription(arr(str), 'ten single-use codes, shown once') }),
   AvatarSet: obj({ avatar_url: str }),
   ExportStatus: obj(
@@ -83,7 +86,10 @@ export const schemas: Record<string, Schema> = {
   }),
   Import: obj({
     id: uuid,
-    status: withDescription(oneOf('checked', 'running', 'interrupted', 'done', 'failed'), 'interrupted: a command-line import whose process ended; the same command resumes it'),
+    status: withDescription(
+      oneOf('checked', 'running', 'interrupted', 'done', 'failed'),
+      'interrupted: a command-line import whose process ended; the same command resumes it',
+    ),
     guild: obj({ id: str, name: str }),
     server_name: str,
     server_id: withDescription(nullable(uuid), 'the server it went into, once made'),
@@ -104,19 +110,29 @@ export const schemas: Record<string, Schema> = {
     hidden: withDescription(bool, 'the claimer gave the messages back to this placeholder, now nameless'),
     messages: withDescription(int, 'imported messages the placeholder holds now'),
   }),
-  Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, 'messages that became the caller\'s') })) }),
+  Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, "messages that became the caller's") })) }),
   PackageClaim: obj({
     claimed: withDescription(arr(obj({ server_id: uuid, discord_name: str, messages: int })), 'always empty: a package joins nothing until the caller chooses'),
     discord_id: withDescription(str, 'the Discord id in Account/user.json'),
-    servers: withDescription(arr(obj({ server_id: uuid, name: str, discord_name: str, messages: withDescription(int, 'imported messages the history holds') })), 'where a history of that id may be claimed: choose with POST /api/account/claims/discord-package/choose'),
+    servers: withDescription(
+      arr(obj({ server_id: uuid, name: str, discord_name: str, messages: withDescription(int, 'imported messages the history holds') })),
+      'where a history of that id may be claimed: choose with POST /api/account/claims/discord-package/choose',
+    ),
   }),
   ImportedMessages: obj({ action: oneOf('hide', 'erase'), messages: int }),
-  GatewayReport: obj({ epoch: uuid, unknown: { type: 'array', items: int, description: 'reported sockets the core does not hold: the gateway closes them (1012; 4001 when the epoch changed, the core having restarted)' } }),
+  GatewayReport: obj({
+    epoch: uuid,
+    unknown: {
+      type: 'array',
+      items: int,
+      description: 'reported sockets the core does not hold: the gateway closes them (1012; 4001 when the epoch changed, the core having restarted)',
+    },
+  }),
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
   Channel: obj(channel()),
-  Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, 'order among the server\'s categories, 0 first'), created_at: time }),
+  Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, "order among the server's categories, 0 first"), created_at: time }),
   ChannelWithState: obj({
     ...channel(),
     ...readState(),
@@ -179,20 +195,23 @@ export const schemas: Record<string, Schema> = {
     color: withDescription(nullable({ type: 'integer', minimum: 0, maximum: 0xffffff }), '0xRRGGBB, or null for none'),
     position: withDescription({ type: 'integer', minimum: 0 }, 'the order roles are listed and shown in, 0 first'),
     hoist: withDescription(bool, 'its holders are a group of their own in the member list'),
-    mentionable: withDescription(bool, "@name counts as a mention of every holder, from who may use @everyone"),
+    mentionable: withDescription(bool, '@name counts as a mention of every holder, from who may use @everyone'),
     permissions: withDescription(FLAG_LIST, "the channel permissions its holders have server-wide, beside everyone's"),
   }),
-  Member: obj({
-    ...profile(),
-    is_owner: bool,
-    role: withDescription(nullable(str), 'the first of roles, or null'),
-    roles: withDescription(arr(str), "the names of the member's roles, in position order"),
-    role_ids: withDescription(arr(uuid), 'their ids, in the same order'),
-    joined_at: time,
-    presence: ref('Shown'),
-    timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
-    bot: BOT_FLAG,
-  }, ['bot']),
+  Member: obj(
+    {
+      ...profile(),
+      is_owner: bool,
+      role: withDescription(nullable(str), 'the first of roles, or null'),
+      roles: withDescription(arr(str), "the names of the member's roles, in position order"),
+      role_ids: withDescription(arr(uuid), 'their ids, in the same order'),
+      joined_at: time,
+      presence: ref('Shown'),
+      timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
+      bot: BOT_FLAG,
+    },
+    ['bot'],
+  ),
   Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
   Invite: obj({
     token: str,
@@ -231,14 +250,25 @@ export const schemas: Record<string, Schema> = {
     "an embed as Discord's execute-webhook takes it: these fields (others, such as icon_url, ignored); at most 6000 characters of text over all embeds",
   ),
   Bot: obj({ id: uuid, username: str, display_name: nullable(str), avatar_url: nullable(str), bot: { type: 'boolean', const: true }, created_at: time }),
-  BotWithToken: obj({ id: uuid, username: str, display_name: nullable(str), avatar_url: nullable(str), bot: { type: 'boolean', const: true }, created_at: time, token: withDescription(str, 'shown this once: Authorization: Bot <token>') }),
+  BotWithToken: obj({
+    id: uuid,
+    username: str,
+    display_name: nullable(str),
+    avatar_url: nullable(str),
+    bot: { type: 'boolean', const: true },
+    created_at: time,
+    token: withDescription(str, 'shown this once: Authorization: Bot <token>'),
+  }),
   BotToken: obj({ token: withDescription(str, 'shown this once: Authorization: Bot <token>') }),
   BotAdded: obj({ server_id: uuid, user_id: uuid }),
   Webhook: obj(webhookFields()),
   WebhookWithToken: obj({
     ...webhookFields(),
     token: withDescription(str, 'shown this once'),
-    url: withDescription(str, 'BASE_URL/api/webhooks/<id>/<token>: paste it where a tool asks for a Discord webhook URL (append /slack or /github for those formats)'),
+    url: withDescription(
+      str,
+      'BASE_URL/api/webhooks/<id>/<token>: paste it where a tool asks for a Discord webhook URL (append /slack or /github for those formats)',
+    ),
   }),
 
   SearchResults: obj({
@@ -246,7 +276,10 @@ export const schemas: Record<string, Schema> = {
       obj(
         {
           ...messageFields(),
-          highlight: withDescription(arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }), '[start, end] offsets of the matched terms in UTF-16 code units of content'),
+          highlight: withDescription(
+            arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }),
+            '[start, end] offsets of the matched terms in UTF-16 code units of content',
+          ),
         },
         MESSAGE_OPTIONAL,
       ),
@@ -305,7 +338,10 @@ function readState(): Record<string, Schema> {
     last_message_id: nullable(uuid),
     last_read_id: withDescription(nullable(uuid), 'the newest message at or before the read marker'),
     unread_count: withDescription({ type: 'integer', minimum: 0, maximum: 100 }, 'messages after the marker by others, at most 100 ("99+")'),
-    mention_count: withDescription({ type: 'integer', minimum: 0, maximum: 100 }, 'of those, the ones that mention the caller or everyone (all of them in a DM or group)'),
+    mention_count: withDescription(
+      { type: 'integer', minimum: 0, maximum: 100 },
+      'of those, the ones that mention the caller or everyone (all of them in a DM or group)',
+    ),
   };
 }
 
@@ -315,10 +351,18 @@ function reports(withContext = false): Schema[] {
   const kinds: [string, string, Schema, Schema][] = [
     ['user', 'UserSnapshot', ref('NameRef'), none],
     ['server', 'ServerSnapshot', obj({ server_id: uuid, name: str }), none],
-    ['server_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author'),
-      obj({ server_id: uuid, server_name: nullable(str), channel_id: uuid, channel_name: nullable(str) })],
-    ['conversation_message', 'MessageSnapshot', withDescription(ref('UserRef'), 'the author'),
-      obj({ conversation_id: uuid, conversation_name: withDescription(nullable(str), "a group's name, or its members' usernames") })],
+    [
+      'server_message',
+      'MessageSnapshot',
+      withDescription(ref('UserRef'), 'the author'),
+      obj({ server_id: uuid, server_name: nullable(str), channel_id: uuid, channel_name: nullable(str) }),
+    ],
+    [
+      'conversation_message',
+      'MessageSnapshot',
+      withDescription(ref('UserRef'), 'the author'),
+      obj({ conversation_id: uuid, conversation_name: withDescription(nullable(str), "a group's name, or its members' usernames") }),
+    ],
   ];
   return kinds.map(([type, snapshot, target, place]) =>
     obj({
@@ -359,7 +403,14 @@ function auditEntries(): Schema[] {
       'channel_update',
       'channel',
       obj(
-        { name: fromTo(str), topic: fromTo(str), slowmode_seconds: fromTo(int), position: fromTo(int), category_id: fromTo(nullable(uuid)), permissions_synced: fromTo(bool) },
+        {
+          name: fromTo(str),
+          topic: fromTo(str),
+          slowmode_seconds: fromTo(int),
+          position: fromTo(int),
+          category_id: fromTo(nullable(uuid)),
+          permissions_synced: fromTo(bool),
+        },
         ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced'],
       ),
     ],
@@ -368,15 +419,31 @@ function auditEntries(): Schema[] {
     ['category_update', 'category', obj({ name: fromTo(str), position: fromTo(int) }, ['name', 'position'])],
     ['category_delete', 'category', name],
     ...(['channel', 'category'] as const).flatMap((kind): [string, string, Schema][] => [
-      ['overwrite_update', kind, obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) })],
-      ['overwrite_delete', kind, obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) })],
+      [
+        'overwrite_update',
+        kind,
+        obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) }),
+      ],
+      [
+        'overwrite_delete',
+        kind,
+        obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) }),
+      ],
     ]),
     ['role_create', 'role', obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool, permissions: FLAG_LIST })],
     [
       'role_update',
       'role',
       obj(
-        { name: fromTo(str), full_server_admin: fromTo(bool), color: fromTo(nullable(int)), hoist: fromTo(bool), mentionable: fromTo(bool), permissions: fromTo(FLAG_LIST), position: fromTo(int) },
+        {
+          name: fromTo(str),
+          full_server_admin: fromTo(bool),
+          color: fromTo(nullable(int)),
+          hoist: fromTo(bool),
+          mentionable: fromTo(bool),
+          permissions: fromTo(FLAG_LIST),
+          position: fromTo(int),
+        },
         ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position'],
       ),
     ],
@@ -423,13 +490,12 @@ export function server(): Record<string, Schema> {
   };
 }
 
-
 function channel(): Record<string, Schema> {
   return {
     id: uuid,
     server_id: uuid,
     type: withDescription(oneOf(...CHANNEL_TYPES), "what kind of channel it is: 'text' unless made otherwise"),
-    parent_id: withDescription(nullable(uuid), 'the channel it belongs to (a thread\'s parent), or null'),
+    parent_id: withDescription(nullable(uuid), "the channel it belongs to (a thread's parent), or null"),
     name: str,
     position: int,
     created_at: time,
@@ -477,7 +543,11 @@ function embedFields(object: typeof obj): Record<string, Schema> {
     color: { type: 'integer', minimum: 0, maximum: 0xffffff },
     footer: object({ text: { type: 'string', maxLength: 2048 } }),
     author: object({ name: { type: 'string', maxLength: 256 }, url: link }, ['url']),
-    fields: { type: 'array', maxItems: 25, items: object({ name: { type: 'string', maxLength: 256 }, value: { type: 'string', maxLength: 1024 }, inline: bool }, object === input ? ['inline'] : []) },
+    fields: {
+      type: 'array',
+      maxItems: 25,
+      items: object({ name: { type: 'string', maxLength: 256 }, value: { type: 'string', maxLength: 1024 }, inline: bool }, object === input ? ['inline'] : []),
+    },
     image: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
     thumbnail: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
   };

@@ -22,8 +22,20 @@ const DIRECTION_CONTROLS = /[\u0080-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\
 
 type Deps = Pick<
   Services,
-  | 'db' | 'config' | 'users' | 'sessions' | 'devices' | 'limits' | 'presence' | 'twoFactor' | 'identity'
-  | 'hub' | 'directory' | 'deletion' | 'accountChanges' | 'accountRows'
+  | 'db'
+  | 'config'
+  | 'users'
+  | 'sessions'
+  | 'devices'
+  | 'limits'
+  | 'presence'
+  | 'twoFactor'
+  | 'identity'
+  | 'hub'
+  | 'directory'
+  | 'deletion'
+  | 'accountChanges'
+  | 'accountRows'
 >;
 
 /** Register, log in and out, look users up, read one's own account (spec section 4). */
@@ -43,13 +55,26 @@ export function accountRoutes(deps: Deps): Route[] {
   ];
 }
 
-function accountHandlers({ db, config, users, sessions, devices, limits, presence, twoFactor, identity, hub, directory, deletion, accountChanges, accountRows }: Deps) {
+function accountHandlers({
+  db,
+  config,
+  users,
+  sessions,
+  devices,
+  limits,
+  presence,
+  twoFactor,
+  identity,
+  hub,
+  directory,
+  deletion,
+  accountChanges,
+  accountRows,
+}: Deps) {
   const credentialsByUsername = db.prepare<[string], { id: string; password_hash: string; standing: number }>(
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
-  const accountById = db.prepare<[string], { email: string | null; email_verified: number }>(
-    'SELECT email, email_verified FROM users WHERE id = ?',
-  );
+  const accountById = db.prepare<[string], { email: string | null; email_verified: number }>('SELECT email, email_verified FROM users WHERE id = ?');
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
     `SELECT w.id, u.username AS issued_by, w.reason, w.created_at
        FROM warnings w JOIN users u ON u.id = w.issued_by

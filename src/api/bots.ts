@@ -44,7 +44,15 @@ function botHandlers(deps: Deps) {
     const name = readUsername({ username: ctx.body.name });
     limits.creationsPerUser.take(ctx.user.id, 'creations');
     const bot = bots.create(ctx.user.id, name);
-    return created({ id: bot.id, username: bot.username, token: bot.token, display_name: bot.display_name, avatar_url: bot.avatar_url, bot: true, created_at: bot.created_at });
+    return created({
+      id: bot.id,
+      username: bot.username,
+      token: bot.token,
+      display_name: bot.display_name,
+      avatar_url: bot.avatar_url,
+      bot: true,
+      created_at: bot.created_at,
+    });
   }
 
   /** 204; the bot leaves every server, its token stops working, its messages stay (as deleted-user). */

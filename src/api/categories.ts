@@ -46,9 +46,14 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, cha
   };
   /** Puts `categoryId` at `position` (null: only closes the gaps): positions stay 0..n-1. */
   const reorder = (serverId: string, categoryId: string | null, position: number) =>
-    placed(directory.categoriesOf(serverId).map((c) => c.id), categoryId, position).forEach((id, index) => setPosition.run(index, id));
+    placed(
+      directory.categoriesOf(serverId).map((c) => c.id),
+      categoryId,
+      position,
+    ).forEach((id, index) => setPosition.run(index, id));
   /** Every change reaches the server's members as the whole list, in position order. */
-  const announce = (serverId: string) => hub.toServer(serverId, { event: 'categories_updated', server_id: serverId, categories: directory.categoriesOf(serverId) });
+  const announce = (serverId: string) =>
+    hub.toServer(serverId, { event: 'categories_updated', server_id: serverId, categories: directory.categoriesOf(serverId) });
 
   return { listCategories, createCategory, updateCategory, deleteCategory };
 
@@ -106,15 +111,28 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, cha
     perms.requireServerAdmin(ctx.user, serverId, 'delete categories');
     const category = categoryIn(serverId, ctx.params.category_id);
     const reason = auditReason(ctx);
-    const freed = directory.channelsOf(serverId).filter((c) => c.category_id === category.id).map((c) => c.id);
-    accessChanges.around(serverId, () =>
-      db.transaction(() => {
-        for (const id of freed) overwrites.detach(id);
-        channels.leaveCategory(category.id);
-        deleteRow.run(category.id);
-        reorder(serverId, null, 0);
-        audit.write({ serverId, action: 'category_delete', actorId: ctx.user.id, targetId: category.id, targetKind: 'category', reason, changes: { name: category.name } });
-      })(),
+    const freed = directory
+      .channelsOf(serverId)
+      .filter((c) => c.category_id === category.id)
+      .map((c) => c.id);
+    accessChanges.around(
+      serverId,
+      () =>
+        db.transaction(() => {
+          for (const id of freed) overwrites.detach(id);
+          channels.leaveCategory(category.id);
+          deleteRow.run(category.id);
+          reorder(serverId, null, 0);
+          audit.write({
+            serverId,
+            action: 'category_delete',
+            actorId: ctx.user.id,
+            targetId: category.id,
+            targetKind: 'category',
+            reason,
+            changes: { name: category.name },
+          });
+        })(),
       undefined,
       freed,
     );

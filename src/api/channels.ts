@@ -30,9 +30,7 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
   const channelByName = db.prepare<[string, string], { id: string }>('SELECT id FROM channels WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const channelCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM channels WHERE server_id = ?');
   const categoryOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM categories WHERE id = ?');
-  const attachmentsOf = db.prepare<[string], { id: string }>(
-    'SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id = ?',
-  );
+  const attachmentsOf = db.prepare<[string], { id: string }>('SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq WHERE m.channel_id = ?');
 
   /** A channel of this server (404 otherwise). */
   const channelIn = (serverId: string, channelId: string) => {
@@ -42,7 +40,13 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
   };
   /** Puts `channelId` at `position` (null: only closes the gaps): positions stay 0..n-1. */
   const reorder = (serverId: string, channelId: string | null, position: number) =>
-    channels.setOrder(placed(directory.channelsOf(serverId).map((c) => c.id), channelId, position));
+    channels.setOrder(
+      placed(
+        directory.channelsOf(serverId).map((c) => c.id),
+        channelId,
+        position,
+      ),
+    );
 
   return { listChannels, createChannel, updateChannel, deleteChannel };
 
@@ -106,7 +110,14 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
         if (sync === true) overwrites.sync(before.id);
         if (position !== null) reorder(serverId, before.id, position);
         const after = directory.channel(before.id)!;
-        const changes = diff(before, { name, topic, slowmode_seconds: slowmode, position: after.position, category_id: categoryId, permissions_synced: after.permissions_synced });
+        const changes = diff(before, {
+          name,
+          topic,
+          slowmode_seconds: slowmode,
+          position: after.position,
+          category_id: categoryId,
+          permissions_synced: after.permissions_synced,
+        });
         audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });
       })();
     // Who sees what (a category, syncing) and where (a move) is told to each as they see it.
@@ -130,7 +141,15 @@ function channelHandlers({ db, perms, hub, limits, directory, readStates, audit,
         channels.remove(channel.id);
         readStates.forget([channel.id]);
         reorder(serverId, null, 0);
-        audit.write({ serverId, action: 'channel_delete', actorId: ctx.user.id, targetId: channel.id, targetKind: 'channel', reason, changes: { name: channel.name } });
+        audit.write({
+          serverId,
+          action: 'channel_delete',
+          actorId: ctx.user.id,
+          targetId: channel.id,
+          targetKind: 'channel',
+          reason,
+          changes: { name: channel.name },
+        });
         return ids;
       })(),
     );

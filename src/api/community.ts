@@ -102,7 +102,15 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     const until = iso(clock.now() + seconds * 1000);
     db.transaction(() => {
       members.setTimeout(serverId, userId, until);
-      audit.write({ serverId, action: 'member_timeout', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { timeout_until: until } });
+      audit.write({
+        serverId,
+        action: 'member_timeout',
+        actorId: ctx.user.id,
+        targetId: userId,
+        targetKind: 'user',
+        reason,
+        changes: { timeout_until: until },
+      });
     })();
     announceMember(serverId, userId);
     return json(members.record(serverId, userId));

@@ -36,9 +36,7 @@ export function conversationRoutes(deps: Deps): Route[] {
 function conversationHandlers(deps: Deps) {
   const { db, clock, users, perms, hub, directory, readStates } = deps;
   const areFriends = createFriendCheck(db);
-  const insertConversation = db.prepare(
-    'INSERT INTO conversations (id, kind, name, dm_key, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insertConversation = db.prepare('INSERT INTO conversations (id, kind, name, dm_key, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   // A member starts with everything already there read.
   const insertMember = db.prepare(
     `INSERT OR IGNORE INTO conversation_members (conversation_id, user_id, joined_seq)

@@ -46,13 +46,7 @@ export function readEmail(body: Body, key = 'email'): string {
   const local = value.slice(0, at);
   const domain = value.slice(at + 1).toLowerCase();
   const labels = domain.split('.');
-  if (
-    at < 1 ||
-    local.length > 64 ||
-    !LOCAL_PART.test(local) ||
-    labels.length < 2 ||
-    !labels.every((label) => DOMAIN_LABEL.test(label))
-  ) {
+  if (at < 1 || local.length > 64 || !LOCAL_PART.test(local) || labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) {
     throw badRequest(`${key} must be one email address like name@example.com`);
   }
   return `${local}@${domain}`;
@@ -79,9 +73,7 @@ interface TokenRow {
 }
 
 function emailHandlers({ db, clock, config, users, limits, mailer, accountChanges, identity }: Deps) {
-  const accountEmail = db.prepare<[string], { email: string | null; email_verified: number }>(
-    'SELECT email, email_verified FROM users WHERE id = ?',
-  );
+  const accountEmail = db.prepare<[string], { email: string | null; email_verified: number }>('SELECT email, email_verified FROM users WHERE id = ?');
   const verifiedElsewhere = db.prepare<[string, string], { id: string }>(
     'SELECT id FROM users WHERE email = ? COLLATE NOCASE AND email_verified = 1 AND id <> ?',
   );
@@ -90,15 +82,11 @@ function emailHandlers({ db, clock, config, users, limits, mailer, accountChange
   );
   const setEmailRow = db.prepare('UPDATE users SET email = ?, email_verified = 0 WHERE id = ?');
   const markVerified = db.prepare('UPDATE users SET email_verified = 1 WHERE id = ? AND email = ?');
-  const insertToken = db.prepare(
-    'INSERT INTO email_tokens (token_hash, user_id, purpose, email, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insertToken = db.prepare('INSERT INTO email_tokens (token_hash, user_id, purpose, email, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   const deleteExpiredTokens = db.prepare('DELETE FROM email_tokens WHERE expires_at <= ?');
   const deleteUserTokens = db.prepare('DELETE FROM email_tokens WHERE user_id = ?');
   const deleteUserTokensFor = db.prepare('DELETE FROM email_tokens WHERE user_id = ? AND purpose = ?');
-  const findToken = db.prepare<[string, Purpose], TokenRow>(
-    'SELECT user_id, email, expires_at FROM email_tokens WHERE token_hash = ? AND purpose = ?',
-  );
+  const findToken = db.prepare<[string, Purpose], TokenRow>('SELECT user_id, email, expires_at FROM email_tokens WHERE token_hash = ? AND purpose = ?');
   // Single use: the row is gone the moment it is used, so a second use finds nothing.
   const consumeToken = db.prepare<[string, Purpose], TokenRow>(
     'DELETE FROM email_tokens WHERE token_hash = ? AND purpose = ? RETURNING user_id, email, expires_at',

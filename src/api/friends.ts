@@ -61,9 +61,7 @@ const requestRecord = (r: RequestRow) => ({
 });
 
 function friendHandlers({ db, clock, users, limits, hub, directory, presence, perms }: Deps) {
-  const insertRequest = db.prepare(
-    "INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at) VALUES (?, ?, ?, 'pending', ?, ?)",
-  );
+  const insertRequest = db.prepare("INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at) VALUES (?, ?, ?, 'pending', ?, ?)");
   const requestByPair = db.prepare<[string], { id: string; from_user: string; status: string }>(
     'SELECT id, from_user, status FROM friend_requests WHERE pair_key = ?',
   );
@@ -76,9 +74,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
     `SELECT ${REQUEST_COLUMNS} FROM ${REQUEST_FROM}
       WHERE r.from_user = ? AND r.status = 'pending' ORDER BY r.created_at DESC, r.rowid DESC`,
   );
-  const acceptRequest = db.prepare(
-    "UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'",
-  );
+  const acceptRequest = db.prepare("UPDATE friend_requests SET status = 'accepted', accepted_at = ? WHERE id = ? AND to_user = ? AND status = 'pending'");
   const rejectRequest = db.prepare("DELETE FROM friend_requests WHERE id = ? AND to_user = ? AND status = 'pending'");
   const friendRow = db.prepare<[string], Omit<FriendRecord, 'bot'> & { bot: number }>(
     `SELECT u.id AS user_id, u.username, u.display_name, u.avatar_url, u.bot, r.accepted_at AS since
@@ -126,10 +122,7 @@ function friendHandlers({ db, clock, users, limits, hub, directory, presence, pe
       if (existing?.status === 'accepted') throw conflict(`you are already friends with ${target.username}`);
       if (existing?.from_user === ctx.user.id) throw conflict(`you already sent a friend request to ${target.username}`);
       if (existing) {
-        throw conflict(
-          `${target.username} already sent you a friend request; accept theirs instead ` +
-            `(POST /api/friends/requests/${existing.id}/accept)`,
-        );
+        throw conflict(`${target.username} already sent you a friend request; accept theirs instead ` + `(POST /api/friends/requests/${existing.id}/accept)`);
       }
       insertRequest.run(id, ctx.user.id, target.id, key, iso(clock.now()));
     })();

@@ -11,7 +11,23 @@ import type { Removed } from '../parts/import/claims';
 import type { Services } from '../parts/services';
 import { MAX_NAME_CHARS } from '../rules/sizes';
 
-type Deps = Pick<Services, 'config' | 'log' | 'perms' | 'limits' | 'hub' | 'directory' | 'readStates' | 'presence' | 'members' | 'uploads' | 'imports' | 'claims' | 'notifications' | 'clock'>;
+type Deps = Pick<
+  Services,
+  | 'config'
+  | 'log'
+  | 'perms'
+  | 'limits'
+  | 'hub'
+  | 'directory'
+  | 'readStates'
+  | 'presence'
+  | 'members'
+  | 'uploads'
+  | 'imports'
+  | 'claims'
+  | 'notifications'
+  | 'clock'
+>;
 
 /** A Discord data package is read for one small file; past this, upload a zip of its Account folder alone. */
 export const MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
@@ -45,7 +61,18 @@ export function importRoutes(deps: Deps): Route[] {
 function importHandlers(deps: Deps) {
   const { config, log, perms, limits, hub, directory, members, uploads, imports, claims } = deps;
 
-  return { listImports, uploadExport, getImport, startImport, discardImport, listImportedPeople, claimByCode, claimByPackage, choosePackageClaims, hideOrErase };
+  return {
+    listImports,
+    uploadExport,
+    getImport,
+    startImport,
+    discardImport,
+    listImportedPeople,
+    claimByCode,
+    claimByPackage,
+    choosePackageClaims,
+    hideOrErase,
+  };
 
   function listImports(ctx: Ctx) {
     return json(imports.list(ctx.user.id));
@@ -127,7 +154,12 @@ function importHandlers(deps: Deps) {
   /** {server_ids}: of the servers the caller's data package listed, the histories in these become theirs (they join them). */
   function choosePackageClaims(ctx: Ctx) {
     const serverIds = ctx.body.server_ids;
-    if (!Array.isArray(serverIds) || serverIds.length === 0 || serverIds.length > MAX_PACKAGE_CHOICES || !serverIds.every((id) => typeof id === 'string' && id.length <= 64)) {
+    if (
+      !Array.isArray(serverIds) ||
+      serverIds.length === 0 ||
+      serverIds.length > MAX_PACKAGE_CHOICES ||
+      !serverIds.every((id) => typeof id === 'string' && id.length <= 64)
+    ) {
       throw badRequest(`server_ids must be a list of 1 to ${MAX_PACKAGE_CHOICES} server ids`);
     }
     const discordId = claims.packageOf(ctx.user.id);
@@ -169,7 +201,8 @@ function importHandlers(deps: Deps) {
     let count = 0;
     for (const [channelId, gone] of removed.byChannel) {
       count += gone.length;
-      if (action === 'erase') for (const { id, seq } of gone) hub.message({ kind: 'channel', id: channelId, serverId }, { kind: 'deleted', messageId: id, seq });
+      if (action === 'erase')
+        for (const { id, seq } of gone) hub.message({ kind: 'channel', id: channelId, serverId }, { kind: 'deleted', messageId: id, seq });
     }
     uploads.deleteFiles(removed.fileIds);
     return json({ action, messages: count });

@@ -49,14 +49,14 @@ interface InviteRow {
 
 function inviteHandlers(deps: Deps) {
   const { db, clock, config, perms, hub, limits, staticFiles, directory, members, audit } = deps;
-  const insertInvite = db.prepare(
-    'INSERT INTO invites (token, server_id, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insertInvite = db.prepare('INSERT INTO invites (token, server_id, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)');
   const COLUMNS = `i.token, i.server_id, s.name AS server_name, i.created_by, u.username AS creator_username, i.created_at,
       i.expires_at, i.max_uses, i.uses
     FROM invites i JOIN servers s ON s.id = i.server_id JOIN users u ON u.id = i.created_by`;
   const inviteByToken = db.prepare<[string], InviteRow>(`SELECT ${COLUMNS} WHERE i.token = ?`);
-  const invitesOfServer = db.prepare<[string, string], InviteRow>(`SELECT ${COLUMNS} WHERE i.server_id = ? AND i.expires_at > ? ORDER BY i.created_at DESC, i.rowid DESC`);
+  const invitesOfServer = db.prepare<[string, string], InviteRow>(
+    `SELECT ${COLUMNS} WHERE i.server_id = ? AND i.expires_at > ? ORDER BY i.created_at DESC, i.rowid DESC`,
+  );
   const invitesBy = db.prepare<[string, string, string], InviteRow>(
     `SELECT ${COLUMNS} WHERE i.server_id = ? AND i.created_by = ? AND i.expires_at > ? ORDER BY i.created_at DESC, i.rowid DESC`,
   );

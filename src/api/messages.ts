@@ -13,10 +13,7 @@ import { type Body, type Container, type Ctx, type Reached, type Route, reachedW
 import type { UploadStore } from '../parts/messages/upload-store';
 import { auditReason, limitParam, text, uuid, uuidParam } from '../core/validate';
 
-type Deps = Pick<
-  Services,
-  'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit'
->;
+type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit'>;
 
 /** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
 export const TYPING_REPEAT_MS = 3_000;
@@ -84,9 +81,7 @@ function channelScope({ perms }: Deps): MessageScope {
 }
 
 function legacyScope({ db, perms }: Deps): MessageScope {
-  const firstChannel = db.prepare<[string], { id: string }>(
-    'SELECT id FROM channels WHERE server_id = ? ORDER BY position, created_at LIMIT 1',
-  );
+  const firstChannel = db.prepare<[string], { id: string }>('SELECT id FROM channels WHERE server_id = ? ORDER BY position, created_at LIMIT 1');
   return {
     resolve: (ctx) => {
       perms.serverAccess(ctx.user, ctx.params.server_id);
@@ -234,7 +229,11 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     typing.set(key, now);
     // Entries older than the window carry nothing: they are dropped as the map grows.
     if (typing.size > 10_000) for (const [k, at] of typing) if (now - at >= TYPING_REPEAT_MS) typing.delete(k);
-    hub.toContainer(container, { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, display_name: ctx.user.displayName, ...placeOf(container) }, ctx.user.id);
+    hub.toContainer(
+      container,
+      { event: 'typing', user_id: ctx.user.id, username: ctx.user.username, display_name: ctx.user.displayName, ...placeOf(container) },
+      ctx.user.id,
+    );
     return noContent();
   }
 

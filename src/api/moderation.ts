@@ -108,9 +108,7 @@ function* pagesOf(page: (limit: number, offset: number) => unknown[]): Generator
 }
 
 function moderationHandlers({ db, clock, users, perms, messages, limits, audit, directory, accountChanges }: Deps) {
-  const insertReport = db.prepare(
-    `INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insertReport = db.prepare(`INSERT INTO reports (id, reporter_id, type, target, reason, snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   // A reported message that is gone (its author or an administrator deleted it) shows as such.
   const REPORT_COLUMNS = `r.id, r.type, r.target, r.reason, r.snapshot, r.status, r.created_at, r.updated_at,
       r.reporter_id, ru.username AS reporter_username, r.updated_by, uu.username AS updated_by_username,
@@ -130,9 +128,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     `SELECT ${REPORT_COLUMNS} WHERE (? IS NULL OR r.status = ?)
       ORDER BY r.status = 'pending' DESC, r.created_at DESC, r.rowid DESC LIMIT ? OFFSET ?`,
   );
-  const reportCount = db.prepare<[string | null, string | null], { n: number }>(
-    'SELECT COUNT(*) AS n FROM reports r WHERE (? IS NULL OR r.status = ?)',
-  );
+  const reportCount = db.prepare<[string | null, string | null], { n: number }>('SELECT COUNT(*) AS n FROM reports r WHERE (? IS NULL OR r.status = ?)');
   const updateReportStatus = db.prepare('UPDATE reports SET status = ?, updated_at = ?, updated_by = ? WHERE id = ?');
   const serverSnapshot = db.prepare<[string], { server_id: string; name: string; owner_id: string; owner_username: string }>(
     `SELECT s.id AS server_id, s.name, s.owner_id, u.username AS owner_username
@@ -148,9 +144,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
   const warningsOfUsers = db.prepare<[string], WarningRow>(
     `SELECT ${WARNING_COLUMNS} WHERE w.user_id IN (SELECT value FROM json_each(?)) ORDER BY w.created_at DESC, w.rowid DESC`,
   );
-  const warningsPage = db.prepare<[number, number], WarningRow>(
-    `SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.rowid DESC LIMIT ? OFFSET ?`,
-  );
+  const warningsPage = db.prepare<[number, number], WarningRow>(`SELECT ${WARNING_COLUMNS} ORDER BY w.created_at DESC, w.rowid DESC LIMIT ? OFFSET ?`);
   const warningCount = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM warnings');
   const warningById = db.prepare<[string], WarningRow>(`SELECT ${WARNING_COLUMNS} WHERE w.id = ?`);
 
@@ -230,9 +224,7 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     const message = messages.get(access, target, reporter.id);
     return {
       message_id: message.id,
-      ...(container.kind === 'channel'
-        ? { server_id: container.serverId, channel_id: container.id }
-        : { conversation_id: container.id }),
+      ...(container.kind === 'channel' ? { server_id: container.serverId, channel_id: container.id } : { conversation_id: container.id }),
       author: message.author,
       content: message.content,
       attachments: message.attachments.map((a) => ({ id: a.id, name: a.name, content_type: a.content_type })),
@@ -320,7 +312,15 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     if (!container) throw notFound('message not found');
     const write =
       container.kind === 'channel'
-        ? () => audit.write({ serverId: container.serverId, action: 'message_delete', actorId: ctx.user.id, targetId: messageId, targetKind: 'message', reason: auditReason(ctx) })
+        ? () =>
+            audit.write({
+              serverId: container.serverId,
+              action: 'message_delete',
+              actorId: ctx.user.id,
+              targetId: messageId,
+              targetKind: 'message',
+              reason: auditReason(ctx),
+            })
         : undefined;
     messages.remove(reachedWhole(container), messageId, ctx.user, true, write);
     return noContent();
@@ -355,26 +355,34 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
   /** Every user by username (?prefix=, case-insensitive) with standing, is_admin and warnings; paged with ?limit/?offset. */
   function listUsers(ctx: Ctx) {
     const pattern = `${(ctx.query.get('prefix') ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return adminList(ctx, () => userCount.get(pattern)!.n, (limit, offset) => {
-      const rows = usersPage.all(pattern, limit, offset);
-      const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
-      for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
-        warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
-      }
-      return rows.map((u) => ({
-        user_id: u.id,
-        username: u.username,
-        account_standing: u.standing,
-        is_admin: u.is_admin === 1,
-        warnings: warnings.get(u.id) ?? [],
-        created_at: u.created_at,
-      }));
-    });
+    return adminList(
+      ctx,
+      () => userCount.get(pattern)!.n,
+      (limit, offset) => {
+        const rows = usersPage.all(pattern, limit, offset);
+        const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
+        for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
+          warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
+        }
+        return rows.map((u) => ({
+          user_id: u.id,
+          username: u.username,
+          account_standing: u.standing,
+          is_admin: u.is_admin === 1,
+          warnings: warnings.get(u.id) ?? [],
+          created_at: u.created_at,
+        }));
+      },
+    );
   }
 
   /** Every warning with the warned user, newest first; paged with ?limit/?offset. */
   function listWarnings(ctx: Ctx) {
-    return adminList(ctx, () => warningCount.get()!.n, (limit, offset) => warningsPage.all(limit, offset).map(warningRecord));
+    return adminList(
+      ctx,
+      () => warningCount.get()!.n,
+      (limit, offset) => warningsPage.all(limit, offset).map(warningRecord),
+    );
   }
 
   /** 201 warning; the user's standing becomes min(warning count, 4) at once; 403 on oneself. */

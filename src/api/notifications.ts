@@ -89,7 +89,16 @@ function notificationHandlers({ db, perms, hub, limits, readStates, notification
     const moved = markRead(ctx.user.id, channelsToRead(ctx.user.id, serverId));
     const states = readStates.channels(ctx.user.id, serverId);
     announce(ctx.user.id, moved, (c) => readStates.of(ctx.user.id, c));
-    return json([...states.values()].map(({ id, server_id, last_message_id, last_read_id, unread_count, mention_count }) => ({ server_id, channel_id: id, last_message_id, last_read_id, unread_count, mention_count })));
+    return json(
+      [...states.values()].map(({ id, server_id, last_message_id, last_read_id, unread_count, mention_count }) => ({
+        server_id,
+        channel_id: id,
+        last_message_id,
+        last_read_id,
+        unread_count,
+        mention_count,
+      })),
+    );
   }
 
   /** Every channel and conversation of the caller, read; 204. */
@@ -97,7 +106,8 @@ function notificationHandlers({ db, perms, hub, limits, readStates, notification
     limits.markAllReadPerUser.take(ctx.user.id, 'everything marked read');
     const conversations: [Container, string][] = [];
     for (const state of readStates.conversations(ctx.user.id).values()) {
-      if (state.last_message_id !== null && state.last_message_id !== state.last_read_id) conversations.push([{ kind: 'conversation', id: state.conversation_id }, state.last_message_id]);
+      if (state.last_message_id !== null && state.last_message_id !== state.last_read_id)
+        conversations.push([{ kind: 'conversation', id: state.conversation_id }, state.last_message_id]);
     }
     const moved = markRead(ctx.user.id, [...channelsToRead(ctx.user.id), ...conversations]);
     announce(ctx.user.id, moved, (c) => readStates.of(ctx.user.id, c));
@@ -117,7 +127,9 @@ function notificationHandlers({ db, perms, hub, limits, readStates, notification
 
   /** Moves the markers in one transaction; the containers whose marker moved (each to the newest message of the caller's read state: one they may read). */
   function markRead(userId: string, targets: [Container, string][]): Container[] {
-    return db.transaction(() => targets.filter(([container, messageId]) => readStates.markRead(userId, reachedWhole(container), messageId)).map(([container]) => container))();
+    return db.transaction(() =>
+      targets.filter(([container, messageId]) => readStates.markRead(userId, reachedWhole(container), messageId)).map(([container]) => container),
+    )();
   }
 
   /** The caller's streams hear of each marker that moved, as after PUT …/read. */

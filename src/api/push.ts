@@ -50,7 +50,8 @@ function pushHandlers({ config, limits, pushSubscriptions, vapidKeys }: Deps) {
     const keys = ctx.body.keys;
     if (typeof keys !== 'object' || keys === null || Array.isArray(keys)) throw badRequest('keys must be an object with p256dh and auth');
     const { p256dh, auth } = keys as Record<string, unknown>;
-    if (!isKey(p256dh, 65) || Buffer.from(p256dh, 'base64url')[0] !== 4) throw badRequest('keys.p256dh must be the base64url of an uncompressed P-256 point (65 bytes)');
+    if (!isKey(p256dh, 65) || Buffer.from(p256dh, 'base64url')[0] !== 4)
+      throw badRequest('keys.p256dh must be the base64url of an uncompressed P-256 point (65 bytes)');
     if (!isKey(auth, 16)) throw badRequest('keys.auth must be the base64url of 16 bytes');
     const showText = ctx.body.show_text === undefined ? false : bool(ctx.body, 'show_text');
     limits.pushSubscriptionsPerUser.take(ctx.user.id, 'push subscriptions');

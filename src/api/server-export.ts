@@ -58,7 +58,9 @@ function serverExportHandlers({ db, config, perms, limits, log }: Deps) {
     try {
       const { channels, messages, files } = await writeServerExport(db, config.dataDir, serverId, zip);
       zip.end();
-      log(`export of server ${serverId}: ${channels} channels, ${messages} messages, ${files} files written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      log(
+        `export of server ${serverId}: ${channels} channels, ${messages} messages, ${files} files written in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
     } catch (err) {
       if (!ctx.res.destroyed) cut(err);
     }

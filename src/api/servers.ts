@@ -102,9 +102,7 @@ function serverHandlers(deps: Deps) {
     `SELECT a.id FROM attachments a JOIN messages m ON m.seq = a.message_seq JOIN channels c ON c.id = m.channel_id WHERE c.server_id = ?`,
   );
   const channelIdsOf = db.prepare<[string], { id: string }>('SELECT id FROM channels WHERE server_id = ?');
-  const insertRemoval = db.prepare(
-    'INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)',
-  );
+  const insertRemoval = db.prepare('INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)');
   const insertRole = db.prepare(
     `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, permissions, position)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
@@ -113,14 +111,16 @@ function serverHandlers(deps: Deps) {
   const roleByName = db.prepare<[string, string], { id: string; name: string }>('SELECT id, name FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const rolesOfServer = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE server_id = ? ORDER BY position, created_at, rowid`);
   const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
-  const updateRoleRow = db.prepare(
-    'UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ? WHERE id = ?',
-  );
+  const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ? WHERE id = ?');
   const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
   const reorderRoles = (serverId: string, roleId: string | null, position: number) =>
-    placed(rolesOfServer.all(serverId).map((r) => r.id), roleId, position).forEach((id, index) => setRolePosition.run(index, id));
+    placed(
+      rolesOfServer.all(serverId).map((r) => r.id),
+      roleId,
+      position,
+    ).forEach((id, index) => setRolePosition.run(index, id));
   /** Every role change reaches the server's members as the whole list, in position order. */
   const announceRoles = (serverId: string) =>
     hub.toServer(serverId, { event: 'roles_updated', server_id: serverId, roles: rolesOfServer.all(serverId).map(roleRecord) });
@@ -182,7 +182,14 @@ function serverHandlers(deps: Deps) {
     const states = [...readStates.channels(ctx.user.id).values()];
     const muted = mutedNow(notifications.list(ctx.user.id), clock.now());
     return json(
-      directory.serversOf(ctx.user.id).map((server) => ({ ...server, ...serverSummary(server.id, states.filter((state) => state.server_id === server.id), muted) })),
+      directory.serversOf(ctx.user.id).map((server) => ({
+        ...server,
+        ...serverSummary(
+          server.id,
+          states.filter((state) => state.server_id === server.id),
+          muted,
+        ),
+      })),
     );
   }
 
@@ -255,7 +262,15 @@ function serverHandlers(deps: Deps) {
       () =>
         db.transaction(() => {
           setOwner.run(userId, serverId);
-          audit.write({ serverId, action: 'owner_transfer', actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { owner_id: userId } });
+          audit.write({
+            serverId,
+            action: 'owner_transfer',
+            actorId: ctx.user.id,
+            targetId: userId,
+            targetKind: 'user',
+            reason,
+            changes: { owner_id: userId },
+          });
         })(),
       [ctx.user.id, userId],
     );
@@ -445,7 +460,15 @@ function serverHandlers(deps: Deps) {
     const write = db.transaction(() => {
       change();
       const after = members.record(serverId, userId)!.roles;
-      audit.write({ serverId, action, actorId: ctx.user.id, targetId: userId, targetKind: 'user', reason, changes: { ...named, roles: { from: before, to: after } } });
+      audit.write({
+        serverId,
+        action,
+        actorId: ctx.user.id,
+        targetId: userId,
+        targetKind: 'user',
+        reason,
+        changes: { ...named, roles: { from: before, to: after } },
+      });
     });
     accessChanges.around(serverId, () => write(), [userId]);
     return json(announceMember(serverId, userId));

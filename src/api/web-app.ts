@@ -55,7 +55,12 @@ export function webAppManifest(name: string) {
       action: '/share',
       method: 'POST',
       enctype: 'multipart/form-data',
-      params: { title: 'title', text: 'text', url: 'url', files: [{ name: 'files', accept: ['image/*', 'video/*', 'audio/*', 'application/pdf', 'text/plain'] }] },
+      params: {
+        title: 'title',
+        text: 'text',
+        url: 'url',
+        files: [{ name: 'files', accept: ['image/*', 'video/*', 'audio/*', 'application/pdf', 'text/plain'] }],
+      },
     },
   };
 }

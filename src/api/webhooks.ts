@@ -71,7 +71,12 @@ function webhookHandlers({ config, perms, webhooks, messages, posting, uploads, 
     const body = ctx.body;
     const change = {
       name: body.name === undefined ? undefined : text(body, 'name', { max: WEBHOOK_NAME_MAX }),
-      githubSecret: body.github_secret === undefined ? undefined : body.github_secret === null ? null : text(body, 'github_secret', { max: GITHUB_SECRET_MAX, trim: false }),
+      githubSecret:
+        body.github_secret === undefined
+          ? undefined
+          : body.github_secret === null
+            ? null
+            : text(body, 'github_secret', { max: GITHUB_SECRET_MAX, trim: false }),
       newToken: body.regenerate_token === undefined ? false : bool(body, 'regenerate_token'),
     };
     if (change.name === undefined && change.githubSecret === undefined && !change.newToken) throw badRequest('give name, github_secret or regenerate_token');
@@ -238,9 +243,11 @@ function hashing(req: HttpRequest, secret: string): () => Buffer {
  */
 function checkSignature(req: HttpRequest, digest: Buffer): string {
   const header = req.headers['x-hub-signature-256'];
-  if (typeof header !== 'string' || !header.startsWith('sha256=')) throw new HttpError(401, 'this webhook takes signed calls only: the X-Hub-Signature-256 header is missing');
+  if (typeof header !== 'string' || !header.startsWith('sha256='))
+    throw new HttpError(401, 'this webhook takes signed calls only: the X-Hub-Signature-256 header is missing');
   const want = Buffer.from(`sha256=${digest.toString('hex')}`);
   const given = Buffer.from(header);
-  if (want.length !== given.length || !crypto.timingSafeEqual(want, given)) throw new HttpError(401, 'the X-Hub-Signature-256 signature does not match this webhook’s secret');
+  if (want.length !== given.length || !crypto.timingSafeEqual(want, given))
+    throw new HttpError(401, 'the X-Hub-Signature-256 signature does not match this webhook’s secret');
   return header;
 }

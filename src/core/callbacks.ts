@@ -27,14 +27,20 @@ export const logFailure = (log: Log, where: string) => (err: unknown) => log(`${
 
 /** setInterval whose errors are logged (the timer keeps running), unref'd: it never holds the process open. */
 export function every(ms: number, name: string, fn: () => void, log: Log): NodeJS.Timeout {
-  const timer = setInterval(owned(() => (failpoint(`timer.${name}`), fn()), logFailure(log, name)), ms);
+  const timer = setInterval(
+    owned(() => (failpoint(`timer.${name}`), fn()), logFailure(log, name)),
+    ms,
+  );
   timer.unref();
   return timer;
 }
 
 /** setTimeout whose errors are logged, unref'd. */
 export function after(ms: number, name: string, fn: () => void, log: Log): NodeJS.Timeout {
-  const timer = setTimeout(owned(() => (failpoint(`timer.${name}`), fn()), logFailure(log, name)), ms);
+  const timer = setTimeout(
+    owned(() => (failpoint(`timer.${name}`), fn()), logFailure(log, name)),
+    ms,
+  );
   timer.unref();
   return timer;
 }

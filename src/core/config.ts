@@ -108,11 +108,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     durability: oneOf('DURABILITY', ['normal', 'strict'] as const, 'normal'),
     importMaxBytes: count('IMPORT_MAX_MB', 4096) * 1024 * 1024,
     metrics: onOff('METRICS', false),
-    metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1').split(',').map((h) => h.trim()).filter(Boolean),
+    metricsHosts: (env.METRICS_HOST || '127.0.0.1,::1')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
     secretKey: secretKey(),
     failpoints: failpoints(),
     ...cluster(),
-    pushInsecureHosts: (env.PUSH_INSECURE_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    pushInsecureHosts: (env.PUSH_INSECURE_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
     instanceName: instanceName(),
   };
 
@@ -120,7 +126,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     const name = (env.INSTANCE_NAME ?? '').trim();
     if (name === '') return PRODUCT_NAME;
     // Counted as people see characters (code points), as the message limits are.
-    if ([...name].length > MAX_INSTANCE_NAME_CHARS) throw new ConfigError(`INSTANCE_NAME must be at most ${MAX_INSTANCE_NAME_CHARS} characters, got ${[...name].length}`);
+    if ([...name].length > MAX_INSTANCE_NAME_CHARS)
+      throw new ConfigError(`INSTANCE_NAME must be at most ${MAX_INSTANCE_NAME_CHARS} characters, got ${[...name].length}`);
     if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name)) throw new ConfigError('INSTANCE_NAME must be printable text (no control or format characters)');
     return name;
   }
@@ -142,7 +149,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
 
   function failpoints(): string[] {
-    const names = (env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+    const names = (env.FAILPOINTS ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
     const bad = names.find((name) => !/^[a-z][a-z.-]*(:(throw|escape))?$/.test(name));
     if (bad !== undefined) throw new ConfigError(`FAILPOINTS must be names like socket.message or socket.message:escape, got "${bad}"`);
     return names;
@@ -172,7 +182,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
 /** The process's soft limit on open files (Linux /proc); 4096 where it cannot be read. */
 export function openFilesLimit(): number {
   try {
-    const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const line = fs
+      .readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
     const soft = line?.split(/\s{2,}/)[1];
     return soft && /^\d+$/.test(soft) ? Number(soft) : 4096;
   } catch {

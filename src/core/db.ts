@@ -293,7 +293,12 @@ const MIGRATIONS: ((db: DB) => void)[] = [
   // 17 -> 18: every channel has a type ('text' for all until now) and may belong to another (a
   // thread's parent channel, issues 48 and 49).
   (db) => {
-    const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(channels)').all().map((c) => c.name));
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+        .all()
+        .map((c) => c.name),
+    );
     if (!columns.has('type')) db.exec("ALTER TABLE channels ADD COLUMN type TEXT NOT NULL DEFAULT 'text'");
     if (!columns.has('parent_id')) db.exec('ALTER TABLE channels ADD COLUMN parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE');
   },

@@ -105,13 +105,7 @@ export const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
 });
 
 /** The one place a message record is shaped, for pages, single reads and new messages alike. */
-export function toRecord(
-  row: MessageRow,
-  container: Container,
-  attachments: Attachment[],
-  reactions: Reaction[],
-  reply: ReplyRow | undefined,
-): MessageRecord {
+export function toRecord(row: MessageRow, container: Container, attachments: Attachment[], reactions: Reaction[], reply: ReplyRow | undefined): MessageRecord {
   const record: MessageRecord = {
     id: row.id,
     author_id: row.author_id,
@@ -159,12 +153,9 @@ export const placeOf = (container: Container): Place =>
 
 function withContainer(record: MessageRecord, row: MessageRow, container: Container): MessageRecord {
   const ids =
-    container.kind === 'channel'
-      ? { id: row.id, server_id: container.serverId, channel_id: container.id }
-      : { id: row.id, conversation_id: container.id };
+    container.kind === 'channel' ? { id: row.id, server_id: container.serverId, channel_id: container.id } : { id: row.id, conversation_id: container.id };
   // Object.assign, not `{ ...ids, ...record }`: V8 builds a literal of two spreads on a slow
   // path, about 8 µs a message, half the time of a page of history (bench/history.ts).
   // Same keys in the same order: id comes first either way.
   return Object.assign(ids, record);
 }
-

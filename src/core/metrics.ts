@@ -53,7 +53,12 @@ export function createMetrics(parts: MetricsParts): Metrics {
   // at 1 ms the figures are the blocks themselves, within a millisecond. The price: about 1-2 %
   // of a core while idle (0.3 % with metrics off, under 1 % at 10 ms), only with METRICS=on.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1 });
-  const requests = new Counter({ name: 'chat_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'chat_http_requests_total',
+    help: 'HTTP requests answered, by route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'chat_http_request_duration_seconds',
     help: 'Time from a request arriving to its answer handed to the kernel, by route',
@@ -62,7 +67,12 @@ export function createMetrics(parts: MetricsParts): Metrics {
     registers: [registry],
   });
   const messages = new Counter({ name: 'chat_messages_sent_total', help: 'Messages stored (channels and conversations)', registers: [registry] });
-  const pushes = new Counter({ name: 'chat_push_total', help: 'Web pushes by outcome: sent, gone (the subscription ended), failed, dropped (queue full)', labelNames: ['outcome'], registers: [registry] });
+  const pushes = new Counter({
+    name: 'chat_push_total',
+    help: 'Web pushes by outcome: sent, gone (the subscription ended), failed, dropped (queue full)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   let framesCounted = 0;
   new Counter({
     name: 'chat_websocket_frames_sent_total',

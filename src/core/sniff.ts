@@ -110,10 +110,13 @@ export function extensionOf(name: string): string {
   return dot <= 0 ? '' : name.slice(dot + 1).toLowerCase();
 }
 
-const startsWith = (head: Uint8Array, bytes: number[], at = 0) =>
-  head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
+const startsWith = (head: Uint8Array, bytes: number[], at = 0) => head.length >= at + bytes.length && bytes.every((b, i) => head[at + i] === b);
 const ascii = (head: Uint8Array, text: string, at = 0) =>
-  startsWith(head, [...text].map((c) => c.charCodeAt(0)), at);
+  startsWith(
+    head,
+    [...text].map((c) => c.charCodeAt(0)),
+    at,
+  );
 const includesAscii = (head: Uint8Array, text: string, within: number) =>
   Buffer.from(head.buffer, head.byteOffset, Math.min(head.length, within)).includes(text, 0, 'latin1');
 

@@ -114,9 +114,7 @@ interface RouteBase {
   path: string;
   body: BodyKind;
 }
-export type Route =
-  | (RouteBase & { auth: 'none'; handler: Handler<User | null> })
-  | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
+export type Route = (RouteBase & { auth: 'none'; handler: Handler<User | null> }) | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
 
 /** Where a message lives: a channel or a conversation. They share one model and one serializer. */
 export type Container = { kind: 'channel'; id: string; serverId: string } | { kind: 'conversation'; id: string };

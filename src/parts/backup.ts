@@ -46,7 +46,10 @@ export async function backup(db: DB, dataDir: string, target: string): Promise<B
     await db.backup(path.join(target, DATABASE_FILE), { progress: () => 0x7fffffff });
     linkAll(uploads, staging);
     const copy = new Database(path.join(target, DATABASE_FILE), { readonly: true });
-    const ids = copy.prepare<[], { id: string }>('SELECT id FROM attachments').all().map((row) => row.id);
+    const ids = copy
+      .prepare<[], { id: string }>('SELECT id FROM attachments')
+      .all()
+      .map((row) => row.id);
     copy.close();
     const result: BackupResult = { files: 0, bytes: 0, missing: [] };
     for (const id of ids) {

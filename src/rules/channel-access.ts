@@ -80,9 +80,7 @@ export function createChannelAccess(db: DB): ChannelAccess {
   const generationsOf = db
     .prepare<[string], [string, number]>('SELECT server_id, n FROM access_generations WHERE server_id IN (SELECT value FROM json_each(?))')
     .raw();
-  const serverRow = db.prepare<[string], { owner_id: string; everyone_permissions: number }>(
-    'SELECT owner_id, everyone_permissions FROM servers WHERE id = ?',
-  );
+  const serverRow = db.prepare<[string], { owner_id: string; everyone_permissions: number }>('SELECT owner_id, everyone_permissions FROM servers WHERE id = ?');
   const rolesOf = db.prepare<[string], { id: string; permissions: number; full_server_admin: number }>(
     'SELECT id, permissions, full_server_admin FROM roles WHERE server_id = ?',
   );

@@ -8,8 +8,6 @@ export const pairKey = (a: string, b: string): string => (a < b ? `${a}:${b}` : 
 
 /** Whether two users are friends (an accepted request between them, in either direction). */
 export function createFriendCheck(db: DB): (a: string, b: string) => boolean {
-  const accepted = db.prepare<[string], { id: string }>(
-    "SELECT id FROM friend_requests WHERE pair_key = ? AND status = 'accepted'",
-  );
+  const accepted = db.prepare<[string], { id: string }>("SELECT id FROM friend_requests WHERE pair_key = ? AND status = 'accepted'");
   return (a, b) => accepted.get(pairKey(a, b)) !== undefined;
 }

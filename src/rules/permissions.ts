@@ -162,7 +162,8 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
    * joined at. Null when the user does not see it.
    */
   const accessTo = (userId: string, container: Container): Access | null => {
-    if (container.kind === 'conversation') return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL, historyFloor: 0 } : null;
+    if (container.kind === 'conversation')
+      return conversationMember.get(container.id, userId) ? { container, rank: 'member', flags: ALL, historyFloor: 0 } : null;
     const rules = channels.server(container.serverId);
     const flags = rules?.flags(userId, container.id) ?? 0;
     const found = flags & VIEW && rules ? rankFrom(rules, userId) : null;
@@ -171,15 +172,16 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   };
   const rankIn = (userId: string, container: Container): Rank | null => accessTo(userId, container)?.rank ?? null;
   /** A message the user sees where it lives (the access to it), or null: without read_history, only one sent after they joined. */
-  const accessToMessage = (userId: string, row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null }): Access | null => {
+  const accessToMessage = (
+    userId: string,
+    row: { seq: number; channel_id: string | null; conversation_id: string | null; server_id: string | null },
+  ): Access | null => {
     const found = accessTo(userId, containerOf(row));
     return found && row.seq > found.historyFloor ? found : null;
   };
 
   const containerOf = (row: { channel_id: string | null; conversation_id: string | null; server_id: string | null }): Container =>
-    row.channel_id
-      ? { kind: 'channel', id: row.channel_id, serverId: row.server_id as string }
-      : { kind: 'conversation', id: row.conversation_id as string };
+    row.channel_id ? { kind: 'channel', id: row.channel_id, serverId: row.server_id as string } : { kind: 'conversation', id: row.conversation_id as string };
 
   const serverAccess = (user: User, serverId: string): Rank => {
     const found = rank(user.id, serverId);

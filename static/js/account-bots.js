@@ -16,13 +16,22 @@ function showToken(title, token) {
 
 function botItem(bot) {
   const name = bot.display_name && bot.display_name !== bot.username ? `${bot.display_name} (@${bot.username})` : bot.username;
-  return el('li', { class: 'session bot-row', 'data-id': bot.id },
-    el('div', { class: 'session-text' },
+  return el(
+    'li',
+    { class: 'session bot-row', 'data-id': bot.id },
+    el(
+      'div',
+      { class: 'session-text' },
       el('span', { class: 'session-device' }, name, el('span', { class: 'badge', text: 'BOT' })),
-      el('span', { class: 'session-meta muted', text: `made ${formatTime(bot.created_at)}` })),
-    el('div', { class: 'button-row' },
+      el('span', { class: 'session-meta muted', text: `made ${formatTime(bot.created_at)}` }),
+    ),
+    el(
+      'div',
+      { class: 'button-row' },
       el('button', { type: 'button', class: 'small', 'aria-label': `New token for ${bot.username}`, onclick: () => resetToken(bot) }, 'Reset token'),
-      el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete the bot ${bot.username}`, onclick: () => remove(bot) }, 'Delete')));
+      el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete the bot ${bot.username}`, onclick: () => remove(bot) }, 'Delete'),
+    ),
+  );
 }
 
 async function load() {
@@ -36,7 +45,14 @@ async function load() {
 }
 
 async function resetToken(bot) {
-  if (!(await confirmAction(`A new token for ${bot.username}?`, 'The old token stops working at once, and the bot is disconnected until it signs in with the new one.', 'Reset token'))) return;
+  if (
+    !(await confirmAction(
+      `A new token for ${bot.username}?`,
+      'The old token stops working at once, and the bot is disconnected until it signs in with the new one.',
+      'Reset token',
+    ))
+  )
+    return;
   try {
     const { token } = await api('POST', `/api/bots/${bot.id}/token`);
     showToken(`The new token of ${bot.username}.`, token);
@@ -47,7 +63,14 @@ async function resetToken(bot) {
 }
 
 async function remove(bot) {
-  if (!(await confirmAction(`Delete the bot ${bot.username}?`, 'It leaves every server and its token stops working. Its messages stay, shown as written by “Deleted user”. This cannot be undone.', 'Delete bot'))) return;
+  if (
+    !(await confirmAction(
+      `Delete the bot ${bot.username}?`,
+      'It leaves every server and its token stops working. Its messages stay, shown as written by “Deleted user”. This cannot be undone.',
+      'Delete bot',
+    ))
+  )
+    return;
   try {
     await api('DELETE', `/api/bots/${bot.id}`);
     $('bot-token-box').hidden = true;

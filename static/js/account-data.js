@@ -64,7 +64,8 @@ async function showOwnedServers(message) {
   let items;
   try {
     const servers = await api('GET', '/api/servers');
-    items = servers.filter((s) => s.owner_id === account.user_id)
+    items = servers
+      .filter((s) => s.owner_id === account.user_id)
       .map((s) => el('li', {}, el('a', { href: `/?server=${encodeURIComponent(s.id)}`, text: s.name })));
   } catch {
     items = [el('li', { text: message.replace(/^[^:]*:\s*/, '') })];
@@ -80,9 +81,11 @@ async function deleteAccount(e) {
   const body = { password: $('delete-password', HTMLInputElement).value };
   if (account.two_factor) body.code = $('delete-code', HTMLInputElement).value.replace(/\s+/g, '');
   if (account.two_factor && !body.code) return void showText('delete-result', 'Two-factor sign-in is on: enter a code from your app, or a recovery code.');
-  const sure = await confirmAction('Delete your account for good?',
+  const sure = await confirmAction(
+    'Delete your account for good?',
     `${account.username} and everything that identifies you are erased. Your messages stay, shown as written by “Deleted user”. This cannot be undone.`,
-    'Delete my account');
+    'Delete my account',
+  );
   if (!sure) return;
   const button = submitButton($('delete-form'));
   button.disabled = true;

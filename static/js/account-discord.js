@@ -20,10 +20,13 @@ async function loadServers() {
   const select = $('imported-server', HTMLSelectElement);
   const chosen = select.value;
   const ordered = [...servers].sort((a, b) => Number(claimedHere.has(b.id)) - Number(claimedHere.has(a.id)));
-  select.replaceChildren(...(ordered.length
-    ? ordered.map((s) => el('option', { value: s.id, text: s.name, selected: s.id === chosen }))
-    : [el('option', { value: '', text: 'You are in no server yet' })]));
-  for (const id of ['imported-server', 'imported-hide', 'imported-erase']) /** @type {HTMLSelectElement | HTMLButtonElement} */ ($(id)).disabled = ordered.length === 0;
+  select.replaceChildren(
+    ...(ordered.length
+      ? ordered.map((s) => el('option', { value: s.id, text: s.name, selected: s.id === chosen }))
+      : [el('option', { value: '', text: 'You are in no server yet' })]),
+  );
+  for (const id of ['imported-server', 'imported-hide', 'imported-erase'])
+    /** @type {HTMLSelectElement | HTMLButtonElement} */ ($(id)).disabled = ordered.length === 0;
 }
 
 /** What a claim brought, each with a link to its server (the claimer is a member now). */
@@ -34,9 +37,20 @@ async function showClaimed(claimed) {
   box.classList.remove('error');
   box.replaceChildren(
     el('p', { text: claimed.length === 1 ? 'Claimed: this history is yours now.' : 'Claimed: these histories are yours now.' }),
-    el('ul', { class: 'claimed-list' }, claimed.map((c) => el('li', {},
-      el('strong', { text: c.discord_name }), `: ${plural(c.messages, 'message')} in `,
-      el('a', { href: `/?server=${encodeURIComponent(c.server_id)}`, text: serverName(c.server_id) })))));
+    el(
+      'ul',
+      { class: 'claimed-list' },
+      claimed.map((c) =>
+        el(
+          'li',
+          {},
+          el('strong', { text: c.discord_name }),
+          `: ${plural(c.messages, 'message')} in `,
+          el('a', { href: `/?server=${encodeURIComponent(c.server_id)}`, text: serverName(c.server_id) }),
+        ),
+      ),
+    ),
+  );
   box.hidden = false;
 }
 
@@ -112,11 +126,27 @@ function showChoice(result) {
   box.classList.remove('error');
   const boxes = result.servers.map((s) => el('input', { type: 'checkbox', value: s.server_id, id: `claim-choice-${s.server_id}` }));
   const button = el('button', { type: 'submit', class: 'primary', text: 'Claim and join the chosen servers' });
-  const form = el('form', { class: 'claim-choice' },
-    el('p', { text: `Your Discord account is named in ${plural(result.servers.length, 'server')} here. Choose the ones you were part of: you join only those.` }),
-    el('ul', { class: 'claimed-list' }, result.servers.map((s, i) => el('li', {},
-      boxes[i], ' ', el('label', { for: boxes[i].id }, el('strong', { text: s.name }), ` — ${s.discord_name}, ${plural(s.messages, 'message')}`)))),
-    button);
+  const form = el(
+    'form',
+    { class: 'claim-choice' },
+    el('p', {
+      text: `Your Discord account is named in ${plural(result.servers.length, 'server')} here. Choose the ones you were part of: you join only those.`,
+    }),
+    el(
+      'ul',
+      { class: 'claimed-list' },
+      result.servers.map((s, i) =>
+        el(
+          'li',
+          {},
+          boxes[i],
+          ' ',
+          el('label', { for: boxes[i].id }, el('strong', { text: s.name }), ` — ${s.discord_name}, ${plural(s.messages, 'message')}`),
+        ),
+      ),
+    ),
+    button,
+  );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const server_ids = boxes.filter((b) => b.checked).map((b) => b.value);
@@ -138,20 +168,28 @@ async function hideOrErase(action) {
   const id = $('imported-server', HTMLSelectElement).value;
   if (!id) return;
   const name = serverName(id);
-  const sure = action === 'hide'
-    ? await confirmAction(`Hide your imported messages in ${name}?`,
-      'They stay in the history under a nameless “Former member”: nothing links them to you any more, and you cannot claim them back.',
-      'Hide my imported messages')
-    : await confirmAction(`Erase your imported messages in ${name}?`,
-      'They are deleted for everyone, with their files; this cannot be undone. What you wrote here yourself stays.',
-      'Erase my imported messages');
+  const sure =
+    action === 'hide'
+      ? await confirmAction(
+          `Hide your imported messages in ${name}?`,
+          'They stay in the history under a nameless “Former member”: nothing links them to you any more, and you cannot claim them back.',
+          'Hide my imported messages',
+        )
+      : await confirmAction(
+          `Erase your imported messages in ${name}?`,
+          'They are deleted for everyone, with their files; this cannot be undone. What you wrote here yourself stays.',
+          'Erase my imported messages',
+        );
   if (!sure) return;
   for (const b of ['imported-hide', 'imported-erase']) $(b, HTMLButtonElement).disabled = true;
   try {
     const result = await api('POST', '/api/account/imported-messages', { server_id: id, action });
-    showNotice('imported-result', action === 'hide'
-      ? `${plural(result.messages, 'imported message')} in ${name} now show as written by “Former member”.`
-      : `${plural(result.messages, 'imported message')} in ${name} were erased.`);
+    showNotice(
+      'imported-result',
+      action === 'hide'
+        ? `${plural(result.messages, 'imported message')} in ${name} now show as written by “Former member”.`
+        : `${plural(result.messages, 'imported message')} in ${name} were erased.`,
+    );
   } catch (err) {
     showNotice('imported-result', err.status === 404 ? `You have claimed no imported history in ${name}.` : err.message, true);
   } finally {

@@ -20,9 +20,10 @@ function drawAvatar() {
   const src = chosen?.url || account.avatar_url;
   box.className = src ? 'avatar large has-picture' : `${avatarClass(account.user_id)} large`;
   box.replaceChildren(src ? el('img', { src, alt: '', width: 96, height: 96 }) : initials(account.display_name || account.username));
-  showText('avatar-state', chosen
-    ? `${chosen.file.name}: save it to use it, or cancel.`
-    : account.avatar_url ? '' : 'No picture yet: others see your initials.');
+  showText(
+    'avatar-state',
+    chosen ? `${chosen.file.name}: save it to use it, or cancel.` : account.avatar_url ? '' : 'No picture yet: others see your initials.',
+  );
   $('avatar-save').hidden = !chosen;
   $('avatar-cancel').hidden = !chosen;
   $('avatar-remove').hidden = Boolean(chosen) || !account.avatar_url;
@@ -83,9 +84,10 @@ async function saveName(displayName) {
   try {
     const result = await api('PATCH', '/api/account', { display_name: displayName });
     update({ display_name: result.display_name });
-    showNotice('profile-result', result.display_name
-      ? `Others now see you as ${result.display_name}.`
-      : `Name cleared: others see your username, ${result.username}.`);
+    showNotice(
+      'profile-result',
+      result.display_name ? `Others now see you as ${result.display_name}.` : `Name cleared: others see your username, ${result.username}.`,
+    );
   } catch (err) {
     showNotice('profile-result', err.message, true);
   }

@@ -16,20 +16,34 @@ async function ownSubscription() {
 function subscriptionItem(subscription, ownEndpoint) {
   const device = describeDevice(subscription.user_agent);
   const mine = subscription.endpoint === ownEndpoint;
-  const showText = el('input', { type: 'checkbox', checked: subscription.show_text, onchange: async (e) => {
-    try {
-      await api('PATCH', `/api/account/push-subscriptions/${subscription.id}`, { show_text: e.target.checked });
-    } catch (err) {
-      e.target.checked = !e.target.checked;
-      showNotice('push-result', err.message, true);
-    }
-  } });
-  return el('li', { class: 'session' },
-    el('div', { class: 'session-text' },
+  const showText = el('input', {
+    type: 'checkbox',
+    checked: subscription.show_text,
+    onchange: async (e) => {
+      try {
+        await api('PATCH', `/api/account/push-subscriptions/${subscription.id}`, { show_text: e.target.checked });
+      } catch (err) {
+        e.target.checked = !e.target.checked;
+        showNotice('push-result', err.message, true);
+      }
+    },
+  });
+  return el(
+    'li',
+    { class: 'session' },
+    el(
+      'div',
+      { class: 'session-text' },
       el('span', { class: 'session-device' }, device, mine ? el('span', { class: 'badge current-badge', text: 'This device' }) : null),
       el('span', { class: 'session-meta muted', text: `on since ${formatTime(subscription.created_at)}` }),
-      el('label', { class: 'check' }, showText, ' Show the message text')),
-    el('button', { type: 'button', class: 'small', 'aria-label': `Turn off notifications on ${device}`, onclick: () => remove(subscription, mine) }, 'Turn off'));
+      el('label', { class: 'check' }, showText, ' Show the message text'),
+    ),
+    el(
+      'button',
+      { type: 'button', class: 'small', 'aria-label': `Turn off notifications on ${device}`, onclick: () => remove(subscription, mine) },
+      'Turn off',
+    ),
+  );
 }
 
 async function load() {

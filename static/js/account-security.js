@@ -37,11 +37,23 @@ async function changePassword(e) {
 // ---- sessions ---------------------------------------------------------------------------
 
 /** @type {[RegExp, string][]} */
-const BROWSERS = [[/Edg(?:e|A|iOS)?\//, 'Edge'], [/OPR\/|Opera/, 'Opera'], [/Firefox\/|FxiOS/, 'Firefox'],
-  [/SamsungBrowser/, 'Samsung Internet'], [/Chrome\/|CriOS|Chromium/, 'Chrome'], [/Safari\//, 'Safari']];
+const BROWSERS = [
+  [/Edg(?:e|A|iOS)?\//, 'Edge'],
+  [/OPR\/|Opera/, 'Opera'],
+  [/Firefox\/|FxiOS/, 'Firefox'],
+  [/SamsungBrowser/, 'Samsung Internet'],
+  [/Chrome\/|CriOS|Chromium/, 'Chrome'],
+  [/Safari\//, 'Safari'],
+];
 /** @type {[RegExp, string][]} */
-const SYSTEMS = [[/iPhone|iPad|iPod/, 'iOS'], [/Android/, 'Android'], [/CrOS/, 'ChromeOS'], [/Windows/, 'Windows'],
-  [/Mac OS X|Macintosh/, 'macOS'], [/Linux|X11/, 'Linux']];
+const SYSTEMS = [
+  [/iPhone|iPad|iPod/, 'iOS'],
+  [/Android/, 'Android'],
+  [/CrOS/, 'ChromeOS'],
+  [/Windows/, 'Windows'],
+  [/Mac OS X|Macintosh/, 'macOS'],
+  [/Linux|X11/, 'Linux'],
+];
 
 /** "Firefox on Windows", from a User-Agent header; a program (curl, a script) by its first word. */
 export function describeDevice(userAgent) {
@@ -64,11 +76,26 @@ function formatAgo(isoText) {
 
 function sessionItem(session) {
   const device = describeDevice(session.user_agent);
-  return el('li', { class: `session${session.current ? ' current' : ''}`, 'data-id': session.id },
-    el('div', { class: 'session-text' },
+  return el(
+    'li',
+    { class: `session${session.current ? ' current' : ''}`, 'data-id': session.id },
+    el(
+      'div',
+      { class: 'session-text' },
       el('span', { class: 'session-device' }, device, session.current ? el('span', { class: 'badge current-badge', text: 'This device' }) : null),
-      el('span', { class: 'session-meta muted', text: `${session.device ? 'remembered: stays signed in across restarts · ' : ''}${session.address || 'unknown address'} · signed in ${formatTime(session.created_at)} · last active ${session.current ? 'now' : formatAgo(session.last_seen_at)}` })),
-    session.current ? null : el('button', { type: 'button', class: 'small', onclick: () => endSession(session.id, device), 'aria-label': `Sign out ${device}, ${session.address || ''}` }, 'Sign out'));
+      el('span', {
+        class: 'session-meta muted',
+        text: `${session.device ? 'remembered: stays signed in across restarts · ' : ''}${session.address || 'unknown address'} · signed in ${formatTime(session.created_at)} · last active ${session.current ? 'now' : formatAgo(session.last_seen_at)}`,
+      }),
+    ),
+    session.current
+      ? null
+      : el(
+          'button',
+          { type: 'button', class: 'small', onclick: () => endSession(session.id, device), 'aria-label': `Sign out ${device}, ${session.address || ''}` },
+          'Sign out',
+        ),
+  );
 }
 
 async function loadSessions() {
@@ -92,7 +119,14 @@ async function endSession(id, device) {
 }
 
 async function endOtherSessions() {
-  if (!(await confirmAction('Sign out everywhere else?', 'Every other browser and device where you are signed in will have to sign in again. This one stays signed in.', 'Sign out the others'))) return;
+  if (
+    !(await confirmAction(
+      'Sign out everywhere else?',
+      'Every other browser and device where you are signed in will have to sign in again. This one stays signed in.',
+      'Sign out the others',
+    ))
+  )
+    return;
   try {
     await api('DELETE', '/api/account/sessions');
     showNotice('sessions-result', 'Every other session is signed out.');
@@ -148,7 +182,11 @@ async function copyText(text, resultId, what) {
 /** The password typed to start a setup, kept in this page only until the setup ends: turning it on asks again. */
 let setupPassword = '';
 
-const PASSWORD_WORDS = { 400: 'Type your current password first.', 403: 'The current password is wrong.', 429: 'Too many wrong passwords. Wait a minute, then try again.' };
+const PASSWORD_WORDS = {
+  400: 'Type your current password first.',
+  403: 'The current password is wrong.',
+  429: 'Too many wrong passwords. Wait a minute, then try again.',
+};
 
 async function startSetup(e) {
   e.preventDefault();
@@ -187,7 +225,9 @@ async function enable(e) {
     update({ two_factor: true });
     $('tfa-codes-done').focus();
   } catch (err) {
-    const words = { 403: 'That code does not match. Check that the app shows this account, and that the time on your phone is right, then try the current code.' };
+    const words = {
+      403: 'That code does not match. Check that the app shows this account, and that the time on your phone is right, then try the current code.',
+    };
     showNotice('tfa-result', words[err.status] || err.message, true);
     $('tfa-enable-code', HTMLInputElement).select();
   }
@@ -220,7 +260,11 @@ async function disable(e) {
 /** What a refused password-and-code call says, in words for the person. */
 function codeWords(err) {
   if (err.status === 403 && /password/.test(err.reason)) return PASSWORD_WORDS[403];
-  const words = { 400: 'Type your current password and a code.', 403: 'That code is not right. Use the current code from your app, or an unused recovery code.', 429: 'Too many wrong tries. Wait a minute, then try again.' };
+  const words = {
+    400: 'Type your current password and a code.',
+    403: 'That code is not right. Use the current code from your app, or an unused recovery code.',
+    429: 'Too many wrong tries. Wait a minute, then try again.',
+  };
   return words[err.status] || err.message;
 }
 
@@ -228,7 +272,10 @@ function codeWords(err) {
 async function renewCodes() {
   if (!$('tfa-disable-form', HTMLFormElement).reportValidity()) return;
   try {
-    const result = await api('POST', '/api/account/2fa/recovery-codes', { code: typedCode('tfa-disable-code'), current_password: $('tfa-disable-password', HTMLInputElement).value });
+    const result = await api('POST', '/api/account/2fa/recovery-codes', {
+      code: typedCode('tfa-disable-code'),
+      current_password: $('tfa-disable-password', HTMLInputElement).value,
+    });
     $('tfa-disable-code', HTMLInputElement).value = '';
     $('tfa-disable-password', HTMLInputElement).value = '';
     recoveryCodes = result.recovery_codes;

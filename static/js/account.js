@@ -17,15 +17,16 @@ import { initBots } from './account-bots.js';
 let account = null;
 
 function warningItem(warning) {
-  return el('li', {},
+  return el(
+    'li',
+    {},
     el('span', { text: warning.reason }),
-    el('span', { class: 'meta', text: `from ${warning.issued_by} on ${formatTime(warning.created_at)}` }));
+    el('span', { class: 'meta', text: `from ${warning.issued_by} on ${formatTime(warning.created_at)}` }),
+  );
 }
 
 function showEmail(email, verified) {
-  $('email-state').textContent = !email
-    ? 'No email address yet.'
-    : `${email} · ${verified ? 'verified' : 'not verified yet: open the link sent to it'}`;
+  $('email-state').textContent = !email ? 'No email address yet.' : `${email} · ${verified ? 'verified' : 'not verified yet: open the link sent to it'}`;
 }
 
 $('email-form').addEventListener('submit', async (e) => {
@@ -35,9 +36,10 @@ $('email-form').addEventListener('submit', async (e) => {
   try {
     const result = await api('PUT', '/api/account/email', { email: $('email', HTMLInputElement).value.trim() });
     showEmail(result.email, result.email_verified);
-    showNotice('email-result', result.email_verified
-      ? 'That address is already verified.'
-      : `A confirmation link is on its way to ${result.email}. It is valid for 24 hours.`);
+    showNotice(
+      'email-result',
+      result.email_verified ? 'That address is already verified.' : `A confirmation link is on its way to ${result.email}. It is valid for 24 hours.`,
+    );
     $('email', HTMLInputElement).value = '';
   } catch (err) {
     showNotice('email-result', err.message, true);

@@ -76,7 +76,12 @@ async function act(work, done) {
 
 // ---- reports ----------------------------------------------------------------------------------
 
-const TYPE_TITLES = { server_message: 'Message in a server channel', conversation_message: 'Message in a direct or group chat', user: 'User', server: 'Server' };
+const TYPE_TITLES = {
+  server_message: 'Message in a server channel',
+  conversation_message: 'Message in a direct or group chat',
+  user: 'User',
+  server: 'Server',
+};
 
 /** The user a report is about (whose standing an action would change), from its snapshot. */
 function reportedUser(report) {
@@ -91,15 +96,27 @@ function reportSubject(report) {
   const s = report.snapshot || {};
   if (report.type === 'user') return el('p', {}, 'The account ', el('strong', { text: s.username || report.target }));
   if (report.type === 'server') {
-    return el('p', {}, 'The server ', el('strong', { text: s.name || report.target }),
-      s.owner_username ? ` (owner ${s.owner_username})` : ' (the reporter is not a member; no details were recorded)');
+    return el(
+      'p',
+      {},
+      'The server ',
+      el('strong', { text: s.name || report.target }),
+      s.owner_username ? ` (owner ${s.owner_username})` : ' (the reporter is not a member; no details were recorded)',
+    );
   }
   const files = (s.attachments || []).map((a) => `${a.name} (${a.content_type})`).join(', ');
-  return el('div', { class: 'quoted' },
-    el('div', { class: 'quote-head' }, el('strong', { text: s.author ? s.author.username : 'unknown' }),
-      ` wrote, ${s.created_at ? formatTime(s.created_at) : ''}${s.edited_at ? ' (edited)' : ''}:`),
+  return el(
+    'div',
+    { class: 'quoted' },
+    el(
+      'div',
+      { class: 'quote-head' },
+      el('strong', { text: s.author ? s.author.username : 'unknown' }),
+      ` wrote, ${s.created_at ? formatTime(s.created_at) : ''}${s.edited_at ? ' (edited)' : ''}:`,
+    ),
     el('div', { class: 'quote-text', text: s.content || '(no text)' }),
-    files ? el('div', { class: 'muted', text: `Files: ${files}` }) : null);
+    files ? el('div', { class: 'muted', text: `Files: ${files}` }) : null,
+  );
 }
 
 /** Where a reported message is: "Book club › #general", or a group's name or its members. */
@@ -121,9 +138,16 @@ async function showSurroundings(report, box, button) {
   button.disabled = true;
   try {
     const { context } = await api('GET', `/api/admin/reports/${report.id}`);
-    box.replaceChildren(...context.messages.map((m) => el('li', { class: m.id === report.target ? 'reported' : '' },
-      el('span', { class: 'muted', text: `${m.author?.username ?? 'unknown'}, ${formatTime(m.created_at)}: ` }),
-      el('span', { text: m.content || '(no text)' }))));
+    box.replaceChildren(
+      ...context.messages.map((m) =>
+        el(
+          'li',
+          { class: m.id === report.target ? 'reported' : '' },
+          el('span', { class: 'muted', text: `${m.author?.username ?? 'unknown'}, ${formatTime(m.created_at)}: ` }),
+          el('span', { text: m.content || '(no text)' }),
+        ),
+      ),
+    );
     if (!context.messages.length) box.replaceChildren(el('li', { class: 'muted', text: 'The message is gone, and so is what surrounded it.' }));
     box.hidden = false;
     button.hidden = true;
@@ -139,14 +163,27 @@ function messageActions(report) {
   if (report.target_deleted) return [el('p', { class: 'deleted-note', text: 'This message has been deleted.' })];
   const around = el('ol', { class: 'surroundings', 'aria-label': 'The reported message among its neighbours', hidden: true });
   const show = el('button', { type: 'button', class: 'small', onclick: () => showSurroundings(report, around, show) }, 'Show surrounding messages');
-  const remove = el('button', {
-    type: 'button', class: 'small danger',
-    onclick: () => act(async () => {
-      if (!(await confirmAction('Delete this message?', `It is deleted for everyone who can see it (${placeWords(report)}). The report keeps what it said.`, 'Delete message'))) return;
-      await api('DELETE', `/api/admin/messages/${report.target}`);
-      notice('The message was deleted.');
-    }, reports.load),
-  }, 'Delete message');
+  const remove = el(
+    'button',
+    {
+      type: 'button',
+      class: 'small danger',
+      onclick: () =>
+        act(async () => {
+          if (
+            !(await confirmAction(
+              'Delete this message?',
+              `It is deleted for everyone who can see it (${placeWords(report)}). The report keeps what it said.`,
+              'Delete message',
+            ))
+          )
+            return;
+          await api('DELETE', `/api/admin/messages/${report.target}`);
+          notice('The message was deleted.');
+        }, reports.load),
+    },
+    'Delete message',
+  );
   return [el('div', { class: 'message-actions' }, el('a', { href: messageLink(report), class: 'open-link' }, 'Open in context'), show, remove), around];
 }
 
@@ -168,9 +205,10 @@ async function warnWithConfirmation(user, reason, done) {
     const record = await adminUser(user);
     // Warnings raise the standing to min(count, 4), never below one set by hand (docs/api.md).
     const next = Math.max(record.account_standing, Math.min(record.warnings.length + 1, 4));
-    const change = next === record.account_standing
-      ? `${user.username}'s standing stays at ${standingWords(next)}.`
-      : `This sets ${user.username}'s standing from ${record.account_standing} to ${next} (${STANDING_NAMES[next]}).`;
+    const change =
+      next === record.account_standing
+        ? `${user.username}'s standing stays at ${standingWords(next)}.`
+        : `This sets ${user.username}'s standing from ${record.account_standing} to ${next} (${STANDING_NAMES[next]}).`;
     if (!(await confirmAction(`Warn ${user.username}?`, `${user.username} has ${record.warnings.length} warning(s). ${change}`, 'Warn'))) return;
     await api('POST', `/api/admin/users/${user.user_id}/warnings`, { reason });
     notice(`${user.username} was warned. Standing: ${standingWords(next)}.`);
@@ -181,7 +219,14 @@ async function setStandingWithConfirmation(user, standing, done) {
   await act(async () => {
     const record = await adminUser(user);
     if (record.account_standing === standing) return notice(`${user.username}'s standing is already ${standingWords(standing)}.`);
-    if (!(await confirmAction(`Change ${user.username}'s standing?`, `This sets ${user.username}'s standing from ${record.account_standing} to ${standing} (${STANDING_NAMES[standing]}). It stays until an administrator changes it: warnings can raise it, never lower it.${standing === 4 ? ' A suspended account can only read its warnings and log out.' : ''}`, 'Apply'))) return;
+    if (
+      !(await confirmAction(
+        `Change ${user.username}'s standing?`,
+        `This sets ${user.username}'s standing from ${record.account_standing} to ${standing} (${STANDING_NAMES[standing]}). It stays until an administrator changes it: warnings can raise it, never lower it.${standing === 4 ? ' A suspended account can only read its warnings and log out.' : ''}`,
+        'Apply',
+      ))
+    )
+      return;
     await api('PUT', `/api/admin/users/${user.user_id}/standing`, { standing });
     notice(`${user.username}'s standing is now ${standingWords(standing)}.`);
   }, done);
@@ -189,9 +234,12 @@ async function setStandingWithConfirmation(user, standing, done) {
 
 /** A standing select; without `selected` (the current standing is not known here) it asks to choose. */
 function standingSelect(label, selected) {
-  return el('select', { name: 'standing', 'aria-label': label, required: true },
+  return el(
+    'select',
+    { name: 'standing', 'aria-label': label, required: true },
     selected === undefined ? el('option', { value: '', text: 'choose…', selected: true, disabled: true }) : null,
-    STANDING_NAMES.map((name, value) => el('option', { value: String(value), text: `${value} · ${name}`, selected: value === selected })));
+    STANDING_NAMES.map((name, value) => el('option', { value: String(value), text: `${value} · ${name}`, selected: value === selected })),
+  );
 }
 
 let myId = null;
@@ -212,29 +260,46 @@ const reports = pagedList({
         warnWithConfirmation(user, reason.value, refreshAll);
       });
       const select = standingSelect(`Standing of ${user.username}`);
-      const standingForm = el('form', {}, el('label', {}, `Set ${user.username}'s standing`, select), el('button', { type: 'submit', class: 'small' }, 'Apply'));
+      const standingForm = el(
+        'form',
+        {},
+        el('label', {}, `Set ${user.username}'s standing`, select),
+        el('button', { type: 'submit', class: 'small' }, 'Apply'),
+      );
       standingForm.addEventListener('submit', (e) => {
         e.preventDefault();
         setStandingWithConfirmation(user, Number(select.value), refreshAll);
       });
       actions.append(el('div', { class: 'row-forms' }, warnForm, standingForm));
     }
-    actions.append(el('button', {
-      type: 'button',
-      class: next === 'resolved' ? 'small primary' : 'small',
-      onclick: () => act(() => api('PUT', `/api/admin/reports/${report.id}`, { status: next }), reports.load),
-    }, next === 'resolved' ? 'Resolve' : 'Reopen'));
-    return el('li', { 'data-type': report.type },
+    actions.append(
+      el(
+        'button',
+        {
+          type: 'button',
+          class: next === 'resolved' ? 'small primary' : 'small',
+          onclick: () => act(() => api('PUT', `/api/admin/reports/${report.id}`, { status: next }), reports.load),
+        },
+        next === 'resolved' ? 'Resolve' : 'Reopen',
+      ),
+    );
+    return el(
+      'li',
+      { 'data-type': report.type },
       el('div', { class: 'title' }, TYPE_TITLES[report.type] || report.type, el('span', { class: `badge ${report.status}`, text: report.status })),
       reportSubject(report),
       ...messageActions(report),
-      el('dl', {},
+      el(
+        'dl',
+        {},
         placeWords(report) ? field('Where', placeWords(report)) : [],
         field('Reported by', report.reporter.username),
         field('Reason', report.reason),
         field('Filed', formatTime(report.created_at)),
-        report.updated_by ? field('Last change', `${formatTime(report.updated_at)} by ${report.updated_by.username}`) : []),
-      actions);
+        report.updated_by ? field('Last change', `${formatTime(report.updated_at)} by ${report.updated_by.username}`) : [],
+      ),
+      actions,
+    );
   },
 });
 
@@ -254,48 +319,66 @@ const users = pagedList({
   fetchPage: (limit, offset) => api('GET', `/api/admin/users${query({ prefix: $('user-prefix', HTMLInputElement).value.trim(), limit, offset })}`),
   render: (user) => {
     const select = standingSelect(`Standing of ${user.username}`, user.account_standing);
-    const standingForm = el('form', {},
-      el('label', {}, 'Standing', select),
-      el('button', { type: 'submit', class: 'small' }, 'Apply'));
+    const standingForm = el('form', {}, el('label', {}, 'Standing', select), el('button', { type: 'submit', class: 'small' }, 'Apply'));
     standingForm.addEventListener('submit', (e) => {
       e.preventDefault();
       setStandingWithConfirmation(user, Number(select.value), refreshPeople);
     });
     const reason = el('input', { name: 'reason', required: true, maxLength: 1000, autocomplete: 'off' });
-    const warnForm = el('form', {},
-      el('label', {}, 'Reason for a warning', reason),
-      el('button', { type: 'submit', class: 'small' }, 'Warn'));
+    const warnForm = el('form', {}, el('label', {}, 'Reason for a warning', reason), el('button', { type: 'submit', class: 'small' }, 'Warn'));
     warnForm.addEventListener('submit', (e) => {
       e.preventDefault();
       warnWithConfirmation(user, reason.value, refreshPeople);
     });
-    return el('li', {},
-      el('div', { class: 'title' }, user.username,
+    return el(
+      'li',
+      {},
+      el(
+        'div',
+        { class: 'title' },
+        user.username,
         user.is_admin && el('span', { class: 'badge admin', text: 'administrator' }),
-        el('span', { class: 'badge', text: `standing ${user.account_standing} · ${STANDING_NAMES[user.account_standing]}` })),
+        el('span', { class: 'badge', text: `standing ${user.account_standing} · ${STANDING_NAMES[user.account_standing]}` }),
+      ),
       el('div', { class: 'muted', text: `registered ${formatTime(user.created_at)}` }),
       user.warnings.length
-        ? el('ul', { class: 'warning-list' }, user.warnings.map((w) => renderWarningLine(w, user.username)))
+        ? el(
+            'ul',
+            { class: 'warning-list' },
+            user.warnings.map((w) => renderWarningLine(w, user.username)),
+          )
         : el('p', { class: 'muted', text: 'No warnings.' }),
       user.user_id === myId
         ? el('p', { class: 'muted', text: 'Your own standing and warnings change only from the command line.' })
-        : el('div', { class: 'row-forms' }, standingForm, warnForm));
+        : el('div', { class: 'row-forms' }, standingForm, warnForm),
+    );
   },
 });
 
 function removeButton(warning, username) {
-  return el('button', {
-    type: 'button',
-    class: 'small danger',
-    onclick: async () => {
-      const who = username || warning.username;
-      if (!(await confirmAction(`Remove this warning of ${who}?`, `"${warning.reason}". ${who}'s standing is recalculated from the warnings left.`, 'Remove warning'))) return;
-      act(async () => {
-        const result = await api('DELETE', `/api/admin/warnings/${warning.id}`);
-        notice(`Warning removed. ${who}'s standing is now ${standingWords(result.account_standing)}.`);
-      }, refreshAll);
+  return el(
+    'button',
+    {
+      type: 'button',
+      class: 'small danger',
+      onclick: async () => {
+        const who = username || warning.username;
+        if (
+          !(await confirmAction(
+            `Remove this warning of ${who}?`,
+            `"${warning.reason}". ${who}'s standing is recalculated from the warnings left.`,
+            'Remove warning',
+          ))
+        )
+          return;
+        act(async () => {
+          const result = await api('DELETE', `/api/admin/warnings/${warning.id}`);
+          notice(`Warning removed. ${who}'s standing is now ${standingWords(result.account_standing)}.`);
+        }, refreshAll);
+      },
     },
-  }, 'Remove');
+    'Remove',
+  );
 }
 
 function renderWarningLine(warning, username) {
@@ -308,10 +391,14 @@ const warnings = pagedList({
   name: 'warnings',
   list: 'warning-list',
   fetchPage: (limit, offset) => api('GET', `/api/admin/warnings${query({ limit, offset })}`),
-  render: (warning) => el('li', {},
-    el('div', { class: 'title', text: warning.username }),
-    el('dl', {}, field('Reason', warning.reason), field('Issued', `${formatTime(warning.created_at)} by ${warning.issued_by}`)),
-    removeButton(warning)),
+  render: (warning) =>
+    el(
+      'li',
+      {},
+      el('div', { class: 'title', text: warning.username }),
+      el('dl', {}, field('Reason', warning.reason), field('Issued', `${formatTime(warning.created_at)} by ${warning.issued_by}`)),
+      removeButton(warning),
+    ),
 });
 
 // ---- start --------------------------------------------------------------------------------------

@@ -3,7 +3,20 @@
 // hidden, as the user's notification settings say: every message, only mentions (a reply to the
 // user is one), or nothing; never from a muted place. Permission is asked only when the user
 // clicks "Enable desktop notifications", never on load.
-import { state, on, onEvent, attentionCount, conversationTitle, findConversation, findServer, findChannel, displayName, mentionsMe, isMuted, notifyLevel } from './store.js';
+import {
+  state,
+  on,
+  onEvent,
+  attentionCount,
+  conversationTitle,
+  findConversation,
+  findServer,
+  findChannel,
+  displayName,
+  mentionsMe,
+  isMuted,
+  notifyLevel,
+} from './store.js';
 
 let roomName = '';
 /** @typedef {import('../../types/client').Place} Place */
@@ -44,7 +57,10 @@ function setBadge(n) {
   if (n === badged || !('setAppBadge' in navigator)) return;
   badged = n;
   (n ? navigator.setAppBadge(n) : navigator.clearAppBadge()).catch(() => {});
-  caches.open('badge').then((cache) => cache.put('/badge', new Response(String(n)))).catch(() => {});
+  caches
+    .open('badge')
+    .then((cache) => cache.put('/badge', new Response(String(n))))
+    .catch(() => {});
 }
 
 export const notificationsSupported = () => 'Notification' in window;
@@ -91,7 +107,10 @@ function maybeNotify(m) {
     // Android (and so an installed app there) shows notifications only through the service
     // worker, which opens the message when one is tapped (sw.js).
     const link = `/channels/${m.conversation_id ? `@me/${m.conversation_id}` : `${m.server_id}/${m.channel_id}`}/${m.id}`;
-    navigator.serviceWorker?.getRegistration('/').then((worker) => worker?.showNotification(title, { ...options, data: { url: link } })).catch(() => {});
+    navigator.serviceWorker
+      ?.getRegistration('/')
+      .then((worker) => worker?.showNotification(title, { ...options, data: { url: link } }))
+      .catch(() => {});
     return;
   }
   n.addEventListener('click', () => {

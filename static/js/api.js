@@ -159,7 +159,9 @@ export function upload(path, formData, onProgress) {
   const promise = new Promise((resolve, reject) => {
     xhr.open('POST', path);
     xhr.responseType = 'text';
-    xhr.upload.addEventListener('progress', (e) => { if (e.lengthComputable) onProgress(e.loaded, e.total); });
+    xhr.upload.addEventListener('progress', (e) => {
+      if (e.lengthComputable) onProgress(e.loaded, e.total);
+    });
     xhr.addEventListener('load', () => {
       if (xhr.status >= 200 && xhr.status < 300) {
         try {

@@ -11,8 +11,22 @@ import { icon } from './icons.js';
 import { toggleTheme, currentTheme } from './theme.js';
 import { openPopup, closePopup, menuKeys, menuItem } from './popup.js';
 import {
-  state, on, onEvent, emit, findServer, findChannel, findConversation, conversationTitle, dmPartner, canManageServer, displayName,
-  setCurrent, startSession, applyStatus, addServer, forgetServer,
+  state,
+  on,
+  onEvent,
+  emit,
+  findServer,
+  findChannel,
+  findConversation,
+  conversationTitle,
+  dmPartner,
+  canManageServer,
+  displayName,
+  setCurrent,
+  startSession,
+  applyStatus,
+  addServer,
+  forgetServer,
 } from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
@@ -149,9 +163,7 @@ export function select(place, { focusRoom = true } = {}) {
       toast('That server is not one of yours (or no longer exists).');
       return select({ kind: 'friends' });
     }
-    const channel = findChannel(server.id, place.channelId)
-      || findChannel(server.id, localStorage.getItem(LAST_CHANNEL + server.id))
-      || server.channels[0];
+    const channel = findChannel(server.id, place.channelId) || findChannel(server.id, localStorage.getItem(LAST_CHANNEL + server.id)) || server.channels[0];
     if (!channel) return;
     localStorage.setItem(LAST_CHANNEL + server.id, channel.id);
     showRoom({ kind: 'channel', serverId: server.id, channelId: channel.id }, { server: server.id, channel: channel.id });
@@ -176,7 +188,8 @@ export function select(place, { focusRoom = true } = {}) {
   roomChanged();
   setPane('room');
   emit('nav');
-  if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text', HTMLTextAreaElement).disabled) $('composer-text').focus();
+  if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text', HTMLTextAreaElement).disabled)
+    $('composer-text').focus();
 }
 
 /**
@@ -209,9 +222,11 @@ function placeIn(p, more = {}) {
 
 /** What to open first: the address, else the last place, else the first server, else friends. */
 function firstPlace() {
-  return placeAt(location)
-    || placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || ''))
-    || (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' });
+  return (
+    placeAt(location) ||
+    placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || '')) ||
+    (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' })
+  );
 }
 
 /** @type {Promise<typeof import('./pwa.js')> | null} */
@@ -226,7 +241,9 @@ function withPwa(fn) {
     await pwa.initPwa(openAddress);
     return pwa;
   });
-  pwaLoaded.then(fn, () => { pwaLoaded = null; });
+  pwaLoaded.then(fn, () => {
+    pwaLoaded = null;
+  });
 }
 
 /**
@@ -247,13 +264,14 @@ function renderConnection() {
   const bar = $('connection-bar');
   const c = state.connection;
   if (c === 'offline') {
-    bar.replaceChildren(el('span', { text: `Connection lost. Reconnecting in ${state.retryIn} s…` }),
-      el('button', { type: 'button', class: 'link-button', onclick: reconnectNow }, 'Retry now'));
+    bar.replaceChildren(
+      el('span', { text: `Connection lost. Reconnecting in ${state.retryIn} s…` }),
+      el('button', { type: 'button', class: 'link-button', onclick: reconnectNow }, 'Retry now'),
+    );
   } else if (c === 'connecting' && started) {
     bar.replaceChildren(el('span', { text: 'Reconnecting…' }));
   } else if (c === 'signed-out') {
-    bar.replaceChildren(el('span', { text: 'You were signed out.' }),
-      el('button', { type: 'button', class: 'link-button', onclick: openSignIn }, 'Sign in'));
+    bar.replaceChildren(el('span', { text: 'You were signed out.' }), el('button', { type: 'button', class: 'link-button', onclick: openSignIn }, 'Sign in'));
     openSignIn();
   } else if (c === 'suspended') {
     bar.replaceChildren(el('span', { text: 'Your account is suspended.' }), el('a', { href: '/account/warnings' }, 'See why'));
@@ -286,7 +304,12 @@ async function signInAgain(e) {
   const button = submitButton($('signin-form'));
   button.disabled = true;
   try {
-    const result = await logIn($('signin-username', HTMLInputElement).value, $('signin-password', HTMLInputElement).value, signInCode.value(), $('signin-remember', HTMLInputElement).checked);
+    const result = await logIn(
+      $('signin-username', HTMLInputElement).value,
+      $('signin-password', HTMLInputElement).value,
+      signInCode.value(),
+      $('signin-remember', HTMLInputElement).checked,
+    );
     if (result.suspended) return void location.assign('/account/warnings');
     $('signin-dialog', HTMLDialogElement).close();
     toast('Signed in again.', false);
@@ -323,9 +346,11 @@ function renderStanding() {
     banner.hidden = true;
     return;
   }
-  banner.replaceChildren(icon('shield'),
+  banner.replaceChildren(
+    icon('shield'),
     el('span', { text: `Your account standing is ${standingLabel(s)}. ${STANDING_HELP[s]}` }),
-    el('a', { href: '/account/warnings' }, 'See your account'));
+    el('a', { href: '/account/warnings' }, 'See your account'),
+  );
   banner.classList.toggle('severe', s >= 3);
   banner.hidden = false;
 }
@@ -337,8 +362,14 @@ function renderMe() {
   const shown = state.status === 'invisible' ? 'offline' : state.status;
   $('me-button').replaceChildren(
     el('span', { class: 'avatar-wrap', 'aria-hidden': 'true' }, userAvatar(state.me, true), presenceDot(shown)),
-    el('span', { class: 'me-text', 'aria-hidden': 'true' }, el('span', { class: 'me-name', text: displayName(state.me), title: `@${state.me.username}` }), el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status })),
-    el('span', { class: 'visually-hidden', text: `${displayName(state.me)}, ${STATUS_LABELS[state.status] || state.status}: status and account menu` }));
+    el(
+      'span',
+      { class: 'me-text', 'aria-hidden': 'true' },
+      el('span', { class: 'me-name', text: displayName(state.me), title: `@${state.me.username}` }),
+      el('span', { class: 'me-status muted', text: STATUS_LABELS[state.status] || state.status }),
+    ),
+    el('span', { class: 'visually-hidden', text: `${displayName(state.me)}, ${STATUS_LABELS[state.status] || state.status}: status and account menu` }),
+  );
   const dark = currentTheme() === 'dark';
   $('theme-button').replaceChildren(icon(dark ? 'sun' : 'moon'));
   $('theme-button').setAttribute('aria-label', dark ? 'Switch to the light theme' : 'Switch to the dark theme');
@@ -350,26 +381,47 @@ function openMeMenu(anchor) {
     meMenu = el('div', { id: 'me-menu', class: 'popup menu', role: 'menu', 'aria-label': 'Status and account' });
     menuKeys(meMenu);
   }
-  const statusItem = (value) => el('button', {
-    type: 'button', role: 'menuitemradio', class: 'menu-item', 'aria-checked': String(state.status === value),
-    onclick: () => { closePopup(); setStatus(value); },
-  }, presenceDot(value === 'invisible' ? 'offline' : value), el('span', { text: STATUS_LABELS[value] }));
+  const statusItem = (value) =>
+    el(
+      'button',
+      {
+        type: 'button',
+        role: 'menuitemradio',
+        class: 'menu-item',
+        'aria-checked': String(state.status === value),
+        onclick: () => {
+          closePopup();
+          setStatus(value);
+        },
+      },
+      presenceDot(value === 'invisible' ? 'offline' : value),
+      el('span', { text: STATUS_LABELS[value] }),
+    );
   const notifyLabel = !notificationsSupported() ? null : notificationsOn() ? 'Turn off desktop notifications' : 'Enable desktop notifications';
   // Conditional items are `false` or `null` when they do not apply; replaceChildren would print them.
-  meMenu.replaceChildren(...[
-    el('div', { class: 'menu-label', text: 'Status' }),
-    ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
-    el('div', { class: 'menu-sep', role: 'separator' }),
-    notifyLabel && menuItem(notifyLabel, 'bell', async () => {
-      const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
-      toast(result === 'on' ? 'Desktop notifications are on while this tab is hidden, as your notification settings say.'
-        : result === 'off' ? 'Desktop notifications are off.' : 'The browser did not allow notifications.', result !== 'on' && result !== 'off');
-    }),
-    menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
-    menuItem('Keyboard shortcuts', 'menu', openShortcuts),
-    state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
-    menuItem('Log out', 'logout', logOut, { danger: true }),
-  ].filter(Boolean));
+  meMenu.replaceChildren(
+    ...[
+      el('div', { class: 'menu-label', text: 'Status' }),
+      ...['online', 'idle', 'dnd', 'invisible'].map(statusItem),
+      el('div', { class: 'menu-sep', role: 'separator' }),
+      notifyLabel &&
+        menuItem(notifyLabel, 'bell', async () => {
+          const result = await toggleNotifications(!notificationsOn() || notifyLabel.startsWith('Enable'));
+          toast(
+            result === 'on'
+              ? 'Desktop notifications are on while this tab is hidden, as your notification settings say.'
+              : result === 'off'
+                ? 'Desktop notifications are off.'
+                : 'The browser did not allow notifications.',
+            result !== 'on' && result !== 'off',
+          );
+        }),
+      menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
+      menuItem('Keyboard shortcuts', 'menu', openShortcuts),
+      state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
+      menuItem('Log out', 'logout', logOut, { danger: true }),
+    ].filter(Boolean),
+  );
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
 }
@@ -395,7 +447,11 @@ async function logOut() {
 
 async function newServer() {
   const name = await ask({
-    title: 'Create a server', text: 'You will own it; it comes with a #general channel. Invite people from its menu.', label: 'Server name', submit: 'Create server', maxLength: 100,
+    title: 'Create a server',
+    text: 'You will own it; it comes with a #general channel. Invite people from its menu.',
+    label: 'Server name',
+    submit: 'Create server',
+    maxLength: 100,
     more: el('p', { class: 'dialog-text dialog-more' }, 'Bringing a community over? ', el('a', { href: '/import' }, 'Import from Discord')),
   });
   if (name === null) return;
@@ -454,13 +510,17 @@ export async function startApp(account) {
   // A touch screen's gestures (touch.js, not loaded elsewhere): a long press for a message's menu,
   // and the phone layout's back gesture, a swipe in from the left edge back to the lists.
   if (matchMedia('(pointer: coarse)').matches) {
-    import('./touch.js').then((touch) => touch.initTouch({
-      messages: room.root.querySelector('[data-part="messages"]'),
-      main: $('main'),
-      back: () => {
-        if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
-      },
-    })).catch(() => {}); // (no connection: the gestures come with the next start)
+    import('./touch.js')
+      .then((touch) =>
+        touch.initTouch({
+          messages: room.root.querySelector('[data-part="messages"]'),
+          main: $('main'),
+          back: () => {
+            if (matchMedia('(max-width: 760px)').matches && !$('app').classList.contains('pane-nav')) setPane('nav');
+          },
+        }),
+      )
+      .catch(() => {}); // (no connection: the gestures come with the next start)
   }
   $('people-back').addEventListener('click', () => setPane('nav'));
   $('members-button').addEventListener('click', () => {
@@ -546,10 +606,12 @@ export async function startApp(account) {
       if (searching) $('search-input').focus();
       if (sharing) {
         import('./share.js')
-          .then((share) => share.receiveShare(sharing, (to, text, files) => {
-            select(to);
-            composer.share(text, files);
-          }))
+          .then((share) =>
+            share.receiveShare(sharing, (to, text, files) => {
+              select(to);
+              composer.share(text, files);
+            }),
+          )
           .catch(() => toast('What was shared could not be opened. Share it again.'));
       }
       // The service worker and the rest of the installed app's side, once the app is up: nothing

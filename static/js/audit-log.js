@@ -30,14 +30,32 @@ const ACTIONS = {
   message_unpin: 'unpinned a message',
 };
 const ICONS = { server: 'gear', user: 'user', channel: 'hash', role: 'shield', invite: 'link', message: 'chat' };
-const FIELD_NAMES = { name: 'name', description: 'description', topic: 'topic', slowmode_seconds: 'slow mode (s)', position: 'position', full_server_admin: 'full server administrator', role: 'role', timeout_until: 'until' };
+const FIELD_NAMES = {
+  name: 'name',
+  description: 'description',
+  topic: 'topic',
+  slowmode_seconds: 'slow mode (s)',
+  position: 'position',
+  full_server_admin: 'full server administrator',
+  role: 'role',
+  timeout_until: 'until',
+};
 
 /** Users the log names that this tab has never seen: looked up once each. */
 const lookups = new Map();
 function userName(id) {
   if (state.users.has(id)) return Promise.resolve(displayName({ user_id: id }));
   if (!lookups.has(id)) {
-    lookups.set(id, api('GET', `/api/users/${id}`).then((u) => { learnUser(u); return displayName(u); }, () => 'a former user'));
+    lookups.set(
+      id,
+      api('GET', `/api/users/${id}`).then(
+        (u) => {
+          learnUser(u);
+          return displayName(u);
+        },
+        () => 'a former user',
+      ),
+    );
   }
   return lookups.get(id);
 }
@@ -48,10 +66,14 @@ async function targetName(server, entry) {
   const was = entry.changes?.name;
   const from = typeof was === 'object' && was ? was.to : was;
   switch (entry.target_kind) {
-    case 'user': return userName(id);
-    case 'channel': return `#${server.channels.find((c) => c.id === id)?.name || from || 'a deleted channel'}`;
-    case 'role': return (state.roles.get(server.id) || []).find((r) => r.id === id)?.name || from || 'a deleted role';
-    default: return '';
+    case 'user':
+      return userName(id);
+    case 'channel':
+      return `#${server.channels.find((c) => c.id === id)?.name || from || 'a deleted channel'}`;
+    case 'role':
+      return (state.roles.get(server.id) || []).find((r) => r.id === id)?.name || from || 'a deleted role';
+    default:
+      return '';
   }
 }
 
@@ -70,8 +92,16 @@ function changesList(entry) {
     if (['channel_create', 'channel_delete', 'role_delete'].includes(entry.action) && key === 'name') continue;
     const label = FIELD_NAMES[key] || key;
     if (value && typeof value === 'object' && 'from' in value) {
-      items.push(el('li', {}, el('span', { class: 'change-key', text: `${label}: ` }),
-        el('del', { text: valueText(key, value.from) }), ' → ', el('ins', { text: valueText(key, value.to) })));
+      items.push(
+        el(
+          'li',
+          {},
+          el('span', { class: 'change-key', text: `${label}: ` }),
+          el('del', { text: valueText(key, value.from) }),
+          ' → ',
+          el('ins', { text: valueText(key, value.to) }),
+        ),
+      );
     } else {
       items.push(el('li', {}, el('span', { class: 'change-key', text: `${label}: ` }), el('span', { text: valueText(key, value) })));
     }
@@ -82,15 +112,25 @@ function changesList(entry) {
 async function entryRow(server, entry) {
   learnUser(entry.actor);
   const target = await targetName(server, entry);
-  return el('li', { class: 'audit-entry', 'data-action': entry.action },
+  return el(
+    'li',
+    { class: 'audit-entry', 'data-action': entry.action },
     el('span', { class: 'audit-icon', 'aria-hidden': 'true' }, icon(ICONS[entry.target_kind] || 'dots')),
-    el('div', { class: 'audit-text' },
-      el('div', { class: 'audit-line' },
-        el('strong', { text: displayName(entry.actor), title: `@${entry.actor.username}` }), ` ${ACTIONS[entry.action] || entry.action.replace(/_/g, ' ')}`,
+    el(
+      'div',
+      { class: 'audit-text' },
+      el(
+        'div',
+        { class: 'audit-line' },
+        el('strong', { text: displayName(entry.actor), title: `@${entry.actor.username}` }),
+        ` ${ACTIONS[entry.action] || entry.action.replace(/_/g, ' ')}`,
         target ? el('strong', { text: ` ${target}` }) : null,
-        el('time', { class: 'muted audit-time', dateTime: entry.created_at, text: formatTime(entry.created_at) })),
+        el('time', { class: 'muted audit-time', dateTime: entry.created_at, text: formatTime(entry.created_at) }),
+      ),
       entry.reason ? el('div', { class: 'audit-reason' }, el('span', { class: 'muted', text: 'Reason: ' }), el('span', { text: entry.reason })) : null,
-      changesList(entry)));
+      changesList(entry),
+    ),
+  );
 }
 
 /** Server settings → Audit log. */
@@ -121,6 +161,8 @@ export function auditPanel(server) {
   return [
     el('h3', { text: 'Audit log' }),
     el('p', { class: 'muted', text: 'What the owner and administrators did, newest first, with the reason they gave.' }),
-    list, status, more,
+    list,
+    status,
+    more,
   ];
 }

@@ -20,7 +20,14 @@ export async function loadBlocks() {
 
 export async function blockUser(user) {
   const name = displayName(user);
-  if (!(await confirmAction(`Block ${name}?`, `You will no longer be friends, and neither of you can start a direct message or add the other to a group. ${name}'s messages in servers are collapsed for you. They are not told.`, 'Block'))) return false;
+  if (
+    !(await confirmAction(
+      `Block ${name}?`,
+      `You will no longer be friends, and neither of you can start a direct message or add the other to a group. ${name}'s messages in servers are collapsed for you. They are not told.`,
+      'Block',
+    ))
+  )
+    return false;
   try {
     await api('PUT', `/api/users/${user.user_id}/block`);
     removeFriend(user.user_id);

@@ -27,14 +27,30 @@ export async function editChannel(server, channel) {
     fields: [
       { name: 'name', label: 'Channel name', value: channel.name, required: true, maxLength: 100 },
       { name: 'topic', label: 'Topic', type: 'textarea', value: channel.topic || '', maxLength: 1024, rows: 2, hint: 'Shown in the header of the channel.' },
-      { name: 'slowmode', label: 'Slow mode', type: 'select', value: channel.slowmode_seconds || 0, options: choices.map((s) => [s, slowmodeLabel(s)]), hint: 'How long members wait between their messages. The owner and administrators are not slowed.' },
-      { name: 'category', label: 'Category', type: 'select', value: channel.category_id || '', options: [['', 'No category'], ...(server.categories || []).map((c) => [c.id, c.name])] },
+      {
+        name: 'slowmode',
+        label: 'Slow mode',
+        type: 'select',
+        value: channel.slowmode_seconds || 0,
+        options: choices.map((s) => [s, slowmodeLabel(s)]),
+        hint: 'How long members wait between their messages. The owner and administrators are not slowed.',
+      },
+      {
+        name: 'category',
+        label: 'Category',
+        type: 'select',
+        value: channel.category_id || '',
+        options: [['', 'No category'], ...(server.categories || []).map((c) => [c.id, c.name])],
+      },
     ],
   });
   if (!answer) return;
   try {
     const updated = await api('PATCH', `/api/servers/${server.id}/channels/${channel.id}`, {
-      name: answer.name, topic: answer.topic, slowmode_seconds: Number(answer.slowmode), category_id: answer.category || null,
+      name: answer.name,
+      topic: answer.topic,
+      slowmode_seconds: Number(answer.slowmode),
+      category_id: answer.category || null,
     });
     applyChannel(server.id, updated);
     toast(`#${updated.name} saved.`, false);
@@ -78,29 +94,49 @@ export function channelsPanel(server) {
     const s = findServer(server.id);
     if (!s) return;
     const manage = canManageServer(s);
-    list.replaceChildren(...s.channels.map((c, i) => {
-      const row = el('li', { class: 'channel-row', 'data-id': c.id },
-        manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
-        icon(c.private ? 'lock' : 'hash', 'nav-icon'),
-        el('span', { class: 'row-text' },
-          el('span', { class: 'row-title', text: c.name }),
-          c.topic ? el('span', { class: 'muted row-sub', text: c.topic }) : null),
-        c.slowmode_seconds ? el('span', { class: 'tag', title: 'Slow mode', text: `slow ${slowmodeLabel(c.slowmode_seconds)}` }) : null,
-        manage ? el('span', { class: 'row-actions' },
-          iconButton('up', `Move #${c.name} up`, () => moveChannel(s, c, i - 1), { class: 'small', disabled: i === 0 }),
-          iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
-          el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
-          el('button', { type: 'button', class: 'small', onclick: () => emit('permissions', c), 'aria-label': `Permissions of #${c.name}` }, 'Permissions'),
-          el('button', { type: 'button', class: 'small', onclick: () => emit('webhooks', c), 'aria-label': `Webhooks of #${c.name}` }, 'Webhooks'),
-          el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete')) : null);
-      if (manage) dragRow(row, c, c.name, (dragged) => moveChannel(s, dragged, i));
-      return row;
-    }));
+    list.replaceChildren(
+      ...s.channels.map((c, i) => {
+        const row = el(
+          'li',
+          { class: 'channel-row', 'data-id': c.id },
+          manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
+          icon(c.private ? 'lock' : 'hash', 'nav-icon'),
+          el(
+            'span',
+            { class: 'row-text' },
+            el('span', { class: 'row-title', text: c.name }),
+            c.topic ? el('span', { class: 'muted row-sub', text: c.topic }) : null,
+          ),
+          c.slowmode_seconds ? el('span', { class: 'tag', title: 'Slow mode', text: `slow ${slowmodeLabel(c.slowmode_seconds)}` }) : null,
+          manage
+            ? el(
+                'span',
+                { class: 'row-actions' },
+                iconButton('up', `Move #${c.name} up`, () => moveChannel(s, c, i - 1), { class: 'small', disabled: i === 0 }),
+                iconButton('chevron', `Move #${c.name} down`, () => moveChannel(s, c, i + 1), { class: 'small', disabled: i === s.channels.length - 1 }),
+                el('button', { type: 'button', class: 'small', onclick: () => editChannel(s, c), 'aria-label': `Edit #${c.name}` }, 'Edit'),
+                el(
+                  'button',
+                  { type: 'button', class: 'small', onclick: () => emit('permissions', c), 'aria-label': `Permissions of #${c.name}` },
+                  'Permissions',
+                ),
+                el('button', { type: 'button', class: 'small', onclick: () => emit('webhooks', c), 'aria-label': `Webhooks of #${c.name}` }, 'Webhooks'),
+                el('button', { type: 'button', class: 'small danger', onclick: () => deleteChannel(s, c), 'aria-label': `Delete #${c.name}` }, 'Delete'),
+              )
+            : null,
+        );
+        if (manage) dragRow(row, c, c.name, (dragged) => moveChannel(s, dragged, i));
+        return row;
+      }),
+    );
   };
   update();
   const manage = canManageServer(server);
   const form = fieldForm({
-    id: 'new-channel-name', label: 'New channel', button: 'Create channel', field: { maxLength: 100, placeholder: 'new-channel' },
+    id: 'new-channel-name',
+    label: 'New channel',
+    button: 'Create channel',
+    field: { maxLength: 100, placeholder: 'new-channel' },
     create: (name) => createChannel(server, name),
     done: (channel) => toast(`#${channel.name} created.`, false),
   });
@@ -108,7 +144,12 @@ export function channelsPanel(server) {
   return {
     nodes: [
       el('h3', { text: 'Channels' }),
-      el('p', { class: 'muted', text: manage ? 'Drag a channel, or use its arrows, to change the order everyone sees. Its Edit form puts it in a category.' : 'Only the owner and full server administrators manage channels.' }),
+      el('p', {
+        class: 'muted',
+        text: manage
+          ? 'Drag a channel, or use its arrows, to change the order everyone sees. Its Edit form puts it in a category.'
+          : 'Only the owner and full server administrators manage channels.',
+      }),
       list,
       manage ? form : null,
       categories.node,
@@ -133,29 +174,65 @@ function categoriesSection(server) {
       if (manage) dragRow(row, c, c.name, (dragged) => changeCategory(s, dragged, { position: i }));
       return row;
     };
-    list.replaceChildren(...categories.map((c, i) => draggable(el('li', { class: 'channel-row' },
-      manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
-      el('span', { class: 'row-text' }, el('span', { class: 'row-title', text: c.name }),
-        el('span', { class: 'muted row-sub', text: channelCount(s.channels.filter((ch) => ch.category_id === c.id).length) })),
-      manage ? el('span', { class: 'row-actions' },
-        iconButton('up', `Move category ${c.name} up`, () => changeCategory(s, c, { position: i - 1 }), { class: 'small', disabled: i === 0 }),
-        iconButton('chevron', `Move category ${c.name} down`, () => changeCategory(s, c, { position: i + 1 }), { class: 'small', disabled: i === categories.length - 1 }),
-        el('button', { type: 'button', class: 'small', 'aria-label': `Rename category ${c.name}`, onclick: () => renameCategory(s, c) }, 'Rename'),
-        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) }, 'Delete')) : null), c, i)));
+    list.replaceChildren(
+      ...categories.map((c, i) =>
+        draggable(
+          el(
+            'li',
+            { class: 'channel-row' },
+            manage ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
+            el(
+              'span',
+              { class: 'row-text' },
+              el('span', { class: 'row-title', text: c.name }),
+              el('span', { class: 'muted row-sub', text: channelCount(s.channels.filter((ch) => ch.category_id === c.id).length) }),
+            ),
+            manage
+              ? el(
+                  'span',
+                  { class: 'row-actions' },
+                  iconButton('up', `Move category ${c.name} up`, () => changeCategory(s, c, { position: i - 1 }), { class: 'small', disabled: i === 0 }),
+                  iconButton('chevron', `Move category ${c.name} down`, () => changeCategory(s, c, { position: i + 1 }), {
+                    class: 'small',
+                    disabled: i === categories.length - 1,
+                  }),
+                  el('button', { type: 'button', class: 'small', 'aria-label': `Rename category ${c.name}`, onclick: () => renameCategory(s, c) }, 'Rename'),
+                  el(
+                    'button',
+                    { type: 'button', class: 'small danger', 'aria-label': `Delete category ${c.name}`, onclick: () => deleteCategory(s, c) },
+                    'Delete',
+                  ),
+                )
+              : null,
+          ),
+          c,
+          i,
+        ),
+      ),
+    );
   };
   update();
   const form = fieldForm({
-    id: 'new-category-name', label: 'New category', button: 'Create category', field: { maxLength: 100, placeholder: 'Category name' },
+    id: 'new-category-name',
+    label: 'New category',
+    button: 'Create category',
+    field: { maxLength: 100, placeholder: 'Category name' },
     create: (name) => api('POST', `/api/servers/${server.id}/categories`, { name }),
     done: (category) => toast(`Category ${category.name} created.`, false),
   });
   const manage = canManageServer(server);
   return {
-    node: el('section', { class: 'categories-settings' },
+    node: el(
+      'section',
+      { class: 'categories-settings' },
       el('h3', { text: 'Categories' }),
-      el('p', { class: 'muted', text: 'Channels are listed under their category in the sidebar; anyone can fold a category there. Deleting a category keeps its channels.' }),
+      el('p', {
+        class: 'muted',
+        text: 'Channels are listed under their category in the sidebar; anyone can fold a category there. Deleting a category keeps its channels.',
+      }),
       list,
-      manage ? form : null),
+      manage ? form : null,
+    ),
     update,
   };
 }
@@ -169,7 +246,11 @@ async function changeCategory(server, category, change) {
 }
 
 async function renameCategory(server, category) {
-  const answer = await askForm({ title: `Rename ${category.name}`, submit: 'Save', fields: [{ name: 'name', label: 'Category name', value: category.name, required: true, maxLength: 100 }] });
+  const answer = await askForm({
+    title: `Rename ${category.name}`,
+    submit: 'Save',
+    fields: [{ name: 'name', label: 'Category name', value: category.name, required: true, maxLength: 100 }],
+  });
   if (answer) await changeCategory(server, category, { name: answer.name });
 }
 
@@ -182,6 +263,5 @@ async function deleteCategory(server, category) {
     toast(err.message);
   }
 }
-
 
 const channelCount = (n) => `${n} channel${n === 1 ? '' : 's'}`;

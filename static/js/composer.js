@@ -14,7 +14,19 @@ import { icon } from './icons.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
 import {
-  state, on, emit, findServer, maySend, conversationTitle, findConversation, findChannel, canManageServer, dmPartner, isBlocked, displayName, mayIn,
+  state,
+  on,
+  emit,
+  findServer,
+  maySend,
+  conversationTitle,
+  findConversation,
+  findChannel,
+  canManageServer,
+  dmPartner,
+  isBlocked,
+  displayName,
+  mayIn,
 } from './store.js';
 import { setReply } from './room-state.js';
 
@@ -53,7 +65,8 @@ let made = 0; // composers made: the first one's popup keeps the plain id
 
 function standingSentence(kind) {
   if (state.standing >= 3) return `Your account standing is ${standingLabel(state.standing)}: it does not allow sending messages.`;
-  if (state.standing >= 2 && kind === 'conversation') return `Your account standing is ${standingLabel(state.standing)}: it does not allow sending direct or group messages.`;
+  if (state.standing >= 2 && kind === 'conversation')
+    return `Your account standing is ${standingLabel(state.standing)}: it does not allow sending direct or group messages.`;
   return '';
 }
 
@@ -95,10 +108,17 @@ function writeRule(r) {
   if (!maySend(r.kind)) return { closed: standingSentence(r.kind) };
   const until = myTimeout(r);
   if (until) {
-    return { closed: `You are timed out in this server until ${formatTime(until)}.`, notice: `You are timed out until ${formatTime(until)} (${inTime(Date.parse(until) - Date.now())}): you can read, but not write, react or type here.`, ticking: true };
+    return {
+      closed: `You are timed out in this server until ${formatTime(until)}.`,
+      notice: `You are timed out until ${formatTime(until)} (${inTime(Date.parse(until) - Date.now())}): you can read, but not write, react or type here.`,
+      ticking: true,
+    };
   }
   if (!mayIn(r, 'send_messages')) {
-    return { closed: 'You do not have permission to send messages in this channel.', notice: 'This channel is read-only for you: you can read it, not write in it.' };
+    return {
+      closed: 'You do not have permission to send messages in this channel.',
+      notice: 'This channel is read-only for you: you can read it, not write in it.',
+    };
   }
   if (r.kind === 'conversation') {
     const partner = dmPartner(findConversation(r.conversationId) || { kind: 'group' });
@@ -107,7 +127,10 @@ function writeRule(r) {
   }
   const slow = slowmodeOf(r);
   if (!slow) return {};
-  if (exempt(r)) return { hint: [`Slow mode ${slowmodeLabel(slow)}`, `Slow mode is on (one message every ${slowmodeLabel(slow)}); as an administrator you are not slowed.`] };
+  if (exempt(r))
+    return {
+      hint: [`Slow mode ${slowmodeLabel(slow)}`, `Slow mode is on (one message every ${slowmodeLabel(slow)}); as an administrator you are not slowed.`],
+    };
   const left = (slowUntil.get(r.channelId) || 0) - Date.now();
   if (left > 0) return { wait: true, ticking: true, notice: `Slow mode: you can send again ${inTime(left)}.` };
   return { hint: [`Slow mode ${slowmodeLabel(slow)}`, `Slow mode is on: one message every ${slowmodeLabel(slow)}.`] };
@@ -129,7 +152,13 @@ export function createComposer(root, room, { dropZone = root } = {}) {
   const parts = findParts(root, PARTS);
   made += 1;
   const text = () => parts.text;
-  for (const [part, name] of [['attach', 'paperclip'], ['emoji', 'smile'], ['newline', 'newline'], ['send', 'send'], ['replyCancel', 'x']]) {
+  for (const [part, name] of [
+    ['attach', 'paperclip'],
+    ['emoji', 'smile'],
+    ['newline', 'newline'],
+    ['send', 'send'],
+    ['replyCancel', 'x'],
+  ]) {
     parts[part].replaceChildren(icon(name));
   }
 
@@ -175,15 +204,27 @@ export function createComposer(root, room, { dropZone = root } = {}) {
 
   function renderChips() {
     const box = parts.chips;
-    box.replaceChildren(...files.map((file, i) => el('li', { class: 'chip' },
-      icon(file.type.startsWith('image/') ? 'file' : 'paperclip'),
-      el('span', { class: 'chip-name', text: file.name }),
-      el('span', { class: 'chip-size muted', text: formatSize(file.size) }),
-      iconButton('x', `Remove ${file.name}`, () => {
-        files.splice(i, 1);
-        renderChips();
-        text().focus();
-      }, { class: 'chip-remove' }))));
+    box.replaceChildren(
+      ...files.map((file, i) =>
+        el(
+          'li',
+          { class: 'chip' },
+          icon(file.type.startsWith('image/') ? 'file' : 'paperclip'),
+          el('span', { class: 'chip-name', text: file.name }),
+          el('span', { class: 'chip-size muted', text: formatSize(file.size) }),
+          iconButton(
+            'x',
+            `Remove ${file.name}`,
+            () => {
+              files.splice(i, 1);
+              renderChips();
+              text().focus();
+            },
+            { class: 'chip-remove' },
+          ),
+        ),
+      ),
+    );
     box.hidden = files.length === 0;
   }
 
@@ -276,10 +317,21 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     for (const file of sending) form.append('attachments', file, file.name);
     const total = sending.reduce((n, f) => n + f.size, 0);
     const bar = el('progress', { max: 100, value: 0, 'aria-label': 'Upload progress' });
-    const label = el('span', { class: 'upload-label', text: `Uploading ${sending.length === 1 ? sending[0].name : `${sending.length} files`} · ${formatSize(total)}` });
-    const job = upload(`${r.base}/messages`, form, (sent, all) => { bar.value = Math.round((sent / all) * 100); });
-    const row = el('li', { class: 'upload' }, icon('paperclip'), label, bar,
-      el('button', { type: 'button', class: 'small', onclick: () => job.abort() }, 'Cancel'));
+    const label = el('span', {
+      class: 'upload-label',
+      text: `Uploading ${sending.length === 1 ? sending[0].name : `${sending.length} files`} · ${formatSize(total)}`,
+    });
+    const job = upload(`${r.base}/messages`, form, (sent, all) => {
+      bar.value = Math.round((sent / all) * 100);
+    });
+    const row = el(
+      'li',
+      { class: 'upload' },
+      icon('paperclip'),
+      label,
+      bar,
+      el('button', { type: 'button', class: 'small', onclick: () => job.abort() }, 'Cancel'),
+    );
     parts.uploads.append(row);
     try {
       const message = await job.promise;
@@ -351,12 +403,30 @@ export function createComposer(root, room, { dropZone = root } = {}) {
   }
 
   function renderSuggest() {
-    suggestBox.replaceChildren(...suggest.items.map((u, i) => el('li', {
-      role: 'option', id: `${suggestId}-${i}`, class: 'suggest-item', 'aria-selected': String(i === suggest.index),
-      onmousedown: (e) => { e.preventDefault(); choose(i); },
-    }, u.group
-      ? [el('span', { class: 'suggest-at', text: '@' }), el('span', { text: u.username }), u.user_id === 'everyone' ? null : el('span', { class: 'suggest-at', text: ' role' })]
-      : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })])));
+    suggestBox.replaceChildren(
+      ...suggest.items.map((u, i) =>
+        el(
+          'li',
+          {
+            role: 'option',
+            id: `${suggestId}-${i}`,
+            class: 'suggest-item',
+            'aria-selected': String(i === suggest.index),
+            onmousedown: (e) => {
+              e.preventDefault();
+              choose(i);
+            },
+          },
+          u.group
+            ? [
+                el('span', { class: 'suggest-at', text: '@' }),
+                el('span', { text: u.username }),
+                u.user_id === 'everyone' ? null : el('span', { class: 'suggest-at', text: ' role' }),
+              ]
+            : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })],
+        ),
+      ),
+    );
     text().setAttribute('aria-activedescendant', `${suggestId}-${suggest.index}`);
   }
 
@@ -403,14 +473,17 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     parts.emoji.disabled = closed;
     parts.newline.disabled = closed;
     if (rule.closed) text().placeholder = rule.closed;
-    else if (r) text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
+    else if (r)
+      text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
     parts.form.classList.toggle('blocked', closed);
     const notice = parts.notice;
     notice.replaceChildren(...(rule.notice ? [icon('clock'), el('span', { text: rule.notice })] : []));
     notice.hidden = !rule.notice;
     notice.classList.toggle('waiting', Boolean(rule.wait || rule.closed));
     const hint = parts.hint;
-    hint.replaceChildren(...(rule.hint ? [icon('clock'), el('span', { text: rule.hint[0] }), el('span', { class: 'visually-hidden', text: `: ${rule.hint[1]}` })] : []));
+    hint.replaceChildren(
+      ...(rule.hint ? [icon('clock'), el('span', { text: rule.hint[0] }), el('span', { class: 'visually-hidden', text: `: ${rule.hint[1]}` })] : []),
+    );
     hint.title = rule.hint ? rule.hint[1] : '';
     hint.hidden = !rule.hint;
     clearTimeout(ticker);
@@ -479,7 +552,11 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     updateSuggest();
   });
   area.addEventListener('click', updateSuggest);
-  area.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== area) hideSuggest(); }, 100));
+  area.addEventListener('blur', () =>
+    setTimeout(() => {
+      if (document.activeElement !== area) hideSuggest();
+    }, 100),
+  );
   area.addEventListener('paste', (e) => {
     const pasted = [...(e.clipboardData?.files || [])];
     if (pasted.length) {
@@ -501,33 +578,51 @@ export function createComposer(root, room, { dropZone = root } = {}) {
   const dropping = new AbortController(); // removes these listeners again (destroy)
   const { signal } = dropping;
   let depth = 0;
-  zone.addEventListener('dragenter', (e) => {
-    if (![...(e.dataTransfer?.types || [])].includes('Files')) return;
-    depth += 1;
-    zone.classList.add('dropping');
-  }, { signal });
-  zone.addEventListener('dragleave', () => {
-    depth = Math.max(0, depth - 1);
-    if (!depth) zone.classList.remove('dropping');
-  }, { signal });
-  zone.addEventListener('dragover', (e) => {
-    if ([...(e.dataTransfer?.types || [])].includes('Files')) e.preventDefault();
-  }, { signal });
-  zone.addEventListener('drop', (e) => {
-    depth = 0;
-    zone.classList.remove('dropping');
-    const dropped = [...(e.dataTransfer?.files || [])];
-    if (!dropped.length) return;
-    e.preventDefault();
-    const r = room.current;
-    if (r && !writeRule(r).closed) addFiles(dropped);
-  }, { signal });
+  zone.addEventListener(
+    'dragenter',
+    (e) => {
+      if (![...(e.dataTransfer?.types || [])].includes('Files')) return;
+      depth += 1;
+      zone.classList.add('dropping');
+    },
+    { signal },
+  );
+  zone.addEventListener(
+    'dragleave',
+    () => {
+      depth = Math.max(0, depth - 1);
+      if (!depth) zone.classList.remove('dropping');
+    },
+    { signal },
+  );
+  zone.addEventListener(
+    'dragover',
+    (e) => {
+      if ([...(e.dataTransfer?.types || [])].includes('Files')) e.preventDefault();
+    },
+    { signal },
+  );
+  zone.addEventListener(
+    'drop',
+    (e) => {
+      depth = 0;
+      zone.classList.remove('dropping');
+      const dropped = [...(e.dataTransfer?.files || [])];
+      if (!dropped.length) return;
+      e.preventDefault();
+      const r = room.current;
+      if (r && !writeRule(r).closed) addFiles(dropped);
+    },
+    { signal },
+  );
   const stops = [
     () => dropping.abort(),
     room.on('reply', showReply),
     on('account', updateComposer),
     on('connection', updateComposer),
-    on('members', (serverId) => { if (room.current?.serverId === serverId) updateComposer(); }),
+    on('members', (serverId) => {
+      if (room.current?.serverId === serverId) updateComposer();
+    }),
     on('nav', updateComposer), // slow mode or a channel's name changed; a DM was opened
     on('blocks', updateComposer),
   ];

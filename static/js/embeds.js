@@ -15,9 +15,7 @@ const str = (value) => (typeof value === 'string' ? value : '');
 /** `text` as a link to `url` opening in a new tab, or as plain text when the URL is no web address. */
 function link(url, text, cls) {
   const href = webUrl(url);
-  return href
-    ? el('a', { class: cls, href, target: '_blank', rel: 'noopener noreferrer', text })
-    : el('span', { class: cls, text });
+  return href ? el('a', { class: cls, href, target: '_blank', rel: 'noopener noreferrer', text }) : el('span', { class: cls, text });
 }
 
 /** An embed colour (an integer 0xRRGGBB) as #rrggbb, or null. */
@@ -45,21 +43,40 @@ function buildEmbed(e, mention) {
   if (description) main.append(el('div', { class: 'embed-description embed-text' }, renderMarkdown(description, mention)));
   const fields = Array.isArray(e.fields) ? e.fields.filter((f) => f && (str(f.name) || str(f.value))) : [];
   if (fields.length) {
-    main.append(el('div', { class: 'embed-fields' }, fields.map((f) => el('div', { class: f.inline ? 'embed-field inline' : 'embed-field' },
-      el('div', { class: 'embed-field-name', text: str(f.name) }),
-      el('div', { class: 'embed-field-value embed-text' }, renderMarkdown(str(f.value), mention))))));
+    main.append(
+      el(
+        'div',
+        { class: 'embed-fields' },
+        fields.map((f) =>
+          el(
+            'div',
+            { class: f.inline ? 'embed-field inline' : 'embed-field' },
+            el('div', { class: 'embed-field-name', text: str(f.name) }),
+            el('div', { class: 'embed-field-value embed-text' }, renderMarkdown(str(f.value), mention)),
+          ),
+        ),
+      ),
+    );
   }
-  const media = [['image', 'Image'], ['thumbnail', 'Thumbnail']]
+  const media = [
+    ['image', 'Image'],
+    ['thumbnail', 'Thumbnail'],
+  ]
     .filter(([key]) => webUrl(e[key]?.url))
     .map(([key, label]) => link(e[key].url, `${label}: ${hostOf(e[key].url)}`, 'embed-media-link'));
   if (media.length) main.append(el('div', { class: 'embed-media' }, media));
   const footer = str(e.footer?.text);
   const when = typeof e.timestamp === 'string' && !Number.isNaN(Date.parse(e.timestamp)) ? e.timestamp : null;
   if (footer || when) {
-    main.append(el('div', { class: 'embed-footer' },
-      footer ? el('span', { text: footer }) : null,
-      footer && when ? el('span', { class: 'embed-dot', 'aria-hidden': 'true', text: ' • ' }) : null,
-      when ? el('time', { dateTime: when, title: new Date(when).toLocaleString(), text: formatTime(when) }) : null));
+    main.append(
+      el(
+        'div',
+        { class: 'embed-footer' },
+        footer ? el('span', { text: footer }) : null,
+        footer && when ? el('span', { class: 'embed-dot', 'aria-hidden': 'true', text: ' • ' }) : null,
+        when ? el('time', { dateTime: when, title: new Date(when).toLocaleString(), text: formatTime(when) }) : null,
+      ),
+    );
   }
   card.append(main);
   return card;

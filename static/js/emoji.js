@@ -69,16 +69,28 @@ function emojiButton(emoji, label) {
 
 /** One titled run of emoji: "Recently used", a category, or search results. */
 function section(id, title, list) {
-  return el('section', { class: 'emoji-section', 'data-group': String(id), 'aria-label': title },
+  return el(
+    'section',
+    { class: 'emoji-section', 'data-group': String(id), 'aria-label': title },
     el('h4', { class: 'emoji-section-title', text: title }),
-    el('div', { class: 'emoji-cells' }, list.map(([emoji, label]) => emojiButton(emoji, label))));
+    el(
+      'div',
+      { class: 'emoji-cells' },
+      list.map(([emoji, label]) => emojiButton(emoji, label)),
+    ),
+  );
 }
 
 function build() {
   const search = el('input', { type: 'search', class: 'emoji-search', placeholder: 'Search emoji', 'aria-label': 'Search emoji', autocomplete: 'off' });
-  const tabs = el('div', { class: 'emoji-tabs', role: 'tablist', 'aria-label': 'Emoji categories' },
+  const tabs = el(
+    'div',
+    { class: 'emoji-tabs', role: 'tablist', 'aria-label': 'Emoji categories' },
     el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': '-1', 'aria-label': 'Recently used', title: 'Recently used' }, '🕘'),
-    GROUPS.map(([id, name, glyph]) => el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': String(id), 'aria-label': name, title: name }, glyph)));
+    GROUPS.map(([id, name, glyph]) =>
+      el('button', { type: 'button', role: 'tab', class: 'emoji-tab', 'data-group': String(id), 'aria-label': name, title: name }, glyph),
+    ),
+  );
   const heading = el('p', { class: 'emoji-heading', 'aria-live': 'polite' });
   const grid = el('div', { class: 'emoji-grid', role: 'group', 'aria-label': 'Emoji' });
   panel = el('div', { id: 'emoji-picker', class: 'popup emoji-panel', role: 'dialog', 'aria-label': 'Pick an emoji' }, search, tabs, heading, grid);
@@ -143,16 +155,38 @@ function render() {
   markTab();
   if (q) {
     const words = q.split(/\s+/);
-    const list = (data || []).filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
-      .slice(0, 160).map((e) => [e.unicode, e.label]);
+    const list = (data || [])
+      .filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
+      .slice(0, 160)
+      .map((e) => [e.unicode, e.label]);
     heading.textContent = list.length ? `Results for "${q}"` : `No emoji match "${q}"`;
     heading.hidden = false;
-    grid.replaceChildren(el('div', { class: 'emoji-cells' }, list.map(([emoji, label]) => emojiButton(emoji, label))));
+    grid.replaceChildren(
+      el(
+        'div',
+        { class: 'emoji-cells' },
+        list.map(([emoji, label]) => emojiButton(emoji, label)),
+      ),
+    );
   } else {
     heading.textContent = '';
     heading.hidden = true;
-    grid.replaceChildren(section(-1, 'Recently used', recentEmoji().map((e) => [e, labelOf(e)])),
-      ...(data ? GROUPS.map(([id, name]) => section(id, name, data.filter((e) => e.group === id).map((e) => [e.unicode, e.label]))) : []));
+    grid.replaceChildren(
+      section(
+        -1,
+        'Recently used',
+        recentEmoji().map((e) => [e, labelOf(e)]),
+      ),
+      ...(data
+        ? GROUPS.map(([id, name]) =>
+            section(
+              id,
+              name,
+              data.filter((e) => e.group === id).map((e) => [e.unicode, e.label]),
+            ),
+          )
+        : []),
+    );
   }
   const first = grid.querySelector('.emoji-cell');
   if (first) first.tabIndex = 0;

@@ -21,14 +21,16 @@ export function openGroupMenu(conversation, anchor) {
     menuItem('Rename group', 'edit', () => renameGroup(conversation)),
     menuItem('Add a friend', 'user', () => addToGroup(conversation)),
     el('div', { class: 'menu-sep', role: 'separator' }),
-    menuItem('Leave group', 'door', () => leaveGroup(conversation), { danger: true }));
+    menuItem('Leave group', 'door', () => leaveGroup(conversation), { danger: true }),
+  );
   openPopup(menu, anchor);
   menu.querySelector('[role="menuitem"]')?.focus();
 }
 
 export async function renameGroup(conversation) {
   const answer = await askForm({
-    title: 'Rename the group', submit: 'Rename',
+    title: 'Rename the group',
+    submit: 'Rename',
     fields: [{ name: 'name', label: 'Group name', value: conversation.name || '', required: true, maxLength: 100 }],
   });
   if (!answer) return;
@@ -70,7 +72,14 @@ export async function removeFromGroup(conversation, user) {
 }
 
 export async function leaveGroup(conversation) {
-  if (!(await confirmAction(`Leave ${conversationTitle(conversation)}?`, 'You will no longer see its messages. Someone in it would have to add you again.', 'Leave group'))) return;
+  if (
+    !(await confirmAction(
+      `Leave ${conversationTitle(conversation)}?`,
+      'You will no longer see its messages. Someone in it would have to add you again.',
+      'Leave group',
+    ))
+  )
+    return;
   try {
     await api('DELETE', `/api/conversations/${conversation.id}/members/${state.me.user_id}`);
     removeConversation(conversation.id);

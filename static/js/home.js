@@ -171,8 +171,7 @@ async function start() {
   }
   $('signed-out').hidden = true;
   if (account.account_standing >= 4) {
-    $('suspended-text').textContent =
-      `Your account standing is ${standingLabel(4)}. You can read your warnings and log out; everything else is closed.`;
+    $('suspended-text').textContent = `Your account standing is ${standingLabel(4)}. You can read your warnings and log out; everything else is closed.`;
     $('suspended').hidden = false;
     return;
   }

@@ -8,7 +8,13 @@ import { api, upload, query } from './api.js';
 import { $, el, showText, confirmAction, formatTime, formatSize } from './ui.js';
 
 const POLL_MS = 1000;
-const STATUS_WORDS = { checked: 'checked, not started', running: 'importing', interrupted: 'interrupted (run the same command again)', done: 'done', failed: 'failed' };
+const STATUS_WORDS = {
+  checked: 'checked, not started',
+  running: 'importing',
+  interrupted: 'interrupted (run the same command again)',
+  done: 'done',
+  failed: 'failed',
+};
 const BECOMES = {
   channel: () => 'a channel',
   thread: (c) => `a channel named “${c.parent ? `${c.parent} › ` : ''}${c.name}”`,
@@ -28,7 +34,8 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 function uploadWords(err) {
   if (err.status === 413) return `That file is too large for this server (${err.reason}).`;
   if (err.status === 429 && /being uploaded or checked/.test(err.reason)) return 'Another export of yours is being checked: upload this one when it is done.';
-  if (err.status === 429) return `You uploaded several exports recently.${err.retryAfter ? ` Try again in ${Math.ceil(err.retryAfter / 60)} min.` : ' Try again later.'}`;
+  if (err.status === 429)
+    return `You uploaded several exports recently.${err.retryAfter ? ` Try again in ${Math.ceil(err.retryAfter / 60)} min.` : ' Try again later.'}`;
   if (err.status === 503) return 'The server is busy checking other exports. Try again in a few minutes.';
   return err.message;
 }
@@ -48,9 +55,7 @@ async function sendExport(e) {
   $('upload-text').textContent = `Sending ${file.name} (${formatSize(file.size)})…`;
   sending = upload(`/api/imports${query({ server_name: name })}`, form, (sent, total) => {
     $('upload-progress', HTMLProgressElement).value = sent / total;
-    $('upload-text').textContent = sent < total
-      ? `${formatSize(sent)} of ${formatSize(total)} sent`
-      : 'Uploaded. The server is reading the export…';
+    $('upload-text').textContent = sent < total ? `${formatSize(sent)} of ${formatSize(total)} sent` : 'Uploaded. The server is reading the export…';
   });
   try {
     const record = await sending.promise;
@@ -71,14 +76,21 @@ async function sendExport(e) {
 
 function channelRow(c) {
   const range = c.first ? (day(c.first) === day(c.last) ? day(c.first) : `${day(c.first)} – ${day(c.last)}`) : 'empty';
-  return el('tr', { class: c.becomes === 'nothing' ? 'not-carried' : null },
-    el('td', {}, el('span', { class: 'channel-name', text: `#${c.name}` }),
-      el('span', { class: 'muted sub', text: `${c.type}${c.parent ? `, under ${c.parent}` : ''}` })),
+  return el(
+    'tr',
+    { class: c.becomes === 'nothing' ? 'not-carried' : null },
+    el(
+      'td',
+      {},
+      el('span', { class: 'channel-name', text: `#${c.name}` }),
+      el('span', { class: 'muted sub', text: `${c.type}${c.parent ? `, under ${c.parent}` : ''}` }),
+    ),
     el('td', { text: (BECOMES[c.becomes] || BECOMES.channel)(c) }),
     el('td', { class: 'number', text: String(c.messages) }),
     el('td', { class: 'number', text: String(c.authors) }),
     el('td', {}, `${c.attachments.found} / `, el('span', { class: c.attachments.missing ? 'missing' : null, text: String(c.attachments.missing) })),
-    el('td', { text: range }));
+    el('td', { text: range }),
+  );
 }
 
 function showReport(record) {
@@ -87,7 +99,9 @@ function showReport(record) {
   $('report-summary').replaceChildren(
     el('strong', { text: plan.guild.name }),
     ` from Discord: ${plural(plan.channels.length, 'channel')}, ${plural(plan.categories.length, 'category', 'categories')}, ${plural(messages, 'message')}, ${plural(plan.people, 'person', 'people')}, ${plural(plan.roles, 'role')}. It becomes a new server named `,
-    el('strong', { text: record.server_name }), '.');
+    el('strong', { text: record.server_name }),
+    '.',
+  );
   $('report-rows').replaceChildren(...plan.channels.map(channelRow));
   $('not-carried').replaceChildren(...plan.notCarried.map((line) => el('li', { text: line })));
   $('not-carried-block').hidden = plan.notCarried.length === 0;
@@ -100,7 +114,10 @@ async function startImport(e) {
   $('start-button', HTMLButtonElement).disabled = true;
   showText('start-result', '');
   try {
-    const record = await api('POST', `/api/imports/${shown.id}/start`, { system: $('opt-system', HTMLInputElement).checked ? 'lines' : 'skip', package_claims: $('opt-package', HTMLInputElement).checked });
+    const record = await api('POST', `/api/imports/${shown.id}/start`, {
+      system: $('opt-system', HTMLInputElement).checked ? 'lines' : 'skip',
+      package_claims: $('opt-package', HTMLInputElement).checked,
+    });
     show(record);
     loadList();
   } catch (err) {
@@ -114,12 +131,19 @@ async function startImport(e) {
 
 function showRun(record) {
   const { done, total } = record.progress;
-  $('run-title').replaceChildren('Importing ', el('strong', { text: record.guild.name }), ' into the new server ', el('strong', { text: record.server_name }), '.');
+  $('run-title').replaceChildren(
+    'Importing ',
+    el('strong', { text: record.guild.name }),
+    ' into the new server ',
+    el('strong', { text: record.server_name }),
+    '.',
+  );
   $('run-progress', HTMLProgressElement).max = Math.max(total, 1);
   $('run-progress', HTMLProgressElement).value = record.status === 'done' ? Math.max(total, 1) : done;
-  $('run-text').textContent = record.status === 'running'
-    ? `${done} of ${plural(total, 'message')}. You can leave this page: the import goes on, and this page follows it again when you come back.`
-    : `${done} of ${plural(total, 'message')}.`;
+  $('run-text').textContent =
+    record.status === 'running'
+      ? `${done} of ${plural(total, 'message')}. You can leave this page: the import goes on, and this page follows it again when you come back.`
+      : `${done} of ${plural(total, 'message')}.`;
   $('run-done').hidden = record.status !== 'done';
   if (record.status === 'done' && record.server_id) $('open-server', HTMLAnchorElement).href = `/?server=${encodeURIComponent(record.server_id)}`;
   showText('run-failed', record.status === 'failed' ? `The import failed: ${record.error || 'no reason was given'}.` : '');
@@ -157,11 +181,13 @@ async function follow(id) {
 // ---- earlier imports ----------------------------------------------------------------------
 
 async function discard(record) {
-  const sure = await confirmAction('Discard this import?',
+  const sure = await confirmAction(
+    'Discard this import?',
     record.status === 'done'
       ? `It leaves this list. The server “${record.server_name}” it made stays.`
       : 'The uploaded export is deleted from the server. You can upload it again later.',
-    'Discard');
+    'Discard',
+  );
   if (!sure) return;
   try {
     await api('DELETE', `/api/imports/${record.id}`);
@@ -180,14 +206,30 @@ function importItem(record) {
   const actions = [];
   if (record.status === 'checked') actions.push(el('button', { type: 'button', class: 'small primary', onclick: () => show(record) }, 'Review and start'));
   if (record.status === 'running') actions.push(el('button', { type: 'button', class: 'small', onclick: () => show(record) }, 'Follow'));
-  if (record.status === 'done' && record.server_id) actions.push(el('a', { class: 'button small', href: `/?server=${encodeURIComponent(record.server_id)}` }, 'Open the server'));
+  if (record.status === 'done' && record.server_id)
+    actions.push(el('a', { class: 'button small', href: `/?server=${encodeURIComponent(record.server_id)}` }, 'Open the server'));
   if (record.status !== 'running') actions.push(el('button', { type: 'button', class: 'small', onclick: () => discard(record) }, 'Discard'));
-  return el('li', { 'data-id': record.id },
-    el('div', { class: 'import-text' },
-      el('span', { class: 'import-title' }, el('strong', { text: record.server_name }), ' ', el('span', { class: `badge status-${record.status}`, text: STATUS_WORDS[record.status] || record.status })),
-      el('span', { class: 'muted', text: `from “${record.guild.name}”, uploaded ${formatTime(record.created_at)}${record.finished_at ? `, ended ${formatTime(record.finished_at)}` : ''}` }),
-      record.status === 'failed' && record.error ? el('span', { class: 'import-error', text: record.error }) : null),
-    el('div', { class: 'button-row' }, actions));
+  return el(
+    'li',
+    { 'data-id': record.id },
+    el(
+      'div',
+      { class: 'import-text' },
+      el(
+        'span',
+        { class: 'import-title' },
+        el('strong', { text: record.server_name }),
+        ' ',
+        el('span', { class: `badge status-${record.status}`, text: STATUS_WORDS[record.status] || record.status }),
+      ),
+      el('span', {
+        class: 'muted',
+        text: `from “${record.guild.name}”, uploaded ${formatTime(record.created_at)}${record.finished_at ? `, ended ${formatTime(record.finished_at)}` : ''}`,
+      }),
+      record.status === 'failed' && record.error ? el('span', { class: 'import-error', text: record.error }) : null,
+    ),
+    el('div', { class: 'button-row' }, actions),
+  );
 }
 
 async function loadList() {

@@ -36,25 +36,56 @@ function personRow(p) {
   const code = p.claim_code ? el('code', { class: 'claim-code', text: p.claim_code }) : null;
   const copy = code ? el('button', { type: 'button', class: 'small', 'aria-label': `Copy the claim code of ${p.discord_name}` }, 'Copy') : null;
   copy?.addEventListener('click', () => copyCode(p.claim_code, code, copy));
-  return el('tr', { 'data-discord-id': p.discord_id },
-    el('td', {}, el('span', { class: 'person-cell' }, userAvatar(p, true),
-      el('span', {}, el('span', { class: 'cell-title', text: nameOf(p), title: `@${p.username}` }),
-        el('span', { class: 'muted sub discord-name', text: `Discord: ${p.discord_name}`, title: `Discord id ${p.discord_id}` })))),
+  return el(
+    'tr',
+    { 'data-discord-id': p.discord_id },
+    el(
+      'td',
+      {},
+      el(
+        'span',
+        { class: 'person-cell' },
+        userAvatar(p, true),
+        el(
+          'span',
+          {},
+          el('span', { class: 'cell-title', text: nameOf(p), title: `@${p.username}` }),
+          el('span', { class: 'muted sub discord-name', text: `Discord: ${p.discord_name}`, title: `Discord id ${p.discord_id}` }),
+        ),
+      ),
+    ),
     el('td', { class: 'number', text: String(p.messages) }),
     el('td', {}, code ? el('span', { class: 'code-cell' }, code, copy) : el('span', { class: 'muted', text: 'used' })),
-    el('td', {}, p.claimed_by
-      ? [el('span', { text: nameOf(p.claimed_by), title: `@${p.claimed_by.username}` }), el('span', { class: 'muted sub', text: formatTime(p.claimed_at) })]
-      : el('span', { class: 'muted', text: 'not yet' })),
-    el('td', {}, p.hidden ? el('span', { class: 'tag', text: 'hidden' }) : el('span', { class: 'muted', text: 'no' })));
+    el(
+      'td',
+      {},
+      p.claimed_by
+        ? [el('span', { text: nameOf(p.claimed_by), title: `@${p.claimed_by.username}` }), el('span', { class: 'muted sub', text: formatTime(p.claimed_at) })]
+        : el('span', { class: 'muted', text: 'not yet' }),
+    ),
+    el('td', {}, p.hidden ? el('span', { class: 'tag', text: 'hidden' }) : el('span', { class: 'muted', text: 'no' })),
+  );
 }
 
 /** Server settings → Imported people: {nodes, update}. */
 export async function importedPeoplePanel(server) {
   const body = el('tbody', { id: 'imported-people-rows' });
-  const table = el('table', { class: 'data-table imported-people', 'aria-label': 'Imported people' },
-    el('thead', {}, el('tr', {},
-      [['Placeholder'], ['Messages', 'number'], ['Claim code'], ['Claimed by'], ['Hidden']].map(([h, cls]) => el('th', { scope: 'col', class: cls, text: h })))),
-    body);
+  const table = el(
+    'table',
+    { class: 'data-table imported-people', 'aria-label': 'Imported people' },
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        [['Placeholder'], ['Messages', 'number'], ['Claim code'], ['Claimed by'], ['Hidden']].map(([h, cls]) =>
+          el('th', { scope: 'col', class: cls, text: h }),
+        ),
+      ),
+    ),
+    body,
+  );
   const empty = el('p', { class: 'muted empty-note', text: 'No one was imported into this server.' });
   const wrap = el('div', { class: 'table-wrap' }, table);
 
@@ -72,8 +103,12 @@ export async function importedPeoplePanel(server) {
   return {
     nodes: [
       el('h3', { text: 'Imported people' }),
-      el('p', { class: 'muted', text: 'Everyone an import from Discord named has a placeholder account here, holding their messages. Send each person their claim code (a direct message on Discord, say): they sign up here, open their account page → Your Discord history and enter it, and the history becomes theirs. Each code works once.' }),
-      wrap, empty,
+      el('p', {
+        class: 'muted',
+        text: 'Everyone an import from Discord named has a placeholder account here, holding their messages. Send each person their claim code (a direct message on Discord, say): they sign up here, open their account page → Your Discord history and enter it, and the history becomes theirs. Each code works once.',
+      }),
+      wrap,
+      empty,
       el('div', { class: 'button-row' }, el('button', { type: 'button', class: 'small', onclick: load }, 'Refresh')),
     ],
   };

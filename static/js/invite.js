@@ -14,9 +14,7 @@ async function load() {
     invite = await api('GET', path);
   } catch (err) {
     $('invite-heading').textContent = 'This invitation does not work';
-    $('invite-status').textContent = err.status === 404
-      ? 'It is unknown or has expired (invitations last seven days). Ask for a new one.'
-      : err.message;
+    $('invite-status').textContent = err.status === 404 ? 'It is unknown or has expired (invitations last seven days). Ask for a new one.' : err.message;
     return;
   }
   const members = invite.member_count === 1 ? '1 member' : `${invite.member_count} members`;

@@ -84,13 +84,26 @@ const SHORTCUTS = [
 export function openShortcuts() {
   let dialog = $('shortcuts-dialog', HTMLDialogElement);
   if (!dialog) {
-    dialog = el('dialog', { id: 'shortcuts-dialog', 'aria-labelledby': 'shortcuts-title' },
-      el('form', { method: 'dialog', class: 'dialog-form' },
+    dialog = el(
+      'dialog',
+      { id: 'shortcuts-dialog', 'aria-labelledby': 'shortcuts-title' },
+      el(
+        'form',
+        { method: 'dialog', class: 'dialog-form' },
         el('h2', { id: 'shortcuts-title', text: 'Keyboard shortcuts' }),
-        el('table', { class: 'shortcuts-table' },
+        el(
+          'table',
+          { class: 'shortcuts-table' },
           el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Keys' }), el('th', { scope: 'col', text: 'What they do' }))),
-          el('tbody', {}, SHORTCUTS.map(([keys, does]) => el('tr', {}, el('td', {}, el('kbd', { text: keys })), el('td', { text: does }))))),
-        el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Close'))));
+          el(
+            'tbody',
+            {},
+            SHORTCUTS.map(([keys, does]) => el('tr', {}, el('td', {}, el('kbd', { text: keys })), el('td', { text: does }))),
+          ),
+        ),
+        el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Close')),
+      ),
+    );
     document.body.append(dialog);
   }
   if (!dialog.open) dialog.showModal();
@@ -113,6 +126,18 @@ export function initKeyboard(room) {
     if (!target.closest('dialog, [popover]')) opener = target;
   });
   // Neither event bubbles; listening in the capture phase hears every dialog and popup.
-  document.addEventListener('close', (e) => { if (e.target instanceof HTMLDialogElement) afterClose(room); }, true);
-  document.addEventListener('toggle', (e) => { if (e.newState === 'closed') afterClose(room); }, true);
+  document.addEventListener(
+    'close',
+    (e) => {
+      if (e.target instanceof HTMLDialogElement) afterClose(room);
+    },
+    true,
+  );
+  document.addEventListener(
+    'toggle',
+    (e) => {
+      if (e.newState === 'closed') afterClose(room);
+    },
+    true,
+  );
 }

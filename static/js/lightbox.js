@@ -7,17 +7,35 @@ import { icon } from './icons.js';
 let dialog = null;
 
 function build() {
-  dialog = el('dialog', { id: 'lightbox', class: 'lightbox', 'aria-label': 'Image' },
-    el('figure', { class: 'lightbox-figure' },
+  dialog = el(
+    'dialog',
+    { id: 'lightbox', class: 'lightbox', 'aria-label': 'Image' },
+    el(
+      'figure',
+      { class: 'lightbox-figure' },
       el('img', { id: 'lightbox-img', alt: '' }),
-      el('figcaption', { class: 'lightbox-bar' },
+      el(
+        'figcaption',
+        { class: 'lightbox-bar' },
         el('span', { id: 'lightbox-name', class: 'file-name' }),
-        el('span', { class: 'lightbox-actions' },
-          el('a', { id: 'lightbox-open', class: 'icon-link', target: '_blank', rel: 'noopener', title: 'Open in a new tab', 'aria-label': 'Open in a new tab' }, icon('link')),
+        el(
+          'span',
+          { class: 'lightbox-actions' },
+          el(
+            'a',
+            { id: 'lightbox-open', class: 'icon-link', target: '_blank', rel: 'noopener', title: 'Open in a new tab', 'aria-label': 'Open in a new tab' },
+            icon('link'),
+          ),
           el('a', { id: 'lightbox-download', class: 'icon-link', title: 'Download', 'aria-label': 'Download' }, icon('download')),
-          iconButton('x', 'Close', () => dialog.close(), { id: 'lightbox-close' })))));
+          iconButton('x', 'Close', () => dialog.close(), { id: 'lightbox-close' }),
+        ),
+      ),
+    ),
+  );
   // A click on the backdrop (the dialog itself, outside the figure) closes it.
-  dialog.addEventListener('click', (e) => { if (e.target === dialog) dialog.close(); });
+  dialog.addEventListener('click', (e) => {
+    if (e.target === dialog) dialog.close();
+  });
   document.body.append(dialog);
 }
 

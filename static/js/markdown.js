@@ -65,8 +65,35 @@ md.renderer.rules.mention = (tokens, idx) => {
 
 /** @type {import('dompurify').Config & { RETURN_DOM_FRAGMENT: true }} */
 const PURIFY = {
-  ALLOWED_TAGS: ['p', 'br', 'strong', 'em', 's', 'del', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'span',
-    'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'table', 'thead', 'tbody', 'tr', 'th', 'td'],
+  ALLOWED_TAGS: [
+    'p',
+    'br',
+    'strong',
+    'em',
+    's',
+    'del',
+    'code',
+    'pre',
+    'blockquote',
+    'ul',
+    'ol',
+    'li',
+    'a',
+    'span',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'hr',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
+  ],
   ALLOWED_ATTR: ['href', 'class', 'data-name', 'start', 'title'],
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
   RETURN_DOM_FRAGMENT: true,
@@ -109,7 +136,12 @@ export function renderMarkdown(text, mention) {
   }
   for (const pre of fragment.querySelectorAll('pre')) {
     const code = pre.textContent;
-    const copy = el('button', { type: 'button', class: 'copy-code', 'aria-label': 'Copy code', title: 'Copy code' }, icon('copy'), el('span', { text: 'Copy' }));
+    const copy = el(
+      'button',
+      { type: 'button', class: 'copy-code', 'aria-label': 'Copy code', title: 'Copy code' },
+      icon('copy'),
+      el('span', { text: 'Copy' }),
+    );
     copy.addEventListener('click', async () => {
       try {
         await navigator.clipboard.writeText(code.replace(/\n$/, ''));

@@ -26,11 +26,14 @@ export { loadMembers };
 const reloadedAt = new Map(); // server id -> when its roles were last reloaded for a new role
 
 const PRESENCE_ORDER = { online: 0, idle: 1, dnd: 2, offline: 3 };
-const byPresence = (a, b) => (PRESENCE_ORDER[state.presence.get(a.user_id) || 'offline'] - PRESENCE_ORDER[state.presence.get(b.user_id) || 'offline'])
-  || displayName(a).localeCompare(displayName(b));
+const byPresence = (a, b) =>
+  PRESENCE_ORDER[state.presence.get(a.user_id) || 'offline'] - PRESENCE_ORDER[state.presence.get(b.user_id) || 'offline'] ||
+  displayName(a).localeCompare(displayName(b));
 
 function presenceOf(member) {
-  return member.user_id === state.me.user_id ? state.presence.get(member.user_id) || 'online' : state.presence.get(member.user_id) || member.presence || 'offline';
+  return member.user_id === state.me.user_id
+    ? state.presence.get(member.user_id) || 'online'
+    : state.presence.get(member.user_id) || member.presence || 'offline';
 }
 
 /** A member's name in the colour of the first role they hold that has one (as Discord shows it). */
@@ -49,17 +52,33 @@ function memberRow(member, server) {
   const role = member.role || null;
   const until = timeoutOf(member);
   const words = { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' };
-  return el('li', { class: `member${presence === 'offline' ? ' offline' : ''}` }, labelled(
-    `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
-    el('button', {
-      type: 'button', class: 'member-button', 'aria-haspopup': 'menu', 'data-user': member.user_id,
-      onclick: (e) => openUserMenu(member, e.currentTarget),
-    },
-    el('span', { class: 'avatar-wrap', 'aria-hidden': 'true' }, userAvatar(member, true), el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' })),
-    coloured(nameText(member, 'member-name'), member, server),
-    member.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: 'A bot account' }) : null,
-    member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
-    until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null)));
+  return el(
+    'li',
+    { class: `member${presence === 'offline' ? ' offline' : ''}` },
+    labelled(
+      `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'member-button',
+          'aria-haspopup': 'menu',
+          'data-user': member.user_id,
+          onclick: (e) => openUserMenu(member, e.currentTarget),
+        },
+        el(
+          'span',
+          { class: 'avatar-wrap', 'aria-hidden': 'true' },
+          userAvatar(member, true),
+          el('span', { class: `presence ${presence}`, 'aria-hidden': 'true' }),
+        ),
+        coloured(nameText(member, 'member-name'), member, server),
+        member.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: 'A bot account' }) : null,
+        member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
+        until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null,
+      ),
+    ),
+  );
 }
 
 // The button's name is the spoken label (visually hidden); what it shows is hidden from screen
@@ -74,9 +93,21 @@ const isOffline = (m) => presenceOf(m) === 'offline';
 
 /** One heading and its members: "Online — 3", a hoisted role's name, or "Offline — 5". */
 function memberGroup(name, list, server, admin = false) {
-  return el('section', { class: 'member-group' },
-    el('h3', { class: 'members-heading' }, el('span', { text: `${name} — ${list.length}` }), admin ? el('span', { class: 'role-flag', title: 'Full server administrators', text: 'admin' }) : null),
-    el('ul', { class: 'member-list' }, list.map((m) => memberRow(m, server))));
+  return el(
+    'section',
+    { class: 'member-group' },
+    el(
+      'h3',
+      { class: 'members-heading' },
+      el('span', { text: `${name} — ${list.length}` }),
+      admin ? el('span', { class: 'role-flag', title: 'Full server administrators', text: 'admin' }) : null,
+    ),
+    el(
+      'ul',
+      { class: 'member-list' },
+      list.map((m) => memberRow(m, server)),
+    ),
+  );
 }
 
 /**
@@ -94,10 +125,9 @@ export function renderMembers() {
     const members = [...c.members].sort(byPresence);
     const online = members.filter((m) => !isOffline(m));
     const offline = members.filter(isOffline);
-    return box.replaceChildren(...[
-      online.length && memberGroup('Online', online, null),
-      offline.length && memberGroup('Offline', offline, null),
-    ].filter(Boolean));
+    return box.replaceChildren(
+      ...[online.length && memberGroup('Online', online, null), offline.length && memberGroup('Offline', offline, null)].filter(Boolean),
+    );
   }
   const server = findServer(cur.serverId);
   const members = state.members.get(cur.serverId);
@@ -146,20 +176,35 @@ export function openUserMenu(user, anchor) {
   const moderate = server && member && mayModerate(server, member);
   const roles = server ? state.roles.get(server.id) || [] : [];
   const subtitle = member
-    ? member.is_owner ? 'Server owner' : member.roles.length ? `${member.roles.length > 1 ? 'Roles' : 'Role'}: ${heldRoles(roles, member).map((r) => r.name).join(', ')}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}` : 'No role'
-    : server ? 'Not a member of this server' : conversation ? 'Member' : '';
+    ? member.is_owner
+      ? 'Server owner'
+      : member.roles.length
+        ? `${member.roles.length > 1 ? 'Roles' : 'Role'}: ${heldRoles(roles, member)
+            .map((r) => r.name)
+            .join(', ')}${holdsAdminRole(server.id, member) ? ' (administrator)' : ''}`
+        : 'No role'
+    : server
+      ? 'Not a member of this server'
+      : conversation
+        ? 'Member'
+        : '';
   const name = displayName(user);
   const groups = [
     [
       !self && !gone && isFriend(user.user_id) && menuItem('Message', 'chat', () => openDm(user.username)),
       !self && !gone && !isFriend(user.user_id) && !isBlocked(user.user_id) && menuItem('Add friend', 'user', () => addFriend(user.username)),
     ],
-    isOwner && member && roles.length ? [
-      el('div', { class: 'menu-label', text: 'Roles' }),
-      ...roles.map((r) => menuItem(r.name, 'shield', () => toggleRole(server, member, r), {
-        role: 'menuitemcheckbox', checked: member.roles.includes(r.name),
-      })),
-    ] : [],
+    isOwner && member && roles.length
+      ? [
+          el('div', { class: 'menu-label', text: 'Roles' }),
+          ...roles.map((r) =>
+            menuItem(r.name, 'shield', () => toggleRole(server, member, r), {
+              role: 'menuitemcheckbox',
+              checked: member.roles.includes(r.name),
+            }),
+          ),
+        ]
+      : [],
     [
       moderate && !until && menuItem('Time out…', 'clock', () => timeOutMember(server, member), { danger: true }),
       moderate && until && menuItem('Remove timeout', 'clock', () => endTimeout(server, member)),
@@ -168,19 +213,30 @@ export function openUserMenu(user, anchor) {
       inGroup && !self && conversation.created_by === me && menuItem('Remove from group', 'door', () => removeFromGroup(conversation, user), { danger: true }),
     ],
     [
-      !self && !gone && (isBlocked(user.user_id) ? menuItem('Unblock', 'ban', () => unblockUser(user)) : menuItem('Block', 'ban', () => blockUser(user), { danger: true })),
+      !self &&
+        !gone &&
+        (isBlocked(user.user_id) ? menuItem('Unblock', 'ban', () => unblockUser(user)) : menuItem('Block', 'ban', () => blockUser(user), { danger: true })),
       !self && !gone && menuItem('Report user', 'flag', () => reportUser(user), { danger: true }),
     ],
-  ].map((g) => g.filter(Boolean)).filter((g) => g.length);
+  ]
+    .map((g) => g.filter(Boolean))
+    .filter((g) => g.length);
   menu.replaceChildren(
-    el('div', { class: 'menu-card' },
+    el(
+      'div',
+      { class: 'menu-card' },
       userAvatar(user),
-      el('div', { class: 'card-text' },
+      el(
+        'div',
+        { class: 'card-text' },
         el('strong', { class: 'card-name', text: name }),
         gone ? null : el('div', { class: 'muted card-username', text: `@${user.username}` }),
         subtitle ? el('div', { class: 'muted card-sub', text: subtitle }) : null,
-        until ? el('div', { class: 'card-timeout', text: `Timed out until ${formatTime(until)}` }) : null)),
-    ...groups.flatMap((g, i) => (i ? [el('div', { class: 'menu-sep', role: 'separator' }), ...g] : g)));
+        until ? el('div', { class: 'card-timeout', text: `Timed out until ${formatTime(until)}` }) : null,
+      ),
+    ),
+    ...groups.flatMap((g, i) => (i ? [el('div', { class: 'menu-sep', role: 'separator' }), ...g] : g)),
+  );
   openPopup(menu, anchor);
   menu.querySelector('[role^="menuitem"]')?.focus();
 }
@@ -255,4 +311,6 @@ on('presence', renderMembers);
 on('friends', renderMembers);
 on('users', renderMembers);
 on('blocks', renderMembers);
-on('nav', () => { if (state.current?.kind === 'conversation') renderMembers(); });
+on('nav', () => {
+  if (state.current?.kind === 'conversation') renderMembers();
+});

@@ -46,30 +46,57 @@ export function buildMessage(m, on) {
   // A webhook's message carries the name it was sent under; the store holds only the latest.
   const name = m.webhook_id ? author.display_name || author.username : displayName(author);
   // Focusable (room-focus.js makes one message of the list its tab stop).
-  const item = el('li', { class: classes.join(' '), 'data-id': m.id, tabIndex: -1, 'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}` });
+  const item = el('li', {
+    class: classes.join(' '),
+    'data-id': m.id,
+    tabIndex: -1,
+    'aria-label': `${name}, ${formatTime(m.created_at)}${m.pinned ? ', pinned' : ''}`,
+  });
 
   const pinnedMark = () => (m.pinned ? el('span', { class: 'pinned-mark', title: 'Pinned' }, icon('pin')) : null);
   // A continued message has no header: its pin shows in the gutter, where its time shows on hover.
   const gutter = on.continued
-    ? el('div', { class: 'msg-gutter' }, el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }), pinnedMark())
+    ? el(
+        'div',
+        { class: 'msg-gutter' },
+        el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }),
+        pinnedMark(),
+      )
     : el('div', { class: 'msg-gutter' }, userAvatar(author));
 
   const body = el('div', { class: 'msg-body' });
-  body.append(on.continued
-    ? el('span', { class: 'visually-hidden author-hidden', text: name })
-    : el('div', { class: 'msg-head' },
-      // A webhook is no one to open a menu of: its name is text.
-      m.webhook_id ? el('span', { class: 'author', text: name }) : el('button', {
-        type: 'button', class: 'author', text: name, title: isDeletedUser(author) ? null : `@${author.username}`,
-        'aria-label': `${fullName(author)}: open their menu`, 'aria-haspopup': 'menu', onclick: (e) => on.openUser(e.currentTarget),
-      }),
-      author.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: m.webhook_id ? 'Sent through a webhook' : 'A bot account' }) : null,
-      el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
-      pinnedMark()));
+  body.append(
+    on.continued
+      ? el('span', { class: 'visually-hidden author-hidden', text: name })
+      : el(
+          'div',
+          { class: 'msg-head' },
+          // A webhook is no one to open a menu of: its name is text.
+          m.webhook_id
+            ? el('span', { class: 'author', text: name })
+            : el('button', {
+                type: 'button',
+                class: 'author',
+                text: name,
+                title: isDeletedUser(author) ? null : `@${author.username}`,
+                'aria-label': `${fullName(author)}: open their menu`,
+                'aria-haspopup': 'menu',
+                onclick: (e) => on.openUser(e.currentTarget),
+              }),
+          author.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: m.webhook_id ? 'Sent through a webhook' : 'A bot account' }) : null,
+          el('time', { dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatTime(m.created_at) }),
+          pinnedMark(),
+        ),
+  );
   if (m.reply_to) body.append(replyPreview(m, on));
-  const edited = () => (on.history
-    ? el('button', { type: 'button', class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}: show every version`, onclick: on.history }, '(edited)')
-    : el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' }));
+  const edited = () =>
+    on.history
+      ? el(
+          'button',
+          { type: 'button', class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}: show every version`, onclick: on.history },
+          '(edited)',
+        )
+      : el('span', { class: 'edited', title: `edited ${new Date(m.edited_at).toLocaleString()}`, text: '(edited)' });
   if (m.content) {
     const content = el('div', { class: 'content' });
     content.append(renderMarkdown(m.content, on.mention));
@@ -84,7 +111,13 @@ export function buildMessage(m, on) {
   }
   if (Array.isArray(m.embeds) && m.embeds.length) body.append(embeds(m, on));
   if (m.attachments && m.attachments.length) {
-    body.append(el('div', { class: 'attachments' }, m.attachments.map((a) => attachment(a, on))));
+    body.append(
+      el(
+        'div',
+        { class: 'attachments' },
+        m.attachments.map((a) => attachment(a, on)),
+      ),
+    );
   }
   body.append(reactions(m, on));
   item.append(gutter, body, toolbar(m, on));
@@ -122,8 +155,14 @@ function replyPreview(m, on) {
   // The server sends null once the message answered is deleted; reply_to stays.
   if (!p) return el('div', { class: 'reply-preview deleted' }, icon('reply', 'flip'), el('span', { text: 'deleted message' }));
   const blocked = p.author && isBlocked(p.author.user_id);
-  return el('button', { type: 'button', class: 'reply-preview', title: 'Show the message this answers', onclick: () => on.jump(p.id) },
-    icon('reply', 'flip'), el('strong', { text: p.author ? displayName(p.author) : 'unknown' }), ' ', el('span', { class: blocked ? 'blocked-text' : null, text: blocked ? 'Blocked message' : p.content || '(attachment)' }));
+  return el(
+    'button',
+    { type: 'button', class: 'reply-preview', title: 'Show the message this answers', onclick: () => on.jump(p.id) },
+    icon('reply', 'flip'),
+    el('strong', { text: p.author ? displayName(p.author) : 'unknown' }),
+    ' ',
+    el('span', { class: blocked ? 'blocked-text' : null, text: blocked ? 'Blocked message' : p.content || '(attachment)' }),
+  );
 }
 
 /**
@@ -139,16 +178,27 @@ function attachment(a, on) {
     return el('button', { type: 'button', class: 'attachment image', title: label, 'aria-label': `Open image ${a.name}`, onclick: () => on.open(a) }, img);
   }
   if (a.preview_kind === 'audio' || a.preview_kind === 'video') {
-    return el('figure', { class: `attachment media ${a.preview_kind}` },
+    return el(
+      'figure',
+      { class: `attachment media ${a.preview_kind}` },
       el(a.preview_kind, { src: url, controls: true, preload: 'metadata' }),
-      el('figcaption', {}, el('span', { class: 'file-name', text: a.name }), el('span', { class: 'muted', text: ` ${formatSize(a.size)}` }),
-        el('a', { href: url, download: a.name, class: 'icon-link', 'aria-label': `Download ${a.name}`, title: 'Download' }, icon('download'))));
+      el(
+        'figcaption',
+        {},
+        el('span', { class: 'file-name', text: a.name }),
+        el('span', { class: 'muted', text: ` ${formatSize(a.size)}` }),
+        el('a', { href: url, download: a.name, class: 'icon-link', 'aria-label': `Download ${a.name}`, title: 'Download' }, icon('download')),
+      ),
+    );
   }
   // Everything else (text, documents, SVG, unknown) is a download, never shown inline.
-  return el('a', { class: 'attachment file', href: url, download: a.name, title: `Download ${label}` },
+  return el(
+    'a',
+    { class: 'attachment file', href: url, download: a.name, title: `Download ${label}` },
     icon('file', 'file-icon'),
     el('span', { class: 'file-meta' }, el('span', { class: 'file-name', text: a.name }), el('span', { class: 'muted file-size', text: formatSize(a.size) })),
-    icon('download', 'download-icon'));
+    icon('download', 'download-icon'),
+  );
 }
 
 /**
@@ -156,16 +206,28 @@ function attachment(a, on) {
  * @param {Record<string, any>} on
  */
 function reactions(m, on) {
-  const list = el('div', { class: 'reactions' }, (m.reactions || []).map((reaction) => el('button', {
-    type: 'button',
-    class: reaction.reacted ? 'reaction reacted' : 'reaction',
-    'aria-pressed': String(reaction.reacted),
-    'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
-    title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
-    onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
-    // Without add_reactions one may take one's own back, not add.
-    disabled: !reaction.reacted && !on.react,
-  }, el('span', { class: 'r-emoji', text: reaction.emoji }), ' ', el('span', { class: 'r-count', text: String(reaction.count) }))));
+  const list = el(
+    'div',
+    { class: 'reactions' },
+    (m.reactions || []).map((reaction) =>
+      el(
+        'button',
+        {
+          type: 'button',
+          class: reaction.reacted ? 'reaction reacted' : 'reaction',
+          'aria-pressed': String(reaction.reacted),
+          'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
+          title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
+          onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
+          // Without add_reactions one may take one's own back, not add.
+          disabled: !reaction.reacted && !on.react,
+        },
+        el('span', { class: 'r-emoji', text: reaction.emoji }),
+        ' ',
+        el('span', { class: 'r-count', text: String(reaction.count) }),
+      ),
+    ),
+  );
   if ((m.reactions || []).length && on.react) {
     list.append(iconButton('smile', 'Add a reaction', (e) => on.react(e.currentTarget), { class: 'add-reaction' }));
   }
@@ -177,10 +239,13 @@ function reactions(m, on) {
  * @param {Record<string, any>} on
  */
 function toolbar(m, on) {
-  return el('div', { class: 'msg-toolbar', role: 'toolbar', 'aria-label': 'Message actions' },
+  return el(
+    'div',
+    { class: 'msg-toolbar', role: 'toolbar', 'aria-label': 'Message actions' },
     on.react ? iconButton('smile', 'React', (e) => on.react(e.currentTarget), { class: 'react-button' }) : null,
     iconButton('reply', 'Reply', on.reply),
-    iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }));
+    iconButton('dots', 'More actions', (e) => on.menu(e.currentTarget), { class: 'more-button', 'aria-haspopup': 'menu' }),
+  );
 }
 
 /**
@@ -190,9 +255,24 @@ function toolbar(m, on) {
  * @returns {HTMLLIElement}
  */
 export function buildBlocked(m, on) {
-  return el('li', { class: `msg blocked-msg${on.continued ? ' continued' : ''}`, 'data-id': m.id, tabIndex: -1, 'aria-label': `Blocked message, ${formatTime(m.created_at)}` },
+  return el(
+    'li',
+    {
+      class: `msg blocked-msg${on.continued ? ' continued' : ''}`,
+      'data-id': m.id,
+      tabIndex: -1,
+      'aria-label': `Blocked message, ${formatTime(m.created_at)}`,
+    },
     el('div', { class: 'msg-gutter' }, icon('hidden', 'blocked-icon')),
-    el('div', { class: 'msg-body' },
+    el(
+      'div',
+      { class: 'msg-body' },
       el('span', { class: 'muted', text: 'Blocked message — ' }),
-      el('button', { type: 'button', class: 'link-button', onclick: on.show, 'aria-label': `Show the blocked message from ${formatTime(m.created_at)}` }, 'show')));
+      el(
+        'button',
+        { type: 'button', class: 'link-button', onclick: on.show, 'aria-label': `Show the blocked message from ${formatTime(m.created_at)}` },
+        'show',
+      ),
+    ),
+  );
 }

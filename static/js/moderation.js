@@ -64,10 +64,16 @@ export async function kickMember(server, member) {
   const answer = await askForm({
     title: `Kick ${name}?`,
     text: `${name} leaves ${server.name}. They can come back only with a new invite from the owner or an administrator.`,
-    submit: 'Kick', danger: true, fields: [reasonField],
+    submit: 'Kick',
+    danger: true,
+    fields: [reasonField],
   });
   if (!answer) return;
-  await changeMember(server, () => apiWithReason('DELETE', `/api/servers/${server.id}/members/${member.user_id}`, undefined, answer.reason), () => `${name} was kicked.`);
+  await changeMember(
+    server,
+    () => apiWithReason('DELETE', `/api/servers/${server.id}/members/${member.user_id}`, undefined, answer.reason),
+    () => `${name} was kicked.`,
+  );
 }
 
 export async function banMember(server, member) {
@@ -75,12 +81,18 @@ export async function banMember(server, member) {
   const answer = await askForm({
     title: `Ban ${name}?`,
     text: `${name} is removed from ${server.name} and cannot join again, through any invite, until unbanned (Server settings → Bans).`,
-    submit: 'Ban', danger: true, fields: [{ ...reasonField, label: 'Reason (optional; shown in the ban list and the audit log)' }],
+    submit: 'Ban',
+    danger: true,
+    fields: [{ ...reasonField, label: 'Reason (optional; shown in the ban list and the audit log)' }],
   });
   if (!answer) return;
   const reason = answer.reason.trim();
   // The ban keeps its reason for the ban list; the header gives it to the audit log.
-  await changeMember(server, () => apiWithReason('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {}, reason), () => `${name} was banned.`);
+  await changeMember(
+    server,
+    () => apiWithReason('PUT', `/api/servers/${server.id}/bans/${member.user_id}`, reason ? { reason } : {}, reason),
+    () => `${name} was banned.`,
+  );
 }
 
 export async function timeOutMember(server, member) {
@@ -88,16 +100,24 @@ export async function timeOutMember(server, member) {
   const answer = await askForm({
     title: `Time out ${name}`,
     text: `${name} can still read ${server.name} but cannot send, edit, react or type there until the time is up.`,
-    submit: 'Time out', danger: true,
+    submit: 'Time out',
+    danger: true,
     fields: [{ name: 'seconds', label: 'For how long', type: 'select', value: 300, options: TIMEOUTS }, reasonField],
   });
   if (!answer) return;
-  await changeMember(server, () => apiWithReason('PUT', `/api/servers/${server.id}/members/${member.user_id}/timeout`, { seconds: Number(answer.seconds) }, answer.reason),
-    (updated) => `${name} is timed out until ${formatTime(updated.timeout_until)}.`);
+  await changeMember(
+    server,
+    () => apiWithReason('PUT', `/api/servers/${server.id}/members/${member.user_id}/timeout`, { seconds: Number(answer.seconds) }, answer.reason),
+    (updated) => `${name} is timed out until ${formatTime(updated.timeout_until)}.`,
+  );
 }
 
 export async function endTimeout(server, member) {
-  await changeMember(server, () => api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/timeout`), () => `${displayName(member)} may write again.`);
+  await changeMember(
+    server,
+    () => api('DELETE', `/api/servers/${server.id}/members/${member.user_id}/timeout`),
+    () => `${displayName(member)} may write again.`,
+  );
 }
 
 /** Server settings → Bans: who is banned, why, by whom and when, with Unban. */
@@ -108,12 +128,25 @@ export function bansPanel(server) {
     try {
       const bans = await api('GET', `/api/servers/${server.id}/bans`);
       bans.forEach(learnUser);
-      list.replaceChildren(...bans.map((ban) => el('li', { class: 'ban-row' },
-        userAvatar(ban, true),
-        el('span', { class: 'row-text' },
-          nameText(ban, 'row-title'),
-          el('span', { class: 'muted row-sub', text: `${ban.reason ? `“${ban.reason}” · ` : ''}banned by ${state.users.has(ban.banned_by) ? displayName({ user_id: ban.banned_by }) : 'an administrator'}, ${formatTime(ban.created_at)}` })),
-        el('button', { type: 'button', class: 'small', onclick: () => unban(ban) }, 'Unban'))));
+      list.replaceChildren(
+        ...bans.map((ban) =>
+          el(
+            'li',
+            { class: 'ban-row' },
+            userAvatar(ban, true),
+            el(
+              'span',
+              { class: 'row-text' },
+              nameText(ban, 'row-title'),
+              el('span', {
+                class: 'muted row-sub',
+                text: `${ban.reason ? `“${ban.reason}” · ` : ''}banned by ${state.users.has(ban.banned_by) ? displayName({ user_id: ban.banned_by }) : 'an administrator'}, ${formatTime(ban.created_at)}`,
+              }),
+            ),
+            el('button', { type: 'button', class: 'small', onclick: () => unban(ban) }, 'Unban'),
+          ),
+        ),
+      );
       empty.textContent = 'Nobody is banned.';
       empty.hidden = bans.length > 0;
     } catch (err) {
@@ -133,6 +166,7 @@ export function bansPanel(server) {
   return [
     el('h3', { text: 'Bans' }),
     el('p', { class: 'muted', text: 'Banned people cannot join through any invite. Ban someone from their menu in the member list.' }),
-    list, empty,
+    list,
+    empty,
   ];
 }

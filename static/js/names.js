@@ -25,7 +25,10 @@ export function nameText(user, className = '') {
 
 /** "Ada Lovelace" → "AL", "bob_42" → "BO": letters and digits of any script. */
 export function initialsOf(name) {
-  const words = String(name || '').split(/\s+/).map((w) => w.replace(/[^\p{L}\p{N}]/gu, '')).filter(Boolean);
+  const words = String(name || '')
+    .split(/\s+/)
+    .map((w) => w.replace(/[^\p{L}\p{N}]/gu, ''))
+    .filter(Boolean);
   if (!words.length) return '?';
   const text = words.length > 1 ? [...words[0]][0] + [...words[1]][0] : [...words[0]].slice(0, 2).join('');
   return text.toUpperCase();
@@ -36,7 +39,14 @@ export function userAvatar(user, small = false) {
   const u = userRecord(user) || user;
   // Only our own avatar route: a record can never make the page load from elsewhere.
   if (u && typeof u.avatar_url === 'string' && u.avatar_url.startsWith('/avatars/')) {
-    return el('img', { class: `avatar picture${small ? ' small' : ''}`, src: u.avatar_url, alt: '', 'aria-hidden': 'true', loading: 'lazy', decoding: 'async' });
+    return el('img', {
+      class: `avatar picture${small ? ' small' : ''}`,
+      src: u.avatar_url,
+      alt: '',
+      'aria-hidden': 'true',
+      loading: 'lazy',
+      decoding: 'async',
+    });
   }
   return el('span', { class: `${avatarClass(u?.user_id || '?')}${small ? ' small' : ''}`, 'aria-hidden': 'true', text: initialsOf(u ? displayName(u) : '?') });
 }

@@ -31,7 +31,9 @@ async function tryNow() {
   const delay = Math.min(30_000, 1000 * 2 ** retries);
   retries += 1;
   let left = Math.round(delay / 1000);
-  const say = () => { retryText.textContent = `Reconnecting in ${left} s…`; };
+  const say = () => {
+    retryText.textContent = `Reconnecting in ${left} s…`;
+  };
   say();
   countdown = setInterval(() => {
     left = Math.max(0, left - 1);
@@ -50,14 +52,27 @@ export async function startOffline() {
   app.classList.remove('pane-nav');
   $('signed-out').hidden = true;
   $('no-room').hidden = true;
-  const retryNow = el('button', { type: 'button', class: 'link-button', onclick: () => {
-    retries = 0;
-    tryNow();
-  } }, 'Retry now');
-  $('main').append(el('div', { id: 'offline-state', class: 'empty-state offline-state', role: 'status' },
-    el('h2', { text: 'You are offline' }),
-    el('p', { class: 'muted', text: 'Chat opens where you left off as soon as the connection is back.' }),
-    el('p', {}, retryText, ' ', retryNow)));
+  const retryNow = el(
+    'button',
+    {
+      type: 'button',
+      class: 'link-button',
+      onclick: () => {
+        retries = 0;
+        tryNow();
+      },
+    },
+    'Retry now',
+  );
+  $('main').append(
+    el(
+      'div',
+      { id: 'offline-state', class: 'empty-state offline-state', role: 'status' },
+      el('h2', { text: 'You are offline' }),
+      el('p', { class: 'muted', text: 'Chat opens where you left off as soon as the connection is back.' }),
+      el('p', {}, retryText, ' ', retryNow),
+    ),
+  );
   app.hidden = false;
   document.body.classList.add('in-app');
   window.addEventListener('online', () => {

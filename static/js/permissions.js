@@ -22,7 +22,14 @@ export function flagChecks(prefix, chosen) {
     const box = el('input', { type: 'checkbox', id: `${prefix}-${flag}`, checked: chosen.includes(flag) });
     return /** @type {const} */ ([flag, box, el('div', { class: 'check-line' }, box, el('label', { for: box.id, text: label }))]);
   });
-  return { node: el('div', { class: 'flag-checks' }, boxes.map(([, , line]) => line)), value: () => boxes.filter(([, box]) => box.checked).map(([flag]) => flag) };
+  return {
+    node: el(
+      'div',
+      { class: 'flag-checks' },
+      boxes.map(([, , line]) => line),
+    ),
+    value: () => boxes.filter(([, box]) => box.checked).map(([flag]) => flag),
+  };
 }
 
 /** Server settings → Permissions: {nodes, update}; `focus`: a channel id to open on. */
@@ -50,7 +57,10 @@ export function permissionsPanel(server, focus = null) {
     ];
   };
   let chosen = focus ? `channel:${focus}` : null;
-  picker.addEventListener('change', () => { chosen = picker.value; load(); });
+  picker.addEventListener('change', () => {
+    chosen = picker.value;
+    load();
+  });
 
   async function load() {
     const scope = scopes().find((x) => x.key === chosen) || scopes()[0];
@@ -65,9 +75,13 @@ export function permissionsPanel(server, focus = null) {
     if (chosen !== scope.key) return;
     const s = findServer(server.id) || server;
     const category = scope.channel?.category_id ? (s.categories || []).find((c) => c.id === scope.channel.category_id) : null;
-    note.textContent = !scope.channel ? 'Channels synced with this category follow these rows.'
-      : category && scope.channel.permissions_synced ? `Synced with the category ${category.name}: a change here gives #${scope.channel.name} rows of its own.`
-        : category ? `Not synced with the category ${category.name}.` : 'A flag left on the middle setting follows the server and the roles.';
+    note.textContent = !scope.channel
+      ? 'Channels synced with this category follow these rows.'
+      : category && scope.channel.permissions_synced
+        ? `Synced with the category ${category.name}: a change here gives #${scope.channel.name} rows of its own.`
+        : category
+          ? `Not synced with the category ${category.name}.`
+          : 'A flag left on the middle setting follows the server and the roles.';
     const byTarget = new Map(list.map((o) => [o.target_id, o]));
     const targets = [
       { id: server.id, kind: 'everyone', name: '@everyone' },
@@ -76,14 +90,21 @@ export function permissionsPanel(server, focus = null) {
     ];
     rows.replaceChildren(...targets.map((t) => overwriteRow(scope, t, byTarget.get(t.id))), addMember(scope, targets));
     if (category && !scope.channel.permissions_synced) {
-      rows.append(el('button', { type: 'button', class: 'small', text: `Sync with ${category.name}`, onclick: async () => {
-        try {
-          applyChannel(server.id, await api('PATCH', `${base}/channels/${scope.channel.id}`, { permissions_synced: true }));
-          load();
-        } catch (err) {
-          toast(err.message);
-        }
-      } }));
+      rows.append(
+        el('button', {
+          type: 'button',
+          class: 'small',
+          text: `Sync with ${category.name}`,
+          onclick: async () => {
+            try {
+              applyChannel(server.id, await api('PATCH', `${base}/channels/${scope.channel.id}`, { permissions_synced: true }));
+              load();
+            } catch (err) {
+              toast(err.message);
+            }
+          },
+        }),
+      );
     }
   }
 
@@ -108,15 +129,40 @@ export function permissionsPanel(server, focus = null) {
         load();
       }
     };
-    const toggles = FLAGS.map(([flag, label]) => el('div', { class: 'tri', role: 'group', 'aria-label': `${label}, for ${target.name}` },
-      ...[['deny', '✕', 'Deny'], ['inherit', '/', 'Inherit'], ['allow', '✓', 'Allow']].map(([mode, mark, word]) => el('button', {
-        type: 'button', class: `tri-${mode}`, text: mark, title: `${word}: ${label}`, 'aria-label': `${word} ${label.toLowerCase()} for ${target.name}`,
-        'aria-pressed': String(value.get(flag) === mode),
-        onclick: () => { value.set(flag, mode); save(); },
-      }))));
-    return el('div', { class: 'overwrite-row', 'data-target': target.id },
+    const toggles = FLAGS.map(([flag, label]) =>
+      el(
+        'div',
+        { class: 'tri', role: 'group', 'aria-label': `${label}, for ${target.name}` },
+        ...[
+          ['deny', '✕', 'Deny'],
+          ['inherit', '/', 'Inherit'],
+          ['allow', '✓', 'Allow'],
+        ].map(([mode, mark, word]) =>
+          el('button', {
+            type: 'button',
+            class: `tri-${mode}`,
+            text: mark,
+            title: `${word}: ${label}`,
+            'aria-label': `${word} ${label.toLowerCase()} for ${target.name}`,
+            'aria-pressed': String(value.get(flag) === mode),
+            onclick: () => {
+              value.set(flag, mode);
+              save();
+            },
+          }),
+        ),
+      ),
+    );
+    return el(
+      'div',
+      { class: 'overwrite-row', 'data-target': target.id },
       el('span', { class: 'overwrite-name', text: target.name }),
-      el('div', { class: 'overwrite-flags' }, FLAGS.map(([, label], i) => el('div', { class: 'overwrite-flag' }, el('span', { class: 'muted', text: label }), toggles[i]))));
+      el(
+        'div',
+        { class: 'overwrite-flags' },
+        FLAGS.map(([, label], i) => el('div', { class: 'overwrite-flag' }, el('span', { class: 'muted', text: label }), toggles[i])),
+      ),
+    );
   }
 
   /** A select of the members without a row, to give one theirs. */
@@ -124,8 +170,12 @@ export function permissionsPanel(server, focus = null) {
     const shown = new Set(targets.map((t) => t.id));
     const others = (state.members.get(server.id) || []).filter((m) => !shown.has(m.user_id) && !m.is_owner);
     if (!others.length) return el('span');
-    const select = el('select', { 'aria-label': 'Give a member their own row' },
-      el('option', { value: '', text: 'Add a member…' }), others.map((m) => el('option', { value: m.user_id, text: displayName(m) })));
+    const select = el(
+      'select',
+      { 'aria-label': 'Give a member their own row' },
+      el('option', { value: '', text: 'Add a member…' }),
+      others.map((m) => el('option', { value: m.user_id, text: displayName(m) })),
+    );
     select.addEventListener('change', () => {
       const m = others.find((x) => x.user_id === select.value);
       if (m) rows.insertBefore(overwriteRow(scope, { id: m.user_id, kind: 'member', name: displayName(m) }, null), select);
@@ -141,11 +191,20 @@ export function permissionsPanel(server, focus = null) {
   return {
     nodes: [
       el('h3', { text: "Everyone's permissions" }),
-      el('p', { class: 'muted', text: 'What every member may do in every channel, unless a channel or its category says otherwise. The owner and full server administrators may always do everything.' }),
-      everyone.node, saveEveryone,
+      el('p', {
+        class: 'muted',
+        text: 'What every member may do in every channel, unless a channel or its category says otherwise. The owner and full server administrators may always do everything.',
+      }),
+      everyone.node,
+      saveEveryone,
       el('h3', { text: 'A channel or category' }),
-      el('p', { class: 'muted', text: 'Deny (✕) or allow (✓) a flag for everyone, a role or one member; the middle (/) inherits. A member’s own row beats their roles, and any role allowing beats another denying. A private channel: deny “See the channel” to @everyone and allow it to a role.' }),
-      picker, note, rows,
+      el('p', {
+        class: 'muted',
+        text: 'Deny (✕) or allow (✓) a flag for everyone, a role or one member; the middle (/) inherits. A member’s own row beats their roles, and any role allowing beats another denying. A private channel: deny “See the channel” to @everyone and allow it to a role.',
+      }),
+      picker,
+      note,
+      rows,
     ],
     update,
   };

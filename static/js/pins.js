@@ -22,7 +22,7 @@ export function initPins(room) {
   const pinsChanged = (ev) => {
     if (!panel || !isOpen(panel)) return;
     const r = room.current;
-    if (r && (ev.message.channel_id === r.channelId && r.channelId || ev.message.conversation_id === r.conversationId && r.conversationId)) loadPins(r);
+    if (r && ((ev.message.channel_id === r.channelId && r.channelId) || (ev.message.conversation_id === r.conversationId && r.conversationId))) loadPins(r);
   };
   onEvent('message_pinned', pinsChanged);
   onEvent('message_unpinned', pinsChanged);
@@ -54,7 +54,10 @@ function togglePins(room, anchor) {
     panel = el('div', { id: 'pins-panel', class: 'popup pins-panel', role: 'dialog', 'aria-labelledby': 'pins-title' });
   }
   if (isOpen(panel)) return panel.hidePopover();
-  panel.replaceChildren(el('h3', { id: 'pins-title', class: 'pins-title' }, icon('pin'), ' Pinned messages'), el('p', { class: 'muted empty-note', text: 'Loading…' }));
+  panel.replaceChildren(
+    el('h3', { id: 'pins-title', class: 'pins-title' }, icon('pin'), ' Pinned messages'),
+    el('p', { class: 'muted empty-note', text: 'Loading…' }),
+  );
   openPopup(panel, anchor);
   loadPins(r);
 }
@@ -67,18 +70,47 @@ async function loadPins(r) {
     const pins = await api('GET', `${r.base}/pins`);
     if (r.room.current !== r || !panel) return;
     const mayUnpin = mayPin(r);
-    const items = pins.map((m) => el('li', { class: 'pin', 'data-id': m.id },
-      el('div', { class: 'pin-head' },
-        userAvatar(m.author, true),
-        nameText(m.author, 'pin-author'),
-        el('time', { class: 'muted', dateTime: m.created_at, text: formatTime(m.created_at) })),
-      el('p', { class: 'pin-text', text: isBlocked(m.author_id) ? 'Blocked message' : m.content || `${(m.attachments || []).length} attachment(s)` }),
-      el('div', { class: 'pin-actions' },
-        el('button', { type: 'button', class: 'small', onclick: () => { panel.hidePopover(); r.room.showMessage(m.id); }, 'aria-label': `Jump to ${displayName(m.author)}'s message` }, 'Jump'),
-        mayUnpin ? el('button', { type: 'button', class: 'small', onclick: () => setPinned(r, m, false) }, 'Unpin') : null)));
+    const items = pins.map((m) =>
+      el(
+        'li',
+        { class: 'pin', 'data-id': m.id },
+        el(
+          'div',
+          { class: 'pin-head' },
+          userAvatar(m.author, true),
+          nameText(m.author, 'pin-author'),
+          el('time', { class: 'muted', dateTime: m.created_at, text: formatTime(m.created_at) }),
+        ),
+        el('p', { class: 'pin-text', text: isBlocked(m.author_id) ? 'Blocked message' : m.content || `${(m.attachments || []).length} attachment(s)` }),
+        el(
+          'div',
+          { class: 'pin-actions' },
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              onclick: () => {
+                panel.hidePopover();
+                r.room.showMessage(m.id);
+              },
+              'aria-label': `Jump to ${displayName(m.author)}'s message`,
+            },
+            'Jump',
+          ),
+          mayUnpin ? el('button', { type: 'button', class: 'small', onclick: () => setPinned(r, m, false) }, 'Unpin') : null,
+        ),
+      ),
+    );
     panel.replaceChildren(
       el('h3', { id: 'pins-title', class: 'pins-title' }, icon('pin'), ` Pinned messages${pins.length ? ` — ${pins.length}` : ''}`),
-      pins.length ? el('ol', { class: 'pin-list' }, items) : el('p', { class: 'muted empty-note', text: mayUnpin ? 'Nothing is pinned here yet. Pin a message from its menu (…).' : 'Nothing is pinned here yet.' }));
+      pins.length
+        ? el('ol', { class: 'pin-list' }, items)
+        : el('p', {
+            class: 'muted empty-note',
+            text: mayUnpin ? 'Nothing is pinned here yet. Pin a message from its menu (…).' : 'Nothing is pinned here yet.',
+          }),
+    );
   } catch (err) {
     toast(err.message);
   }

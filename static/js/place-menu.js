@@ -14,8 +14,18 @@ import { state, onEvent, findServer, findChannel, findConversation, conversation
 /** "Until turned off": the API's time in the year 9999. */
 const FOREVER = '9999-12-31T23:59:59Z';
 /** @type {[string, number][]} The mute choices: [label, minutes] (0: until turned off). */
-const MUTE_FOR = [['For 15 minutes', 15], ['For 1 hour', 60], ['For 8 hours', 480], ['For 24 hours', 1440], ['Until I turn it off', 0]];
-const LEVELS = [['all', 'All messages'], ['mentions', 'Only @mentions'], ['nothing', 'Nothing']];
+const MUTE_FOR = [
+  ['For 15 minutes', 15],
+  ['For 1 hour', 60],
+  ['For 8 hours', 480],
+  ['For 24 hours', 1440],
+  ['Until I turn it off', 0],
+];
+const LEVELS = [
+  ['all', 'All messages'],
+  ['mentions', 'Only @mentions'],
+  ['nothing', 'Nothing'],
+];
 
 /**
  * A place of the lists: {kind: 'server' | 'channel' | 'conversation', id, serverId (a channel's),
@@ -88,18 +98,25 @@ export function placeEvent(e, button, list) {
         if (pressed) setTimeout(openPressed, CLICK_WAIT_MS);
       });
     }
-    list.addEventListener('click', (click) => {
-      if (!pressed) return;
-      click.stopPropagation();
-      openPressed();
-    }, true);
+    list.addEventListener(
+      'click',
+      (click) => {
+        if (!pressed) return;
+        click.stopPropagation();
+        openPressed();
+      },
+      true,
+    );
   }
   if (e.type === 'pointerdown') {
     // (Loading this module the first time may take longer than a press: then it is not one.)
     const left = LONG_PRESS_MS - (performance.now() - e.timeStamp);
     pressed = null;
     touching = left > 0 && button.isConnected ? button : null;
-    if (touching) timer = setTimeout(() => { pressed = touching; }, left);
+    if (touching)
+      timer = setTimeout(() => {
+        pressed = touching;
+      }, left);
   } else if (e.type === 'contextmenu' && e.pointerType === 'touch') {
     pressed = button; // a long press the browser saw too: opened on release
   } else {
@@ -136,9 +153,18 @@ function fillMenu(place, anchor) {
     menuItem('Mark as read', 'check', () => markRead(place), { disabled: !unread }),
     ownMuted(place)
       ? menuItem(`Unmute (muted ${until(setting)})`, 'bell', () => save(place, { muted_until: null }))
-      : el('button', { type: 'button', role: 'menuitem', class: 'menu-item', 'aria-haspopup': 'menu', onclick: () => muteChoices(place, anchor) }, icon('mute'), el('span', { text: 'Mute' })),
+      : el(
+          'button',
+          { type: 'button', role: 'menuitem', class: 'menu-item', 'aria-haspopup': 'menu', onclick: () => muteChoices(place, anchor) },
+          icon('mute'),
+          el('span', { text: 'Mute' }),
+        ),
     menuItem('Notification settings…', 'bell', () => openNotificationSettings(place)),
-    menuItem('Copy link', 'link', () => copyText(linkTo(place.kind === 'conversation' ? { conversationId: place.id } : { serverId: place.serverId || place.id, channelId: place.serverId && place.id }))),
+    menuItem('Copy link', 'link', () =>
+      copyText(
+        linkTo(place.kind === 'conversation' ? { conversationId: place.id } : { serverId: place.serverId || place.id, channelId: place.serverId && place.id }),
+      ),
+    ),
   );
   focusFirst();
 }
@@ -218,28 +244,49 @@ export function openNotificationSettings(place) {
     onEvent('notification_settings', syncDialog);
   }
   shown = place;
-  const radio = ([value, label]) => el('div', { class: 'check-line' },
-    el('input', { type: 'radio', name: 'notify-level', id: `notify-level-${value}`, value, onchange: () => save(shown, { level: value }) }),
-    el('label', { for: `notify-level-${value}`, id: `notify-level-${value}-label`, text: label }));
-  const check = (name, label) => el('div', { class: 'check-line' },
-    el('input', { type: 'checkbox', id: `notify-${name}`, onchange: (e) => save(shown, { [name]: e.target.checked }) }),
-    el('label', { for: `notify-${name}`, text: label }));
-  dialog.replaceChildren(el('form', { method: 'dialog', class: 'dialog-form notify-form' },
-    el('h2', { id: 'notify-title', text: `Notifications: ${place.name}` }),
-    el('p', { id: 'notify-state', class: 'dialog-text', role: 'status' }),
-    el('fieldset', {}, el('legend', { text: 'Notify me of' }),
-      (place.kind === 'channel' ? [['inherit', ''], ...LEVELS] : LEVELS).map(radio)),
-    el('label', { for: 'notify-mute', text: 'Mute' }),
-    el('select', { id: 'notify-mute', onchange: (e) => {
-      const value = e.target.value;
-      if (value === 'off') save(shown, { muted_until: null });
-      else if (value !== 'keep') mute(shown, Number(value));
-    } }),
-    place.kind === 'server' ? el('fieldset', {}, el('legend', { text: 'Mentions' }),
-      check('suppress_everyone', 'Suppress @everyone and @here'),
-      check('suppress_roles', 'Suppress all role mentions')) : null,
-    el('p', { class: 'field-hint', text: 'Changes apply at once, on all your devices.' }),
-    el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Done'))));
+  const radio = ([value, label]) =>
+    el(
+      'div',
+      { class: 'check-line' },
+      el('input', { type: 'radio', name: 'notify-level', id: `notify-level-${value}`, value, onchange: () => save(shown, { level: value }) }),
+      el('label', { for: `notify-level-${value}`, id: `notify-level-${value}-label`, text: label }),
+    );
+  const check = (name, label) =>
+    el(
+      'div',
+      { class: 'check-line' },
+      el('input', { type: 'checkbox', id: `notify-${name}`, onchange: (e) => save(shown, { [name]: e.target.checked }) }),
+      el('label', { for: `notify-${name}`, text: label }),
+    );
+  dialog.replaceChildren(
+    el(
+      'form',
+      { method: 'dialog', class: 'dialog-form notify-form' },
+      el('h2', { id: 'notify-title', text: `Notifications: ${place.name}` }),
+      el('p', { id: 'notify-state', class: 'dialog-text', role: 'status' }),
+      el('fieldset', {}, el('legend', { text: 'Notify me of' }), (place.kind === 'channel' ? [['inherit', ''], ...LEVELS] : LEVELS).map(radio)),
+      el('label', { for: 'notify-mute', text: 'Mute' }),
+      el('select', {
+        id: 'notify-mute',
+        onchange: (e) => {
+          const value = e.target.value;
+          if (value === 'off') save(shown, { muted_until: null });
+          else if (value !== 'keep') mute(shown, Number(value));
+        },
+      }),
+      place.kind === 'server'
+        ? el(
+            'fieldset',
+            {},
+            el('legend', { text: 'Mentions' }),
+            check('suppress_everyone', 'Suppress @everyone and @here'),
+            check('suppress_roles', 'Suppress all role mentions'),
+          )
+        : null,
+      el('p', { class: 'field-hint', text: 'Changes apply at once, on all your devices.' }),
+      el('div', { class: 'button-row' }, el('button', { type: 'submit', class: 'primary' }, 'Done')),
+    ),
+  );
   syncDialog();
   dialog.showModal();
   /** @type {HTMLInputElement} */ (dialog.querySelector('input:checked'))?.focus();
@@ -257,17 +304,28 @@ function syncDialog() {
   const level = setting?.level || (place.kind === 'channel' ? 'inherit' : 'all');
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (dialog.querySelectorAll('[name="notify-level"]'))) input.checked = input.value === level;
   const inherited = $('notify-level-inherit-label');
-  if (inherited) inherited.textContent = `Follow ${findServer(place.serverId)?.name || 'the server'} (${LEVELS.find(([v]) => v === notifyLevel(place.serverId))[1]})`;
+  if (inherited)
+    inherited.textContent = `Follow ${findServer(place.serverId)?.name || 'the server'} (${LEVELS.find(([v]) => v === notifyLevel(place.serverId))[1]})`;
   const muted = ownMuted(place);
-  $('notify-mute').replaceChildren(...[
-    muted ? ['keep', `Muted ${until(setting)}`] : ['off', 'Not muted'],
-    ...MUTE_FOR.map(([label, minutes]) => [String(minutes), `Mute ${label[0].toLowerCase()}${label.slice(1)}`]),
-    muted && ['off', 'Unmute'],
-  ].filter(Boolean).map(([value, label], i) => el('option', { value, text: label, selected: i === 0 })));
+  $('notify-mute').replaceChildren(
+    ...[
+      muted ? ['keep', `Muted ${until(setting)}`] : ['off', 'Not muted'],
+      ...MUTE_FOR.map(([label, minutes]) => [String(minutes), `Mute ${label[0].toLowerCase()}${label.slice(1)}`]),
+      muted && ['off', 'Unmute'],
+    ]
+      .filter(Boolean)
+      .map(([value, label], i) => el('option', { value, text: label, selected: i === 0 })),
+  );
   for (const name of ['suppress_everyone', 'suppress_roles']) {
     const box = $(`notify-${name}`, HTMLInputElement);
     if (box) box.checked = Boolean(setting?.[name]);
   }
-  showText('notify-state', muted ? `Muted ${until(setting)}: no unread marks and no notifications; mentions still show.`
-    : place.serverId && isMuted(place.serverId) ? `${findServer(place.serverId).name} is muted, and this channel with it.` : '');
+  showText(
+    'notify-state',
+    muted
+      ? `Muted ${until(setting)}: no unread marks and no notifications; mentions still show.`
+      : place.serverId && isMuted(place.serverId)
+        ? `${findServer(place.serverId).name} is muted, and this channel with it.`
+        : '',
+  );
 }

@@ -33,7 +33,12 @@ function onToggle(e) {
   current = null;
   popup.removeEventListener('toggle', onToggle);
   anchor?.classList.remove('anchor');
-  if (restoreFocus && restoreFocus.isConnected && (!document.activeElement || document.activeElement === document.body || popup.contains(document.activeElement))) restoreFocus.focus();
+  if (
+    restoreFocus &&
+    restoreFocus.isConnected &&
+    (!document.activeElement || document.activeElement === document.body || popup.contains(document.activeElement))
+  )
+    restoreFocus.focus();
 }
 
 /**
@@ -66,11 +71,22 @@ export function isOpen(popup) {
  * @param {{ danger?: boolean, disabled?: boolean, role?: string, checked?: boolean }} [options]
  */
 export function menuItem(label, iconName, run, { danger = false, disabled = false, role = 'menuitem', checked } = {}) {
-  return el('button', {
-    type: 'button', role, class: `menu-item${danger ? ' danger' : ''}`, disabled,
-    'aria-checked': checked === undefined ? null : String(checked),
-    onclick: () => { closePopup(); run(); },
-  }, iconName ? icon(iconName) : null, el('span', { text: label }));
+  return el(
+    'button',
+    {
+      type: 'button',
+      role,
+      class: `menu-item${danger ? ' danger' : ''}`,
+      disabled,
+      'aria-checked': checked === undefined ? null : String(checked),
+      onclick: () => {
+        closePopup();
+        run();
+      },
+    },
+    iconName ? icon(iconName) : null,
+    el('span', { text: label }),
+  );
 }
 
 /**

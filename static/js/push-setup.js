@@ -25,7 +25,8 @@ export const addToHomeScreen = (device) =>
  * @param {boolean} showText whether pushes to this device carry the message text
  */
 export async function subscribeThisDevice(showText) {
-  if ((await Notification.requestPermission()) !== 'granted') throw new Error('The browser was not allowed to show notifications: allow them in its site settings, then try again.');
+  if ((await Notification.requestPermission()) !== 'granted')
+    throw new Error('The browser was not allowed to show notifications: allow them in its site settings, then try again.');
   const registration = await navigator.serviceWorker.register('/sw.js');
   const { key } = await api('GET', '/api/push/key');
   const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });

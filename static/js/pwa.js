@@ -66,10 +66,13 @@ function showBar(bar) {
 let update = null;
 /** "A new version of chat is ready." with Restart now and Later. */
 function updateBar() {
-  update ??= el('div', { id: 'update-bar', class: 'app-bar', role: 'status' },
+  update ??= el(
+    'div',
+    { id: 'update-bar', class: 'app-bar', role: 'status' },
     el('span', { text: 'A new version of chat is ready.' }),
     el('button', { type: 'button', class: 'primary small', onclick: restart }, 'Restart now'),
-    el('button', { type: 'button', class: 'small', onclick: () => update.remove() }, 'Later'));
+    el('button', { type: 'button', class: 'small', onclick: () => update.remove() }, 'Later'),
+  );
   return update;
 }
 
@@ -103,9 +106,12 @@ function offerPush() {
     localStorage.setItem(OFFER_DISMISSED, 'later');
     offer.remove();
   };
-  const offer = el('div', { id: 'push-offer', class: 'app-bar', role: 'region', 'aria-label': `Notifications on this ${device}` },
+  const offer = el(
+    'div',
+    { id: 'push-offer', class: 'app-bar', role: 'region', 'aria-label': `Notifications on this ${device}` },
     el('span', { text: inApp ? `Get notifications on this ${device} when chat is closed.` : addToHomeScreen(device) }),
     inApp ? el('button', { type: 'button', class: 'primary small', onclick: turnOn }, 'Turn on') : null,
-    el('button', { type: 'button', class: 'small', onclick: later }, 'Not now'));
+    el('button', { type: 'button', class: 'small', onclick: later }, 'Not now'),
+  );
   showBar(offer);
 }

@@ -59,9 +59,12 @@ resetForm.addEventListener('submit', async (event) => {
       forgetToken();
       resetForm.hidden = true;
       requestForm.hidden = false;
-      show(/expired/.test(err.reason)
-        ? 'This reset link has expired (links last one hour). Enter your address to get a new one.'
-        : 'This reset link was already used. Enter your address to get a new one.', true);
+      show(
+        /expired/.test(err.reason)
+          ? 'This reset link has expired (links last one hour). Enter your address to get a new one.'
+          : 'This reset link was already used. Enter your address to get a new one.',
+        true,
+      );
     } else {
       show(reasonOf(err), true);
     }

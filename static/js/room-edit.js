@@ -32,10 +32,19 @@ export function startEdit(r, m) {
       fresh.focus(); // back on the message, the list's tab stop (room-focus.js)
     }
   };
-  const form = el('form', { class: 'edit-form' }, text,
-    el('div', { class: 'edit-hint muted' }, 'Escape to ',
-      el('button', { type: 'button', class: 'link-button', onclick: finish }, 'cancel'), ' · Enter to ',
-      el('button', { type: 'submit', class: 'link-button' }, 'save')));
+  const form = el(
+    'form',
+    { class: 'edit-form' },
+    text,
+    el(
+      'div',
+      { class: 'edit-hint muted' },
+      'Escape to ',
+      el('button', { type: 'button', class: 'link-button', onclick: finish }, 'cancel'),
+      ' · Enter to ',
+      el('button', { type: 'submit', class: 'link-button' }, 'save'),
+    ),
+  );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (!text.value.trim() && !(m.attachments || []).length) return toast('A message without attachments cannot be empty: delete it instead.');

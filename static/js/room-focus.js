@@ -63,7 +63,8 @@ function quiet(added) {
 function rove(room) {
   const r = room.current;
   const stop = (r?.focused && findItem(room, r.focused)) || messageItems(room).at(-1);
-  for (const item of /** @type {NodeListOf<HTMLElement>} */ (room.parts.messages.querySelectorAll(':scope > li.msg[tabindex="0"]'))) if (item !== stop) item.tabIndex = -1;
+  for (const item of /** @type {NodeListOf<HTMLElement>} */ (room.parts.messages.querySelectorAll(':scope > li.msg[tabindex="0"]')))
+    if (item !== stop) item.tabIndex = -1;
   if (stop) stop.tabIndex = 0;
 }
 
@@ -75,7 +76,8 @@ function rove(room) {
  * @returns {HTMLElement | undefined}
  */
 function neighbour(room, records, id) {
-  const gone = records.filter((x) => x.target === room.parts.messages)
+  const gone = records
+    .filter((x) => x.target === room.parts.messages)
     .flatMap((x) => [...x.removedNodes])
     .filter((node) => node.nodeType === Node.ELEMENT_NODE && /** @type {HTMLElement} */ (node).matches('li.msg'))
     .map((node) => /** @type {HTMLElement} */ (node).dataset.id);

@@ -32,7 +32,8 @@ async function move(room, item, by) {
   const r = room.current;
   const id = item.dataset.id;
   const at = messageItems(room).indexOf(item);
-  if (at + by < 0 && r.hasOlder) await loadOlder(room); // redrawn, the focused message kept (room-focus.js)
+  if (at + by < 0 && r.hasOlder)
+    await loadOlder(room); // redrawn, the focused message kept (room-focus.js)
   else if (at + by >= messageItems(room).length && r.hasNewer) await loadNewer(room);
   if (!room.parts.messages.contains(document.activeElement)) return; // the reader went elsewhere meanwhile
   const items = messageItems(room);
@@ -45,7 +46,10 @@ async function move(room, item, by) {
  * @param {HTMLElement} item
  * @returns {HTMLElement[]}
  */
-const controlsOf = (item) => [.../** @type {NodeListOf<HTMLElement>} */ (item.querySelectorAll(CONTROLS))].filter((c) => !(/** @type {HTMLButtonElement} */ (c).disabled) && c.checkVisibility());
+const controlsOf = (item) =>
+  [.../** @type {NodeListOf<HTMLElement>} */ (item.querySelectorAll(CONTROLS))].filter(
+    (c) => !(/** @type {HTMLButtonElement} */ (c).disabled) && c.checkVisibility(),
+  );
 
 /**
  * ← → inside a message: through its controls, and back to the message past either end.
@@ -89,7 +93,8 @@ function act(key, item, r, m) {
   }
   if (key === 'Enter' || key === 'ContextMenu' || key === 'F10') press(item, '.more-button');
   else if (lower === 'e' && mine && maySend(r.kind)) startEdit(r, m);
-  else if (lower === 'r') setReply(r, m); // (the composer takes focus with the reply)
+  else if (lower === 'r')
+    setReply(r, m); // (the composer takes focus with the reply)
   else if ((key === 'Delete' || key === 'Backspace') && mayDelete(r, m)) deleteMessage(r, m);
   else if (key === '+') press(item, '.react-button');
   // E, R and + are the message's even where they do nothing (another's message, no reactions):

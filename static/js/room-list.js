@@ -67,7 +67,9 @@ export function render(r, m, prev) {
     menu: (anchor) => actions.openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
     jump: (id) => room.showMessage(id),
     open: (a) => import('./lightbox.js').then((lightbox) => lightbox.openLightbox(a)),
-    imageLoaded: () => { if (nearBottom(room, 200)) scrollToBottom(room); },
+    imageLoaded: () => {
+      if (nearBottom(room, 200)) scrollToBottom(room);
+    },
     keepBottom: (change) => {
       const stick = nearBottom(room);
       change();

@@ -55,8 +55,14 @@ export function followLive(room) {
     }),
     onEvent('message_pinned', pinChanged),
     onEvent('message_unpinned', pinChanged),
-    onEvent('message_edited', inOpenRoom(itsMessage, (r, ev) => replaceMessage(r, ev.message))),
-    onEvent('message_deleted', inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id))),
+    onEvent(
+      'message_edited',
+      inOpenRoom(itsMessage, (r, ev) => replaceMessage(r, ev.message)),
+    ),
+    onEvent(
+      'message_deleted',
+      inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id)),
+    ),
     onEvent('reaction', inOpenRoom(itself, applyReaction)),
     onEvent('typing', typing),
     on('typing', typing),

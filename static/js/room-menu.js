@@ -32,7 +32,9 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   const mayWrite = maySend(r.kind);
   const items = [
     menuItem('Reply', 'reply', () => setReply(r, m)),
-    menuItem('Add reaction', 'smile', () => openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true))),
+    menuItem('Add reaction', 'smile', () =>
+      openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true)),
+    ),
     m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
     menuItem('Copy link', 'link', () => import('./place-menu.js').then((places) => copyText(places.linkTo(r, m.id)))),
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
@@ -60,8 +62,11 @@ export async function deleteMessage(r, m) {
   // A moderator's delete is audited: it may say why.
   const answer = await askForm({
     title: 'Delete this message?',
-    text: mine ? 'It is removed for everyone, with its attachments. This cannot be undone.' : `${displayName(m.author)}'s message is removed for everyone. This cannot be undone.`,
-    submit: 'Delete', danger: true,
+    text: mine
+      ? 'It is removed for everyone, with its attachments. This cannot be undone.'
+      : `${displayName(m.author)}'s message is removed for everyone. This cannot be undone.`,
+    submit: 'Delete',
+    danger: true,
     fields: mine ? [] : [{ name: 'reason', label: 'Reason (optional, kept in the audit log)', type: 'textarea', rows: 2, maxLength: 512 }],
   });
   if (!answer) return;
@@ -77,4 +82,5 @@ export async function deleteMessage(r, m) {
  * @param {Opened} r
  * @param {Message} m
  */
-const reportMessage = (r, m) => report(r.kind === 'channel' ? 'server_message' : 'conversation_message', m.id, `Report ${displayName(m.author)}'s message`, 'What is wrong with it?');
+const reportMessage = (r, m) =>
+  report(r.kind === 'channel' ? 'server_message' : 'conversation_message', m.id, `Report ${displayName(m.author)}'s message`, 'What is wrong with it?');

@@ -187,23 +187,33 @@ function addOwnMessage(room, m) {
  */
 function wire(room) {
   const { scroller, jump } = room.parts;
-  scroller.addEventListener('scroll', () => {
-    const r = room.current;
-    if (scroller.scrollTop < 300) loadOlder(room);
-    if (r?.hasNewer && nearBottom(room, 300)) loadNewer(room);
-    if (nearBottom(room) && !r?.hasNewer) {
-      showJump(room, false);
-      markRead(room);
-    } else if (r && r.list.length) {
-      showJump(room, true);
-    }
-  }, { passive: true });
+  scroller.addEventListener(
+    'scroll',
+    () => {
+      const r = room.current;
+      if (scroller.scrollTop < 300) loadOlder(room);
+      if (r?.hasNewer && nearBottom(room, 300)) loadNewer(room);
+      if (nearBottom(room) && !r?.hasNewer) {
+        showJump(room, false);
+        markRead(room);
+      } else if (r && r.list.length) {
+        showJump(room, true);
+      }
+    },
+    { passive: true },
+  );
   jump.addEventListener('click', () => {
     jumpToPresent(room);
     composerField(room)?.focus();
   });
   const page = new AbortController(); // removes the page's listeners again (destroy)
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) markRead(room); }, { signal: page.signal });
+  document.addEventListener(
+    'visibilitychange',
+    () => {
+      if (!document.hidden) markRead(room);
+    },
+    { signal: page.signal },
+  );
   window.addEventListener('focus', () => markRead(room), { signal: page.signal });
   return () => page.abort();
 }

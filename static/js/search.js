@@ -57,8 +57,12 @@ export function initSearch(onOpen) {
       $('search-input', HTMLInputElement).select();
     }
   });
-  on('blocks', () => { if (search) render(); });
-  on('users', () => { if (search) render(); });
+  on('blocks', () => {
+    if (search) render();
+  });
+  on('users', () => {
+    if (search) render();
+  });
 }
 
 /** The scope choices for the open room; the first is the default. */
@@ -75,7 +79,10 @@ function scopes() {
   }
   if (cur?.kind === 'conversation') {
     const c = findConversation(cur.id);
-    return [[`d:${cur.id}`, `In ${c ? conversationTitle(c) : 'this conversation'}`], ['all', 'Everywhere']];
+    return [
+      [`d:${cur.id}`, `In ${c ? conversationTitle(c) : 'this conversation'}`],
+      ['all', 'Everywhere'],
+    ];
   }
   return [['all', 'Everywhere']];
 }
@@ -97,7 +104,10 @@ function fillFilters() {
   const author = $('search-author', HTMLSelectElement);
   const who = author.value;
   const people = authors();
-  author.replaceChildren(el('option', { value: '', text: 'From anyone' }), ...people.map((p) => el('option', { value: p.user_id, text: `From ${displayName(p)}` })));
+  author.replaceChildren(
+    el('option', { value: '', text: 'From anyone' }),
+    ...people.map((p) => el('option', { value: p.user_id, text: `From ${displayName(p)}` })),
+  );
   author.value = people.some((p) => p.user_id === who) ? who : '';
 }
 
@@ -171,7 +181,9 @@ function take(page) {
 function render() {
   const { results, next } = search;
   const n = results.length;
-  $('search-status').textContent = n ? `${n}${next ? '+' : ''} result${n === 1 ? '' : 's'}, newest first` : 'No messages match. Try other words, or search everywhere.';
+  $('search-status').textContent = n
+    ? `${n}${next ? '+' : ''} result${n === 1 ? '' : 's'}, newest first`
+    : 'No messages match. Try other words, or search everywhere.';
   $('search-results').replaceChildren(...results.map(resultItem));
   $('search-more').hidden = !next;
 }
@@ -193,35 +205,89 @@ export function highlighted(content, ranges) {
 function placeOf(m) {
   if (m.conversation_id) {
     const c = findConversation(m.conversation_id);
-    return { label: c ? (c.kind === 'dm' ? `@${conversationTitle(c)}` : conversationTitle(c)) : 'a conversation', place: { kind: 'conversation', id: m.conversation_id, around: m.id } };
+    return {
+      label: c ? (c.kind === 'dm' ? `@${conversationTitle(c)}` : conversationTitle(c)) : 'a conversation',
+      place: { kind: 'conversation', id: m.conversation_id, around: m.id },
+    };
   }
   const channel = findChannel(m.server_id, m.channel_id);
   const server = findServer(m.server_id);
-  return { label: `#${channel?.name || 'channel'}${server ? ` · ${server.name}` : ''}`, place: { kind: 'channel', serverId: m.server_id, channelId: m.channel_id, around: m.id } };
+  return {
+    label: `#${channel?.name || 'channel'}${server ? ` · ${server.name}` : ''}`,
+    place: { kind: 'channel', serverId: m.server_id, channelId: m.channel_id, around: m.id },
+  };
 }
 
 function resultItem(m) {
   const { label, place } = placeOf(m);
   const hidden = isBlocked(m.author_id) && !search.revealed.has(m.id);
   const body = hidden
-    ? el('p', { class: 'result-text muted' }, 'Blocked message — ', el('button', { type: 'button', class: 'link-button', onclick: (e) => { e.stopPropagation(); search.revealed.add(m.id); render(); } }, 'show'))
-    : el('p', { class: 'result-text' }, m.content ? highlighted(m.content, m.highlight) : el('span', { class: 'muted', text: `${(m.attachments || []).length} attachment(s)` }));
-  const files = (m.attachments || []).length && !hidden
-    ? el('p', { class: 'result-files muted' }, icon('paperclip'), ` ${m.attachments.map((a) => a.name).join(', ')}`)
-    : null;
+    ? el(
+        'p',
+        { class: 'result-text muted' },
+        'Blocked message — ',
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'link-button',
+            onclick: (e) => {
+              e.stopPropagation();
+              search.revealed.add(m.id);
+              render();
+            },
+          },
+          'show',
+        ),
+      )
+    : el(
+        'p',
+        { class: 'result-text' },
+        m.content ? highlighted(m.content, m.highlight) : el('span', { class: 'muted', text: `${(m.attachments || []).length} attachment(s)` }),
+      );
+  const files =
+    (m.attachments || []).length && !hidden
+      ? el('p', { class: 'result-files muted' }, icon('paperclip'), ` ${m.attachments.map((a) => a.name).join(', ')}`)
+      : null;
   // The whole result opens the message; its Jump button is the way there by keyboard.
-  return el('li', { class: 'search-result', 'data-id': m.id, onclick: (e) => { if (!e.target.closest('button')) jump(place); } },
+  return el(
+    'li',
+    {
+      class: 'search-result',
+      'data-id': m.id,
+      onclick: (e) => {
+        if (!e.target.closest('button')) jump(place);
+      },
+    },
     el('div', { class: 'result-place muted' }, icon(m.conversation_id ? 'chat' : 'hash'), el('span', { text: label })),
-    el('div', { class: 'result-main' },
+    el(
+      'div',
+      { class: 'result-main' },
       userAvatar(m.author, true),
-      el('div', { class: 'result-body' },
-        el('div', { class: 'result-head' }, nameText(m.author, 'result-author'), el('time', { class: 'muted', dateTime: m.created_at, text: formatTime(m.created_at) })),
+      el(
+        'div',
+        { class: 'result-body' },
+        el(
+          'div',
+          { class: 'result-head' },
+          nameText(m.author, 'result-author'),
+          el('time', { class: 'muted', dateTime: m.created_at, text: formatTime(m.created_at) }),
+        ),
         body,
-        files)),
-    el('button', {
-      type: 'button', class: 'result-open', onclick: () => jump(place),
-      'aria-label': `Open ${displayName(m.author)}'s message in ${label}, ${formatTime(m.created_at)}`,
-    }, 'Jump'));
+        files,
+      ),
+    ),
+    el(
+      'button',
+      {
+        type: 'button',
+        class: 'result-open',
+        onclick: () => jump(place),
+        'aria-label': `Open ${displayName(m.author)}'s message in ${label}, ${formatTime(m.created_at)}`,
+      },
+      'Jump',
+    ),
+  );
 }
 
 function jump(place) {

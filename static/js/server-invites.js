@@ -7,8 +7,23 @@ import { api } from './api.js';
 import { $, el, toast, confirmAction, formatTime, copyField } from './ui.js';
 import { canManageServer, displayName, learnUser } from './store.js';
 
-const MAX_USES = [['', 'No limit'], [1, '1 use'], [5, '5 uses'], [10, '10 uses'], [25, '25 uses'], [50, '50 uses'], [100, '100 uses']];
-const EXPIRY = [[1800, '30 minutes'], [3600, '1 hour'], [21600, '6 hours'], [43200, '12 hours'], [86400, '1 day'], [604800, '7 days']];
+const MAX_USES = [
+  ['', 'No limit'],
+  [1, '1 use'],
+  [5, '5 uses'],
+  [10, '10 uses'],
+  [25, '25 uses'],
+  [50, '50 uses'],
+  [100, '100 uses'],
+];
+const EXPIRY = [
+  [1800, '30 minutes'],
+  [3600, '1 hour'],
+  [21600, '6 hours'],
+  [43200, '12 hours'],
+  [86400, '1 day'],
+  [604800, '7 days'],
+];
 
 export function initInvites() {
   $('invite-copy').addEventListener('click', () => copyField($('invite-url', HTMLInputElement), $('invite-copy'), 'link'));
@@ -42,27 +57,50 @@ export function invitesPanel(server) {
   const manage = canManageServer(server);
   const list = el('ul', { id: 'invite-list', class: 'settings-list' });
   const empty = el('p', { class: 'muted empty-note', text: 'Loading…' });
-  const uses = el('select', { id: 'invite-max-uses' }, MAX_USES.map(([v, label]) => el('option', { value: String(v), text: label })));
-  const expiry = el('select', { id: 'invite-expiry' }, EXPIRY.map(([v, label]) => el('option', { value: String(v), text: label, selected: v === 604800 })));
-  const form = el('form', { class: 'settings-form invite-form' },
-    el('div', { class: 'field-pair' },
+  const uses = el(
+    'select',
+    { id: 'invite-max-uses' },
+    MAX_USES.map(([v, label]) => el('option', { value: String(v), text: label })),
+  );
+  const expiry = el(
+    'select',
+    { id: 'invite-expiry' },
+    EXPIRY.map(([v, label]) => el('option', { value: String(v), text: label, selected: v === 604800 })),
+  );
+  const form = el(
+    'form',
+    { class: 'settings-form invite-form' },
+    el(
+      'div',
+      { class: 'field-pair' },
       el('div', {}, el('label', { for: 'invite-max-uses', text: 'Max uses' }), uses),
-      el('div', {}, el('label', { for: 'invite-expiry', text: 'Expires after' }), expiry)),
-    el('button', { type: 'submit', class: 'primary' }, 'Create invite'));
+      el('div', {}, el('label', { for: 'invite-expiry', text: 'Expires after' }), expiry),
+    ),
+    el('button', { type: 'submit', class: 'primary' }, 'Create invite'),
+  );
 
   const row = (inv) => {
     const link = el('input', { class: 'invite-link', readOnly: true, value: inv.url, 'aria-label': 'Invite link' });
     const copy = el('button', { type: 'button', class: 'small', onclick: () => copyField(link, copy, 'link') }, 'Copy');
-    return el('li', { class: 'invite-row', 'data-token': inv.token },
-      el('span', { class: 'row-text' },
+    return el(
+      'li',
+      { class: 'invite-row', 'data-token': inv.token },
+      el(
+        'span',
+        { class: 'row-text' },
         link,
-        el('span', { class: 'muted row-sub', text: [
-          `${inv.uses}${inv.max_uses ? ` / ${inv.max_uses}` : ''} ${inv.max_uses === 1 || (!inv.max_uses && inv.uses === 1) ? 'use' : 'uses'}`,
-          expiresText(inv.expires_at),
-          `by ${displayName(inv.created_by)}`,
-        ].join(' · ') })),
+        el('span', {
+          class: 'muted row-sub',
+          text: [
+            `${inv.uses}${inv.max_uses ? ` / ${inv.max_uses}` : ''} ${inv.max_uses === 1 || (!inv.max_uses && inv.uses === 1) ? 'use' : 'uses'}`,
+            expiresText(inv.expires_at),
+            `by ${displayName(inv.created_by)}`,
+          ].join(' · '),
+        }),
+      ),
       copy,
-      el('button', { type: 'button', class: 'small danger', onclick: () => revoke(inv) }, 'Revoke'));
+      el('button', { type: 'button', class: 'small danger', onclick: () => revoke(inv) }, 'Revoke'),
+    );
   };
   const load = async () => {
     try {
@@ -100,10 +138,14 @@ export function invitesPanel(server) {
   load();
   return [
     el('h3', { text: 'Invites' }),
-    el('p', { class: 'muted', text: manage ? 'Every live invite of the server. A used-up, expired or revoked invite stops working.' : 'Your live invites. The owner and administrators see everyone\'s.' }),
+    el('p', {
+      class: 'muted',
+      text: manage
+        ? 'Every live invite of the server. A used-up, expired or revoked invite stops working.'
+        : "Your live invites. The owner and administrators see everyone's.",
+    }),
     form,
     list,
     empty,
   ];
 }
-

@@ -30,8 +30,12 @@ export function initSettings(options) {
   initInvites();
   $('settings-close').addEventListener('click', () => $('settings-dialog', HTMLDialogElement).close());
   // Lists follow the store; forms being filled in are never redrawn under the typist.
-  const refresh = () => { if (serverId && $('settings-dialog', HTMLDialogElement).open) panel?.update?.(); };
-  on('members', (id) => { if (id === serverId) refresh(); });
+  const refresh = () => {
+    if (serverId && $('settings-dialog', HTMLDialogElement).open) panel?.update?.();
+  };
+  on('members', (id) => {
+    if (id === serverId) refresh();
+  });
   on('nav', () => {
     if (serverId && $('settings-dialog', HTMLDialogElement).open && !findServer(serverId)) $('settings-dialog', HTMLDialogElement).close();
     refresh();
@@ -59,17 +63,19 @@ export function openServerMenu(server, anchor) {
   }
   const owner = server.owner_id === state.me.user_id;
   const manage = canManageServer(server);
-  menu.replaceChildren(...[
-    menuItem('Invite people', 'user', () => invite(server)),
-    menuItem('Server settings', 'gear', () => openSettings(server.id)),
-    menuItem('Notification settings', 'bell', async () => {
-      const places = await import('./place-menu.js');
-      places.openNotificationSettings(places.placeOf('server', server.id));
-    }),
-    manage && menuItem('Create channel', 'hash', () => newChannel(server)),
-    menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
-    !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
-  ].filter(Boolean));
+  menu.replaceChildren(
+    ...[
+      menuItem('Invite people', 'user', () => invite(server)),
+      menuItem('Server settings', 'gear', () => openSettings(server.id)),
+      menuItem('Notification settings', 'bell', async () => {
+        const places = await import('./place-menu.js');
+        places.openNotificationSettings(places.placeOf('server', server.id));
+      }),
+      manage && menuItem('Create channel', 'hash', () => newChannel(server)),
+      menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
+      !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
+    ].filter(Boolean),
+  );
   openPopup(menu, anchor);
   menu.querySelector('[role="menuitem"]')?.focus();
 }
@@ -135,10 +141,26 @@ export async function openSettings(id, which = 'overview') {
 function renderTabs() {
   const server = findServer(serverId);
   if (!server) return;
-  $('settings-tabs').replaceChildren(...tabsFor(server).map(([key, label]) => el('button', {
-    type: 'button', role: 'tab', class: 'settings-tab', id: `settings-tab-${key}`, 'aria-selected': String(key === tab),
-    onclick: () => { tab = key; renderTabs(); renderPanel(); },
-  }, label)));
+  $('settings-tabs').replaceChildren(
+    ...tabsFor(server).map(([key, label]) =>
+      el(
+        'button',
+        {
+          type: 'button',
+          role: 'tab',
+          class: 'settings-tab',
+          id: `settings-tab-${key}`,
+          'aria-selected': String(key === tab),
+          onclick: () => {
+            tab = key;
+            renderTabs();
+            renderPanel();
+          },
+        },
+        label,
+      ),
+    ),
+  );
 }
 
 const PANELS = {
@@ -180,10 +202,15 @@ function overviewPanel(server) {
     const members = state.members.get(server.id) || [];
     const ownerRecord = members.find((m) => m.is_owner) || { user_id: s.owner_id };
     facts.replaceChildren(
-      el('dt', { text: 'Owner' }), el('dd', { text: displayName(ownerRecord) }),
-      el('dt', { text: 'Created' }), el('dd', { text: formatTime(s.created_at) }),
-      el('dt', { text: 'Members' }), el('dd', { text: String(members.length || '…') }),
-      el('dt', { text: 'Channels' }), el('dd', { text: String(s.channels.length) }));
+      el('dt', { text: 'Owner' }),
+      el('dd', { text: displayName(ownerRecord) }),
+      el('dt', { text: 'Created' }),
+      el('dd', { text: formatTime(s.created_at) }),
+      el('dt', { text: 'Members' }),
+      el('dd', { text: String(members.length || '…') }),
+      el('dt', { text: 'Channels' }),
+      el('dd', { text: String(s.channels.length) }),
+    );
     $('settings-title').textContent = s.name;
   };
   update();
@@ -191,11 +218,22 @@ function overviewPanel(server) {
   const nodes = [el('h3', { text: 'Overview' })];
   if (manage) {
     const name = el('input', { id: 'server-name', required: true, maxLength: 100, value: server.name, autocomplete: 'off' });
-    const description = el('textarea', { id: 'server-description', maxLength: 1000, rows: 3, value: server.description || '', placeholder: 'What is this server about?' });
-    const form = el('form', { class: 'settings-form server-form' },
-      el('label', { for: 'server-name', text: 'Server name' }), name,
-      el('label', { for: 'server-description', text: 'Description' }), description,
-      el('button', { type: 'submit', class: 'primary' }, 'Save changes'));
+    const description = el('textarea', {
+      id: 'server-description',
+      maxLength: 1000,
+      rows: 3,
+      value: server.description || '',
+      placeholder: 'What is this server about?',
+    });
+    const form = el(
+      'form',
+      { class: 'settings-form server-form' },
+      el('label', { for: 'server-name', text: 'Server name' }),
+      name,
+      el('label', { for: 'server-description', text: 'Description' }),
+      description,
+      el('button', { type: 'submit', class: 'primary' }, 'Save changes'),
+    );
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       try {
@@ -212,14 +250,35 @@ function overviewPanel(server) {
   }
   nodes.push(facts);
   if (owner) {
-    nodes.push(el('section', { class: 'danger-zone' },
-      el('h4', { text: 'Owner only' }),
-      el('div', { class: 'danger-row' },
-        el('div', {}, el('strong', { text: 'Transfer ownership' }), el('p', { class: 'muted', text: 'Another member becomes the owner; you stay a member without the owner\'s rights.' })),
-        el('button', { type: 'button', onclick: () => transferOwnership(server) }, 'Transfer…')),
-      el('div', { class: 'danger-row' },
-        el('div', {}, el('strong', { text: 'Delete server' }), el('p', { class: 'muted', text: 'Every channel, message, file, role and invite goes, for everyone. This cannot be undone.' })),
-        el('button', { type: 'button', class: 'danger-fill', onclick: () => deleteServer(server) }, 'Delete server…'))));
+    nodes.push(
+      el(
+        'section',
+        { class: 'danger-zone' },
+        el('h4', { text: 'Owner only' }),
+        el(
+          'div',
+          { class: 'danger-row' },
+          el(
+            'div',
+            {},
+            el('strong', { text: 'Transfer ownership' }),
+            el('p', { class: 'muted', text: "Another member becomes the owner; you stay a member without the owner's rights." }),
+          ),
+          el('button', { type: 'button', onclick: () => transferOwnership(server) }, 'Transfer…'),
+        ),
+        el(
+          'div',
+          { class: 'danger-row' },
+          el(
+            'div',
+            {},
+            el('strong', { text: 'Delete server' }),
+            el('p', { class: 'muted', text: 'Every channel, message, file, role and invite goes, for everyone. This cannot be undone.' }),
+          ),
+          el('button', { type: 'button', class: 'danger-fill', onclick: () => deleteServer(server) }, 'Delete server…'),
+        ),
+      ),
+    );
   }
   return { nodes, update };
 }
@@ -231,7 +290,8 @@ async function transferOwnership(server) {
   const answer = await askForm({
     title: `Transfer ${server.name}`,
     text: 'The new owner holds every right, including deleting the server. Only they can give it back.',
-    submit: 'Transfer ownership', danger: true,
+    submit: 'Transfer ownership',
+    danger: true,
     fields: [{ name: 'user', label: 'New owner', type: 'select', options: others.map((m) => [m.user_id, `${displayName(m)} (@${m.username})`]) }],
   });
   if (!answer) return;
@@ -252,8 +312,9 @@ async function deleteServer(server) {
   const answer = await askForm({
     title: `Delete ${server.name}?`,
     text: 'Every channel, message, file, role and invite is deleted for everyone. This cannot be undone.',
-    submit: 'Delete server', danger: true,
-    fields: [{ name: 'confirm', label: 'Type the server\'s name to confirm', mustEqual: server.name, required: true, maxLength: 100 }],
+    submit: 'Delete server',
+    danger: true,
+    fields: [{ name: 'confirm', label: "Type the server's name to confirm", mustEqual: server.name, required: true, maxLength: 100 }],
   });
   if (!answer) return;
   try {
@@ -276,16 +337,53 @@ function rolesPanel(server) {
   const update = () => {
     const roles = state.roles.get(server.id) || [];
     const members = state.members.get(server.id) || [];
-    list.replaceChildren(...roles.map((r, i) => withDrag(el('li', { class: 'role-row' }, owner ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null, icon('shield', 'nav-icon'), roleName(r),
-      r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
-      r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
-      r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
-      el('span', { class: 'muted', text: `${members.filter((m) => holdsRole(m, r.id)).length} members` }),
-      owner ? el('span', { class: 'row-actions' },
-        el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) }, '↑'),
-        el('button', { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} down`, disabled: i === roles.length - 1, onclick: () => moveRole(server, r, i + 1) }, '↓'),
-        el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
-        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) }, 'Delete')) : null), r, i)));
+    list.replaceChildren(
+      ...roles.map((r, i) =>
+        withDrag(
+          el(
+            'li',
+            { class: 'role-row' },
+            owner ? el('span', { class: 'drag-handle', title: 'Drag to reorder' }, icon('grip')) : null,
+            icon('shield', 'nav-icon'),
+            roleName(r),
+            r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
+            r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
+            r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
+            el('span', { class: 'muted', text: `${members.filter((m) => holdsRole(m, r.id)).length} members` }),
+            owner
+              ? el(
+                  'span',
+                  { class: 'row-actions' },
+                  el(
+                    'button',
+                    { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) },
+                    '↑',
+                  ),
+                  el(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'small',
+                      'aria-label': `Move role ${r.name} down`,
+                      disabled: i === roles.length - 1,
+                      onclick: () => moveRole(server, r, i + 1),
+                    },
+                    '↓',
+                  ),
+                  el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
+                  el(
+                    'button',
+                    { type: 'button', class: 'small danger', 'aria-label': `Delete role ${r.name}`, onclick: () => deleteRole(server, r) },
+                    'Delete',
+                  ),
+                )
+              : null,
+          ),
+          r,
+          i,
+        ),
+      ),
+    );
     empty.hidden = roles.length > 0;
   };
   // The owner drags a role onto another's place, or uses its arrows.
@@ -297,8 +395,12 @@ function rolesPanel(server) {
   return {
     nodes: [
       el('h3', { text: 'Roles' }),
-      el('p', { class: 'muted', text: 'A member may hold several roles; the first one with a colour colours their name, and the order (drag a role, or use its arrows) decides which is first. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.' }),
-      list, empty,
+      el('p', {
+        class: 'muted',
+        text: 'A member may hold several roles; the first one with a colour colours their name, and the order (drag a role, or use its arrows) decides which is first. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.',
+      }),
+      list,
+      empty,
       owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates, changes and assigns roles.' }),
     ],
     update,
@@ -309,7 +411,11 @@ function roleForm(server) {
   const admin = el('input', { id: 'role-admin', type: 'checkbox' });
   const hoist = el('input', { id: 'role-hoist', type: 'checkbox' });
   return fieldForm({
-    id: 'role-name', label: 'New role', button: 'Create role', className: 'role-form', field: { maxLength: 100, placeholder: 'Role name' },
+    id: 'role-name',
+    label: 'New role',
+    button: 'Create role',
+    className: 'role-form',
+    field: { maxLength: 100, placeholder: 'Role name' },
     more: [
       el('div', { class: 'check-line' }, admin, el('label', { for: 'role-admin', text: 'Full server administrator' })),
       el('div', { class: 'check-line' }, hoist, el('label', { for: 'role-hoist', text: 'Show its members as a group of their own' })),
@@ -345,15 +451,24 @@ async function moveRole(server, role, position) {
 async function editRole(server, role) {
   const { FLAGS } = await import('./permissions.js');
   const answer = await askForm({
-    title: `Edit the role ${role.name}`, submit: 'Save',
+    title: `Edit the role ${role.name}`,
+    submit: 'Save',
     fields: [
       { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
-      { name: 'color', label: 'Colour (#rrggbb, empty for none)', value: role.color === null || role.color === undefined ? '' : hexColor(role.color), maxLength: 7 },
+      {
+        name: 'color',
+        label: 'Colour (#rrggbb, empty for none)',
+        value: role.color === null || role.color === undefined ? '' : hexColor(role.color),
+        maxLength: 7,
+      },
       { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
       ...FLAGS.map(([flag, label], i) => ({
-        name: flag, label, type: 'checkbox', value: (role.permissions || []).includes(flag),
+        name: flag,
+        label,
+        type: 'checkbox',
+        value: (role.permissions || []).includes(flag),
         hint: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
       })),
     ],
@@ -363,7 +478,10 @@ async function editRole(server, role) {
   if (colour && !/^#?[0-9a-fA-F]{6}$/.test(colour)) return toast('A colour is # and six hex digits, like #3ba55d.');
   try {
     await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
-      name: answer.name, full_server_admin: answer.admin, hoist: answer.hoist, mentionable: answer.mentionable,
+      name: answer.name,
+      full_server_admin: answer.admin,
+      hoist: answer.hoist,
+      mentionable: answer.mentionable,
       permissions: FLAGS.map(([flag]) => flag).filter((flag) => answer[flag]),
       color: colour ? parseInt(colour.replace('#', ''), 16) : null,
     });
@@ -376,7 +494,14 @@ async function editRole(server, role) {
 
 async function deleteRole(server, role) {
   const holders = (state.members.get(server.id) || []).filter((m) => holdsRole(m, role.id)).length;
-  if (!(await confirmAction(`Delete the role ${role.name}?`, holders ? `${holders} member${holders === 1 ? '' : 's'} will lose it, and what it allowed.` : 'Nobody holds it.', 'Delete role'))) return;
+  if (
+    !(await confirmAction(
+      `Delete the role ${role.name}?`,
+      holders ? `${holders} member${holders === 1 ? '' : 's'} will lose it, and what it allowed.` : 'Nobody holds it.',
+      'Delete role',
+    ))
+  )
+    return;
   try {
     await api('DELETE', `/api/servers/${server.id}/roles/${role.id}`);
     toast(`Role ${role.name} deleted.`, false);
@@ -392,13 +517,19 @@ function membersPanel(server) {
   const update = () => {
     const members = state.members.get(server.id) || [];
     const roles = state.roles.get(server.id) || [];
-    list.replaceChildren(...members.map((m) => el('li', { class: 'role-row' },
-      userAvatar(m, true), nameText(m, 'role-name'),
-      m.is_owner ? el('span', { class: 'role-flag', text: 'owner' }) : null,
-      m.timeout_until ? el('span', { class: 'tag', text: `timed out until ${formatTime(m.timeout_until)}` }) : null,
-      owner
-        ? roleChips(server, m, roles)
-        : el('span', { class: 'muted', text: m.roles.length ? `roles: ${m.roles.join(', ')}` : 'no role' }))));
+    list.replaceChildren(
+      ...members.map((m) =>
+        el(
+          'li',
+          { class: 'role-row' },
+          userAvatar(m, true),
+          nameText(m, 'role-name'),
+          m.is_owner ? el('span', { class: 'role-flag', text: 'owner' }) : null,
+          m.timeout_until ? el('span', { class: 'tag', text: `timed out until ${formatTime(m.timeout_until)}` }) : null,
+          owner ? roleChips(server, m, roles) : el('span', { class: 'muted', text: m.roles.length ? `roles: ${m.roles.join(', ')}` : 'no role' }),
+        ),
+      ),
+    );
   };
   update();
   return {
@@ -415,16 +546,37 @@ function membersPanel(server) {
 function roleChips(server, member, roles) {
   const held = heldRoles(roles, member);
   const others = roles.filter((r) => !held.includes(r));
-  const select = el('select', { 'aria-label': `Give ${member.username} a role`, class: 'role-select' },
+  const select = el(
+    'select',
+    { 'aria-label': `Give ${member.username} a role`, class: 'role-select' },
     el('option', { value: '', text: others.length ? 'Add a role…' : 'Holds every role', selected: true }),
-    others.map((r) => el('option', { value: r.id, text: r.name })));
+    others.map((r) => el('option', { value: r.id, text: r.name })),
+  );
   select.disabled = others.length === 0;
   select.addEventListener('change', () => {
     const role = others.find((r) => r.id === select.value);
     if (role) toggleRole(server, member, role);
   });
-  return el('span', { class: 'role-chips' },
-    held.map((r) => el('span', { class: 'tag' }, roleName(r),
-      el('button', { type: 'button', class: 'link-button', 'aria-label': `Take the role ${r.name} from ${member.username}`, onclick: () => toggleRole(server, member, r) }, '×'))),
-    select);
+  return el(
+    'span',
+    { class: 'role-chips' },
+    held.map((r) =>
+      el(
+        'span',
+        { class: 'tag' },
+        roleName(r),
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'link-button',
+            'aria-label': `Take the role ${r.name} from ${member.username}`,
+            onclick: () => toggleRole(server, member, r),
+          },
+          '×',
+        ),
+      ),
+    ),
+    select,
+  );
 }

@@ -23,10 +23,12 @@ async function takeShared(query) {
     const fields = await cache.match('/share/fields');
     if (!fields) return fromAddress;
     const kept = await fields.json();
-    const files = await Promise.all(kept.files.map(async (file, i) => {
-      const body = await cache.match(`/share/files/${i}`);
-      return body ? new File([await body.blob()], file.name, { type: file.type }) : null;
-    }));
+    const files = await Promise.all(
+      kept.files.map(async (file, i) => {
+        const body = await cache.match(`/share/files/${i}`);
+        return body ? new File([await body.blob()], file.name, { type: file.type }) : null;
+      }),
+    );
     return { title: String(kept.title || ''), text: String(kept.text || ''), url: String(kept.url || ''), files: files.filter(Boolean) };
   } finally {
     // Taken once: a reload of the page does not share it again.

@@ -33,7 +33,12 @@ const PLACE = '.rail-item.server, .nav-item.channel, .nav-item.conversation';
 function placeMenus(list) {
   const take = (e) => {
     const button = e.target.closest(PLACE);
-    if (!button || (e.type === 'keydown' && e.key !== 'ContextMenu' && !(e.shiftKey && e.key === 'F10')) || (e.type === 'pointerdown' && e.pointerType !== 'touch')) return;
+    if (
+      !button ||
+      (e.type === 'keydown' && e.key !== 'ContextMenu' && !(e.shiftKey && e.key === 'F10')) ||
+      (e.type === 'pointerdown' && e.pointerType !== 'touch')
+    )
+      return;
     if (e.type !== 'pointerdown') e.preventDefault();
     import('./place-menu.js').then((m) => m.placeEvent(e, button, list));
   };
@@ -52,27 +57,45 @@ export function render() {
   const cur = state.current;
   const focused = /** @type {HTMLElement} */ (document.activeElement);
   // The rail: one round button per server.
-  $('server-list').replaceChildren(...state.servers.map((server) => {
-    const mentions = serverMentions(server);
-    const unread = serverUnread(server);
-    const muted = isMuted(server.id);
-    const selected = cur?.kind === 'channel' && cur.serverId === server.id;
-    const label = `${server.name}${muted ? ', muted' : ''}${mentions ? `, ${mentions} mention${mentions === 1 ? '' : 's'}` : unread ? ', unread messages' : ''}`;
-    return el('li', { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}${muted ? ' muted' : ''}` },
-      el('span', { class: 'rail-pill', 'aria-hidden': 'true' }),
-      el('button', {
-        type: 'button', class: `rail-item server ${avatarClass(server.id)}`, 'data-id': server.id, title: server.name,
-        'aria-current': selected ? 'true' : null, onclick: () => select({ kind: 'channel', serverId: server.id }),
-      }, el('span', { class: 'rail-initials', 'aria-hidden': 'true', text: initials(server.name) }), el('span', { class: 'visually-hidden', text: label })),
-      badge(mentions, `${mentions} mentions`), mutedMark(muted));
-  }));
+  $('server-list').replaceChildren(
+    ...state.servers.map((server) => {
+      const mentions = serverMentions(server);
+      const unread = serverUnread(server);
+      const muted = isMuted(server.id);
+      const selected = cur?.kind === 'channel' && cur.serverId === server.id;
+      const label = `${server.name}${muted ? ', muted' : ''}${mentions ? `, ${mentions} mention${mentions === 1 ? '' : 's'}` : unread ? ', unread messages' : ''}`;
+      return el(
+        'li',
+        { class: `rail-entry${unread ? ' unread' : ''}${selected ? ' selected' : ''}${muted ? ' muted' : ''}` },
+        el('span', { class: 'rail-pill', 'aria-hidden': 'true' }),
+        el(
+          'button',
+          {
+            type: 'button',
+            class: `rail-item server ${avatarClass(server.id)}`,
+            'data-id': server.id,
+            title: server.name,
+            'aria-current': selected ? 'true' : null,
+            onclick: () => select({ kind: 'channel', serverId: server.id }),
+          },
+          el('span', { class: 'rail-initials', 'aria-hidden': 'true', text: initials(server.name) }),
+          el('span', { class: 'visually-hidden', text: label }),
+        ),
+        badge(mentions, `${mentions} mentions`),
+        mutedMark(muted),
+      );
+    }),
+  );
   const homeSelected = cur && cur.kind !== 'channel';
   if (homeSelected) $('home-button').setAttribute('aria-current', 'true');
   else $('home-button').removeAttribute('aria-current');
   $('home-button').closest('li').classList.toggle('selected', Boolean(homeSelected));
   const dmUnread = state.conversations.reduce((n, c) => n + (isMuted(c.id) ? 0 : c.unread_count), 0);
   $('home-button').closest('li').querySelector('.badge-count')?.remove();
-  if (dmUnread) $('home-button').closest('li').append(badge(dmUnread, `${dmUnread} unread direct messages`));
+  if (dmUnread)
+    $('home-button')
+      .closest('li')
+      .append(badge(dmUnread, `${dmUnread} unread direct messages`));
 
   // The sidebar: the open server's channels, or the conversations.
   const channelId = cur?.kind === 'channel' ? cur.channelId : null;
@@ -87,16 +110,39 @@ export function render() {
       const current = channelId === channel.id;
       const muted = isMuted(channel.id, server.id);
       const unread = channel.unread_count > 0 && !muted;
-      return el('li', { class: `channel-entry${current ? ' current' : ''}` },
-        el('button', {
-          type: 'button', class: `nav-item channel${unread ? ' unread' : ''}${muted ? ' muted' : ''}`, 'data-id': channel.id, 'data-server': server.id, 'aria-current': current ? 'true' : null,
-          'aria-label': `${channel.name}${channel.private ? ', private' : ''}${muted ? ', muted' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
-          onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
-        }, icon(channel.private ? 'lock' : 'hash', 'nav-icon'), el('span', { class: 'nav-label', text: channel.name }), mutedMark(muted), badge(channel.mention_count, `${channel.mention_count} mentions`)),
-        manage ? el('button', {
-          type: 'button', class: 'icon-button small channel-gear', 'aria-label': `Edit #${channel.name}`, title: 'Edit channel',
-          onclick: async () => (await import('./channel-settings.js')).editChannel(server, channel),
-        }, icon('gear')) : null);
+      return el(
+        'li',
+        { class: `channel-entry${current ? ' current' : ''}` },
+        el(
+          'button',
+          {
+            type: 'button',
+            class: `nav-item channel${unread ? ' unread' : ''}${muted ? ' muted' : ''}`,
+            'data-id': channel.id,
+            'data-server': server.id,
+            'aria-current': current ? 'true' : null,
+            'aria-label': `${channel.name}${channel.private ? ', private' : ''}${muted ? ', muted' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
+            onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
+          },
+          icon(channel.private ? 'lock' : 'hash', 'nav-icon'),
+          el('span', { class: 'nav-label', text: channel.name }),
+          mutedMark(muted),
+          badge(channel.mention_count, `${channel.mention_count} mentions`),
+        ),
+        manage
+          ? el(
+              'button',
+              {
+                type: 'button',
+                class: 'icon-button small channel-gear',
+                'aria-label': `Edit #${channel.name}`,
+                title: 'Edit channel',
+                onclick: async () => (await import('./channel-settings.js')).editChannel(server, channel),
+              },
+              icon('gear'),
+            )
+          : null,
+      );
     };
     // Channels under no category first, then each category's, in order; a folded category
     // still shows its current channel and those with unread messages.
@@ -109,34 +155,62 @@ export function render() {
       // A category with nothing the member may see is no heading for them (those who manage see every one).
       if (!inside.length && !manage) return null;
       const shown = folded ? inside.filter((c) => c.id === channelId || c.mention_count > 0 || (c.unread_count > 0 && !isMuted(c.id, server.id))) : inside;
-      return el('li', { class: 'category' },
-        el('button', {
-          type: 'button', class: 'category-head', 'aria-expanded': String(!folded), 'data-id': category.id,
-          onclick: () => foldCategory(category.id, !folded),
-        }, icon('chevron', `nav-icon category-chevron${folded ? ' folded' : ''}`), el('span', { text: category.name })),
-        el('ul', { class: 'nav-list' }, shown.map(channelEntry)));
+      return el(
+        'li',
+        { class: 'category' },
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'category-head',
+            'aria-expanded': String(!folded),
+            'data-id': category.id,
+            onclick: () => foldCategory(category.id, !folded),
+          },
+          icon('chevron', `nav-icon category-chevron${folded ? ' folded' : ''}`),
+          el('span', { text: category.name }),
+        ),
+        el('ul', { class: 'nav-list' }, shown.map(channelEntry)),
+      );
     });
     $('channel-list').replaceChildren(...loose.map(channelEntry), ...groups.filter(Boolean));
   }
-  $('conversation-list').replaceChildren(...state.conversations.map((c) => {
-    const current = cur?.kind === 'conversation' && cur.id === c.id;
-    const muted = isMuted(c.id);
-    const unread = c.unread_count > 0 && !muted;
-    const partner = dmPartner(c);
-    const lead = partner
-      ? el('span', { class: 'avatar-wrap' }, userAvatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
-      : el('span', { class: 'avatar-wrap' }, el('span', { class: `${avatarClass(c.id)} small group-avatar`, 'aria-hidden': 'true' }, icon('users')));
-    const title = conversationTitle(c);
-    return el('li', {},
-      el('button', {
-        type: 'button', class: `nav-item conversation ${c.kind}${unread ? ' unread' : ''}${muted ? ' muted' : ''}`, 'data-id': c.id, 'aria-current': current ? 'true' : null,
-        'aria-label': `${c.kind === 'dm' ? 'Direct message with ' : 'Group '}${title}${muted ? ', muted' : ''}${unread ? `, ${c.unread_count} unread` : ''}`,
-        onclick: () => select({ kind: 'conversation', id: c.id }),
-      }, lead,
-      el('span', { class: 'nav-label' }, el('span', { class: 'nav-name', text: c.kind === 'group' ? title : `@ ${title}` }),
-        c.kind === 'group' ? el('span', { class: 'nav-sub muted', text: `${c.members.length} members` }) : null),
-      mutedMark(muted), badge(unread && c.unread_count, `${c.unread_count} unread`)));
-  }));
+  $('conversation-list').replaceChildren(
+    ...state.conversations.map((c) => {
+      const current = cur?.kind === 'conversation' && cur.id === c.id;
+      const muted = isMuted(c.id);
+      const unread = c.unread_count > 0 && !muted;
+      const partner = dmPartner(c);
+      const lead = partner
+        ? el('span', { class: 'avatar-wrap' }, userAvatar(partner, true), presenceDot(state.presence.get(partner.user_id)))
+        : el('span', { class: 'avatar-wrap' }, el('span', { class: `${avatarClass(c.id)} small group-avatar`, 'aria-hidden': 'true' }, icon('users')));
+      const title = conversationTitle(c);
+      return el(
+        'li',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            class: `nav-item conversation ${c.kind}${unread ? ' unread' : ''}${muted ? ' muted' : ''}`,
+            'data-id': c.id,
+            'aria-current': current ? 'true' : null,
+            'aria-label': `${c.kind === 'dm' ? 'Direct message with ' : 'Group '}${title}${muted ? ', muted' : ''}${unread ? `, ${c.unread_count} unread` : ''}`,
+            onclick: () => select({ kind: 'conversation', id: c.id }),
+          },
+          lead,
+          el(
+            'span',
+            { class: 'nav-label' },
+            el('span', { class: 'nav-name', text: c.kind === 'group' ? title : `@ ${title}` }),
+            c.kind === 'group' ? el('span', { class: 'nav-sub muted', text: `${c.members.length} members` }) : null,
+          ),
+          mutedMark(muted),
+          badge(unread && c.unread_count, `${c.unread_count} unread`),
+        ),
+      );
+    }),
+  );
   $('no-conversations').hidden = state.conversations.length > 0;
   if (cur?.kind === 'friends') $('friends-button').setAttribute('aria-current', 'true');
   else $('friends-button').removeAttribute('aria-current');

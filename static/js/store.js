@@ -186,8 +186,8 @@ export function learnUser(user) {
   state.users.set(user.user_id, {
     user_id: user.user_id,
     username: user.username,
-    display_name: 'display_name' in user ? user.display_name : known?.display_name ?? null,
-    avatar_url: 'avatar_url' in user ? user.avatar_url : known?.avatar_url ?? null,
+    display_name: 'display_name' in user ? user.display_name : (known?.display_name ?? null),
+    avatar_url: 'avatar_url' in user ? user.avatar_url : (known?.avatar_url ?? null),
   });
 }
 
@@ -318,7 +318,12 @@ export function maySend(kind) {
 
 /** @param {ReadyFrame} frame */
 export function applyReady(frame) {
-  state.me = { user_id: frame.user.user_id, username: frame.user.username, display_name: frame.user.display_name ?? null, avatar_url: frame.user.avatar_url ?? null };
+  state.me = {
+    user_id: frame.user.user_id,
+    username: frame.user.username,
+    display_name: frame.user.display_name ?? null,
+    avatar_url: frame.user.avatar_url ?? null,
+  };
   state.status = frame.user.status || 'online';
   state.servers = frame.servers;
   state.conversations = frame.conversations;
@@ -350,9 +355,10 @@ export function applyReady(frame) {
  */
 function applyUser(user) {
   learnUser(user);
-  const patch = (list) => list.forEach((u) => {
-    if (u.user_id === user.user_id) Object.assign(u, { username: user.username, display_name: user.display_name, avatar_url: user.avatar_url });
-  });
+  const patch = (list) =>
+    list.forEach((u) => {
+      if (u.user_id === user.user_id) Object.assign(u, { username: user.username, display_name: user.display_name, avatar_url: user.avatar_url });
+    });
   if (user.user_id === state.me.user_id) patch([state.me]);
   patch(state.friends);
   for (const c of state.conversations) patch(c.members);
@@ -523,7 +529,9 @@ export function removeChannel(serverId, channelId) {
  * @param {ChannelWithState[]} order
  */
 export function orderChannels(serverId, order) {
-  order.forEach((c, i) => { c.position = i; });
+  order.forEach((c, i) => {
+    c.position = i;
+  });
   findServer(serverId)?.channels.sort(byPosition);
   emit('nav');
 }
@@ -668,7 +676,11 @@ const handlers = {
   },
   member_left(ev) {
     const list = state.members.get(ev.server_id);
-    if (list) state.members.set(ev.server_id, list.filter((m) => m.user_id !== ev.user_id));
+    if (list)
+      state.members.set(
+        ev.server_id,
+        list.filter((m) => m.user_id !== ev.user_id),
+      );
     emit('members', ev.server_id);
   },
   standing: (ev) => setStanding(ev.account_standing),

@@ -24,7 +24,10 @@ export function initSwitcher(onSelect) {
   });
   $('switcher-button').addEventListener('click', () => openSwitcher());
   const input = $('switcher-input');
-  input.addEventListener('input', () => { index = 0; render(); });
+  input.addEventListener('input', () => {
+    index = 0;
+    render();
+  });
   input.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
@@ -35,16 +38,25 @@ export function initSwitcher(onSelect) {
       pick(index);
     }
   });
-  $('switcher').addEventListener('click', (e) => { if (e.target === $('switcher')) $('switcher', HTMLDialogElement).close(); });
+  $('switcher').addEventListener('click', (e) => {
+    if (e.target === $('switcher')) $('switcher', HTMLDialogElement).close();
+  });
 }
 
 function entries() {
   const list = [];
   for (const c of state.conversations) {
-    list.push({ label: c.kind === 'dm' ? `@ ${conversationTitle(c)}` : conversationTitle(c), sub: c.kind === 'dm' ? 'Direct message' : 'Group', unread: c.unread_count, icon: c.kind === 'dm' ? 'user' : 'users', place: { kind: 'conversation', id: c.id } });
+    list.push({
+      label: c.kind === 'dm' ? `@ ${conversationTitle(c)}` : conversationTitle(c),
+      sub: c.kind === 'dm' ? 'Direct message' : 'Group',
+      unread: c.unread_count,
+      icon: c.kind === 'dm' ? 'user' : 'users',
+      place: { kind: 'conversation', id: c.id },
+    });
   }
   for (const s of state.servers) {
-    for (const ch of s.channels) list.push({ label: ch.name, sub: s.name, unread: ch.unread_count, icon: 'hash', place: { kind: 'channel', serverId: s.id, channelId: ch.id } });
+    for (const ch of s.channels)
+      list.push({ label: ch.name, sub: s.name, unread: ch.unread_count, icon: 'hash', place: { kind: 'channel', serverId: s.id, channelId: ch.id } });
   }
   return list;
 }
@@ -72,11 +84,27 @@ export function openSwitcher({ title = '', onPick = go } = {}) {
 function render() {
   const q = $('switcher-input', HTMLInputElement).value.trim().toLowerCase();
   const all = entries();
-  matches = (q ? all.filter((e) => `${e.label} ${e.sub}`.toLowerCase().includes(q)) : all.sort((a, b) => Number(b.unread > 0) - Number(a.unread > 0))).slice(0, 12);
-  $('switcher-list').replaceChildren(...matches.map((m, i) => el('li', {
-    role: 'option', id: `switch-${i}`, class: `switch-item${m.unread ? ' unread' : ''}`, 'aria-selected': String(i === index),
-    onclick: () => pick(i),
-  }, icon(m.icon, 'nav-icon'), el('span', { class: 'switch-label', text: m.label }), el('span', { class: 'muted switch-sub', text: m.sub }))));
+  matches = (q ? all.filter((e) => `${e.label} ${e.sub}`.toLowerCase().includes(q)) : all.sort((a, b) => Number(b.unread > 0) - Number(a.unread > 0))).slice(
+    0,
+    12,
+  );
+  $('switcher-list').replaceChildren(
+    ...matches.map((m, i) =>
+      el(
+        'li',
+        {
+          role: 'option',
+          id: `switch-${i}`,
+          class: `switch-item${m.unread ? ' unread' : ''}`,
+          'aria-selected': String(i === index),
+          onclick: () => pick(i),
+        },
+        icon(m.icon, 'nav-icon'),
+        el('span', { class: 'switch-label', text: m.label }),
+        el('span', { class: 'muted switch-sub', text: m.sub }),
+      ),
+    ),
+  );
   if (!matches.length) $('switcher-list').append(el('li', { class: 'muted switch-none', text: 'Nothing matches.' }));
   $('switcher-input').setAttribute('aria-activedescendant', matches.length ? `switch-${index}` : '');
   $(`switch-${index}`)?.scrollIntoView({ block: 'nearest' });

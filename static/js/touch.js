@@ -65,7 +65,9 @@ function onLongPress(list, open) {
     if (!touched) return;
     start = { x: e.clientX, y: e.clientY };
     clearTimeout(timer);
-    timer = setTimeout(() => { held = touched; }, LONG_PRESS_MS);
+    timer = setTimeout(() => {
+      held = touched;
+    }, LONG_PRESS_MS);
   });
   list.addEventListener('pointermove', (e) => {
     if (start && !held && Math.hypot(e.clientX - start.x, e.clientY - start.y) > STILL_PX) {
@@ -73,22 +75,30 @@ function onLongPress(list, open) {
       start = null;
     }
   });
-  list.addEventListener('contextmenu', (e) => {
-    if (/** @type {PointerEvent} */ (e).pointerType !== 'touch') return;
-    const item = itemOf(e);
-    if (!item) return;
-    e.preventDefault();
-    e.stopPropagation();
-    held = item;
-  }, true);
+  list.addEventListener(
+    'contextmenu',
+    (e) => {
+      if (/** @type {PointerEvent} */ (e).pointerType !== 'touch') return;
+      const item = itemOf(e);
+      if (!item) return;
+      e.preventDefault();
+      e.stopPropagation();
+      held = item;
+    },
+    true,
+  );
   list.addEventListener('pointerup', release);
   list.addEventListener('pointercancel', release);
-  list.addEventListener('click', (e) => {
-    if (!held) return;
-    e.preventDefault();
-    e.stopPropagation();
-    fire();
-  }, true);
+  list.addEventListener(
+    'click',
+    (e) => {
+      if (!held) return;
+      e.preventDefault();
+      e.stopPropagation();
+      fire();
+    },
+    true,
+  );
 }
 
 /**
@@ -100,22 +110,32 @@ function onLongPress(list, open) {
 function onEdgeSwipe(target, back) {
   /** @type {{ x: number, y: number } | null} */
   let start = null;
-  target.addEventListener('touchstart', (e) => {
-    const touch = e.touches[0];
-    start = e.touches.length === 1 && touch.clientX <= EDGE_PX ? { x: touch.clientX, y: touch.clientY } : null;
-  }, { passive: true });
-  target.addEventListener('touchmove', (e) => {
-    if (!start) return;
-    const touch = e.touches[0];
-    const across = touch.clientX - start.x;
-    const down = Math.abs(touch.clientY - start.y);
-    if (down > Math.max(across, STILL_PX)) start = null;
-    else if (across > SWIPE_PX) {
-      start = null;
-      back();
-    }
-  }, { passive: true });
-  const end = () => { start = null; };
+  target.addEventListener(
+    'touchstart',
+    (e) => {
+      const touch = e.touches[0];
+      start = e.touches.length === 1 && touch.clientX <= EDGE_PX ? { x: touch.clientX, y: touch.clientY } : null;
+    },
+    { passive: true },
+  );
+  target.addEventListener(
+    'touchmove',
+    (e) => {
+      if (!start) return;
+      const touch = e.touches[0];
+      const across = touch.clientX - start.x;
+      const down = Math.abs(touch.clientY - start.y);
+      if (down > Math.max(across, STILL_PX)) start = null;
+      else if (across > SWIPE_PX) {
+        start = null;
+        back();
+      }
+    },
+    { passive: true },
+  );
+  const end = () => {
+    start = null;
+  };
   target.addEventListener('touchend', end, { passive: true });
   target.addEventListener('touchcancel', end, { passive: true });
 }

@@ -29,12 +29,16 @@ export function $(id, type) {
  * @returns {{ [K in keyof N]: N[K] extends readonly [string, { new (): infer T }] ? T : HTMLElement }}
  */
 export function findParts(root, names) {
-  return /** @type {any} */ (Object.fromEntries(Object.entries(names).map(([key, spec]) => {
-    const [name, type] = typeof spec === 'string' ? [spec, HTMLElement] : spec;
-    const node = root.querySelector(`[data-part="${name}"]`);
-    if (!(node instanceof type)) throw new Error(`no ${type.name} [data-part="${name}"] under the view's root`);
-    return [key, node];
-  })));
+  return /** @type {any} */ (
+    Object.fromEntries(
+      Object.entries(names).map(([key, spec]) => {
+        const [name, type] = typeof spec === 'string' ? [spec, HTMLElement] : spec;
+        const node = root.querySelector(`[data-part="${name}"]`);
+        if (!(node instanceof type)) throw new Error(`no ${type.name} [data-part="${name}"] under the view's root`);
+        return [key, node];
+      }),
+    )
+  );
 }
 
 // Props that would bypass the CSP or parse markup are refused outright.
@@ -79,7 +83,10 @@ export function reorderable() {
       e.dataTransfer.setData('text/plain', label);
       row.classList.add('dragging');
     });
-    row.addEventListener('dragend', () => { dragged = null; row.classList.remove('dragging'); });
+    row.addEventListener('dragend', () => {
+      dragged = null;
+      row.classList.remove('dragging');
+    });
     row.addEventListener('dragover', (e) => {
       if (!dragged || dragged === item) return;
       e.preventDefault();
@@ -111,18 +118,34 @@ export function toast(text, isError = true) {
     box = el('div', { id: 'toast', class: 'toast', role: 'status', hidden: true });
     document.body.append(box);
   }
-  const close = iconButton('x', 'Dismiss', () => { box.hidden = true; }, { class: 'toast-close' });
+  const close = iconButton(
+    'x',
+    'Dismiss',
+    () => {
+      box.hidden = true;
+    },
+    { class: 'toast-close' },
+  );
   box.replaceChildren(el('span', { class: 'toast-text', text }), close);
   box.classList.toggle('error', isError);
   box.setAttribute('role', isError ? 'alert' : 'status');
   box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { box.hidden = true; }, isError ? 12000 : 3500);
+  toastTimer = setTimeout(
+    () => {
+      box.hidden = true;
+    },
+    isError ? 12000 : 3500,
+  );
 }
 export const notify = toast;
 
 /** Puts text on the clipboard and says so (or that the browser refused). */
-export const copyText = (text) => navigator.clipboard.writeText(text).then(() => toast('Copied.', false), () => toast('Copying was refused by the browser.'));
+export const copyText = (text) =>
+  navigator.clipboard.writeText(text).then(
+    () => toast('Copied.', false),
+    () => toast('Copying was refused by the browser.'),
+  );
 
 /** Shows `text` in a notice paragraph (hidden when text is empty). */
 export function showText(id, text) {
@@ -188,15 +211,24 @@ export const badgeText = (n) => (n >= 100 ? '99+' : String(n));
 export function ask({ title, label = '', text = '', submit = 'OK', value = '', confirm = false, danger = false, maxLength = 1000, more = null }) {
   let dialog = $('ask-dialog', HTMLDialogElement);
   if (!dialog) {
-    dialog = el('dialog', { id: 'ask-dialog', 'aria-labelledby': 'ask-title' },
-      el('form', { method: 'dialog', class: 'dialog-form' },
+    dialog = el(
+      'dialog',
+      { id: 'ask-dialog', 'aria-labelledby': 'ask-title' },
+      el(
+        'form',
+        { method: 'dialog', class: 'dialog-form' },
         el('h2', { id: 'ask-title' }),
         el('p', { id: 'ask-text', class: 'dialog-text' }),
         el('label', { id: 'ask-field' }, el('span', { id: 'ask-label' }), el('input', { id: 'ask-input', autocomplete: 'off' })),
         el('div', { id: 'ask-more' }),
-        el('div', { class: 'button-row' },
+        el(
+          'div',
+          { class: 'button-row' },
           el('button', { type: 'button', 'data-cancel': true, onclick: () => dialog.close() }, 'Cancel'),
-          el('button', { id: 'ask-submit', type: 'submit', value: 'ok', class: 'primary' }, 'OK'))));
+          el('button', { id: 'ask-submit', type: 'submit', value: 'ok', class: 'primary' }, 'OK'),
+        ),
+      ),
+    );
     document.body.append(dialog);
   }
   const input = $('ask-input', HTMLInputElement);
@@ -251,10 +283,13 @@ export async function copyField(input, button, what) {
  */
 export function fieldForm({ id, label, button, create, done = () => {}, field = {}, primary = true, className = '', more = [] }) {
   const input = el('input', { id, required: true, autocomplete: 'off', ...field });
-  const form = el('form', { class: `settings-form${className ? ` ${className}` : ''}` },
+  const form = el(
+    'form',
+    { class: `settings-form${className ? ` ${className}` : ''}` },
     el('label', { for: id, text: label }),
     el('div', { class: 'inline-form' }, input, el('button', { type: 'submit', class: primary ? 'primary' : null }, button)),
-    more);
+    more,
+  );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -280,7 +315,11 @@ export function wireDialogs() {
 }
 
 /** Initials for an avatar circle. */
-export const initials = (name) => (name || '?').replace(/[^A-Za-z0-9]/g, '').slice(0, 2).toUpperCase() || '?';
+export const initials = (name) =>
+  (name || '?')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, 2)
+    .toUpperCase() || '?';
 
 /** One of eight avatar colours, picked from the user id (classes, never a style attribute). */
 export function avatarClass(id) {
@@ -290,7 +329,11 @@ export function avatarClass(id) {
 }
 
 export function avatar(user, small = false) {
-  return el('span', { class: `${avatarClass(user.user_id || user.id)}${small ? ' small' : ''}`, 'aria-hidden': 'true', text: initials(user.username || user.name) });
+  return el('span', {
+    class: `${avatarClass(user.user_id || user.id)}${small ? ' small' : ''}`,
+    'aria-hidden': 'true',
+    text: initials(user.username || user.name),
+  });
 }
 
 /** A presence dot with its word for screen readers. */

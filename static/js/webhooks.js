@@ -36,23 +36,52 @@ export function webhooksPanel(server, focus) {
   const showUrl = (hook, fresh) => {
     const input = el('input', { id: 'webhook-url', class: 'invite-link', readOnly: true, value: hook.url, 'aria-label': `URL of the webhook ${hook.name}` });
     const copy = el('button', { type: 'button', class: 'small', onclick: () => copyField(input, copy, 'URL') }, 'Copy');
-    reveal.replaceChildren(el('div', { class: 'secret-reveal notice' },
-      el('p', {}, el('strong', { text: fresh ? `The webhook ${hook.name} is ready.` : `A new URL for ${hook.name}.` }),
-        ' Copy its URL now: it is shown only this once. Anyone holding it can post in the channel.'),
-      el('div', { class: 'inline-form' }, input, copy),
-      el('small', { class: 'field-hint', text: 'It takes Discord\'s webhook format. For Slack\'s, add /slack to its end; for GitHub\'s (a repository\'s Settings → Webhooks, content type application/json), add /github.' })));
+    reveal.replaceChildren(
+      el(
+        'div',
+        { class: 'secret-reveal notice' },
+        el(
+          'p',
+          {},
+          el('strong', { text: fresh ? `The webhook ${hook.name} is ready.` : `A new URL for ${hook.name}.` }),
+          ' Copy its URL now: it is shown only this once. Anyone holding it can post in the channel.',
+        ),
+        el('div', { class: 'inline-form' }, input, copy),
+        el('small', {
+          class: 'field-hint',
+          text: "It takes Discord's webhook format. For Slack's, add /slack to its end; for GitHub's (a repository's Settings → Webhooks, content type application/json), add /github.",
+        }),
+      ),
+    );
     input.select();
   };
 
-  const row = (hook) => el('li', { class: 'channel-row webhook-row', 'data-id': hook.id },
-    el('span', { class: 'row-text' },
-      el('span', { class: 'row-title', text: hook.name }),
-      el('span', { class: 'muted row-sub', text: `made by ${displayName(hook.created_by)} · ${formatTime(hook.created_at)}${hook.github_secret_set ? ' · GitHub secret set' : ''}` })),
-    el('span', { class: 'row-actions' },
-      el('button', { type: 'button', class: 'small', 'aria-label': `Rename the webhook ${hook.name}`, onclick: () => rename(hook) }, 'Rename'),
-      el('button', { type: 'button', class: 'small', 'aria-label': `New URL for the webhook ${hook.name}`, onclick: () => regenerate(hook) }, 'New URL'),
-      el('button', { type: 'button', class: 'small', 'aria-label': `GitHub secret of the webhook ${hook.name}`, onclick: () => githubSecret(hook) }, 'GitHub secret'),
-      el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete the webhook ${hook.name}`, onclick: () => remove(hook) }, 'Delete')));
+  const row = (hook) =>
+    el(
+      'li',
+      { class: 'channel-row webhook-row', 'data-id': hook.id },
+      el(
+        'span',
+        { class: 'row-text' },
+        el('span', { class: 'row-title', text: hook.name }),
+        el('span', {
+          class: 'muted row-sub',
+          text: `made by ${displayName(hook.created_by)} · ${formatTime(hook.created_at)}${hook.github_secret_set ? ' · GitHub secret set' : ''}`,
+        }),
+      ),
+      el(
+        'span',
+        { class: 'row-actions' },
+        el('button', { type: 'button', class: 'small', 'aria-label': `Rename the webhook ${hook.name}`, onclick: () => rename(hook) }, 'Rename'),
+        el('button', { type: 'button', class: 'small', 'aria-label': `New URL for the webhook ${hook.name}`, onclick: () => regenerate(hook) }, 'New URL'),
+        el(
+          'button',
+          { type: 'button', class: 'small', 'aria-label': `GitHub secret of the webhook ${hook.name}`, onclick: () => githubSecret(hook) },
+          'GitHub secret',
+        ),
+        el('button', { type: 'button', class: 'small danger', 'aria-label': `Delete the webhook ${hook.name}`, onclick: () => remove(hook) }, 'Delete'),
+      ),
+    );
 
   let loading = 0;
   async function load() {
@@ -75,7 +104,13 @@ export function webhooksPanel(server, focus) {
   }
 
   async function rename(hook) {
-    const answer = await askForm({ title: `Rename the webhook ${hook.name}`, submit: 'Save', fields: [{ name: 'name', label: 'Name', value: hook.name, required: true, maxLength: NAME_MAX, hint: 'Shown on its messages, unless a message names itself.' }] });
+    const answer = await askForm({
+      title: `Rename the webhook ${hook.name}`,
+      submit: 'Save',
+      fields: [
+        { name: 'name', label: 'Name', value: hook.name, required: true, maxLength: NAME_MAX, hint: 'Shown on its messages, unless a message names itself.' },
+      ],
+    });
     if (!answer) return;
     try {
       await api('PATCH', `/api/webhooks/${hook.id}`, { name: answer.name });
@@ -87,7 +122,14 @@ export function webhooksPanel(server, focus) {
   }
 
   async function regenerate(hook) {
-    if (!(await confirmAction(`A new URL for ${hook.name}?`, 'The old URL stops working at once: whatever posts with it must be given the new one.', 'Make a new URL'))) return;
+    if (
+      !(await confirmAction(
+        `A new URL for ${hook.name}?`,
+        'The old URL stops working at once: whatever posts with it must be given the new one.',
+        'Make a new URL',
+      ))
+    )
+      return;
     try {
       showUrl(await api('PATCH', `/api/webhooks/${hook.id}`, { regenerate_token: true }), false);
       load();
@@ -119,7 +161,8 @@ export function webhooksPanel(server, focus) {
     const answer = await askForm({
       title: `Delete the webhook ${hook.name}?`,
       text: 'Its URL stops working at once. This cannot be undone.',
-      submit: 'Delete webhook', danger: true,
+      submit: 'Delete webhook',
+      danger: true,
       fields: [{ name: 'messages', label: 'Also delete the messages it sent', type: 'checkbox', value: false }],
     });
     if (!answer) return;
@@ -134,7 +177,11 @@ export function webhooksPanel(server, focus) {
   }
 
   const form = fieldForm({
-    id: 'new-webhook-name', label: 'New webhook', button: 'Create webhook', className: 'webhook-form', field: { maxLength: NAME_MAX, placeholder: 'Build bot' },
+    id: 'new-webhook-name',
+    label: 'New webhook',
+    button: 'Create webhook',
+    className: 'webhook-form',
+    field: { maxLength: NAME_MAX, placeholder: 'Build bot' },
     create: (name) => api('POST', `/api/servers/${server.id}/channels/${channelId}/webhooks`, { name }),
     done: (hook) => {
       showUrl(hook, true);
@@ -144,7 +191,11 @@ export function webhooksPanel(server, focus) {
 
   // A bot joins a server only this way: its owner gives its name to the server's owner or an administrator.
   const botForm = fieldForm({
-    id: 'add-bot-name', label: 'Add a bot to this server', button: 'Add bot', primary: false, className: 'add-bot-form',
+    id: 'add-bot-name',
+    label: 'Add a bot to this server',
+    button: 'Add bot',
+    primary: false,
+    className: 'add-bot-form',
     field: { maxLength: 32, spellcheck: false, placeholder: 'bot name' },
     more: [el('small', { class: 'field-hint', text: 'Its name, as its owner made it on their account page. It joins as a member, with no role.' })],
     create: (name) => api('POST', `/api/servers/${server.id}/bots`, { username: name.trim().replace(/^@/, '') }),
@@ -156,7 +207,10 @@ export function webhooksPanel(server, focus) {
   return {
     nodes: [
       el('h3', { text: 'Integrations' }),
-      el('p', { class: 'muted', text: 'A webhook is a secret URL that other programs post messages to (in Discord\'s, Slack\'s or GitHub\'s format), in one channel, under its name with a BOT tag. Bots are made on your account page.' }),
+      el('p', {
+        class: 'muted',
+        text: "A webhook is a secret URL that other programs post messages to (in Discord's, Slack's or GitHub's format), in one channel, under its name with a BOT tag. Bots are made on your account page.",
+      }),
       manage ? el('div', { class: 'settings-form' }, el('label', { for: 'webhook-channel', text: 'Channel' }), select) : null,
       manage ? reveal : null,
       manage ? list : null,

@@ -18,8 +18,18 @@ import { startServer, type TestServer } from './server';
 export const CHROMIUM = '/usr/bin/chromium';
 // CI sets REQUIRE_BROWSER=1 (.ci/run installs Chromium): there a missing browser fails the run
 // instead of skipping the proof that the pages work.
-export const SKIP = fs.existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1' ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser test needs it`;
-export const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'];
+export const SKIP =
+  fs.existsSync(CHROMIUM) || process.env.REQUIRE_BROWSER === '1' ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser test needs it`;
+export const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+];
 /** Every wait of the browser tests is bounded by this. */
 export const WAIT = 10_000;
 const SHOTS = path.join(__dirname, '..', '..', '.tap', 'screenshots');
@@ -46,7 +56,8 @@ export async function watch(name: string, context: BrowserContext, page: Page, e
   context.setDefaultTimeout(WAIT);
   // The browser reports CSP violations to the page; make each one loud.
   await context.addInitScript({
-    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",
+    content:
+      "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",
   });
   const watched: Watched = { name, context, page, problems: [], watching: true };
   page.on('console', (msg: ConsoleMessage) => {

@@ -20,12 +20,7 @@ export class Client {
 
   constructor(readonly base: string) {}
 
-  async request<T = any>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<Res<T>> {
+  async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res<T>> {
     const init: RequestInit = { method, headers: { ...headers }, redirect: 'manual' };
     const h = init.headers as Record<string, string>;
     const cookies = [this.cookie, path.startsWith('/api/session') ? this.device : undefined].filter(Boolean);

@@ -21,8 +21,7 @@ export const setStanding = (server: TestServer, userId: string, standing: number
   server.app.db.prepare('UPDATE users SET standing = ? WHERE id = ?').run(standing, userId);
 
 /** `n` fresh users, each signed in. */
-export const users = (server: TestServer, n: number): Promise<Client[]> =>
-  Promise.all(Array.from({ length: n }, () => signUp(server.url)));
+export const users = (server: TestServer, n: number): Promise<Client[]> => Promise.all(Array.from({ length: n }, () => signUp(server.url)));
 
 /** Sends a friend request from `from` to `to` and has `to` accept it. */
 export async function befriend(from: Client, to: Client): Promise<void> {
@@ -53,9 +52,7 @@ export type Crowd = Awaited<ReturnType<typeof crowd>>;
  * an anonymous client and a member whose account is suspended.
  */
 export async function community(server: TestServer) {
-  const [owner, admin, roleMember, member, outsider, suspended] = await Promise.all(
-    Array.from({ length: 6 }, () => signUp(server.url)),
-  );
+  const [owner, admin, roleMember, member, outsider, suspended] = await Promise.all(Array.from({ length: 6 }, () => signUp(server.url)));
   const serverId: string = (await must(owner.post('/api/servers', { name: uniqueName('srv') }), 201)).body.id;
   const base = `/api/servers/${serverId}`;
   const token: string = (await must(owner.post(`${base}/invites`), 201)).body.token;
@@ -91,8 +88,7 @@ export async function messageCommunity(server: TestServer) {
   const random: string = (await must(owner.post(`${base}/channels`, { name: 'random' }), 201)).body.id;
   const messagesOf = (channelId: string) => `${base}/channels/${channelId}/messages`;
   /** Creates a channel of its own for a test, so its history is only what the test put there. */
-  const newChannel = async () =>
-    messagesOf((await must(owner.post(`${base}/channels`, { name: uniqueName('ch') }), 201)).body.id as string);
+  const newChannel = async () => messagesOf((await must(owner.post(`${base}/channels`, { name: uniqueName('ch') }), 201)).body.id as string);
   const post = async (client: Client, path: string, content: string, extra: Record<string, unknown> = {}) =>
     (await must(client.post<ChannelMessage>(path, { content, ...extra }), 201)).body;
   const newMember = async () => {

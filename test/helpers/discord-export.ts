@@ -107,8 +107,19 @@ export async function writeZip(files: Record<string, unknown>): Promise<string> 
  * and a forum post, with an unknown message type.
  */
 export function standardExport(): Record<string, unknown> {
-  const first = message({ content: 'welcome <@700000000000000002>', author: ALICE, mentions: [BOB], isPinned: true, timestamp: '2024-01-01T10:00:00.000+00:00' });
-  const reply = message({ type: 'Reply', content: 'thanks!', reference: { messageId: first.id, channelId: '810000000000000001', guildId: GUILD.id }, timestamp: '2024-01-01T10:01:00.000+00:00' });
+  const first = message({
+    content: 'welcome <@700000000000000002>',
+    author: ALICE,
+    mentions: [BOB],
+    isPinned: true,
+    timestamp: '2024-01-01T10:00:00.000+00:00',
+  });
+  const reply = message({
+    type: 'Reply',
+    content: 'thanks!',
+    reference: { messageId: first.id, channelId: '810000000000000001', guildId: GUILD.id },
+    timestamp: '2024-01-01T10:01:00.000+00:00',
+  });
   const withFile = message({
     content: 'a photo and a lost file',
     attachments: [
@@ -126,7 +137,13 @@ export function standardExport(): Record<string, unknown> {
     attachments: [{ id: nextId(), url: 'Hobby Club - general [810000000000000001].json_Files\\notes-3C4D.txt', fileName: 'notes.txt', fileSizeBytes: 6 }],
     timestamp: '2024-01-03T09:00:00.000+00:00',
   });
-  const pinLine = message({ type: 'ChannelPinnedMessage', content: 'Pinned a message.', author: ALICE, reference: { messageId: first.id, channelId: '810000000000000001', guildId: GUILD.id }, timestamp: '2024-01-03T10:00:00.000+00:00' });
+  const pinLine = message({
+    type: 'ChannelPinnedMessage',
+    content: 'Pinned a message.',
+    author: ALICE,
+    reference: { messageId: first.id, channelId: '810000000000000001', guildId: GUILD.id },
+    timestamp: '2024-01-03T10:00:00.000+00:00',
+  });
   const join = message({ type: 'GuildMemberJoin', content: 'Joined the server.', timestamp: '2024-01-03T11:00:00.000+00:00' });
   const general = { id: '810000000000000001', type: 'GuildTextChat', name: 'general', category: 'Text', categoryId: '820000000000000001', topic: 'say hi' };
   return {
@@ -148,7 +165,10 @@ export function standardExport(): Record<string, unknown> {
       name: 'plans',
       category: 'general',
       categoryId: '810000000000000001',
-      messages: [message({ content: 'thread talk', timestamp: '2024-02-02T10:00:00.000+00:00' }), message({ type: 'ThreadCreated', content: 'Started a thread.' })],
+      messages: [
+        message({ content: 'thread talk', timestamp: '2024-02-02T10:00:00.000+00:00' }),
+        message({ type: 'ThreadCreated', content: 'Started a thread.' }),
+      ],
     }),
     'Hobby Club - lounge [840000000000000001].json': channelFile({
       id: '840000000000000001',
@@ -168,9 +188,26 @@ export function standardExport(): Record<string, unknown> {
  */
 export function forumExport(): Record<string, unknown> {
   const forum = { id: '850000000000000001', type: 'GuildForum', name: 'ideas', category: 'Community', categoryId: '820000000000000003' };
-  const types = ['Default', 'Reply', 'ChannelPinnedMessage', 'GuildMemberJoin', 'ThreadCreated', 'RecipientAdd', 'RecipientRemove', 'ChannelNameChange', 'ChannelIconChange', 'Call', 'StageStart'];
+  const types = [
+    'Default',
+    'Reply',
+    'ChannelPinnedMessage',
+    'GuildMemberJoin',
+    'ThreadCreated',
+    'RecipientAdd',
+    'RecipientRemove',
+    'ChannelNameChange',
+    'ChannelIconChange',
+    'Call',
+    'StageStart',
+  ];
   const lines = types.map((type, i) =>
-    message({ type, content: `${type} line`, author: i % 2 ? ALICE : BOB, timestamp: new Date(Date.UTC(2024, 5, 1, 10, i)).toISOString().replace('Z', '+00:00') }),
+    message({
+      type,
+      content: `${type} line`,
+      author: i % 2 ? ALICE : BOB,
+      timestamp: new Date(Date.UTC(2024, 5, 1, 10, i)).toISOString().replace('Z', '+00:00'),
+    }),
   );
   return {
     'Hobby Club - ideas [850000000000000001].json': channelFile({ ...forum, messages: [] }),

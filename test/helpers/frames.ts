@@ -20,8 +20,7 @@ const document = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'do
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema({ $id: 'async', components: { schemas: document.components.schemas } }, 'async');
-const compile = (schema: unknown): ValidateFunction =>
-  ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"async#/components/')));
+const compile = (schema: unknown): ValidateFunction => ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"async#/components/')));
 
 const streamMessages = new Map<string, ValidateFunction>();
 const roomMessages: [string, ValidateFunction][] = [];
@@ -37,7 +36,8 @@ export function frameViolation(socketPath: string, frame: unknown): string | nul
     const name = (frame as { event?: unknown })?.event;
     const validate = typeof name === 'string' ? streamMessages.get(name) : undefined;
     if (!validate) return `asyncapi: a user-stream frame with event ${JSON.stringify(name)}, which docs/asyncapi.json does not list`;
-    if (!validate(frame)) return `asyncapi: the ${name} frame does not match its message: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(frame).slice(0, 400)}`;
+    if (!validate(frame))
+      return `asyncapi: the ${name} frame does not match its message: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(frame).slice(0, 400)}`;
     return null;
   }
   if (roomMessages.some(([, validate]) => validate(frame))) return null;

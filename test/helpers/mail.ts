@@ -100,7 +100,14 @@ export function parseMail(raw: string): ReceivedMail {
   } else if (encoding === 'base64') {
     text = Buffer.from(body, 'base64').toString('utf8');
   }
-  return { to: header('To').split(',').map((s) => s.trim().replace(/^.*<|>$/g, '')), subject: header('Subject'), text, raw };
+  return {
+    to: header('To')
+      .split(',')
+      .map((s) => s.trim().replace(/^.*<|>$/g, '')),
+    subject: header('Subject'),
+    text,
+    raw,
+  };
 }
 
 /** RFC 2045 quoted-printable: soft line breaks dropped, =XX turned back into bytes. */

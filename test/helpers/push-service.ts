@@ -76,7 +76,10 @@ export interface Answer {
 
 /** A check failed: answered with `status` (400 unless said otherwise), `message` recorded. */
 class Refusal extends Error {
-  constructor(message: string, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
   }
 }

@@ -17,9 +17,7 @@ t.test('parseJsonObject returns objects without a prototype, all the way down', 
 });
 
 t.test('parseJsonObject drops keys that could reach a prototype', async (t) => {
-  const body = parseJsonObject(
-    '{"__proto__": {"polluted": 1}, "constructor": {"prototype": {"polluted": 1}}, "prototype": 1, "ok": {"__proto__": 2}}',
-  );
+  const body = parseJsonObject('{"__proto__": {"polluted": 1}, "constructor": {"prototype": {"polluted": 1}}, "prototype": 1, "ok": {"__proto__": 2}}');
   t.same(Object.keys(body), ['ok']);
   t.same(Object.keys(body.ok as object), []);
   t.equal(({} as Record<string, unknown>).polluted, undefined);

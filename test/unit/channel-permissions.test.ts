@@ -1,9 +1,27 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { ALL, EVERYONE_DEFAULT, FLAGS, type Flag, NONE, type Overwrite, type Subject, VIEW, flagsOf, has, namesOf, resolve } from '../../src/rules/channel-permissions';
+import {
+  ALL,
+  EVERYONE_DEFAULT,
+  FLAGS,
+  type Flag,
+  NONE,
+  type Overwrite,
+  type Subject,
+  VIEW,
+  flagsOf,
+  has,
+  namesOf,
+  resolve,
+} from '../../src/rules/channel-permissions';
 
 const subject = (roleIds: string[] = [], moderator = false): Subject => ({ userId: 'me', moderator, roleIds: new Set(roleIds) });
-const ow = (kind: Overwrite['kind'], targetId: string, allow: Flag[], deny: Flag[]): Overwrite => ({ kind, targetId, allow: flagsOf(allow), deny: flagsOf(deny) });
+const ow = (kind: Overwrite['kind'], targetId: string, allow: Flag[], deny: Flag[]): Overwrite => ({
+  kind,
+  targetId,
+  allow: flagsOf(allow),
+  deny: flagsOf(deny),
+});
 
 t.test('the cases the issue names', async (t) => {
   const roles = new Map([['mods', NONE]]);
@@ -84,18 +102,28 @@ t.test('properties, against the model', async (t) => {
     }),
   );
   t.pass("a member's own deny always wins");
-  fc.assert(
-    fc.property(world, (w) => resolve(w.everyone, w.roleFlags, subject(w.held, true), w.overwrites) === ALL),
-  );
+  fc.assert(fc.property(world, (w) => resolve(w.everyone, w.roleFlags, subject(w.held, true), w.overwrites) === ALL));
   t.pass('moderators have everything, whatever the overwrites');
 });
 
 t.test("Discord's implicit rule: without send_messages, nothing done in a message one sends (attach_files, mention_everyone)", async (t) => {
   const roles = new Map([['heralds', flagsOf(['mention_everyone'])]]);
   const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
-  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)), ['view_channel', 'add_reactions', 'read_history'], 'a read-only channel: no files, no @everyone');
-  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'], 'with send_messages they stand');
-  t.same(namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone'], [])])), ['view_channel'], 'an allow of them alone gives nothing');
+  t.same(
+    namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)),
+    ['view_channel', 'add_reactions', 'read_history'],
+    'a read-only channel: no files, no @everyone',
+  );
+  t.same(
+    namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])),
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'],
+    'with send_messages they stand',
+  );
+  t.same(
+    namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone'], [])])),
+    ['view_channel'],
+    'an allow of them alone gives nothing',
+  );
   t.equal(resolve(EVERYONE_DEFAULT, roles, subject([], true), readOnly), ALL, 'moderators keep everything');
   fc.assert(
     fc.property(world, (w) => {

@@ -11,7 +11,8 @@ import t from 'tap';
 const JS = path.join(__dirname, '..', '..', 'static', 'js');
 
 /** A write to the store's state: `state.x = …`, `state.x.y += …`, `state.x.set(…)`, `state.x.push(…)`. */
-const STATE_WRITE = /\bstate(?:\.[A-Za-z_$][\w$]*)+\s*(?:[-+*/]?=(?!=)|\+\+|--)|\bstate\.[A-Za-z_$][\w$]*\.(?:set|delete|clear|add|push|pop|shift|unshift|splice|sort|reverse|fill)\s*\(/g;
+const STATE_WRITE =
+  /\bstate(?:\.[A-Za-z_$][\w$]*)+\s*(?:[-+*/]?=(?!=)|\+\+|--)|\bstate\.[A-Za-z_$][\w$]*\.(?:set|delete|clear|add|push|pop|shift|unshift|splice|sort|reverse|fill)\s*\(/g;
 
 /** Imports the store's `state` (markdown-it's rules have a `state` of their own). */
 const importsState = (text: string) => /import\s*\{[^}]*\bstate\b[^}]*\}\s*from\s*'\.\/store\.js'/.test(text);
@@ -21,8 +22,23 @@ function writes(text: string): string[] {
 }
 
 t.test('the rule recognises a write to the state, and lets a read pass', async (t) => {
-  const caught = ['state.current = place;', 'state.standing += 1;', 'state.friends.push(friend);', 'state.members.set(id, list);', 'state.blocked.delete(id);', 'state.me.username = name;', 'state.incomingRequests++;'];
-  const passed = ['const x = state.current;', "if (state.connection === 'live') go();", 'state.members.get(id)', 'state.friends.some((f) => f.id === id)', 'state.users.has(id)', 'f(state.servers.filter(Boolean))'];
+  const caught = [
+    'state.current = place;',
+    'state.standing += 1;',
+    'state.friends.push(friend);',
+    'state.members.set(id, list);',
+    'state.blocked.delete(id);',
+    'state.me.username = name;',
+    'state.incomingRequests++;',
+  ];
+  const passed = [
+    'const x = state.current;',
+    "if (state.connection === 'live') go();",
+    'state.members.get(id)',
+    'state.friends.some((f) => f.id === id)',
+    'state.users.has(id)',
+    'f(state.servers.filter(Boolean))',
+  ];
   for (const line of caught) t.equal(writes(line).length, 1, `caught: ${line}`);
   for (const line of passed) t.same(writes(line), [], `passed: ${line}`);
 });

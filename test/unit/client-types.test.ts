@@ -20,8 +20,16 @@ const store = JSON.stringify(path.join(JS, 'store.js'));
 /** Each reads something the documents do not promise: each must fail, naming the field. */
 const WRONG: [string, string, string][] = [
   ['a misspelt field of a message record', 'contnet', `/** @param {import(${types('client')}).Message} m */\nexport const text = (m) => m.contnet;`],
-  ['a field the channel record does not have, read from the store', 'slowmode', `import { findChannel } from ${store};\nexport const slow = findChannel('s', 'c')?.slowmode;`],
-  ['the message of a message_deleted frame, which carries only its id', 'message', `import { onEvent } from ${store};\nonEvent('message_deleted', (ev) => ev.message.id);`],
+  [
+    'a field the channel record does not have, read from the store',
+    'slowmode',
+    `import { findChannel } from ${store};\nexport const slow = findChannel('s', 'c')?.slowmode;`,
+  ],
+  [
+    'the message of a message_deleted frame, which carries only its id',
+    'message',
+    `import { onEvent } from ${store};\nonEvent('message_deleted', (ev) => ev.message.id);`,
+  ],
 ];
 /** The same places, read right: these compile, so the errors above are the fields' own. */
 const RIGHT = `import { findChannel, onEvent } from ${store};
@@ -46,7 +54,11 @@ t.test('make typecheck checks every file of static/js, and fails on a wrong fiel
   const configFile = path.join(ROOT, 'tsconfig.client.json');
   const { config } = ts.readConfigFile(configFile, ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config, ts.sys, ROOT, undefined, configFile);
-  t.same(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), [], 'tsconfig.client.json reads');
+  t.same(
+    parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+    [],
+    'tsconfig.client.json reads',
+  );
   const program = ts.createProgram([...parsed.fileNames, ...fixtures.map(([name]) => path.join(dir, name))], parsed.options);
   const errors = new Map<string, string[]>();
   for (const d of ts.getPreEmitDiagnostics(program)) {
@@ -61,6 +73,9 @@ t.test('make typecheck checks every file of static/js, and fails on a wrong fiel
   t.same(of('right.js'), [], 'reading the fields the documents promise compiles');
   WRONG.forEach(([what, field], i) => {
     const found = of(`wrong${i}.js`);
-    t.ok(found.some((text) => text.includes(`'${field}'`)), `refused: ${what} (${found[0] ?? 'no error'})`);
+    t.ok(
+      found.some((text) => text.includes(`'${field}'`)),
+      `refused: ${what} (${found[0] ?? 'no error'})`,
+    );
   });
 });

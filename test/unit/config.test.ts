@@ -84,7 +84,11 @@ t.test('bad values are a ConfigError with a one-line reason', async (t) => {
 t.test('ROLE, BUS_URL and CORE_URL: one process by default; a core and its gateways share a bus', async (t) => {
   t.match(loadConfig({}), { role: 'all', busUrl: null, coreUrl: null }, 'unset: one process, no bus');
   t.match(loadConfig({ ROLE: 'CORE', BUS_URL: 'redis://:secret@redis:6379/0' }), { role: 'core', busUrl: 'redis://:secret@redis:6379/0', coreUrl: null });
-  t.match(loadConfig({ ROLE: 'gateway', BUS_URL: 'rediss://redis', CORE_URL: 'http://core:8080/' }), { role: 'gateway', coreUrl: 'http://core:8080' }, 'a trailing slash is dropped');
+  t.match(
+    loadConfig({ ROLE: 'gateway', BUS_URL: 'rediss://redis', CORE_URL: 'http://core:8080/' }),
+    { role: 'gateway', coreUrl: 'http://core:8080' },
+    'a trailing slash is dropped',
+  );
 });
 
 t.test('prepareDataDir creates the directory tree and refuses one it cannot write', async (t) => {

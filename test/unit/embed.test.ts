@@ -98,7 +98,14 @@ t.test('checkEmbeds counts text across all embeds in characters, up to 6000', as
 
 t.test('embedText joins every visible text for the search index', async (t) => {
   const embeds: Embed[] = [
-    { title: 'T', description: 'D', url: 'https://x.example/', author: { name: 'A' }, fields: [{ name: 'N', value: 'V', inline: true }], footer: { text: 'F' } },
+    {
+      title: 'T',
+      description: 'D',
+      url: 'https://x.example/',
+      author: { name: 'A' },
+      fields: [{ name: 'N', value: 'V', inline: true }],
+      footer: { text: 'F' },
+    },
     { title: 'T2', image: { url: 'https://x.example/i.png' } },
   ];
   t.equal(embedText(embeds), 'T\nD\nA\nN\nV\nF\nT2');

@@ -73,7 +73,15 @@ t.test('the cycle finder finds a cycle made of import type edges', async (t) => 
     ['d.ts', ['a.ts']],
   ]);
   t.same(cycles(sample), [['a.ts', 'b.ts', 'c.ts']]);
-  t.same(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', []]])), []);
+  t.same(
+    cycles(
+      new Map([
+        ['a.ts', ['b.ts']],
+        ['b.ts', []],
+      ]),
+    ),
+    [],
+  );
 });
 
 t.test('src/ has no import cycles, import type edges included', async (t) => {
@@ -110,7 +118,10 @@ t.test('the folder rule finds an import that reaches up a layer', async (t) => {
 });
 
 t.test('the folders are layers: nothing in core/, rules/, parts/ or api/ imports a folder above its own', async (t) => {
-  t.ok([...graph.keys()].every((file) => LAYERS.includes(file.split(path.sep)[0]) || !file.includes(path.sep)), 'every file is in a layer or at the top');
+  t.ok(
+    [...graph.keys()].every((file) => LAYERS.includes(file.split(path.sep)[0]) || !file.includes(path.sep)),
+    'every file is in a layer or at the top',
+  );
   t.same(upwardEdges(graph), []);
 });
 

@@ -36,5 +36,9 @@ t.test('every write of a messages row is the message writer’s', async (t) => {
   files.delete(MIGRATIONS);
   const found = writesIn(files);
   t.ok(found.length >= 3, `${found.length} writes found`);
-  t.same(found.filter((w) => !w.startsWith(`${WRITER}:`)), [], `only ${WRITER} writes messages rows`);
+  t.same(
+    found.filter((w) => !w.startsWith(`${WRITER}:`)),
+    [],
+    `only ${WRITER} writes messages rows`,
+  );
 });

@@ -17,10 +17,22 @@ const retryAfter = (fn: () => void): string | undefined => {
 
 t.test('a key gets its burst, then 429 with Retry-After in whole seconds', async (t) => {
   const limiter = new RateLimiter('test', policy, new FakeClock());
-  for (let i = 0; i < 3; i++) t.equal(retryAfter(() => limiter.take('k', 'tries')), undefined, `take ${i + 1}`);
+  for (let i = 0; i < 3; i++)
+    t.equal(
+      retryAfter(() => limiter.take('k', 'tries')),
+      undefined,
+      `take ${i + 1}`,
+    );
   t.throws(() => limiter.take('k', 'tries'), { status: 429, message: /too many tries; try again in 10 s/ });
-  t.equal(retryAfter(() => limiter.take('k', 'tries')), '10');
-  t.equal(retryAfter(() => limiter.take('other', 'tries')), undefined, 'keys are independent');
+  t.equal(
+    retryAfter(() => limiter.take('k', 'tries')),
+    '10',
+  );
+  t.equal(
+    retryAfter(() => limiter.take('other', 'tries')),
+    undefined,
+    'keys are independent',
+  );
 });
 
 t.test('tokens refill at the steady rate, never past the burst', async (t) => {
@@ -29,7 +41,11 @@ t.test('tokens refill at the steady rate, never past the burst', async (t) => {
   for (let i = 0; i < 3; i++) limiter.take('k', 'tries');
   clock.advance(4_000);
   t.equal(limiter.waitMs('k'), 6_000);
-  t.equal(retryAfter(() => limiter.take('k', 'tries')), '6', 'Retry-After rounds up');
+  t.equal(
+    retryAfter(() => limiter.take('k', 'tries')),
+    '6',
+    'Retry-After rounds up',
+  );
   clock.advance(6_000);
   t.equal(limiter.waitMs('k'), 0);
   limiter.take('k', 'tries');
@@ -44,7 +60,10 @@ t.test('Retry-After is at least 1 s', async (t) => {
   const clock = new FakeClock();
   const limiter = new RateLimiter('fast', { burst: 1, refillMs: 200 }, clock);
   limiter.take('k', 'tries');
-  t.equal(retryAfter(() => limiter.take('k', 'tries')), '1');
+  t.equal(
+    retryAfter(() => limiter.take('k', 'tries')),
+    '1',
+  );
 });
 
 t.test('check refuses without spending; spend records without refusing; refund gives back', async (t) => {

@@ -64,11 +64,7 @@ t.test('HEAD matches GET routes', async (t) => {
 
 t.test('a parameter named *_id must be a UUID and is lower-cased', async (t) => {
   for (const bad of ['me2', '123', `${ID}0`, ID.replace(/-/g, ''), `{${ID}}`, ' ' + ID]) {
-    t.throws(
-      () => match(table, 'GET', `/api/users/${encodeURIComponent(bad)}`),
-      { status: 400, message: /user_id must be a UUID/ },
-      JSON.stringify(bad),
-    );
+    t.throws(() => match(table, 'GET', `/api/users/${encodeURIComponent(bad)}`), { status: 400, message: /user_id must be a UUID/ }, JSON.stringify(bad));
   }
   const upper = match(table, 'GET', `/api/users/${ID.toUpperCase()}`);
   t.same(upper && 'params' in upper && upper.params, { user_id: ID });

@@ -38,13 +38,15 @@ function insertsOf(files: Map<string, string>): Map<string, string[]> {
 }
 
 const strayWriters = (writers: Map<string, string[]>): string[] =>
-  [...OWNERS].flatMap(([table, owner]) => (writers.get(table) ?? []).filter((file) => file !== owner && file !== MIGRATIONS).map((file) => `${file} inserts into ${table}`));
+  [...OWNERS].flatMap(([table, owner]) =>
+    (writers.get(table) ?? []).filter((file) => file !== owner && file !== MIGRATIONS).map((file) => `${file} inserts into ${table}`),
+  );
 
 t.test('the writer finder sees every form of an insert, and only inserts', async (t) => {
   const sample = new Map([
     [path.join('parts', 'a.ts'), "db.prepare('INSERT OR IGNORE INTO users (id) VALUES (?)')"],
     [path.join('parts', 'b.ts'), 'db.prepare(`insert   into\n  channels (id) VALUES (?)`)'],
-    [path.join('parts', 'c.ts'), "db.prepare('REPLACE INTO \"users\" (id) VALUES (?)')"],
+    [path.join('parts', 'c.ts'), 'db.prepare(\'REPLACE INTO "users" (id) VALUES (?)\')'],
     [path.join('parts', 'd.ts'), "db.prepare('SELECT id FROM users'); db.prepare('INSERT INTO users_archive (id) VALUES (?)')"],
     [MIGRATIONS, "db.exec('INSERT INTO channels (id) SELECT id FROM old_channels')"],
     [OWNERS.get('users')!, "db.prepare('INSERT INTO users (id) VALUES (?)')"],

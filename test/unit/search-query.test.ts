@@ -54,7 +54,31 @@ t.test('tokens carry UTF-16 offsets; highlight marks whole matches and merges ov
   ]);
   const text = 'Hot dog, hot DOGS, hotdog';
   t.same(highlight(text, parseQuery('"hot dog"')), [[0, 7]]);
-  t.same(highlight(text, parseQuery('hot dog*')), [[0, 3], [4, 7], [9, 12], [13, 17]], 'separate words are separate ranges; hotdog is neither');
-  t.same(highlight('abc', [{ tokens: ['abc'], prefix: false, exclude: false }, { tokens: ['ab'], prefix: true, exclude: false }]), [[0, 3]], 'overlaps merge');
-  t.same(highlight(text, parseQuery('hot* -dog')), [[0, 3], [9, 12], [19, 25]], 'excluded words are not marked');
+  t.same(
+    highlight(text, parseQuery('hot dog*')),
+    [
+      [0, 3],
+      [4, 7],
+      [9, 12],
+      [13, 17],
+    ],
+    'separate words are separate ranges; hotdog is neither',
+  );
+  t.same(
+    highlight('abc', [
+      { tokens: ['abc'], prefix: false, exclude: false },
+      { tokens: ['ab'], prefix: true, exclude: false },
+    ]),
+    [[0, 3]],
+    'overlaps merge',
+  );
+  t.same(
+    highlight(text, parseQuery('hot* -dog')),
+    [
+      [0, 3],
+      [9, 12],
+      [19, 25],
+    ],
+    'excluded words are not marked',
+  );
 });

@@ -1,8 +1,7 @@
 import t from 'tap';
 import { SNIFF_BYTES, extensionOf, isInline, previewKindOf, servedType, sniff } from '../../src/core/sniff';
 
-const bytes = (...parts: (number[] | string)[]) =>
-  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
+const bytes = (...parts: (number[] | string)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const riff = (kind: string) => bytes('RIFF', [36, 0, 0, 0], kind, 'fmt ', Array(16).fill(0));
 const ftyp = (brand: string) => bytes([0, 0, 0, 0x18], 'ftyp', brand, [0, 0, 2, 0], 'isommp41', Array(16).fill(0));
 const ebml = (docType: string) => bytes([0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82, 0x84], docType, Array(16).fill(0));

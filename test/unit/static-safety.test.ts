@@ -111,9 +111,17 @@ t.test('the rules catch what they are meant to catch', async (t) => {
     '<script src="https://cdn.example/x.js"></script>',
     '<link rel="stylesheet" href="//cdn.example/x.css">',
   ];
-  for (const sample of badHtml) t.ok(htmlRules.some(([, p]) => p.test(sample)), `caught: ${sample}`);
+  for (const sample of badHtml)
+    t.ok(
+      htmlRules.some(([, p]) => p.test(sample)),
+      `caught: ${sample}`,
+    );
   const fine = ['<script src="/js/home.js" defer></script>', '<a href="https://example.com/docs">docs</a>', '<p class="note">one</p>'];
-  for (const sample of fine) t.notOk(htmlRules.some(([, p]) => p.test(sample)), `allowed: ${sample}`);
+  for (const sample of fine)
+    t.notOk(
+      htmlRules.some(([, p]) => p.test(sample)),
+      `allowed: ${sample}`,
+    );
   const badJs = [
     'el.innerHTML = name;',
     'el.outerHTML = x',
@@ -125,7 +133,14 @@ t.test('the rules catch what they are meant to catch', async (t) => {
     "el.setAttribute('onclick', x)",
     "el.setAttribute('style', x)",
   ];
-  for (const sample of badJs) t.ok(jsRules.some(([, p]) => p.test(sample)), `caught: ${sample}`);
+  for (const sample of badJs)
+    t.ok(
+      jsRules.some(([, p]) => p.test(sample)),
+      `caught: ${sample}`,
+    );
   t.ok(SANITIZE.test('body.append(DOMPurify.sanitize(html, config))'), 'caught: a sanitize call (allowed once, in js/markdown.js)');
-  t.notOk(jsRules.some(([, p]) => p.test('el.textContent = name; setTimeout(go, 1)')), 'textContent and function timers are fine');
+  t.notOk(
+    jsRules.some(([, p]) => p.test('el.textContent = name; setTimeout(go, 1)')),
+    'textContent and function timers are fine',
+  );
 });

@@ -75,7 +75,9 @@ t.test('text refuses lone surrogates, which UTF-8 cannot store, and keeps real p
 
 t.test('subsetOf refuses what is not a name with a 400, whatever it is (found by the fuzzer: a 500)', async (t) => {
   // As the JSON reader makes them: objects without a prototype, which String() cannot turn into text.
-  const body = JSON.parse('{"deny": [[{}]], "allow": [null], "x": [{}]}', (_, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v));
+  const body = JSON.parse('{"deny": [[{}]], "allow": [null], "x": [{}]}', (_, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v,
+  );
   for (const key of ['deny', 'allow', 'x']) {
     t.throws(() => subsetOf(body, key, ['a', 'b'] as const), bad(/unknown name/), key);
   }

@@ -14,7 +14,9 @@ t.test('the dominant frequency of a tone is found to within a hertz, noise, a we
     const samples = toneSamples(frequency, 48_000, 123, 14_400);
     t.ok(Math.abs(dominantFrequency(samples, 48_000)! - frequency) <= 1, `${frequency} Hz`);
   }
-  const mixed = toneSamples(440, 48_000, 0, 14_400, 0.3).map((s, i) => s + toneSamples(660, 48_000, 0, 14_400, 0.1)[i] + Math.round((Math.sin(i * 12.9898) * 43758.5453) % 1) * 800);
+  const mixed = toneSamples(440, 48_000, 0, 14_400, 0.3).map(
+    (s, i) => s + toneSamples(660, 48_000, 0, 14_400, 0.1)[i] + Math.round((Math.sin(i * 12.9898) * 43758.5453) % 1) * 800,
+  );
   t.ok(Math.abs(dominantFrequency(mixed, 48_000)! - 440) <= 1, 'the stronger of two tones, in noise');
   t.ok(Math.abs(dominantFrequency(toneSamples(440, 16_000, 0, 4_000), 16_000)! - 440) <= 1, 'at another sample rate');
   t.equal(dominantFrequency(new Int16Array(4_800), 48_000), null, 'silence has none');
@@ -27,43 +29,94 @@ t.test('the dominant frequency of a tone is found to within a hertz, noise, a we
 t.test('frames from Janus are typed, and what we do not know is null', async (t) => {
   t.same(readFrame('{"janus":"ack","transaction":"a","session_id":1}'), { janus: 'ack', transaction: 'a' });
   t.same(readFrame('{"janus":"success","transaction":"b","data":{"id":42}}'), { janus: 'success', transaction: 'b', data: { id: 42 } });
-  t.same(readFrame('{"janus":"error","transaction":"c","error":{"code":403,"reason":"Unauthorized request"}}'), { janus: 'error', transaction: 'c', error: { code: 403, reason: 'Unauthorized request' } });
-  t.same(readFrame('{"janus":"event","sender":7,"transaction":"d","plugindata":{"plugin":"janus.plugin.videoroom","data":{"videoroom":"joined"}},"jsep":{"type":"answer","sdp":"v=0"}}'), {
-    janus: 'event',
-    sender: 7,
-    transaction: 'd',
-    plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'joined' } },
-    jsep: { type: 'answer', sdp: 'v=0' },
+  t.same(readFrame('{"janus":"error","transaction":"c","error":{"code":403,"reason":"Unauthorized request"}}'), {
+    janus: 'error',
+    transaction: 'c',
+    error: { code: 403, reason: 'Unauthorized request' },
   });
-  t.same(readFrame('{"janus":"media","sender":7,"type":"audio","mid":"0","receiving":false}'), { janus: 'media', sender: 7, type: 'audio', mid: '0', receiving: false });
+  t.same(
+    readFrame(
+      '{"janus":"event","sender":7,"transaction":"d","plugindata":{"plugin":"janus.plugin.videoroom","data":{"videoroom":"joined"}},"jsep":{"type":"answer","sdp":"v=0"}}',
+    ),
+    {
+      janus: 'event',
+      sender: 7,
+      transaction: 'd',
+      plugindata: { plugin: 'janus.plugin.videoroom', data: { videoroom: 'joined' } },
+      jsep: { type: 'answer', sdp: 'v=0' },
+    },
+  );
+  t.same(readFrame('{"janus":"media","sender":7,"type":"audio","mid":"0","receiving":false}'), {
+    janus: 'media',
+    sender: 7,
+    type: 'audio',
+    mid: '0',
+    receiving: false,
+  });
   t.same(readFrame('{"janus":"hangup","sender":7,"reason":"DTLS alert"}'), { janus: 'hangup', sender: 7, reason: 'DTLS alert' });
   t.same(readFrame('{"janus":"trickle","sender":7,"candidate":{"completed":true}}'), { janus: 'trickle', sender: 7, candidate: { completed: true } });
   t.same(readFrame('{"janus":"timeout","session_id":9}'), { janus: 'timeout', session_id: 9 });
-  for (const text of ['nope', '[]', '{}', '{"janus":"ack"}', '{"janus":"event","sender":7}', '{"janus":"webrtcup"}', '{"janus":"media","sender":7,"type":"screen"}', '{"janus":"success","transaction":"x","plugindata":3}', '{"janus":"mystery","sender":1}', '{"janus":"webrtcup","sender":1.5}']) {
+  for (const text of [
+    'nope',
+    '[]',
+    '{}',
+    '{"janus":"ack"}',
+    '{"janus":"event","sender":7}',
+    '{"janus":"webrtcup"}',
+    '{"janus":"media","sender":7,"type":"screen"}',
+    '{"janus":"success","transaction":"x","plugindata":3}',
+    '{"janus":"mystery","sender":1}',
+    '{"janus":"webrtcup","sender":1.5}',
+  ]) {
     t.equal(readFrame(text), null, text);
   }
 });
 
 t.test('VideoRoom events are read by what they carry; a plugin error becomes a JanusError', async (t) => {
   const room = 'r';
-  t.same(videoRoomEventOf({ videoroom: 'event', room, publishers: [{ id: 'bob', display: 'Bob', streams: [{ type: 'audio', mid: '0', mindex: 0, codec: 'opus' }, { type: 'odd' }] }] }), {
-    event: 'publishers',
-    room,
-    publishers: [{ id: 'bob', display: 'Bob', streams: [{ type: 'audio', mid: '0', mindex: 0, codec: 'opus' }] }],
-  });
+  t.same(
+    videoRoomEventOf({
+      videoroom: 'event',
+      room,
+      publishers: [{ id: 'bob', display: 'Bob', streams: [{ type: 'audio', mid: '0', mindex: 0, codec: 'opus' }, { type: 'odd' }] }],
+    }),
+    {
+      event: 'publishers',
+      room,
+      publishers: [{ id: 'bob', display: 'Bob', streams: [{ type: 'audio', mid: '0', mindex: 0, codec: 'opus' }] }],
+    },
+  );
   t.same(videoRoomEventOf({ videoroom: 'event', room, unpublished: 'bob' }), { event: 'unpublished', room, id: 'bob' });
   t.same(videoRoomEventOf({ videoroom: 'event', room, leaving: 'bob' }), { event: 'leaving', room, id: 'bob' });
   t.same(videoRoomEventOf({ videoroom: 'event', room, leaving: 'ok', reason: 'kicked' }), { event: 'kicked-self', room });
   t.same(videoRoomEventOf({ videoroom: 'event', room, kicked: 'bob' }), { event: 'kicked', room, id: 'bob' });
-  t.same(videoRoomEventOf({ videoroom: 'talking', room, id: 'bob', mid: '0', 'audio-level-dBov-avg': 32.5 }), { event: 'talking', room, id: 'bob', mid: '0', level: 32.5 });
-  t.same(videoRoomEventOf({ videoroom: 'event', room, id: 'bob', mid: '0', moderation: 'muted' }), { event: 'moderation', room, id: 'bob', mid: '0', muted: true });
-  t.same(videoRoomEventOf({ videoroom: 'destroyed', room }), { event: 'destroyed', room });
-  t.same(videoRoomEventOf({ videoroom: 'updated', room, streams: [{ mid: '1', mindex: 1, type: 'audio', feed_id: 'bob', active: true }] }, { type: 'offer', sdp: 'v=0' }), {
-    event: 'updated',
+  t.same(videoRoomEventOf({ videoroom: 'talking', room, id: 'bob', mid: '0', 'audio-level-dBov-avg': 32.5 }), {
+    event: 'talking',
     room,
-    streams: [{ mid: '1', mindex: 1, type: 'audio', feed_id: 'bob', active: true }],
-    jsep: { type: 'offer', sdp: 'v=0' },
+    id: 'bob',
+    mid: '0',
+    level: 32.5,
   });
+  t.same(videoRoomEventOf({ videoroom: 'event', room, id: 'bob', mid: '0', moderation: 'muted' }), {
+    event: 'moderation',
+    room,
+    id: 'bob',
+    mid: '0',
+    muted: true,
+  });
+  t.same(videoRoomEventOf({ videoroom: 'destroyed', room }), { event: 'destroyed', room });
+  t.same(
+    videoRoomEventOf(
+      { videoroom: 'updated', room, streams: [{ mid: '1', mindex: 1, type: 'audio', feed_id: 'bob', active: true }] },
+      { type: 'offer', sdp: 'v=0' },
+    ),
+    {
+      event: 'updated',
+      room,
+      streams: [{ mid: '1', mindex: 1, type: 'audio', feed_id: 'bob', active: true }],
+      jsep: { type: 'offer', sdp: 'v=0' },
+    },
+  );
   t.same(videoRoomEventOf({ videoroom: 'event', error_code: 428, error: 'No such feed' }), { event: 'error', code: 428, error: 'No such feed' });
   t.same(videoRoomEventOf({ videoroom: 'slow' }), { event: 'other', data: { videoroom: 'slow' } });
   t.same(pluginAnswer({ videoroom: 'created', room }), { videoroom: 'created', room });
@@ -72,13 +125,21 @@ t.test('VideoRoom events are read by what they carry; a plugin error becomes a J
 
 t.test('TURN credentials are coturn’s use-auth-secret ones: <expiry>:<user>, base64(HMAC-SHA1(secret, username))', async (t) => {
   // The password computed independently (Python's hmac module) for this username and secret.
-  t.same(turnCredentials('north', 'alice', 1_700_000_000_000, 3_600), { username: '1700003600:alice', credential: 'wjwSXO2ch1B6VaLTLMy2Avn5O9o=', expiresAt: 1_700_003_600_000 });
+  t.same(turnCredentials('north', 'alice', 1_700_000_000_000, 3_600), {
+    username: '1700003600:alice',
+    credential: 'wjwSXO2ch1B6VaLTLMy2Avn5O9o=',
+    expiresAt: 1_700_003_600_000,
+  });
 });
 
 const options = {
   configDir: '/tmp/janus-x',
   libDir: '/usr/lib/x86_64-linux-gnu/janus',
-  installed: { plugins: ['libjanus_echotest.so', OUR_PLUGIN, 'libjanus_sip.so'], transports: ['libjanus_http.so', OUR_TRANSPORT], loggers: ['libjanus_jsonlog.so'] },
+  installed: {
+    plugins: ['libjanus_echotest.so', OUR_PLUGIN, 'libjanus_sip.so'],
+    transports: ['libjanus_http.so', OUR_TRANSPORT],
+    loggers: ['libjanus_jsonlog.so'],
+  },
   adminSecret: 'adm"in',
   roomKey: 'key',
   mediaAddress: '198.18.0.2',
@@ -120,11 +181,18 @@ t.test('deploy/voice holds the same rules: only our modules, APIs on loopback wi
   t.notOk(plugins.includes(OUR_PLUGIN));
   t.notOk(transports.includes(OUR_TRANSPORT));
   // Debian's package as installed here: every other module it ships is disabled by name.
-  for (const [kind, list, ours] of [['plugins', plugins, OUR_PLUGIN], ['transports', transports, OUR_TRANSPORT]] as const) {
+  for (const [kind, list, ours] of [
+    ['plugins', plugins, OUR_PLUGIN],
+    ['transports', transports, OUR_TRANSPORT],
+  ] as const) {
     const folder = `/usr/lib/x86_64-linux-gnu/janus/${kind}`;
     if (!fs.existsSync(folder)) continue;
     const shipped = fs.readdirSync(folder).filter((name) => name.endsWith('.so') && name !== ours);
-    t.same(shipped.filter((name) => !list.includes(name)), [], `every other ${kind} Debian ships is disabled`);
+    t.same(
+      shipped.filter((name) => !list.includes(name)),
+      [],
+      `every other ${kind} Debian ships is disabled`,
+    );
   }
   const ws = read('janus.transport.websockets.jcfg');
   t.equal(setting(ws, 'ws_ip'), '"127.0.0.1"');

@@ -16,7 +16,11 @@ t.test('at most `concurrency` run at once; the rest wait in order; past maxWaiti
   await Promise.resolve();
   t.same(started, [0, 1], 'two run');
   t.equal(queue.full, true, 'two running and one waiting: full');
-  await t.rejects(queue.run(async () => 'never'), /busy/, 'a fourth is turned away at once');
+  await t.rejects(
+    queue.run(async () => 'never'),
+    /busy/,
+    'a fourth is turned away at once',
+  );
   gates[1].open();
   await runs[1];
   await new Promise((resolve) => setImmediate(resolve));
@@ -29,7 +33,12 @@ t.test('at most `concurrency` run at once; the rest wait in order; past maxWaiti
 
 t.test('a failure frees its place; without maxWaiting nothing is turned away', async (t) => {
   const queue = createWorkQueue(1);
-  await t.rejects(queue.run(async () => { throw new Error('boom'); }), /boom/);
+  await t.rejects(
+    queue.run(async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   const results = await Promise.all([1, 2, 3].map((n) => queue.run(async () => n * 2)));
   t.same(results, [2, 4, 6]);
   t.equal(queue.full, false);

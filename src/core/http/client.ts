@@ -27,7 +27,7 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
 export function remoteAddress(req: IncomingMessage, trustProxy: boolean): string {
   if (trustProxy) {
     const header = req.headers['x-forwarded-for'];
-    const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',');
+    const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
     const last = hops[hops.length - 1].trim();
     if (last) return last.replace(/^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i, '$1');
   }
@@ -49,7 +49,10 @@ export function addressKey(address: string): string {
   const front = groups(head);
   const back = tail === undefined ? [] : groups(tail);
   const full = [...front, ...Array(8 - front.length - back.length).fill('0'), ...back];
-  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${full
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 // host[:port]: a DNS name, an IPv4 address or a bracketed IPv6 address. Anything else in Host

@@ -39,7 +39,10 @@ export async function renderIcon(svg: Buffer, spec: IconSpec): Promise<Buffer> {
   const inner = Math.round(spec.size * SCALE[spec.purpose]);
   // librsvg draws an SVG at 72 dpi by default: ask for the density that gives `inner` pixels.
   const { width = 32 } = await sharp(svg).metadata();
-  const image = await sharp(svg, { density: (72 * inner) / width }).resize(inner, inner, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } }).png().toBuffer();
+  const image = await sharp(svg, { density: (72 * inner) / width })
+    .resize(inner, inner, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
+    .png()
+    .toBuffer();
   const background = spec.purpose === 'any' ? { r: 0, g: 0, b: 0, alpha: 0 } : ICON_BACKGROUND;
   return sharp({ create: { width: spec.size, height: spec.size, channels: 4, background } })
     .composite([{ input: image, gravity: 'centre' }])

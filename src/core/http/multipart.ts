@@ -59,7 +59,10 @@ export function readMultipart(
     own,
     on(event, handler) {
       const fn = handler as (...args: unknown[]) => void;
-      parser.on(event, own((...args: unknown[]) => (failpoint(`multipart.${event}`), fn(...args))));
+      parser.on(
+        event,
+        own((...args: unknown[]) => (failpoint(`multipart.${event}`), fn(...args))),
+      );
     },
     get failed() {
       return failed;

@@ -76,12 +76,15 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     // Queries can carry tokens (verify links): the log line has the path only, its tokens masked.
     res.on(
       'close',
-      owned(() => {
-        // A client that leaves before its answer is an ordinary event: one line, no stack.
-        const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
-        log(requestLogLine(method, logPath(pathname), outcome, started));
-        if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
-      }, logFailure(log, 'request log')),
+      owned(
+        () => {
+          // A client that leaves before its answer is an ordinary event: one line, no stack.
+          const outcome = res.writableFinished ? String(res.statusCode) : res.headersSent ? `${res.statusCode} aborted` : 'aborted';
+          log(requestLogLine(method, logPath(pathname), outcome, started));
+          if (metrics.enabled) metrics.request(method, route?.path ?? 'other', outcome, (performance.now() - started) / 1000);
+        },
+        logFailure(log, 'request log'),
+      ),
     );
     setBaseHeaders(res);
     let route: Route | undefined;
@@ -254,27 +257,30 @@ function limitConnectionsPerClient(server: http.Server, limit: number, log: Log)
   const open = new Map<string, number>();
   server.on(
     'connection',
-    owned((socket: Socket) => {
-      const key = addressKey(socket.remoteAddress ?? 'unknown');
-      const count = (open.get(key) ?? 0) + 1;
-      open.set(key, count);
-      socket.once('close', () => {
-        const left = (open.get(key) ?? 1) - 1;
-        if (left === 0) open.delete(key);
-        else open.set(key, left);
-      });
-      if (count > limit) {
-        const body = `too many connections from this address (at most ${limit})\n`;
-        // Paused, so Node's parser never sees a request on it: nothing it sends is acted on.
-        socket.pause();
-        socket.on('error', () => socket.destroy());
-        socket.end(
-          'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 10\r\n' +
-            `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        );
-        setTimeout(() => socket.destroy(), 2_000).unref();
-      }
-    }, logFailure(log, 'connection count')),
+    owned(
+      (socket: Socket) => {
+        const key = addressKey(socket.remoteAddress ?? 'unknown');
+        const count = (open.get(key) ?? 0) + 1;
+        open.set(key, count);
+        socket.once('close', () => {
+          const left = (open.get(key) ?? 1) - 1;
+          if (left === 0) open.delete(key);
+          else open.set(key, left);
+        });
+        if (count > limit) {
+          const body = `too many connections from this address (at most ${limit})\n`;
+          // Paused, so Node's parser never sees a request on it: nothing it sends is acted on.
+          socket.pause();
+          socket.on('error', () => socket.destroy());
+          socket.end(
+            'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 10\r\n' +
+              `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+          setTimeout(() => socket.destroy(), 2_000).unref();
+        }
+      },
+      logFailure(log, 'connection count'),
+    ),
   );
 }
 

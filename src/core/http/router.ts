@@ -23,10 +23,7 @@ export interface Compiled<R> {
   segments: (string | null)[];
 }
 
-export type Match<R> =
-  | { route: R; params: Record<string, string> }
-  | { allow: string[] }
-  | null;
+export type Match<R> = { route: R; params: Record<string, string> } | { allow: string[] } | null;
 
 /** A request target split at the first `?`: the path routes, the query never reaches a log line. */
 export function splitUrl(rawUrl: string | undefined): { pathname: string; search: string } {

@@ -115,7 +115,9 @@ export function readStaticFiles(root: string, built: Record<string, string> = BU
   const files = new Map<string, StaticFile>();
   for (const [urlPath, original] of raw) {
     const ext = path.extname(urlPath);
-    let text = REWRITTEN.has(ext) ? original.toString('utf8').replace(ASSET_REFERENCE, (whole, open: string, target: string) => (raw.has(target) ? `${open}/a/${version}${target}` : whole)) : null;
+    let text = REWRITTEN.has(ext)
+      ? original.toString('utf8').replace(ASSET_REFERENCE, (whole, open: string, target: string) => (raw.has(target) ? `${open}/a/${version}${target}` : whole))
+      : null;
     if (urlPath === SERVICE_WORKER && text !== null) text = serviceWorkerBuild(text, version, appShell(raw));
     const body = text === null ? original : Buffer.from(text);
     files.set(urlPath, { body, type: TYPES[ext] ?? 'application/octet-stream', hash: hashOf(body), encoded: {} });

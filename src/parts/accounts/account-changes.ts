@@ -66,7 +66,9 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
   const deleteWarning = db.prepare('DELETE FROM warnings WHERE id = ? AND user_id = ?');
   const deleteWarnings = db.prepare('DELETE FROM warnings WHERE user_id = ?');
   const countWarnings = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM warnings WHERE user_id = ?');
-  const botsOf = db.prepare<[string], { id: string; standing: number }>('SELECT id, standing FROM users WHERE bot_owner_id = ? AND bot = 1 AND deleted_at IS NULL');
+  const botsOf = db.prepare<[string], { id: string; standing: number }>(
+    'SELECT id, standing FROM users WHERE bot_owner_id = ? AND bot = 1 AND deleted_at IS NULL',
+  );
 
   /** Inside a warning write: the standing follows the warning count, never below what an administrator set by hand. */
   const recalculate = (userId: string): number => {

@@ -40,7 +40,7 @@ export function createAccountDeletion({ db, accountRows, directory, members, hub
      UNION SELECT from_user FROM friend_requests WHERE to_user = ? AND status = 'accepted'`,
   );
   const statements = [
-    "DELETE FROM friend_requests WHERE from_user = :id OR to_user = :id",
+    'DELETE FROM friend_requests WHERE from_user = :id OR to_user = :id',
     'DELETE FROM blocks WHERE blocker_id = :id OR blocked_id = :id',
     `DELETE FROM conversation_members WHERE user_id = :id
        AND conversation_id IN (SELECT id FROM conversations WHERE kind = 'group')`,

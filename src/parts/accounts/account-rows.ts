@@ -70,7 +70,16 @@ export function createAccountRows({ db, clock }: { db: DB; clock: Clock }): Acco
 
   /** Each kind's row, past its id, name and time of creation. */
   const columnsOf = (account: NewAccount) => {
-    const none = { password_hash: NO_PASSWORD, is_admin: 0, display_name: null, presence: 'online', imported: 0, bot: 0, bot_owner_id: null, bot_token_hash: null };
+    const none = {
+      password_hash: NO_PASSWORD,
+      is_admin: 0,
+      display_name: null,
+      presence: 'online',
+      imported: 0,
+      bot: 0,
+      bot_owner_id: null,
+      bot_token_hash: null,
+    };
     switch (account.kind) {
       case 'person':
         return { ...none, password_hash: account.passwordHash, is_admin: account.isAdmin ? 1 : 0 };

@@ -90,4 +90,3 @@ export function authenticate(
   if (level === 'admin' && !user.isAdmin) throw new HttpError(403, 'administrator access required');
   return { session, user };
 }
-

@@ -53,7 +53,17 @@ export interface Avatars {
  * not too many pixels, and is re-encoded to a 256 × 256 WebP: metadata (EXIF, GPS, ICC
  * comments) does not survive the re-encoding.
  */
-export function createAvatars({ db, accountRows, dataDir, log }: { db: DB; accountRows: Pick<AccountRows, 'avatarStored' | 'avatarRemoved'>; dataDir: string; log: Log }): Avatars {
+export function createAvatars({
+  db,
+  accountRows,
+  dataDir,
+  log,
+}: {
+  db: DB;
+  accountRows: Pick<AccountRows, 'avatarStored' | 'avatarRemoved'>;
+  dataDir: string;
+  log: Log;
+}): Avatars {
   const dir = path.join(dataDir, 'avatars');
   fs.mkdirSync(dir, { recursive: true });
   for (const name of fs.readdirSync(dir)) if (name.endsWith('.part')) fs.rmSync(path.join(dir, name), { force: true });

@@ -36,7 +36,17 @@ export interface Bots {
  * only (their password hash is '!', which no password matches). The token's secret is stored as
  * its SHA-256.
  */
-export function createBots({ db, accountRows, hub, deletion }: { db: DB; accountRows: Pick<AccountRows, 'createAccount'>; hub: Hub; deletion: AccountDeletion }): Bots {
+export function createBots({
+  db,
+  accountRows,
+  hub,
+  deletion,
+}: {
+  db: DB;
+  accountRows: Pick<AccountRows, 'createAccount'>;
+  hub: Hub;
+  deletion: AccountDeletion;
+}): Bots {
   const ownedBy = db.prepare<[string], Omit<BotRecord, 'bot'>>(
     `SELECT p.id, p.username, p.display_name, p.avatar_url, u.created_at FROM users u JOIN profiles p ON p.id = u.id
       WHERE u.bot_owner_id = ? AND u.bot = 1 AND u.deleted_at IS NULL ORDER BY u.created_at, u.id`,

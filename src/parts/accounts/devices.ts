@@ -71,9 +71,7 @@ const toDevice = (r: DeviceRow): Device => ({
 const COLUMNS = 'id, user_id, user_agent, address, created_at, last_used_at';
 
 export function createDeviceStore(db: DB, clock: Clock, graceMs = DEVICE_REUSE_GRACE_MS): DeviceStore {
-  const insert = db.prepare(
-    'INSERT INTO devices (id, user_id, secret_hash, user_agent, address, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO devices (id, user_id, secret_hash, user_agent, address, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const byUser = db.prepare<[string], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE user_id = ? ORDER BY last_used_at DESC, id`);
   const bySecret = db.prepare<[string], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE secret_hash = ?`);
   const retiredBy = db.prepare<[string], { user_id: string; retired_at: string }>(
@@ -84,14 +82,17 @@ export function createDeviceStore(db: DB, clock: Clock, graceMs = DEVICE_REUSE_G
   const deleteOne = db.prepare('DELETE FROM devices WHERE user_id = ? AND id = ?');
   const deleteExpired = db.prepare('DELETE FROM devices WHERE last_used_at < ?');
   const deleteRetired = db.prepare('DELETE FROM device_retired_secrets WHERE retired_at < ?');
-  const oldestBeyondCap = db.prepare<[string, number], string>(
-    'SELECT id FROM devices WHERE user_id = ? ORDER BY last_used_at DESC, id LIMIT -1 OFFSET ?',
-  ).pluck();
+  const oldestBeyondCap = db
+    .prepare<[string, number], string>('SELECT id FROM devices WHERE user_id = ? ORDER BY last_used_at DESC, id LIMIT -1 OFFSET ?')
+    .pluck();
 
   const expired = (row: { last_used_at: string }, now: number) => Date.parse(row.last_used_at) < now - DEVICE_IDLE_MS;
 
   const endAll = db.transaction((userId: string, keep?: string) => {
-    const ended = byUser.all(userId).filter((d) => d.id !== keep).map((d) => d.id);
+    const ended = byUser
+      .all(userId)
+      .filter((d) => d.id !== keep)
+      .map((d) => d.id);
     for (const id of ended) deleteOne.run(userId, id);
     return ended;
   });
@@ -126,7 +127,10 @@ export function createDeviceStore(db: DB, clock: Clock, graceMs = DEVICE_REUSE_G
     redeem: (secret) => (secret.length > 128 ? { outcome: 'unknown' } : redeem(secret)),
     list: (userId) => {
       const now = clock.now();
-      return byUser.all(userId).filter((r) => !expired(r, now)).map(toDevice);
+      return byUser
+        .all(userId)
+        .filter((r) => !expired(r, now))
+        .map(toDevice);
     },
     end: (userId, id) => deleteOne.run(userId, id).changes > 0,
     endAll: (userId, keep) => endAll(userId, keep),

@@ -133,10 +133,15 @@ function retryingMailer({ config, log }: MailerParts, delivery: Delivery, delays
           }
           const delay = delays[n];
           log(`${label} failed (attempt ${n + 1} of ${delays.length + 1}), retrying in ${Math.ceil(delay / SECOND)} s: ${reason}`);
-          const timer = after(delay, 'mail-retry', () => {
-            timers.delete(timer);
-            attempt(mail, message, n + 1);
-          }, log);
+          const timer = after(
+            delay,
+            'mail-retry',
+            () => {
+              timers.delete(timer);
+              attempt(mail, message, n + 1);
+            },
+            log,
+          );
           timers.set(timer, label);
         },
       )

@@ -80,7 +80,8 @@ export function createNotificationSettings(db: DB, perms: Pick<Permissions, 'cha
     remove: (userId, targetId) => remove.run(userId, targetId).changes > 0,
     settingsOf(userIds, targetIds) {
       const found = new Map<string, NotificationSetting>();
-      for (const { user_id, ...row } of ofUsers.all(JSON.stringify(userIds), JSON.stringify(targetIds))) found.set(`${user_id} ${row.target_id}`, toSetting(row));
+      for (const { user_id, ...row } of ofUsers.all(JSON.stringify(userIds), JSON.stringify(targetIds)))
+        found.set(`${user_id} ${row.target_id}`, toSetting(row));
       return found;
     },
   };

@@ -47,9 +47,7 @@ function recoveryCode(): string {
 }
 
 export function createTwoFactor({ db, clock, box, log }: { db: DB; clock: Clock; box: SecretBox; log: Log }): TwoFactor {
-  const stateOf = db.prepare<[string], { totp_secret: string | null; totp_pending: string | null }>(
-    'SELECT totp_secret, totp_pending FROM users WHERE id = ?',
-  );
+  const stateOf = db.prepare<[string], { totp_secret: string | null; totp_pending: string | null }>('SELECT totp_secret, totp_pending FROM users WHERE id = ?');
   const setPending = db.prepare('UPDATE users SET totp_pending = ? WHERE id = ?');
   const turnOn = db.prepare('UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ? WHERE id = ?');
   // The step only moves forward: a code of a step at or before the last accepted one is a replay.

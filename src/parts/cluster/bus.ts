@@ -65,7 +65,19 @@ export interface Publisher {
 }
 
 /** The core's writer. It also keeps the gateway key in Redis: at each connection, and every few seconds (Redis may have restarted empty). */
-export function createPublisher({ url, epoch, key, log, onDropped }: { url: string; epoch: string; key: string; log: Log; onDropped(count: number): void }): Publisher {
+export function createPublisher({
+  url,
+  epoch,
+  key,
+  log,
+  onDropped,
+}: {
+  url: string;
+  epoch: string;
+  key: string;
+  log: Log;
+  onDropped(count: number): void;
+}): Publisher {
   const publishKey = () => void client.set(GATEWAY_KEY, key).catch(() => {});
   const client = connect(url, log, 'publisher', publishKey);
   const keyTimer = setInterval(publishKey, KEY_REFRESH_MS);

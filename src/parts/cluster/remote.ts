@@ -68,7 +68,6 @@ export function createCluster({ busUrl, clock, log, sockets }: ClusterParts): Cl
   const due = new Set<Gateway>();
   let remoteSockets = 0;
 
-
   /** Items of this turn go to the bus as one entry per gateway, after the turn's writes. */
   function queue(gateway: Gateway, item: BusItem, frame: Buffer | null): void {
     gateway.items.push(item);

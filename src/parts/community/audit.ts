@@ -108,7 +108,7 @@ export function createAuditLog(db: DB, clock: Clock): AuditLog {
     list(serverId, beforeId, limit) {
       if (!beforeId) return newest.all(serverId, limit).map(record);
       const cursor = seqOf.get(beforeId, serverId);
-      if (!cursor) throw notFound('before: no such entry in this server\'s audit log');
+      if (!cursor) throw notFound("before: no such entry in this server's audit log");
       return before.all(serverId, cursor.seq, limit).map(record);
     },
   };

@@ -56,7 +56,8 @@ const channelRecord = (row: ChannelRow): ChannelRecord => ({ ...row, permissions
 const CHANNEL_LISTS = 4096;
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions';
-const CHANNEL_COLUMNS = 'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced';
+const CHANNEL_COLUMNS =
+  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
@@ -70,9 +71,7 @@ export function createDirectory(db: DB): Directory {
   const categoriesOfServer = db.prepare<[string], CategoryRecord>(
     'SELECT id, server_id, name, position, created_at FROM categories WHERE server_id = ? ORDER BY position',
   );
-  const channelsOfServer = db.prepare<[string], ChannelRow>(
-    `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`,
-  );
+  const channelsOfServer = db.prepare<[string], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`);
   // Kept while the channels generation stays (schema.sql: channels and categories move it), so
   // a list kept is the committed one; at most CHANNEL_LISTS servers' lists of each.
   const channelsChanged = generationWatch(db, 'channels');
@@ -128,9 +127,7 @@ export function createDirectory(db: DB): Directory {
       ORDER BY u.username, u.id`,
   );
   const serverMembers = db.prepare<[string], { user_id: string }>('SELECT user_id FROM members WHERE server_id = ?');
-  const conversationMembers = db.prepare<[string], { user_id: string }>(
-    'SELECT user_id FROM conversation_members WHERE conversation_id = ?',
-  );
+  const conversationMembers = db.prepare<[string], { user_id: string }>('SELECT user_id FROM conversation_members WHERE conversation_id = ?');
   const peopleWhoSee = db.prepare<Record<string, string>, { user_id: string }>(
     `SELECT :id AS user_id
      UNION SELECT to_user FROM friend_requests WHERE from_user = :id AND status = 'accepted'
@@ -139,9 +136,7 @@ export function createDirectory(db: DB): Directory {
      UNION SELECT c2.user_id FROM conversation_members c1 JOIN conversation_members c2 ON c2.conversation_id = c1.conversation_id
       WHERE c1.user_id = :id`,
   );
-  const incomingRequests = db.prepare<[string], { n: number }>(
-    "SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'",
-  );
+  const incomingRequests = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'");
 
   const conversationRecord = (row: ConversationRow, members: ConversationMemberRow[]): ConversationRecord => ({
     id: row.id,

@@ -56,12 +56,8 @@ export function createOverwriteStore(db: DB): OverwriteStore {
   const channelRow = db.prepare<[string], { category_id: string | null; permissions_synced: number }>(
     'SELECT category_id, permissions_synced FROM channels WHERE id = ?',
   );
-  const putChannel = db.prepare(
-    'INSERT OR REPLACE INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const putCategory = db.prepare(
-    'INSERT OR REPLACE INTO category_overwrites (category_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const putChannel = db.prepare('INSERT OR REPLACE INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)');
+  const putCategory = db.prepare('INSERT OR REPLACE INTO category_overwrites (category_id, target_id, kind, allow, deny, server_id) VALUES (?, ?, ?, ?, ?, ?)');
   const removeChannel = db.prepare('DELETE FROM channel_overwrites WHERE channel_id = ? AND target_id = ?');
   const removeCategory = db.prepare('DELETE FROM category_overwrites WHERE category_id = ? AND target_id = ?');
   const copyFromCategory = db.prepare(

@@ -2,7 +2,20 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
-import type { CategoryRecord, ChannelRecord, ChannelState, ContainerState, ConversationRecord, FriendRecord, MemberRecord, NotificationSetting, RoleRecord, ServerRecord, Shown, Status } from '../../core/records';
+import type {
+  CategoryRecord,
+  ChannelRecord,
+  ChannelState,
+  ContainerState,
+  ConversationRecord,
+  FriendRecord,
+  MemberRecord,
+  NotificationSetting,
+  RoleRecord,
+  ServerRecord,
+  Shown,
+  Status,
+} from '../../core/records';
 
 /**
  * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing
@@ -55,26 +68,36 @@ const CHANNEL_VIEWERS = "the server's members who see the channel (view_channel)
 
 /** The user stream (`GET /api/ws`): `ready` first, then these, each `{"event": ...}`. */
 export const STREAM_EVENTS = {
-  ready: event('ready', 'the stream that just opened, first', 'the sidebar: who the user is, their servers with channels and read state, conversations, friends', {
-    user: Type.Unsafe<UserRef & { status: Status }>({ $ref: '#/components/schemas/Me' }),
-    servers: Type.Array(record<ServerEntry>('ServerEntry')),
-    conversations: Type.Array(record<ConversationEntry>('ConversationWithState')),
-    friends: Type.Array(record<FriendRecord & { presence: Shown }>('FriendWithPresence')),
-    incoming_friend_requests: count,
-    notification_settings: Type.Array(record<NotificationSetting>('NotificationSetting')),
-  }),
+  ready: event(
+    'ready',
+    'the stream that just opened, first',
+    'the sidebar: who the user is, their servers with channels and read state, conversations, friends',
+    {
+      user: Type.Unsafe<UserRef & { status: Status }>({ $ref: '#/components/schemas/Me' }),
+      servers: Type.Array(record<ServerEntry>('ServerEntry')),
+      conversations: Type.Array(record<ConversationEntry>('ConversationWithState')),
+      friends: Type.Array(record<FriendRecord & { presence: Shown }>('FriendWithPresence')),
+      incoming_friend_requests: count,
+      notification_settings: Type.Array(record<NotificationSetting>('NotificationSetting')),
+    },
+  ),
   message: event('message', READERS, 'a new message', { message: record<MessageRecord>('Message') }),
   message_edited: event('message_edited', READERS, "an edited message (its reactions[].reacted is the recipient's)", {
     message: record<MessageRecord>('Message'),
   }),
   message_deleted: placed('message_deleted', READERS, 'a message deleted', { message_id: uuid }),
-  reaction: placed('reaction', READERS, "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs", {
-    message_id: uuid,
-    emoji: Type.String(),
-    user_id: uuid,
-    added: Type.Boolean(),
-    count,
-  }),
+  reaction: placed(
+    'reaction',
+    READERS,
+    "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs",
+    {
+      message_id: uuid,
+      emoji: Type.String(),
+      user_id: uuid,
+      added: Type.Boolean(),
+      count,
+    },
+  ),
   message_pinned: event('message_pinned', READERS, 'a message pinned', { message: record<MessageRecord>('Message') }),
   message_unpinned: event('message_unpinned', READERS, 'a message unpinned', { message: record<MessageRecord>('Message') }),
   typing: placed('typing', 'the other members (not the typist)', 'someone is typing (at most one a user and room each 3 s)', {
@@ -82,11 +105,18 @@ export const STREAM_EVENTS = {
     username: Type.String(),
     display_name: Type.Union([Type.String(), Type.Null()]),
   }),
-  presence: event('presence', "friends, and members of shared servers of up to 250 members; the user's own streams (with status)", 'what others now see of a user', {
-    user_id: uuid,
-    presence: Type.Unsafe<Shown>({ type: 'string', enum: ['online', 'idle', 'dnd', 'offline'] }),
-    status: Type.Optional(Type.Unsafe<Status>({ type: 'string', enum: ['online', 'idle', 'dnd', 'invisible'], description: "the user's own choice: only to their own streams" })),
-  }),
+  presence: event(
+    'presence',
+    "friends, and members of shared servers of up to 250 members; the user's own streams (with status)",
+    'what others now see of a user',
+    {
+      user_id: uuid,
+      presence: Type.Unsafe<Shown>({ type: 'string', enum: ['online', 'idle', 'dnd', 'offline'] }),
+      status: Type.Optional(
+        Type.Unsafe<Status>({ type: 'string', enum: ['online', 'idle', 'dnd', 'invisible'], description: "the user's own choice: only to their own streams" }),
+      ),
+    },
+  ),
   read: placed('read', "the user's own streams", 'the read marker moved (another tab or device read it)', {
     last_message_id: Type.Union([uuid, Type.Null()]),
     last_read_id: Type.Union([uuid, Type.Null()]),
@@ -117,50 +147,85 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     server: record<ServerRecord>('Server'),
   }),
-  channel_created: event('channel_created', CHANNEL_VIEWERS, "a new channel, or one the recipient now sees (with their read state, permissions and its position among the channels they see; the channels after it move down, each told by channel_updated)", {
-    server_id: uuid,
-    channel_id: uuid,
-    channel: record<ChannelState>('ChannelWithState'),
-  }),
-  channel_updated: event('channel_updated', CHANNEL_VIEWERS, "a channel changed, or its place among the channels the recipient sees moved: one event for each (position is 0..k-1 over the k channels they see; a channel hidden from them moves unheard)", {
-    server_id: uuid,
-    channel_id: uuid,
-    channel: record<ChannelRecord>('Channel'),
-  }),
+  channel_created: event(
+    'channel_created',
+    CHANNEL_VIEWERS,
+    'a new channel, or one the recipient now sees (with their read state, permissions and its position among the channels they see; the channels after it move down, each told by channel_updated)',
+    {
+      server_id: uuid,
+      channel_id: uuid,
+      channel: record<ChannelState>('ChannelWithState'),
+    },
+  ),
+  channel_updated: event(
+    'channel_updated',
+    CHANNEL_VIEWERS,
+    'a channel changed, or its place among the channels the recipient sees moved: one event for each (position is 0..k-1 over the k channels they see; a channel hidden from them moves unheard)',
+    {
+      server_id: uuid,
+      channel_id: uuid,
+      channel: record<ChannelRecord>('Channel'),
+    },
+  ),
   channel_deleted: event('channel_deleted', CHANNEL_VIEWERS, 'a channel deleted, or one the recipient no longer sees (its room sockets close with 4003)', {
     server_id: uuid,
     channel_id: uuid,
   }),
-  channel_access: event('channel_access', 'each member whose permissions in a channel they still see changed', "what the recipient may do in a channel changed, or whether it is private", {
-    server_id: uuid,
-    channel_id: uuid,
-    permissions: Type.Array(Type.Unsafe<Flag>({ type: 'string', enum: [...FLAGS] })),
-    private: Type.Boolean(),
-  }),
+  channel_access: event(
+    'channel_access',
+    'each member whose permissions in a channel they still see changed',
+    'what the recipient may do in a channel changed, or whether it is private',
+    {
+      server_id: uuid,
+      channel_id: uuid,
+      permissions: Type.Array(Type.Unsafe<Flag>({ type: 'string', enum: [...FLAGS] })),
+      private: Type.Boolean(),
+    },
+  ),
   member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),
   member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
     server_id: uuid,
     member: record<MemberRecord>('Member'),
   }),
-  categories_updated: event('categories_updated', SERVER_MEMBERS, 'a category created, renamed, moved or deleted: every category of the server, in position order', {
-    server_id: uuid,
-    categories: Type.Array(record<CategoryRecord>('Category')),
-  }),
+  categories_updated: event(
+    'categories_updated',
+    SERVER_MEMBERS,
+    'a category created, renamed, moved or deleted: every category of the server, in position order',
+    {
+      server_id: uuid,
+      categories: Type.Array(record<CategoryRecord>('Category')),
+    },
+  ),
   roles_updated: event('roles_updated', SERVER_MEMBERS, 'a role created, changed, moved or deleted: every role of the server, in position order', {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
-  standing: event('standing', 'the user whose standing changed, and their bots (a bot follows its owner)', 'the account standing changed; at 4 the stream then closes with 4003', {
-    account_standing: Type.Integer({ minimum: 0, maximum: 4 }),
-  }),
-  notification_settings: event('notification_settings', "the user's own streams", 'a notification setting set or removed (null: back to inheriting) on another device or tab', {
-    target_id: uuid,
-    setting: Type.Union([record<NotificationSetting>('NotificationSetting'), Type.Null()]),
-  }),
-  user_updated: event('user_updated', "everyone who sees the user (friends, members of shared servers and conversations) and the user's own streams", 'a new display name or avatar', {
-    user: record<UserRef>('UserRef'),
-  }),
+  standing: event(
+    'standing',
+    'the user whose standing changed, and their bots (a bot follows its owner)',
+    'the account standing changed; at 4 the stream then closes with 4003',
+    {
+      account_standing: Type.Integer({ minimum: 0, maximum: 4 }),
+    },
+  ),
+  notification_settings: event(
+    'notification_settings',
+    "the user's own streams",
+    'a notification setting set or removed (null: back to inheriting) on another device or tab',
+    {
+      target_id: uuid,
+      setting: Type.Union([record<NotificationSetting>('NotificationSetting'), Type.Null()]),
+    },
+  ),
+  user_updated: event(
+    'user_updated',
+    "everyone who sees the user (friends, members of shared servers and conversations) and the user's own streams",
+    'a new display name or avatar',
+    {
+      user: record<UserRef>('UserRef'),
+    },
+  ),
 };
 
 const ROOM = 'the sockets of its room whose users may read the message (read_history)';
@@ -194,7 +259,11 @@ export const ROOM_EVENTS = {
 export const CLIENT_FRAMES = {
   visibility: Type.Object(
     { op: Type.Literal('visibility'), visible: Type.Boolean() },
-    { additionalProperties: false, title: 'visibility', description: 'the page is visible or hidden (sent at open and on every change); a stream counts as visible until it says otherwise' },
+    {
+      additionalProperties: false,
+      title: 'visibility',
+      description: 'the page is visible or hidden (sent at open and on every change); a stream counts as visible until it says otherwise',
+    },
   ),
 };
 export type ClientFrame = Static<(typeof CLIENT_FRAMES)['visibility']>;

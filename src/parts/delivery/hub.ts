@@ -131,9 +131,7 @@ export interface Peer {
 }
 
 /** An outbox entry: an event's frames to its audience, or a close that must follow them. */
-type Job =
-  | { peers: Peer[]; frameFor: (userId: string) => Buffer; next: number }
-  | { close: Peer; how: { code: number; reason: string } };
+type Job = { peers: Peer[]; frameFor: (userId: string) => Buffer; next: number } | { close: Peer; how: { code: number; reason: string } };
 
 type Index = Map<string, Set<Peer>>;
 
@@ -296,7 +294,12 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
    * as much as their history floor lets them read: `event(false)` for whole readers,
    * `event(true)` for those who may not read what it replies to.
    */
-  function toReaders(container: Container, change: MessageChange, room: ((withoutReply: boolean) => LiveEvent) | null, stream: (withoutReply: boolean) => LiveEvent): void {
+  function toReaders(
+    container: Container,
+    change: MessageChange,
+    room: ((withoutReply: boolean) => LiveEvent) | null,
+    stream: (withoutReply: boolean) => LiveEvent,
+  ): void {
     const replySeq = 'message' in change && change.message.reply_to !== null ? change.replySeq : undefined;
     const reading = readingOf(container, change.seq, replySeq);
     const send = (peers: Iterable<Peer>, event: (withoutReply: boolean) => LiveEvent) => {
@@ -449,7 +452,10 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
         for (const later of held) send(peer, later);
       };
       compressAnswer(first, 'gzip')
-        .then((packed) => release(packed, true), () => release(first, false))
+        .then(
+          (packed) => release(packed, true),
+          () => release(first, false),
+        )
         .catch((err: unknown) => {
           logFailure(log, 'compressed ready')(err);
           peer.ws.close(CLOSE.internalError.code, CLOSE.internalError.reason);

@@ -96,7 +96,16 @@ export interface ClaimsParts {
 }
 
 export function createClaims({ db, clock, dataDir, members, accountRows, tails }: ClaimsParts): Claims {
-  const peopleOf = db.prepare<[string], Omit<ImportedPerson, 'claimed_by' | 'hidden'> & { hidden_at: string | null; c_id: string | null; c_username: string | null; c_display_name: string | null; c_avatar_url: string | null }>(
+  const peopleOf = db.prepare<
+    [string],
+    Omit<ImportedPerson, 'claimed_by' | 'hidden'> & {
+      hidden_at: string | null;
+      c_id: string | null;
+      c_username: string | null;
+      c_display_name: string | null;
+      c_avatar_url: string | null;
+    }
+  >(
     `SELECT p.user_id, u.username, u.display_name, u.avatar_url, p.discord_id, p.discord_name,
             CASE WHEN p.claimed_by IS NULL AND p.claimed_at IS NULL THEN p.claim_code END AS claim_code, p.claimed_at, p.hidden_at,
             c.id AS c_id, c.username AS c_username, c.display_name AS c_display_name, c.avatar_url AS c_avatar_url,
@@ -127,7 +136,10 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
   const writes = createMessageWrites(db);
   // The messages whose text or mentions name the placeholder: found through the mention rows, and
   // the placeholder's own messages (a self-mention has no row).
-  const naming = db.prepare<[string, string], { seq: number; author_id: string; content: string; mentions: string; mention_everyone: number; mention_roles: string | null }>(
+  const naming = db.prepare<
+    [string, string],
+    { seq: number; author_id: string; content: string; mentions: string; mention_everyone: number; mention_roles: string | null }
+  >(
     `SELECT seq, author_id, content, mentions, mention_everyone, mention_roles FROM messages
       WHERE seq IN (SELECT message_seq FROM message_mentions WHERE user_id = ?) OR (author_id = ? AND mentions IS NOT NULL)`,
   );
@@ -154,8 +166,7 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
   };
 
   /** `@old` (as mentions.ts reads a name) becomes `@new` in a message's text. */
-  const renamed = (content: string, from: string, to: string) =>
-    content.replace(new RegExp(`(?<![A-Za-z0-9_@.-])@${from}(?![A-Za-z0-9_-])`, 'gi'), `@${to}`);
+  const renamed = (content: string, from: string, to: string) => content.replace(new RegExp(`(?<![A-Za-z0-9_@.-])@${from}(?![A-Za-z0-9_-])`, 'gi'), `@${to}`);
 
   const claimOne = (claimerId: string, placeholderId: string, now: string): Claimed => {
     const person = personOf.get(placeholderId);

@@ -38,7 +38,10 @@ const MENTION = /(?<![A-Za-z0-9_@.-])@([A-Za-z0-9_-]{3,32})(?![A-Za-z0-9_-])/g;
  * same way), and no `%`, which the importer would read as percent-encoding in a file's path.
  */
 export function exportFileName(name: string): string {
-  const clean = name.replace(/[\u0000-\u001f\u007f<>:"/\\|?*%]/g, '_').replace(/\.{2,}/g, '_').trim();
+  const clean = name
+    .replace(/[\u0000-\u001f\u007f<>:"/\\|?*%]/g, '_')
+    .replace(/\.{2,}/g, '_')
+    .trim();
   return clean || '_';
 }
 
@@ -121,7 +124,12 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * been read, and the caller then calls `zip.end()` (the files queued after it stream from disk
  * then). It rejects when the zip fails or its output closes early (the download was left).
  */
-export async function writeServerExport(db: DB, dataDir: string, serverId: string, zip: yazl.ZipFile): Promise<{ channels: number; messages: number; files: number }> {
+export async function writeServerExport(
+  db: DB,
+  dataDir: string,
+  serverId: string,
+  zip: yazl.ZipFile,
+): Promise<{ channels: number; messages: number; files: number }> {
   const q = statements(db);
   const server = q.server.get(serverId);
   if (!server) throw new Error(`no server ${serverId}`);

@@ -58,9 +58,18 @@ export const MESSAGE = Type.Object({
   isPinned: Type.Optional(Type.Boolean()),
   content: Type.String({ maxLength: 100_000 }),
   author: user,
-  attachments: Type.Optional(Type.Array(Type.Object({ id: snowflake, url: assetUrl, fileName: Type.String({ maxLength: 1000 }), fileSizeBytes: Type.Number({ minimum: 0 }) }), { maxItems: 100 })),
+  attachments: Type.Optional(
+    Type.Array(Type.Object({ id: snowflake, url: assetUrl, fileName: Type.String({ maxLength: 1000 }), fileSizeBytes: Type.Number({ minimum: 0 }) }), {
+      maxItems: 100,
+    }),
+  ),
   embeds: Type.Optional(Type.Array(embed, { maxItems: 100 })),
-  stickers: Type.Optional(Type.Array(Type.Object({ id: snowflake, name: Type.String({ maxLength: 200 }), format: Type.Optional(Type.String({ maxLength: 100 })), sourceUrl: assetUrl }), { maxItems: 10 })),
+  stickers: Type.Optional(
+    Type.Array(
+      Type.Object({ id: snowflake, name: Type.String({ maxLength: 200 }), format: Type.Optional(Type.String({ maxLength: 100 })), sourceUrl: assetUrl }),
+      { maxItems: 10 },
+    ),
+  ),
   reactions: Type.Optional(
     Type.Array(Type.Object({ emoji, count: Type.Integer({ minimum: 0 }), users: Type.Optional(Type.Array(user, { maxItems: 100_000 })) }), { maxItems: 100 }),
   ),

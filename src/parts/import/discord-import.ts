@@ -88,12 +88,34 @@ interface StoredFile {
 export function recordImport(
   db: DB,
   clock: Clock,
-  row: { id: string; ownerId: string; plan: ImportPlan; serverName: string; upload: string | null; status: 'checked' | 'running'; packageClaims: boolean; system?: 'lines' | 'skip' },
+  row: {
+    id: string;
+    ownerId: string;
+    plan: ImportPlan;
+    serverName: string;
+    upload: string | null;
+    status: 'checked' | 'running';
+    packageClaims: boolean;
+    system?: 'lines' | 'skip';
+  },
 ): void {
   db.prepare(
     `INSERT INTO imports (id, owner_id, guild_id, server_name, upload, status, plan, total, package_claims, system, created_at, runner_pid)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.ownerId, row.plan.guild.id, row.serverName, row.upload, row.status, JSON.stringify(row.plan), totalOf(row.plan), row.packageClaims ? 1 : 0, row.system ?? 'lines', iso(clock.now()), row.status === 'running' ? process.pid : null);
+  ).run(
+    row.id,
+    row.ownerId,
+    row.plan.guild.id,
+    row.serverName,
+    row.upload,
+    row.status,
+    JSON.stringify(row.plan),
+    totalOf(row.plan),
+    row.packageClaims ? 1 : 0,
+    row.system ?? 'lines',
+    iso(clock.now()),
+    row.status === 'running' ? process.pid : null,
+  );
 }
 
 const totalOf = (plan: ImportPlan) => plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
@@ -113,8 +135,12 @@ export function processAlive(pid: number): boolean {
  * command resumes them. The server does this at start, the CLI before it takes its lock.
  */
 export function markInterrupted(db: DB): void {
-  const stale = db.prepare<[], { id: string; runner_pid: number | null }>("SELECT id, runner_pid FROM imports WHERE status = 'running' AND upload IS NULL").all();
-  const interrupt = db.prepare("UPDATE imports SET status = 'interrupted', runner_pid = NULL, error = 'interrupted: its process ended; run the same command again to resume' WHERE id = ? AND status = 'running'");
+  const stale = db
+    .prepare<[], { id: string; runner_pid: number | null }>("SELECT id, runner_pid FROM imports WHERE status = 'running' AND upload IS NULL")
+    .all();
+  const interrupt = db.prepare(
+    "UPDATE imports SET status = 'interrupted', runner_pid = NULL, error = 'interrupted: its process ended; run the same command again to resume' WHERE id = ? AND status = 'running'",
+  );
   for (const row of stale) if (row.runner_pid === null || !processAlive(row.runner_pid)) interrupt.run(row.id);
 }
 
@@ -130,29 +156,42 @@ export function takeCliImport(
   row: { ownerId: string; plan: ImportPlan; serverName: string; packageClaims: boolean; system: 'lines' | 'skip' },
 ): { importId: string; resumed: boolean } {
   return db.transaction(() => {
-      markInterrupted(db);
-      const holder = db
-        .prepare<[string, string], { id: string; runner_pid: number | null; upload: string | null; created_at: string }>(
-          "SELECT id, runner_pid, upload, created_at FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'running'",
-        )
-        .get(row.plan.guild.id, row.ownerId);
-      if (holder) {
-        const where = holder.upload ? 'in the server (from the browser)' : `from the command line (process ${holder.runner_pid})`;
-        throw new ImportError(`an import of this Discord server into this owner's server is running ${where}, since ${holder.created_at} (import ${holder.id}); run this again once it has ended`);
-      }
-      const interrupted = db
-        .prepare<[string, string], string>("SELECT id FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'interrupted' AND upload IS NULL ORDER BY created_at DESC LIMIT 1")
-        .pluck()
-        .get(row.plan.guild.id, row.ownerId);
-      if (interrupted) {
-        db.prepare(
-          "UPDATE imports SET status = 'running', runner_pid = ?, error = NULL, finished_at = NULL, plan = ?, total = ?, server_name = ?, package_claims = ?, system = ? WHERE id = ?",
-        ).run(process.pid, JSON.stringify(row.plan), totalOf(row.plan), row.serverName, row.packageClaims ? 1 : 0, row.system, interrupted);
-        return { importId: interrupted, resumed: true };
-      }
-      const importId = crypto.randomUUID();
-      recordImport(db, clock, { id: importId, ownerId: row.ownerId, plan: row.plan, serverName: row.serverName, upload: null, status: 'running', packageClaims: row.packageClaims, system: row.system });
-      return { importId, resumed: false };
+    markInterrupted(db);
+    const holder = db
+      .prepare<[string, string], { id: string; runner_pid: number | null; upload: string | null; created_at: string }>(
+        "SELECT id, runner_pid, upload, created_at FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'running'",
+      )
+      .get(row.plan.guild.id, row.ownerId);
+    if (holder) {
+      const where = holder.upload ? 'in the server (from the browser)' : `from the command line (process ${holder.runner_pid})`;
+      throw new ImportError(
+        `an import of this Discord server into this owner's server is running ${where}, since ${holder.created_at} (import ${holder.id}); run this again once it has ended`,
+      );
+    }
+    const interrupted = db
+      .prepare<[string, string], string>(
+        "SELECT id FROM imports WHERE guild_id = ? AND owner_id = ? AND status = 'interrupted' AND upload IS NULL ORDER BY created_at DESC LIMIT 1",
+      )
+      .pluck()
+      .get(row.plan.guild.id, row.ownerId);
+    if (interrupted) {
+      db.prepare(
+        "UPDATE imports SET status = 'running', runner_pid = ?, error = NULL, finished_at = NULL, plan = ?, total = ?, server_name = ?, package_claims = ?, system = ? WHERE id = ?",
+      ).run(process.pid, JSON.stringify(row.plan), totalOf(row.plan), row.serverName, row.packageClaims ? 1 : 0, row.system, interrupted);
+      return { importId: interrupted, resumed: true };
+    }
+    const importId = crypto.randomUUID();
+    recordImport(db, clock, {
+      id: importId,
+      ownerId: row.ownerId,
+      plan: row.plan,
+      serverName: row.serverName,
+      upload: null,
+      status: 'running',
+      packageClaims: row.packageClaims,
+      system: row.system,
+    });
+    return { importId, resumed: false };
   })();
 }
 
@@ -178,7 +217,14 @@ export function setImportStatus(db: DB, clock: Clock, importId: string, status: 
   );
 }
 
-export async function importDiscord(db: DB, clock: Clock, dataDir: string, files: ExportFiles, scan: ExportScan, options: ImportOptions): Promise<ImportResult> {
+export async function importDiscord(
+  db: DB,
+  clock: Clock,
+  dataDir: string,
+  files: ExportFiles,
+  scan: ExportScan,
+  options: ImportOptions,
+): Promise<ImportResult> {
   const w = statements(db);
   // The rows of users and channels, written by their owners on this connection.
   const accounts = createAccountRows({ db, clock });
@@ -238,18 +284,28 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
     const categoryOf = new Map<string, string>();
     for (const { channel } of ordered) {
       if (CHANNEL_KINDS[channel.type] === 'thread' || !channel.categoryId || !channel.category) continue;
-      categoryOf.set(channel.categoryId, mapped(w, serverId, 'category', channel.categoryId, () => {
-        const id = crypto.randomUUID();
-        w.insertCategory.run(id, serverId, channel.category!.slice(0, MAX_NAME_CHARS), serverId, now());
-        return id;
-      }));
+      categoryOf.set(
+        channel.categoryId,
+        mapped(w, serverId, 'category', channel.categoryId, () => {
+          const id = crypto.randomUUID();
+          w.insertCategory.run(id, serverId, channel.category!.slice(0, MAX_NAME_CHARS), serverId, now());
+          return id;
+        }),
+      );
     }
     // Discord lists roles from the highest position down; here position 0 is listed first.
     const roles = [...scan.roles.values()].sort((a, b) => (b.position ?? 0) - (a.position ?? 0));
     for (const role of roles) {
       const id = mapped(w, serverId, 'role', role.id, () => {
         const roleId = crypto.randomUUID();
-        w.insertRole.run(roleId, serverId, freeName(role.name.slice(0, MAX_NAME_CHARS) || 'role', (n) => !!w.roleNamed.get(serverId, n)), now(), colorOf(role.color), serverId);
+        w.insertRole.run(
+          roleId,
+          serverId,
+          freeName(role.name.slice(0, MAX_NAME_CHARS) || 'role', (n) => !!w.roleNamed.get(serverId, n)),
+          now(),
+          colorOf(role.color),
+          serverId,
+        );
         return roleId;
       });
       roleOf.set(role.id, { id, name: w.roleName.get(id)! });
@@ -262,8 +318,17 @@ export async function importDiscord(db: DB, clock: Clock, dataDir: string, files
         const wanted = thread ? `${parent?.name ?? channel.category ?? 'thread'} › ${channel.name}` : channel.name;
         const name = freeName(wanted.slice(0, MAX_NAME_CHARS) || 'channel', (n) => !!w.channelNamed.get(serverId, n));
         const voice = CHANNEL_KINDS[channel.type] === 'voice';
-        const topic = [voice ? `Text chat of the voice channel ${channel.name}` : '', channel.topic ?? ''].filter(Boolean).join(' · ').slice(0, MAX_TOPIC_CHARS);
-        const category = thread ? (parent ? w.categoryOfChannel.get(parent.id) ?? null : null) : channel.categoryId ? categoryOf.get(channel.categoryId) ?? null : null;
+        const topic = [voice ? `Text chat of the voice channel ${channel.name}` : '', channel.topic ?? '']
+          .filter(Boolean)
+          .join(' · ')
+          .slice(0, MAX_TOPIC_CHARS);
+        const category = thread
+          ? parent
+            ? (w.categoryOfChannel.get(parent.id) ?? null)
+            : null
+          : channel.categoryId
+            ? (categoryOf.get(channel.categoryId) ?? null)
+            : null;
         return channels.add(serverId, { name, topic, categoryId: category });
       });
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
@@ -520,8 +585,12 @@ function statements(db: DB) {
     ),
     mapGet: db.prepare<[string, string, string], string>('SELECT local_id FROM import_map WHERE server_id = ? AND kind = ? AND discord_id = ?').pluck(),
     mapPut: db.prepare('INSERT INTO import_map (server_id, kind, discord_id, local_id) VALUES (?, ?, ?, ?)'),
-    lastOf: db.prepare<[string, string], string | null>("SELECT last_message_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND discord_id = ?").pluck(),
-    discordChannelOf: db.prepare<[string, string], string>("SELECT discord_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND local_id = ?").pluck(),
+    lastOf: db
+      .prepare<[string, string], string | null>("SELECT last_message_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND discord_id = ?")
+      .pluck(),
+    discordChannelOf: db
+      .prepare<[string, string], string>("SELECT discord_id FROM import_map WHERE server_id = ? AND kind = 'channel' AND local_id = ?")
+      .pluck(),
     setLast: db.prepare('UPDATE import_map SET last_message_id = ? WHERE server_id = ? AND kind = ? AND discord_id = ?'),
     setDone: db.prepare('UPDATE imports SET done = ? WHERE id = ?'),
     insertCategory: db.prepare(
@@ -543,9 +612,9 @@ function statements(db: DB) {
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
     insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
-    localMessage: db.prepare<[string, string], string>(
-      'SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?',
-    ).pluck(),
+    localMessage: db
+      .prepare<[string, string], string>('SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?')
+      .pluck(),
     // A message, its attachments, mentions and reactions: through the messages area's one writer.
     messageWrites: createMessageWrites(db),
     insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id) VALUES (?, ?, ?)'),
@@ -583,7 +652,11 @@ function freeName(name: string, taken: (name: string) => boolean): string {
  * `alice-discord-2`...). The Discord name itself is the display name.
  */
 export function placeholderName(discordName: string, taken: (name: string) => boolean): string {
-  const base = discordName.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 20) || 'user';
+  const base =
+    discordName
+      .replace(/[^A-Za-z0-9_-]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 20) || 'user';
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? `${base}-discord` : `${base}-discord-${n}`;
     if (!taken(candidate)) return candidate;

@@ -1,4 +1,14 @@
-import { CHANNEL_FILE, CHANNEL_KINDS, type ChannelFile, type DiscordMessage, type DiscordRole, type DiscordUser, MESSAGE_KINDS, channelFileError, messageError } from './discord-format';
+import {
+  CHANNEL_FILE,
+  CHANNEL_KINDS,
+  type ChannelFile,
+  type DiscordMessage,
+  type DiscordRole,
+  type DiscordUser,
+  MESSAGE_KINDS,
+  channelFileError,
+  messageError,
+} from './discord-format';
 import { type ExportFiles, ImportError, insidePath } from './export-files';
 import { JsonRefusal, boundedOrThrow, readJson } from './json-reader';
 import { MAX_ATTACHMENT_BYTES } from '../messages/upload-store';
@@ -67,7 +77,12 @@ boundedOrThrow(CHANNEL_FILE, 'messages');
 export const NO_CHANNEL_FILES = 'no DiscordChatExporter JSON files in the export (export with --format Json)';
 
 /** The channel files of an export: JSON files outside the `…_Files` media folders. */
-export const isChannelFile = (file: string) => file.toLowerCase().endsWith('.json') && !file.split('/').slice(0, -1).some((dir) => dir.endsWith('_Files'));
+export const isChannelFile = (file: string) =>
+  file.toLowerCase().endsWith('.json') &&
+  !file
+    .split('/')
+    .slice(0, -1)
+    .some((dir) => dir.endsWith('_Files'));
 
 export const snowflakeOrder = (a: { id: string }, b: { id: string }) => {
   const x = BigInt(a.id);
@@ -214,14 +229,21 @@ async function eachMessage(
   for (const file of entry.files) {
     const counts = { kept: 0, skipped: 0 };
     const how = judge ? { counts } : { whole: entry.plain.has(file) };
-    await readChannelFile(files, file, maxBytes, (m) => {
-      if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
-      if (m.timestampEdited && !Number.isFinite(Date.parse(m.timestampEdited))) throw new ImportError(`${file}: message ${m.id} has no valid timestampEdited`);
-      if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== entry.channel.id) {
-        throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
-      }
-      onMessage(m, file);
-    }, how);
+    await readChannelFile(
+      files,
+      file,
+      maxBytes,
+      (m) => {
+        if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
+        if (m.timestampEdited && !Number.isFinite(Date.parse(m.timestampEdited)))
+          throw new ImportError(`${file}: message ${m.id} has no valid timestampEdited`);
+        if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== entry.channel.id) {
+          throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
+        }
+        onMessage(m, file);
+      },
+      how,
+    );
     if (judge && counts.skipped <= counts.kept * PLAIN_SKIPPED_PER_KEPT) entry.plain.add(file);
   }
 }
@@ -252,7 +274,10 @@ class MessageIds {
   add(id: string, file: string): void {
     const value = BigInt(id);
     if (value >= 1n << 64n) throw new ImportError(`${file}: message ${id} is not a Discord id (more than 64 bits)`);
-    if (this.count === MAX_EXPORT_MESSAGES) throw new ImportError(`the export holds more than ${MAX_EXPORT_MESSAGES} messages: export fewer channels at a time (a later import appends to the same server)`);
+    if (this.count === MAX_EXPORT_MESSAGES)
+      throw new ImportError(
+        `the export holds more than ${MAX_EXPORT_MESSAGES} messages: export fewer channels at a time (a later import appends to the same server)`,
+      );
     if (this.count === this.ids.length) {
       const grown = new BigUint64Array(Math.min(this.ids.length * 2, MAX_EXPORT_MESSAGES));
       grown.set(this.ids);
@@ -347,52 +372,68 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
       const avatar = user.avatarUrl ? heldAsset(files, file, user.avatarUrl, MAX_AVATAR_BYTES) : null;
       people.set(user.id, { user, avatar: avatar ?? known?.avatar ?? null });
       if (at !== null) recordOf.set(user.id, at);
-      if (people.size > MAX_IMPORTED_PEOPLE) throw new ImportError(`the export names more than ${MAX_IMPORTED_PEOPLE} people; an import brings at most ${MAX_IMPORTED_PEOPLE} (each becomes an account)`);
+      if (people.size > MAX_IMPORTED_PEOPLE)
+        throw new ImportError(
+          `the export names more than ${MAX_IMPORTED_PEOPLE} people; an import brings at most ${MAX_IMPORTED_PEOPLE} (each becomes an account)`,
+        );
     };
-    await eachMessage(files, entry, maxChannelFileBytes, (m, file) => {
-      ids.add(m.id, file);
-      const at = BigInt(m.id);
-      report.messages++;
-      if (oldest === null || at < oldest) {
-        oldest = at;
-        report.first = m.timestamp;
-      }
-      if (newest === null || at > newest) {
-        newest = at;
-        report.last = m.timestamp;
-      }
-      authors.add(m.author.id);
-      person(m.author, file, at);
-      for (const r of m.author.roles ?? []) roles.set(r.id, r);
-      if (roles.size > MAX_ROLES_PER_SERVER) throw new ImportError(`the export's authors hold more than ${MAX_ROLES_PER_SERVER} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
-      for (const u of m.mentions ?? []) person(u, file, null);
-      const type = MESSAGE_KINDS[m.type];
-      if (!type) report.unknownTypes[m.type] = (report.unknownTypes[m.type] ?? 0) + 1;
-      else if (type === 'system') report.system++;
-      if (m.isPinned) report.pins++;
-      for (const a of m.attachments ?? []) {
-        if (heldAsset(files, file, a.url, MAX_ATTACHMENT_BYTES)) report.attachments.found++;
-        else report.attachments.missing++;
-      }
-      report.stickers += m.stickers?.length ?? 0;
-      report.embeds += m.embeds?.length ?? 0;
-      for (const r of m.reactions ?? []) {
-        report.reactions += r.count;
-        for (const u of r.users ?? []) person(u, file, null);
-        if (!r.users || r.users.length < r.count) notCarried.add('who reacted, where the export does not name them (counted, attributed to no one)');
-      }
-    }, true);
+    await eachMessage(
+      files,
+      entry,
+      maxChannelFileBytes,
+      (m, file) => {
+        ids.add(m.id, file);
+        const at = BigInt(m.id);
+        report.messages++;
+        if (oldest === null || at < oldest) {
+          oldest = at;
+          report.first = m.timestamp;
+        }
+        if (newest === null || at > newest) {
+          newest = at;
+          report.last = m.timestamp;
+        }
+        authors.add(m.author.id);
+        person(m.author, file, at);
+        for (const r of m.author.roles ?? []) roles.set(r.id, r);
+        if (roles.size > MAX_ROLES_PER_SERVER)
+          throw new ImportError(`the export's authors hold more than ${MAX_ROLES_PER_SERVER} roles; a server holds at most ${MAX_ROLES_PER_SERVER}`);
+        for (const u of m.mentions ?? []) person(u, file, null);
+        const type = MESSAGE_KINDS[m.type];
+        if (!type) report.unknownTypes[m.type] = (report.unknownTypes[m.type] ?? 0) + 1;
+        else if (type === 'system') report.system++;
+        if (m.isPinned) report.pins++;
+        for (const a of m.attachments ?? []) {
+          if (heldAsset(files, file, a.url, MAX_ATTACHMENT_BYTES)) report.attachments.found++;
+          else report.attachments.missing++;
+        }
+        report.stickers += m.stickers?.length ?? 0;
+        report.embeds += m.embeds?.length ?? 0;
+        for (const r of m.reactions ?? []) {
+          report.reactions += r.count;
+          for (const u of r.users ?? []) person(u, file, null);
+          if (!r.users || r.users.length < r.count) notCarried.add('who reacted, where the export does not name them (counted, attributed to no one)');
+        }
+      },
+      true,
+    );
     report.authors = authors.size;
-    if (report.attachments.missing) notCarried.add(`attachments the export does not hold (exported without --media, or since gone) or larger than ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: named in their message, not brought`);
+    if (report.attachments.missing)
+      notCarried.add(
+        `attachments the export does not hold (exported without --media, or since gone) or larger than ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: named in their message, not brought`,
+      );
     if (report.embeds) notCarried.add('embeds: brought as text and links below their message, nothing fetched');
-    if (Object.keys(report.unknownTypes).length) notCarried.add('messages of types the importer does not know: brought as plain lines when they have text, else left out');
+    if (Object.keys(report.unknownTypes).length)
+      notCarried.add('messages of types the importer does not know: brought as plain lines when they have text, else left out');
     channels.push(report);
   }
   const twice = ids.duplicate();
   if (twice) throw await duplicateRefusal(files, entries, twice, maxChannelFileBytes);
   const kept = channels.filter((c) => c.becomes !== 'nothing');
-  if (kept.length > MAX_CHANNELS_PER_SERVER) throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
-  if (categories.length > MAX_CATEGORIES_PER_SERVER) throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
+  if (kept.length > MAX_CHANNELS_PER_SERVER)
+    throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
+  if (categories.length > MAX_CATEGORIES_PER_SERVER)
+    throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
   return {
     plan: { guild, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried] },
@@ -404,7 +445,9 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
 
 /** The dry run as the CLI prints it. */
 export function formatPlan(plan: ImportPlan): string {
-  const lines = [`Server "${plan.guild.name}" (Discord id ${plan.guild.id}): ${plan.channels.length} channels, ${plan.categories.length} categories, ${plan.people} people, ${plan.roles} roles`];
+  const lines = [
+    `Server "${plan.guild.name}" (Discord id ${plan.guild.id}): ${plan.channels.length} channels, ${plan.categories.length} categories, ${plan.people} people, ${plan.roles} roles`,
+  ];
   for (const c of plan.channels) {
     const unknown = Object.entries(c.unknownTypes).map(([type, n]) => `${type} x${n}`);
     lines.push(

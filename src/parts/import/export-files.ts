@@ -133,7 +133,9 @@ async function openZip(file: string, limits: ExportLimits): Promise<ExportFiles>
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, opened) => (err ? reject(err) : resolve(opened))),
+      yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, opened) =>
+        err ? reject(err) : resolve(opened),
+      ),
     );
   } catch (err) {
     throw new ImportError(`${file}: not a zip file (${(err as Error).message})`);
@@ -149,7 +151,8 @@ async function openZip(file: string, limits: ExportLimits): Promise<ExportFiles>
           const name = insidePath(entry.fileName);
           if (name === null) return reject(new ImportError(`${entry.fileName}: a path that leaves the export`));
           if (entries.size >= limits.files) return reject(new ImportError(`the export holds more than ${limits.files} files`));
-          if (entry.uncompressedSize > limits.fileBytes) return reject(new ImportError(`${name}: ${entry.uncompressedSize} bytes unpacked, more than ${limits.fileBytes}`));
+          if (entry.uncompressedSize > limits.fileBytes)
+            return reject(new ImportError(`${name}: ${entry.uncompressedSize} bytes unpacked, more than ${limits.fileBytes}`));
           total += entry.uncompressedSize;
           if (total > limits.totalBytes) return reject(new ImportError(`the export unpacks to more than ${limits.totalBytes} bytes`));
           entries.set(name, entry);
@@ -169,10 +172,12 @@ async function openZip(file: string, limits: ExportLimits): Promise<ExportFiles>
   const stream = (name: string) => {
     const entry = entries.get(name);
     if (!entry) throw new ImportError(`${name}: not in the export`);
-    return pieces(name, () =>
-      new Promise<Readable>((resolve, reject) => {
-        zip.openReadStream(entry, (err, opened) => (err || !opened ? reject(err ?? new Error('no stream')) : resolve(opened)));
-      }),
+    return pieces(
+      name,
+      () =>
+        new Promise<Readable>((resolve, reject) => {
+          zip.openReadStream(entry, (err, opened) => (err || !opened ? reject(err ?? new Error('no stream')) : resolve(opened)));
+        }),
     );
   };
   return {

@@ -147,24 +147,49 @@ const WORKER_FILE = path.join(__dirname, `import-worker${path.extname(__filename
  * Runs a worker to its end within its limits; its last word. Past its heap or its time, it is
  * ended and its last word is a refusal saying which (the server goes on: a worker's heap is its own).
  */
-export function runWorker(job: WorkerJob, limits: WorkerLimits, onMessage: (message: WorkerMessage) => void, log: Log): { worker: Worker; ended: Promise<WorkerMessage> } {
+export function runWorker(
+  job: WorkerJob,
+  limits: WorkerLimits,
+  onMessage: (message: WorkerMessage) => void,
+  log: Log,
+): { worker: Worker; ended: Promise<WorkerMessage> } {
   const worker = new Worker(WORKER_FILE, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: limits.heapMb } });
   let last: WorkerMessage | null = null;
   // Called from the worker's events, outside any request: a failure here is logged, never thrown.
-  worker.on('message', owned((message: WorkerMessage) => {
-    last = message;
-    onMessage(message);
-  }, (err) => log(`import worker message: ${describeError(err)}`)));
-  const late = limits.maxMs === null ? null : setTimeout(() => {
-    const ms = limits.maxMs!;
-    last ??= { kind: 'failed', error: `the export could not be checked within ${ms >= 60_000 ? `${ms / 60_000} minutes` : `${ms / 1000} seconds`}`, refused: true };
-    void worker.terminate();
-  }, limits.maxMs);
+  worker.on(
+    'message',
+    owned(
+      (message: WorkerMessage) => {
+        last = message;
+        onMessage(message);
+      },
+      (err) => log(`import worker message: ${describeError(err)}`),
+    ),
+  );
+  const late =
+    limits.maxMs === null
+      ? null
+      : setTimeout(() => {
+          const ms = limits.maxMs!;
+          last ??= {
+            kind: 'failed',
+            error: `the export could not be checked within ${ms >= 60_000 ? `${ms / 60_000} minutes` : `${ms / 1000} seconds`}`,
+            refused: true,
+          };
+          void worker.terminate();
+        }, limits.maxMs);
   const ended = new Promise<WorkerMessage>((resolve) => {
     worker.on('error', (err: Error & { code?: string }) => {
       last =
         err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? { kind: 'failed', refused: true, error: job.mode === 'scan' ? `checking the export needs more memory than a check may use (${limits.heapMb} MiB)` : `the import needs more memory than it may use (${limits.heapMb} MiB): a channel's messages are held to sort them; export its largest channels apart` }
+          ? {
+              kind: 'failed',
+              refused: true,
+              error:
+                job.mode === 'scan'
+                  ? `checking the export needs more memory than a check may use (${limits.heapMb} MiB)`
+                  : `the import needs more memory than it may use (${limits.heapMb} MiB): a channel's messages are held to sort them; export its largest channels apart`,
+            }
           : { kind: 'failed', error: err.message, refused: false };
     });
     worker.on('exit', () => {
@@ -176,7 +201,17 @@ export function runWorker(job: WorkerJob, limits: WorkerLimits, onMessage: (mess
 }
 
 /** A worker's job for the dry run of an export alone (it writes nothing). */
-export const checkJob = (source: string): WorkerJob => ({ databaseFile: '', dataDir: '', durability: 'normal', source, mode: 'scan', importId: '', ownerId: '', serverName: '', system: 'lines' });
+export const checkJob = (source: string): WorkerJob => ({
+  databaseFile: '',
+  dataDir: '',
+  durability: 'normal',
+  source,
+  mode: 'scan',
+  importId: '',
+  ownerId: '',
+  serverName: '',
+  system: 'lines',
+});
 
 export function createImports(parts: ImportsParts): Imports {
   const { db, clock, log, dataDir } = parts;
@@ -222,7 +257,8 @@ export function createImports(parts: ImportsParts): Imports {
     const retry = { 'Retry-After': String(RETRY_AFTER_S) };
     if (stopping) throw new HttpError(503, 'the server is stopping; upload the export again in a minute', retry);
     if (pending.has(ownerId)) throw new HttpError(429, 'an export of yours is being uploaded or checked; upload the next one when it is done', retry);
-    if (pending.size >= MAX_PENDING_CHECKS) throw new HttpError(503, `${pending.size} exports are waiting to be checked on this server; try again in a few minutes`, retry);
+    if (pending.size >= MAX_PENDING_CHECKS)
+      throw new HttpError(503, `${pending.size} exports are waiting to be checked on this server; try again in a few minutes`, retry);
   }
 
   const job = (row: Row, mode: WorkerJob['mode']): WorkerJob => ({
@@ -239,26 +275,33 @@ export function createImports(parts: ImportsParts): Imports {
 
   function begin(row: Row): void {
     setRunner.run(process.pid, row.id);
-    const { worker, ended } = runWorker(job(row, 'import'), IMPORT_LIMITS, (message) => {
-      if (message.kind === 'server') parts.onServer(row.owner_id, message.serverId);
-    }, log);
+    const { worker, ended } = runWorker(
+      job(row, 'import'),
+      IMPORT_LIMITS,
+      (message) => {
+        if (message.kind === 'server') parts.onServer(row.owner_id, message.serverId);
+      },
+      log,
+    );
     running = {
       id: row.id,
       worker,
-      ended: ended.then((last) => {
-        running = null;
-        if (last.kind === 'done') {
-          setImportStatus(db, clock, row.id, 'done');
-          const current = byId.get(row.id);
-          if (current?.server_id) parts.onServer(row.owner_id, current.server_id);
-          removeUpload(row.id);
-        } else if (last.kind === 'failed') {
-          log(`import ${row.id} failed: ${last.error}`);
-          setImportStatus(db, clock, row.id, 'failed', last.error);
-        }
-        // Stopped (shutdown): stays 'running' with its upload, and resumes at the next start.
-        if (last.kind !== 'stopped') resumeNext();
-      }).catch((err: unknown) => log(`import ${row.id}: ${describeError(err)}`)),
+      ended: ended
+        .then((last) => {
+          running = null;
+          if (last.kind === 'done') {
+            setImportStatus(db, clock, row.id, 'done');
+            const current = byId.get(row.id);
+            if (current?.server_id) parts.onServer(row.owner_id, current.server_id);
+            removeUpload(row.id);
+          } else if (last.kind === 'failed') {
+            log(`import ${row.id} failed: ${last.error}`);
+            setImportStatus(db, clock, row.id, 'failed', last.error);
+          }
+          // Stopped (shutdown): stays 'running' with its upload, and resumes at the next start.
+          if (last.kind !== 'stopped') resumeNext();
+        })
+        .catch((err: unknown) => log(`import ${row.id}: ${describeError(err)}`)),
     };
   }
 
@@ -303,7 +346,8 @@ export function createImports(parts: ImportsParts): Imports {
         });
         if (last.kind !== 'plan') {
           fs.rmSync(path.join(dir, upload), { force: true });
-          if (last.kind === 'stopped') throw new HttpError(503, 'the server is stopping; upload the export again in a minute', { 'Retry-After': String(RETRY_AFTER_S) });
+          if (last.kind === 'stopped')
+            throw new HttpError(503, 'the server is stopping; upload the export again in a minute', { 'Retry-After': String(RETRY_AFTER_S) });
           if (last.kind === 'failed' && last.refused) throw badRequest(`cannot import: ${last.error}`);
           // The reading itself failed: still the export's doing.
           log(`import check failed: ${last.kind === 'failed' ? last.error : last.kind}`);
@@ -326,7 +370,8 @@ export function createImports(parts: ImportsParts): Imports {
       if (row.status !== 'checked') throw conflict(`this import is ${row.status}; only a checked one can start`);
       if (running) throw conflict('another import is running on this server; start this one when it has finished');
       markInterrupted(db);
-      if (runningOf.get(row.guild_id, ownerId)) throw conflict('an import of this Discord server into your server is running from the command line; start this one when it has finished');
+      if (runningOf.get(row.guild_id, ownerId))
+        throw conflict('an import of this Discord server into your server is running from the command line; start this one when it has finished');
       setStarted.run(options.packageClaims ? 1 : 0, options.system, process.pid, importId);
       begin(byId.get(importId)!);
       return toRecord(byId.get(importId)!);

@@ -56,7 +56,15 @@ export interface ReadOptions {
 }
 
 type Shape = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
-const SHAPES: Record<string, Shape> = { Object: 'object', Array: 'array', String: 'string', Number: 'number', Integer: 'number', Boolean: 'boolean', Null: 'null' };
+const SHAPES: Record<string, Shape> = {
+  Object: 'object',
+  Array: 'array',
+  String: 'string',
+  Number: 'number',
+  Integer: 'number',
+  Boolean: 'boolean',
+  Null: 'null',
+};
 
 /** The part of `schema` that takes a value of this shape (the first of a union's that does), or null. */
 function part(schema: TSchema, shape: Shape): TSchema | null {
@@ -71,8 +79,7 @@ function part(schema: TSchema, shape: Shape): TSchema | null {
 }
 
 /** The shapes a schema takes, in words. */
-const describe = (schema: TSchema): string =>
-  schema[Kind] === 'Union' ? (schema.anyOf as TSchema[]).map(describe).join(' or ') : SHAPES[schema[Kind]];
+const describe = (schema: TSchema): string => (schema[Kind] === 'Union' ? (schema.anyOf as TSchema[]).map(describe).join(' or ') : SHAPES[schema[Kind]]);
 
 /**
  * Throws unless every string and array of `schema` has a bound (the streamed array of the root
@@ -82,7 +89,8 @@ const describe = (schema: TSchema): string =>
 export function boundedOrThrow(schema: TSchema, streamed: string, path = ''): void {
   const kind = schema[Kind] as string;
   if (kind === 'Union') for (const member of schema.anyOf as TSchema[]) boundedOrThrow(member, streamed, path);
-  else if (kind === 'Object') for (const [key, value] of Object.entries(schema.properties as Record<string, TSchema>)) boundedOrThrow(value, streamed, `${path}/${key}`);
+  else if (kind === 'Object')
+    for (const [key, value] of Object.entries(schema.properties as Record<string, TSchema>)) boundedOrThrow(value, streamed, `${path}/${key}`);
   else if (kind === 'Array') {
     if (schema.maxItems === undefined && path !== `/${streamed}`) throw new Error(`${path}: an array with no maxItems`);
     boundedOrThrow(schema.items as TSchema, streamed, `${path}/0`);
@@ -195,12 +203,17 @@ export async function readJson(input: AsyncIterable<Buffer>, schema: TSchema, op
       return;
     }
     const shape: Shape =
-      token.name === 'startObject' ? 'object'
-      : token.name === 'startArray' ? 'array'
-      : token.name === 'startString' ? 'string'
-      : token.name === 'numberValue' ? 'number'
-      : token.name === 'nullValue' ? 'null'
-      : 'boolean';
+      token.name === 'startObject'
+        ? 'object'
+        : token.name === 'startArray'
+          ? 'array'
+          : token.name === 'startString'
+            ? 'string'
+            : token.name === 'numberValue'
+              ? 'number'
+              : token.name === 'nullValue'
+                ? 'null'
+                : 'boolean';
     const fits = part(wanted, shape);
     if (!fits) throw refuse(pathAt(), `Expected ${describe(wanted)}, not ${shape}`);
     counts.kept++;

@@ -50,7 +50,12 @@ export interface Webhooks {
   inServer(serverId: string, webhookId: string): WebhookRecord;
   /** Any webhook by id (the management routes find the server from it), or 404. */
   find(webhookId: string): WebhookRecord;
-  update(webhookId: string, actorId: string, change: { name?: string; githubSecret?: string | null; newToken?: boolean }, baseUrl: string): WebhookRecord | WebhookWithToken;
+  update(
+    webhookId: string,
+    actorId: string,
+    change: { name?: string; githubSecret?: string | null; newToken?: boolean },
+    baseUrl: string,
+  ): WebhookRecord | WebhookWithToken;
   /** Deletes it (its messages stay unless the caller deletes them in the same transaction: MessageStore.removeByWebhook). */
   remove(webhookId: string, actorId: string, messagesDeleted: number): void;
   /** The webhook a URL names, if its token is right: 404 for no such webhook, 401 for a wrong token. */
@@ -73,7 +78,19 @@ export interface Webhooks {
  * their own (users.bot = 2, no password), which stays when the webhook goes, so its messages
  * keep their author. Every change is in the server's audit log, in the same transaction.
  */
-export function createWebhooks({ db, clock, accountRows, audit, box }: { db: DB; clock: Clock; accountRows: Pick<AccountRows, 'createAccount' | 'setDisplayName'>; audit: AuditLog; box: SecretBox }): Webhooks {
+export function createWebhooks({
+  db,
+  clock,
+  accountRows,
+  audit,
+  box,
+}: {
+  db: DB;
+  clock: Clock;
+  accountRows: Pick<AccountRows, 'createAccount' | 'setDisplayName'>;
+  audit: AuditLog;
+  box: SecretBox;
+}): Webhooks {
   const SELECT = `SELECT w.id, w.name, w.server_id, w.channel_id, w.user_id, w.token_hash, w.github_secret, w.created_by,
                          p.username AS creator_name, w.created_at
                     FROM webhooks w JOIN profiles p ON p.id = w.created_by`;
@@ -126,7 +143,15 @@ export function createWebhooks({ db, clock, accountRows, audit, box }: { db: DB;
         // Its author: a name no person can register (a dot is not allowed in usernames).
         const authorId = accountRows.createAccount({ kind: 'webhook', username: `webhook.${id}`, displayName: name });
         insertWebhook.run(id, serverId, channelId, authorId, name, tokenHash(token), actorId, now);
-        audit.write({ serverId, action: 'webhook_create', actorId, targetId: id, targetKind: 'webhook', reason: null, changes: { name, channel_id: channelId } });
+        audit.write({
+          serverId,
+          action: 'webhook_create',
+          actorId,
+          targetId: id,
+          targetKind: 'webhook',
+          reason: null,
+          changes: { name, channel_id: channelId },
+        });
       })();
       return withToken(toRecord(rowOf(id)), token, baseUrl);
     },
@@ -155,7 +180,8 @@ export function createWebhooks({ db, clock, accountRows, audit, box }: { db: DB;
           ...(change.name !== undefined ? { name: change.name } : {}),
           ...(change.githubSecret !== undefined ? { github_secret_set: change.githubSecret !== null } : {}),
         };
-        if (Object.keys(changes).length > 0) audit.write({ serverId: row.server_id, action: 'webhook_update', actorId, targetId: webhookId, targetKind: 'webhook', reason: null, changes });
+        if (Object.keys(changes).length > 0)
+          audit.write({ serverId: row.server_id, action: 'webhook_update', actorId, targetId: webhookId, targetKind: 'webhook', reason: null, changes });
         if (token) audit.write({ serverId: row.server_id, action: 'webhook_token_reset', actorId, targetId: webhookId, targetKind: 'webhook', reason: null });
       })();
       const record = toRecord(rowOf(webhookId));
@@ -166,7 +192,15 @@ export function createWebhooks({ db, clock, accountRows, audit, box }: { db: DB;
       const row = rowOf(webhookId);
       db.transaction(() => {
         deleteWebhook.run(webhookId);
-        audit.write({ serverId: row.server_id, action: 'webhook_delete', actorId, targetId: webhookId, targetKind: 'webhook', reason: null, changes: { name: row.name, messages_deleted: messagesDeleted } });
+        audit.write({
+          serverId: row.server_id,
+          action: 'webhook_delete',
+          actorId,
+          targetId: webhookId,
+          targetKind: 'webhook',
+          reason: null,
+          changes: { name: row.name, messages_deleted: messagesDeleted },
+        });
       })();
     },
 

@@ -5,7 +5,16 @@ import { type NotificationSettings, mutedAt } from '../accounts/notifications';
 import { type User, refOf } from '../../core/types';
 import type { ReadStates } from '../messages/unread';
 import type { ConversationEntry, ServerEntry, StreamEvent } from '../delivery/events';
-import { type CategoryRecord, type ChannelRecord, type ChannelState, type ConversationRecord, type ConversationState, NOTHING_READ, type NotificationSetting, type ServerRecord } from '../../core/records';
+import {
+  type CategoryRecord,
+  type ChannelRecord,
+  type ChannelState,
+  type ConversationRecord,
+  type ConversationState,
+  NOTHING_READ,
+  type NotificationSetting,
+  type ServerRecord,
+} from '../../core/records';
 
 /**
  * The sidebar as the user stream sends it: the `ready` snapshot, and the server and

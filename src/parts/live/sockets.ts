@@ -188,7 +188,10 @@ export function createSockets(parts: SocketParts): Sockets {
  * The checks an upgrade request needs no account for (a gateway makes them too, before asking
  * the core): cross-site, the path, the query. Throws the refusal.
  */
-export function readSocketRequest(req: SocketRequest, baseUrl: string): { kind: 'user' | 'channel' | 'conversation'; params: Record<string, string>; gzip: boolean } {
+export function readSocketRequest(
+  req: SocketRequest,
+  baseUrl: string,
+): { kind: 'user' | 'channel' | 'conversation'; params: Record<string, string>; gzip: boolean } {
   // A page on another site can open a WebSocket to us and the browser attaches our cookie:
   // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
   // (A bot signs in with its token, never a cookie: nothing to hijack.)
@@ -242,10 +245,13 @@ export function attachSocket(
   ws.on('error', (err) => log(`websocket error: ${err.message}`));
   ws.on(
     'close',
-    owned(() => {
-      failpoint('socket.close');
-      onClose(peer);
-    }, logFailure(log, 'websocket close')),
+    owned(
+      () => {
+        failpoint('socket.close');
+        onClose(peer);
+      },
+      logFailure(log, 'websocket close'),
+    ),
   );
   ws.on('pong', () => {
     peer.alive = true;

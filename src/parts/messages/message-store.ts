@@ -8,7 +8,17 @@ import { badRequest, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import { createMessageWrites } from './message-writes';
 import type { Embed } from '../../core/embed';
-import { type Attachment, type MessageRecord, type MessageRow, type Reaction, type ReplyRow, showsReplyTo, toAttachment, toRecord, withoutReply } from '../../core/message-record';
+import {
+  type Attachment,
+  type MessageRecord,
+  type MessageRow,
+  type Reaction,
+  type ReplyRow,
+  showsReplyTo,
+  toAttachment,
+  toRecord,
+  withoutReply,
+} from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../delivery/hub';
 import { type Container, type Reached, type User, reachedWhole } from '../../core/types';
@@ -156,9 +166,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id
         WHERE m.${column} = ? AND m.seq > ? ORDER BY m.seq ASC LIMIT ?`,
     ),
-    one: db.prepare<[string, string], MessageRow>(
-      `SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id = ? AND m.${column} = ?`,
-    ),
+    one: db.prepare<[string, string], MessageRow>(`SELECT ${COLUMNS} FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id = ? AND m.${column} = ?`),
   });
   const queries = { channel: byContainer('channel_id'), conversation: byContainer('conversation_id') };
 
@@ -228,9 +236,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const deleteReaction = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?');
   const hasEmoji = db.prepare<[number, string], { one: number }>('SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? LIMIT 1');
   const distinctEmoji = db.prepare<[number], { n: number }>('SELECT COUNT(DISTINCT emoji) AS n FROM reactions WHERE message_seq = ?');
-  const reactionsOfUser = db.prepare<[number, string], { n: number }>(
-    'SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND user_id = ?',
-  );
+  const reactionsOfUser = db.prepare<[number, string], { n: number }>('SELECT COUNT(*) AS n FROM reactions WHERE message_seq = ? AND user_id = ?');
   const hasReaction = db.prepare<[number, string, string], { one: number }>(
     'SELECT 1 AS one FROM reactions WHERE message_seq = ? AND emoji = ? AND user_id = ?',
   );
@@ -418,9 +424,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const row = findRow(at, messageId);
       if (row.author_id !== remover.id && !canModerate) {
         throw forbidden(
-          container.kind === 'channel'
-            ? 'only the author or a full server administrator can delete a message'
-            : 'only the author can delete a message',
+          container.kind === 'channel' ? 'only the author or a full server administrator can delete a message' : 'only the author can delete a message',
         );
       }
       const fileIds = db.transaction(() => {
@@ -493,7 +497,6 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       }
       return map;
     },
-
   };
   return store;
 }
@@ -513,4 +516,3 @@ export function timeOrderedUuid(nowMs: number): string {
   const time = nowMs.toString(16).padStart(12, '0');
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
 }
-

@@ -66,8 +66,24 @@ export interface MessageWrites {
 export function createMessageWrites(db: DB): MessageWrites {
   // RETURNING: the new message's record is built from the row as written, without reading it back.
   type Columns = [
-    string, string | null, string | null, string, string, string | null, string, string | null, string | null, number, string | null,
-    string | null, string | null, string | null, string | null, string | null, string | null, string | null,
+    string,
+    string | null,
+    string | null,
+    string,
+    string,
+    string | null,
+    string,
+    string | null,
+    string | null,
+    number,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
   ];
   const INSERT_MESSAGE = `INSERT INTO messages (id, channel_id, conversation_id, author_id, content, reply_to, created_at, edited_at, mentions, mention_everyone, mention_roles,
                            pinned_at, pinned_by, webhook_id, author_name, author_avatar, embeds, embed_text)
@@ -104,32 +120,34 @@ export function createMessageWrites(db: DB): MessageWrites {
   const columns = (m: NewMessage): Columns => {
     const embeds = m.embeds?.length ? m.embeds : null;
     return [
-        m.id,
-        m.container.kind === 'channel' ? m.container.id : null,
-        m.container.kind === 'conversation' ? m.container.id : null,
-        m.authorId,
-        m.content,
-        m.replyTo,
-        m.createdAt,
-        m.editedAt ?? null,
-        idsJson(m.mentions.userIds),
-        m.mentions.everyone ? 1 : 0,
-        idsJson(m.mentions.roleIds),
-        m.pinned?.at ?? null,
-        m.pinned?.by ?? null,
-        m.webhook?.id ?? null,
-        m.webhook?.name ?? null,
-        m.webhook?.avatarUrl ?? null,
-        embeds && JSON.stringify(embeds),
-        // What search finds of the cards: written with them, never apart (docs/internals.md "A second writer").
-        embeds && embedText(embeds),
+      m.id,
+      m.container.kind === 'channel' ? m.container.id : null,
+      m.container.kind === 'conversation' ? m.container.id : null,
+      m.authorId,
+      m.content,
+      m.replyTo,
+      m.createdAt,
+      m.editedAt ?? null,
+      idsJson(m.mentions.userIds),
+      m.mentions.everyone ? 1 : 0,
+      idsJson(m.mentions.roleIds),
+      m.pinned?.at ?? null,
+      m.pinned?.by ?? null,
+      m.webhook?.id ?? null,
+      m.webhook?.name ?? null,
+      m.webhook?.avatarUrl ?? null,
+      embeds && JSON.stringify(embeds),
+      // What search finds of the cards: written with them, never apart (docs/internals.md "A second writer").
+      embeds && embedText(embeds),
     ];
   };
 
   return {
     insert(m) {
       const row = insertMessage.get(...columns(m))!;
-      const attachments = m.files.map((f, position) => insertAttachment.get(f.id, row.seq, f.name, f.contentType, f.size, f.previewKind, position, m.createdAt)!);
+      const attachments = m.files.map((f, position) =>
+        insertAttachment.get(f.id, row.seq, f.name, f.contentType, f.size, f.previewKind, position, m.createdAt)!,
+      );
       countMentions(row.seq, m.container, m.authorId, m.mentions);
       return { row, attachments };
     },

@@ -12,10 +12,7 @@ export type Has = (typeof HAS_VALUES)[number];
 
 /** Where to look: everything the user sees now, or one server, channel or conversation of theirs. */
 export type SearchScope =
-  | { kind: 'all' }
-  | { kind: 'server'; serverId: string }
-  | { kind: 'channel'; channelId: string }
-  | { kind: 'conversation'; conversationId: string };
+  { kind: 'all' } | { kind: 'server'; serverId: string } | { kind: 'channel'; channelId: string } | { kind: 'conversation'; conversationId: string };
 
 export interface SearchRequest {
   userId: string;
@@ -72,7 +69,13 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
   /** The channels of the servers in scope hidden from the user, and the floors where they lack read_history. */
   function restrictions(userId: string, scope: SearchScope): { hidden: string; floors: string; floorOf: (channelId: string) => number } {
     const serverIds =
-      scope.kind === 'all' ? serversOfUser.all(userId) : scope.kind === 'server' ? [scope.serverId] : scope.kind === 'channel' ? [serverOfChannel.get(scope.channelId) ?? ''] : [];
+      scope.kind === 'all'
+        ? serversOfUser.all(userId)
+        : scope.kind === 'server'
+          ? [scope.serverId]
+          : scope.kind === 'channel'
+            ? [serverOfChannel.get(scope.channelId) ?? '']
+            : [];
     const hidden: string[] = [];
     const floors: Record<string, number> = {};
     const rulesOf = perms.channelRulesOf(serverIds);
@@ -93,10 +96,12 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
        FROM members mb JOIN search_ranges r ON r.container_id = mb.server_id JOIN channels ch ON ch.server_id = mb.server_id
       WHERE mb.user_id = ? GROUP BY r.n`,
   );
-  const newestInConversations = db.prepare<[string], number | null>(
-    `SELECT MAX((SELECT MAX(m.seq) FROM messages m WHERE m.conversation_id = cm.conversation_id))
+  const newestInConversations = db
+    .prepare<[string], number | null>(
+      `SELECT MAX((SELECT MAX(m.seq) FROM messages m WHERE m.conversation_id = cm.conversation_id))
        FROM conversation_members cm WHERE cm.user_id = ?`,
-  ).pluck();
+    )
+    .pluck();
   // One statement for every combination: an unused filter is a NULL or 0 parameter. The rooms
   // are the caller's now (members, conversation_members), so leaving a room hides it at once.
   const find = db.prepare<Record<string, string | number | bigint | null>, PlacedRow>(
@@ -176,9 +181,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
         const found = find.all({ ...parameters, low: base + BigInt(afterSeq), high: base + BigInt(beforeSeq) });
         rows = [...rows, ...found].sort((a, b) => b.seq - a.seq).slice(0, limit);
       }
-      const results = messages
-        .records(rows, userId, floorOf)
-        .map((record) => Object.assign(record, { highlight: highlight(record.content, terms) }));
+      const results = messages.records(rows, userId, floorOf).map((record) => Object.assign(record, { highlight: highlight(record.content, terms) }));
       return { results, next_before: results.length === limit ? results[results.length - 1].id : null };
     },
   };

@@ -98,7 +98,12 @@ interface Mentions {
   holds(roleId: string): boolean;
 }
 
-export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Directory, 'channelsOfMany'>, perms: Pick<Permissions, 'channelRulesOf'>): ReadStates {
+export function createReadStates(
+  db: DB,
+  tails: ChannelTails,
+  directory: Pick<Directory, 'channelsOfMany'>,
+  perms: Pick<Permissions, 'channelRulesOf'>,
+): ReadStates {
   // Each membership with what the user's settings for the server take out of mentions (docs/api.md "Notifications").
   const MEMBERSHIP = `SELECT mb.server_id, mb.joined_seq, COALESCE(ns.suppress_everyone, 0), COALESCE(ns.suppress_roles, 0) FROM members mb
     LEFT JOIN notification_settings ns ON ns.user_id = mb.user_id AND ns.target_id = mb.server_id WHERE mb.user_id = ?`;
@@ -106,10 +111,14 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   const membership = db.prepare<[string, string], Membership>(`${MEMBERSHIP} AND mb.server_id = ?`).raw();
   // The user's markers: one range of the primary key (conversations' come along, unused).
   const markersOfUser = db.prepare<[string], [string, number]>('SELECT container_id, last_read_seq FROM read_states WHERE user_id = ?').raw();
-  const markersInServer = db.prepare<[string, string], [string, number]>(
-    'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
-  ).raw();
-  const counted = db.prepare<{ user: string; channel: string; floor: number }, ContainerState>(`SELECT ${channelState} WHERE mb.user_id = :user AND c.id = :channel`);
+  const markersInServer = db
+    .prepare<[string, string], [string, number]>(
+      'SELECT c.id, rs.last_read_seq FROM channels c JOIN read_states rs ON rs.user_id = ? AND rs.container_id = c.id WHERE c.server_id = ?',
+    )
+    .raw();
+  const counted = db.prepare<{ user: string; channel: string; floor: number }, ContainerState>(
+    `SELECT ${channelState} WHERE mb.user_id = :user AND c.id = :channel`,
+  );
   const rolesOfUser = db.prepare<[string], string>('SELECT role_id FROM member_roles WHERE user_id = ?').pluck();
 
   /**
@@ -150,12 +159,8 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
     return member ? channelStates(userId, [member], new Map(markersInServer.all(userId, serverId))) : new Map();
   }
   const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
-  const oneConversation = db.prepare<[string, string], ConversationRow>(
-    `SELECT ${conversationState} WHERE mb.user_id = ? AND mb.conversation_id = ?`,
-  );
-  const messageSeq = db.prepare<[string, string, string], { seq: number }>(
-    'SELECT seq FROM messages WHERE id = ? AND (channel_id = ? OR conversation_id = ?)',
-  );
+  const oneConversation = db.prepare<[string, string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ? AND mb.conversation_id = ?`);
+  const messageSeq = db.prepare<[string, string, string], { seq: number }>('SELECT seq FROM messages WHERE id = ? AND (channel_id = ? OR conversation_id = ?)');
   // Forward only: an older marker never replaces a newer one.
   const forgetAll = db.prepare('DELETE FROM read_states WHERE container_id IN (SELECT value FROM json_each(?))');
   const forgetOne = db.prepare('DELETE FROM read_states WHERE user_id = ? AND container_id IN (SELECT value FROM json_each(?))');
@@ -180,7 +185,10 @@ export function createReadStates(db: DB, tails: ChannelTails, directory: Pick<Di
   const states: ReadStates = {
     channels: channelsOf,
     conversations: (userId, conversationId) =>
-      byId((conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions), (s) => s.conversation_id),
+      byId(
+        (conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions),
+        (s) => s.conversation_id,
+      ),
     of(userId, container) {
       if (container.kind === 'channel') {
         const found = channelsOf(userId, container.serverId).get(container.id);

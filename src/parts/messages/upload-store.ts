@@ -132,9 +132,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
   function receive(req: IncomingMessage, rule: FieldRule = MESSAGE_FIELDS): Promise<{ fields: Body; files: ReceivedFile[] }> {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_MULTIPART_BYTES) {
-      return Promise.reject(
-        new HttpError(413, `a message may carry at most ${MAX_ATTACHMENTS} files of at most 25 MiB each`, { Connection: 'close' }),
-      );
+      return Promise.reject(new HttpError(413, `a message may carry at most ${MAX_ATTACHMENTS} files of at most 25 MiB each`, { Connection: 'close' }));
     }
     return new Promise((resolve, reject) => {
       const fields: Body = Object.create(null);
@@ -186,7 +184,8 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
 
       read.on('field', (name, value, info) => {
         if (read.failed) return;
-        if (!rule.names.has(name)) return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are ${[...rule.names].join(' and ')}, files are attachments`));
+        if (!rule.names.has(name))
+          return fail(badRequest(`unexpected field ${quotedPartName(name)}: fields are ${[...rule.names].join(' and ')}, files are attachments`));
         if (name in fields) return fail(badRequest(`${name} is given twice`));
         // A part may name its charset; one the parser cannot decode leaves no text at all.
         if (typeof value !== 'string') return fail(badRequest(`${name} could not be read: send form fields as UTF-8`));
@@ -219,35 +218,41 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
         // The first bytes decide the content type; they are copied once, the rest streams through.
         const head: Buffer[] = [];
         let headBytes = 0;
-        stream.on('data', read.own((chunk: Buffer) => {
-          item.file.size += chunk.length;
-          if (headBytes < SNIFF_BYTES) {
-            // A copy: a slice would pin the parser's whole read buffer until the file ends.
-            head.push(Buffer.from(chunk.subarray(0, SNIFF_BYTES - headBytes)));
-            headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
-          }
-        }));
+        stream.on(
+          'data',
+          read.own((chunk: Buffer) => {
+            item.file.size += chunk.length;
+            if (headBytes < SNIFF_BYTES) {
+              // A copy: a slice would pin the parser's whole read buffer until the file ends.
+              head.push(Buffer.from(chunk.subarray(0, SNIFF_BYTES - headBytes)));
+              headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
+            }
+          }),
+        );
         stream.on('limit', () => tooLarge(`each attachment may be at most 25 MiB (${MAX_ATTACHMENT_BYTES} bytes)`));
 
         item.settled = new Promise<void>((settle) => {
           item.writer.on('error', diskFailed);
           // Settled whatever happens here: the clean-up of a failed request waits for it.
-          const stored = owned(() => {
-            failpoint('upload.stored');
-            if (read.failed || !item.writer.writableFinished) return settle();
-            item.empty = item.file.size === 0 && !info.filename;
-            const sniffed = sniff(Buffer.concat(head), item.file.name, item.file.size <= SNIFF_BYTES);
-            item.file.contentType = sniffed.contentType;
-            item.file.previewKind = sniffed.previewKind;
-            // A file has its final name only once whole; the rename is the commit point.
-            fs.rename(item.temp, item.final, (err) => {
-              if (err) diskFailed(err);
+          const stored = owned(
+            () => {
+              failpoint('upload.stored');
+              if (read.failed || !item.writer.writableFinished) return settle();
+              item.empty = item.file.size === 0 && !info.filename;
+              const sniffed = sniff(Buffer.concat(head), item.file.name, item.file.size <= SNIFF_BYTES);
+              item.file.contentType = sniffed.contentType;
+              item.file.previewKind = sniffed.previewKind;
+              // A file has its final name only once whole; the rename is the commit point.
+              fs.rename(item.temp, item.final, (err) => {
+                if (err) diskFailed(err);
+                settle();
+              });
+            },
+            (err) => {
               settle();
-            });
-          }, (err) => {
-            settle();
-            fail(err);
-          });
+              fail(err);
+            },
+          );
           item.writer.on('close', stored);
         });
         stream.pipe(item.writer);
@@ -290,7 +295,12 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
 
 /** Start-up: files no row names are removed; rows no file backs are reported (they answer 404). */
 function sweepOrphans(db: DB, dir: string, log: Log): void {
-  const known = new Set(db.prepare<[], { id: string }>('SELECT id FROM attachments').all().map((row) => row.id));
+  const known = new Set(
+    db
+      .prepare<[], { id: string }>('SELECT id FROM attachments')
+      .all()
+      .map((row) => row.id),
+  );
   let removed = 0;
   for (const name of fs.readdirSync(dir)) {
     const orphan = name.endsWith('.part') || (isUuid(name) && !known.has(name));

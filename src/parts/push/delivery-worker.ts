@@ -162,7 +162,10 @@ function post(endpoint: URL, headers: Record<string, string | number>, body: Buf
 parentPort!.on('message', (requests: DeliveryRequest[]) => {
   for (const request of requests) {
     deliver(request)
-      .catch((err: unknown): Omit<DeliveryAnswer, 'id'> => ({ outcome: 'failed', note: `push to ${new URL(request.endpoint).host} failed: ${(err as Error).message}` }))
+      .catch((err: unknown): Omit<DeliveryAnswer, 'id'> => ({
+        outcome: 'failed',
+        note: `push to ${new URL(request.endpoint).host} failed: ${(err as Error).message}`,
+      }))
       .then((answer) => parentPort!.postMessage({ id: request.id, ...answer } satisfies DeliveryAnswer));
   }
 });

@@ -46,7 +46,8 @@ export function createPush(parts: PushParts): Push {
   );
 
   function considered(container: Container, message: MessageRecord): void {
-    const audience = container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
+    const audience =
+      container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
     const candidates = [...audience].filter((id) => id !== message.author_id);
     const targets = subscriptions.targetsOf(candidates);
     if (targets.length === 0) return;

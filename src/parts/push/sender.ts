@@ -143,7 +143,8 @@ export function createPushSender(parts: SenderParts): PushSender {
           // Its slot is given back whatever happens below.
           const { rested, dropped } = queues.done(origin, result);
           try {
-            if (rested) log(`push service ${origin} failed ${PUSH_LIMITS.failuresToRest} times in a row: its pushes are dropped for ${PUSH_LIMITS.restMs / 1000} s`);
+            if (rested)
+              log(`push service ${origin} failed ${PUSH_LIMITS.failuresToRest} times in a row: its pushes are dropped for ${PUSH_LIMITS.restMs / 1000} s`);
             for (const gone of dropped) {
               waiting.delete(keyOf(gone));
               onOutcome('dropped');

@@ -79,7 +79,18 @@ export function createPushSubscriptions(db: DB, clock: Clock): PushSubscriptions
     // The same endpoint again (the browser subscribed anew, or another account signed in on it): the newest wins.
     byEndpoint.run(sub.endpoint);
     const id = crypto.randomUUID();
-    insert.run(id, session.userId, sub.endpoint, sub.p256dh, sub.auth, session.id, session.deviceId ?? null, Number(sub.showText), session.userAgent, iso(clock.now()));
+    insert.run(
+      id,
+      session.userId,
+      sub.endpoint,
+      sub.p256dh,
+      sub.auth,
+      session.id,
+      session.deviceId ?? null,
+      Number(sub.showText),
+      session.userAgent,
+      iso(clock.now()),
+    );
     oldestBeyond.run(session.userId, MAX_SUBSCRIPTIONS_PER_USER);
     return toRecord(one.get(id, session.userId)!);
   });

@@ -123,7 +123,11 @@ export function readFrame(text: string): JanusFrame | null {
     case 'error': {
       const error = raw.error;
       if (!isObject(error) || typeof error.code !== 'number') return null;
-      return { janus: 'error', ...(transaction !== null ? { transaction } : {}), error: { code: error.code, reason: str(error.reason) ?? `error ${error.code}` } };
+      return {
+        janus: 'error',
+        ...(transaction !== null ? { transaction } : {}),
+        error: { code: error.code, reason: str(error.reason) ?? `error ${error.code}` },
+      };
     }
     case 'timeout':
       return isId(raw.session_id) ? { janus: 'timeout', session_id: raw.session_id } : null;
@@ -315,7 +319,8 @@ export interface RoomInfo {
   bitrate?: number;
 }
 
-const arrayOf = <T>(value: unknown, read: (item: unknown) => T | null): T[] => (Array.isArray(value) ? value.map(read).filter((item): item is T => item !== null) : []);
+const arrayOf = <T>(value: unknown, read: (item: unknown) => T | null): T[] =>
+  Array.isArray(value) ? value.map(read).filter((item): item is T => item !== null) : [];
 
 function publishedStreamOf(value: unknown): PublishedStream | null {
   if (!isObject(value) || (value.type !== 'audio' && value.type !== 'video' && value.type !== 'data') || typeof value.mid !== 'string') return null;
@@ -401,7 +406,13 @@ export function videoRoomEventOf(data: Record<string, unknown>, jsep?: Jsep): Vi
   const kind = data.videoroom;
   if (typeof data.error_code === 'number') return { event: 'error', code: data.error_code, error: str(data.error) ?? '' };
   if (kind === 'talking' || kind === 'stopped-talking') {
-    return { event: kind, room, id: str(data.id) ?? '', mid: str(data.mid), level: typeof data['audio-level-dBov-avg'] === 'number' ? data['audio-level-dBov-avg'] : null };
+    return {
+      event: kind,
+      room,
+      id: str(data.id) ?? '',
+      mid: str(data.mid),
+      level: typeof data['audio-level-dBov-avg'] === 'number' ? data['audio-level-dBov-avg'] : null,
+    };
   }
   if (kind === 'destroyed') return { event: 'destroyed', room };
   if (kind === 'updated') return { event: 'updated', room, streams: subscriptionStreamsOf(data.streams), ...(jsep ? { jsep } : {}) };

@@ -115,7 +115,14 @@ interface Pending {
 let transactionCounter = 0;
 const newTransaction = () => `${(++transactionCounter).toString(36)}-${randomBytes(4).toString('hex')}`;
 
-function openChannel(url: string, protocol: string, timeoutMs: number, log: Log, onFrame: (frame: JanusFrame) => void, onClose: (reason: string) => void): Promise<Channel> {
+function openChannel(
+  url: string,
+  protocol: string,
+  timeoutMs: number,
+  log: Log,
+  onFrame: (frame: JanusFrame) => void,
+  onClose: (reason: string) => void,
+): Promise<Channel> {
   const socket = new WebSocket(url, protocol, { handshakeTimeout: timeoutMs, maxPayload: JANUS_DEFAULTS.maxPayloadBytes, perMessageDeflate: false });
   const pending = new Map<string, Pending>();
   let closed = false;
@@ -169,7 +176,13 @@ function openChannel(url: string, protocol: string, timeoutMs: number, log: Log,
       return new Promise<JanusFrame>((resolve, reject) => {
         const timer = setTimeout(() => {
           pending.delete(transaction);
-          reject(new JanusError('timeout', 0, `Janus did not answer ${String(message.janus)}${message.body ? ` ${String((message.body as { request?: unknown }).request)}` : ''} within ${ms} ms`));
+          reject(
+            new JanusError(
+              'timeout',
+              0,
+              `Janus did not answer ${String(message.janus)}${message.body ? ` ${String((message.body as { request?: unknown }).request)}` : ''} within ${ms} ms`,
+            ),
+          );
         }, ms);
         timer.unref();
         pending.set(transaction, { until, resolve, reject, timer });
@@ -285,12 +298,15 @@ export function createJanusClient(options: JanusClientOptions): JanusClient {
     if (down) log('janus: connected again');
     down = false;
     keepaliveTimer = setInterval(
-      owned(() => {
-        const channel = api;
-        channel?.request({ janus: 'keepalive', session_id: session, token }, { until: 'ack', timeoutMs }).catch((err) => {
-          if (channel === api) lost(`keepalive: ${describeError(err)}`);
-        });
-      }, logFailure(log, 'janus keepalive')),
+      owned(
+        () => {
+          const channel = api;
+          channel?.request({ janus: 'keepalive', session_id: session, token }, { until: 'ack', timeoutMs }).catch((err) => {
+            if (channel === api) lost(`keepalive: ${describeError(err)}`);
+          });
+        },
+        logFailure(log, 'janus keepalive'),
+      ),
       keepaliveMs,
     );
     keepaliveTimer.unref();
@@ -408,8 +424,10 @@ export function createJanusClient(options: JanusClientOptions): JanusClient {
       session = null;
       listeners.clear();
       // Best effort: Janus ends the session (and its handles) when the socket closes anyway.
-      if (apiChannel && id !== null) await apiChannel.request({ janus: 'destroy', session_id: id, token }, { until: 'reply', timeoutMs: 2_000 }).catch(() => {});
-      if (adminChannel) await adminChannel.request({ janus: 'remove_token', token, admin_secret: adminSecret }, { until: 'reply', timeoutMs: 2_000 }).catch(() => {});
+      if (apiChannel && id !== null)
+        await apiChannel.request({ janus: 'destroy', session_id: id, token }, { until: 'reply', timeoutMs: 2_000 }).catch(() => {});
+      if (adminChannel)
+        await adminChannel.request({ janus: 'remove_token', token, admin_secret: adminSecret }, { until: 'reply', timeoutMs: 2_000 }).catch(() => {});
       apiChannel?.close();
       adminChannel?.close();
     },

@@ -58,7 +58,12 @@ export interface PublisherPeer {
   /** What this publisher sends, by m-line (the mid to `moderate`). */
   readonly streams: PublishedStream[];
   /** A new offer (renegotiation: a camera or a screen added or removed), labels, a bitrate, or m-lines paused (`send: false`); the answer when an offer was given. */
-  configure(change: { offer?: Jsep; bitrate?: number; streams?: { mid: string; send?: boolean }[]; descriptions?: { mid: string; description: string }[] }): Promise<Jsep | undefined>;
+  configure(change: {
+    offer?: Jsep;
+    bitrate?: number;
+    streams?: { mid: string; send?: boolean }[];
+    descriptions?: { mid: string; description: string }[];
+  }): Promise<Jsep | undefined>;
   trickle(candidate: IceCandidate | null): Promise<void>;
   /** Leaves the room and detaches (Janus tells the others `unpublished` and `leaving`). */
   leave(): Promise<void>;

@@ -48,22 +48,42 @@ export function normalizeMessage(text: string): string {
 export class Findings {
   private readonly map = new Map<string, Finding>();
 
-  add(kind: FindingKind, op: string, status: number | null, reason: string, info: { detail: string; example: string; caller: string; replay?: string }): boolean {
+  add(
+    kind: FindingKind,
+    op: string,
+    status: number | null,
+    reason: string,
+    info: { detail: string; example: string; caller: string; replay?: string },
+  ): boolean {
     const key = `${kind}|${op}|${status}|${reason}`;
     const found = this.map.get(key);
     const size = info.example.length;
     if (found) {
       found.count++;
       found.callers.add(info.caller);
-      if (size < found.exampleSize) Object.assign(found, { example: info.example, exampleSize: size, detail: info.detail, replay: info.replay ?? found.replay });
+      if (size < found.exampleSize)
+        Object.assign(found, { example: info.example, exampleSize: size, detail: info.detail, replay: info.replay ?? found.replay });
       return false;
     }
-    this.map.set(key, { kind, op, status, reason, detail: info.detail, example: info.example, exampleSize: size, count: 1, callers: new Set([info.caller]), replay: info.replay });
+    this.map.set(key, {
+      kind,
+      op,
+      status,
+      reason,
+      detail: info.detail,
+      example: info.example,
+      exampleSize: size,
+      count: 1,
+      callers: new Set([info.caller]),
+      replay: info.replay,
+    });
     return true;
   }
 
   list(kind?: FindingKind): Finding[] {
-    return [...this.map.values()].filter((f) => !kind || f.kind === kind).sort((a, b) => (a.op === b.op ? (a.status ?? 0) - (b.status ?? 0) : a.op < b.op ? -1 : 1));
+    return [...this.map.values()]
+      .filter((f) => !kind || f.kind === kind)
+      .sort((a, b) => (a.op === b.op ? (a.status ?? 0) - (b.status ?? 0) : a.op < b.op ? -1 : 1));
   }
 
   /**

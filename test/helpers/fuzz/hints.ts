@@ -52,7 +52,24 @@ export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
 export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNTS[kind] - 1 }).map((i) => new Fx(kind, i));
 
-const ID_KINDS: FixtureKind[] = ['server', 'channel', 'message', 'attachment', 'conversation', 'role', 'category', 'report', 'friendRequest', 'warning', 'audit', 'import', 'webhook', 'bot', 'user', 'session'];
+const ID_KINDS: FixtureKind[] = [
+  'server',
+  'channel',
+  'message',
+  'attachment',
+  'conversation',
+  'role',
+  'category',
+  'report',
+  'friendRequest',
+  'warning',
+  'audit',
+  'import',
+  'webhook',
+  'bot',
+  'user',
+  'session',
+];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
 
@@ -101,7 +118,15 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
  * channel...): drawn independently they rarely match, and most requests would stop at a 404.
  */
 export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
-  { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 0], role_id: ['role', 0], token: ['invite', 0], attachment_id: ['attachment', 0], category_id: ['category', 0] },
+  {
+    server_id: ['server', 0],
+    channel_id: ['channel', 0],
+    message_id: ['message', 0],
+    role_id: ['role', 0],
+    token: ['invite', 0],
+    attachment_id: ['attachment', 0],
+    category_id: ['category', 0],
+  },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 1] },
   { server_id: ['server', 1], channel_id: ['channel', 2], message_id: ['message', 2], token: ['invite', 2] },

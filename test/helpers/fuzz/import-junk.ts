@@ -10,7 +10,8 @@ import zlib from 'node:zlib';
  */
 const JUNK = 1024 * 1024;
 const head = '{"guild":{"id":"800000000000000001","name":"Fuzz"},"channel":{"id":"810000000000000001","type":"GuildTextChat","name":"general"},"messages":[';
-const message = '{"id":"900000000000000001","type":"Default","timestamp":"2024-01-01T00:00:00+00:00","content":"hi","author":{"id":"700000000000000001","name":"a"}';
+const message =
+  '{"id":"900000000000000001","type":"Default","timestamp":"2024-01-01T00:00:00+00:00","content":"hi","author":{"id":"700000000000000001","name":"a"}';
 const junk = (unit: string) => unit.repeat(Math.floor(JUNK / unit.length));
 
 const FILES: Record<string, string> = {
@@ -56,4 +57,6 @@ function zipOf(name: string, text: string): Uint8Array {
   return Buffer.concat([local, file, packed, central, file, end]);
 }
 
-export const HOSTILE_EXPORTS: Record<string, Uint8Array> = Object.fromEntries(Object.entries(FILES).map(([what, text]) => [what, zipOf('Fuzz - general [810000000000000001].json', text)]));
+export const HOSTILE_EXPORTS: Record<string, Uint8Array> = Object.fromEntries(
+  Object.entries(FILES).map(([what, text]) => [what, zipOf('Fuzz - general [810000000000000001].json', text)]),
+);

@@ -172,7 +172,8 @@ export function decodeMultipart(contentType: string, body: Buffer, schema: JsonS
   if (text.startsWith(dash)) at = 0;
   else {
     const found = text.indexOf(`\r\n${dash}`);
-    if (found === -1) return text.includes(`\n${dash}`) ? { ok: 'unknown', reason: 'bare LF line breaks' } : { ok: false, reason: 'no delimiter line for the boundary' };
+    if (found === -1)
+      return text.includes(`\n${dash}`) ? { ok: 'unknown', reason: 'bare LF line breaks' } : { ok: false, reason: 'no delimiter line for the boundary' };
     at = found + 2;
   }
   const parts: { headers: [string, string][]; content: string }[] = [];
@@ -201,7 +202,8 @@ export function decodeMultipart(contentType: string, body: Buffer, schema: JsonS
     const headers: [string, string][] = [];
     for (const line of headerText ? headerText.split('\r\n') : []) {
       const colon = line.indexOf(':');
-      if (colon <= 0 || !TOKEN.test(line.slice(0, colon))) return { ok: false, reason: `a part header line is malformed: ${JSON.stringify(line.slice(0, 40))}` };
+      if (colon <= 0 || !TOKEN.test(line.slice(0, colon)))
+        return { ok: false, reason: `a part header line is malformed: ${JSON.stringify(line.slice(0, 40))}` };
       // Header values are visible characters and blanks (RFC 5322, RFC 9110): a NUL or another control is malformed.
       if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(line)) return { ok: false, reason: 'a part header holds a control character' };
       headers.push([line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()]);
@@ -254,7 +256,10 @@ export function decodeMultipart(contentType: string, body: Buffer, schema: JsonS
 
 /** Tiny real images (1x1) and look-alikes, for avatars and image attachments. */
 export const SAMPLE_FILES: Record<string, Uint8Array> = {
-  png: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201e5270ade0000000049454e44ae426082', 'hex'),
+  png: Buffer.from(
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201e5270ade0000000049454e44ae426082',
+    'hex',
+  ),
   gif: Buffer.from('47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b', 'hex'),
   pngHeaderOnly: Buffer.from('89504e470d0a1a0a', 'hex'),
   jpegHeaderOnly: Buffer.from('ffd8ffe000104a464946', 'hex'),
@@ -300,7 +305,18 @@ const fileBodyArb: fc.Arbitrary<string | Uint8Array | Deferred> = fc.oneof(
 );
 
 const partContentType = fc.option(
-  fc.constantFrom('application/octet-stream', 'image/png', 'image/jpeg', 'text/plain', 'text/plain; charset=utf-8', 'text/html', 'image/svg+xml', '', 'garbage', 'multipart/form-data; boundary=inner'),
+  fc.constantFrom(
+    'application/octet-stream',
+    'image/png',
+    'image/jpeg',
+    'text/plain',
+    'text/plain; charset=utf-8',
+    'text/html',
+    'image/svg+xml',
+    '',
+    'garbage',
+    'multipart/form-data; boundary=inner',
+  ),
   { nil: undefined, freq: 3 },
 );
 
@@ -350,12 +366,32 @@ function schemaParts(schema: Record<string, any>, ctx: SchemaContext): fc.Arbitr
 /** One change that may make a body malformed or unexpected. */
 function mutatePart(known: string[]): fc.Arbitrary<(parts: MpPart[]) => MpPart[]> {
   const nameArb = fc.oneof(
-    fc.constantFrom('', ' ', 'x', 'Content', 'attachments[]', 'attachment', 'file', 'avatar', 'content', 'reply_to', 'attachments', 'a"b', 'a;b', '\u0000', 'ÄÖ', '😀'),
+    fc.constantFrom(
+      '',
+      ' ',
+      'x',
+      'Content',
+      'attachments[]',
+      'attachment',
+      'file',
+      'avatar',
+      'content',
+      'reply_to',
+      'attachments',
+      'a"b',
+      'a;b',
+      '\u0000',
+      'ÄÖ',
+      '😀',
+    ),
     fc.string({ maxLength: 12 }),
     fc.integer({ min: 101, max: 3000 }).map((n) => 'n'.repeat(n)),
     ...(known.length ? [fc.constantFrom(...known)] : []),
   );
-  const at = <T>(f: (p: MpPart) => T) => (parts: MpPart[], i: number) => (parts.length ? parts.map((p, j) => (j === i % parts.length ? f(p) : p)) : parts);
+  const at =
+    <T>(f: (p: MpPart) => T) =>
+    (parts: MpPart[], i: number) =>
+      parts.length ? parts.map((p, j) => (j === i % parts.length ? f(p) : p)) : parts;
   return fc.oneof(
     // a part whose Content-Disposition has an empty or missing name (it once stopped the server): weighted up
     {
@@ -365,38 +401,75 @@ function mutatePart(known: string[]): fc.Arbitrary<(parts: MpPart[]) => MpPart[]
           (parts: MpPart[]) =>
             at((p) => {
               const name = how === 'empty' ? { value: '', style: 'quoted' as Style } : undefined;
-              return { ...p, disposition: p.disposition.kind === 'form-data' ? { ...p.disposition, name } : { kind: 'form-data' as const, type: 'form-data', name } };
+              return {
+                ...p,
+                disposition: p.disposition.kind === 'form-data' ? { ...p.disposition, name } : { kind: 'form-data' as const, type: 'form-data', name },
+              };
             })(parts, i),
       ),
     },
     // no Content-Disposition at all
     { weight: 2, arbitrary: fc.nat().map((i) => (parts: MpPart[]) => at((p) => ({ ...p, disposition: { kind: 'missing' as const } }))(parts, i)) },
     // another disposition text
-    fc.tuple(fc.nat(), fc.constantFrom('attachment; name="content"', 'inline', 'form-data', 'form-data;', 'form-data; name', 'form-data; name="a"; name="b"', 'form-data; name="x', 'form-data; name=a b', 'FORM-DATA; NAME="content"', 'form-data; filename="only.png"', 'form-data;;name="content"'))
-      .map(([i, value]) => (parts: MpPart[]) => at((p) => ({ ...p, disposition: { kind: 'text' as const, value } }))(parts, i)),
+    fc
+      .tuple(
+        fc.nat(),
+        fc.constantFrom(
+          'attachment; name="content"',
+          'inline',
+          'form-data',
+          'form-data;',
+          'form-data; name',
+          'form-data; name="a"; name="b"',
+          'form-data; name="x',
+          'form-data; name=a b',
+          'FORM-DATA; NAME="content"',
+          'form-data; filename="only.png"',
+          'form-data;;name="content"',
+        ),
+      )
+      .map(
+        ([i, value]) =>
+          (parts: MpPart[]) =>
+            at((p) => ({ ...p, disposition: { kind: 'text' as const, value } }))(parts, i),
+      ),
     // an unknown or odd name
-    fc.tuple(fc.nat(), nameArb, nameStyle).map(([i, value, style]) => (parts: MpPart[]) =>
-      at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, name: { value, style } } } : p))(parts, i),
+    fc.tuple(fc.nat(), nameArb, nameStyle).map(
+      ([i, value, style]) =>
+        (parts: MpPart[]) =>
+          at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, name: { value, style } } } : p))(parts, i),
     ),
     // a repeated part
     fc.nat().map((i) => (parts: MpPart[]) => (parts.length ? [...parts, parts[i % parts.length]] : parts)),
     // an extra part: a field, a file, or empty
-    fc.tuple(nameArb, fc.option(fileNameArb, { nil: undefined }), fc.oneof(fc.string({ maxLength: 30 }), fileBodyArb), fc.option(fileStyle, { nil: undefined })).map(
-      ([name, filename, body, style]) => (parts: MpPart[]) => [
+    fc
+      .tuple(nameArb, fc.option(fileNameArb, { nil: undefined }), fc.oneof(fc.string({ maxLength: 30 }), fileBodyArb), fc.option(fileStyle, { nil: undefined }))
+      .map(([name, filename, body, style]) => (parts: MpPart[]) => [
         ...parts,
         {
-          disposition: { kind: 'form-data' as const, type: 'form-data', name: { value: name, style: 'quoted' as Style }, filename: filename !== undefined ? { value: filename, style: style ?? 'quoted' } : undefined },
+          disposition: {
+            kind: 'form-data' as const,
+            type: 'form-data',
+            name: { value: name, style: 'quoted' as Style },
+            filename: filename !== undefined ? { value: filename, style: style ?? 'quoted' } : undefined,
+          },
           headers: [],
           body,
         },
-      ],
-    ),
+      ]),
     fc.constant((parts: MpPart[]) => [...parts, { disposition: { kind: 'missing' as const }, headers: [], body: '' }]),
     // a file name, or a file turned into a field and back
-    fc.tuple(fc.nat(), fileNameArb, fileStyle).map(([i, value, style]) => (parts: MpPart[]) =>
-      at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, filename: { value, style } } } : p))(parts, i),
+    fc.tuple(fc.nat(), fileNameArb, fileStyle).map(
+      ([i, value, style]) =>
+        (parts: MpPart[]) =>
+          at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, filename: { value, style } } } : p))(parts, i),
     ),
-    fc.nat().map((i) => (parts: MpPart[]) => at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, filename: undefined } } : p))(parts, i)),
+    fc
+      .nat()
+      .map(
+        (i) => (parts: MpPart[]) =>
+          at((p) => (p.disposition.kind === 'form-data' ? { ...p, disposition: { ...p.disposition, filename: undefined } } : p))(parts, i),
+      ),
     // part headers: odd, many, long, malformed
     fc
       .tuple(
@@ -414,7 +487,11 @@ function mutatePart(known: string[]): fc.Arbitrary<(parts: MpPart[]) => MpPart[]
           fc.tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.string({ maxLength: 20 })).map(([k, v]) => [[k, v]] as [string, string][]),
         ),
       )
-      .map(([i, headers]) => (parts: MpPart[]) => at((p) => ({ ...p, headers: [...p.headers, ...headers] }))(parts, i)),
+      .map(
+        ([i, headers]) =>
+          (parts: MpPart[]) =>
+            at((p) => ({ ...p, headers: [...p.headers, ...headers] }))(parts, i),
+      ),
     // empty body of a part
     fc.nat().map((i) => (parts: MpPart[]) => at((p) => ({ ...p, body: '' }))(parts, i)),
     // drop a part
@@ -442,11 +519,18 @@ export function multipartArb(schema: JsonSchema, ctx: SchemaContext): fc.Arbitra
       })
     : [s];
   const wellFormed = fc.constantFrom(...shapes).chain((shape) => schemaParts(shape, ctx));
-  const parts = fc
-    .tuple(wellFormed, fc.array(mutatePart(known), { maxLength: 2 }))
-    .map(([list, mutations]) => mutations.reduce((acc, m) => m(acc), list));
+  const parts = fc.tuple(wellFormed, fc.array(mutatePart(known), { maxLength: 2 })).map(([list, mutations]) => mutations.reduce((acc, m) => m(acc), list));
   const frame = fc.record({
-    mediaType: fc.constantFrom('multipart/form-data', 'multipart/form-data', 'multipart/form-data', 'multipart/form-data', 'Multipart/Form-Data', 'multipart/mixed', 'multipart/form-data; charset=utf-8', 'multipart/related'),
+    mediaType: fc.constantFrom(
+      'multipart/form-data',
+      'multipart/form-data',
+      'multipart/form-data',
+      'multipart/form-data',
+      'Multipart/Form-Data',
+      'multipart/mixed',
+      'multipart/form-data; charset=utf-8',
+      'multipart/related',
+    ),
     boundary: boundaryArb,
     header: fc.constantFrom<MpCase['header']>('token', 'token', 'token', 'token', 'token', 'quoted', 'missing', 'empty', 'other'),
     preamble: fc.oneof({ weight: 6, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }).filter((p) => !p.includes('--')) }),

@@ -77,7 +77,15 @@ const deref = <T>(node: T): T => {
 function readParams(list: unknown[] | undefined): Param[] {
   return (list ?? []).map((raw) => {
     const p = deref(raw as any);
-    return { name: p.name, in: p.in, required: p.in === 'path' ? true : Boolean(p.required), description: p.description, schema: p.schema ?? {}, style: p.style, explode: p.explode };
+    return {
+      name: p.name,
+      in: p.in,
+      required: p.in === 'path' ? true : Boolean(p.required),
+      description: p.description,
+      schema: p.schema ?? {},
+      style: p.style,
+      explode: p.explode,
+    };
   });
 }
 
@@ -114,7 +122,8 @@ ajv.addSchema({ $id: 'fuzzdoc', components: doc.components }, 'fuzzdoc');
 /** A query array parameter repeats itself (style form, explode true: the OpenAPI default) or is comma-separated. */
 export const explodes = (p: Param) => p.explode ?? (p.style ?? 'form') === 'form';
 
-export const isArraySchema = (schema: JsonSchema) => typeof schema === 'object' && (schema.type === 'array' || (Array.isArray(schema.type) && schema.type.includes('array')));
+export const isArraySchema = (schema: JsonSchema) =>
+  typeof schema === 'object' && (schema.type === 'array' || (Array.isArray(schema.type) && schema.type.includes('array')));
 
 const compiled = new Map<string, ValidateFunction>();
 

@@ -61,13 +61,23 @@ function pathArbs(p: Param): { valid: fc.Arbitrary<PathValue>; invalid: fc.Arbit
   const valid = fc.oneof(
     ...own,
     { weight: 2, arbitrary: anyFixtureId as fc.Arbitrary<PathValue> },
-    { weight: 2, arbitrary: validArb(p.schema, { resolveRef: resolvePointer, long: false }, [p.name]).map((v) => (v instanceof Deferred ? v : String(v))) as fc.Arbitrary<PathValue> },
+    {
+      weight: 2,
+      arbitrary: validArb(p.schema, { resolveRef: resolvePointer, long: false }, [p.name]).map((v) =>
+        v instanceof Deferred ? v : String(v),
+      ) as fc.Arbitrary<PathValue>,
+    },
   );
   const bad = invalidArb(p.schema, { resolveRef: resolvePointer, long: false }, [p.name]);
   const invalid = fc.oneof(
-    ...(bad ? [{ weight: 3, arbitrary: bad.map((v) => (v instanceof Deferred ? v : typeof v === 'string' ? v : JSON.stringify(v))) as fc.Arbitrary<PathValue> }] : []),
+    ...(bad
+      ? [{ weight: 3, arbitrary: bad.map((v) => (v instanceof Deferred ? v : typeof v === 'string' ? v : JSON.stringify(v))) as fc.Arbitrary<PathValue> }]
+      : []),
     { weight: 2, arbitrary: fc.constantFrom(...MALFORMED_ENCODINGS).map((raw) => ({ raw })) },
-    { weight: 1, arbitrary: fc.tuple(fx(kind ?? 'server'), fc.constantFrom('%00', '%20', '%2F', '.json', '/', ';x', '%0A')).map(([id, tail]) => new Concat([id, tail])) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fx(kind ?? 'server'), fc.constantFrom('%00', '%20', '%2F', '.json', '/', ';x', '%0A')).map(([id, tail]) => new Concat([id, tail])),
+    },
     { weight: 1, arbitrary: fc.constantFrom('.', '..', ' ', '\u0000', 'null', '-1', '0', '1e3', "'", '"', '<x>').map((s) => s as PathValue) },
   );
   return { valid, invalid };
@@ -92,7 +102,9 @@ function queryPairs(p: Param, v: unknown): [string, QueryValue][] {
 
 function queryArbs(params: Param[]): { valid: fc.Arbitrary<[string, QueryValue][]>; invalid?: fc.Arbitrary<[string, QueryValue][]> } {
   const one = (p: Param) => validArb(p.schema, paramContext, [p.name]).map((v) => queryPairs(p, v));
-  const unknown = fc.tuple(fc.constantFrom('page', 'cursor', 'callback', 'x', 'limit[]', ''), fc.string({ maxLength: 8 })).map(([k, v]) => [k, v] as [string, QueryValue]);
+  const unknown = fc
+    .tuple(fc.constantFrom('page', 'cursor', 'callback', 'x', 'limit[]', ''), fc.string({ maxLength: 8 }))
+    .map(([k, v]) => [k, v] as [string, QueryValue]);
   const validList = fc
     .tuple(
       ...params.map((p) => (p.required ? one(p) : fc.oneof(fc.constant([] as [string, QueryValue][]), one(p)))),
@@ -140,7 +152,10 @@ const MALFORMED_JSON = [
 ];
 
 function jsonContentTypes(ct: string): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 8, arbitrary: fc.constant(ct) }, { weight: 1, arbitrary: fc.constantFrom(`${ct}; charset=utf-8`, `${ct};charset=UTF-8`, ct.toUpperCase()) });
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.constant(ct) },
+    { weight: 1, arbitrary: fc.constantFrom(`${ct}; charset=utf-8`, `${ct};charset=UTF-8`, ct.toUpperCase()) },
+  );
 }
 
 function bodyArbs(op: Operation): { valid: fc.Arbitrary<BodyCase>; invalid: fc.Arbitrary<BodyCase> } {
@@ -151,10 +166,18 @@ function bodyArbs(op: Operation): { valid: fc.Arbitrary<BodyCase>; invalid: fc.A
   for (const [ct, media] of Object.entries(content)) {
     const schema = media.schema ?? {};
     if (ct === 'application/json') {
-      valids.push({ weight: 2, arbitrary: fc.tuple(validArb(schema, schemaContext), jsonContentTypes(ct)).map(([value, contentType]) => ({ kind: 'json', value, contentType }) as BodyCase) });
+      valids.push({
+        weight: 2,
+        arbitrary: fc
+          .tuple(validArb(schema, schemaContext), jsonContentTypes(ct))
+          .map(([value, contentType]) => ({ kind: 'json', value, contentType }) as BodyCase),
+      });
       const bad = invalidArb(schema, schemaContext);
       if (bad) invalids.push({ weight: 6, arbitrary: bad.map((value) => ({ kind: 'json', value, contentType: ct })) });
-      invalids.push({ weight: 2, arbitrary: fc.oneof(fc.constantFrom(...MALFORMED_JSON), fc.string({ maxLength: 20 })).map((text) => ({ kind: 'text', text, contentType: ct })) });
+      invalids.push({
+        weight: 2,
+        arbitrary: fc.oneof(fc.constantFrom(...MALFORMED_JSON), fc.string({ maxLength: 20 })).map((text) => ({ kind: 'text', text, contentType: ct })),
+      });
       invalids.push({
         weight: 1,
         arbitrary: fc.tuple(fc.integer({ min: 1000, max: 50_000 }), fc.constantFrom('[', '{"a":')).map(([n, open]) => ({
@@ -170,10 +193,18 @@ function bodyArbs(op: Operation): { valid: fc.Arbitrary<BodyCase>; invalid: fc.A
         value && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Deferred)
           ? Object.entries(value).map(([k, v]) => [k, v instanceof Deferred || typeof v === 'string' ? v : JSON.stringify(v)])
           : [['', JSON.stringify(value)]];
-      valids.push({ weight: 2, arbitrary: validArb(schema, schemaContext).map((value) => ({ kind: 'form', fields: toFields(value), contentType: ct }) as BodyCase) });
+      valids.push({
+        weight: 2,
+        arbitrary: validArb(schema, schemaContext).map((value) => ({ kind: 'form', fields: toFields(value), contentType: ct }) as BodyCase),
+      });
       const bad = invalidArb(schema, schemaContext);
       if (bad) invalids.push({ weight: 4, arbitrary: bad.map((value) => ({ kind: 'form', fields: toFields(value), contentType: ct })) });
-      invalids.push({ weight: 1, arbitrary: fc.constantFrom('%zz=1', '&&&', '=', 'a', 'username=%E0%A4%A', 'username=a&username=b').map((text) => ({ kind: 'text', text, contentType: ct })) });
+      invalids.push({
+        weight: 1,
+        arbitrary: fc
+          .constantFrom('%zz=1', '&&&', '=', 'a', 'username=%E0%A4%A', 'username=a&username=b')
+          .map((text) => ({ kind: 'text', text, contentType: ct })),
+      });
     } else if (ct === 'multipart/form-data') {
       // Multipart has the most to vary (and the parser the most to get wrong): weighted up.
       const mp = multipartArb(schema, schemaContext).map((m) => ({ kind: 'multipart', mp: m }) as BodyCase);
@@ -186,7 +217,16 @@ function bodyArbs(op: Operation): { valid: fc.Arbitrary<BodyCase>; invalid: fc.A
   const foreign = fc
     .tuple(
       json,
-      fc.constantFrom('text/plain', 'application/xml', 'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/merge-patch+json', ''),
+      fc.constantFrom(
+        'text/plain',
+        'application/xml',
+        'application/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/octet-stream',
+        'application/merge-patch+json',
+        '',
+      ),
     )
     .filter(([, ct]) => !documented.includes(parseMediaType(ct || 'x/x')?.type ?? ''))
     .map(([value, ct]) => ({ kind: 'text', text: JSON.stringify(value) ?? 'null', contentType: ct || undefined }) as BodyCase);
@@ -194,7 +234,10 @@ function bodyArbs(op: Operation): { valid: fc.Arbitrary<BodyCase>; invalid: fc.A
     if (!op.body.required) valids.push({ weight: 1, arbitrary: fc.constant<BodyCase>({ kind: 'none' }) });
     invalids.push({ weight: 2, arbitrary: foreign });
     if (op.body.required) {
-      invalids.push({ weight: 1, arbitrary: fc.constantFrom<BodyCase>({ kind: 'none' }, ...documented.map((ct) => ({ kind: 'none', contentType: ct }) as BodyCase)) });
+      invalids.push({
+        weight: 1,
+        arbitrary: fc.constantFrom<BodyCase>({ kind: 'none' }, ...documented.map((ct) => ({ kind: 'none', contentType: ct }) as BodyCase)),
+      });
     }
   } else {
     valids.push({ weight: 1, arbitrary: fc.constant<BodyCase>({ kind: 'none' }) });
@@ -232,7 +275,7 @@ export function caseArb(op: Operation): fc.Arbitrary<Case> {
   // Ids of one thread of the scene (the server's channel and its message...), the rest as usual.
   const threads = COHERENT.filter((t) => op.pathParams.filter((p) => t[p.name]).length >= Math.min(2, op.pathParams.length));
   const coherent = threads.length
-    ? fc.constantFrom(...threads).chain((thread) =>
+    ? (fc.constantFrom(...threads).chain((thread) =>
         fc.record(
           Object.fromEntries(
             op.pathParams.map((p) => {
@@ -241,20 +284,26 @@ export function caseArb(op: Operation): fc.Arbitrary<Case> {
             }),
           ),
         ),
-      ) as fc.Arbitrary<Record<string, PathValue>>
+      ) as fc.Arbitrary<Record<string, PathValue>>)
     : undefined;
   const validPath = coherent && op.pathParams.length > 1 ? fc.oneof({ weight: 3, arbitrary: coherent }, { weight: 2, arbitrary: independent }) : independent;
   const query = queryArbs(op.queryParams);
   const body = bodyArbs(op);
-  const rawQuery = fc.oneof({ weight: 15, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('&', '&&=&', '&%zz', '&=x', '&limit', '&%00=%00', '&a=%E0%A4%A') });
+  const rawQuery = fc.oneof(
+    { weight: 15, arbitrary: fc.constant('') },
+    { weight: 1, arbitrary: fc.constantFrom('&', '&&=&', '&%zz', '&=x', '&limit', '&%00=%00', '&a=%E0%A4%A') },
+  );
   const upgrade = op.upgrade ? fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }) : fc.constant(false);
   const build = (path: fc.Arbitrary<Record<string, PathValue>>, q: fc.Arbitrary<[string, QueryValue][]>, b: fc.Arbitrary<BodyCase>) =>
     fc.record({ path, query: q, rawQuery, body: b, headers: headerArb, upgrade }) as fc.Arbitrary<Case>;
   const branches: { weight: number; arbitrary: fc.Arbitrary<Case> }[] = [{ weight: 5, arbitrary: build(validPath, query.valid, body.valid) }];
   if (op.pathParams.length) {
     const onePathBad = fc.oneof(
-      ...op.pathParams.map((p) =>
-        fc.record(Object.fromEntries(op.pathParams.map((q) => [q.name, q.name === p.name ? paths[q.name].invalid : paths[q.name].valid]))) as fc.Arbitrary<Record<string, PathValue>>,
+      ...op.pathParams.map(
+        (p) =>
+          fc.record(Object.fromEntries(op.pathParams.map((q) => [q.name, q.name === p.name ? paths[q.name].invalid : paths[q.name].valid]))) as fc.Arbitrary<
+            Record<string, PathValue>
+          >,
       ),
     );
     branches.push({ weight: 1, arbitrary: build(onePathBad, query.valid, body.valid) });
@@ -326,7 +375,10 @@ export function materializeCase(op: Operation, c: Case, ctx: ResolveContext, coo
       };
       const text = JSON.stringify(mark(materialize(b.value, ctx))) ?? 'null';
       const at = text.indexOf('\\u0001');
-      body = at === -1 ? Buffer.from(text, 'utf8') : Buffer.concat([Buffer.from(text.slice(0, at), 'utf8'), Buffer.from([0xff]), Buffer.from(text.slice(at + 6), 'utf8')]);
+      body =
+        at === -1
+          ? Buffer.from(text, 'utf8')
+          : Buffer.concat([Buffer.from(text.slice(0, at), 'utf8'), Buffer.from([0xff]), Buffer.from(text.slice(at + 6), 'utf8')]);
       headers['content-type'] = b.contentType;
       break;
     }
@@ -484,4 +536,3 @@ export function classify(op: Operation, wire: Wire): Verdict {
   if (unknown.length) return { kind: 'unknown', reasons: unknown };
   return { kind: 'valid' };
 }
-

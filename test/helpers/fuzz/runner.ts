@@ -77,7 +77,19 @@ const C = {
 } satisfies Record<string, CallerSpec>;
 
 /** Operations that verify a password (argon2, tens of ms each), start background work or read a whole server: fewer cases. */
-const COSTLY = new Set(['POST /api/register', 'POST /api/login', 'PUT /api/account/password', 'DELETE /api/account', 'POST /api/account/export', 'GET /api/servers/{server_id}/export', 'POST /api/imports', 'POST /api/imports/{import_id}/start', 'POST /api/account/claims/discord-package', 'POST /api/logout', 'DELETE /api/account/2fa']);
+const COSTLY = new Set([
+  'POST /api/register',
+  'POST /api/login',
+  'PUT /api/account/password',
+  'DELETE /api/account',
+  'POST /api/account/export',
+  'GET /api/servers/{server_id}/export',
+  'POST /api/imports',
+  'POST /api/imports/{import_id}/start',
+  'POST /api/account/claims/discord-package',
+  'POST /api/logout',
+  'DELETE /api/account/2fa',
+]);
 /** Crashes of one operation's batch after which its remaining cases are skipped (each crash costs a restart). */
 const MAX_CRASHES_PER_OPERATION = 3;
 /** Operations that may end the caller's own session. */
@@ -114,8 +126,18 @@ export function callersFor(op: Operation): { spec: CallerSpec; weight: number }[
         { spec: C.anon, weight: 0.2 },
       ];
   }
-  if (op.public) return [{ spec: C.anon, weight: 1 }, { spec: C.owner, weight: 0.4 }];
-  if (op.auth === 'admin') return [{ spec: C.admin, weight: 1 }, { spec: C.owner, weight: 0.3 }, { spec: C.member, weight: 0.2 }, { spec: C.anon, weight: 0.1 }];
+  if (op.public)
+    return [
+      { spec: C.anon, weight: 1 },
+      { spec: C.owner, weight: 0.4 },
+    ];
+  if (op.auth === 'admin')
+    return [
+      { spec: C.admin, weight: 1 },
+      { spec: C.owner, weight: 0.3 },
+      { spec: C.member, weight: 0.2 },
+      { spec: C.anon, weight: 0.1 },
+    ];
   return [
     { spec: C.owner, weight: 1 },
     { spec: C.member, weight: 1 },
@@ -237,7 +259,12 @@ export function summarize(m: Materialized): string {
     .filter(([k]) => k !== 'cookie' && k !== 'content-type')
     .map(([k, v]) => `${k}: ${v.slice(0, 60)}`);
   const target = m.wire.target.length > 300 ? `${m.wire.target.slice(0, 300)}…` : m.wire.target;
-  return [`${m.wire.method} ${target}${m.wire.upgrade ? ' (upgrade)' : ''}`, ct !== undefined ? `[${ct.slice(0, 120)}]` : '', extra.length ? `{${extra.join('; ')}}` : '', preview(m.wire.body)]
+  return [
+    `${m.wire.method} ${target}${m.wire.upgrade ? ' (upgrade)' : ''}`,
+    ct !== undefined ? `[${ct.slice(0, 120)}]` : '',
+    extra.length ? `{${extra.join('; ')}}` : '',
+    preview(m.wire.body),
+  ]
     .filter(Boolean)
     .join(' ');
 }
@@ -302,7 +329,8 @@ async function runCase(
     guard.untrack(id);
   }
   stats.statuses[answer.status] = (stats.statuses[answer.status] ?? 0) + 1;
-  if (cfg.trace) process.stderr.write(`# ${spec.name} ${m.verdict.kind} -> ${answer.status} ${answer.text.slice(0, 80).replace(/\s+/g, ' ')} :: ${summary.slice(0, 300)}\n`);
+  if (cfg.trace)
+    process.stderr.write(`# ${spec.name} ${m.verdict.kind} -> ${answer.status} ${answer.text.slice(0, 80).replace(/\s+/g, ' ')} :: ${summary.slice(0, 300)}\n`);
   if (op.method !== 'GET' && answer.status < 400) world.dirty = true;
   // A fixture caller that may just have ended its own session gets a new one for the next case.
   if (spec.role && user && SESSION_ENDERS.has(op.key) && answer.status < 300) await world.reviveSession(user);
@@ -340,7 +368,15 @@ async function runCase(
 }
 
 /** The same request with its path id (a UUID) replaced by a random one: its 404 must be the same. */
-async function compareWithNothing(rc: RunContext, op: Operation, spec: CallerSpec, m: Materialized, answer: { status: number; text: string }, summary: string, replay: string | undefined) {
+async function compareWithNothing(
+  rc: RunContext,
+  op: Operation,
+  spec: CallerSpec,
+  m: Materialized,
+  answer: { status: number; text: string },
+  summary: string,
+  replay: string | undefined,
+) {
   const [path, query] = m.wire.target.split('?');
   const id = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(path)?.[0];
   if (!id) return;
@@ -369,12 +405,21 @@ async function formRefusal(
   timeoutMs: number,
 ): Promise<{ status: number; code: string } | undefined> {
   if (answer.status !== 303 || !op.responses.includes('303')) return undefined;
-  if (!String(m.wire.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
+  if (
+    !String(m.wire.headers['content-type'] ?? '')
+      .toLowerCase()
+      .startsWith('application/x-www-form-urlencoded')
+  )
+    return undefined;
   const code = /[?&]error=([^&#]+)/.exec(String(answer.headers.location ?? ''))?.[1];
   if (!code) return undefined;
   if (!op.body?.content['application/json']) return { status: 400, code };
   const fields = Object.fromEntries(new URLSearchParams((m.wire.body ?? Buffer.alloc(0)).toString('utf8')));
-  const replay = await send(world.url, { ...m.wire, headers: { ...m.wire.headers, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(fields)) }, timeoutMs).catch(() => undefined);
+  const replay = await send(
+    world.url,
+    { ...m.wire, headers: { ...m.wire.headers, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(fields)) },
+    timeoutMs,
+  ).catch(() => undefined);
   return { status: replay?.status ?? 400, code };
 }
 
@@ -382,7 +427,17 @@ async function formRefusal(
 export async function fuzzOperation(rc: RunContext, op: Operation, jobs: Job[]): Promise<OpStats> {
   const { world, guard, findings, cfg } = rc;
   const crashesBefore = guard.events.length;
-  const stats: OpStats = { op: op.key, cases: 0, ms: 0, statuses: {}, verdicts: { valid: 0, invalid: 0, unknown: 0 }, allowed: 0, checked: 0, crashesBefore, skipped: 0 };
+  const stats: OpStats = {
+    op: op.key,
+    cases: 0,
+    ms: 0,
+    statuses: {},
+    verdicts: { valid: 0, invalid: 0, unknown: 0 },
+    allowed: 0,
+    checked: 0,
+    crashesBefore,
+    skipped: 0,
+  };
   const started = performance.now();
   await world.ensureScene();
   const arb = caseArb(op);
@@ -390,7 +445,8 @@ export async function fuzzOperation(rc: RunContext, op: Operation, jobs: Job[]):
     jobs.map(async (job) => {
       const state: { user?: FixtureUser; generation?: number } = {};
       const seed = deriveSeed(cfg.seed, op.key, job.spec.name);
-      const replayOf = (path: string) => `FUZZ_SEED=${cfg.seed} FUZZ_RUNS=${cfg.runs} FUZZ_ONLY='^${escapeRegex(op.key)}$' FUZZ_CALLER=${job.spec.name} FUZZ_PATH=${path}`;
+      const replayOf = (path: string) =>
+        `FUZZ_SEED=${cfg.seed} FUZZ_RUNS=${cfg.runs} FUZZ_ONLY='^${escapeRegex(op.key)}$' FUZZ_CALLER=${job.spec.name} FUZZ_PATH=${path}`;
       // fast-check's path starts with the run's index: a case of the first pass is replayed by it
       // alone (once a case fails, fast-check shrinks and the count no longer says which).
       let index = cfg.path ? Number(cfg.path.split(':')[0]) - 1 : -1;
@@ -439,15 +495,24 @@ export async function fuzzOperation(rc: RunContext, op: Operation, jobs: Job[]):
     await world.recover();
     findings.add('crash', culprit?.op.key ?? op.key, null, normalizeMessage(event.error.split('\n')[0]), {
       detail: event.error.split('\n').slice(0, 8).join('\n      '),
-      example: culprit ? `${culprit.summary}\n   case: ${fc.stringify(culprit.c).slice(0, 1500)}` : `not reproduced alone; in flight: ${suspects.map((s) => s.summary).join(' || ') || 'nothing'}`,
+      example: culprit
+        ? `${culprit.summary}\n   case: ${fc.stringify(culprit.c).slice(0, 1500)}`
+        : `not reproduced alone; in flight: ${suspects.map((s) => s.summary).join(' || ') || 'nothing'}`,
       caller: culprit?.spec.name ?? '?',
       replay: `FUZZ_SEED=${cfg.seed} FUZZ_ONLY='^${escapeRegex(culprit?.op.key ?? op.key)}$'${culprit ? ` FUZZ_CALLER=${culprit.spec.name}` : ''}`,
     });
   }
   // The process still answers.
-  const health = await send(world.url, { method: 'GET', target: '/healthz', headers: {}, upgrade: false }, 5_000).catch((err: Error) => ({ status: 0, text: err.message }));
+  const health = await send(world.url, { method: 'GET', target: '/healthz', headers: {}, upgrade: false }, 5_000).catch((err: Error) => ({
+    status: 0,
+    text: err.message,
+  }));
   if (health.status !== 200) {
-    findings.add('health', op.key, health.status, `GET /healthz answered ${health.status || 'nothing'} after the batch`, { detail: health.text.slice(0, 200), example: '', caller: '-' });
+    findings.add('health', op.key, health.status, `GET /healthz answered ${health.status || 'nothing'} after the batch`, {
+      detail: health.text.slice(0, 200),
+      example: '',
+      caller: '-',
+    });
     world.crashed = true;
     await world.recover();
   }

@@ -47,7 +47,22 @@ function deref(schema: JsonSchema, ctx: SchemaContext): JsonSchema {
 }
 
 const isEmptySchema = (s: S) =>
-  !Object.keys(s).some((k) => !['description', 'title', 'examples', 'example', 'default', '$comment', 'deprecated', 'readOnly', 'writeOnly', 'contentMediaType', 'contentEncoding'].includes(k));
+  !Object.keys(s).some(
+    (k) =>
+      ![
+        'description',
+        'title',
+        'examples',
+        'example',
+        'default',
+        '$comment',
+        'deprecated',
+        'readOnly',
+        'writeOnly',
+        'contentMediaType',
+        'contentEncoding',
+      ].includes(k),
+  );
 
 /** The JSON types a schema admits at its top level; null when any type may pass. */
 export function typesOf(schema: JsonSchema, ctx: SchemaContext, depth = 0): Set<string> | null {
@@ -97,7 +112,14 @@ const valuesOfType: Record<string, fc.Arbitrary<unknown>> = {
   ),
   string: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('', '1', '0', 'true', 'false', 'null', '[]', '{}', 'NaN')),
   array: fc.oneof(fc.array(smallJson, { maxLength: 3 }), fc.constant([])),
-  object: fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }).filter((k) => k !== '__proto__'), smallJson, { maxKeys: 3 }), fc.constant({})),
+  object: fc.oneof(
+    fc.dictionary(
+      fc.string({ maxLength: 8 }).filter((k) => k !== '__proto__'),
+      smallJson,
+      { maxKeys: 3 },
+    ),
+    fc.constant({}),
+  ),
 };
 
 function wrongTypeArb(types: Set<string>): fc.Arbitrary<unknown> | undefined {
@@ -139,11 +161,11 @@ function formatArb(format: string): fc.Arbitrary<string> | undefined {
     case 'email':
       return fc.emailAddress();
     case 'date-time':
+      return fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+    case 'date':
       return fc
         .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true })
-        .map((d) => d.toISOString());
-    case 'date':
-      return fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+        .map((d) => d.toISOString().slice(0, 10));
     case 'uri':
       return fc.webUrl();
     case 'byte':
@@ -285,9 +307,53 @@ export function withoutLookarounds(source: string): string {
 /** Characters a negated class is drawn from: ASCII, controls, Latin-1, several scripts, odd spaces, bidi marks, combining marks, emoji, astral. */
 const ALPHABET = [
   ...Array.from({ length: 0x5f }, (_, i) => 0x20 + i),
-  0x00, 0x01, 0x09, 0x0a, 0x0b, 0x0d, 0x1f, 0x7f, 0x85, 0x9f, 0xa0, 0xad, 0xdf, 0xe9, 0xff, 0x0151, 0x0301, 0x03bb, 0x0436, 0x05d0, 0x0628, 0x061c,
-  0x0915, 0x1680, 0x2003, 0x200b, 0x200e, 0x2028, 0x202e, 0x2060, 0x2066, 0x20e3, 0x2764, 0x3000, 0x3042, 0x4e2d, 0x5b57, 0xd55c, 0xe000, 0xfe0f,
-  0xfeff, 0xfffd, 0x1d400, 0x1f44d, 0x1f600, 0x1f3f3, 0x10ffff,
+  0x00,
+  0x01,
+  0x09,
+  0x0a,
+  0x0b,
+  0x0d,
+  0x1f,
+  0x7f,
+  0x85,
+  0x9f,
+  0xa0,
+  0xad,
+  0xdf,
+  0xe9,
+  0xff,
+  0x0151,
+  0x0301,
+  0x03bb,
+  0x0436,
+  0x05d0,
+  0x0628,
+  0x061c,
+  0x0915,
+  0x1680,
+  0x2003,
+  0x200b,
+  0x200e,
+  0x2028,
+  0x202e,
+  0x2060,
+  0x2066,
+  0x20e3,
+  0x2764,
+  0x3000,
+  0x3042,
+  0x4e2d,
+  0x5b57,
+  0xd55c,
+  0xe000,
+  0xfe0f,
+  0xfeff,
+  0xfffd,
+  0x1d400,
+  0x1f44d,
+  0x1f600,
+  0x1f3f3,
+  0x10ffff,
 ].map((c) => String.fromCodePoint(c));
 
 /**
@@ -376,9 +442,11 @@ function bounds(s: S, integer: boolean): { lo: number; hi: number } {
   let lo = -SAFE;
   let hi = SAFE;
   if (typeof s.minimum === 'number') lo = Math.max(lo, s.minimum);
-  if (typeof s.exclusiveMinimum === 'number') lo = Math.max(lo, integer ? Math.floor(s.exclusiveMinimum) + 1 : s.exclusiveMinimum + Number.EPSILON * Math.max(1, Math.abs(s.exclusiveMinimum)));
+  if (typeof s.exclusiveMinimum === 'number')
+    lo = Math.max(lo, integer ? Math.floor(s.exclusiveMinimum) + 1 : s.exclusiveMinimum + Number.EPSILON * Math.max(1, Math.abs(s.exclusiveMinimum)));
   if (typeof s.maximum === 'number') hi = Math.min(hi, s.maximum);
-  if (typeof s.exclusiveMaximum === 'number') hi = Math.min(hi, integer ? Math.ceil(s.exclusiveMaximum) - 1 : s.exclusiveMaximum - Number.EPSILON * Math.max(1, Math.abs(s.exclusiveMaximum)));
+  if (typeof s.exclusiveMaximum === 'number')
+    hi = Math.min(hi, integer ? Math.ceil(s.exclusiveMaximum) - 1 : s.exclusiveMaximum - Number.EPSILON * Math.max(1, Math.abs(s.exclusiveMaximum)));
   if (integer) {
     lo = Math.ceil(lo);
     hi = Math.floor(hi);
@@ -441,9 +509,9 @@ function arrayArb(s: S, ctx: SchemaContext, path: string[], depth: number): fc.A
 }
 
 const extraKey = (known: string[]) =>
-  fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('id', 'user_id', 'admin', 'is_admin', 'owner_id', 'constructor', 'toString', '')).filter(
-    (k) => !known.includes(k) && k !== '__proto__',
-  );
+  fc
+    .oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('id', 'user_id', 'admin', 'is_admin', 'owner_id', 'constructor', 'toString', ''))
+    .filter((k) => !known.includes(k) && k !== '__proto__');
 
 function objectArb(s: S, ctx: SchemaContext, path: string[], depth: number): fc.Arbitrary<unknown> {
   const props: Record<string, JsonSchema> = s.properties ?? {};
@@ -455,16 +523,15 @@ function objectArb(s: S, ctx: SchemaContext, path: string[], depth: number): fc.
   const base = fc.record(model, { requiredKeys: required.filter((k) => k in model) }) as fc.Arbitrary<Record<string, unknown>>;
   const ap = s.additionalProperties;
   const withExtras = (values: fc.Arbitrary<unknown>) =>
-    fc
-      .tuple(base, fc.array(fc.tuple(extraKey(known), values), { minLength: 1, maxLength: 3 }))
-      .map(([obj, extras]) => {
-        const out: Record<string, unknown> = { ...obj };
-        for (const [k, v] of extras) out[k] = v;
-        return out;
-      });
+    fc.tuple(base, fc.array(fc.tuple(extraKey(known), values), { minLength: 1, maxLength: 3 })).map(([obj, extras]) => {
+      const out: Record<string, unknown> = { ...obj };
+      for (const [k, v] of extras) out[k] = v;
+      return out;
+    });
   let arb: fc.Arbitrary<Record<string, unknown>> = base;
   if (ap === false) arb = base;
-  else if (ap && typeof ap === 'object') arb = fc.oneof({ weight: 3, arbitrary: base }, { weight: 1, arbitrary: withExtras(validArb(ap, ctx, [...path, '*'], depth + 1)) });
+  else if (ap && typeof ap === 'object')
+    arb = fc.oneof({ weight: 3, arbitrary: base }, { weight: 1, arbitrary: withExtras(validArb(ap, ctx, [...path, '*'], depth + 1)) });
   else arb = fc.oneof({ weight: 5, arbitrary: base }, { weight: 1, arbitrary: withExtras(anyJson) });
   if (typeof s.minProperties === 'number' || typeof s.maxProperties === 'number') {
     arb = arb.filter((o) => {
@@ -521,7 +588,9 @@ export function mergeSchemas(a: JsonSchema, b: JsonSchema, ctx: SchemaContext): 
       case 'type': {
         const left: string[] = Array.isArray(mine) ? mine : [mine];
         const right: string[] = Array.isArray(v) ? v : [v];
-        const both = left.filter((t) => right.includes(t) || (t === 'integer' && right.includes('number'))).concat(right.filter((t) => t === 'integer' && left.includes('number')));
+        const both = left
+          .filter((t) => right.includes(t) || (t === 'integer' && right.includes('number')))
+          .concat(right.filter((t) => t === 'integer' && left.includes('number')));
         out.type = both.length === 1 ? both[0] : [...new Set(both)];
         break;
       }
@@ -578,7 +647,16 @@ function validBase(s: S, ctx: SchemaContext, path: string[], depth: number): fc.
     return fc.oneof(...s.type.map((t: string) => validBase({ ...s, type: t }, ctx, path, depth)));
   }
   const type: string | undefined =
-    s.type ?? (s.properties || s.required || s.additionalProperties !== undefined ? 'object' : s.items || s.prefixItems ? 'array' : s.minLength !== undefined || s.maxLength !== undefined || s.pattern || s.format ? 'string' : s.minimum !== undefined || s.maximum !== undefined ? 'number' : undefined);
+    s.type ??
+    (s.properties || s.required || s.additionalProperties !== undefined
+      ? 'object'
+      : s.items || s.prefixItems
+        ? 'array'
+        : s.minLength !== undefined || s.maxLength !== undefined || s.pattern || s.format
+          ? 'string'
+          : s.minimum !== undefined || s.maximum !== undefined
+            ? 'number'
+            : undefined);
   switch (type) {
     case 'null':
       return fc.constant(null);
@@ -620,7 +698,17 @@ export function invalidArb(schema: JsonSchema, ctx: SchemaContext, path: string[
     const strings = s.enum.filter((v: unknown): v is string => typeof v === 'string');
     const near = strings.length
       ? fc
-          .tuple(fc.constantFrom(...strings), fc.constantFrom<(v: string) => string>((v) => v.toUpperCase(), (v) => ` ${v}`, (v) => `${v} `, (v) => v.slice(1), (v) => `${v}s`, (v) => `${v}\u0000`))
+          .tuple(
+            fc.constantFrom(...strings),
+            fc.constantFrom<(v: string) => string>(
+              (v) => v.toUpperCase(),
+              (v) => ` ${v}`,
+              (v) => `${v} `,
+              (v) => v.slice(1),
+              (v) => `${v}s`,
+              (v) => `${v}\u0000`,
+            ),
+          )
           .map(([v, f]) => f(v))
       : anyJson;
     cands.push({ weight: 3, arbitrary: fc.oneof(near, fc.string({ maxLength: 10 }), fc.constant('')).filter((v) => !inEnum.has(JSON.stringify(v))) });
@@ -637,7 +725,12 @@ export function invalidArb(schema: JsonSchema, ctx: SchemaContext, path: string[
     }
   }
   const declared: string[] = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
-  const looksLike = (t: string) => declared.includes(t) || (!declared.length && ((t === 'object' && s.properties) || (t === 'string' && (s.pattern || s.format || s.minLength !== undefined || s.maxLength !== undefined)) || (t === 'array' && s.items)));
+  const looksLike = (t: string) =>
+    declared.includes(t) ||
+    (!declared.length &&
+      ((t === 'object' && s.properties) ||
+        (t === 'string' && (s.pattern || s.format || s.minLength !== undefined || s.maxLength !== undefined)) ||
+        (t === 'array' && s.items)));
 
   if (looksLike('string')) {
     const min = s.minLength ?? 0;
@@ -694,7 +787,12 @@ export function invalidArb(schema: JsonSchema, ctx: SchemaContext, path: string[
   if (looksLike('object')) {
     const props: Record<string, JsonSchema> = s.properties ?? {};
     const required: string[] = Array.isArray(s.required) ? s.required : [];
-    const valid = objectArb({ ...s, additionalProperties: s.additionalProperties === undefined ? false : s.additionalProperties }, plain, path, depth) as fc.Arbitrary<Record<string, unknown>>;
+    const valid = objectArb(
+      { ...s, additionalProperties: s.additionalProperties === undefined ? false : s.additionalProperties },
+      plain,
+      path,
+      depth,
+    ) as fc.Arbitrary<Record<string, unknown>>;
     if (required.length) {
       cands.push({
         weight: 4,
@@ -726,4 +824,3 @@ export function invalidArb(schema: JsonSchema, ctx: SchemaContext, path: string[
   }
   return cands.length ? fc.oneof(...cands) : undefined;
 }
-

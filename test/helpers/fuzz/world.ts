@@ -132,7 +132,8 @@ export class World {
 
   async must(user: FixtureUser | undefined, method: string, path: string, body: unknown, ...statuses: number[]): Promise<ApiAnswer> {
     const res = await this.api(user, method, path, body);
-    if (!statuses.includes(res.status)) throw new Error(`fuzz set-up: ${method} ${path} answered ${res.status}, expected ${statuses.join(' or ')}: ${res.text.slice(0, 300)}`);
+    if (!statuses.includes(res.status))
+      throw new Error(`fuzz set-up: ${method} ${path} answered ${res.status}, expected ${statuses.join(' or ')}: ${res.text.slice(0, 300)}`);
     return res;
   }
 
@@ -288,7 +289,9 @@ export class World {
       if (list.status !== 200) continue;
       await Promise.all(
         (list.body as { id: string; owner_id: string }[]).map((s) =>
-          s.owner_id === user.userId ? this.api(user, 'DELETE', `/api/servers/${s.id}`) : this.api(user, 'DELETE', `/api/servers/${s.id}/members/${user.userId}`),
+          s.owner_id === user.userId
+            ? this.api(user, 'DELETE', `/api/servers/${s.id}`)
+            : this.api(user, 'DELETE', `/api/servers/${s.id}/members/${user.userId}`),
         ),
       );
     }
@@ -373,7 +376,10 @@ export class World {
     await this.must(owner, 'PATCH', `/api/servers/${S}/channels/${C2}`, { category_id: K }, 200);
     await this.must(owner, 'PUT', `/api/servers/${S}/categories/${K}/overwrites/${R}`, { allow: ['view_channel'], deny: ['attach_files'] }, 200);
     await Promise.all([this.befriend(owner, member), this.befriend(owner, peer)]);
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201e5270ade0000000049454e44ae426082', 'hex');
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201e5270ade0000000049454e44ae426082',
+      'hex',
+    );
     const [memberInvite, m1, m2, m3, mdel, dm, group] = await Promise.all([
       this.must(member, 'POST', `/api/servers/${S}/invites`, undefined, 201),
       this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/messages`, this.upload('hello with a file', 'a.png', png), 201),
@@ -425,7 +431,15 @@ export class World {
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
-    recordImport(this.server.app.db, systemClock, { id: importId, ownerId: owner.userId, plan, serverName: plan.guild.name, upload: `${importId}.zip`, status: 'checked', packageClaims: false });
+    recordImport(this.server.app.db, systemClock, {
+      id: importId,
+      ownerId: owner.userId,
+      plan,
+      serverName: plan.guild.name,
+      upload: `${importId}.zip`,
+      status: 'checked',
+      packageClaims: false,
+    });
     return {
       server: [S, S2, Sdel],
       channel: [C1, C2, C3, Cdel],

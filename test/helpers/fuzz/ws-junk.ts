@@ -51,26 +51,28 @@ const NOT_UTF8 = [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0
 
 const rawFrame = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 64 }),
-  fc.constantFrom(
-    // an unmasked text frame (clients must mask)
-    [0x81, 0x05, 0x68, 0x65, 0x6c, 0x6c, 0x6f],
-    // a masked frame claiming a 2^63-1 byte payload
-    [0x82, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0],
-    // reserved opcodes 3 and 0xB
-    [0x83, 0x80, 1, 2, 3, 4],
-    [0x8b, 0x80, 1, 2, 3, 4],
-    // RSV1 set without an extension
-    [0xc1, 0x80, 1, 2, 3, 4],
-    // a continuation with nothing to continue
-    [0x80, 0x80, 1, 2, 3, 4],
-    // a fragmented ping (control frames must not be fragmented)
-    [0x09, 0x80, 1, 2, 3, 4],
-    // a close frame with code 999, and one with a 1-byte payload
-    [0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe7],
-    [0x88, 0x81, 0, 0, 0, 0, 0x01],
-    // a ping with a 126-byte payload length (control frames are at most 125)
-    [0x89, 0xfe, 0x00, 0x7e, 0, 0, 0, 0],
-  ).map((a) => Uint8Array.from(a)),
+  fc
+    .constantFrom(
+      // an unmasked text frame (clients must mask)
+      [0x81, 0x05, 0x68, 0x65, 0x6c, 0x6c, 0x6f],
+      // a masked frame claiming a 2^63-1 byte payload
+      [0x82, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0],
+      // reserved opcodes 3 and 0xB
+      [0x83, 0x80, 1, 2, 3, 4],
+      [0x8b, 0x80, 1, 2, 3, 4],
+      // RSV1 set without an extension
+      [0xc1, 0x80, 1, 2, 3, 4],
+      // a continuation with nothing to continue
+      [0x80, 0x80, 1, 2, 3, 4],
+      // a fragmented ping (control frames must not be fragmented)
+      [0x09, 0x80, 1, 2, 3, 4],
+      // a close frame with code 999, and one with a 1-byte payload
+      [0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe7],
+      [0x88, 0x81, 0, 0, 0, 0, 0x01],
+      // a ping with a 126-byte payload length (control frames are at most 125)
+      [0x89, 0xfe, 0x00, 0x7e, 0, 0, 0, 0],
+    )
+    .map((a) => Uint8Array.from(a)),
 );
 
 export const frameArb: fc.Arbitrary<Frame> = fc.oneof(
@@ -78,12 +80,16 @@ export const frameArb: fc.Arbitrary<Frame> = fc.oneof(
   { weight: 3, arbitrary: binaryFrame.map((bytes) => ({ kind: 'binary' as const, bytes })) },
   { weight: 1, arbitrary: fc.constantFrom(...NOT_UTF8).map((a) => ({ kind: 'notUtf8' as const, bytes: Uint8Array.from(a) })) },
   { weight: 1, arbitrary: fc.array(fc.string({ maxLength: 2000 }), { minLength: 2, maxLength: 5 }).map((pieces) => ({ kind: 'fragmented' as const, pieces })) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom<'ping' | 'pong'>('ping', 'pong'), fc.uint8Array({ maxLength: 125 })).map(([kind, bytes]) => ({ kind, bytes })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom<'ping' | 'pong'>('ping', 'pong'), fc.uint8Array({ maxLength: 125 })).map(([kind, bytes]) => ({ kind, bytes })),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), count: fc.integer({ min: 5, max: 90 }), binary: fc.boolean() }) },
   { weight: 1, arbitrary: rawFrame.map((bytes) => ({ kind: 'raw' as const, bytes })) },
 );
 
-const size = (v: Uint8Array | Long | string) => (v instanceof Long ? Buffer.byteLength(v.unit) * v.count : typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+const size = (v: Uint8Array | Long | string) =>
+  v instanceof Long ? Buffer.byteLength(v.unit) * v.count : typeof v === 'string' ? Buffer.byteLength(v) : v.length;
 
 /**
  * What the server must do with these frames and one closing ping (the sentinel): close with a
@@ -191,7 +197,14 @@ const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'>
  * Opens the socket at `path` with `cookie`, sends the frames and checks what the server did
  * against `expectClose`; then the server must still answer /healthz. Returns a reason to fail.
  */
-export async function junkCase(world: SocketWorld, path: string, cookie: string, frames: Frame[], awaitReady: boolean, outcomes?: Record<string, number>): Promise<string | undefined> {
+export async function junkCase(
+  world: SocketWorld,
+  path: string,
+  cookie: string,
+  frames: Frame[],
+  awaitReady: boolean,
+  outcomes?: Record<string, number>,
+): Promise<string | undefined> {
   const note = (what: string) => {
     if (outcomes) outcomes[what] = (outcomes[what] ?? 0) + 1;
   };
@@ -249,7 +262,10 @@ export async function junkCase(world: SocketWorld, path: string, cookie: string,
     await withTimeout(closed, 1_000);
   }
   if (world.crashed) return 'the server process crashed';
-  const health = await fetch(`${world.url}/healthz`).then((r) => r.status, (err: Error) => err.message);
+  const health = await fetch(`${world.url}/healthz`).then(
+    (r) => r.status,
+    (err: Error) => err.message,
+  );
   if (health !== 200) return `GET /healthz answered ${health} afterwards`;
   return undefined;
 }

@@ -30,7 +30,10 @@ export interface Member {
 }
 
 /** Candidates trickled once the handle exists, those gathered before it in order first. */
-function trickler(): { push(candidate: IceCandidate | null): void; attach(send: (candidate: IceCandidate | null) => Promise<void>, onError: (err: Error) => void): void } {
+function trickler(): {
+  push(candidate: IceCandidate | null): void;
+  attach(send: (candidate: IceCandidate | null) => Promise<void>, onError: (err: Error) => void): void;
+} {
   const early: (IceCandidate | null)[] = [];
   let send: ((candidate: IceCandidate | null) => void) | null = null;
   return {

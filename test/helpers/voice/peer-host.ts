@@ -83,7 +83,12 @@ const send = (message: HostEvent | { id: number; result?: unknown; error?: strin
 
 function candidateEvents(name: string, which: 'pub' | 'sub', pc: PeerConnection): void {
   pc.onicecandidate = ({ candidate }) =>
-    send({ event: 'candidate', name, pc: which, candidate: candidate ? { candidate: candidate.candidate, sdpMid: candidate.sdpMid, sdpMLineIndex: candidate.sdpMLineIndex } : null });
+    send({
+      event: 'candidate',
+      name,
+      pc: which,
+      candidate: candidate ? { candidate: candidate.candidate, sdpMid: candidate.sdpMid, sdpMLineIndex: candidate.sdpMLineIndex } : null,
+    });
 }
 
 function createPeer(name: string, frequency: number, iceServers: unknown[], relayOnly: boolean): void {

@@ -71,7 +71,9 @@ const REQUEST_TIMEOUT_MS = 20_000;
  */
 export async function startPeerHost(netns: string): Promise<PeerHost> {
   const guard = fs.existsSync('/usr/bin/setpriv') ? ['setpriv', '--pdeathsig', 'KILL', '--'] : [];
-  const child: ChildProcess = spawn('ip', ['netns', 'exec', netns, ...guard, process.execPath, ...process.execArgv, HOST], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = spawn('ip', ['netns', 'exec', netns, ...guard, process.execPath, ...process.execArgv, HOST], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
   const candidateListeners = new Map<string, (candidate: IceCandidate | null) => void>();

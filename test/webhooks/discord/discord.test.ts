@@ -46,7 +46,11 @@ t.test('fromDiscord holds its own payload to Discord’s rules', async (t) => {
   });
   t.strictSame(fromDiscord({ content: '  ', embeds: [{ title: 'x' }] }).content, '', 'blank content with an embed is no content');
   t.equal(fromDiscord({ content: 'hi', username: '  Discord Helper  ' }).username, 'Discord Helper', 'any name, trimmed');
-  t.strictSame(fromDiscord({ content: 'hi', allowed_mentions: {} }).allowed_mentions, { parse: [], users: [], roles: [] }, 'an empty object lets no mention notify');
+  t.strictSame(
+    fromDiscord({ content: 'hi', allowed_mentions: {} }).allowed_mentions,
+    { parse: [], users: [], roles: [] },
+    'an empty object lets no mention notify',
+  );
   t.strictSame(
     fromDiscord({ content: 'hi', allowed_mentions: { parse: ['everyone', 'everyone'], users: ['A', 'a'] } }).allowed_mentions,
     { parse: ['everyone'], users: ['a'], roles: [] },

@@ -153,12 +153,18 @@ t.test('fromGitHub: pull requests, issues and comments by action', async (t) => 
   const title = (event: string, body: Record<string, unknown>) => fromGitHub(event, body)!.embeds[0];
   const merged = changed('pull_request', ['action'], 'closed');
   (merged.pull_request as Record<string, unknown>).merged = true;
-  t.match(title('pull_request', merged), { title: '[Codertocat/Hello-World] Pull request merged: #2 Update the README with new information.', color: COLORS.purple });
+  t.match(title('pull_request', merged), {
+    title: '[Codertocat/Hello-World] Pull request merged: #2 Update the README with new information.',
+    color: COLORS.purple,
+  });
   t.notOk(title('pull_request', merged).description, 'no body once the news is the merge');
   t.match(title('pull_request', changed('pull_request', ['action'], 'closed')), { title: /Pull request closed: #2/, color: COLORS.red });
   t.match(title('pull_request', changed('pull_request', ['action'], 'reopened')), { title: /Pull request reopened: #2/, color: COLORS.green });
   t.match(title('pull_request', changed('pull_request', ['action'], 'ready_for_review')), { title: /Pull request ready for review: #2/ });
-  t.match(title('issues', changed('issues', ['action'], 'closed')), { title: '[Codertocat/Hello-World] Issue closed: #1 Spelling error in the README file', color: COLORS.red });
+  t.match(title('issues', changed('issues', ['action'], 'closed')), {
+    title: '[Codertocat/Hello-World] Issue closed: #1 Spelling error in the README file',
+    color: COLORS.red,
+  });
   t.match(title('issues', changed('issues', ['action'], 'reopened')), { title: /Issue reopened: #1/, color: COLORS.green });
   const onPr = changed('issue_comment', ['issue', 'pull_request'], { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/1' });
   t.equal(title('issue_comment', onPr).title, '[Codertocat/Hello-World] New comment on pull request #1: Spelling error in the README file');
@@ -178,7 +184,14 @@ t.test('fromGitHub: pushes list five commits, and pushes without commits say wha
   t.equal(lines.length, 6);
   t.equal(lines[5], '… and 2 more');
   t.equal(fromGitHub('push', { ...push, commits: [commits[1]] })!.embeds[0].title, '[Codertocat/Hello-World:master] 1 new commit');
-  const deletedTag = { ...push, ref: 'refs/tags/simple-tag', commits: [], head_commit: null, deleted: true, repository: { ...(push.repository as object), pushed_at: 1557933657 } };
+  const deletedTag = {
+    ...push,
+    ref: 'refs/tags/simple-tag',
+    commits: [],
+    head_commit: null,
+    deleted: true,
+    repository: { ...(push.repository as object), pushed_at: 1557933657 },
+  };
   t.strictSame(fromGitHub('push', deletedTag)!.embeds[0], {
     title: '[Codertocat/Hello-World] tag simple-tag deleted',
     url: 'https://github.com/Codertocat/Hello-World/compare/6113728f27ae...2698ed23905a',

@@ -83,7 +83,14 @@ t.test('fromSlack: text wins over blocks, and an empty or over-long message is r
   t.equal(fromSlack({ ...fixture('blocks'), text: '' }).content.split('\n')[0], '**New request**', 'empty text is no text');
   t.equal(fromSlack({ text: 'x'.repeat(4000) }).content.length, 4000);
   t.throws(() => fromSlack({ text: 'x'.repeat(4001) }), bad("a Slack message's text must be at most 4000 characters once converted; this one has 4001"));
-  for (const body of [{}, { text: '   ' }, { text: 5 }, { blocks: [{ type: 'actions', elements: [] }] }, { attachments: [{ image_url: 'https://x.example/i.png' }] }, { attachments: 'x' }]) {
+  for (const body of [
+    {},
+    { text: '   ' },
+    { text: 5 },
+    { blocks: [{ type: 'actions', elements: [] }] },
+    { attachments: [{ image_url: 'https://x.example/i.png' }] },
+    { attachments: 'x' },
+  ]) {
     t.throws(() => fromSlack(body), bad('a Slack message needs text, blocks or attachments'), JSON.stringify(body));
   }
 });
@@ -102,7 +109,11 @@ t.test('fromSlack reads attachments leniently, cutting text to fit instead of re
     description: 't',
     author: { name: 'Ann' },
   });
-  const long = one({ title: 'T'.repeat(300), text: 'D'.repeat(5000), fields: Array.from({ length: 30 }, (_, i) => ({ title: `f${i}`, value: 'v'.repeat(2000) })) });
+  const long = one({
+    title: 'T'.repeat(300),
+    text: 'D'.repeat(5000),
+    fields: Array.from({ length: 30 }, (_, i) => ({ title: `f${i}`, value: 'v'.repeat(2000) })),
+  });
   t.equal(long.title, `${'T'.repeat(255)}…`);
   t.ok(long.description!.endsWith('…'));
   t.ok(long.fields!.every((f) => f.value.length === 1024 && f.value.endsWith('…')));
@@ -111,6 +122,9 @@ t.test('fromSlack reads attachments leniently, cutting text to fit instead of re
   // Six of 903 characters fit whole; the seventh is cut to the 582 left, and the rest are left out.
   t.equal(many.length, 7, 'no more than 6000 characters of text in all');
   t.equal(many[6].description, `a6 ${'x'.repeat(578)}…`);
-  t.equal(many.reduce((sum, e) => sum + [...(e.description ?? '')].length, 0), MAX_EMBED_CHARS);
+  t.equal(
+    many.reduce((sum, e) => sum + [...(e.description ?? '')].length, 0),
+    MAX_EMBED_CHARS,
+  );
   t.equal(fromSlack({ attachments: Array.from({ length: 12 }, (_, i) => ({ text: `a${i}` })) }).embeds.length, 10);
 });

@@ -1,4 +1,16 @@
-import { EMBED_LIMITS, type Embed, MAX_COLOR, MAX_EMBEDS, MAX_EMBED_CHARS, charCount, embedChars, httpUrl, isObject, isoTimestamp, own } from '../../../core/embed';
+import {
+  EMBED_LIMITS,
+  type Embed,
+  MAX_COLOR,
+  MAX_EMBEDS,
+  MAX_EMBED_CHARS,
+  charCount,
+  embedChars,
+  httpUrl,
+  isObject,
+  isoTimestamp,
+  own,
+} from '../../../core/embed';
 import { badRequest } from '../../../core/http/errors';
 
 /*
@@ -165,7 +177,10 @@ export function fitText(value: string | undefined, max: number): string | undefi
   const text = clean(value).trim();
   if (text === '') return undefined;
   if (charCount(text) <= max) return text;
-  return `${[...text].slice(0, max - 1).join('').trimEnd()}…`;
+  return `${[...text]
+    .slice(0, max - 1)
+    .join('')
+    .trimEnd()}…`;
 }
 
 /** As fitText, on one line: names and titles. */
@@ -184,6 +199,7 @@ const MAX_UNIX_SECONDS = 253402300799;
 
 export function timestampOf(value: unknown): string | undefined {
   const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}(\.\d+)?$/.test(value) ? Number(value) : undefined;
-  if (seconds !== undefined) return Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_UNIX_SECONDS ? new Date(Math.floor(seconds * 1000)).toISOString() : undefined;
+  if (seconds !== undefined)
+    return Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_UNIX_SECONDS ? new Date(Math.floor(seconds * 1000)).toISOString() : undefined;
   return typeof value === 'string' ? (isoTimestamp(value) ?? undefined) : undefined;
 }

@@ -42,7 +42,10 @@ function discordAllowedMentions(value: unknown): AllowedMentions {
   const parse = mentionKinds(own(value, 'parse'));
   const users = mentionIds(own(value, 'users'), 'users');
   const roles = mentionIds(own(value, 'roles'), 'roles');
-  for (const [kind, ids] of [['users', users], ['roles', roles]] as const) {
+  for (const [kind, ids] of [
+    ['users', users],
+    ['roles', roles],
+  ] as const) {
     if (parse.includes(kind) && ids.length > 0) throw badRequest(`allowed_mentions: give "${kind}" in parse or a list of ${kind}, not both`);
   }
   return { parse, users, roles };

@@ -1,6 +1,20 @@
 import { EMBED_LIMITS, type Embed, isObject, own } from '../../../core/embed';
 import { badRequest } from '../../../core/http/errors';
-import { COLORS, type Draft, type IncomingMessage, type Obj, asList, at, buildEmbed, fitEmbeds, fitText, linkOf, oneLine, payloadObject, stringAt } from './common';
+import {
+  COLORS,
+  type Draft,
+  type IncomingMessage,
+  type Obj,
+  asList,
+  at,
+  buildEmbed,
+  fitEmbeds,
+  fitText,
+  linkOf,
+  oneLine,
+  payloadObject,
+  stringAt,
+} from './common';
 
 /** GitHub bodies (issues, pull requests, comments, releases) are previews: the link has the rest. */
 export const GITHUB_BODY_PREVIEW_CHARS = 500;

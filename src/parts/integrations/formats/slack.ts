@@ -1,7 +1,21 @@
 import { type Embed, charCount, isObject, own } from '../../../core/embed';
 import { badRequest } from '../../../core/http/errors';
 import { MAX_CONTENT_CHARS } from '../../../core/message-record';
-import { COLORS, type DraftField, type IncomingMessage, WEBHOOK_USERNAME_MAX, asList, buildEmbed, clean, fitEmbeds, linkOf, listAt, oneLine, payloadObject, stringAt } from './common';
+import {
+  COLORS,
+  type DraftField,
+  type IncomingMessage,
+  WEBHOOK_USERNAME_MAX,
+  asList,
+  buildEmbed,
+  clean,
+  fitEmbeds,
+  linkOf,
+  listAt,
+  oneLine,
+  payloadObject,
+  stringAt,
+} from './common';
 
 /**
  * Slack's incoming-webhook body (https://api.slack.com/messaging/webhooks): `text` in mrkdwn, and
@@ -16,7 +30,8 @@ export function fromSlack(body: unknown): IncomingMessage {
   const mrkdwn = stringAt(payload, 'text');
   const content = mrkdwn !== undefined && mrkdwn.trim() !== '' ? slackMarkdown(mrkdwn, formatted) : slackBlocksText(own(payload, 'blocks'));
   const length = charCount(content);
-  if (length > MAX_CONTENT_CHARS) throw badRequest(`a Slack message's text must be at most ${MAX_CONTENT_CHARS} characters once converted; this one has ${length}`);
+  if (length > MAX_CONTENT_CHARS)
+    throw badRequest(`a Slack message's text must be at most ${MAX_CONTENT_CHARS} characters once converted; this one has ${length}`);
   const embeds = fitEmbeds(listAt(payload, 'attachments').map(slackAttachment));
   if (content.trim() === '' && embeds.length === 0) throw badRequest('a Slack message needs text, blocks or attachments');
   const message: IncomingMessage = { content: content.trim() === '' ? '' : content.trim(), embeds };
@@ -95,7 +110,10 @@ function slackBlockText(block: unknown): string {
       return title === '' ? '' : `**${title}**`;
     }
     case 'context':
-      return listAt(block, 'elements').map(slackTextObject).filter((part) => part.trim() !== '').join(' ');
+      return listAt(block, 'elements')
+        .map(slackTextObject)
+        .filter((part) => part.trim() !== '')
+        .join(' ');
     case 'divider':
       return '---';
     default:
@@ -152,4 +170,3 @@ function slackAngle(inner: string): string {
   if (target.startsWith('#')) return `#${label.replace(/^#/, '') || target.slice(1)}`;
   return label !== '' && label !== target ? `${label} (${target})` : target;
 }
-
