@@ -398,7 +398,7 @@ function auditEntries(): Schema[] {
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
     ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
-    ['channel_create', 'channel', name],
+    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES) })],
     [
       'channel_update',
       'channel',
