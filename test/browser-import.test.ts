@@ -91,7 +91,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
   await step('the import runs to its end with its progress, and opens the new server', async (t) => {
     const { page } = owner;
     await page.click('#start-button');
-    await page.locator('#run-done:not([hidden])').waitFor();
+    await page.locator('#run-done:not([hidden])').waitFor({ timeout: 30_000 }); // the import runs in a worker thread, as the dry run
     t.equal(await page.textContent('#run-text'), '11 of 11 messages.');
     t.equal(await page.locator('#run-progress').getAttribute('max'), '11');
     await page.locator('#import-list li', { hasText: 'Club Archive' }).locator('.badge', { hasText: 'done' }).waitFor();
