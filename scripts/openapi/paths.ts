@@ -23,6 +23,7 @@ import {
   uuid,
 } from './dsl';
 import { FLAG_NAMES } from './schemas';
+import { signInOperations } from './sign-in';
 import { CHANNEL_TYPES } from '../../src/core/records';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
@@ -545,6 +546,7 @@ export const operations: Ops = [
       errors: [409, 429],
     },
   ],
+  ...signInOperations,
   [
     'PUT',
     '/api/account/avatar',

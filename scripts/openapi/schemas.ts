@@ -31,7 +31,23 @@ export const schemas: Record<string, Schema> = {
     display_name: nullable(str),
     avatar_url: nullable(str),
     two_factor: withDescription(bool, 'two-factor sign-in is on'),
+    has_password: withDescription(bool, 'the account has a password (one made through an OpenID Provider has none until it sets one)'),
+    username_changeable: withDescription(bool, "the username was made from a provider's claim and may still be changed once (PUT /api/account/username)"),
   }),
+  SignInOptions: obj({
+    providers: arr(obj({ id: str, name: withDescription(str, 'shown on its button: "Sign in with <name>"') })),
+    password_signup: withDescription(bool, 'POST /api/register is open (PASSWORD_SIGNUP)'),
+  }),
+  SsoSignedIn: obj({ user_id: uuid, suspended: bool, return_to: withDescription(str, 'where the sign-in was going: a path on this site') }),
+  Identity: obj({
+    id: uuid,
+    provider_id: str,
+    provider_name: withDescription(nullable(str), 'null when the provider is no longer configured (the identity then opens nothing)'),
+    email: withDescription(nullable(str), 'the verified email the provider gave at the last sign-in'),
+    created_at: time,
+    last_used_at: time,
+  }),
+  LinkStarted: obj({ authorization_url: withDescription(str, "the provider's sign-in page: send the browser there") }),
   Session: obj({
     id: withDescription(uuid, 'the handle to end it by (never the cookie value)'),
     device: withDescription(bool, 'a remembered device (it signs its browser in again after a restart) rather than a session alone'),
