@@ -23,6 +23,7 @@ import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devic
 import { createIdentityCheck } from './parts/accounts/identity';
 import { createIdentities } from './parts/accounts/identities';
 import { createOidcClient } from './parts/accounts/oidc';
+import { createPasskeys } from './parts/accounts/passkeys';
 import { createSignInMethods } from './parts/accounts/sign-in-methods';
 import { createSso } from './parts/accounts/sso';
 import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/mail';
@@ -177,6 +178,7 @@ export function createApp(options: AppOptions): RunningApp {
   const identities = createIdentities(db, clock);
   const oidc = createOidcClient({ baseUrl: () => config.baseUrl, clock, log });
   const sso = createSso({ db, clock, config, limits, identities, accountRows, accountChanges, twoFactor });
+  const passkeys = createPasskeys({ db, clock, config });
   const signInMethods = createSignInMethods({ db, config });
   const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
@@ -261,6 +263,7 @@ export function createApp(options: AppOptions): RunningApp {
     identities,
     oidc,
     sso,
+    passkeys,
     signInMethods,
     avatars,
     accountExports,

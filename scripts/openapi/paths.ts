@@ -397,7 +397,11 @@ export const operations: Ops = [
           {
             username: str,
             password: str,
-            code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' },
+            code: {
+              ...str,
+              description:
+                'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off); an account without a password signs in with an empty password and a recovery code',
+            },
             remember,
           },
           ['code', 'remember'],

@@ -1,5 +1,5 @@
 /** Signing in with an OpenID Provider (src/api/sso.ts) or a passkey (src/api/passkeys.ts), as OpenAPI operations. */
-import { type OpSpec, type Schema, input, ref, rule, str, username } from './dsl';
+import { type OpSpec, type Schema, input, ref, rule, str, text, username } from './dsl';
 
 type Ops = [method: string, path: string, spec: OpSpec][];
 
@@ -136,4 +136,131 @@ export const signInOperations: Ops = [
       errors: [409],
     },
   ],
+  ...passkeyOperations(),
 ];
+
+/** Passkeys (WebAuthn, src/api/passkeys.ts): the account's, and the username-less sign-in. */
+function passkeyOperations(): Ops {
+  const credential: Schema = {
+    type: 'object',
+    description:
+      'the PublicKeyCredential the browser gave, in its JSON encoding (PublicKeyCredential.toJSON(); base64url fields): id, rawId, type "public-key", response',
+    required: ['id', 'rawId', 'type', 'response'],
+    properties: {
+      id: { type: 'string', maxLength: 1024 },
+      rawId: { type: 'string', maxLength: 1024 },
+      type: { type: 'string', enum: ['public-key'] },
+      response: { type: 'object' },
+    },
+  };
+  const name = text(64);
+  const WAITING = rule(
+    'a registration asked for by POST /api/account/passkeys/options waits (5 minutes, the latest one)',
+    'no passkey registration is waiting',
+  );
+  const CHECKS = rule(
+    'the credential checks out (@simplewebauthn/server: challenge, origin and RP id of BASE_URL, user verification, signature)',
+    'the passkey does not check out',
+  );
+  const SHAPE = rule(
+    'response is the credential as the browser gave it (rawId equal to id, the response fields as strings)',
+    'response must be the credential',
+  );
+  return [
+    [
+      'POST',
+      '/api/account/passkeys/options',
+      {
+        tag,
+        summary:
+          "Start registering a passkey: with the current password, the options for navigator.credentials.create() (a discoverable credential, user verification required, the relying party BASE_URL's host); the challenge waits 5 minutes. 409: 20 passkeys already",
+        auth: 'account',
+        body: { kind: 'json', schema: input({ current_password: currentPassword }) },
+        ok: [json(200, ref('PasskeyCreationOptions'))],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'POST',
+      '/api/account/passkeys',
+      {
+        tag,
+        summary: "Finish registering a passkey: the browser's answer to the options, checked; the passkey. 409: registered already, or 20 passkeys",
+        auth: 'account',
+        body: { kind: 'json', schema: input({ response: credential, name }, ['name']) },
+        prose: [WAITING, CHECKS, SHAPE],
+        ok: [json(201, ref('Passkey'))],
+        errors: [409],
+      },
+    ],
+    [
+      'GET',
+      '/api/account/passkeys',
+      { tag, summary: "The account's passkeys, oldest first", auth: 'account', ok: [json(200, { type: 'array', items: ref('Passkey') })] },
+    ],
+    [
+      'PATCH',
+      '/api/account/passkeys/{passkey_id}',
+      { tag, summary: 'Rename a passkey', auth: 'account', body: { kind: 'json', schema: input({ name }) }, ok: [json(200, ref('Passkey'))] },
+    ],
+    [
+      'DELETE',
+      '/api/account/passkeys/{passkey_id}',
+      {
+        tag,
+        summary: 'Remove a passkey: it no longer signs in. 409 when it is the last way in (no password, other passkey or identity)',
+        auth: 'account',
+        ok: [empty('removed')],
+        errors: [409],
+      },
+    ],
+    [
+      'DELETE',
+      '/api/account/password',
+      {
+        tag,
+        summary:
+          'Remove the password (a passkey or a provider replaces it): with the current password and, with two-factor sign-in on, a code. Every other session and remembered device ends; the recovery codes still sign in (POST /api/login with an empty password). 409: no password, or it is the last way in',
+        auth: 'account',
+        body: {
+          kind: 'json',
+          schema: input(
+            { current_password: currentPassword, code: { ...str, description: 'with two-factor sign-in on: a current code or an unused recovery code' } },
+            ['code'],
+          ),
+        },
+        ok: [empty('removed')],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'POST',
+      '/api/login/passkey/options',
+      {
+        tag,
+        summary:
+          'Start a username-less sign-in with a passkey: the options for navigator.credentials.get() (no account named; also the conditional UI of the sign-in field)',
+        auth: 'none',
+        ok: [json(200, ref('PasskeyRequestOptions'))],
+        errors: [429],
+      },
+    ],
+    [
+      'POST',
+      '/api/login/passkey',
+      {
+        tag,
+        summary:
+          "Sign in with a passkey: the browser's answer, checked (a challenge of POST /api/login/passkey/options, good once, 5 minutes; origin and RP id of BASE_URL; user verification; signature; counter). Counts as two factors: no code is asked. 401: it does not check out (a failed login of its account and the address)",
+        auth: 'none',
+        body: {
+          kind: 'json',
+          schema: input({ response: credential, remember: { type: 'boolean', description: '"remember this device": also sets app_device' } }, ['remember']),
+        },
+        prose: [SHAPE],
+        ok: [{ ...json(200, ref('LoggedIn')), headers: { 'Set-Cookie': `always: ${sessionCookies}` } }],
+        errors: [401, 429],
+      },
+    ],
+  ];
+}

@@ -118,6 +118,7 @@ function accountHandlers({
   /**
    * 200 {user_id, suspended} and a fresh session cookie; unknown user and wrong password get the
    * same 401 in about the same time; failures are limited per account and per address (429).
+   * An account without a password gives an empty password and a recovery code as `code`.
    */
   async function login(ctx: PublicCtx) {
     const { username, password, code } = ctx.body;
@@ -130,6 +131,14 @@ function accountHandlers({
     // no attacker-sized string becomes a limiter key.
     const attempt = loginGuard.begin(USERNAME_RULE.test(username) ? username.toLowerCase() : null, ctx.client);
     const row = attempt.accountKey ? credentialsByUsername.get(username) : undefined;
+    // An account without a password (a passkey replaced it, or it came through a provider) signs
+    // in with a recovery code alone when its passkeys are lost: 50 random bits, used up, and a
+    // wrong one counted as a failed login (docs/security.md "Passkeys"). A code from the app is not enough.
+    if (row && !isPasswordHash(row.password_hash) && password === '' && typeof code === 'string' && code !== '') {
+      if (!twoFactor.useRecoveryCode(row.id, code)) throw new HttpError(401, 'invalid recovery code', {}, 'two_factor_failed');
+      attempt.succeeded();
+      return signedIn(ctx, row, 'recovery', remember);
+    }
     const { ok, rehash } = await verifyPassword(row?.password_hash, password);
     if (!ok || !row) throw new HttpError(401, 'invalid username or password', {}, 'login_failed');
     if (twoFactor.isOn(row.id)) {
@@ -145,7 +154,11 @@ function accountHandlers({
     }
     attempt.succeeded();
     if (rehash) accountChanges.setPassword(row.id, await hashPassword(password), 'none');
-    openSession({ sessions, devices, config }, ctx, row.id, { method: 'password', remember });
+    return signedIn(ctx, row, 'password', remember);
+  }
+
+  function signedIn(ctx: PublicCtx, row: { id: string; standing: number }, method: 'password' | 'recovery', remember: boolean) {
+    openSession({ sessions, devices, config }, ctx, row.id, { method, remember });
     const suspended = row.standing >= SUSPENDED;
     if (ctx.form) return redirect(suspended ? '/account/warnings' : '/?logged_in=1');
     return json({ user_id: row.id, suspended });

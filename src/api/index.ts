@@ -9,6 +9,7 @@ import { accountExportRoutes } from './account-export';
 import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
 import { ssoRoutes } from './sso';
+import { passkeyRoutes } from './passkeys';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
 import { clusterRoutes } from './cluster';
@@ -49,6 +50,7 @@ export function buildRoutes(services: Services): Route[] {
     ...accountRoutes(services),
     ...accountSecurityRoutes(services),
     ...ssoRoutes(services),
+    ...passkeyRoutes(services),
     ...profileRoutes(services),
     ...accountExportRoutes(services),
     ...emailRoutes(services),

@@ -60,8 +60,11 @@ export interface Session {
   method?: SignInMethod;
 }
 
-/** What a session was opened with: a password (and code), a passkey, an OpenID Provider, or a remembered device. */
-export type SignInMethod = 'password' | 'passkey' | 'oidc' | 'device';
+/**
+ * What a session was opened with: a password (and code), a passkey, an OpenID Provider, a
+ * recovery code (an account without a password), or a remembered device.
+ */
+export type SignInMethod = 'password' | 'passkey' | 'oidc' | 'recovery' | 'device';
 
 /**
  * Who may call a route:

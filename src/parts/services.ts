@@ -34,6 +34,7 @@ import type { DeviceStore } from './accounts/devices';
 import type { IdentityCheck } from './accounts/identity';
 import type { Identities } from './accounts/identities';
 import type { OidcClient } from './accounts/oidc';
+import type { Passkeys } from './accounts/passkeys';
 import type { SignInMethods } from './accounts/sign-in-methods';
 import type { Sso } from './accounts/sso';
 import type { Claims } from './import/claims';
@@ -85,6 +86,8 @@ export interface Services {
   oidc: OidcClient;
   /** Which account a provider's identity signs in to; sign-up, linking, admin_group, amr. */
   sso: Sso;
+  /** Passkeys (WebAuthn, @simplewebauthn/server): registration, the account's list, username-less sign-in. */
+  passkeys: Passkeys;
   /** The ways into an account (password, passkeys, identities): the last one stays. */
   signInMethods: SignInMethods;
   avatars: Avatars;

@@ -58,7 +58,7 @@ export interface AccountRows {
 }
 
 /** No password hash: nothing verifies against it, so an account made with it cannot sign in with a password. */
-const NO_PASSWORD = '!';
+export const NO_PASSWORD = '!';
 
 /** Whether a stored password hash is one a password can match (not none, not an erased account's). */
 export const isPasswordHash = (hash: string | null | undefined): boolean => typeof hash === 'string' && hash !== NO_PASSWORD && hash !== '';

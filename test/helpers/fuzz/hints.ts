@@ -51,6 +51,8 @@ export const FIXTURE_COUNTS = {
   provider: 1,
   /** the owner's identity at that provider */
   identity: 1,
+  /** the owner's passkey */
+  passkey: 1,
 } as const;
 export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
@@ -74,6 +76,7 @@ const ID_KINDS: FixtureKind[] = [
   'user',
   'session',
   'identity',
+  'passkey',
 ];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
@@ -113,6 +116,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   session_id: 'session',
   provider: 'provider',
   identity_id: 'identity',
+  passkey_id: 'passkey',
   reply_to: 'message',
   before: 'message',
   after: 'message',

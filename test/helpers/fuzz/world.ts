@@ -10,6 +10,7 @@ import { openExport } from '../../../src/parts/import/export-files';
 import type { ResolveContext } from './deferred';
 import { FIXTURE_COUNTS, type FixtureKind } from './hints';
 import { type ListeningProvider, listenProvider } from '../oidc-provider';
+import { SoftAuthenticator } from '../webauthn';
 
 /**
  * The server under test and everything the fuzzer's path parameters point at.
@@ -446,6 +447,11 @@ export class World {
     // fuzzer cannot sign in at the provider's pages; test/sso.test.ts does).
     for (const old of this.server.app.identities.list(owner.userId)) this.server.app.identities.unlink(owner.userId, old.id);
     const identity = this.server.app.identities.link(owner.userId, 'test', this.provider!.issuer, `owner-${crypto.randomUUID()}`, null);
+    // The owner's passkey, made by a software authenticator (test/passkeys.test.ts holds the ceremony).
+    const ownKeys = await this.must(owner, 'GET', '/api/account/passkeys', undefined, 200);
+    await Promise.all((ownKeys.body as { id: string }[]).map((p) => this.must(owner, 'DELETE', `/api/account/passkeys/${p.id}`, undefined, 204, 409)));
+    const options = await this.must(owner, 'POST', '/api/account/passkeys/options', { current_password: owner.password }, 200);
+    const passkey = await this.must(owner, 'POST', '/api/account/passkeys', { response: new SoftAuthenticator(this.url).create(options.body as never) }, 201);
     recordImport(this.server.app.db, systemClock, {
       id: importId,
       ownerId: owner.userId,
@@ -473,6 +479,7 @@ export class World {
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
       identity: [identity.id],
+      passkey: [(passkey.body as { id: string }).id],
     };
   }
 }
