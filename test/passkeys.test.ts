@@ -3,6 +3,7 @@
 // credential that counts as two factors; the relying party from BASE_URL; a passkey in place of
 // the password, with the recovery codes still a way in. A software authenticator answers
 // (test/helpers/webauthn.ts); every refusal is a clear 4xx that opens no session.
+import crypto from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import t, { type Test } from 'tap';
 import { createSecretBox, loadSecretKey } from '../src/core/secret-box';
@@ -56,7 +57,7 @@ async function twoFactorOn(server: TestServer, clock: FakeClock, client: Client)
 }
 
 t.test('a passkey is registered with the current password, listed, renamed and removed', async (t) => {
-  const { server } = await boot(t);
+  const { server, clock } = await boot(t);
   const alice = await signUp(server.url, uniqueName('alice'), PASSWORD);
   const key = new SoftAuthenticator(server.url);
 
@@ -71,6 +72,7 @@ t.test('a passkey is registered with the current password, listed, renamed and r
   t.match(made.body, { name: 'Laptop', last_used_at: null, backed_up: false });
   t.equal((await alice.post('/api/account/passkeys', { response: key.create(options.body) })).status, 400, 'a challenge is good once');
 
+  clock.advance(1000);
   const second = await register(alice, new SoftAuthenticator(server.url));
   t.equal(second.name, 'Passkey', 'a default name');
   const listed = await must(alice.get('/api/account/passkeys'), 200);
@@ -125,7 +127,7 @@ t.test('passkey sign-in refusals: each a 4xx that opens no session', async (t) =
     ['another origin (phishing)', { origin: 'https://evil.example' }, /origin/i],
     ['another relying party', { rpId: 'evil.example' }, /RP ID/i],
     ['no user verification (one factor)', { userVerified: false }, /user (could not be )?verified/i],
-    ['a challenge the server never gave', { challenge: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, /challenge/i],
+    ['a challenge the server never gave', { challenge: crypto.randomBytes(40).toString('base64url') }, /challenge/i],
     ['a registration answer', { type: 'webauthn.create' }, /type/i],
   ];
   for (const [what, bend, reason] of cases) {

@@ -22,13 +22,17 @@ import { HttpError, badRequest, conflict } from '../../core/http/errors';
  * something one has that only unlocks for who one is (or what one knows). The server keeps the
  * public key and the signature counter only.
  *
- * Challenges are random, kept in memory, good once and for CHALLENGE_TTL_MS: a registration's
- * for its account (the latest one asked), a sign-in's for anyone (the sign-in is username-less:
- * the credential names its account).
+ * Challenges are random, good once and for CHALLENGE_TTL_MS. A registration's is kept in memory
+ * for its account (the latest one asked). A sign-in's is asked by anyone, unsigned in, at every
+ * visit of the sign-in page (the conditional UI): so the server keeps nothing for it until it is
+ * answered. It carries its own expiry and a MAC by a key of this process (a restart voids those
+ * outstanding), and only a challenge answered is remembered, until it expires, so that it is good
+ * once; answers are failed logins when wrong, so that memory is bounded by the login limits.
  */
 export const CHALLENGE_TTL_MS = 5 * MINUTE;
-/** Sign-in challenges outstanding at most, everyone together. */
-export const MAX_PENDING_CHALLENGES = 10_000;
+/** A sign-in challenge: 16 random bytes, its expiry (ms, 8 bytes), a MAC of both (16 bytes). */
+const NONCE_BYTES = 16;
+const MAC_BYTES = 16;
 export const MAX_PASSKEYS_PER_USER = 20;
 export const MAX_PASSKEY_NAME_CHARS = 64;
 /** How long a browser may wait on the person (the authenticator's own prompt). */
@@ -61,7 +65,7 @@ export interface Passkeys {
   list(userId: string): Passkey[];
   rename(userId: string, id: string, name: string): Passkey | null;
   remove(userId: string, id: string): boolean;
-  /** What navigator.credentials.get() takes for a username-less sign-in (and the conditional UI), with a new challenge. */
+  /** What navigator.credentials.get() takes for a username-less sign-in (and the conditional UI), with a new challenge (kept nowhere). */
   signInOptions(): Promise<PublicKeyCredentialRequestOptionsJSON>;
   /** The account whose passkey this answer names (its owner), or null: looked up before the check, so a failure is counted against it. */
   ownerOf(response: unknown): string | null;
@@ -119,7 +123,28 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
   const remove = db.prepare('DELETE FROM passkeys WHERE user_id = ? AND id = ?');
 
   const registrations = new Map<string, { challenge: string; expires: number }>();
-  const signIns = new Map<string, number>();
+  /** Sign-in challenges answered, until they expire (good once). */
+  const spent = new Map<string, number>();
+  const macKey = crypto.randomBytes(32);
+  const macOf = (payload: Buffer) => crypto.createHmac('sha256', macKey).update('passkey sign-in\0').update(payload).digest().subarray(0, MAC_BYTES);
+  const newSignInChallenge = () => {
+    const payload = Buffer.alloc(NONCE_BYTES + 8);
+    crypto.randomFillSync(payload, 0, NONCE_BYTES);
+    payload.writeBigUInt64BE(BigInt(clock.now() + CHALLENGE_TTL_MS), NONCE_BYTES);
+    return Buffer.concat([payload, macOf(payload)]);
+  };
+  /** Whether a sign-in challenge is one of ours, unexpired, not answered before (it is spent now). */
+  const spendSignInChallenge = (challenge: string) => {
+    const bytes = Buffer.from(challenge, 'base64url');
+    if (bytes.length !== NONCE_BYTES + 8 + MAC_BYTES || bytes.toString('base64url') !== challenge) return false;
+    const payload = bytes.subarray(0, NONCE_BYTES + 8);
+    if (!crypto.timingSafeEqual(macOf(payload), bytes.subarray(NONCE_BYTES + 8))) return false;
+    const expires = Number(payload.readBigUInt64BE(NONCE_BYTES));
+    sweep(spent, (until) => until);
+    if (expires <= clock.now() || spent.has(challenge)) return false;
+    spent.set(challenge, expires);
+    return true;
+  };
   const relyingParty = () => {
     const url = new URL(config.baseUrl);
     return { rpID: url.hostname, origin: url.origin };
@@ -217,11 +242,12 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
     remove: (userId, id) => remove.run(userId, id).changes > 0,
 
     async signInOptions() {
-      sweep(signIns, (expires) => expires);
-      if (signIns.size >= MAX_PENDING_CHALLENGES) throw new HttpError(503, 'too many sign-ins in progress: try again in a minute', { 'Retry-After': '60' });
-      const options = await generateAuthenticationOptions({ rpID: relyingParty().rpID, userVerification: 'required', timeout: CEREMONY_TIMEOUT_MS });
-      signIns.set(options.challenge, clock.now() + CHALLENGE_TTL_MS);
-      return options;
+      return generateAuthenticationOptions({
+        rpID: relyingParty().rpID,
+        challenge: new Uint8Array(newSignInChallenge()),
+        userVerification: 'required',
+        timeout: CEREMONY_TIMEOUT_MS,
+      });
     },
 
     ownerOf(value) {
@@ -240,11 +266,7 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
         const verified = await verifyAuthenticationResponse({
           response,
           // Good once, and only while fresh: a challenge is spent by its first answer, right or wrong.
-          expectedChallenge: (challenge) => {
-            const expires = signIns.get(challenge);
-            signIns.delete(challenge);
-            return expires !== undefined && expires > clock.now();
-          },
+          expectedChallenge: spendSignInChallenge,
           expectedOrigin: origin,
           expectedRPID: rpID,
           credential: { id: credential.credentialId, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports },
