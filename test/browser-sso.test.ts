@@ -1,8 +1,10 @@
 import type { CDPSession, Page } from 'playwright-core';
 import t from 'tap';
 import { ARGS, CHROMIUM, SKIP, WAIT, clientOf, openWindow, shot, stepper, until } from './helpers/browser';
+import { Secret, TOTP } from 'otpauth';
+import { createSecretBox, loadSecretKey } from '../src/core/secret-box';
 import { listenProvider } from './helpers/oidc-provider';
-import { startServer } from './helpers/server';
+import { FakeClock, startServer } from './helpers/server';
 
 /**
  * Signing in with an organisation and with a passkey (issue 55) end to end in the system
@@ -10,7 +12,8 @@ import { startServer } from './helpers/server';
  * consent pages (oidc-provider on loopback) into a new account; a passkey registered on the
  * account page with Chromium's virtual authenticator (DevTools protocol WebAuthn.*); the
  * provider unlinked and linked again from the account page; and signing in with the passkey,
- * by its button and by the username field's autofill (the conditional UI), without a username.
+ * by its button and by the username field's autofill (the conditional UI), without a username;
+ * with two-factor sign-in on, the provider's sign-in finished by the code on the sign-in page.
  *
  * WebAuthn needs a domain for its relying party (never an IP address), so the page is served as
  * http://localhost:<port> (a secure context): BASE_URL says so, and Chromium maps localhost to
@@ -28,7 +31,9 @@ const EXPECTED_REFUSALS: [number, string][] = [
 t.test('sign in through the provider, register a passkey, sign in with it (button and autofill)', { skip: SKIP }, async (t) => {
   const listening = await listenProvider();
   t.teardown(listening.close);
-  const server = await startServer({ env: { OIDC_PROVIDERS: JSON.stringify([listening.entry({ allow_signup: true })]) } });
+  // A clock the test moves a TOTP step at a time (the provider's tokens carry real times: it starts at now).
+  const clock = new FakeClock(Date.now());
+  const server = await startServer({ clock, env: { OIDC_PROVIDERS: JSON.stringify([listening.entry({ allow_signup: true })]) } });
   t.teardown(server.close);
   const base = server.url.replace('127.0.0.1', 'localhost');
   server.app.config.baseUrl = base;
@@ -79,6 +84,8 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
     await w.context.clearCookies();
     await page.goto(`${base}/`);
   }
+
+  const sessionOfPage = async () => (await w.context.cookies(base)).find((c) => c.name === 'app_session')?.value;
 
   /** How the page called navigator.credentials.get() since the sign-out: "conditional" or "modal", in order. */
   const mediations = async () => JSON.parse((await page.evaluate(() => sessionStorage.getItem('test.mediations'))) ?? '[]') as string[];
@@ -184,6 +191,37 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
     await page.locator('#me-button').waitFor();
     await until(page, 'the passkey session', async () => server.app.sessions.listForUser(userId).filter((s) => s.method === 'passkey').length > before);
     t.same(await mediations(), ['conditional'], 'signed in from the autofill, no button pressed');
+  });
+
+  await step('with two-factor sign-in on, a sign-in through the provider asks the code on the sign-in page', async (t) => {
+    // Set up through the API (browser-account.test.ts walks the page), with a secret the test knows.
+    const api = await clientOf(w, base);
+    await api.post('/api/account/2fa/setup', {});
+    const secret = new Secret({ size: 20 }).base32;
+    const box = createSecretBox(loadSecretKey(server.dataDir, null));
+    server.app.db.prepare('UPDATE users SET totp_pending = ? WHERE id = ?').run(box.seal(secret, userId), userId);
+    const code = () => {
+      clock.advance(30_000);
+      return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: clock.now() });
+    };
+    t.equal((await api.post('/api/account/2fa/enable', { code: code() })).status, 200, 'two-factor sign-in on');
+    await signOut(false);
+    await page.locator('#login-form').waitFor();
+    w.watching = false;
+    await page.getByRole('link', { name: 'Sign in with Test Org' }).click();
+    await page.waitForURL((url) => url.href.startsWith(provider.issuer) || url.search === '?sso=code', { waitUntil: 'commit' });
+    await page.waitForLoadState();
+    await throughProvider(page, 'zed');
+    await page.locator('#sso-code-panel').waitFor();
+    t.notOk(await page.isVisible('#login-panel'), 'only the code step shows');
+    t.notOk(await sessionOfPage(), 'no session yet');
+    await page.fill('#sso-code', code());
+    await page.click('#sso-code-form button[type=submit]');
+    await page.locator('#me-button').waitFor();
+    t.ok(
+      server.app.sessions.listForUser(userId).some((s) => s.method === 'oidc'),
+      'signed in through the provider and the code',
+    );
   });
 
   await step('a passkey removed on the account page no longer signs in', async (t) => {
