@@ -67,6 +67,11 @@ t.test('a passkey is registered with the current password, listed, renamed and r
   t.equal(options.body.rp.id, '127.0.0.1', "the relying party is BASE_URL's host");
   t.match(options.body.authenticatorSelection, { residentKey: 'required', userVerification: 'required' }, 'discoverable and verified');
   t.equal(options.body.user.name, alice.username);
+  t.same(
+    options.body.pubKeyCredParams.map((p: { alg: number }) => p.alg),
+    [-8, -7, -257],
+    'Ed25519, ES256, RS256 (not the experimental ML-DSA the library would offer first)',
+  );
 
   const made = await must(alice.post('/api/account/passkeys', { response: key.create(options.body), name: 'Laptop' }), 201);
   t.match(made.body, { name: 'Laptop', last_used_at: null, backed_up: false });

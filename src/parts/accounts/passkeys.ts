@@ -35,6 +35,12 @@ const NONCE_BYTES = 16;
 const MAC_BYTES = 16;
 export const MAX_PASSKEYS_PER_USER = 20;
 export const MAX_PASSKEY_NAME_CHARS = 64;
+/**
+ * The signature algorithms a passkey may use (COSE ids): Ed25519, ES256 and RS256, which every
+ * authenticator offers one of. Not the library's default, which puts ML-DSA-44 first and probes
+ * for it through Node's experimental SubtleCrypto.supports() (a warning on stderr at each start).
+ */
+const ALGORITHMS = [-8, -7, -257];
 /** How long a browser may wait on the person (the authenticator's own prompt). */
 const CEREMONY_TIMEOUT_MS = 2 * MINUTE;
 
@@ -179,6 +185,7 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
         userID: new Uint8Array(Buffer.from(user.id.replace(/-/g, ''), 'hex')),
         timeout: CEREMONY_TIMEOUT_MS,
         attestationType: 'none',
+        supportedAlgorithmIDs: ALGORITHMS,
         excludeCredentials: byUser.all(user.id).map((r) => ({ id: r.credential_id, transports: JSON.parse(r.transports) as string[] })),
         // Discoverable (the sign-in names no account) and verified (a fingerprint or a PIN): two factors.
         authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
@@ -205,6 +212,7 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
           expectedOrigin: origin,
           expectedRPID: rpID,
           requireUserVerification: true,
+          supportedAlgorithmIDs: ALGORITHMS,
         });
         if (!verified.verified) throw new Error('the attestation does not verify');
         info = verified.registrationInfo;
