@@ -24,6 +24,8 @@ const EXPECTED_REFUSALS: [number, string][] = [
   [401, '/api/account'],
   // The passkey removed at the end, offered by the authenticator still.
   [401, '/api/login/passkey'],
+  // Signed out by the server, the app asks to sign in again by itself and is refused (its device ended).
+  [401, '/api/session/resume'],
   // The provider's pages ask for a favicon it does not have.
   [404, '/favicon.ico'],
 ];
@@ -221,6 +223,19 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
     t.ok(
       server.app.sessions.listForUser(userId).some((s) => s.method === 'oidc'),
       'signed in through the provider and the code',
+    );
+  });
+
+  await step("signed out while in the app, the sign-in dialog's passkey button signs in again", async (t) => {
+    server.app.accountChanges.endDevices(userId);
+    server.app.sessions.endAllForUser(userId);
+    await page.locator('#signin-dialog').waitFor();
+    t.ok(await page.isVisible('#signin-passkey'), 'the dialog offers a passkey (this account has no password)');
+    await page.click('#signin-passkey');
+    await page.locator('#signin-dialog').waitFor({ state: 'hidden' });
+    t.ok(
+      server.app.sessions.listForUser(userId).some((s) => s.method === 'passkey'),
+      'a new session, opened by the passkey',
     );
   });
 
