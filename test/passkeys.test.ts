@@ -134,6 +134,7 @@ t.test('passkey sign-in refusals: each a 4xx that opens no session', async (t) =
     ['no user verification (one factor)', { userVerified: false }, /user (could not be )?verified/i],
     ['a challenge the server never gave', { challenge: crypto.randomBytes(40).toString('base64url') }, /challenge/i],
     ['a registration answer', { type: 'webauthn.create' }, /type/i],
+    ["another account's user handle", { userHandle: Buffer.alloc(16, 7).toString('base64url') }, /user handle/],
   ];
   for (const [what, bend, reason] of cases) {
     const { res } = await signInWith(server, key, bend);

@@ -45,6 +45,7 @@ export interface Bend {
   counter?: number;
   challenge?: string;
   type?: string;
+  userHandle?: string;
 }
 
 const UP = 0x01;
@@ -118,7 +119,7 @@ export class SoftAuthenticator {
         clientDataJSON: b64url(clientDataJSON),
         authenticatorData: b64url(authData),
         signature: b64url(signature),
-        userHandle: credential.userHandle,
+        userHandle: bend.userHandle ?? credential.userHandle,
       },
       clientExtensionResults: {},
     };

@@ -116,6 +116,9 @@ function readResponse(value: unknown, fields: string[]): { id: string; response:
   return v as { id: string; response: Record<string, unknown> };
 }
 
+/** The user handle an authenticator keeps for the account: its id's 16 bytes (it names no one outside this server). */
+const userHandleOf = (userId: string) => Buffer.from(userId.replace(/-/g, ''), 'hex');
+
 export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; config: Pick<Config, 'baseUrl' | 'instanceName'> }): Passkeys {
   const insert = db.prepare(
     `INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up, created_at, last_used_at)
@@ -182,7 +185,7 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
         userName: user.username,
         userDisplayName: user.displayName ?? user.username,
         // The user handle: the account's id, which names no one outside this server.
-        userID: new Uint8Array(Buffer.from(user.id.replace(/-/g, ''), 'hex')),
+        userID: new Uint8Array(userHandleOf(user.id)),
         timeout: CEREMONY_TIMEOUT_MS,
         attestationType: 'none',
         supportedAlgorithmIDs: ALGORITHMS,
@@ -268,6 +271,11 @@ export function createPasskeys({ db, clock, config }: { db: DB; clock: Clock; co
       const row = byCredential.get(response.id);
       if (!row) throw new HttpError(401, 'this passkey is not registered here (removed, or made for another account)', {}, 'passkey_refused');
       const credential = credentialOf(row);
+      // WebAuthn 7.2 step 6: a user handle, when the authenticator gives one, is the credential's account's.
+      const handle = (response.response as { userHandle?: unknown }).userHandle;
+      if (handle !== undefined && handle !== null && handle !== userHandleOf(credential.userId).toString('base64url')) {
+        throw new HttpError(401, 'the passkey sign-in does not check out: its user handle is not its account', {}, 'passkey_refused');
+      }
       const { rpID, origin } = relyingParty();
       let info;
       try {
