@@ -13,7 +13,8 @@ import { FakeClock, startServer } from './helpers/server';
  * account page with Chromium's virtual authenticator (DevTools protocol WebAuthn.*); the
  * provider unlinked and linked again from the account page; and signing in with the passkey,
  * by its button and by the username field's autofill (the conditional UI), without a username;
- * with two-factor sign-in on, the provider's sign-in finished by the code on the sign-in page.
+ * with two-factor sign-in on, the provider's sign-in finished by the code on the sign-in page;
+ * the app's sign-in dialog's passkey; a recovery code alone for an account without a password.
  *
  * WebAuthn needs a domain for its relying party (never an IP address), so the page is served as
  * http://localhost:<port> (a secure context): BASE_URL says so, and Chromium maps localhost to
@@ -55,6 +56,7 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
   let cdp: CDPSession;
   let authenticatorId = '';
   let userId = '';
+  let recoveryCodes: string[] = [];
 
   /**
    * Walks the provider's own pages (its login form, then its consent) until it sends the browser
@@ -206,7 +208,9 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
       clock.advance(30_000);
       return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: clock.now() });
     };
-    t.equal((await api.post('/api/account/2fa/enable', { code: code() })).status, 200, 'two-factor sign-in on');
+    const enabled = await api.post('/api/account/2fa/enable', { code: code() });
+    t.equal(enabled.status, 200, 'two-factor sign-in on');
+    recoveryCodes = enabled.body.recovery_codes;
     await signOut(false);
     await page.locator('#login-form').waitFor();
     w.watching = false;
@@ -236,6 +240,20 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
     t.ok(
       server.app.sessions.listForUser(userId).some((s) => s.method === 'passkey'),
       'a new session, opened by the passkey',
+    );
+  });
+
+  await step('an account without a password signs in with a recovery code alone from the sign-in page', async (t) => {
+    await signOut(false);
+    await page.locator('#login-form').waitFor();
+    await page.click('#recovery-signin summary');
+    await page.fill('#recovery-username', 'zed');
+    await page.fill('#recovery-code', recoveryCodes[0]);
+    await page.click('#recovery-form button[type=submit]');
+    await page.locator('#me-button').waitFor();
+    t.ok(
+      server.app.sessions.listForUser(userId).some((s) => s.method === 'recovery'),
+      'a session opened by the recovery code',
     );
   });
 

@@ -173,9 +173,28 @@ async function wireOtherWays() {
       if (ok) withPasskey(true);
     });
   };
+  $('other-ways').hidden = false;
+  // A recovery code alone signs in an account without a password (the server refuses it for one that has a password).
+  const recovery = $('recovery-form', HTMLFormElement);
+  recovery.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const button = submitButton(recovery);
+    button.disabled = true;
+    showText('problem', '');
+    try {
+      const code = $('recovery-code', HTMLInputElement).value.replace(/\s+/g, '');
+      goOn((await logIn($('recovery-username', HTMLInputElement).value, '', code, remember())).suspended);
+    } catch (err) {
+      button.disabled = false;
+      showText(
+        'problem',
+        err.status === 401 ? 'That did not sign you in: check the username and the code (each code works once).' : LOGIN_ERRORS[err.status] || err.message,
+      );
+      $('recovery-code', HTMLInputElement).value = '';
+    }
+  });
   if (passkeysSupported()) {
     $('passkey-signin').hidden = false;
-    $('other-ways').hidden = false;
     $('passkey-signin').addEventListener('click', () => withPasskey(false));
     listen();
   }
@@ -201,7 +220,6 @@ async function wireOtherWays() {
       }),
     ),
   );
-  if (options.providers.length > 0) $('other-ways').hidden = false;
 }
 
 /** ?sso=code: the code step of a sign-in through a provider (its session opens when the code is right). */
