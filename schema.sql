@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS users (
   -- a bot's owner, who may reset its token or delete it
   bot_owner_id  TEXT REFERENCES users (id),
   -- SHA-256 of a bot's token secret (a high-entropy secret needs no slow hash)
-  bot_token_hash TEXT
+  bot_token_hash TEXT,
+  -- 0: the username was made from an OpenID Provider's claim, and its owner may change it once
+  username_chosen INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 -- The columns a request's user is made of (src/parts/accounts/users.ts keeps them in memory): see generations.
@@ -78,6 +80,43 @@ CREATE TABLE IF NOT EXISTS device_retired_secrets (
   user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   retired_at  TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- Identities at OpenID Providers linked to accounts (src/parts/accounts/identities.ts): a
+-- provider's issuer and subject name one person there, linked to one account at most.
+CREATE TABLE IF NOT EXISTS identities (
+  id           TEXT PRIMARY KEY,
+  user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- the provider's id in OIDC_PROVIDERS when it was linked (the issuer is what identifies it)
+  provider_id  TEXT NOT NULL,
+  issuer       TEXT NOT NULL,
+  subject      TEXT NOT NULL,
+  -- the email the provider gave at the last sign-in, shown to the account's owner only
+  email        TEXT,
+  created_at   TEXT NOT NULL,
+  last_used_at TEXT NOT NULL,
+  UNIQUE (issuer, subject)
+);
+CREATE INDEX IF NOT EXISTS identities_by_user ON identities (user_id);
+
+-- Passkeys (WebAuthn credentials, src/parts/accounts/passkeys.ts): the public key of each, never a secret.
+CREATE TABLE IF NOT EXISTS passkeys (
+  id            TEXT PRIMARY KEY,
+  user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- base64url, as the authenticator made it: what a sign-in names
+  credential_id TEXT NOT NULL UNIQUE,
+  -- COSE_Key bytes
+  public_key    BLOB NOT NULL,
+  -- the authenticator's signature counter (0 for those that keep none)
+  counter       INTEGER NOT NULL,
+  -- JSON array of how the browser may reach it (internal, hybrid, usb, ...)
+  transports    TEXT NOT NULL,
+  name          TEXT NOT NULL,
+  -- 1: synced to the owner's other devices (a passkey manager)
+  backed_up     INTEGER NOT NULL,
+  created_at    TEXT NOT NULL,
+  last_used_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS passkeys_by_user ON passkeys (user_id);
 
 CREATE TABLE IF NOT EXISTS servers (
   id          TEXT PRIMARY KEY,

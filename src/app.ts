@@ -21,6 +21,11 @@ import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
 import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devices';
 import { createIdentityCheck } from './parts/accounts/identity';
+import { createIdentities } from './parts/accounts/identities';
+import { createOidcClient } from './parts/accounts/oidc';
+import { createPasskeys } from './parts/accounts/passkeys';
+import { createSignInMethods } from './parts/accounts/sign-in-methods';
+import { createSso } from './parts/accounts/sso';
 import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/mail';
 import { SessionStore } from './parts/accounts/sessions';
 import { createTwoFactor } from './parts/accounts/two-factor';
@@ -168,7 +173,13 @@ export function createApp(options: AppOptions): RunningApp {
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(loadSecretKey(config.dataDir, config.secretKey));
   const twoFactor = createTwoFactor({ db, clock, box, log });
-  const identity = createIdentityCheck({ db, limits, twoFactor });
+  const identity = createIdentityCheck({ db, clock, limits, twoFactor });
+  // Signing in with an OpenID Provider (docs/sso.md): the protocol, the linked identities, the decisions.
+  const identities = createIdentities(db, clock);
+  const oidc = createOidcClient({ baseUrl: () => config.baseUrl, clock, log });
+  const sso = createSso({ db, clock, config, limits, identities, accountRows, accountChanges, twoFactor });
+  const passkeys = createPasskeys({ db, clock, config });
+  const signInMethods = createSignInMethods({ db, config });
   const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
@@ -249,6 +260,11 @@ export function createApp(options: AppOptions): RunningApp {
     search,
     twoFactor,
     identity,
+    identities,
+    oidc,
+    sso,
+    passkeys,
+    signInMethods,
     avatars,
     accountExports,
     deletion,

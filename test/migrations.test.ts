@@ -285,3 +285,38 @@ t.test('a version 17 database: every channel is a text channel of no parent (17 
   t.ok(channels.length > 0, `${channels.length} channels carried over`);
   t.same([...new Set(channels.map((c) => `${c.type}/${c.parent_id}`))], ['text/null'], 'all text, none under another');
 });
+
+t.test('a version 18 database: everyone chose their username, nobody has an identity or a passkey (18 -> 19)', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const file = path.join(dataDir, 'chat.db');
+  // Today's schema as version 18 had it: no identities, no passkeys, no username_chosen; and a user.
+  const old = new Database(file);
+  old.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));
+  old.exec(`
+    DROP TABLE identities;
+    DROP TABLE passkeys;
+    ALTER TABLE users DROP COLUMN username_chosen;
+    INSERT INTO users (id, username, password_hash, created_at) VALUES ('u1', 'alice', '$argon2id$x', '2026-01-01T00:00:00.000Z');
+  `);
+  old.pragma('user_version = 18');
+  old.close();
+
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(
+    db.prepare('SELECT id, username, username_chosen FROM users').all(),
+    [{ id: 'u1', username: 'alice', username_chosen: 1 }],
+    'an old username counts as chosen: it cannot be changed as a claim-made one',
+  );
+  t.same(db.prepare('SELECT COUNT(*) FROM identities').pluck().get(), 0);
+  t.same(db.prepare('SELECT COUNT(*) FROM passkeys').pluck().get(), 0);
+  const identity = db.prepare(
+    "INSERT INTO identities (id, user_id, provider_id, issuer, subject, created_at, last_used_at) VALUES (?, 'u1', 'org', 'https://id.example', 's1', 'now', 'now')",
+  );
+  identity.run('i1');
+  t.throws(() => identity.run('i2'), /UNIQUE/, 'an identity opens one account');
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+  t.same(db.pragma('foreign_key_check'), []);
+});

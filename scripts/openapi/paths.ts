@@ -23,6 +23,7 @@ import {
   uuid,
 } from './dsl';
 import { FLAG_NAMES } from './schemas';
+import { signInOperations } from './sign-in';
 import { CHANNEL_TYPES } from '../../src/core/records';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
@@ -396,7 +397,11 @@ export const operations: Ops = [
           {
             username: str,
             password: str,
-            code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' },
+            code: {
+              ...str,
+              description:
+                'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off); an account without a password signs in with an empty password and a recovery code',
+            },
             remember,
           },
           ['code', 'remember'],
@@ -545,6 +550,7 @@ export const operations: Ops = [
       errors: [409, 429],
     },
   ],
+  ...signInOperations,
   [
     'PUT',
     '/api/account/avatar',

@@ -8,6 +8,8 @@ import type { Route } from '../core/types';
 import { accountExportRoutes } from './account-export';
 import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
+import { ssoRoutes } from './sso';
+import { passkeyRoutes } from './passkeys';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
 import { clusterRoutes } from './cluster';
@@ -47,6 +49,8 @@ export function buildRoutes(services: Services): Route[] {
     { method: 'GET', path: '/api/openapi.json', auth: 'none', body: 'none', handler: () => json(contract) },
     ...accountRoutes(services),
     ...accountSecurityRoutes(services),
+    ...ssoRoutes(services),
+    ...passkeyRoutes(services),
     ...profileRoutes(services),
     ...accountExportRoutes(services),
     ...emailRoutes(services),

@@ -302,6 +302,31 @@ const MIGRATIONS: ((db: DB) => void)[] = [
     if (!columns.has('type')) db.exec("ALTER TABLE channels ADD COLUMN type TEXT NOT NULL DEFAULT 'text'");
     if (!columns.has('parent_id')) db.exec('ALTER TABLE channels ADD COLUMN parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE');
   },
+  // 18 -> 19: signing in with an OpenID Provider or a passkey (issue 55). Everyone so far chose
+  // their username; nobody has an identity or a passkey yet (the tables as schema.sql has them).
+  (db) => {
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(users)')
+        .all()
+        .map((c) => c.name),
+    );
+    if (!columns.has('username_chosen')) db.exec('ALTER TABLE users ADD COLUMN username_chosen INTEGER NOT NULL DEFAULT 1');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS identities (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, provider_id TEXT NOT NULL,
+        issuer TEXT NOT NULL, subject TEXT NOT NULL, email TEXT, created_at TEXT NOT NULL, last_used_at TEXT NOT NULL,
+        UNIQUE (issuer, subject)
+      );
+      CREATE INDEX IF NOT EXISTS identities_by_user ON identities (user_id);
+      CREATE TABLE IF NOT EXISTS passkeys (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, credential_id TEXT NOT NULL UNIQUE,
+        public_key BLOB NOT NULL, counter INTEGER NOT NULL, transports TEXT NOT NULL, name TEXT NOT NULL,
+        backed_up INTEGER NOT NULL, created_at TEXT NOT NULL, last_used_at TEXT
+      );
+      CREATE INDEX IF NOT EXISTS passkeys_by_user ON passkeys (user_id);
+    `);
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

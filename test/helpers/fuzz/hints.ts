@@ -47,6 +47,12 @@ export const FIXTURE_COUNTS = {
   session: 3,
   /** the spare user's password (a throwaway caller's own) */
   password: 1,
+  /** the OpenID Provider the world's server trusts (its id, "test") */
+  provider: 1,
+  /** the owner's identity at that provider */
+  identity: 1,
+  /** the owner's passkey */
+  passkey: 1,
 } as const;
 export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
@@ -69,6 +75,8 @@ const ID_KINDS: FixtureKind[] = [
   'bot',
   'user',
   'session',
+  'identity',
+  'passkey',
 ];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
@@ -106,6 +114,9 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   user_id: 'user',
   author_id: 'user',
   session_id: 'session',
+  provider: 'provider',
+  identity_id: 'identity',
+  passkey_id: 'passkey',
   reply_to: 'message',
   before: 'message',
   after: 'message',
@@ -183,6 +194,10 @@ export function hintFor(path: string[], schema: Record<string, any>): fc.Arbitra
       return fc.oneof(fx('password'), fc.string({ minLength: 8, maxLength: 72 }), fc.constant('correct horse'));
     case 'code':
       return fc.oneof(fc.stringMatching(/^\d{6}$/), fc.stringMatching(/^[a-z0-9]{4}-[a-z0-9]{4}$/), fc.stringMatching(/^[A-Z2-7]{8,16}$/));
+    case 'provider_id':
+      return fc.oneof({ weight: 4, arbitrary: fx('provider') }, { weight: 1, arbitrary: fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,31}$/) });
+    case 'return_to':
+      return fc.constantFrom('/', '/account', '/invites/AbCdEfGhIjKlMnOp', '/?server=x', '//evil.example', '/\\evil', 'https://evil.example/');
     case 'email':
       return fc.oneof(fc.emailAddress(), fc.constantFrom('a@example.com', 'A@EXAMPLE.COM', 'a+b@example.com'));
     case 'token':
