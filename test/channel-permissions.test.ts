@@ -242,12 +242,13 @@ t.test('a change of access is told to who it changes it for, and audited with be
   // What they may do changes: channel_access.
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
   const access = await stream.event('channel_access');
-  // Without send_messages, no attach_files either: Discord's implicit rule (issue 46).
+  // Without send_messages, no attach_files either: Discord's implicit rule (issue 46). Threads
+  // stay open, as in Discord: send_messages_in_threads is a flag of its own (issue 49).
   t.same(access, {
     event: 'channel_access',
     server_id: server.id,
     channel_id: ids.open,
-    permissions: ['view_channel', 'add_reactions', 'read_history'],
+    permissions: ['view_channel', 'add_reactions', 'read_history', 'create_public_threads', 'create_private_threads', 'send_messages_in_threads'],
     private: false,
   });
   // A role given: the private channel arrives; taken: it goes.

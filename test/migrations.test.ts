@@ -158,8 +158,9 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
     'an old message is found through the API',
   );
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
-  // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel.
-  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], "everyone's flags: all but mention_everyone");
+  // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel; and
+  // (18 -> 19) who could send may start and talk in threads.
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [495], "everyone's flags: all but mention_everyone and manage_threads");
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
   // Imports (13 -> 14): nobody was imported before.
   t.same(db.prepare('SELECT DISTINCT imported FROM users').pluck().all(), [0], 'no account is a placeholder');
@@ -170,7 +171,20 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
     'a member sees every channel',
   );
   for (const c of channels.body)
-    t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);
+    t.same(
+      c.permissions,
+      [
+        'view_channel',
+        'send_messages',
+        'attach_files',
+        'add_reactions',
+        'read_history',
+        'create_public_threads',
+        'create_private_threads',
+        'send_messages_in_threads',
+      ],
+      `and may do in ${c.name} what they could, and start and talk in threads`,
+    );
   const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', {
     content: 'town hall tonight',
   });

@@ -10,6 +10,7 @@ import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
+import { threadRoutes } from './threads';
 import { clusterRoutes } from './cluster';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
@@ -53,6 +54,7 @@ export function buildRoutes(services: Services): Route[] {
     ...serverRoutes(services),
     ...serverExportRoutes(services),
     ...channelRoutes(services),
+    ...threadRoutes(services),
     ...categoryRoutes(services),
     ...overwriteRoutes(services),
     ...inviteRoutes(services),
