@@ -349,8 +349,9 @@ function appliedTags(body: Body, forum: ChannelRecord, access: Pick<Access, 'fla
   if (value === undefined) return [...before];
   if (multipart && typeof value === 'string') value = value.trim() === '' ? [] : value.split(',').map((id) => id.trim().toLowerCase());
   if (!Array.isArray(value) || value.some((id) => typeof id !== 'string')) throw badRequest('applied_tags must be an array of tag ids');
+  // Counted as sent (the documents say at most 5 items), each then once.
+  if (value.length > MAX_APPLIED_TAGS) throw badRequest(`applied_tags: a post carries at most ${MAX_APPLIED_TAGS} tags`);
   const ids = [...new Set((value as string[]).map((id) => id.toLowerCase()))];
-  if (ids.length > MAX_APPLIED_TAGS) throw badRequest(`applied_tags: a post carries at most ${MAX_APPLIED_TAGS} tags`);
   const available = new Map<string, ForumTag>((forum.available_tags ?? []).map((tag) => [tag.id, tag]));
   for (const id of ids) if (!available.has(id)) throw badRequest(`applied_tags: this forum has no tag ${JSON.stringify(id.slice(0, 40))}`);
   const moved = [...ids.filter((id) => !before.includes(id)), ...before.filter((id) => !ids.includes(id))];
