@@ -431,6 +431,26 @@ export class World {
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
+    // Threads (issue 49): one of general from the member's message, a forum with a plain and a
+    // moderated tag, and a post of it.
+    const [thread, forum] = await Promise.all([
+      this.must(member, 'POST', `/api/servers/${S}/channels/${C1}/threads`, { name: 'fuzz thread', message_id: m2.body.id }, 201),
+      this.must(
+        owner,
+        'POST',
+        `/api/servers/${S}/channels`,
+        { name: 'fuzz forum', type: 'forum', available_tags: [{ name: 'bug' }, { name: 'done', moderated: true }] },
+        201,
+      ),
+    ]);
+    const tags = (forum.body.available_tags as { id: string }[]).map((x) => x.id);
+    const post = await this.must(
+      member,
+      'POST',
+      `/api/servers/${S}/channels/${forum.body.id}/threads`,
+      { name: 'a question', content: 'how?', applied_tags: [tags[0]] },
+      201,
+    );
     recordImport(this.server.app.db, systemClock, {
       id: importId,
       ownerId: owner.userId,
@@ -442,7 +462,9 @@ export class World {
     });
     return {
       server: [S, S2, Sdel],
-      channel: [C1, C2, C3, Cdel],
+      channel: [C1, C2, C3, Cdel, thread.body.id, forum.body.id],
+      thread: [post.body.id],
+      tag: tags,
       message: [M1, m2.body.id, m3.body.id, md.body.id, mg.body.id, mdel.body.id],
       attachment: [A1, md.body.attachments[0].id],
       conversation: [D, G],
