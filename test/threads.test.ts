@@ -7,6 +7,7 @@ import type { Client } from './helpers/client';
 import { community, must } from './helpers/community';
 import { FakeClock, type TestServer, startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
+import { startPushService } from './helpers/push-service';
 import { MINUTE } from '../src/core/clock';
 
 /** A server with its owner, a full admin, a plain member and a member holding a plain role; #general and a forum. */
@@ -452,4 +453,35 @@ t.test('caps and rate: 1000 active threads a server, a thread of a text channel 
   t.equal((await member.post(`${s.C(s.general)}/threads`, { name: 'one too many' })).status, 400);
   await must(member.request('PATCH', s.C(first.id), { archived: true }), 200);
   await must(member.post(`${s.C(s.general)}/threads`, { name: 'room again' }), 201);
+});
+
+t.test("a thread's pushes go to who follows it, and a mute of its channel silences it", async (t) => {
+  const service = await startPushService({ tls: false });
+  t.teardown(() => service.close());
+  const app = await startServer({ env: { PUSH_INSECURE_HOSTS: '127.0.0.1' } });
+  t.teardown(app.close);
+  const s = await scene(app);
+  const { owner, member } = s.clients;
+  const key = (await must(member.get('/api/push/key'), 200)).body.key as string;
+  await must(member.post('/api/account/push-subscriptions', service.subscribe('member', key)), 201);
+  const nothingNew = async (before: number) => {
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    return service.received.length === before;
+  };
+  // The first push starts the delivery worker (seconds on a busy machine): one through, first.
+  await must(owner.post(`${s.C(s.general)}/messages`, { content: `@${member.username} hello` }), 201);
+  await service.waitFor(1, 15_000);
+  const thread = (await must(owner.post(`${s.C(s.general)}/threads`, { name: 'owners only' }), 201)).body;
+  let before = service.received.length;
+  await must(owner.post(`${s.C(thread.id)}/messages`, { content: 'a word nobody follows' }), 201);
+  t.ok(await nothingNew(before), 'not a member of the thread: no push, though they see it');
+  await must(member.put(`${s.C(thread.id)}/members/@me`), 204);
+  before = service.received.length;
+  await must(owner.post(`${s.C(thread.id)}/messages`, { content: 'now you follow' }), 201);
+  const [push] = (await service.waitFor(before + 1, 15_000)).slice(before);
+  t.match(push.payload, { tag: thread.id }, 'a member of the thread: pushed, tagged with the thread');
+  await must(member.put(`/api/account/notifications/${s.general}`, { level: 'all', muted_until: '9999-12-31T23:59:59Z' }), 200);
+  before = service.received.length;
+  await must(owner.post(`${s.C(thread.id)}/messages`, { content: 'in a muted channel' }), 201);
+  t.ok(await nothingNew(before), 'its channel muted: nothing');
 });
