@@ -330,7 +330,11 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         summary: 'Edit a message (author only)',
         auth: 'user',
         body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) },
-        prose: [rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments')],
+        prose: [
+          rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments'),
+          // Editing is writing there: a forum takes none (issue 49).
+          ...(what === 'channel' ? [rule('a forum takes posts, not messages', 'a forum takes posts')] : []),
+        ],
         ok: [json(200, ref('Message'))],
       },
     ],
