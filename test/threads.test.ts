@@ -56,6 +56,8 @@ t.test('a thread from a message: its record, the starter shows it, its messages 
   });
   t.equal((await member.post(`${s.C(s.general)}/threads`, { name: 'again', message_id: starter.id })).status, 409, 'one thread a message');
   t.equal((await member.post(`${s.C(thread.id)}/threads`, { name: 'nested' })).status, 400, 'a thread has no threads');
+  t.equal((await member.post(`${s.C(s.general)}/threads`, { name: 'x', applied_tags: ['not an id'] })).status, 400, "tags are a forum post's");
+  t.equal((await member.post(`${s.C(s.general)}/threads`, { name: 'x', content: 'hello' })).status, 400, 'a thread of a text channel starts empty');
   t.equal((await outsider.post(`${s.C(s.general)}/threads`, { name: 'x' })).status, 404, 'an outsider: 404');
   const other = (await must(owner.post(`${s.base}/channels`, { name: 'other' }), 201)).body;
   const elsewhere = (await must(owner.post(`${s.C(other.id)}/messages`, { content: 'elsewhere' }), 201)).body;
@@ -250,6 +252,8 @@ t.test('forum posts: a thread and its first message at once, with tags; a forum 
     [{ name: 'x', content: 'y', applied_tags: Array(6).fill(s.tag('bug')) }, 400, 'more than 5, as the documents say, even the same'],
     [{ name: 'x', content: '' }, 400, 'a post needs words or a file'],
     [{ name: 'x', content: 'y', applied_tags: [s.tag('solved')] }, 403, 'a moderated tag: manage_threads'],
+    [{ name: 'x', content: 'y', message_id: '0000000c-ffe4-8fff-8000-001db49e7c2d0' }, 400, 'a forum post starts from no message'],
+    [{ name: 'x', content: 'y', private: true }, 400, 'nor is it private'],
   ] as const;
   for (const [body, status, what] of bad) t.equal((await member.post(`${s.C(s.forum.id)}/threads`, body)).status, status, what);
   // Multipart with a file, tags as a list of ids.

@@ -232,6 +232,8 @@ const TAG_PROSE: Prose[] = [
 const THREAD_PROSE: Prose[] = [
   rule('a thread has no threads of its own', 'a thread has no threads of its own'),
   rule('a private thread starts from no message', 'a private thread starts from no message'),
+  rule('a forum post starts from no message and is not private', 'a forum post'),
+  rule('content and applied_tags are a forum post’s', 'content and applied_tags are a forum post'),
   rule('files come with a forum post', 'files come with a forum post'),
   rule('a server holds at most 1000 active threads', 'a server may have at most'),
   rule('a forum post needs content or a file', 'content must not be empty unless the message has attachments'),

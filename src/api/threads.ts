@@ -100,6 +100,9 @@ export function threadHandlers(deps: Deps) {
     const { parent, access } = parentIn(ctx);
     if (parent.type === 'forum') return forumPost(ctx, parent, access);
     const body = await readFields(ctx);
+    // Every field the documents name is read or refused, never passed over.
+    if (body.content !== undefined || body.applied_tags !== undefined)
+      throw badRequest('content and applied_tags are a forum post’s: a thread of a text channel starts empty');
     const name = text(body, 'name', { max: MAX_NAME_CHARS });
     const isPrivate = body.private === undefined ? false : bool(body, 'private');
     const messageId = body.message_id === undefined || body.message_id === null ? null : uuid(body, 'message_id');
@@ -142,6 +145,8 @@ export function threadHandlers(deps: Deps) {
         files = received.files;
         body = received.fields;
       } else body = await readJson(ctx.req);
+      if (body.message_id !== undefined && body.message_id !== null) throw badRequest('a forum post starts from no message: leave out message_id');
+      if (body.private !== undefined && body.private !== false) throw badRequest('a forum post is not private: leave out private');
       const name = text(body, 'name', { max: MAX_NAME_CHARS });
       if (body.content === undefined) body.content = '';
       const content = text(body, 'content', { min: 0, max: MAX_CONTENT_CHARS, trim: false, multiline: true });
