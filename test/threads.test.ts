@@ -153,6 +153,8 @@ t.test('archiving: by the owner, by itself after auto_archive_minutes, undone by
   const thread = (await must(member.post(`${s.C(s.general)}/threads`, { name: 'short lived', auto_archive_minutes: 60 }), 201)).body;
   t.equal((await stream.event('thread_created')).thread.id, thread.id, 'thread_created reaches who sees the channel');
   t.equal((await member.request('PATCH', s.C(thread.id), { auto_archive_minutes: 30 })).status, 400, 'one of Discord’s four durations');
+  t.equal((await member.request('PATCH', s.C(thread.id), { topic: 'x' })).status, 400, "a channel's fields are not a thread's");
+  t.equal((await owner.request('PATCH', s.C(s.general), { archived: true })).status, 400, "nor a thread's a channel's");
 
   // By itself: an hour without a message.
   clock.advance(59 * MINUTE);

@@ -8,7 +8,7 @@ import type { Body, Ctx, Route } from '../core/types';
 import { auditReason, bool, integer, oneOf, text, uuid } from '../core/validate';
 import { type ChannelRecord, FORUM_SORTS, type ForumTag, LISTED_CHANNEL_TYPES } from '../core/records';
 import { MAX_NAME_CHARS, diff, placed } from './servers';
-import { threadHandlers } from './threads';
+import { THREAD_FIELDS, threadHandlers } from './threads';
 import { MAX_FORUM_TAGS, MAX_TAG_NAME_CHARS } from '../rules/sizes';
 
 import { MAX_CHANNELS_PER_SERVER } from '../rules/sizes';
@@ -132,6 +132,8 @@ function channelHandlers(deps: Deps) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'change channels');
     const before = channelIn(serverId, ctx.params.channel_id);
+    const own = THREAD_FIELDS.find((key) => ctx.body[key] !== undefined);
+    if (own) throw badRequest(`${own}: archived, locked, auto_archive_minutes and applied_tags are a thread's`);
     const forum = readForumSettings(ctx.body, forumOf(before));
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const topic = ctx.body.topic === undefined ? before.topic : text(ctx.body, 'topic', { min: 0, max: MAX_TOPIC_CHARS, multiline: true });

@@ -39,6 +39,10 @@ export function threadRoutes(deps: Deps): Route[] {
   ];
 }
 
+/** What `PATCH …/channels/{id}` takes of a thread only, and of a listed channel only (each refuses the other's: 400). */
+export const THREAD_FIELDS = ['archived', 'locked', 'auto_archive_minutes', 'applied_tags'];
+const CHANNEL_FIELDS = ['topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced', 'available_tags', 'default_reaction', 'default_sort'];
+
 /** The multipart fields of a forum post (its files are `attachments`, as a message's). */
 const POST_FIELDS = {
   names: new Set(['name', 'content', 'applied_tags', 'auto_archive_minutes']),
@@ -261,6 +265,8 @@ export function threadHandlers(deps: Deps) {
     const { thread, access } = threadIn(ctx);
     posting.requireMayWrite(ctx.user, access.container);
     const body = ctx.body;
+    const other = CHANNEL_FIELDS.find((key) => body[key] !== undefined);
+    if (other) throw badRequest(`${other}: a thread takes name, archived, locked, auto_archive_minutes and applied_tags`);
     const manager = manages(access);
     const owner = thread.owner_id === ctx.user.id;
     const change: ThreadChange = {};
