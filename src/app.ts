@@ -37,6 +37,8 @@ import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
 import { createChannelStore } from './parts/community/channels';
+import { createThreadStore } from './parts/community/threads';
+import { createThreadNews } from './parts/community/thread-news';
 import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
@@ -71,6 +73,8 @@ export interface Settings {
   largeServerMembers: number;
   /** A remembered device's secret rotated away less than this long ago is refused but not taken for a copy. */
   deviceReuseGraceMs: number;
+  /** How often inactive threads are looked for, to archive them (their time is the clock's). */
+  threadSweepMs: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -79,6 +83,7 @@ export const DEFAULT_SETTINGS: Settings = {
   presenceGraceMs: PRESENCE_GRACE_MS,
   largeServerMembers: LARGE_SERVER_MEMBERS,
   deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
+  threadSweepMs: MINUTE,
 };
 
 export interface AppOptions {
@@ -123,9 +128,11 @@ export function createApp(options: AppOptions): RunningApp {
   const accountRows = createAccountRows({ db, clock });
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
+  const threads = createThreadStore({ db, clock });
   const tails = createChannelTails(db);
-  const readStates = createReadStates(db, tails, directory, perms);
+  const readStates = createReadStates(db, tails, directory, perms, threads);
   const hub = createHub({ log, directory, perms, sendsPerTurn: settings.sendsPerTurn });
+  const threadNews = createThreadNews({ threads, hub, perms, clock });
   const pushSubscriptions = createPushSubscriptions(db, clock);
   // A session that ends, however it ends, closes the sockets opened with it, and ends the push
   // subscription its browser made.
@@ -164,7 +171,7 @@ export function createApp(options: AppOptions): RunningApp {
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
-  const posting = createPosting({ db, clock, perms, limits, directory, messages });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
@@ -254,6 +261,8 @@ export function createApp(options: AppOptions): RunningApp {
     posting,
     members,
     channels,
+    threads,
+    threadNews,
     overwrites,
     accessChanges,
     audit,
@@ -299,11 +308,15 @@ export function createApp(options: AppOptions): RunningApp {
     log,
   );
 
+  // Inactive threads archive by themselves after their auto_archive_minutes (told as thread_updated).
+  const archiver = every(settings.threadSweepMs, 'thread-archive', () => void threadNews.sweep(), log);
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       pipeline.drain();
       clearInterval(sweeper);
+      clearInterval(archiver);
       presence.close();
       sockets.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.

@@ -161,7 +161,7 @@ t.test('every channel type: what each becomes', async (t) => {
   t.same(becomes, {
     category: 'nothing',
     dm: 'nothing',
-    forum: 'channel',
+    forum: 'forum',
     group: 'nothing',
     news: 'channel',
     newsthread: 'thread',
@@ -176,6 +176,13 @@ t.test('every channel type: what each becomes', async (t) => {
   let record = upload.body;
   while (record.status !== 'done' && record.status !== 'failed') record = (await owner.get(`/api/imports/${upload.body.id}`)).body;
   t.equal(record.status, 'done', record.error ?? '');
-  const names = (await owner.get(`/api/servers/${record.server_id}/channels`)).body.map((c: { name: string }) => c.name).sort();
-  t.same(names, ['forum', 'news', 'stage', 'text', 'text › newsthread', 'text › private', 'text › public', 'voice']);
+  const channels = (await owner.get(`/api/servers/${record.server_id}/channels`)).body as { id: string; name: string; type: string }[];
+  t.same(channels.map((c) => `${c.name}:${c.type}`).sort(), ['forum:forum', 'news:text', 'stage:text', 'text:text', 'voice:text']);
+  // Threads come under their channel (issue 49), a private one private.
+  const text = channels.find((c) => c.name === 'text')!;
+  const threads = [
+    ...(await owner.get(`/api/servers/${record.server_id}/channels/${text.id}/threads`)).body,
+    ...(await owner.get(`/api/servers/${record.server_id}/channels/${text.id}/threads?archived=true`)).body,
+  ];
+  t.same(threads.map((x: { name: string; private: boolean }) => `${x.name}:${x.private}`).sort(), ['newsthread:false', 'private:true', 'public:false']);
 });

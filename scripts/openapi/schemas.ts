@@ -1,6 +1,6 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
-import { CHANNEL_TYPES } from '../../src/core/records';
+import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FORUM_SORTS } from '../../src/core/records';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 /** The channel permission flags, as src/rules/channel-permissions.ts names them. */
@@ -8,7 +8,9 @@ export const FLAG_NAMES: string[] = [...FLAGS];
 const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, uniqueItems: true };
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
-export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
+export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread'];
+/** A forum's fields of a channel record: on forums only. */
+const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
 
 /** `bot`: present (true) on bots and webhooks only. */
 export const BOT_FLAG: Schema = { type: 'boolean', const: true, description: 'a bot or a webhook: present only then' };
@@ -115,7 +117,7 @@ export const schemas: Record<string, Schema> = {
     id: withDescription(str, "the Discord channel's id"),
     name: str,
     type: withDescription(str, "DiscordChatExporter's channel type (GuildTextChat, GuildPublicThread...)"),
-    becomes: oneOf('channel', 'thread', 'voice', 'nothing'),
+    becomes: withDescription(oneOf('channel', 'forum', 'thread', 'post', 'voice', 'nothing'), 'a thread under its parent; a post of its forum'),
     parent: withDescription(nullable(str), 'its category, or for a thread its parent channel'),
     files: int,
     messages: int,
@@ -185,14 +187,39 @@ export const schemas: Record<string, Schema> = {
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
-  Channel: obj(channel()),
-  Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, "order among the server's categories, 0 first"), created_at: time }),
-  ChannelWithState: obj({
-    ...channel(),
-    ...readState(),
-    permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
-    private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
+  Channel: obj({ ...channel(), ...forum() }, FORUM_OPTIONAL),
+  ForumTag: obj({
+    id: uuid,
+    name: str,
+    emoji: withDescription(nullable(str), 'one emoji, or null'),
+    moderated: withDescription(bool, 'applied (or taken off a post) only by those with manage_threads'),
   }),
+  Thread: withDescription(obj(thread()), 'a thread: a channel with a parent (a text channel, or the forum whose post it is), and what is its own'),
+  ForumPost: withDescription(
+    obj({ ...thread(), message: withDescription(ref('Message'), 'its first message') }),
+    'a forum post just made: its thread and first message',
+  ),
+  ThreadState: withDescription(
+    obj({ ...thread(), following: withDescription(bool, 'the user is a member of it (posted, was mentioned, followed or was added)'), ...readState() }, [
+      'last_message_id',
+      'last_read_id',
+      'unread_count',
+      'mention_count',
+    ]),
+    "an active thread as ready gives it: the user's read state there only when they follow it (an unfollowed thread counts nothing)",
+  ),
+  ThreadMember: obj({ ...profile(), bot: BOT_FLAG, joined_at: withDescription(time, 'when they joined (followed) the thread') }, ['bot']),
+  Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, "order among the server's categories, 0 first"), created_at: time }),
+  ChannelWithState: obj(
+    {
+      ...channel(),
+      ...readState(),
+      permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
+      private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
+      ...forum(),
+    },
+    FORUM_OPTIONAL,
+  ),
   Overwrite: obj({
     target_id: withDescription(uuid, "the server's id (everyone), a role's id or a member's user id"),
     kind: oneOf('everyone', 'role', 'member'),
@@ -334,8 +361,12 @@ export const schemas: Record<string, Schema> = {
             arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }),
             '[start, end] offsets of the matched terms in UTF-16 code units of content',
           ),
+          in_thread: withDescription(
+            obj({ id: uuid, name: str, parent_id: uuid }),
+            'a message of a thread: the thread (channel_id) and the channel it belongs to',
+          ),
         },
-        MESSAGE_OPTIONAL,
+        [...MESSAGE_OPTIONAL, 'in_thread'],
       ),
     ),
     next_before: withDescription(nullable(uuid), 'pass as before= for the next page; null when this page is not full'),
@@ -452,7 +483,7 @@ function auditEntries(): Schema[] {
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
     ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
-    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES) })],
+    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES) }, ['type'])],
     [
       'channel_update',
       'channel',
@@ -464,11 +495,29 @@ function auditEntries(): Schema[] {
           position: fromTo(int),
           category_id: fromTo(nullable(uuid)),
           permissions_synced: fromTo(bool),
+          available_tags: fromTo(arr(ref('ForumTag'))),
+          default_reaction: fromTo(nullable(str)),
+          default_sort: fromTo(str),
         },
-        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced'],
+        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced', 'available_tags', 'default_reaction', 'default_sort'],
       ),
     ],
     ['channel_delete', 'channel', name],
+    [
+      'thread_update',
+      'channel',
+      obj(
+        {
+          name: fromTo(str),
+          archived: fromTo(bool),
+          locked: fromTo(bool),
+          auto_archive_minutes: fromTo(int),
+          applied_tags: fromTo(arr(uuid)),
+        },
+        ['name', 'archived', 'locked', 'auto_archive_minutes', 'applied_tags'],
+      ),
+    ],
+    ['thread_delete', 'channel', name],
     ['category_create', 'category', name],
     ['category_update', 'category', obj({ name: fromTo(str), position: fromTo(int) }, ['name', 'position'])],
     ['category_delete', 'category', name],
@@ -560,6 +609,38 @@ function channel(): Record<string, Schema> {
   };
 }
 
+/** A forum's own fields (src/core/records.ts ChannelRecord): present on forums only. */
+function forum(): Record<string, Schema> {
+  return {
+    available_tags: withDescription(arr(ref('ForumTag')), "a forum's: the tags its posts may carry (at most 20)"),
+    default_reaction: withDescription(nullable(str), "a forum's: the reaction its posts offer first, or null"),
+    default_sort: withDescription(oneOf(...FORUM_SORTS), "a forum's: how its posts are listed by default"),
+  };
+}
+
+/** A thread's fields (src/core/records.ts ThreadRecord): a channel's, and its own. */
+function thread(): Record<string, Schema> {
+  return {
+    ...channel(),
+    type: { type: 'string', const: 'thread' },
+    parent_id: withDescription(uuid, 'the text channel it was started in, or the forum whose post it is'),
+    owner_id: withDescription(uuid, 'who started it'),
+    archived: bool,
+    archived_at: withDescription(nullable(time), 'when it was last archived'),
+    locked: withDescription(bool, 'only those with manage_threads write in it (and unarchive it)'),
+    private: withDescription(bool, 'seen only by its members and those with manage_threads'),
+    auto_archive_minutes: withDescription(oneOf(...AUTO_ARCHIVE_MINUTES), 'it archives by itself after this long without a message'),
+    message_count: int,
+    member_count: int,
+    last_message_at: nullable(time),
+    applied_tags: withDescription(arr(uuid), "a forum post's tags (ids of its forum's available_tags); [] otherwise"),
+    starter_message_id: withDescription(
+      nullable(uuid),
+      "the message it was started from (in its parent), or a forum post's first message; null for one started alone",
+    ),
+  };
+}
+
 function conversation(): Record<string, Schema> {
   return {
     id: uuid,
@@ -643,5 +724,9 @@ export function messageFields(): Record<string, Schema> {
     webhook_id: withDescription(uuid, "a webhook's message: the webhook (which may have been deleted since)"),
     webhook_avatar_url: withDescription(str, 'the avatar link the webhook gave: shown as a link, never loaded'),
     embeds: arr(ref('Embed')),
+    thread: withDescription(
+      obj({ id: uuid, name: str, message_count: int, last_message_at: nullable(time), archived: bool, locked: bool }),
+      'a message a thread was started from, in its parent: that thread ("N replies · last reply …")',
+    ),
   };
 }

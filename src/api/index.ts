@@ -12,6 +12,7 @@ import { ssoRoutes } from './sso';
 import { passkeyRoutes } from './passkeys';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
+import { threadRoutes } from './threads';
 import { clusterRoutes } from './cluster';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
@@ -57,6 +58,7 @@ export function buildRoutes(services: Services): Route[] {
     ...serverRoutes(services),
     ...serverExportRoutes(services),
     ...channelRoutes(services),
+    ...threadRoutes(services),
     ...categoryRoutes(services),
     ...overwriteRoutes(services),
     ...inviteRoutes(services),

@@ -6,6 +6,8 @@ import type { Webhooks } from './integrations/webhooks';
 import type { Exports } from './accounts/account-export';
 import type { AuditLog } from './community/audit';
 import type { ChannelStore } from './community/channels';
+import type { ThreadStore } from './community/threads';
+import type { ThreadNews } from './community/thread-news';
 import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
@@ -74,6 +76,10 @@ export interface Services {
   posting: Posting;
   members: Members;
   channels: ChannelStore;
+  /** The one writer of threads and thread_members rows, and their reads. */
+  threads: ThreadStore;
+  /** What threads tell the user streams, and the archiver of inactive ones. */
+  threadNews: ThreadNews;
   overwrites: OverwriteStore;
   accessChanges: AccessChanges;
   audit: AuditLog;

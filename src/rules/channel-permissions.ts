@@ -7,8 +7,23 @@
  * kept in memory; src/rules/permissions.ts answers the routes with it.
  */
 
-/** The flags, in a fixed order: bit i is FLAGS[i]. */
-export const FLAGS = ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'] as const;
+/**
+ * The flags, in a fixed order: bit i is FLAGS[i] (stored as bit masks: a new flag goes at the end,
+ * and schema.sql's default and the migration that brought it name its bit).
+ */
+export const FLAGS = [
+  'view_channel',
+  'send_messages',
+  'attach_files',
+  'add_reactions',
+  'mention_everyone',
+  'read_history',
+  // Threads (issue 49): bits 6 to 9.
+  'create_public_threads',
+  'create_private_threads',
+  'send_messages_in_threads',
+  'manage_threads',
+] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
 export type Flags = number;
@@ -22,12 +37,17 @@ export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
 const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
+const SEND_IN_THREADS = bit('send_messages_in_threads');
+/** Making threads: nothing a thread itself offers (step 8 below). */
+const MAKING_THREADS = bit('create_public_threads') | bit('create_private_threads');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
- * channel permissions existed. `@everyone` stays with the owner and full server administrators.
+ * channel permissions existed, and start and talk in threads (as Discord's @everyone may).
+ * `@everyone` and managing threads stay with the owner, full server administrators and the roles
+ * given them. (495; schema.sql's default for servers.everyone_permissions.)
  */
-export const EVERYONE_DEFAULT: Flags = ALL & ~bit('mention_everyone');
+export const EVERYONE_DEFAULT: Flags = ALL & ~bit('mention_everyone') & ~bit('manage_threads');
 
 export function flagsOf(names: readonly Flag[]): Flags {
   let flags = NONE;
@@ -81,9 +101,13 @@ export interface Subject {
  * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
  *    either (they are done in a message one sends), so what a client is told it may do is what
  *    the server lets it do.
+ * 8. In a thread (`inThread`: the overwrites are its parent's, which it inherits), Discord's
+ *    inherited permissions: send_messages is what send_messages_in_threads says (step 7 then
+ *    applies to it), and no thread is made inside a thread. Whether a private thread is seen at
+ *    all (a member of it, or manage_threads) is src/rules/channel-access.ts's to decide.
  */
-export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[]): Flags {
-  if (subject.moderator) return ALL;
+export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[], inThread = false): Flags {
+  if (subject.moderator) return inThread ? ALL & ~MAKING_THREADS : ALL;
   let flags = everyone;
   for (const roleId of subject.roleIds) flags |= roleFlags.get(roleId) ?? NONE;
   const apply = (deny: Flags, allow: Flags) => {
@@ -103,5 +127,6 @@ export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, 
   const forMember = overwrites.find((o) => o.kind === 'member' && o.targetId === subject.userId);
   if (forMember) apply(forMember.deny, forMember.allow);
   if (!(flags & VIEW)) return NONE;
+  if (inThread) flags = (flags & SEND_IN_THREADS ? flags | SEND : flags & ~SEND) & ~MAKING_THREADS;
   return (flags & SEND ? flags : flags & ~IN_WHAT_ONE_WRITES) & ALL;
 }

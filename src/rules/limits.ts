@@ -62,6 +62,8 @@ export const LIMIT_POLICIES = {
   webhookCallsPerWebhook: { burst: 5, refillMs: 400 },
   /** Webhook messages into one channel, all its webhooks together: 30, then one every 2 s (Discord's 30 a minute). */
   webhookCallsPerChannel: { burst: 30, refillMs: 2 * SECOND },
+  /** Threads and forum posts started per user: 20, then one every 15 seconds. */
+  threadsPerUser: { burst: 20, refillMs: 15 * SECOND },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;

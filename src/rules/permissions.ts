@@ -47,6 +47,10 @@ const FLAG_ACTIONS: Record<Flag, string> = {
   add_reactions: 'add reactions in this channel',
   mention_everyone: 'mention @everyone or roles in this channel',
   read_history: 'read the history of this channel',
+  create_public_threads: 'start threads in this channel',
+  create_private_threads: 'start private threads in this channel',
+  send_messages_in_threads: 'send messages in threads of this channel',
+  manage_threads: 'manage the threads of this channel',
 };
 
 /** An attachment the caller may download. */

@@ -32,6 +32,7 @@ import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
 import { createRoom } from './room.js';
+import { initThreads, showPlace } from './threads.js';
 import { initKeyboard, openShortcuts } from './keyboard.js';
 import { createComposer } from './composer.js';
 import { loadMembers, renderMembers } from './members.js';
@@ -149,6 +150,7 @@ export function select(place, { focusRoom = true } = {}) {
     remember(address);
     showMain('room');
     const r = room.open({ ...current, around, link: link && CANNOT_SEE });
+    showPlace(current);
     renderRoomHead();
     composer.restoreDraft(r);
     renderMembers();
@@ -499,6 +501,7 @@ export async function startApp(account) {
   initSidebar(select);
   room = createRoom(document.querySelector('#room .room-main'));
   composer = createComposer(room.root, room, { dropZone: $('room') });
+  initThreads(room);
   initKeyboard(room);
   initPeople({ newServer });
   initSettings({

@@ -41,8 +41,18 @@ t.test('the cases the issue names', async (t) => {
   t.notOk(has(resolve(EVERYONE_DEFAULT, roles, subject(['mods']), muted), 'send_messages'), 'a member deny beats a role allow');
   // Another member's overwrite does not apply.
   t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('member', 'someone-else', [], ['send_messages'])]), 'send_messages'));
-  // By default nothing changes for members, and @everyone stays with moderators.
-  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history']);
+  // By default nothing changes for members, and @everyone stays with moderators; threads are
+  // everyone's to start and talk in, managing them the moderators' (issue 49).
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), [
+    'view_channel',
+    'send_messages',
+    'attach_files',
+    'add_reactions',
+    'read_history',
+    'create_public_threads',
+    'create_private_threads',
+    'send_messages_in_threads',
+  ]);
   // A role's server-wide flags add to everyone's.
   t.ok(has(resolve(EVERYONE_DEFAULT, new Map([['heralds', flagsOf(['mention_everyone'])]]), subject(['heralds']), []), 'mention_everyone'));
 });
@@ -111,12 +121,22 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)),
-    ['view_channel', 'add_reactions', 'read_history'],
-    'a read-only channel: no files, no @everyone',
+    ['view_channel', 'add_reactions', 'read_history', 'create_public_threads', 'create_private_threads', 'send_messages_in_threads'],
+    'a read-only channel: no files, no @everyone (its threads stay open, as in Discord)',
   );
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])),
-    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'],
+    [
+      'view_channel',
+      'send_messages',
+      'attach_files',
+      'add_reactions',
+      'mention_everyone',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+    ],
     'with send_messages they stand',
   );
   t.same(
@@ -132,4 +152,32 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
     }),
   );
   t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
+});
+
+t.test('in a thread (step 8): send_messages is send_messages_in_threads, and no thread is made inside one', async (t) => {
+  const roles = new Map<string, number>();
+  const inThread = (overwrites: Overwrite[], moderator = false) => namesOf(resolve(EVERYONE_DEFAULT, roles, subject([], moderator), overwrites, true));
+  t.same(inThread([]), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads'], 'by default');
+  t.ok(inThread([ow('everyone', 'server', [], ['send_messages'])]).includes('send_messages'), "a read-only channel's threads are written");
+  t.same(
+    inThread([ow('everyone', 'server', [], ['send_messages_in_threads'])]),
+    ['view_channel', 'add_reactions', 'read_history'],
+    'without send_messages_in_threads: no sending, so no files either (step 7)',
+  );
+  t.same(inThread([ow('everyone', 'server', [], ['view_channel'])]), [], 'the parent hidden: the thread too');
+  t.notOk(inThread([], true).includes('create_public_threads'), 'not even a moderator starts a thread in a thread');
+  t.ok(inThread([], true).includes('manage_threads'), 'a moderator manages it');
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites, true);
+      const parent = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return (
+        !has(got, 'create_public_threads') &&
+        !has(got, 'create_private_threads') &&
+        (w.moderator || has(got, 'send_messages') === (has(parent, 'view_channel') && has(parent, 'send_messages_in_threads'))) &&
+        has(got, 'view_channel') === has(parent, 'view_channel')
+      );
+    }),
+  );
+  t.pass('on every generated world, a thread is seen as its parent is, written as send_messages_in_threads says, and holds no thread');
 });

@@ -11,8 +11,12 @@ import { Concat, Fx } from './deferred';
 export const FIXTURE_COUNTS = {
   /** the scene's server, the outsider's server, a deleted server */
   server: 3,
-  /** general and random of the server, general of the outsider's server, a deleted channel */
-  channel: 4,
+  /** general and random of the server, general of the outsider's server, a deleted channel, a thread of general, a forum with a post */
+  channel: 6,
+  /** a forum post (a thread of the forum) */
+  thread: 1,
+  /** the forum's tags: plain, moderated */
+  tag: 2,
   /** owner's (with an attachment, pinned), member's, outsider's (other server), DM, group, deleted */
   message: 6,
   /** in the owner's channel message, in the DM message */
@@ -61,6 +65,8 @@ export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNT
 const ID_KINDS: FixtureKind[] = [
   'server',
   'channel',
+  'thread',
+  'tag',
   'message',
   'attachment',
   'conversation',
@@ -85,7 +91,7 @@ export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind
  * What a `target_id` names: a role, the server (everyone) or a member in an overwrite; a server,
  * channel or conversation in a notification setting.
  */
-const TARGET_KINDS: FixtureKind[] = ['role', 'server', 'user', 'channel', 'conversation'];
+const TARGET_KINDS: FixtureKind[] = ['role', 'server', 'user', 'channel', 'thread', 'conversation'];
 
 /** Real ids of what a parameter or field of this name takes, or undefined. */
 export function fixturesFor(name: string): fc.Arbitrary<Fx> | undefined {
@@ -122,6 +128,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   after: 'message',
   around: 'message',
   target: 'message',
+  applied_tags: 'tag',
 };
 
 /**
@@ -140,6 +147,10 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 1] },
+  // A thread of general (started from the member's message), the forum, and its post.
+  { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },
+  { server_id: ['server', 0], channel_id: ['channel', 5] },
+  { server_id: ['server', 0], channel_id: ['thread', 0], user_id: ['user', 1] },
   { server_id: ['server', 1], channel_id: ['channel', 2], message_id: ['message', 2], token: ['invite', 2] },
   { conversation_id: ['conversation', 0], message_id: ['message', 3], attachment_id: ['attachment', 1] },
   { conversation_id: ['conversation', 1], message_id: ['message', 4] },

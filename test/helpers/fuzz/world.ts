@@ -452,6 +452,26 @@ export class World {
     await Promise.all((ownKeys.body as { id: string }[]).map((p) => this.must(owner, 'DELETE', `/api/account/passkeys/${p.id}`, undefined, 204, 409)));
     const options = await this.must(owner, 'POST', '/api/account/passkeys/options', { current_password: owner.password }, 200);
     const passkey = await this.must(owner, 'POST', '/api/account/passkeys', { response: new SoftAuthenticator(this.url).create(options.body as never) }, 201);
+    // Threads (issue 49): one of general from the member's message, a forum with a plain and a
+    // moderated tag, and a post of it.
+    const [thread, forum] = await Promise.all([
+      this.must(member, 'POST', `/api/servers/${S}/channels/${C1}/threads`, { name: 'fuzz thread', message_id: m2.body.id }, 201),
+      this.must(
+        owner,
+        'POST',
+        `/api/servers/${S}/channels`,
+        { name: 'fuzz forum', type: 'forum', available_tags: [{ name: 'bug' }, { name: 'done', moderated: true }] },
+        201,
+      ),
+    ]);
+    const tags = (forum.body.available_tags as { id: string }[]).map((x) => x.id);
+    const post = await this.must(
+      member,
+      'POST',
+      `/api/servers/${S}/channels/${forum.body.id}/threads`,
+      { name: 'a question', content: 'how?', applied_tags: [tags[0]] },
+      201,
+    );
     recordImport(this.server.app.db, systemClock, {
       id: importId,
       ownerId: owner.userId,
@@ -463,7 +483,9 @@ export class World {
     });
     return {
       server: [S, S2, Sdel],
-      channel: [C1, C2, C3, Cdel],
+      channel: [C1, C2, C3, Cdel, thread.body.id, forum.body.id],
+      thread: [post.body.id],
+      tag: tags,
       message: [M1, m2.body.id, m3.body.id, md.body.id, mg.body.id, mdel.body.id],
       attachment: [A1, md.body.attachments[0].id],
       conversation: [D, G],
