@@ -36,7 +36,6 @@ import { initKeyboard, openShortcuts } from './keyboard.js';
 import { createComposer } from './composer.js';
 import { loadMembers, renderMembers } from './members.js';
 import { initPeople, showPeople } from './people.js';
-import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
 import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported, clearBadge } from './alerts.js';
 import { initSearch, closeSearch, roomChanged } from './search.js';
@@ -227,6 +226,31 @@ function firstPlace() {
     placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || '')) ||
     (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' })
   );
+}
+
+/** @type {Promise<typeof import('./settings.js')> | null} */
+let settingsLoaded = null;
+/**
+ * Server settings and the server menu (settings.js), loaded on first use: the first screen needs
+ * none of it. A load the network cut is tried again at the next use.
+ * @returns {Promise<typeof import('./settings.js')>}
+ */
+function withSettings() {
+  settingsLoaded ??= import('./settings.js').then((settings) => {
+    settings.initSettings({
+      leftServer: (id) => {
+        forgetServer(id);
+        select({ kind: 'friends' });
+      },
+      openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
+    });
+    return settings;
+  });
+  settingsLoaded.catch(() => {
+    settingsLoaded = null;
+    toast('This part of the app could not load. Check the connection and try again.');
+  });
+  return settingsLoaded;
 }
 
 /** @type {Promise<typeof import('./pwa.js')> | null} */
@@ -482,13 +506,6 @@ export async function startApp(account) {
   composer = createComposer(room.root, room, { dropZone: $('room') });
   initKeyboard(room);
   initPeople({ newServer });
-  initSettings({
-    leftServer: (id) => {
-      forgetServer(id);
-      select({ kind: 'friends' });
-    },
-    openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
-  });
   initSwitcher(select);
   initAlerts(select);
   initSearch(select);
@@ -500,11 +517,12 @@ export async function startApp(account) {
   $('new-server').addEventListener('click', newServer);
   $('server-menu-button').addEventListener('click', (e) => {
     const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
-    if (server) openServerMenu(server, e.currentTarget);
+    const anchor = /** @type {HTMLElement} */ (e.currentTarget);
+    if (server) withSettings().then((settings) => settings.openServerMenu(server, anchor));
   });
   $('new-channel').addEventListener('click', () => {
     const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
-    if (server) newChannel(server);
+    if (server) withSettings().then((settings) => settings.newChannel(server));
   });
   $('room-back').addEventListener('click', () => setPane('nav'));
   // A touch screen's gestures (touch.js, not loaded elsewhere): a long press for a message's menu,
