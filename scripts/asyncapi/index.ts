@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
 import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/delivery/events';
-import { type Schema, arr, bool, int, obj, oneOf, ref, withText } from '../openapi/dsl';
+import { type Schema, arr, bool, int, obj, oneOf, ref, uuid, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
 import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, profile, schemas, server } from '../openapi/schemas';
 
@@ -17,7 +17,14 @@ export const ASYNCAPI_FILE = path.join(path.dirname(OPENAPI_FILE), 'asyncapi.jso
 /** Records only the sockets send, beside those of the HTTP API. */
 const SOCKET_RECORDS: Record<string, Schema> = {
   Me: obj({ ...profile(), status: withText(oneOf('online', 'idle', 'dnd', 'invisible'), "the user's own choice"), bot: BOT_FLAG }, ['bot']),
-  ServerEntry: obj({ ...server(), unread: bool, mention_count: int, channels: arr(ref('ChannelWithState')), categories: arr(ref('Category')) }),
+  ServerEntry: obj({
+    ...server(),
+    unread: bool,
+    mention_count: int,
+    role_ids: withText(arr(uuid), 'the roles the recipient holds in this server'),
+    channels: arr(ref('ChannelWithState')),
+    categories: arr(ref('Category')),
+  }),
   MessageEdited: obj({ event: { type: 'string', const: 'edited' }, ...messageFields() }, MESSAGE_OPTIONAL),
   MessageReacted: obj({ event: { type: 'string', const: 'reaction' }, ...messageFields() }, MESSAGE_OPTIONAL),
 };

@@ -484,7 +484,7 @@ async function newServer() {
     // server_joined arrives on the stream too; add it now so it opens at once.
     if (!findServer(server.id)) {
       const channels = await api('GET', `/api/servers/${server.id}/channels`);
-      if (!findServer(server.id)) addServer({ ...server, unread: false, mention_count: 0, channels });
+      if (!findServer(server.id)) addServer({ ...server, unread: false, mention_count: 0, role_ids: [], channels });
     }
     select({ kind: 'channel', serverId: server.id });
   } catch (err) {

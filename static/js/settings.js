@@ -9,7 +9,7 @@ import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles, applyServer } from './store.js';
-import { userAvatar, nameText } from './names.js';
+import { userAvatar, nameText, paintRole } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
@@ -430,12 +430,8 @@ function roleForm(server) {
   });
 }
 
-/** A role's name in its colour. */
-function roleName(role) {
-  const name = el('span', { class: 'role-name', text: role.name });
-  if (role.color !== null && role.color !== undefined) name.style.color = hexColor(role.color);
-  return name;
-}
+/** A role's name in its colour (with the contrast floor of names.js). */
+const roleName = (role) => paintRole(el('span', { class: 'role-name', text: role.name }), role.color);
 
 const hexColor = (n) => `#${n.toString(16).padStart(6, '0')}`;
 

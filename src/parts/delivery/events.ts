@@ -32,7 +32,8 @@ const uuid = Type.String({ format: 'uuid' });
 const count = Type.Integer({ minimum: 0 });
 
 /** A server as the sidebar shows it: its record, unread and mention counts, and its channels with their read state. */
-export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; channels: ChannelState[]; categories: CategoryRecord[] };
+/** A server as the sidebar shows it; `role_ids`: the roles the recipient holds there (what their mentions count). */
+export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; role_ids: string[]; channels: ChannelState[]; categories: CategoryRecord[] };
 /** A conversation with the caller's read state. */
 export type ConversationEntry = ConversationRecord & ContainerState;
 /** A friend request, from one user to another. */

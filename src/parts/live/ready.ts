@@ -55,6 +55,7 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   const records = directory.channelsOfMany(serverIds);
   const settings = parts.notifications.list(user.id);
   const quiet = mutedNow(settings, parts.clock.now());
+  const roleIds = directory.roleIdsOf(user.id);
   const rest: Omit<Ready, 'servers'> = {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
@@ -65,7 +66,7 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   };
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
-    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, [], quiet);
+    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, [], quiet, roleIds.get(server.id) ?? []);
     const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
     const channels = entries.map((state) => channelText(byId.get(state.id), state));
     return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])}}`;
@@ -99,7 +100,13 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
   const quiet = mutedNow(parts.notifications.list(userId), parts.clock.now());
-  return serverWithChannels(server, [...parts.readStates.channels(userId, server.id).values()], parts.directory.categoriesOf(server.id), quiet);
+  return serverWithChannels(
+    server,
+    [...parts.readStates.channels(userId, server.id).values()],
+    parts.directory.categoriesOf(server.id),
+    quiet,
+    parts.directory.roleIdsOf(userId, server.id).get(server.id) ?? [],
+  );
 }
 
 /** The servers, channels and conversations muted now. */
@@ -124,8 +131,8 @@ export function serverSummary(serverId: string, entries: ChannelState[], muted: 
   };
 }
 
-function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[], muted: Set<string>): ServerEntry {
-  return { ...server, ...serverSummary(server.id, entries, muted), channels: entries, categories };
+function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[], muted: Set<string>, roleIds: string[]): ServerEntry {
+  return { ...server, ...serverSummary(server.id, entries, muted), role_ids: roleIds, channels: entries, categories };
 }
 
 function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {

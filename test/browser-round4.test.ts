@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { SKIP, addChannel, bookClub, closeScene, message, openChannel, openScene, post, shotsAtBothWidths, signIn, until } from './helpers/browser';
+import { type Client, uniqueName } from './helpers/client';
+import { must } from './helpers/community';
+
+/**
+ * Issue 47, the fourth newcomer review's defects in the chat app, each step failing before its
+ * fix, in the system Chromium under the page CSP: role mentions drawn, counted live and notified
+ * (#3), mentions by display name (#13), the copied message link as the docs say (#16), ... Each
+ * fixed screen is shot at desktop and phone width. (#1 is in browser-restart, #2, #6, #7, #13's
+ * BOT tag and #14 in browser-import, #17 in browser-a11y, the page weight in browser-pages.)
+ */
+
+/** What bob's page records instead of showing a notification, and whether it pretends to be hidden. */
+interface Recorded {
+  notified: string[];
+  hidden: boolean;
+}
+const notified = (page: Page) => page.evaluate(() => (globalThis as unknown as Recorded).notified);
+const setHidden = (page: Page, hidden: boolean) =>
+  page.evaluate((h) => {
+    (globalThis as unknown as Recorded).hidden = h;
+  }, hidden);
+/** The clipboard's text (run in the page; the tests are compiled without the DOM's types). */
+const readClipboard = () => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText();
+
+t.test("the fourth newcomer review's defects in the app, fixed", { skip: SKIP }, async (t) => {
+  const scene = await openScene(t, 'browser-round4', [{ name: 'alice' }, { name: 'bob' }, { name: 'carol', phone: true }]);
+  const { server, step } = scene;
+  const [alice, bob, carol] = scene.windows;
+  let aliceApi: Client;
+  let bobApi: Client;
+  let carolApi: Client;
+  let serverId = '';
+  let generalId = '';
+  let supportId = '';
+
+  const shots = (page: Page, name: string, onPhone?: () => Promise<void>) => shotsAtBothWidths(page, `round4-${name}`, onPhone);
+  const channelButton = (page: Page, id: string) => page.locator(`#channel-list button.channel[data-id="${id}"]`);
+
+  await step('(set-up) alice owns a server with #general and #support; bob holds the mentionable role Helpers and is notified of @mentions only', async () => {
+    [aliceApi, bobApi, carolApi] = await Promise.all([
+      signIn(scene, alice, uniqueName('alice')),
+      signIn(scene, bob, uniqueName('bob')),
+      signIn(scene, carol, uniqueName('carol')),
+    ]);
+    ({ serverId, generalId } = await bookClub(aliceApi, [bobApi, carolApi]));
+    supportId = await addChannel(aliceApi, serverId, 'support');
+    // A pale yellow, as Discord's palette has: unreadable on white as it is.
+    await must(aliceApi.post(`/api/servers/${serverId}/roles`, { name: 'Helpers', mentionable: true, color: 0xf1c40f }), 201);
+    await must(aliceApi.put(`/api/servers/${serverId}/members/${bobApi.userId}/role`, { role: 'Helpers' }), 200);
+    await must(bobApi.put(`/api/account/notifications/${serverId}`, { level: 'mentions', muted_until: null }), 200);
+    await must(aliceApi.request('PATCH', '/api/account', { display_name: 'Alice Liddell' }), 200);
+    // Bob's page records notifications instead of showing them, and is hidden when the test says so.
+    await bob.context.addInitScript(() => {
+      const w = globalThis as unknown as Recorded & { Notification: unknown; document: object };
+      w.notified = [];
+      w.hidden = false;
+      w.Notification = class {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        constructor(title: string, options?: { body?: string }) {
+          w.notified.push(`${title}: ${options?.body}`);
+        }
+        addEventListener() {}
+        close() {}
+      };
+      Object.defineProperty(w.document, 'hidden', { get: () => w.hidden, configurable: true });
+      Object.defineProperty(w.document, 'visibilityState', { get: () => (w.hidden ? 'hidden' : 'visible'), configurable: true });
+    });
+    await openChannel(alice, server.url, serverId, generalId, 'general');
+    // Bob is on Friends: his page has not loaded this server's member list.
+    await bob.page.goto(`${server.url}/?view=friends`);
+    await bob.page.locator('#people-view').waitFor();
+  });
+
+  await step('#3: a role mention counts live for its holder, notifies at "Only @mentions", and shows in the role\'s colour, tinting the message', async (t) => {
+    const { page } = bob;
+    const rail = page.locator(`#server-list .rail-entry:has(button[data-id="${serverId}"])`);
+    await post(aliceApi, serverId, supportId, '@Helpers can someone look at the printer?');
+    await rail.locator('.badge-count', { hasText: '1' }).waitFor();
+    t.pass('the server counts the role mention on the rail, live, with its member list never loaded');
+    await setHidden(page, true);
+    await post(aliceApi, serverId, generalId, 'an ordinary line nobody is named in');
+    await post(aliceApi, serverId, generalId, '@Helpers and one more in general');
+    await until(page, 'a notification of the role mention', async () => (await notified(page)).some((n) => n.includes('@Helpers and one more')));
+    t.notOk(
+      (await notified(page)).some((n) => n.includes('an ordinary line')),
+      'at "Only @mentions", the ordinary line notified nothing and the role mention did',
+    );
+    await setHidden(page, false);
+    await rail.locator('button').click();
+    await channelButton(page, supportId).locator('.badge-count', { hasText: '1' }).waitFor();
+    await channelButton(page, supportId).click();
+    const pill = message(page, 'can someone look').locator('.mention', { hasText: '@Helpers' });
+    await pill.waitFor();
+    t.ok(
+      await pill.evaluate((n) => n.classList.contains('role-colored') && n.classList.contains('held')),
+      "the role mention is a pill in the role's colour, marked as held",
+    );
+    const colour = await pill.evaluate((n) => (globalThis as any).getComputedStyle(n).color);
+    t.not(colour, 'rgb(241, 196, 15)', `drawn with a contrast floor (${colour}), not the pale yellow as it is`);
+    t.ok(await message(page, 'can someone look').evaluate((n) => n.classList.contains('mentions-me')), 'the message is tinted for the holder');
+    await shots(page, 'role-mention');
+    // Alice holds no such role: the same pill, not held, the message not tinted.
+    await openChannel(alice, server.url, serverId, supportId, 'support');
+    const hers = message(alice.page, 'can someone look');
+    await hers.locator('.mention.role-colored', { hasText: '@Helpers' }).waitFor();
+    t.notOk(await hers.evaluate((n) => n.classList.contains('mentions-me')), 'not tinted for who does not hold the role');
+  });
+
+  await step('#13: a mention of a person shows their display name, @username on hover', async (t) => {
+    const aliceName = (await must(aliceApi.get('/api/account'), 200)).body.username;
+    await post(bobApi, serverId, supportId, `@${aliceName} the printer is fixed`);
+    const { page } = bob;
+    const named = message(page, 'the printer is fixed').locator('.mention');
+    await named.waitFor();
+    t.equal(await named.textContent(), '@Alice Liddell', 'the display name, as Discord shows a mention');
+    t.equal(await named.getAttribute('title'), `@${aliceName}`, 'and the username on hover');
+    const mine = message(alice.page, 'the printer is fixed').locator('.mention.me');
+    await mine.waitFor();
+    t.equal(await mine.textContent(), '@Alice Liddell', 'on her own page too, marked as her');
+  });
+
+  await step("#16: Copy link copies the message's address in the shape docs/ui.md gives", async (t) => {
+    const { page } = alice;
+    await alice.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const target = message(page, 'the printer is fixed');
+    await target.hover();
+    await target.getByRole('button', { name: 'More actions' }).click();
+    await page.locator('#message-menu').getByRole('menuitem', { name: 'Copy link' }).click();
+    await page.locator('#toast', { hasText: 'Copied.' }).waitFor();
+    const copied = await page.evaluate(readClipboard);
+    const ui = fs.readFileSync(path.join(__dirname, '..', 'docs', 'ui.md'), 'utf8');
+    const section = ui.slice(ui.indexOf('### Message links'));
+    const documented = /\*\*Copy link\*\* \(a message's More menu\) copies `<origin>([^`]+)`/.exec(section)?.[1];
+    t.ok(documented, 'docs/ui.md says what Copy link copies');
+    const shape = new RegExp(`^${server.url}${documented!.replace(/<[^>]+>/g, '[0-9a-f-]{36}').replace(/[?]/g, '\\?')}$`);
+    t.match(copied, shape, `what the page copies (${copied}) has the documented shape (${documented})`);
+  });
+
+  closeScene(t, scene);
+});
