@@ -1,6 +1,18 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, clientOf, closeScene, launchChromium, message, openWindow, shot, stepper } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  SKIP,
+  clientOf,
+  closeScene,
+  launchChromium,
+  message,
+  openWindow,
+  shot,
+  shotsAtBothWidths,
+  stepper,
+} from './helpers/browser';
 import { uniqueName } from './helpers/client';
 import { startServer } from './helpers/server';
 import { standardExport, writeZip } from './helpers/discord-export';
@@ -84,6 +96,11 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     t.match(await page.textContent('#not-carried'), 'attachments the export does not hold', 'what will not come across is listed');
     t.ok(await page.isChecked('#opt-system'), 'system lines come by default');
     t.notOk(await page.isChecked('#opt-package'), 'data-package claims are off by default');
+    t.match(
+      await page.textContent('#report-private'),
+      /start visible to you and its full administrators only, and announcement channels\s+read-only/,
+      'the dry run says nothing is opened to everyone (issue 47 #2)',
+    );
     await page.locator('#import-list li', { hasText: 'checked, not started' }).waitFor();
     await shot(page, 'import-report', true);
   });
@@ -94,16 +111,54 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.locator('#run-done:not([hidden])').waitFor();
     t.equal(await page.textContent('#run-text'), '11 of 11 messages.');
     t.equal(await page.locator('#run-progress').getAttribute('max'), '11');
+    serverId = new URL((await page.locator('#open-server').getAttribute('href'))!, server.url).searchParams.get('server')!;
     await page.locator('#import-list li', { hasText: 'Club Archive' }).locator('.badge', { hasText: 'done' }).waitFor();
     await shot(page, 'import-done', true);
-    await Promise.all([page.waitForURL(/\/\?server=/), page.click('#open-server')]);
-    serverId = new URL(page.url()).searchParams.get('server')!;
-    await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
-    await openGeneral(page);
-    const welcome = message(page, 'welcome');
-    await welcome.waitFor();
-    t.equal(await welcome.locator('.author').textContent(), 'alice', "alice's message, under her placeholder");
   });
+
+  await step(
+    '"Who sees what": every imported category and channel starts hidden; ticking a category shows it and the channels following it (issue 47 #2)',
+    async (t) => {
+      const { page } = owner;
+      const list = page.locator('#visibility-list');
+      await list.locator('.check-line', { hasText: '#general' }).first().waitFor();
+      const ticked = async () =>
+        (
+          await list
+            .locator('.check-line')
+            .evaluateAll((lines) =>
+              lines.map((l) => `${l.querySelector('label')!.textContent}:${(l.querySelector('input') as unknown as { checked: boolean }).checked}`),
+            )
+        ).sort();
+      t.same(
+        await ticked(),
+        ['#general:false', '#general › plans:false', '#lounge:false', '#news:false', 'Text:false', 'Voice:false'].sort(),
+        'nothing is visible to everyone',
+      );
+      await page.getByLabel('Text', { exact: true }).check();
+      await list.locator('.check-line', { hasText: '#general › plans' }).locator('input:checked').waitFor();
+      t.same(
+        await ticked(),
+        ['#general:true', '#general › plans:true', '#lounge:false', '#news:false', 'Text:true', 'Voice:false'].sort(),
+        'the category and the channels that follow it; the announcements keep their own',
+      );
+      await shotsAtBothWidths(page, 'import-who-sees-what');
+      await page.goto(`${server.url}/import?server=${encodeURIComponent(serverId)}`);
+      await list.locator('.check-line', { hasText: 'Text' }).locator('input:checked').waitFor();
+      t.pass('the same screen at /import?server=ID, where the command line points');
+      await page.goto(`${server.url}/import`);
+      await page.locator('#import-list li', { hasText: 'Club Archive' }).locator('a', { hasText: 'Open the server' }).waitFor();
+      await Promise.all([
+        page.waitForURL(/\/\?server=/),
+        page.locator('#import-list li', { hasText: 'Club Archive' }).locator('a', { hasText: 'Open the server' }).click(),
+      ]);
+      await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
+      await openGeneral(page);
+      const welcome = message(page, 'welcome');
+      await welcome.waitFor();
+      t.equal(await welcome.locator('.author').textContent(), 'alice', "alice's message, under her placeholder");
+    },
+  );
 
   await step('Server settings → Imported people lists the placeholders with their claim codes', async (t) => {
     const { page } = owner;
@@ -144,6 +199,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     const welcome = message(page, 'welcome');
     await welcome.waitFor();
     t.equal(await welcome.locator('.author').textContent(), claimerName, 'the imported message is written by the newcomer now');
+    t.equal(await page.locator('#channel-list .nav-label', { hasText: /^(news|lounge)$/ }).count(), 0, 'what the owner left hidden stays hidden');
   });
 
   await step('a used code is refused; the newcomer hides their imported messages again, after a confirmation', async (t) => {

@@ -55,7 +55,7 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
   // She may claim it again, and then it is hers.
   const again = await must(alice.post('/api/account/claims', { code: fresh.claim_code }), 200);
   t.same(again.body.claimed, [{ server_id: serverId, discord_name: 'alice', messages: 1 }]);
-  const [now] = (await alice.get(`/api/servers/${serverId}/channels/${general.id}/messages?limit=1`)).body;
+  const [now] = (await owner.get(`/api/servers/${serverId}/channels/${general.id}/messages?limit=1`)).body;
   t.equal(now.author_id, alice.userId);
   // A third run brings nothing new: still nothing written as her.
   t.equal((await cli(['import', 'discord', delta, '--owner', owner.username], server.dataDir)).code, 0);
