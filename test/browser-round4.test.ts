@@ -9,7 +9,9 @@ import { must } from './helpers/community';
 /**
  * Issue 47, the fourth newcomer review's defects in the chat app, each step failing before its
  * fix, in the system Chromium under the page CSP: role mentions drawn, counted live and notified
- * (#3), mentions by display name (#13), the copied message link as the docs say (#16), ... Each
+ * (#3), mentions by display name (#13), the copied message link as the docs say (#16), losing
+ * access said neutrally (#4), Report server only where one is not the owner (#15), one empty state
+ * and one notice in a read-only channel (#9), Members with no roles (#10), the role colour (#11), ... Each
  * fixed screen is shot at desktop and phone width. (#1 is in browser-restart, #2, #6, #7, #13's
  * BOT tag and #14 in browser-import, #17 in browser-a11y, the page weight in browser-pages.)
  */
@@ -140,6 +142,128 @@ t.test("the fourth newcomer review's defects in the app, fixed", { skip: SKIP },
     t.ok(documented, 'docs/ui.md says what Copy link copies');
     const shape = new RegExp(`^${server.url}${documented!.replace(/<[^>]+>/g, '[0-9a-f-]{36}').replace(/[?]/g, '\\?')}$`);
     t.match(copied, shape, `what the page copies (${copied}) has the documented shape (${documented})`);
+  });
+
+  await step('#4: losing access to the open channel says so by its name, neutrally, at desktop and phone width', async (t) => {
+    await openChannel(bob, server.url, serverId, supportId, 'support');
+    await openChannel(carol, server.url, serverId, supportId, 'support');
+    await must(aliceApi.put(`/api/servers/${serverId}/channels/${supportId}/overwrites/${serverId}`, { deny: ['view_channel'] }), 200);
+    for (const { page } of [bob, carol]) {
+      const said = page.locator('#toast', { hasText: 'You no longer have access to #support.' });
+      await said.waitFor();
+      t.notOk(await said.evaluate((n) => n.classList.contains('error')), 'not an error');
+      const colours = await said.evaluate((n) => {
+        const style = (globalThis as any).getComputedStyle(n);
+        return [style.color, style.backgroundColor];
+      });
+      const body = await page.evaluate(() => {
+        const style = (globalThis as any).getComputedStyle((globalThis as any).document.body);
+        return [style.color, style.backgroundColor];
+      });
+      t.same(colours, body, "drawn in the page's own colours, not the success green");
+      await page.locator('#room-title', { hasText: 'general' }).waitFor();
+    }
+    await shots(carol.page, 'lost-access');
+    await must(aliceApi.request('DELETE', `/api/servers/${serverId}/channels/${supportId}/overwrites/${serverId}`), 204);
+  });
+
+  await step('#15: "Report server" is offered on servers one does not own, not on one\'s own', async (t) => {
+    const menuItems = async (page: Page) => {
+      await page.click('#server-menu-button');
+      await page.locator('#server-menu').waitFor();
+      const items = await page.locator('#server-menu [role="menuitem"]').allTextContents();
+      await page.keyboard.press('Escape');
+      return items;
+    };
+    await openChannel(alice, server.url, serverId, generalId, 'general');
+    t.notOk(
+      (await menuItems(alice.page)).some((i) => i.includes('Report server')),
+      'the owner is not offered it',
+    );
+    await openChannel(bob, server.url, serverId, generalId, 'general');
+    t.ok(
+      (await menuItems(bob.page)).some((i) => i.includes('Report server')),
+      'a member is',
+    );
+  });
+
+  await step('#9: an empty read-only channel shows readers one empty state and one notice, at desktop and phone width', async (t) => {
+    const rulesId = await addChannel(aliceApi, serverId, 'rules');
+    await must(aliceApi.put(`/api/servers/${serverId}/channels/${rulesId}/overwrites/${serverId}`, { deny: ['send_messages'] }), 200);
+    for (const w of [bob, carol]) {
+      await openChannel(w, server.url, serverId, rulesId, 'rules');
+      const { page } = w;
+      await page.locator('#room-empty:not([hidden])').waitFor();
+      t.equal(await page.locator('#room-empty [data-part="room-empty-text"]').textContent(), 'Nothing has been posted here yet.', `${w.name}: no "Say hello"`);
+      await page.locator('#composer-text[disabled]').waitFor();
+      t.equal(
+        await page.getAttribute('#composer-text', 'placeholder'),
+        'This channel is read-only for you: you can read it, not write in it.',
+        `${w.name}: the one notice`,
+      );
+      t.ok(await page.locator('#composer-notice').isHidden(), `${w.name}: no second notice above the composer`);
+    }
+    await shots(bob.page, 'read-only-empty');
+    // Alice may write there: she is asked to say hello.
+    await openChannel(alice, server.url, serverId, rulesId, 'rules');
+    await alice.page.locator('#room-empty:not([hidden])', { hasText: 'Say hello' }).waitFor();
+  });
+
+  const openSettingsTab = async (page: Page, tab: string) => {
+    await page.click('#server-menu-button');
+    await page.getByRole('menuitem', { name: 'Server settings' }).click();
+    await page.locator('#settings-dialog[open]').waitFor();
+    await page.click(`#settings-tab-${tab}`);
+  };
+
+  await step("#11: a role's colour is picked from swatches (or none, or any), and the flags' note heads their list", async (t) => {
+    const { page } = alice;
+    await openSettingsTab(page, 'roles');
+    await page.getByRole('button', { name: 'Edit role Helpers' }).click();
+    await page.locator('#form-dialog[open]').waitFor();
+    t.equal(await page.locator('#form-dialog input#form-color').getAttribute('type'), 'color', 'a colour picker, not a text field');
+    t.equal(
+      await page.locator('#form-dialog .swatch[aria-pressed="true"]').getAttribute('aria-label'),
+      'Colour #f1c40f',
+      "the role's colour is the pressed swatch",
+    );
+    const order = await page
+      .locator('#form-fields > *')
+      .evaluateAll((nodes) => nodes.map((n) => (n.classList.contains('field-note') ? 'note' : n.querySelector('input')?.id)));
+    const note = order.indexOf('note');
+    t.ok(note > 0 && order[note + 1] === 'form-view_channel', 'the note stands alone above the first flag');
+    t.equal(await page.locator('#form-fields .field-hint').count(), 0, 'not beside a checkbox');
+    await shots(page, 'role-colour');
+    await page.getByRole('button', { name: 'Colour #3498db' }).click();
+    await page.click('#form-submit');
+    await page.locator('#toast', { hasText: 'Role saved.' }).waitFor();
+    const helpers = (await aliceApi.get(`/api/servers/${serverId}/roles`)).body.find((r: { name: string }) => r.name === 'Helpers');
+    t.equal(helpers.color, 0x3498db, 'the swatch is saved');
+    await page.getByRole('button', { name: 'Edit role Helpers' }).click();
+    t.equal(await page.locator('#form-dialog .swatch[aria-pressed="true"]').getAttribute('aria-label'), 'Colour #3498db', 'shown again as saved');
+    await page.getByRole('button', { name: 'No colour' }).click();
+    await page.click('#form-submit');
+    const colour = async () => (await aliceApi.get(`/api/servers/${serverId}/roles`)).body.find((r: { name: string }) => r.name === 'Helpers').color;
+    await until(page, 'the colour cleared', async () => (await colour()) === null);
+    t.pass('"No colour" clears it');
+    await page.click('#settings-close');
+  });
+
+  await step('#10: Members on a server with no roles says there are none yet and where to make one', async (t) => {
+    const quiet = (await must(aliceApi.post('/api/servers', { name: 'Quiet Club' }), 201)).body;
+    const { page } = alice;
+    await page.goto(`${server.url}/?server=${quiet.id}`);
+    await page.locator('#sidebar-title', { hasText: 'Quiet Club' }).waitFor();
+    await openSettingsTab(page, 'members');
+    const said = page.locator('#members-no-roles:not([hidden])');
+    await said.waitFor();
+    t.match(await said.textContent(), 'no roles yet', 'it says so once');
+    t.equal(await page.locator('#settings-dialog', { hasText: 'Holds every role' }).count(), 0, 'not "Holds every role"');
+    await shots(page, 'members-no-roles');
+    await said.getByRole('button', { name: 'Roles' }).click();
+    await page.locator('#settings-tab-roles[aria-selected="true"]').waitFor();
+    t.pass('its button opens Roles');
+    await page.click('#settings-close');
   });
 
   closeScene(t, scene);

@@ -578,7 +578,10 @@ export async function startApp(account) {
     const cur = state.current;
     if (cur?.kind === 'channel' && cur.serverId === serverId) $('new-channel').hidden = !canManage(serverId);
   });
-  on('nav', () => {
+  // `removed`: the channel just gone from the list. The server says channel_deleted both when a
+  // channel is deleted and when one stops seeing it, and does not say which (a hidden channel's
+  // existence is not told), so the words are the ones true of both.
+  on('nav', (removed) => {
     const cur = state.current;
     if (cur?.kind === 'channel') {
       $('new-channel').hidden = !canManage(cur.serverId);
@@ -586,7 +589,8 @@ export async function startApp(account) {
         toast('You are no longer a member of that server.', false);
         select({ kind: 'friends' });
       } else if (!findChannel(cur.serverId, cur.channelId)) {
-        toast('That channel was deleted.', false);
+        const name = removed?.id === cur.channelId ? `#${removed.name}` : 'that channel';
+        toast(`You no longer have access to ${name}.`, false, true);
         select({ kind: 'channel', serverId: cur.serverId });
       } else {
         renderRoomHead();

@@ -159,7 +159,11 @@ export function renderAll(r) {
   parts.messages.replaceChildren(...items);
   parts.historyStart.hidden = r.hasOlder || r.list.length === 0;
   parts.empty.hidden = r.list.length > 0;
+  // A reader is not asked to say hello: the composer already says why they cannot (issue 47 #9).
+  parts.emptyText.textContent = mayIn(r, 'send_messages') ? SAY_HELLO : 'Nothing has been posted here yet.';
 }
+
+const SAY_HELLO = 'Say hello: what you write appears here for everyone in the room.';
 
 /**
  * @param {Opened} r

@@ -72,7 +72,7 @@ export function openServerMenu(server, anchor) {
         places.openNotificationSettings(places.placeOf('server', server.id));
       }),
       manage && menuItem('Create channel', 'hash', () => newChannel(server)),
-      menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
+      !owner && menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
       !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
     ].filter(Boolean),
   );
@@ -451,12 +451,7 @@ async function editRole(server, role) {
     submit: 'Save',
     fields: [
       { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
-      {
-        name: 'color',
-        label: 'Colour (#rrggbb, empty for none)',
-        value: role.color === null || role.color === undefined ? '' : hexColor(role.color),
-        maxLength: 7,
-      },
+      { name: 'color', label: 'Colour', type: 'color', value: role.color === null || role.color === undefined ? '' : hexColor(role.color) },
       { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
@@ -465,13 +460,12 @@ async function editRole(server, role) {
         label,
         type: 'checkbox',
         value: (role.permissions || []).includes(flag),
-        hint: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
+        note: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
       })),
     ],
   });
   if (!answer) return;
-  const colour = answer.color.trim();
-  if (colour && !/^#?[0-9a-fA-F]{6}$/.test(colour)) return toast('A colour is # and six hex digits, like #3ba55d.');
+  const colour = answer.color;
   try {
     await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
       name: answer.name,
@@ -510,9 +504,18 @@ async function deleteRole(server, role) {
 function membersPanel(server) {
   const owner = server.owner_id === state.me.user_id;
   const list = el('ul', { class: 'settings-list member-roles' });
+  // No role to give yet (issue 47 #10): say so once, and where to make one, not "Holds every role" per member.
+  const noRoles = el(
+    'p',
+    { id: 'members-no-roles', class: 'muted', hidden: true },
+    'This server has no roles yet, so there are none to give. Make one under ',
+    el('button', { type: 'button', class: 'link-button', onclick: () => openSettings(server.id, 'roles') }, 'Roles'),
+    ', then give it to members here.',
+  );
   const update = () => {
     const members = state.members.get(server.id) || [];
     const roles = state.roles.get(server.id) || [];
+    noRoles.hidden = !owner || roles.length > 0;
     list.replaceChildren(
       ...members.map((m) =>
         el(
@@ -532,6 +535,7 @@ function membersPanel(server) {
     nodes: [
       el('h3', { text: 'Members' }),
       el('p', { class: 'muted', text: 'Time out, kick or ban someone from their menu in the member list beside the room.' }),
+      noRoles,
       list,
     ],
     update,
@@ -540,6 +544,7 @@ function membersPanel(server) {
 
 /** The roles a member holds, each with a button that takes it, and a list to give another. */
 function roleChips(server, member, roles) {
+  if (roles.length === 0) return el('span', { class: 'muted', text: 'no role' });
   const held = heldRoles(roles, member);
   const others = roles.filter((r) => !held.includes(r));
   const select = el(

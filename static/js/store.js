@@ -521,8 +521,9 @@ export function applyChannel(serverId, channel) {
 /** @param {string} serverId @param {string} channelId */
 export function removeChannel(serverId, channelId) {
   const server = findServer(serverId);
+  const removed = server?.channels.find((c) => c.id === channelId);
   if (server) server.channels = server.channels.filter((c) => c.id !== channelId);
-  emit('nav');
+  emit('nav', removed);
 }
 
 /**
