@@ -186,11 +186,16 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await register(page, server.url, claimerName);
     await page.goto(`${server.url}/account`);
     await page.locator('#discord-history').waitFor();
+    await page.waitForLoadState('networkidle');
+    t.notOk(await page.locator('#imported-form').isVisible(), 'nothing claimed: no offer to hide or erase imported history (issue 47 #7)');
     await page.fill('#claim-code', code.toLowerCase());
     await page.click('#claim-code-form button[type=submit]');
     const result = page.locator('#claim-result', { hasText: 'Claimed' });
     await result.waitFor();
     t.match(await result.textContent(), 'alice: 3 messages in Club Archive', 'what was claimed, and where');
+    // The owner's tab, open on #general all along, redraws alice's message under the claimer (issue 47 #6).
+    await message(owner.page, 'welcome').locator('.author', { hasText: claimerName }).waitFor();
+    t.pass("the owner's open tab shows the claimer as the author, without a reload");
     await page.locator('#imported-server option', { hasText: 'Club Archive' }).waitFor({ state: 'attached' });
     await shot(page, 'account-discord-history', true);
     await Promise.all([page.waitForURL(/\/\?server=/), result.getByRole('link', { name: 'Club Archive' }).click()]);
@@ -215,6 +220,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.locator('#ask-dialog[open]', { hasText: 'Former member' }).waitFor();
     await page.click('#ask-submit');
     await page.locator('#imported-result', { hasText: '3 imported messages in Club Archive now show as written by “Former member”.' }).waitFor();
+    await page.locator('#imported-server option', { hasText: 'Club Archive (hidden)' }).waitFor({ state: 'attached' });
     const api = await clientOf(claimer, server.url);
     const me: string = (await api.get('/api/account')).body.user_id;
     const general = (await api.get(`/api/servers/${serverId}/channels`)).body.find((c: { name: string }) => c.name === 'general');

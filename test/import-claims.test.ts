@@ -27,7 +27,15 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
   const people = () => owner.get(`/api/servers/${serverId}/imported-people`).then((r) => r.body as any[]);
   const alice = await signUp(server.url);
   const code = (await people()).find((p) => p.discord_name === 'alice').claim_code;
+  t.same((await must(alice.get('/api/account/claims'), 200)).body, [], 'nothing claimed yet: the account page offers no hide or erase (issue 47 #7)');
   await must(alice.post('/api/account/claims', { code }), 200);
+  const mine = (await must(alice.get('/api/account/claims'), 200)).body;
+  t.same(
+    mine.map((c: { server_id: string; discord_name: string; hidden: boolean }) => [c.server_id, c.discord_name, c.hidden]),
+    [[serverId, 'alice', false]],
+    'the history she claimed, and where',
+  );
+  t.same((await must(owner.get('/api/account/claims'), 200)).body, [], "the owner claimed none: another's claim is not theirs");
 
   // The owner imports a newer export: a message "by alice", dated as they like.
   const newer = JSON.parse(JSON.stringify(files['Hobby Club - general [810000000000000001] [part 2].json'])) as ReturnType<typeof channelFile>;

@@ -766,6 +766,17 @@ export const operations: Ops = [
     },
   ],
   [
+    'GET',
+    '/api/account/claims',
+    {
+      tag: 'Imports',
+      summary:
+        'The imported histories the caller claimed, oldest claim first, in servers they are still in (what POST /api/account/imported-messages may hide or erase); hidden: its messages are on a nameless "Former member"',
+      auth: 'user',
+      ok: [json(200, arr(ref('MyClaim')))],
+    },
+  ],
+  [
     'POST',
     '/api/account/claims',
     {

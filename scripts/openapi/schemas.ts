@@ -110,6 +110,7 @@ export const schemas: Record<string, Schema> = {
     hidden: withDescription(bool, 'the claimer gave the messages back to this placeholder, now nameless'),
     messages: withDescription(int, 'imported messages the placeholder holds now'),
   }),
+  MyClaim: obj({ server_id: uuid, discord_name: str, claimed_at: time, hidden: bool }),
   Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, "messages that became the caller's") })) }),
   PackageClaim: obj({
     claimed: withDescription(arr(obj({ server_id: uuid, discord_name: str, messages: int })), 'always empty: a package joins nothing until the caller chooses'),

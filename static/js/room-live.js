@@ -64,6 +64,14 @@ export function followLive(room) {
       inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id)),
     ),
     onEvent('reaction', inOpenRoom(itself, applyReaction)),
+    // A claim gave a placeholder's messages to the claimer, and mentions of it name them now
+    // (issue 47 #6): an open channel of that server showing either is read again.
+    onEvent('history_claimed', (ev) => {
+      const r = room.current;
+      const names = (m) => m.author_id === ev.from_user_id || (m.mentions || []).includes(ev.from_user_id);
+      if (r?.kind === 'channel' && r.serverId === ev.server_id && r.list.some(names))
+        room.open({ kind: 'channel', serverId: r.serverId, channelId: r.channelId });
+    }),
     onEvent('typing', typing),
     on('typing', typing),
     on('users', () => {
