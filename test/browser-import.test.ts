@@ -45,7 +45,8 @@ async function openGeneral(page: Page) {
 
 t.test('importing a Discord export from the browser, and claiming a history on the account page', { skip: SKIP }, async (t) => {
   const started = Date.now();
-  const server = await startServer();
+  const ownerName = uniqueName('owner');
+  const server = await startServer({ env: { ADMIN_USERS: ownerName } }); // the owner runs the instance too: its admin page
   t.teardown(server.close);
   const browser = await launchChromium(t);
   // Besides the app's own: a claim code tried a second time, on purpose.
@@ -53,7 +54,6 @@ t.test('importing a Discord export from the browser, and claiming a history on t
   const windows = await Promise.all(['owner', 'claimer'].map((name) => openWindow(t, browser, name, expected)));
   const [owner, claimer] = windows;
   const step = stepper(t, windows, 'browser-import');
-  const ownerName = uniqueName('owner');
   const claimerName = uniqueName('newcomer');
   const zip = await writeZip(standardExport());
   let serverId = '';
@@ -205,6 +205,22 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await welcome.waitFor();
     t.equal(await welcome.locator('.author').textContent(), claimerName, 'the imported message is written by the newcomer now');
     t.equal(await page.locator('#channel-list .nav-label', { hasText: /^(news|lounge)$/ }).count(), 0, 'what the owner left hidden stays hidden');
+  });
+
+  await step('the admin page marks placeholders, and leaves claimed ones out unless asked (issue 47 #14)', async (t) => {
+    const { page } = owner;
+    await page.goto(`${server.url}/admin`);
+    const row = (name: string) => page.locator('#user-list > li', { has: page.locator('.title', { hasText: name }) });
+    await row('bob-discord').waitFor();
+    t.equal(await row('bob-discord').locator('.badge.kind').textContent(), 'imported placeholder', 'an unclaimed placeholder, marked');
+    t.equal(await row('alice-discord').count(), 0, 'the claimed one is left out');
+    t.equal(await row(claimerName).locator('.badge.kind').count(), 0, 'a person carries no such mark');
+    await page.check('#show-claimed');
+    await row('alice-discord').locator('.badge.kind', { hasText: 'placeholder, claimed' }).waitFor();
+    t.pass('shown when asked, marked claimed');
+    await shot(page, 'admin-placeholders', true);
+    await page.goto(`${server.url}/?server=${encodeURIComponent(serverId)}`);
+    await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
   });
 
   await step('a used code is refused; the newcomer hides their imported messages again, after a confirmation', async (t) => {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { cli } from './helpers/cli';
-import { signUp } from './helpers/client';
+import { signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { ALICE, BOB, type channelFile, message, standardExport, writeExport, writeZip } from './helpers/discord-export';
 
@@ -114,4 +114,32 @@ t.test('a data package lists the servers it could join; only those chosen are jo
   // Another account has no package read: it cannot ride on bob's.
   const other = await signUp(server.url);
   t.equal((await other.post('/api/account/claims/discord-package/choose', { server_ids: [trap.id] })).status, 404);
+});
+
+t.test('the admin page tells placeholders, bots and people apart, and can leave out claimed placeholders (issue 47 #14)', async (t) => {
+  const boss = uniqueName('boss');
+  const server = await startServer({ env: { ADMIN_USERS: boss } });
+  t.teardown(server.close);
+  const admin = await signUp(server.url, boss);
+  const folder = writeExport(standardExport());
+  t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+  t.equal((await cli(['import', 'discord', folder, '--owner', admin.username], server.dataDir)).code, 0);
+  const serverId = (await admin.get('/api/servers')).body[0].id;
+  const code = (await admin.get(`/api/servers/${serverId}/imported-people`)).body.find((p: { discord_name: string }) => p.discord_name === 'alice').claim_code;
+  const claimer = await signUp(server.url);
+  await must(claimer.post('/api/account/claims', { code }), 200);
+  await must(admin.post('/api/bots', { name: uniqueName('helper') }), 201);
+
+  type Row = { username: string; kind: string; claimed: boolean };
+  const kinds = (rows: Row[]) => Object.fromEntries(rows.map((u) => [u.username, `${u.kind}${u.claimed ? ', claimed' : ''}`]));
+  const all = kinds((await must(admin.get('/api/admin/users'), 200)).body);
+  t.equal(all['alice-discord'], 'placeholder, claimed', 'a claimed placeholder, marked');
+  t.equal(all['bob-discord'], 'placeholder', 'an unclaimed one');
+  t.equal(all[admin.username], 'person');
+  t.equal(all[claimer.username], 'person');
+  t.ok(Object.values(all).includes('bot'), 'the bot, as a bot');
+  const hidden = await must(admin.get('/api/admin/users?claimed=hide&limit=100'), 200);
+  t.notOk(kinds(hidden.body)['alice-discord'], '?claimed=hide leaves the claimed placeholder out');
+  t.equal(Number(hidden.headers.get('x-total-count')), Object.keys(all).length - 1, 'and from the count');
+  t.equal((await admin.get('/api/admin/users?claimed=maybe')).status, 400);
 });

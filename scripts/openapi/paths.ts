@@ -1459,9 +1459,13 @@ export const operations: Ops = [
     '/api/admin/users',
     {
       tag: 'Moderation',
-      summary: 'Users with standing, administrator flag and warnings',
+      summary: 'Users with standing, administrator flag, warnings and kind (person, bot, webhook, placeholder)',
       auth: 'admin',
-      query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging },
+      query: {
+        prefix: { ...str, description: 'username prefix, any case' },
+        claimed: { type: 'string', enum: ['show', 'hide'], description: 'hide: leave out placeholders whose history was claimed (default show)' },
+        ...adminPaging,
+      },
       ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }],
     },
   ],

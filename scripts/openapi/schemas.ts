@@ -329,6 +329,12 @@ export const schemas: Record<string, Schema> = {
     is_admin: bool,
     warnings: arr(ref('AdminWarning')),
     created_at: time,
+    kind: {
+      type: 'string',
+      enum: ['person', 'bot', 'webhook', 'placeholder'],
+      description: "placeholder: a person an import named (cannot sign in); bot: a bot account; webhook: the author of a webhook's messages",
+    },
+    claimed: { ...bool, description: 'a placeholder whose history someone claimed (an empty shell)' },
   }),
   AdminUserRecord: obj({ user_id: uuid, username: str, account_standing: int, is_admin: bool, warnings: arr(ref('AdminWarning')) }),
   AdminMe: obj({ user_id: uuid, username: str, is_admin: { const: true } }),
