@@ -11,7 +11,8 @@ import { must } from './helpers/community';
  * fix, in the system Chromium under the page CSP: role mentions drawn, counted live and notified
  * (#3), mentions by display name (#13), the copied message link as the docs say (#16), losing
  * access said neutrally (#4), Report server only where one is not the owner (#15), one empty state
- * and one notice in a read-only channel (#9), Members with no roles (#10), the role colour (#11), ... Each
+ * and one notice in a read-only channel (#9), Members with no roles (#10), the role colour (#11),
+ * Export server (#8), ... Each
  * fixed screen is shot at desktop and phone width. (#1 is in browser-restart, #2, #6, #7, #13's
  * BOT tag and #14 in browser-import, #17 in browser-a11y, the page weight in browser-pages.)
  */
@@ -264,6 +265,25 @@ t.test("the fourth newcomer review's defects in the app, fixed", { skip: SKIP },
     await page.locator('#settings-tab-roles[aria-selected="true"]').waitFor();
     t.pass('its button opens Roles');
     await page.click('#settings-close');
+  });
+
+  await step('#8: the owner exports the server from its settings, with progress; a member is not offered it', async (t) => {
+    const { page } = alice;
+    await openChannel(alice, server.url, serverId, generalId, 'general');
+    await openSettingsTab(page, 'overview');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#server-export-button')]);
+    t.match(download.suggestedFilename(), /\.zip$/, `the zip, under the server's name (${download.suggestedFilename()})`);
+    const saved = await download.path();
+    t.ok(saved && fs.statSync(saved).size > 100, 'with something in it');
+    t.equal(fs.readFileSync(saved!).subarray(0, 2).toString(), 'PK', 'a zip file');
+    await page.locator('#server-export [role="status"]', { hasText: /^Done: .*\.zip \(.+\), saved by your browser\.$/ }).waitFor();
+    t.equal(await page.locator('#server-export progress').getAttribute('value'), '1', 'the bar full at the end');
+    await shots(page, 'server-export');
+    await page.click('#settings-close');
+    await openChannel(bob, server.url, serverId, generalId, 'general');
+    await openSettingsTab(bob.page, 'overview');
+    t.equal(await bob.page.locator('#server-export-button').count(), 0, 'not offered to a member');
+    await bob.page.click('#settings-close');
   });
 
   closeScene(t, scene);

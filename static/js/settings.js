@@ -266,6 +266,7 @@ function overviewPanel(server) {
           ),
           el('button', { type: 'button', onclick: () => transferOwnership(server) }, 'Transfer…'),
         ),
+        exportRow(server),
         el(
           'div',
           { class: 'danger-row' },
@@ -281,6 +282,28 @@ function overviewPanel(server) {
     );
   }
   return { nodes, update };
+}
+
+/** Export server (issue 47 #8): the zip the importer reads back, with its progress below the row. */
+function exportRow(server) {
+  const box = el('div', { id: 'server-export', class: 'server-export', hidden: true });
+  const button = el('button', { id: 'server-export-button', type: 'button' }, 'Export server');
+  button.addEventListener('click', async () => (await import('./server-export.js')).exportServer(server, box, button));
+  return el(
+    'div',
+    { class: 'danger-row server-export-row' },
+    el(
+      'div',
+      {},
+      el('strong', { text: 'Export server' }),
+      el('p', {
+        class: 'muted',
+        text: 'One zip with every channel, message and file, in the format of DiscordChatExporter: an import from Discord reads it back, here or on another server.',
+      }),
+      box,
+    ),
+    button,
+  );
 }
 
 async function transferOwnership(server) {
