@@ -267,6 +267,52 @@ t.test("the fourth newcomer review's defects in the app, fixed", { skip: SKIP },
     await page.click('#settings-close');
   });
 
+  await step(
+    '#12: pushes offered from the app: once after a first mention (phone), and in the status menu; failures in plain words, within a time limit',
+    async (t) => {
+      // Headless Chromium has no push service: its subscribe is made to hang (carol), then to fail as browsers do (bob).
+      for (const w of [bob, carol]) {
+        await w.context.grantPermissions(['notifications'], { origin: server.url });
+        await w.context.addInitScript(() => {
+          const g = globalThis as unknown as {
+            pushWill: string;
+            PushManager: { prototype: { subscribe: () => Promise<unknown> } };
+            DOMException: new (m: string, n: string) => Error;
+          };
+          g.pushWill = 'hang';
+          g.PushManager.prototype.subscribe = () =>
+            g.pushWill === 'hang' ? new Promise(() => {}) : Promise.reject(new g.DOMException('Registration failed - push service error', 'AbortError'));
+        });
+      }
+      const carolName = (await must(carolApi.get('/api/account'), 200)).body.username;
+      await openChannel(carol, server.url, serverId, generalId, 'general');
+      await post(aliceApi, serverId, generalId, `@${carolName} did you see the schedule?`);
+      const offer = carol.page.locator('#push-offer');
+      await offer.waitFor();
+      t.match(await offer.textContent(), 'You were mentioned. Be notified on this device', 'the first mention offers pushes');
+      await shots(carol.page, 'push-offer');
+      await offer.getByRole('button', { name: 'Turn on' }).click();
+      const late = carol.page.locator('#toast.error', { hasText: 'did not answer within 20 seconds' });
+      await late.waitFor({ timeout: 40_000 });
+      t.pass('a hanging push service ends, in words');
+      await post(aliceApi, serverId, generalId, `@${carolName} and again`);
+      await message(carol.page, 'and again').waitFor();
+      await carol.page.waitForTimeout(300);
+      t.equal(await offer.count(), 0, 'offered once only');
+
+      const { page } = bob;
+      await openChannel(bob, server.url, serverId, generalId, 'general');
+      await page.evaluate(() => {
+        (globalThis as unknown as { pushWill: string }).pushWill = 'fail';
+      });
+      await page.click('#me-button');
+      await page.getByRole('menuitem', { name: 'Notify me on this device…' }).click();
+      const failed = page.locator('#toast.error', { hasText: 'could not reach its push service' });
+      await failed.waitFor();
+      t.notMatch(await failed.textContent(), /Registration failed/, "not the browser's raw text");
+    },
+  );
+
   await step('#8: the owner exports the server from its settings, with progress; a member is not offered it', async (t) => {
     const { page } = alice;
     await openChannel(alice, server.url, serverId, generalId, 'general');

@@ -27,6 +27,7 @@ import {
   applyStatus,
   addServer,
   forgetServer,
+  mentionsMe,
 } from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
@@ -440,6 +441,8 @@ function openMeMenu(anchor) {
             result !== 'on' && result !== 'off',
           );
         }),
+      // Pushes reach a phone whose browser is in the background, where desktop notifications do not (issue 47 #12).
+      'PushManager' in window && menuItem('Notify me on this device…', 'bell', offerPushFromMenu),
       menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
       menuItem('Keyboard shortcuts', 'menu', openShortcuts),
       state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
@@ -448,6 +451,22 @@ function openMeMenu(anchor) {
   );
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
+}
+
+async function offerPushFromMenu() {
+  const setup = await import('./push-setup.js');
+  if (await setup.pushOnHere().catch(() => false))
+    return toast('Notifications are already on for this device. The account page says which devices get them, and with what.', false);
+  (await import('./push-offer.js')).turnOnPush();
+}
+
+/** The first mention while pushes are off on this device: offer them, once (push-offer.js). */
+function offerPushAfterMention(m) {
+  if (!('PushManager' in window) || m.author_id === state.me.user_id || !mentionsMe(m) || localStorage.getItem('chat:push-offered')) return;
+  import('./push-setup.js')
+    .then((setup) => setup.pushOnHere())
+    .then(async (on) => on || (await import('./push-offer.js')).offerPushOnce())
+    .catch(() => {});
 }
 
 async function setStatus(status) {
@@ -604,6 +623,7 @@ export async function startApp(account) {
       }
     }
   });
+  onEvent('message', (ev) => offerPushAfterMention(ev.message));
   onEvent('server_left', (ev) => {
     const name = ev.server?.name || 'a server';
     if (ev.reason === 'banned') toast(`You were banned from ${name}.`);
