@@ -20,7 +20,7 @@ export async function turnOnPush() {
   }
 }
 
-/** The one offer after a first mention: a bar with Turn on and Not now, never shown again. */
+/** The one offer after a first mention: a bar above the composer (covering nothing) with Turn on and Not now, never shown again. */
 export function offerPushOnce() {
   if (localStorage.getItem(OFFERED) || document.getElementById('push-offer')) return;
   localStorage.setItem(OFFERED, '1');
@@ -47,5 +47,7 @@ export function offerPushOnce() {
       el('button', { type: 'button', class: 'small', onclick: close }, 'Not now'),
     ),
   );
-  document.body.append(bar);
+  const composer = document.querySelector('.composer-wrap');
+  if (composer) composer.prepend(bar);
+  else document.body.append(bar);
 }
