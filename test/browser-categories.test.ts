@@ -55,7 +55,12 @@ t.test('categories in the sidebar and settings; roles in the member menu and lis
   await page.getByRole('menuitemcheckbox', { name: 'artists' }).click();
   const group = page.locator('#members .member-group', { hasText: 'artists — 1' });
   await group.locator('.member-name', { hasText: guest.username }).waitFor();
-  t.equal(await group.locator('.member-name').evaluate((n: { style: { color: string } }) => n.style.color), 'rgb(59, 165, 93)', 'in the role colour');
+  // The role's colour with the contrast floor of names.js (issue 47 #17): custom properties per theme, no inline colour.
+  t.match(
+    await group.locator('.member-name').evaluate((n: any) => `${n.className} ${n.style.getPropertyValue('--role-light')}`),
+    /role-colored .*#[0-9a-f]{6}/,
+    'in the role colour',
+  );
   await page.locator('#members .member-button', { hasText: guest.username }).click();
   t.equal(await page.getByRole('menuitemcheckbox', { name: 'artists' }).getAttribute('aria-checked'), 'true', 'the menu shows the role held');
   await page.getByRole('menuitemcheckbox', { name: 'artists' }).click();

@@ -1,6 +1,18 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { EXPECTED_REFUSALS, PASSWORD, SKIP, clientOf, closeScene, launchChromium, message, openWindow, shot, stepper } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  SKIP,
+  clientOf,
+  closeScene,
+  launchChromium,
+  message,
+  openWindow,
+  shot,
+  shotsAtBothWidths,
+  stepper,
+} from './helpers/browser';
 import { uniqueName } from './helpers/client';
 import { startServer } from './helpers/server';
 import { standardExport, writeZip } from './helpers/discord-export';
@@ -33,7 +45,8 @@ async function openGeneral(page: Page) {
 
 t.test('importing a Discord export from the browser, and claiming a history on the account page', { skip: SKIP }, async (t) => {
   const started = Date.now();
-  const server = await startServer();
+  const ownerName = uniqueName('owner');
+  const server = await startServer({ env: { ADMIN_USERS: ownerName } }); // the owner runs the instance too: its admin page
   t.teardown(server.close);
   const browser = await launchChromium(t);
   // Besides the app's own: a claim code tried a second time, on purpose.
@@ -41,7 +54,6 @@ t.test('importing a Discord export from the browser, and claiming a history on t
   const windows = await Promise.all(['owner', 'claimer'].map((name) => openWindow(t, browser, name, expected)));
   const [owner, claimer] = windows;
   const step = stepper(t, windows, 'browser-import');
-  const ownerName = uniqueName('owner');
   const claimerName = uniqueName('newcomer');
   const zip = await writeZip(standardExport());
   let serverId = '';
@@ -80,6 +92,11 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     t.match(await page.textContent('#not-carried'), 'attachments the export does not hold', 'what will not come across is listed');
     t.ok(await page.isChecked('#opt-system'), 'system lines come by default');
     t.notOk(await page.isChecked('#opt-package'), 'data-package claims are off by default');
+    t.match(
+      await page.textContent('#report-private'),
+      /start visible to you and its full administrators only, and announcement channels\s+read-only/,
+      'the dry run says nothing is opened to everyone (issue 47 #2)',
+    );
     await page.locator('#import-list li', { hasText: 'checked, not started' }).waitFor();
     await shot(page, 'import-report', true);
   });
@@ -90,16 +107,54 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.locator('#run-done:not([hidden])').waitFor({ timeout: 30_000 }); // the import runs in a worker thread, as the dry run
     t.equal(await page.textContent('#run-text'), '11 of 11 messages.');
     t.equal(await page.locator('#run-progress').getAttribute('max'), '11');
+    serverId = new URL((await page.locator('#open-server').getAttribute('href'))!, server.url).searchParams.get('server')!;
     await page.locator('#import-list li', { hasText: 'Club Archive' }).locator('.badge', { hasText: 'done' }).waitFor();
     await shot(page, 'import-done', true);
-    await Promise.all([page.waitForURL(/\/\?server=/), page.click('#open-server')]);
-    serverId = new URL(page.url()).searchParams.get('server')!;
-    await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
-    await openGeneral(page);
-    const welcome = message(page, 'welcome');
-    await welcome.waitFor();
-    t.equal(await welcome.locator('.author').textContent(), 'alice', "alice's message, under her placeholder");
   });
+
+  await step(
+    '"Who sees what": every imported category and channel starts hidden; ticking a category shows it and the channels following it (issue 47 #2)',
+    async (t) => {
+      const { page } = owner;
+      const list = page.locator('#visibility-list');
+      await list.locator('.check-line', { hasText: '#general' }).first().waitFor();
+      const ticked = async () =>
+        (
+          await list
+            .locator('.check-line')
+            .evaluateAll((lines) =>
+              lines.map((l) => `${l.querySelector('label')!.textContent}:${(l.querySelector('input') as unknown as { checked: boolean }).checked}`),
+            )
+        ).sort();
+      t.same(
+        await ticked(),
+        ['#general:false', '#general › plans:false', '#lounge:false', '#news:false', 'Text:false', 'Voice:false'].sort(),
+        'nothing is visible to everyone',
+      );
+      await page.getByLabel('Text', { exact: true }).check();
+      await list.locator('.check-line', { hasText: '#general › plans' }).locator('input:checked').waitFor();
+      t.same(
+        await ticked(),
+        ['#general:true', '#general › plans:true', '#lounge:false', '#news:false', 'Text:true', 'Voice:false'].sort(),
+        'the category and the channels that follow it; the announcements keep their own',
+      );
+      await shotsAtBothWidths(page, 'import-who-sees-what');
+      await page.goto(`${server.url}/import?server=${encodeURIComponent(serverId)}`);
+      await list.locator('.check-line', { hasText: 'Text' }).locator('input:checked').waitFor();
+      t.pass('the same screen at /import?server=ID, where the command line points');
+      await page.goto(`${server.url}/import`);
+      await page.locator('#import-list li', { hasText: 'Club Archive' }).locator('a', { hasText: 'Open the server' }).waitFor();
+      await Promise.all([
+        page.waitForURL(/\/\?server=/),
+        page.locator('#import-list li', { hasText: 'Club Archive' }).locator('a', { hasText: 'Open the server' }).click(),
+      ]);
+      await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
+      await openGeneral(page);
+      const welcome = message(page, 'welcome');
+      await welcome.waitFor();
+      t.equal(await welcome.locator('.author').textContent(), 'alice', "alice's message, under her placeholder");
+    },
+  );
 
   await step('Server settings → Imported people lists the placeholders with their claim codes', async (t) => {
     const { page } = owner;
@@ -127,11 +182,16 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await register(page, server.url, claimerName);
     await page.goto(`${server.url}/account`);
     await page.locator('#discord-history').waitFor();
+    await page.waitForLoadState('networkidle');
+    t.notOk(await page.locator('#imported-form').isVisible(), 'nothing claimed: no offer to hide or erase imported history (issue 47 #7)');
     await page.fill('#claim-code', code.toLowerCase());
     await page.click('#claim-code-form button[type=submit]');
     const result = page.locator('#claim-result', { hasText: 'Claimed' });
     await result.waitFor();
     t.match(await result.textContent(), 'alice: 3 messages in Club Archive', 'what was claimed, and where');
+    // The owner's tab, open on #general all along, redraws alice's message under the claimer (issue 47 #6).
+    await message(owner.page, 'welcome').locator('.author', { hasText: claimerName }).waitFor();
+    t.pass("the owner's open tab shows the claimer as the author, without a reload");
     await page.locator('#imported-server option', { hasText: 'Club Archive' }).waitFor({ state: 'attached' });
     await shot(page, 'account-discord-history', true);
     await Promise.all([page.waitForURL(/\/\?server=/), result.getByRole('link', { name: 'Club Archive' }).click()]);
@@ -140,6 +200,23 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     const welcome = message(page, 'welcome');
     await welcome.waitFor();
     t.equal(await welcome.locator('.author').textContent(), claimerName, 'the imported message is written by the newcomer now');
+    t.equal(await page.locator('#channel-list .nav-label', { hasText: /^(news|lounge)$/ }).count(), 0, 'what the owner left hidden stays hidden');
+  });
+
+  await step('the admin page marks placeholders, and leaves claimed ones out unless asked (issue 47 #14)', async (t) => {
+    const { page } = owner;
+    await page.goto(`${server.url}/admin`);
+    const row = (name: string) => page.locator('#user-list > li', { has: page.locator('.title', { hasText: name }) });
+    await row('bob-discord').waitFor();
+    t.equal(await row('bob-discord').locator('.badge.kind').textContent(), 'imported placeholder', 'an unclaimed placeholder, marked');
+    t.equal(await row('alice-discord').count(), 0, 'the claimed one is left out');
+    t.equal(await row(claimerName).locator('.badge.kind').count(), 0, 'a person carries no such mark');
+    await page.check('#show-claimed');
+    await row('alice-discord').locator('.badge.kind', { hasText: 'placeholder, claimed' }).waitFor();
+    t.pass('shown when asked, marked claimed');
+    await shot(page, 'admin-placeholders', true);
+    await page.goto(`${server.url}/?server=${encodeURIComponent(serverId)}`);
+    await page.locator('#sidebar-title', { hasText: 'Club Archive' }).waitFor();
   });
 
   await step('a used code is refused; the newcomer hides their imported messages again, after a confirmation', async (t) => {
@@ -155,6 +232,7 @@ t.test('importing a Discord export from the browser, and claiming a history on t
     await page.locator('#ask-dialog[open]', { hasText: 'Former member' }).waitFor();
     await page.click('#ask-submit');
     await page.locator('#imported-result', { hasText: '3 imported messages in Club Archive now show as written by “Former member”.' }).waitFor();
+    await page.locator('#imported-server option', { hasText: 'Club Archive (hidden)' }).waitFor({ state: 'attached' });
     const api = await clientOf(claimer, server.url);
     const me: string = (await api.get('/api/account')).body.user_id;
     const general = (await api.get(`/api/servers/${serverId}/channels`)).body.find((c: { name: string }) => c.name === 'general');

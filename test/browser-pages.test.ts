@@ -1,6 +1,7 @@
 import t from 'tap';
 import { SKIP, PASSWORD, XSS, bookClub, clientOf, closeScene, message, openChannel, openScene, post, sessionOf, shot, addChannel } from './helpers/browser';
 import { Client, uniqueName } from './helpers/client';
+import { APP_MAX_KB, loadOnce } from '../bench/page-load';
 
 /**
  * Signing in, invitations and the simple pages, end to end through the system Chromium under the
@@ -165,6 +166,19 @@ t.test('signing in, invitations and the simple pages work in Chromium under the 
     await Promise.all([page.waitForURL(`${server.url}/`), page.click('form[action="/api/logout"] button[type=submit]')]);
     await page.locator('#login-username').waitFor();
     t.notOk(await sessionOf(bob, server.url), 'log out ends the session');
+  });
+
+  await step('the app page weighs at most 160 KB on a cold load (the figure is printed, so growth is seen)', async (t) => {
+    // As bench/page-weight.ts measures it: a fresh context, every response's bytes on the wire.
+    const cookie = `app_session=${await sessionOf(alice, server.url)}`;
+    const browser = alice.context.browser()!;
+    const ready = async (page: import('playwright-core').Page) => {
+      await message(page, 'hello from alice').waitFor();
+      await page.locator('#composer-text').waitFor({ state: 'visible' });
+    };
+    const load = await loadOnce(browser, server.url, `/?server=${serverId}&channel=${generalId}`, { cookie, identity: false, throttle: false, ready });
+    t.comment(`page weight: app page, cold, ${(load.bytes / 1000).toFixed(1)} KB in ${load.requests} responses (target <= ${APP_MAX_KB} KB)`);
+    t.ok(load.bytes <= APP_MAX_KB * 1000, `the app page is ${(load.bytes / 1000).toFixed(1)} KB, at most ${APP_MAX_KB} KB`);
   });
 
   closeScene(t, scene);

@@ -30,7 +30,8 @@ import { type TestServer, startServer } from './helpers/server';
  * secret from before the restart is refused, and ends that account's devices. A third page,
  * dave's, signed in without "remember this device": while the server is down it says it is
  * reconnecting, and asks dave to sign in only once the server answers; after that, focus is back
- * in the composer (issue 35 #10).
+ * in the composer (issue 35 #10). Erin, on a phone, joined the usual way (an invite, then Register):
+ * registering remembered her device, so she too goes on by herself (issue 47 #1).
  */
 t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; a replayed device secret ends the devices', { skip: SKIP }, async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-restart-'));
@@ -46,8 +47,11 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
   for (const name of ['alice', 'bob']) windows.push(await openWindow(t, browser, name, EXPECTED_REFUSALS));
   const [alice, bob] = windows;
   const dave = await openWindow(t, browser, 'dave', EXPECTED_REFUSALS);
-  const step = stepper(t, [...windows, dave], 'browser-restart');
+  // Issue 47 #1: erin joins the usual way, an invite and then Register, on a phone.
+  const erin = await openWindow(t, browser, 'erin', EXPECTED_REFUSALS, true);
+  const step = stepper(t, [...windows, dave, erin], 'browser-restart');
   let daveApi: Client;
+  let ownerApi: Client;
 
   const aliceName = uniqueName('alice');
   const bobName = uniqueName('bob');
@@ -76,6 +80,7 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
 
   await step('(set-up) alice, and bob with two-factor sign-in, signed in with "remember this device", each in #general with a draft', async (t) => {
     const owner = await signUp(url, aliceName, PASSWORD);
+    ownerApi = owner;
     const bobApi = await signUp(url, bobName, PASSWORD);
     carol = await signUp(url);
     const { secret } = (await must(bobApi.post('/api/account/2fa/setup', { current_password: PASSWORD }), 200)).body;
@@ -104,6 +109,25 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     t.ok(await deviceOf(bob), "so does bob's, signed in with a code");
   });
 
+  await step('issue 47 #1: erin opens an invite, registers (remembering the device, as signing in does) and joins', async (t) => {
+    const token: string = (await must(ownerApi.post(`/api/servers/${serverId}/invites`), 201)).body.token;
+    const { page } = erin;
+    await page.goto(`${url}/invites/${token}`);
+    await Promise.all([page.waitForURL(/\/\?next=/), page.click('#signin-link')]);
+    t.ok(await page.isChecked('#register-remember'), '"Remember this device" is shown on the register form, ticked');
+    await shotsAtBothWidths(page, 'round4-register-remember');
+    await page.fill('#register-username', uniqueName('erin'));
+    await page.fill('#register-password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/invites\//), page.click('#register-form button[type=submit]')]);
+    await Promise.all([page.waitForURL(/\/\?server=/), page.click('#join:not([hidden])')]);
+    await message(page, 'before the restart').waitFor();
+    await page.locator('#connection-bar').waitFor({ state: 'hidden' });
+    await page.fill('#composer-text', `a draft of ${erin.name}, half written`);
+    t.ok(await deviceOf(erin), 'registering left a device secret, as a sign-in with "Remember this device" does');
+    // From here erin is one of the pages that must go on by themselves after the restart.
+    windows.push(erin);
+  });
+
   await step('the server restarts; a message is posted before the pages are back; both pages go on without a dialog', async (t) => {
     // While the server is away the pages' requests fail, which Chromium logs as errors: expected here.
     for (const w of [...windows, dave]) w.watching = false;
@@ -117,6 +141,7 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
     server = await startServer({ dataDir, settings, port });
     await must(carol.post('/api/login', { username: carol.username, password: PASSWORD }), 200);
     const missed = await post(carol, serverId, generalId, 'posted while the pages were away');
+    // Alice and bob signed in with "Remember this device"; erin registered (issue 47 #1).
     for (const w of windows) {
       await message(w.page, 'posted while the pages were away').waitFor({ timeout: 20_000 });
       await w.page.locator('#connection-bar').waitFor({ state: 'hidden', timeout: 20_000 });
@@ -171,4 +196,5 @@ t.test('a restart: both pages go on by themselves, drafts kept, nothing missed; 
   t.same(bob.problems, [], 'no console error, page error, CSP violation or dialog for bob');
   t.same(alice.problems, [], 'no console error, page error, CSP violation or dialog for alice');
   t.same(dave.problems, [], 'no console error, page error, CSP violation or dialog for dave');
+  t.same(erin.problems, [], 'no console error, page error, CSP violation or dialog for erin');
 });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import { startServer } from './helpers/server';
 import { cli } from './helpers/cli';
-import { signUp } from './helpers/client';
+import { signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 import { ALICE, BOB, type channelFile, message, standardExport, writeExport, writeZip } from './helpers/discord-export';
 
@@ -27,7 +27,15 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
   const people = () => owner.get(`/api/servers/${serverId}/imported-people`).then((r) => r.body as any[]);
   const alice = await signUp(server.url);
   const code = (await people()).find((p) => p.discord_name === 'alice').claim_code;
+  t.same((await must(alice.get('/api/account/claims'), 200)).body, [], 'nothing claimed yet: the account page offers no hide or erase (issue 47 #7)');
   await must(alice.post('/api/account/claims', { code }), 200);
+  const mine = (await must(alice.get('/api/account/claims'), 200)).body;
+  t.same(
+    mine.map((c: { server_id: string; discord_name: string; hidden: boolean }) => [c.server_id, c.discord_name, c.hidden]),
+    [[serverId, 'alice', false]],
+    'the history she claimed, and where',
+  );
+  t.same((await must(owner.get('/api/account/claims'), 200)).body, [], "the owner claimed none: another's claim is not theirs");
 
   // The owner imports a newer export: a message "by alice", dated as they like.
   const newer = JSON.parse(JSON.stringify(files['Hobby Club - general [810000000000000001] [part 2].json'])) as ReturnType<typeof channelFile>;
@@ -55,7 +63,7 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
   // She may claim it again, and then it is hers.
   const again = await must(alice.post('/api/account/claims', { code: fresh.claim_code }), 200);
   t.same(again.body.claimed, [{ server_id: serverId, discord_name: 'alice', messages: 1 }]);
-  const [now] = (await alice.get(`/api/servers/${serverId}/channels/${general.id}/messages?limit=1`)).body;
+  const [now] = (await owner.get(`/api/servers/${serverId}/channels/${general.id}/messages?limit=1`)).body;
   t.equal(now.author_id, alice.userId);
   // A third run brings nothing new: still nothing written as her.
   t.equal((await cli(['import', 'discord', delta, '--owner', owner.username], server.dataDir)).code, 0);
@@ -106,4 +114,32 @@ t.test('a data package lists the servers it could join; only those chosen are jo
   // Another account has no package read: it cannot ride on bob's.
   const other = await signUp(server.url);
   t.equal((await other.post('/api/account/claims/discord-package/choose', { server_ids: [trap.id] })).status, 404);
+});
+
+t.test('the admin page tells placeholders, bots and people apart, and can leave out claimed placeholders (issue 47 #14)', async (t) => {
+  const boss = uniqueName('boss');
+  const server = await startServer({ env: { ADMIN_USERS: boss } });
+  t.teardown(server.close);
+  const admin = await signUp(server.url, boss);
+  const folder = writeExport(standardExport());
+  t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+  t.equal((await cli(['import', 'discord', folder, '--owner', admin.username], server.dataDir)).code, 0);
+  const serverId = (await admin.get('/api/servers')).body[0].id;
+  const code = (await admin.get(`/api/servers/${serverId}/imported-people`)).body.find((p: { discord_name: string }) => p.discord_name === 'alice').claim_code;
+  const claimer = await signUp(server.url);
+  await must(claimer.post('/api/account/claims', { code }), 200);
+  await must(admin.post('/api/bots', { name: uniqueName('helper') }), 201);
+
+  type Row = { username: string; kind: string; claimed: boolean };
+  const kinds = (rows: Row[]) => Object.fromEntries(rows.map((u) => [u.username, `${u.kind}${u.claimed ? ', claimed' : ''}`]));
+  const all = kinds((await must(admin.get('/api/admin/users'), 200)).body);
+  t.equal(all['alice-discord'], 'placeholder, claimed', 'a claimed placeholder, marked');
+  t.equal(all['bob-discord'], 'placeholder', 'an unclaimed one');
+  t.equal(all[admin.username], 'person');
+  t.equal(all[claimer.username], 'person');
+  t.ok(Object.values(all).includes('bot'), 'the bot, as a bot');
+  const hidden = await must(admin.get('/api/admin/users?claimed=hide&limit=100'), 200);
+  t.notOk(kinds(hidden.body)['alice-discord'], '?claimed=hide leaves the claimed placeholder out');
+  t.equal(Number(hidden.headers.get('x-total-count')), Object.keys(all).length - 1, 'and from the count');
+  t.equal((await admin.get('/api/admin/users?claimed=maybe')).status, 400);
 });

@@ -14,6 +14,9 @@ t.test('claiming: by code, by data package where allowed; then hiding and erasin
   const owner = await signUp(server.url);
   const record = await imported(server, owner, { package_claims: true });
   const serverId = record.server_id;
+  // An import opens nothing to everyone (issue 47 #2): the owner shows the category Text, as "Who sees what" does.
+  const text = (await owner.get(`/api/servers/${serverId}/categories`)).body.find((c: { name: string }) => c.name === 'Text');
+  await must(owner.request('DELETE', `/api/servers/${serverId}/categories/${text.id}/overwrites/${serverId}`), 204);
   const stranger = await signUp(server.url);
   t.equal((await stranger.get(`/api/servers/${serverId}/imported-people`)).status, 404, 'outsiders see nothing');
 

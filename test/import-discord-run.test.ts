@@ -143,6 +143,67 @@ t.test('an export comes across whole: channels, people, roles, messages, replies
   t.equal((server.app.db.pragma('foreign_key_check') as unknown[]).length, 0);
 });
 
+t.test(
+  'an import opens nothing to everyone: categories and loose channels hidden, announcements read-only, until the owner chooses (issue 47 #2)',
+  async (t) => {
+    const server = await startServer();
+    t.teardown(server.close);
+    const owner = await signUp(server.url);
+    const loose = {
+      id: '870000000000000001',
+      type: 'GuildTextChat',
+      name: 'staff',
+      messages: [message({ content: 'staff only', timestamp: '2024-03-01T10:00:00.000+00:00' })],
+    };
+    const folder = writeExport({ ...standardExport(), 'Hobby Club - staff [870000000000000001].json': channelFile(loose) });
+    t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+    const run = await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir);
+    t.equal(run.code, 0, run.stderr);
+    t.match(
+      run.stdout,
+      /visible to the owner and full administrators only .*\nannouncement channels are read-only\. Choose what everyone may see on one screen: \/import\?server=[0-9a-f-]{36}\n/,
+      'the report says so',
+    );
+    const serverId = (await owner.get('/api/servers')).body[0].id;
+    const channels = (await must(owner.get(`/api/servers/${serverId}/channels`), 200)).body as { id: string; name: string; private: boolean }[];
+    const by = Object.fromEntries(channels.map((c) => [c.name, c]));
+    t.same(Object.keys(by).sort(), ['general', 'general › plans', 'lounge', 'news', 'staff'], 'the owner sees every channel');
+    t.ok(
+      channels.every((c) => c.private),
+      'each is private',
+    );
+    const member = await signUp(server.url);
+    const token = (await must(owner.post(`/api/servers/${serverId}/invites`), 201)).body.token;
+    await must(member.post(`/api/invites/${token}/accept`), 200);
+    t.same((await must(member.get(`/api/servers/${serverId}/channels`), 200)).body, [], 'a member sees none of them');
+    await must(member.get(`/api/servers/${serverId}/channels/${by.staff.id}/messages`), 404);
+
+    // The owner opens the category Text to everyone: its channels follow it, but for the announcements.
+    const text = (await owner.get(`/api/servers/${serverId}/categories`)).body.find((c: { name: string }) => c.name === 'Text').id;
+    t.same(
+      (await must(owner.get(`/api/servers/${serverId}/categories/${text}/overwrites`), 200)).body,
+      [{ target_id: serverId, kind: 'everyone', allow: [], deny: ['view_channel'] }],
+      'the category denies everyone the view',
+    );
+    await must(owner.request('DELETE', `/api/servers/${serverId}/categories/${text}/overwrites/${serverId}`), 204);
+    t.same(
+      (await must(member.get(`/api/servers/${serverId}/channels`), 200)).body.map((c: { name: string }) => c.name),
+      ['general', 'general › plans'],
+      'its channels show; the announcements keep their own',
+    );
+    const news = (await must(owner.get(`/api/servers/${serverId}/channels/${by.news.id}/overwrites`), 200)).body;
+    t.same(
+      news,
+      [{ target_id: serverId, kind: 'everyone', allow: [], deny: ['view_channel', 'send_messages'] }],
+      'an announcement channel is read-only as well',
+    );
+    await must(owner.put(`/api/servers/${serverId}/channels/${by.news.id}/overwrites/${serverId}`, { deny: ['send_messages'] }), 200);
+    await must(member.get(`/api/servers/${serverId}/channels/${by.news.id}/messages`), 200);
+    await must(member.post(`/api/servers/${serverId}/channels/${by.news.id}/messages`, { content: 'may I?' }), 403);
+    t.pass('shown to everyone, the announcements stay read-only');
+  },
+);
+
 t.test('a second run adds nothing; a newer export appends only what is newer', async (t) => {
   const server = await startServer();
   t.teardown(server.close);

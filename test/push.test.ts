@@ -102,6 +102,22 @@ t.test('web push', async (t) => {
     await must(bob.delete(`/api/account/notifications/${c.serverId}`), 204);
   });
 
+  await t.test('a mention of a role bob holds is pushed at level mentions; suppressed role mentions are not (issue 47 #3)', async (t) => {
+    const desk = await room('desk');
+    await must(owner.post(`${c.base}/roles`, { name: 'helpers', mentionable: true }), 201);
+    await must(owner.put(`${c.base}/members/${bob.userId}/role`, { role: 'helpers' }), 200);
+    await must(bob.put(`/api/account/notifications/${c.serverId}`, { level: 'mentions' }), 200);
+    let before = service.received.length;
+    const posted = (await post(desk, '@helpers can someone look?')).body;
+    const [push] = (await service.waitFor(before + 1)).slice(before);
+    t.match(push.payload, { room: /^#desk/, url: `/channels/${c.serverId}/${desk}/${posted.id}` }, 'pushed, as a mention by name is');
+    await must(bob.put(`/api/account/notifications/${c.serverId}`, { level: 'mentions', suppress_roles: true }), 200);
+    before = service.received.length;
+    await post(desk, '@helpers once more');
+    t.ok(await nothingNew(before), 'role mentions suppressed: nothing');
+    await must(bob.delete(`/api/account/notifications/${c.serverId}`), 204);
+  });
+
   await t.test('a user with a visible stream gets none; hidden, they do', async (t) => {
     const lobby = await room('lobby');
     const stream = await openSocket(server.url, '/api/ws', { client: bob });

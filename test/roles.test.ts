@@ -147,3 +147,23 @@ t.test('@rolename mentions every holder of a mentionable role, from who may use 
   t.equal(await mentionsOf(painter), 1, 'the edit took the mention back');
   t.same((await must(owner.get(`${messages}/${sent.id}/history`), 200)).body.versions.length, 1);
 });
+
+t.test('the user stream says which roles the user holds in each server, so role mentions count live (issue 47 #3)', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const { base, serverId, clients, newMember } = await community(server);
+  const { owner } = clients;
+  const helpers = (await must(owner.post(`${base}/roles`, { name: 'helpers', mentionable: true }), 201)).body;
+  const helper = await newMember('helpers');
+  const socket = await openSocket(server.url, '/api/ws', { client: helper });
+  t.teardown(() => socket.close());
+  const ready = await socket.event('ready');
+  t.same(ready.servers.find((s: any) => s.id === serverId).role_ids, [helpers.id], "ready: the server's entry names the roles the user holds there");
+  const other = (await must(owner.post('/api/servers', { name: 'another' }), 201)).body;
+  const token = (await must(owner.post(`/api/servers/${other.id}/invites`), 201)).body.token;
+  await must(helper.post(`/api/invites/${token}/accept`), 200);
+  const joined = await socket.event('server_joined');
+  t.same(joined.server.role_ids, [], 'server_joined: none yet in a server just joined');
+  await must(owner.request('DELETE', `${base}/members/${helper.userId}/roles/${helpers.id}`), 200);
+  t.same((await socket.until((f: any) => f.event === 'member_updated' && f.member.user_id === helper.userId)).member.role_ids, [], 'member_updated follows');
+});

@@ -12,6 +12,7 @@ export interface Room {
     historyStart: HTMLElement;
     loading: HTMLElement;
     empty: HTMLElement;
+    emptyText: HTMLElement;
     jump: HTMLElement;
     typing: HTMLElement;
   };

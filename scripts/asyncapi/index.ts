@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
 import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/delivery/events';
-import { type Schema, arr, bool, int, obj, oneOf, ref, withText } from '../openapi/dsl';
+import { type Schema, arr, bool, int, obj, oneOf, ref, uuid, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
 import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, profile, schemas, server } from '../openapi/schemas';
 
@@ -21,6 +21,7 @@ const SOCKET_RECORDS: Record<string, Schema> = {
     ...server(),
     unread: bool,
     mention_count: int,
+    role_ids: withText(arr(uuid), 'the roles the recipient holds in this server'),
     channels: arr(ref('ChannelWithState')),
     categories: arr(ref('Category')),
     threads: withText(arr(ref('ThreadState')), 'the active threads of its channels the user sees'),

@@ -836,6 +836,17 @@ export const operations: Ops = [
     },
   ],
   [
+    'GET',
+    '/api/account/claims',
+    {
+      tag: 'Imports',
+      summary:
+        'The imported histories the caller claimed, oldest claim first, in servers they are still in (what POST /api/account/imported-messages may hide or erase); hidden: its messages are on a nameless "Former member"',
+      auth: 'user',
+      ok: [json(200, arr(ref('MyClaim')))],
+    },
+  ],
+  [
     'POST',
     '/api/account/claims',
     {
@@ -1654,9 +1665,13 @@ export const operations: Ops = [
     '/api/admin/users',
     {
       tag: 'Moderation',
-      summary: 'Users with standing, administrator flag and warnings',
+      summary: 'Users with standing, administrator flag, warnings and kind (person, bot, webhook, placeholder)',
       auth: 'admin',
-      query: { prefix: { ...str, description: 'username prefix, any case' }, ...adminPaging },
+      query: {
+        prefix: { ...str, description: 'username prefix, any case' },
+        claimed: { type: 'string', enum: ['show', 'hide'], description: 'hide: leave out placeholders whose history was claimed (default show)' },
+        ...adminPaging,
+      },
       ok: [{ status: 200, json: arr(ref('AdminUser')), headers: pageHeaders }],
     },
   ],

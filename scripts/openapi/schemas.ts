@@ -166,6 +166,7 @@ export const schemas: Record<string, Schema> = {
     hidden: withDescription(bool, 'the claimer gave the messages back to this placeholder, now nameless'),
     messages: withDescription(int, 'imported messages the placeholder holds now'),
   }),
+  MyClaim: obj({ server_id: uuid, discord_name: str, claimed_at: time, hidden: bool }),
   Claimed: obj({ claimed: arr(obj({ server_id: uuid, discord_name: str, messages: withDescription(int, "messages that became the caller's") })) }),
   PackageClaim: obj({
     claimed: withDescription(arr(obj({ server_id: uuid, discord_name: str, messages: int })), 'always empty: a package joins nothing until the caller chooses'),
@@ -413,6 +414,12 @@ export const schemas: Record<string, Schema> = {
     is_admin: bool,
     warnings: arr(ref('AdminWarning')),
     created_at: time,
+    kind: {
+      type: 'string',
+      enum: ['person', 'bot', 'webhook', 'placeholder'],
+      description: "placeholder: a person an import named (cannot sign in); bot: a bot account; webhook: the author of a webhook's messages",
+    },
+    claimed: { ...bool, description: 'a placeholder whose history someone claimed (an empty shell)' },
   }),
   AdminUserRecord: obj({ user_id: uuid, username: str, account_standing: int, is_admin: bool, warnings: arr(ref('AdminWarning')) }),
   AdminMe: obj({ user_id: uuid, username: str, is_admin: { const: true } }),

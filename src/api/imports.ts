@@ -51,6 +51,7 @@ export function importRoutes(deps: Deps): Route[] {
     { method: 'POST', path: '/api/imports/:import_id/start', auth: 'user', body: 'json-optional', handler: h.startImport },
     { method: 'DELETE', path: '/api/imports/:import_id', auth: 'user', body: 'none', handler: h.discardImport },
     { method: 'GET', path: '/api/servers/:server_id/imported-people', auth: 'user', body: 'none', handler: h.listImportedPeople },
+    { method: 'GET', path: '/api/account/claims', auth: 'user', body: 'none', handler: h.listMyClaims },
     { method: 'POST', path: '/api/account/claims', auth: 'user', body: 'json', handler: h.claimByCode },
     { method: 'POST', path: '/api/account/claims/discord-package', auth: 'user', body: 'multipart', handler: h.claimByPackage },
     { method: 'POST', path: '/api/account/claims/discord-package/choose', auth: 'user', body: 'json', handler: h.choosePackageClaims },
@@ -68,6 +69,7 @@ function importHandlers(deps: Deps) {
     startImport,
     discardImport,
     listImportedPeople,
+    listMyClaims,
     claimByCode,
     claimByPackage,
     choosePackageClaims,
@@ -112,6 +114,11 @@ function importHandlers(deps: Deps) {
   function listImportedPeople(ctx: Ctx) {
     perms.requireServerAdmin(ctx.user, ctx.params.server_id, 'see the imported people and their claim codes');
     return json(claims.people(ctx.params.server_id));
+  }
+
+  /** The histories the caller claimed, in servers they are still in: what they may hide or erase. */
+  function listMyClaims(ctx: Ctx) {
+    return json(claims.mine(ctx.user.id));
   }
 
   /** {code}: the history the code names becomes the caller's. */
@@ -188,6 +195,8 @@ function importHandlers(deps: Deps) {
         if (member) hub.toServer(serverId, { event: 'member_updated', server_id: serverId, member });
       }
       hub.toServer(serverId, { event: 'member_left', server_id: serverId, user_id: placeholderIds[i] });
+      // The placeholder's messages changed author, and mentions of it name the claimer: open tabs redraw (issue 47 #6).
+      hub.toServer(serverId, { event: 'history_claimed', server_id: serverId, from_user_id: placeholderIds[i], to_user_id: ctx.user.id });
     }
     return done;
   }

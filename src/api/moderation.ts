@@ -134,11 +134,17 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
     `SELECT s.id AS server_id, s.name, s.owner_id, u.username AS owner_username
        FROM servers s JOIN users u ON u.id = s.owner_id WHERE s.id = ?`,
   );
-  const usersPage = db.prepare<[string, number, number], { id: string; username: string; standing: number; is_admin: number; created_at: string }>(
-    `SELECT id, username, standing, is_admin, created_at FROM users
-      WHERE username LIKE ? ESCAPE '\\' ORDER BY username LIMIT ? OFFSET ?`,
+  // A placeholder someone claimed is an empty shell (its history is theirs): ?claimed=hide leaves it out.
+  const CLAIMED = 'EXISTS (SELECT 1 FROM imported_people p WHERE p.user_id = users.id AND p.claimed_at IS NOT NULL)';
+  const MATCHING = `username LIKE ? ESCAPE '\\' AND (? = 0 OR NOT ${CLAIMED})`;
+  const usersPage = db.prepare<
+    [string, number, number, number],
+    { id: string; username: string; standing: number; is_admin: number; created_at: string; imported: number; bot: number; claimed: number }
+  >(
+    `SELECT id, username, standing, is_admin, created_at, imported, bot, ${CLAIMED} AS claimed FROM users
+      WHERE ${MATCHING} ORDER BY username LIMIT ? OFFSET ?`,
   );
-  const userCount = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM users WHERE username LIKE ? ESCAPE '\\'");
+  const userCount = db.prepare<[string, number], { n: number }>(`SELECT COUNT(*) AS n FROM users WHERE ${MATCHING}`);
   const WARNING_COLUMNS = `w.id, w.user_id, u.username, iu.username AS issued_by, w.reason, w.created_at
     FROM warnings w JOIN users u ON u.id = w.user_id JOIN users iu ON iu.id = w.issued_by`;
   const warningsOfUsers = db.prepare<[string], WarningRow>(
@@ -355,11 +361,14 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
   /** Every user by username (?prefix=, case-insensitive) with standing, is_admin and warnings; paged with ?limit/?offset. */
   function listUsers(ctx: Ctx) {
     const pattern = `${(ctx.query.get('prefix') ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const claimed = ctx.query.get('claimed') ?? 'show';
+    if (claimed !== 'show' && claimed !== 'hide') throw badRequest('claimed must be show or hide');
+    const hide = claimed === 'hide' ? 1 : 0;
     return adminList(
       ctx,
-      () => userCount.get(pattern)!.n,
+      () => userCount.get(pattern, hide)!.n,
       (limit, offset) => {
-        const rows = usersPage.all(pattern, limit, offset);
+        const rows = usersPage.all(pattern, hide, limit, offset);
         const warnings = new Map<string, ReturnType<typeof warningRecord>[]>();
         for (const w of warningsOfUsers.all(JSON.stringify(rows.map((u) => u.id)))) {
           warnings.set(w.user_id, [...(warnings.get(w.user_id) ?? []), warningRecord(w)]);
@@ -371,6 +380,8 @@ function moderationHandlers({ db, clock, users, perms, messages, limits, audit, 
           is_admin: u.is_admin === 1,
           warnings: warnings.get(u.id) ?? [],
           created_at: u.created_at,
+          kind: u.imported === 1 ? ('placeholder' as const) : u.bot === 1 ? ('bot' as const) : u.bot === 2 ? ('webhook' as const) : ('person' as const),
+          claimed: u.claimed === 1,
         }));
       },
     );

@@ -11,22 +11,22 @@ const claimedHere = new Set(); // servers claimed into from this page: first in 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const serverName = (id) => servers.find((s) => s.id === id)?.name || 'a server';
 
+/** The servers, and those where the user claimed a history: only those are offered to hide or erase (issue 47 #7). */
 async function loadServers() {
+  let claims = [];
   try {
-    servers = await api('GET', '/api/servers');
+    [servers, claims] = await Promise.all([api('GET', '/api/servers'), api('GET', '/api/account/claims')]);
   } catch {
     servers = [];
   }
   const select = $('imported-server', HTMLSelectElement);
   const chosen = select.value;
-  const ordered = [...servers].sort((a, b) => Number(claimedHere.has(b.id)) - Number(claimedHere.has(a.id)));
+  const hidden = new Set(claims.filter((c) => c.hidden).map((c) => c.server_id));
+  const ordered = servers.filter((s) => claims.some((c) => c.server_id === s.id)).sort((a, b) => Number(claimedHere.has(b.id)) - Number(claimedHere.has(a.id)));
   select.replaceChildren(
-    ...(ordered.length
-      ? ordered.map((s) => el('option', { value: s.id, text: s.name, selected: s.id === chosen }))
-      : [el('option', { value: '', text: 'You are in no server yet' })]),
+    ...ordered.map((s) => el('option', { value: s.id, text: hidden.has(s.id) ? `${s.name} (hidden)` : s.name, selected: s.id === chosen })),
   );
-  for (const id of ['imported-server', 'imported-hide', 'imported-erase'])
-    /** @type {HTMLSelectElement | HTMLButtonElement} */ ($(id)).disabled = ordered.length === 0;
+  $('imported-block').hidden = ordered.length === 0;
 }
 
 /** What a claim brought, each with a link to its server (the claimer is a member now). */
@@ -184,6 +184,7 @@ async function hideOrErase(action) {
   for (const b of ['imported-hide', 'imported-erase']) $(b, HTMLButtonElement).disabled = true;
   try {
     const result = await api('POST', '/api/account/imported-messages', { server_id: id, action });
+    loadServers();
     showNotice(
       'imported-result',
       action === 'hide'

@@ -313,10 +313,21 @@ function refreshAll() {
   return Promise.all([users.load(), warnings.load(), reports.load()]);
 }
 
+/** Who is not a person signing in (issue 47 #14): imported placeholders (claimed or not), bots, webhooks. */
+const KIND_BADGES = {
+  placeholder: (user) => (user.claimed ? 'placeholder, claimed' : 'imported placeholder'),
+  bot: () => 'bot',
+  webhook: () => 'webhook',
+};
+
 const users = pagedList({
   name: 'users',
   list: 'user-list',
-  fetchPage: (limit, offset) => api('GET', `/api/admin/users${query({ prefix: $('user-prefix', HTMLInputElement).value.trim(), limit, offset })}`),
+  fetchPage: (limit, offset) =>
+    api(
+      'GET',
+      `/api/admin/users${query({ prefix: $('user-prefix', HTMLInputElement).value.trim(), claimed: $('show-claimed', HTMLInputElement).checked ? 'show' : 'hide', limit, offset })}`,
+    ),
   render: (user) => {
     const select = standingSelect(`Standing of ${user.username}`, user.account_standing);
     const standingForm = el('form', {}, el('label', {}, 'Standing', select), el('button', { type: 'submit', class: 'small' }, 'Apply'));
@@ -338,9 +349,10 @@ const users = pagedList({
         { class: 'title' },
         user.username,
         user.is_admin && el('span', { class: 'badge admin', text: 'administrator' }),
+        KIND_BADGES[user.kind] && el('span', { class: 'badge kind', text: KIND_BADGES[user.kind](user) }),
         el('span', { class: 'badge', text: `standing ${user.account_standing} · ${STANDING_NAMES[user.account_standing]}` }),
       ),
-      el('div', { class: 'muted', text: `registered ${formatTime(user.created_at)}` }),
+      el('div', { class: 'muted', text: `${user.kind === 'placeholder' ? 'imported' : 'registered'} ${formatTime(user.created_at)}` }),
       user.warnings.length
         ? el(
             'ul',
@@ -417,6 +429,7 @@ async function start() {
   }
   $('admin').hidden = false;
   $('report-status').addEventListener('change', () => reports.reset());
+  $('show-claimed').addEventListener('change', () => users.reset());
   $('user-prefix').addEventListener('input', () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => users.reset(), 250);

@@ -27,6 +27,7 @@ import {
   applyStatus,
   addServer,
   forgetServer,
+  mentionsMe,
 } from './store.js';
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
@@ -37,7 +38,6 @@ import { initKeyboard, openShortcuts } from './keyboard.js';
 import { createComposer } from './composer.js';
 import { loadMembers, renderMembers } from './members.js';
 import { initPeople, showPeople } from './people.js';
-import { initSettings, openServerMenu, newChannel } from './settings.js';
 import { initSwitcher } from './switcher.js';
 import { initAlerts, setRoomName, toggleNotifications, notificationsOn, notificationsSupported, clearBadge } from './alerts.js';
 import { initSearch, closeSearch, roomChanged } from './search.js';
@@ -230,6 +230,31 @@ function firstPlace() {
     placeIn(new URLSearchParams(localStorage.getItem(LAST_PLACE) || '')) ||
     (state.servers.length ? { kind: 'channel', serverId: state.servers[0].id } : { kind: 'friends' })
   );
+}
+
+/** @type {Promise<typeof import('./settings.js')> | null} */
+let settingsLoaded = null;
+/**
+ * Server settings and the server menu (settings.js), loaded on first use: the first screen needs
+ * none of it. A load the network cut is tried again at the next use.
+ * @returns {Promise<typeof import('./settings.js')>}
+ */
+function withSettings() {
+  settingsLoaded ??= import('./settings.js').then((settings) => {
+    settings.initSettings({
+      leftServer: (id) => {
+        forgetServer(id);
+        select({ kind: 'friends' });
+      },
+      openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
+    });
+    return settings;
+  });
+  settingsLoaded.catch(() => {
+    settingsLoaded = null;
+    toast('This part of the app could not load. Check the connection and try again.');
+  });
+  return settingsLoaded;
 }
 
 /** @type {Promise<typeof import('./pwa.js')> | null} */
@@ -437,6 +462,8 @@ function openMeMenu(anchor) {
             result !== 'on' && result !== 'off',
           );
         }),
+      // Pushes reach a phone whose browser is in the background, where desktop notifications do not (issue 47 #12).
+      'PushManager' in window && menuItem('Notify me on this device…', 'bell', offerPushFromMenu),
       menuItem('Account and standing', 'user', () => location.assign('/account/warnings')),
       menuItem('Keyboard shortcuts', 'menu', openShortcuts),
       state.isAdmin && menuItem('Administration', 'shield', () => location.assign('/admin')),
@@ -445,6 +472,22 @@ function openMeMenu(anchor) {
   );
   openPopup(meMenu, anchor);
   meMenu.querySelector('[role^="menuitem"]')?.focus();
+}
+
+async function offerPushFromMenu() {
+  const setup = await import('./push-setup.js');
+  if (await setup.pushOnHere().catch(() => false))
+    return toast('Notifications are already on for this device. The account page says which devices get them, and with what.', false);
+  (await import('./push-offer.js')).turnOnPush();
+}
+
+/** The first mention while pushes are off on this device: offer them, once (push-offer.js). */
+function offerPushAfterMention(m) {
+  if (!('PushManager' in window) || m.author_id === state.me.user_id || !mentionsMe(m) || localStorage.getItem('chat:push-offered')) return;
+  import('./push-setup.js')
+    .then((setup) => setup.pushOnHere())
+    .then(async (on) => on || (await import('./push-offer.js')).offerPushOnce())
+    .catch(() => {});
 }
 
 async function setStatus(status) {
@@ -481,7 +524,7 @@ async function newServer() {
     // server_joined arrives on the stream too; add it now so it opens at once.
     if (!findServer(server.id)) {
       const channels = await api('GET', `/api/servers/${server.id}/channels`);
-      if (!findServer(server.id)) addServer({ ...server, unread: false, mention_count: 0, channels });
+      if (!findServer(server.id)) addServer({ ...server, unread: false, mention_count: 0, role_ids: [], channels });
     }
     select({ kind: 'channel', serverId: server.id });
   } catch (err) {
@@ -504,13 +547,6 @@ export async function startApp(account) {
   initThreads(room);
   initKeyboard(room);
   initPeople({ newServer });
-  initSettings({
-    leftServer: (id) => {
-      forgetServer(id);
-      select({ kind: 'friends' });
-    },
-    openChannel: (serverId, channelId) => select({ kind: 'channel', serverId, channelId }),
-  });
   initSwitcher(select);
   initAlerts(select);
   initSearch(select);
@@ -522,11 +558,12 @@ export async function startApp(account) {
   $('new-server').addEventListener('click', newServer);
   $('server-menu-button').addEventListener('click', (e) => {
     const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
-    if (server) openServerMenu(server, e.currentTarget);
+    const anchor = /** @type {HTMLElement} */ (e.currentTarget);
+    if (server) withSettings().then((settings) => settings.openServerMenu(server, anchor));
   });
   $('new-channel').addEventListener('click', () => {
     const server = state.current?.kind === 'channel' && findServer(state.current.serverId);
-    if (server) newChannel(server);
+    if (server) withSettings().then((settings) => settings.newChannel(server));
   });
   $('room-back').addEventListener('click', () => setPane('nav'));
   // A touch screen's gestures (touch.js, not loaded elsewhere): a long press for a message's menu,
@@ -584,7 +621,10 @@ export async function startApp(account) {
     const cur = state.current;
     if (cur?.kind === 'channel' && cur.serverId === serverId) $('new-channel').hidden = !canManage(serverId);
   });
-  on('nav', () => {
+  // `removed`: the channel just gone from the list. The server says channel_deleted both when a
+  // channel is deleted and when one stops seeing it, and does not say which (a hidden channel's
+  // existence is not told), so the words are the ones true of both.
+  on('nav', (removed) => {
     const cur = state.current;
     if (cur?.kind === 'channel') {
       $('new-channel').hidden = !canManage(cur.serverId);
@@ -592,7 +632,8 @@ export async function startApp(account) {
         toast('You are no longer a member of that server.', false);
         select({ kind: 'friends' });
       } else if (!findChannel(cur.serverId, cur.channelId)) {
-        toast('That channel was deleted.', false);
+        const name = removed?.id === cur.channelId ? `#${removed.name}` : 'that channel';
+        toast(`You no longer have access to ${name}.`, false, true);
         select({ kind: 'channel', serverId: cur.serverId });
       } else {
         renderRoomHead();
@@ -606,6 +647,7 @@ export async function startApp(account) {
       }
     }
   });
+  onEvent('message', (ev) => offerPushAfterMention(ev.message));
   onEvent('server_left', (ev) => {
     const name = ev.server?.name || 'a server';
     if (ev.reason === 'banned') toast(`You were banned from ${name}.`);

@@ -115,12 +115,8 @@ function writeRule(r) {
       ticking: true,
     };
   }
-  if (!mayIn(r, 'send_messages')) {
-    return {
-      closed: 'You do not have permission to send messages in this channel.',
-      notice: 'This channel is read-only for you: you can read it, not write in it.',
-    };
-  }
+  // Read-only: the composer's own words are the one notice (issue 47 #9).
+  if (!mayIn(r, 'send_messages')) return { closed: 'This channel is read-only for you: you can read it, not write in it.' };
   if (r.kind === 'conversation') {
     const partner = dmPartner(findConversation(r.conversationId) || { kind: 'group' });
     if (partner && isBlocked(partner.user_id)) return { closed: `You blocked ${displayName(partner)}. Unblock them to write here.` };

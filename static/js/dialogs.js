@@ -6,11 +6,13 @@ import { $, el, showText } from './ui.js';
 import { icon } from './icons.js';
 
 /**
- * askForm({title, text, submit, danger, fields: [{name, label, type, value, options, hint,
+ * askForm({title, text, submit, danger, fields: [{name, label, type, value, options, hint, note,
  * required, maxLength, mustEqual, rows}]}) resolves to {name: value, …} (checkboxes give
  * booleans) or null when cancelled. type: 'text' (default), 'textarea', 'select' (options:
- * [[value, label], …]) or 'checkbox'. mustEqual: the submit button stays off until the field
- * holds exactly that text (delete a server by typing its name). Field ids are `form-<name>`.
+ * [[value, label], …]), 'checkbox' or 'color' (swatches, "No colour" and a picker; the value is
+ * '#rrggbb' or '' for none). mustEqual: the submit button stays off until the field holds
+ * exactly that text (delete a server by typing its name). note: a line above the field (the
+ * heading of the checkboxes that follow it). Field ids are `form-<name>`.
  */
 export function askForm({ title, text = '', submit = 'Save', danger = false, fields = [] }) {
   let dialog = $('form-dialog', HTMLDialogElement);
@@ -40,7 +42,9 @@ export function askForm({ title, text = '', submit = 'Save', danger = false, fie
   submitButton.textContent = submit;
   submitButton.classList.toggle('danger-fill', danger);
   const inputs = fields.map((f) => [f, fieldInput(f)]);
-  $('form-fields').replaceChildren(...inputs.map(([f, input]) => fieldRow(f, input)));
+  $('form-fields').replaceChildren(
+    ...inputs.flatMap(([f, input]) => [f.note ? el('p', { class: 'field-note', text: f.note }) : null, fieldRow(f, input)].filter(Boolean)),
+  );
   const guarded = inputs.filter(([f]) => f.mustEqual !== undefined);
   const check = () => {
     submitButton.disabled = guarded.some(([f, input]) => input.value !== f.mustEqual);
@@ -55,15 +59,49 @@ export function askForm({ title, text = '', submit = 'Save', danger = false, fie
       'close',
       () => {
         if (dialog.returnValue !== 'ok') return resolve(null);
-        resolve(Object.fromEntries(inputs.map(([f, input]) => [f.name, f.type === 'checkbox' ? input.checked : input.value])));
+        resolve(Object.fromEntries(inputs.map(([f, input]) => [f.name, valueOf(f, input)])));
       },
       { once: true },
     );
   });
 }
 
+const valueOf = (f, input) => (f.type === 'checkbox' ? input.checked : f.type === 'color' ? (input.dataset.none === 'true' ? '' : input.value) : input.value);
+
+/** Discord's role colours: what the swatches offer before the picker. */
+const SWATCHES = ['#1abc9c', '#2ecc71', '#3498db', '#9b59b6', '#e91e63', '#f1c40f', '#e67e22', '#e74c3c', '#95a5a6', '#607d8b'];
+
+/** The swatches of a 'color' field around its picker (`input`): one pressed, "No colour" first. */
+function colorChoices(input) {
+  const buttons = [];
+  const press = () => {
+    for (const b of buttons) b.setAttribute('aria-pressed', String(input.dataset.none === 'true' ? b.dataset.color === '' : b.dataset.color === input.value));
+  };
+  const pick = (color) => {
+    input.dataset.none = String(color === '');
+    if (color) input.value = color;
+    press();
+  };
+  buttons.push(
+    el('button', { type: 'button', class: 'swatch none', 'data-color': '', 'aria-label': 'No colour', title: 'No colour', onclick: () => pick('') }),
+    ...SWATCHES.map((c) => {
+      const swatch = el('button', { type: 'button', class: 'swatch', 'data-color': c, 'aria-label': `Colour ${c}`, title: c, onclick: () => pick(c) });
+      swatch.style.backgroundColor = c; // the CSSOM, which the CSP allows (a style attribute it would refuse)
+      return swatch;
+    }),
+  );
+  input.addEventListener('input', () => pick(input.value));
+  press();
+  return el('div', { class: 'swatches', role: 'group', 'aria-label': 'Colours' }, buttons);
+}
+
 function fieldInput(f) {
   const id = `form-${f.name}`;
+  if (f.type === 'color') {
+    const input = el('input', { id, type: 'color', value: f.value || SWATCHES[2], 'aria-describedby': f.hint ? `${id}-hint` : null });
+    input.dataset.none = String(!f.value);
+    return input;
+  }
   const described = f.hint ? `${id}-hint` : null;
   if (f.type === 'select') {
     return el(
@@ -88,6 +126,14 @@ function fieldInput(f) {
 function fieldRow(f, input) {
   const hint = f.hint ? el('small', { id: `form-${f.name}-hint`, class: 'field-hint', text: f.hint }) : null;
   if (f.type === 'checkbox') return el('div', { class: 'check-line form-field' }, input, el('label', { for: input.id, text: f.label }), hint);
+  if (f.type === 'color')
+    return el(
+      'div',
+      { class: 'form-field color-field' },
+      el('span', { class: 'field-label', text: f.label }),
+      el('div', { class: 'color-row' }, colorChoices(input), el('label', { for: input.id, class: 'custom-color' }, input, 'Other…')),
+      hint,
+    );
   return el('div', { class: 'form-field' }, el('label', { for: input.id, text: f.label }), input, hint);
 }
 

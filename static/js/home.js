@@ -132,8 +132,9 @@ function wireForms() {
     const credentials = { username: register.username.value, password: register.password.value };
     try {
       await api('POST', '/api/register', credentials);
-      // Registered: sign in straight away rather than asking for the same two fields again.
-      const result = await api('POST', '/api/login', credentials);
+      // Registered: sign in straight away rather than asking for the same two fields again, and
+      // remember this device as signing in does (on by default), so a restart signs nobody out.
+      const result = await logIn(credentials.username, credentials.password, undefined, $('register-remember', HTMLInputElement).checked);
       goOn(result.suspended);
     } catch (err) {
       showText('problem', err.status === 409 ? FORM_ERRORS.username_taken : err.message);

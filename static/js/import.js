@@ -2,7 +2,9 @@
 // The import page (/import): a DiscordChatExporter export uploaded as a zip (with upload progress),
 // the server's dry run shown as a table per channel, then the import started with its two choices
 // and followed to its end ("N of M messages", asked every second). Below, the user's earlier
-// imports; one still running when the page opens is followed again.
+// imports; one still running when the page opens is followed again. "Who sees what" (also at
+// /import?server=ID, where the command line's report points): an import opens nothing to everyone,
+// and this one screen lets the owner tick the categories and channels everyone may see.
 import './theme.js';
 import { api, upload, query } from './api.js';
 import { $, el, showText, confirmAction, formatTime, formatSize } from './ui.js';
@@ -163,6 +165,7 @@ function show(record) {
     $('report').scrollIntoView({ block: 'start' });
   } else {
     showRun(record);
+    if (record.server_id && (record.server_id !== visibleOf || record.status === 'done')) showVisibility(record.server_id);
   }
   if (record.status === 'running') pollTimer = setTimeout(() => follow(record.id), POLL_MS);
 }
@@ -179,6 +182,89 @@ async function follow(id) {
     // The server may be restarting (an import resumes at the next start): ask again in a moment.
     pollTimer = setTimeout(() => follow(id), POLL_MS * 3);
   }
+}
+
+// ---- who sees what ----------------------------------------------------------------------
+
+let visibleOf = null; // the server whose channels "Who sees what" shows
+
+/** The everyone overwrite of `list` with view_channel denied (hidden) or not, the rest kept. */
+function everyoneWith(list, serverId, visible) {
+  const now = list.find((o) => o.target_id === serverId) || { allow: [], deny: [] };
+  const allow = now.allow.filter((f) => f !== 'view_channel');
+  const deny = now.deny.filter((f) => f !== 'view_channel');
+  if (!visible) deny.push('view_channel');
+  return { existed: list.some((o) => o.target_id === serverId), allow, deny };
+}
+
+/** Shows or hides a category or channel (`path`: its overwrites) for everyone of the server. */
+async function setVisible(serverId, path, visible) {
+  showText('visibility-result', '');
+  try {
+    const next = everyoneWith(await api('GET', path), serverId, visible);
+    if (next.allow.length || next.deny.length) await api('PUT', `${path}/${encodeURIComponent(serverId)}`, { allow: next.allow, deny: next.deny });
+    else if (next.existed) await api('DELETE', `${path}/${encodeURIComponent(serverId)}`);
+  } catch (err) {
+    showText('visibility-result', err.message);
+  }
+  await showVisibility(serverId);
+}
+
+function visibilityLine(id, label, note, visible, path, serverId) {
+  return el(
+    'div',
+    { class: 'check-line' },
+    el('input', { id, type: 'checkbox', checked: visible, onchange: (e) => setVisible(serverId, path, e.target.checked) }),
+    el('label', { for: id, text: label }),
+    note ? el('span', { class: 'muted', text: note }) : null,
+  );
+}
+
+/** The screen: each category and its channels, and the channels under none, with whether everyone sees them. */
+async function showVisibility(serverId) {
+  visibleOf = serverId;
+  const base = `/api/servers/${encodeURIComponent(serverId)}`;
+  let server, categories, channels;
+  try {
+    [server, categories, channels] = await Promise.all([api('GET', base), api('GET', `${base}/categories`), api('GET', `${base}/channels`)]);
+  } catch (err) {
+    $('visibility').hidden = false;
+    return void showText('visibility-result', err.status === 404 ? 'That server is not there, or you are not its owner.' : err.message);
+  }
+  const categoryOverwrites = await Promise.all(categories.map((c) => api('GET', `${base}/categories/${c.id}/overwrites`).catch(() => [])));
+  if (visibleOf !== serverId) return;
+  const channelLine = (c) =>
+    el(
+      'li',
+      {},
+      visibilityLine(
+        `see-${c.id}`,
+        `#${c.name}`,
+        c.category_id && c.permissions_synced ? 'follows its category' : null,
+        !c.private,
+        `${base}/channels/${c.id}/overwrites`,
+        serverId,
+      ),
+    );
+  const items = categories.map((category, i) =>
+    el(
+      'li',
+      { class: 'category-line' },
+      visibilityLine(
+        `see-${category.id}`,
+        category.name,
+        'category',
+        !categoryOverwrites[i].find((o) => o.target_id === serverId)?.deny.includes('view_channel'),
+        `${base}/categories/${category.id}/overwrites`,
+        serverId,
+      ),
+      el('ul', {}, channels.filter((c) => c.category_id === category.id).map(channelLine)),
+    ),
+  );
+  const loose = channels.filter((c) => !c.category_id || !categories.some((k) => k.id === c.category_id));
+  $('visibility-server').textContent = server.name;
+  $('visibility-list').replaceChildren(...items, ...loose.map(channelLine));
+  $('visibility').hidden = false;
 }
 
 // ---- earlier imports ----------------------------------------------------------------------
@@ -267,6 +353,8 @@ async function start() {
   // An import still running (this page was closed, or the server restarted): follow it again.
   const running = (await loadList()).find((r) => r.status === 'running');
   if (running) show(running);
+  const asked = new URLSearchParams(location.search).get('server');
+  if (asked) showVisibility(asked).then(() => $('visibility').scrollIntoView({ block: 'start' }));
 }
 
 start();

@@ -106,15 +106,34 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 });
 
 /**
+ * @typedef {object} Shown How a mention is drawn: `me` (the viewer: highlighted), `text` (what
+ * it reads, e.g. "@Ada Lovelace" for @ada), `title` (its tooltip) and `paint` (drawing it in a
+ * role's colour, for a role mention).
+ * @property {boolean} [me]
+ * @property {string} [text]
+ * @property {string} [title]
+ * @property {(span: HTMLElement) => void} [paint]
+ */
+
+/**
  * The message body as a DocumentFragment. `mention(name)` says how to show @name: 'me' (the
- * viewer), 'user' (someone the server recognised) or null (plain text).
+ * viewer), 'user' (someone the server recognised), a Shown, or null (plain text).
+ * @param {string} text
+ * @param {(name: string) => 'me' | 'user' | Shown | null} mention
  */
 export function renderMarkdown(text, mention) {
   const fragment = DOMPurify.sanitize(md.render(text), PURIFY);
   for (const span of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.mention'))) {
     const kind = mention(span.dataset.name || '');
-    if (!kind) span.replaceWith(document.createTextNode(span.textContent));
-    else if (kind === 'me') span.classList.add('me');
+    if (!kind) {
+      span.replaceWith(document.createTextNode(span.textContent));
+      continue;
+    }
+    const shown = typeof kind === 'string' ? { me: kind === 'me' } : kind;
+    if (shown.me) span.classList.add('me');
+    if (shown.text) span.textContent = shown.text;
+    if (shown.title) span.title = shown.title;
+    shown.paint?.(span);
   }
   for (const spoiler of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.spoiler'))) {
     spoiler.tabIndex = 0;

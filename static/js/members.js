@@ -9,7 +9,7 @@ import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles, addConversation, openPlace } from './store.js';
-import { userAvatar, nameText, fullName, isDeletedUser } from './names.js';
+import { userAvatar, nameText, fullName, isDeletedUser, paintRole } from './names.js';
 import { loadMembers, isLoadingMembers } from './members-data.js';
 import { mayModerate, timeoutOf, holdsAdminRole, kickMember, banMember, timeOutMember, endTimeout } from './moderation.js';
 import { blockUser, unblockUser } from './blocks.js';
@@ -39,8 +39,7 @@ function presenceOf(member) {
 /** A member's name in the colour of the first role they hold that has one (as Discord shows it). */
 function coloured(node, member, server) {
   const role = server && heldRoles(state.roles.get(server.id) || [], member).find((r) => r.color !== null && r.color !== undefined);
-  if (role) node.style.color = `#${role.color.toString(16).padStart(6, '0')}`;
-  return node;
+  return role ? paintRole(node, role.color) : node;
 }
 
 /**

@@ -8,7 +8,8 @@
 import { el, formatDay } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
 import { openEmojiPicker } from './emoji.js';
-import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn } from './store.js';
+import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn, displayName } from './store.js';
+import { paintRole } from './names.js';
 import { openUserMenu } from './members.js';
 import { learnUsers } from './users-data.js';
 import { findItem, setReply, mayReadHistory, showEditHistory } from './room-state.js';
@@ -21,14 +22,58 @@ import { nearBottom, scrollToBottom, countUnseen } from './room-scroll.js';
  */
 
 /**
+ * Who @name is: 'everyone', 'me', another user the page knows (their record), or null.
  * @param {string} name
  */
 function mentionKind(name) {
   const lower = name.toLowerCase();
   if (lower === 'everyone') return 'everyone';
   if (lower === state.me.username.toLowerCase()) return 'me';
-  for (const user of state.users.values()) if (user.username.toLowerCase() === lower) return 'user';
+  for (const user of state.users.values()) if (user.username.toLowerCase() === lower) return user;
   return null;
+}
+
+/**
+ * A role the message mentions by this name (the server recognised it: `mention_roles`), with
+ * the server's roles as the page holds them; null otherwise.
+ * @param {Message} m
+ * @param {string} name
+ */
+function mentionedRole(m, name) {
+  if (!m.mention_roles?.length || !m.server_id) return null;
+  const lower = name.toLowerCase();
+  return (state.roles.get(m.server_id) || []).find((r) => m.mention_roles.includes(r.id) && r.name.toLowerCase() === lower) || null;
+}
+
+/**
+ * How @name shows in a message: a role it mentions in the role's colour (bolder for its holders),
+ * a person by their display name (as Discord shows it; @username is the tooltip), @everyone.
+ * @param {Message} m
+ * @param {string} name
+ * @param {boolean} named whether the message mentions the reader
+ */
+function mentionShown(m, name, named) {
+  const kind = mentionKind(name);
+  const role = kind !== 'me' && mentionedRole(m, name);
+  if (role) {
+    const held = (findServer(m.server_id)?.role_ids || []).includes(role.id);
+    return {
+      text: `@${role.name}`,
+      title: held ? 'A role you hold' : `Role ${role.name}`,
+      paint: (span) => {
+        span.classList.toggle('held', held);
+        paintRole(span, role.color);
+      },
+    };
+  }
+  if (kind === 'everyone') return m.mention_everyone ? 'me' : null;
+  if (kind === 'me') return { me: named, text: `@${displayName(state.me)}`, title: `@${state.me.username}` };
+  // Someone the server recognised whom this client has not met: shown once their record is in.
+  if (!kind) {
+    if (m.mentions?.length) learnUsers(m.mentions);
+    return null;
+  }
+  return { text: `@${displayName(kind)}`, title: `@${kind.username}` };
 }
 
 /**
@@ -53,14 +98,7 @@ export function render(r, m, prev) {
     history: mayReadHistory(r, m) ? () => showEditHistory(r, m) : null,
     openUser: (anchor) => openUserMenu(m.author || { user_id: m.author_id, username: 'unknown' }, anchor),
     mentionsMe: named,
-    mention: (name) => {
-      const kind = mentionKind(name);
-      if (kind === 'me') return named ? 'me' : 'user';
-      if (kind === 'everyone') return m.mention_everyone ? 'me' : null;
-      // Someone the server recognised whom this client has not met: shown once their record is in.
-      if (!kind && m.mentions?.length) learnUsers(m.mentions);
-      return kind;
-    },
+    mention: (name) => mentionShown(m, name, named),
     reply: () => setReply(r, m),
     react: mayIn(r, 'add_reactions') ? (anchor) => openEmojiPicker(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true)) : null,
     toggleReaction: (emoji, add) => actions.toggleReaction(r, m.id, emoji, add),
@@ -121,7 +159,11 @@ export function renderAll(r) {
   parts.messages.replaceChildren(...items);
   parts.historyStart.hidden = r.hasOlder || r.list.length === 0;
   parts.empty.hidden = r.list.length > 0;
+  // A reader is not asked to say hello: the composer already says why they cannot (issue 47 #9).
+  parts.emptyText.textContent = mayIn(r, 'send_messages') ? SAY_HELLO : 'Nothing has been posted here yet.';
 }
+
+const SAY_HELLO = 'Say hello: what you write appears here for everyone in the room.';
 
 /**
  * @param {Opened} r

@@ -1,7 +1,7 @@
 // @ts-check
 // A room kept live from the user stream: new messages (or, opened around an older one, the
 // "Jump to present" button), pins, edits, deletions and reactions; the typing line; and the
-// whole list redrawn when a name, a picture or a block changes.
+// whole list redrawn when a name, a picture or a block changes, or a role its mentions name.
 import { on, onEvent } from './store.js';
 import { addMessage, replaceMessage, removeMessage, redrawAll } from './room-list.js';
 import { countUnseen, markRead } from './room-scroll.js';
@@ -64,6 +64,14 @@ export function followLive(room) {
       inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id)),
     ),
     onEvent('reaction', inOpenRoom(itself, applyReaction)),
+    // A claim gave a placeholder's messages to the claimer, and mentions of it name them now
+    // (issue 47 #6): an open channel of that server showing either is read again.
+    onEvent('history_claimed', (ev) => {
+      const r = room.current;
+      const names = (m) => m.author_id === ev.from_user_id || (m.mentions || []).includes(ev.from_user_id);
+      if (r?.kind === 'channel' && r.serverId === ev.server_id && r.list.some(names))
+        room.open({ kind: 'channel', serverId: r.serverId, channelId: r.channelId });
+    }),
     onEvent('typing', typing),
     on('typing', typing),
     on('users', () => {
@@ -71,5 +79,11 @@ export function followLive(room) {
       typing();
     }),
     on('blocks', () => redrawAll(room)),
+    // A server's roles loaded or changed, or the reader's own: role mentions take their names and
+    // colours, and the messages naming a role the reader now holds (or no longer) their tint.
+    on('members', (serverId) => {
+      const r = room.current;
+      if (r?.kind === 'channel' && r.serverId === serverId && r.list.some((m) => m.mention_roles?.length)) redrawAll(room);
+    }),
   ];
 }

@@ -48,6 +48,7 @@ const PARTS = {
   historyStart: 'history-start',
   loading: 'room-loading',
   empty: 'room-empty',
+  emptyText: 'room-empty-text',
   jump: 'jump-present',
   typing: 'typing-line',
 };

@@ -9,7 +9,7 @@ import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles, applyServer } from './store.js';
-import { userAvatar, nameText } from './names.js';
+import { userAvatar, nameText, paintRole } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
 import { invitesPanel, invite, initInvites } from './server-invites.js';
@@ -72,7 +72,7 @@ export function openServerMenu(server, anchor) {
         places.openNotificationSettings(places.placeOf('server', server.id));
       }),
       manage && menuItem('Create channel', 'hash', () => newChannel(server)),
-      menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
+      !owner && menuItem('Report server', 'flag', () => reportServer(server), { danger: true }),
       !owner && menuItem('Leave server', 'door', () => leaveServer(server), { danger: true }),
     ].filter(Boolean),
   );
@@ -266,6 +266,7 @@ function overviewPanel(server) {
           ),
           el('button', { type: 'button', onclick: () => transferOwnership(server) }, 'Transfer…'),
         ),
+        exportRow(server),
         el(
           'div',
           { class: 'danger-row' },
@@ -281,6 +282,28 @@ function overviewPanel(server) {
     );
   }
   return { nodes, update };
+}
+
+/** Export server (issue 47 #8): the zip the importer reads back, with its progress below the row. */
+function exportRow(server) {
+  const box = el('div', { id: 'server-export', class: 'server-export', hidden: true });
+  const button = el('button', { id: 'server-export-button', type: 'button' }, 'Export server');
+  button.addEventListener('click', async () => (await import('./server-export.js')).exportServer(server, box, button));
+  return el(
+    'div',
+    { class: 'danger-row server-export-row' },
+    el(
+      'div',
+      {},
+      el('strong', { text: 'Export server' }),
+      el('p', {
+        class: 'muted',
+        text: 'One zip with every channel, message and file, in the format of DiscordChatExporter: an import from Discord reads it back, here or on another server.',
+      }),
+      box,
+    ),
+    button,
+  );
 }
 
 async function transferOwnership(server) {
@@ -430,12 +453,8 @@ function roleForm(server) {
   });
 }
 
-/** A role's name in its colour. */
-function roleName(role) {
-  const name = el('span', { class: 'role-name', text: role.name });
-  if (role.color !== null && role.color !== undefined) name.style.color = hexColor(role.color);
-  return name;
-}
+/** A role's name in its colour (with the contrast floor of names.js). */
+const roleName = (role) => paintRole(el('span', { class: 'role-name', text: role.name }), role.color);
 
 const hexColor = (n) => `#${n.toString(16).padStart(6, '0')}`;
 
@@ -455,12 +474,7 @@ async function editRole(server, role) {
     submit: 'Save',
     fields: [
       { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
-      {
-        name: 'color',
-        label: 'Colour (#rrggbb, empty for none)',
-        value: role.color === null || role.color === undefined ? '' : hexColor(role.color),
-        maxLength: 7,
-      },
+      { name: 'color', label: 'Colour', type: 'color', value: role.color === null || role.color === undefined ? '' : hexColor(role.color) },
       { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
@@ -469,13 +483,12 @@ async function editRole(server, role) {
         label,
         type: 'checkbox',
         value: (role.permissions || []).includes(flag),
-        hint: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
+        note: i === 0 ? 'In every channel, beside what everyone may do (channels may still say otherwise):' : undefined,
       })),
     ],
   });
   if (!answer) return;
-  const colour = answer.color.trim();
-  if (colour && !/^#?[0-9a-fA-F]{6}$/.test(colour)) return toast('A colour is # and six hex digits, like #3ba55d.');
+  const colour = answer.color;
   try {
     await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
       name: answer.name,
@@ -514,9 +527,18 @@ async function deleteRole(server, role) {
 function membersPanel(server) {
   const owner = server.owner_id === state.me.user_id;
   const list = el('ul', { class: 'settings-list member-roles' });
+  // No role to give yet (issue 47 #10): say so once, and where to make one, not "Holds every role" per member.
+  const noRoles = el(
+    'p',
+    { id: 'members-no-roles', class: 'muted', hidden: true },
+    'This server has no roles yet, so there are none to give. Make one under ',
+    el('button', { type: 'button', class: 'link-button', onclick: () => openSettings(server.id, 'roles') }, 'Roles'),
+    ', then give it to members here.',
+  );
   const update = () => {
     const members = state.members.get(server.id) || [];
     const roles = state.roles.get(server.id) || [];
+    noRoles.hidden = !owner || roles.length > 0;
     list.replaceChildren(
       ...members.map((m) =>
         el(
@@ -536,6 +558,7 @@ function membersPanel(server) {
     nodes: [
       el('h3', { text: 'Members' }),
       el('p', { class: 'muted', text: 'Time out, kick or ban someone from their menu in the member list beside the room.' }),
+      noRoles,
       list,
     ],
     update,
@@ -544,6 +567,7 @@ function membersPanel(server) {
 
 /** The roles a member holds, each with a button that takes it, and a list to give another. */
 function roleChips(server, member, roles) {
+  if (roles.length === 0) return el('span', { class: 'muted', text: 'no role' });
   const held = heldRoles(roles, member);
   const others = roles.filter((r) => !held.includes(r));
   const select = el(

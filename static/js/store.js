@@ -274,8 +274,10 @@ export function mentionsMe(m) {
   const s = state.notify.get(m.server_id);
   if ((m.mention_everyone && !s?.suppress_everyone) || (m.mentions || []).includes(state.me.user_id)) return true;
   if (!m.mention_roles?.length || !m.server_id || s?.suppress_roles) return false;
-  const mine = (state.members.get(m.server_id) || []).find((member) => member.user_id === state.me.user_id);
-  return m.mention_roles.some((id) => holdsRole(mine, id));
+  // The roles the user holds come with the server's entry (ready, server_joined) and follow
+  // member_updated: known for every server, whether or not its member list was loaded.
+  const mine = findServer(m.server_id)?.role_ids || [];
+  return m.mention_roles.some((id) => mine.includes(id));
 }
 
 /** What the title bar counts: mentions in channels plus unread DMs and groups not muted. */
@@ -555,8 +557,9 @@ export function applyChannel(serverId, channel) {
 /** @param {string} serverId @param {string} channelId */
 export function removeChannel(serverId, channelId) {
   const server = findServer(serverId);
+  const removed = server?.channels.find((c) => c.id === channelId);
   if (server) server.channels = server.channels.filter((c) => c.id !== channelId);
-  emit('nav');
+  emit('nav', removed);
 }
 
 /**
@@ -741,6 +744,8 @@ const storeHandlers = new Map(Object.entries(handlers));
  */
 function applyMember(ev) {
   learnUser(ev.member);
+  const server = ev.member.user_id === state.me.user_id ? findServer(ev.server_id) : null;
+  if (server) server.role_ids = ev.member.role_ids;
   if (ev.member.presence) state.presence.set(ev.member.user_id, ev.member.presence);
   const list = state.members.get(ev.server_id);
   if (list) {

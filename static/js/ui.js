@@ -110,9 +110,10 @@ export function iconButton(name, label, onclick, extra = {}) {
 let toastTimer = 0;
 /**
  * One toast at a time, in a corner away from the messages. An error stays until dismissed or
- * replaced; a success replaces any earlier error and passes by itself.
+ * replaced; a success replaces any earlier error and passes by itself. A `neutral` one (news that
+ * is neither: "You no longer have access to #x") is drawn plainly, not in the success colours.
  */
-export function toast(text, isError = true) {
+export function toast(text, isError = true, neutral = false) {
   let box = $('toast');
   if (!box) {
     box = el('div', { id: 'toast', class: 'toast', role: 'status', hidden: true });
@@ -128,6 +129,7 @@ export function toast(text, isError = true) {
   );
   box.replaceChildren(el('span', { class: 'toast-text', text }), close);
   box.classList.toggle('error', isError);
+  box.classList.toggle('neutral', !isError && neutral);
   box.setAttribute('role', isError ? 'alert' : 'status');
   box.hidden = false;
   clearTimeout(toastTimer);

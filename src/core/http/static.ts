@@ -85,21 +85,43 @@ export interface StaticFile {
 const hashOf = (body: Buffer) => crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22);
 
 /**
+ * Where `make build` leaves the served copies of static/'s scripts, style sheets and pages
+ * without their comments and layout (scripts/build-static.mjs), each named by the hash of its
+ * source and its extension: a file edited since the build has no copy, and goes as it is.
+ */
+export const MINIFIED_DIR = path.join(__dirname, '..', '..', '..', 'dist', 'static-minified');
+/** The kinds of file the build makes smaller; the service worker is served as written (its BUILD line is rewritten here). */
+export const MINIFIED_TYPES = new Set(['.js', '.css', '.html']);
+/** The name of a file's smaller copy: the hash of its source, and its extension. */
+export const minifiedName = (urlPath: string, source: Buffer) => `${hashOf(source)}${path.extname(urlPath)}`;
+
+/**
  * Every file served from static/ (and the vendor allowlist) by URL path, as it is sent: with
  * absolute asset addresses rewritten to `/a/<version>/…`, where the version is a hash of every
  * asset together. A page is never cached without asking (`no-cache` with a strong ETag); what
  * it loads under its version never changes, so it is cached for a year as `immutable`. A change
  * to any asset changes the version, and the next page load fetches the new files.
  */
-export function readStaticFiles(root: string, built: Record<string, string> = BUILT_DIRS): { files: Map<string, StaticFile>; version: string } {
+export function readStaticFiles(
+  root: string,
+  built: Record<string, string> = BUILT_DIRS,
+  minifiedDir = MINIFIED_DIR,
+): { files: Map<string, StaticFile>; version: string } {
   const raw = new Map<string, Buffer>();
+  /** The build's smaller copy of a file of static/, when it made one from this very source. */
+  const served = (urlPath: string, source: Buffer) => {
+    if (!MINIFIED_TYPES.has(path.extname(urlPath)) || urlPath === SERVICE_WORKER) return source;
+    const copy = path.join(minifiedDir, minifiedName(urlPath, source));
+    return fs.existsSync(copy) ? fs.readFileSync(copy) : source;
+  };
   const walk = (dir: string, prefix: string) => {
     if (!fs.existsSync(dir)) return;
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full, `${prefix}/${entry.name}`);
-      else raw.set(`${prefix}/${entry.name}`, fs.readFileSync(full));
+      const urlPath = `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) walk(full, urlPath);
+      else raw.set(urlPath, served(urlPath, fs.readFileSync(full)));
     }
   };
   walk(root, '');

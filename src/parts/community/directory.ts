@@ -39,6 +39,8 @@ export interface Directory {
   conversationMemberIds(conversationId: string): string[];
   /** Pending friend requests addressed to a user. */
   incomingRequestCount(userId: string): number;
+  /** The roles a user holds, by server (one server's, or every server's they are in). */
+  roleIdsOf(userId: string, serverId?: string): Map<string, string[]>;
   /** Everyone who sees a user's name somewhere: friends, members of shared servers and conversations, themselves. */
   peopleWhoSee(userId: string): string[];
 }
@@ -159,6 +161,8 @@ export function createDirectory(db: DB): Directory {
       WHERE c1.user_id = :id`,
   );
   const incomingRequests = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM friend_requests WHERE to_user = ? AND status = 'pending'");
+  const rolesOfUser = db.prepare<[string], [string, string]>('SELECT server_id, role_id FROM member_roles WHERE user_id = ?').raw();
+  const rolesOfMember = db.prepare<[string, string], [string, string]>('SELECT server_id, role_id FROM member_roles WHERE user_id = ? AND server_id = ?').raw();
 
   const conversationRecord = (row: ConversationRow, members: ConversationMemberRow[]): ConversationRecord => ({
     id: row.id,
@@ -208,6 +212,15 @@ export function createDirectory(db: DB): Directory {
     serverMemberIds: (serverId) => serverMembers.all(serverId).map((r) => r.user_id),
     conversationMemberIds: (id) => conversationMembers.all(id).map((r) => r.user_id),
     incomingRequestCount: (userId) => incomingRequests.get(userId)!.n,
+    roleIdsOf(userId, serverId) {
+      const roles = new Map<string, string[]>();
+      for (const [server, role] of serverId === undefined ? rolesOfUser.all(userId) : rolesOfMember.all(userId, serverId)) {
+        const list = roles.get(server);
+        if (list) list.push(role);
+        else roles.set(server, [role]);
+      }
+      return roles;
+    },
     peopleWhoSee: (userId) => peopleWhoSee.all({ id: userId }).map((r) => r.user_id),
   };
 }

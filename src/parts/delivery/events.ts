@@ -34,12 +34,14 @@ const uuid = Type.String({ format: 'uuid' });
 const count = Type.Integer({ minimum: 0 });
 
 /**
- * A server as the sidebar shows it: its record, unread and mention counts, its channels with their
- * read state, and the active threads of those channels (with the read state of those the user follows).
+ * A server as the sidebar shows it: its record, unread and mention counts, the roles the recipient
+ * holds there (`role_ids`: what their mentions count), its channels with their read state, and the
+ * active threads of those channels (with the read state of those the user follows).
  */
 export type ServerEntry = ServerRecord & {
   unread: boolean;
   mention_count: number;
+  role_ids: string[];
   channels: ChannelState[];
   categories: CategoryRecord[];
   threads: ThreadState[];
@@ -247,6 +249,12 @@ export const STREAM_EVENTS = {
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
+  history_claimed: event(
+    'history_claimed',
+    SERVER_MEMBERS,
+    "an imported person's history was claimed (POST /api/account/claims, /discord-package/choose): the messages of from_user_id (the placeholder) are to_user_id's now, and mentions of it name them; a client refetches the messages it shows of the server",
+    { server_id: uuid, from_user_id: uuid, to_user_id: uuid },
+  ),
   standing: event(
     'standing',
     'the user whose standing changed, and their bots (a bot follows its owner)',

@@ -51,8 +51,19 @@ export interface Removed {
   fileIds: string[];
 }
 
+/** A history the user claimed (GET /api/account/claims): what the account page offers to hide or erase. */
+export interface MyClaim {
+  server_id: string;
+  discord_name: string;
+  claimed_at: string;
+  /** Hidden since: its messages are on a nameless "Former member". */
+  hidden: boolean;
+}
+
 export interface Claims {
   people(serverId: string): ImportedPerson[];
+  /** The histories a user claimed, oldest claim first, in servers they are still in. */
+  mine(userId: string): MyClaim[];
   /** The placeholder a code names: 404 unknown, 409 used. */
   byCode(code: string): { userId: string; serverId: string };
   /** Placeholders of a Discord account that may be claimed with its data package (their import allows it), with their servers. */
@@ -160,6 +171,11 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
   );
   const claimedIn = db.prepare<[string, string], { user_id: string }>('SELECT user_id FROM imported_people WHERE server_id = ? AND claimed_by = ?');
   const setHidden = db.prepare('UPDATE imported_people SET hidden_at = ? WHERE user_id = ?');
+  const claimsOf = db.prepare<[string], { server_id: string; discord_name: string; claimed_at: string; hidden_at: string | null }>(
+    `SELECT p.server_id, p.discord_name, p.claimed_at, p.hidden_at FROM imported_people p
+      JOIN members m ON m.server_id = p.server_id AND m.user_id = p.claimed_by
+      WHERE p.claimed_by = ? ORDER BY p.claimed_at, p.server_id`,
+  );
   const channelsOf = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
   const forgetTails = (channelIds: Iterable<string>) => {
     for (const id of channelIds) tails.changed(id);
@@ -215,6 +231,8 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
         claimed_by: c_id ? { user_id: c_id, username: c_username!, display_name: c_display_name, avatar_url: c_avatar_url } : null,
         hidden: hidden_at !== null,
       })),
+
+    mine: (userId) => claimsOf.all(userId).map(({ hidden_at, ...row }) => ({ ...row, hidden: hidden_at !== null })),
 
     byCode(code) {
       const person = personByCode.get(code.trim().toUpperCase());

@@ -7,10 +7,11 @@ import { isEmoji } from '../../core/emoji';
 import { MAX_CONTENT_CHARS } from '../../core/message-record';
 import { SNIFF_BYTES, sniff } from '../../core/sniff';
 import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
-import { EVERYONE_DEFAULT } from '../../rules/channel-permissions';
+import { EVERYONE_DEFAULT, VIEW, flagsOf } from '../../rules/channel-permissions';
 import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
 import { createChannelStore } from '../community/channels';
+import { createOverwriteStore } from '../community/overwrites';
 import { createThreadStore } from '../community/threads';
 import { timeOrderedUuid } from '../messages/message-store';
 import { createMessageWrites } from '../messages/message-writes';
@@ -42,6 +43,25 @@ import { type ExportFiles, ImportError } from './export-files';
 
 /** Messages written per transaction: a few milliseconds each, so a server writing meanwhile waits little. */
 export const BATCH_MESSAGES = 200;
+
+/**
+ * What everyone (the server's id as the overwrite's target) is denied on what an import makes. A
+ * DiscordChatExporter export carries no permissions, so the import guesses nothing open: each new
+ * category, and each new channel not under one, is seen by the owner and full server
+ * administrators only, until the owner chooses what everyone may see (the import page, or server
+ * settings → Permissions); an announcement channel is also read-only for everyone. Channels under
+ * a category follow it. A later run adds nothing to what was already chosen.
+ */
+const HIDDEN = VIEW;
+const READ_ONLY = flagsOf(['send_messages', 'send_messages_in_threads', 'create_public_threads', 'create_private_threads']);
+/** The Discord channel type of an announcement channel. */
+const ANNOUNCEMENTS = 'GuildNews';
+
+/** The report's lines about who sees what an import made (the import page says the same). */
+export const visibilityNote = (serverId: string): string[] => [
+  'New channels and categories are visible to the owner and full administrators only (an export carries no permissions);',
+  `announcement channels are read-only. Choose what everyone may see on one screen: /import?server=${serverId}`,
+];
 
 export interface ImportOptions {
   importId: string;
@@ -206,6 +226,7 @@ export function formatResult(r: ImportResult, owner: string): string {
     `  ${r.messages} messages, ${r.attachments} files, ${r.placeholders} new placeholder accounts`,
     ...(r.skipped ? [`  ${r.skipped} messages were already there (an earlier run): skipped`] : []),
     ...(r.leftOut ? [`  ${r.leftOut} messages left out (no text and no file, or system lines skipped)`] : []),
+    ...visibilityNote(r.serverId),
     'Placeholders and their claim codes: server settings > Imported people.',
   ].join('\n');
 }
@@ -234,6 +255,7 @@ export async function importDiscord(
   const accounts = createAccountRows({ db, clock });
   const channels = createChannelStore({ db, clock });
   const threads = createThreadStore({ db, clock });
+  const overwrites = createOverwriteStore(db);
   const now = () => iso(clock.now());
   const guildId = scan.plan.guild.id;
   const uploads = path.join(dataDir, 'uploads');
@@ -296,6 +318,7 @@ export async function importDiscord(
         mapped(w, serverId, 'category', channel.categoryId, () => {
           const id = crypto.randomUUID();
           w.insertCategory.run(id, serverId, channel.category!.slice(0, MAX_NAME_CHARS), serverId, now());
+          overwrites.put({ categoryId: id }, serverId, serverId, 'everyone', 0, HIDDEN);
           return id;
         }),
       );
@@ -344,7 +367,15 @@ export async function importDiscord(
           : channel.categoryId
             ? (categoryOf.get(channel.categoryId) ?? null)
             : null;
-        return channels.add(serverId, { name, topic, categoryId: category, type: made === 'forum' ? 'forum' : 'text' });
+        const added = channels.add(serverId, { name, topic, categoryId: category, type: made === 'forum' ? 'forum' : 'text' });
+        // Under a category it follows the category's (hidden); an announcement channel, or one
+        // under none, gets its own, as the overwrite routes write them (detached first).
+        const announcements = channel.type === ANNOUNCEMENTS;
+        if (category === null || announcements) {
+          overwrites.detach(added);
+          overwrites.put({ channelId: added }, serverId, serverId, 'everyone', 0, HIDDEN | (announcements ? READ_ONLY : 0));
+        }
+        return added;
       });
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
     }

@@ -63,6 +63,7 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   const records = directory.channelsOfMany(serverIds);
   const settings = parts.notifications.list(user.id);
   const quiet = mutedNow(settings, parts.clock.now());
+  const roleIds = directory.roleIdsOf(user.id);
   const rest: Omit<Ready, 'servers'> = {
     event: 'ready',
     user: { ...refOf(user), status: presence.chosen(user.id) },
@@ -74,7 +75,7 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
     const threads = threadsByServer.get(server.id) ?? [];
-    const { channels: _, categories: __, threads: ___, ...head } = serverWithChannels(server, entries, [], threads, quiet);
+    const { channels: _, categories: __, threads: ___, ...head } = serverWithChannels(server, entries, [], threads, quiet, roleIds.get(server.id) ?? []);
     const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
     const channels = entries.map((state) => channelText(byId.get(state.id), state));
     return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])},"threads":${JSON.stringify(threads)}}`;
@@ -114,6 +115,7 @@ export function serverEntry(parts: SidebarParts, userId: string, server: ServerR
     parts.directory.categoriesOf(server.id),
     [...parts.readStates.threads(userId, server.id).values()],
     quiet,
+    parts.directory.roleIdsOf(userId, server.id).get(server.id) ?? [],
   );
 }
 
@@ -155,8 +157,9 @@ function serverWithChannels(
   categories: CategoryRecord[],
   threads: ThreadState[],
   muted: Set<string>,
+  roleIds: string[],
 ): ServerEntry {
-  return { ...server, ...serverSummary(server.id, entries, muted, threads), channels: entries, categories, threads };
+  return { ...server, ...serverSummary(server.id, entries, muted, threads), role_ids: roleIds, channels: entries, categories, threads };
 }
 
 function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {
