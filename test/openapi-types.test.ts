@@ -21,8 +21,11 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
   switch (entry.action) {
     case 'channel_update':
       return entry.changes?.name ? \`renamed #\${entry.changes.name.from} to #\${entry.changes.name.to}\` : \`slow mode \${entry.changes?.slowmode_seconds?.to ?? 0}\`;
+    case 'thread_update':
+      return entry.changes?.archived ? \`archived: \${entry.changes.archived.to}\` : \`thread \${entry.changes?.name?.to ?? ''}\`;
     case 'channel_create':
     case 'channel_delete':
+    case 'thread_delete':
     case 'role_delete':
       return \`\${entry.action} \${entry.changes?.name ?? ''}\`;
     case 'role_create':

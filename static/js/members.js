@@ -7,7 +7,7 @@
 import { api } from './api.js';
 import { $, el, toast, formatTime } from './ui.js';
 import { icon } from './icons.js';
-import { openPopup, menuKeys, menuItem } from './popup.js';
+import { openPopup, menuKeys, menuItem, keepAnchor } from './popup.js';
 import { state, on, emit, findServer, findConversation, isFriend, isBlocked, displayName, holdsRole, heldRoles, addConversation, openPlace } from './store.js';
 import { userAvatar, nameText, fullName, isDeletedUser, paintRole } from './names.js';
 import { loadMembers, isLoadingMembers } from './members-data.js';
@@ -115,6 +115,14 @@ function memberGroup(name, list, server, admin = false) {
  * "Offline", whatever their roles. A member shows once.
  */
 export function renderMembers() {
+  drawMembers();
+  // A member's menu stays beside their (redrawn) button, wherever the redraw moved it.
+  keepAnchor((old) =>
+    old.classList.contains('member-button') ? $('members').querySelector(`.member-button[data-user="${CSS.escape(old.dataset.user || '')}"]`) : undefined,
+  );
+}
+
+function drawMembers() {
   const box = $('members');
   const cur = state.current;
   if (!cur || (cur.kind !== 'channel' && cur.kind !== 'conversation')) return box.replaceChildren();

@@ -58,6 +58,22 @@ export function closePopup() {
   if (current && current.popup.matches(':popover-open')) current.popup.hidePopover();
 }
 
+/**
+ * After a redraw that replaced the open popup's button: `find` gives the button that took its
+ * place (it becomes the anchor), null when there is none (the popup closes), or undefined when the
+ * old button is not one of the caller's (nothing changes). A popup left without its button would
+ * lose its place on screen.
+ * @param {(old: HTMLElement) => Element | null | undefined} find
+ */
+export function keepAnchor(find) {
+  if (!current?.anchor || current.anchor.isConnected) return;
+  const next = find(current.anchor);
+  if (next === undefined) return;
+  if (!next) return closePopup();
+  next.classList.add('anchor');
+  current.anchor = next;
+}
+
 export function isOpen(popup) {
   return popup.matches(':popover-open');
 }
