@@ -86,8 +86,9 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts FLAGS; 47: all but mention_everyone)
-  everyone_permissions INTEGER NOT NULL DEFAULT 47
+  -- src/rules/channel-permissions.ts FLAGS; 495: EVERYONE_DEFAULT, all but mention_everyone and
+  -- the voice moderators' three; the inserts name it, as an older database's default is 47)
+  everyone_permissions INTEGER NOT NULL DEFAULT 495
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -116,6 +117,10 @@ CREATE TABLE IF NOT EXISTS channels (
   type TEXT NOT NULL DEFAULT 'text',
   -- the channel it belongs to (a thread's text or forum channel), or NULL
   parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE,
+  -- a voice channel's: at most this many people in it at once (0: no limit); NULL for other kinds
+  user_limit INTEGER,
+  -- a voice channel's audio bitrate, bits per second; NULL for other kinds
+  bitrate INTEGER,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 CREATE INDEX IF NOT EXISTS categories_by_server ON categories (server_id, position);
@@ -180,6 +185,18 @@ CREATE TABLE IF NOT EXISTS member_roles (
   FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS member_roles_by_role ON member_roles (role_id);
+
+-- A member's server mute and server deafen in voice (PATCH …/members/{user_id}/voice,
+-- src/parts/voice/voice.ts): kept while they are a member, so leaving voice and coming back
+-- does not lift them.
+CREATE TABLE IF NOT EXISTS voice_moderation (
+  server_id TEXT NOT NULL,
+  user_id   TEXT NOT NULL,
+  mute      INTEGER NOT NULL DEFAULT 0,
+  deaf      INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (server_id, user_id),
+  FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
+) WITHOUT ROWID;
 
 -- Channel permission overwrites (src/rules/channel-permissions.ts): for everyone (target_id the
 -- server's id), a role, or a member, on a channel or on a category (which its synced channels

@@ -158,8 +158,13 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
     'an old message is found through the API',
   );
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
-  // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel.
-  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], "everyone's flags: all but mention_everyone");
+  // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel; and
+  // (18 -> 19) may connect, speak and use video in voice channels.
+  t.same(
+    db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(),
+    [495],
+    "everyone's flags: all but mention_everyone and the voice moderators' three",
+  );
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
   // Imports (13 -> 14): nobody was imported before.
   t.same(db.prepare('SELECT DISTINCT imported FROM users').pluck().all(), [0], 'no account is a placeholder');
@@ -170,7 +175,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
     'a member sees every channel',
   );
   for (const c of channels.body)
-    t.same(c.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'], `and may do in ${c.name} what they could`);
+    t.same(
+      c.permissions,
+      ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
+      `and may do in ${c.name} what they could`,
+    );
   const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', {
     content: 'town hall tonight',
   });
@@ -284,4 +293,28 @@ t.test('a version 17 database: every channel is a text channel of no parent (17 
   const channels = db.prepare<[], { type: string; parent_id: string | null }>('SELECT type, parent_id FROM channels').all();
   t.ok(channels.length > 0, `${channels.length} channels carried over`);
   t.same([...new Set(channels.map((c) => `${c.type}/${c.parent_id}`))], ['text/null'], 'all text, none under another');
+});
+
+t.test('a version 18 database: voice settings and voice flags arrive, and new servers get them too (18 -> 19)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const db = openDatabase(file);
+  const columns = db
+    .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+    .all()
+    .map((c) => c.name);
+  t.ok(columns.includes('user_limit') && columns.includes('bitrate'), 'channels have user_limit and bitrate');
+  t.same(db.prepare('SELECT DISTINCT user_limit, bitrate FROM channels').all(), [{ user_limit: null, bitrate: null }], 'none set on the text channels');
+  // The column's default stays the old one (SQLite cannot change a default): a new server names its flags.
+  t.match(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'servers'").pluck().get(), /DEFAULT 47/);
+  db.close();
+  const server = await startServer({ dataDir });
+  t.teardown(server.close);
+  const client = new Client(server.url);
+  await client.post('/api/register', { username: 'voicefan', password: 'correct horse' });
+  await client.post('/api/login', { username: 'voicefan', password: 'correct horse' });
+  const made = await client.post('/api/servers', { name: 'after the upgrade' });
+  t.same(made.body.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video']);
+  const voice = await client.post(`/api/servers/${made.body.id}/channels`, { name: 'lounge', type: 'voice' });
+  t.match(voice.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel on a migrated database');
 });

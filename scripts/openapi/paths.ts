@@ -24,6 +24,7 @@ import {
 } from './dsl';
 import { FLAG_NAMES } from './schemas';
 import { CHANNEL_TYPES } from '../../src/core/records';
+import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
 const ROLE_COLOR = {
@@ -181,6 +182,22 @@ const EMOJI_PROSE = [
   ),
 ];
 const name = text(100);
+/** A voice channel's settings (src/rules/sizes.ts). */
+const VOICE_FIELDS: Record<string, Schema> = {
+  user_limit: {
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_VOICE_USER_LIMIT,
+    description: 'a voice channel only: at most this many people in it at once; 0 (the default): no limit',
+  },
+  bitrate: {
+    type: 'integer',
+    minimum: MIN_VOICE_BITRATE,
+    maximum: MAX_VOICE_BITRATE,
+    description: `a voice channel only: the audio bitrate its people send, bits per second (${DEFAULT_VOICE_BITRATE} by default)`,
+  },
+};
+const VOICE_ONLY_RULE = rule('user_limit and bitrate are for voice channels only', 'is for voice channels only');
 /** A list of channel permission names (src/rules/channel-permissions.ts). */
 const FLAG_INPUT: Schema = {
   type: 'array',
@@ -869,9 +886,12 @@ export const operations: Ops = [
       tag: 'Servers',
       summary: 'Create a channel (owner or full server admin)',
       auth: 'user',
-      body: { kind: 'json', schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" } }, ['type']) },
+      body: {
+        kind: 'json',
+        schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" }, ...VOICE_FIELDS }, ['type', 'user_limit', 'bitrate']),
+      },
       audited: true,
-      prose: [rule('a server holds at most 500 channels', 'a server may have at most')],
+      prose: [rule('a server holds at most 500 channels', 'a server may have at most'), VOICE_ONLY_RULE],
       ok: [json(201, ref('Channel'))],
       errors: [409, 429],
     },
@@ -959,12 +979,13 @@ export const operations: Ops = [
               description:
                 "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own",
             },
+            ...VOICE_FIELDS,
           },
-          ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced'],
+          ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced', 'user_limit', 'bitrate'],
         ),
       },
       audited: true,
-      prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category')],
+      prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category'), VOICE_ONLY_RULE],
       ok: [json(200, ref('Channel'))],
       errors: [409],
     },

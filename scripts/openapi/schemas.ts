@@ -1,11 +1,14 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
 import { CHANNEL_TYPES } from '../../src/core/records';
+import { MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 /** The channel permission flags, as src/rules/channel-permissions.ts names them. */
 export const FLAG_NAMES: string[] = [...FLAGS];
 const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, uniqueItems: true };
+/** A channel's fields that only voice channels have. */
+const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
 export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
@@ -131,14 +134,17 @@ export const schemas: Record<string, Schema> = {
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
-  Channel: obj(channel()),
+  Channel: obj(channel(), VOICE_ONLY),
   Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, "order among the server's categories, 0 first"), created_at: time }),
-  ChannelWithState: obj({
-    ...channel(),
-    ...readState(),
-    permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
-    private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
-  }),
+  ChannelWithState: obj(
+    {
+      ...channel(),
+      ...readState(),
+      permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
+      private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
+    },
+    VOICE_ONLY,
+  ),
   Overwrite: obj({
     target_id: withDescription(uuid, "the server's id (everyone), a role's id or a member's user id"),
     kind: oneOf('everyone', 'role', 'member'),
@@ -398,7 +404,7 @@ function auditEntries(): Schema[] {
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
     ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
-    ['channel_create', 'channel', name],
+    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES), user_limit: int, bitrate: int }, ['type', 'user_limit', 'bitrate'])],
     [
       'channel_update',
       'channel',
@@ -410,8 +416,10 @@ function auditEntries(): Schema[] {
           position: fromTo(int),
           category_id: fromTo(nullable(uuid)),
           permissions_synced: fromTo(bool),
+          user_limit: fromTo(int),
+          bitrate: fromTo(int),
         },
-        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced'],
+        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced', 'user_limit', 'bitrate'],
       ),
     ],
     ['channel_delete', 'channel', name],
@@ -503,6 +511,14 @@ function channel(): Record<string, Schema> {
     slowmode_seconds: int,
     category_id: withDescription(nullable(uuid), 'the category it is listed under, or null'),
     permissions_synced: withDescription(bool, "it follows its category's overwrites (true) or has its own (false)"),
+    user_limit: withDescription(
+      { type: 'integer', minimum: 0, maximum: MAX_VOICE_USER_LIMIT },
+      'a voice channel only: at most this many people in it at once (0: no limit)',
+    ),
+    bitrate: withDescription(
+      { type: 'integer', minimum: MIN_VOICE_BITRATE, maximum: MAX_VOICE_BITRATE },
+      'a voice channel only: the audio bitrate its people send, bits per second',
+    ),
   };
 }
 

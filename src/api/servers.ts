@@ -7,7 +7,7 @@ import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import type { RoleRecord } from '../core/records';
 import { auditReason, bool, integer, subsetOf, text, uuid } from '../core/validate';
-import { FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
+import { EVERYONE_DEFAULT, FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
 
 import { MAX_NAME_CHARS } from '../rules/sizes';
 export { MAX_NAME_CHARS };
@@ -94,7 +94,7 @@ function color(body: Record<string, unknown>): number | null {
 
 function serverHandlers(deps: Deps) {
   const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications, users } = deps;
-  const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)');
+  const insertServer = db.prepare(`INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ${EVERYONE_DEFAULT})`);
   const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');

@@ -302,6 +302,21 @@ const MIGRATIONS: ((db: DB) => void)[] = [
     if (!columns.has('type')) db.exec("ALTER TABLE channels ADD COLUMN type TEXT NOT NULL DEFAULT 'text'");
     if (!columns.has('parent_id')) db.exec('ALTER TABLE channels ADD COLUMN parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE');
   },
+  // 18 -> 19: voice channels (issue 48). A voice channel's user_limit and bitrate (NULL for the
+  // others); everyone may connect, speak and use video wherever they could before (bits 6, 7
+  // and 8 of src/rules/channel-permissions.ts FLAGS: 448), as every member could do all there was
+  // to do; server mutes and deafens are a table of their own (schema.sql voice_moderation).
+  (db) => {
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+        .all()
+        .map((c) => c.name),
+    );
+    if (!columns.has('user_limit')) db.exec('ALTER TABLE channels ADD COLUMN user_limit INTEGER');
+    if (!columns.has('bitrate')) db.exec('ALTER TABLE channels ADD COLUMN bitrate INTEGER');
+    db.exec('UPDATE servers SET everyone_permissions = everyone_permissions | 448');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -22,7 +22,7 @@ export interface ServerRecord {
 }
 
 /** The kinds of channel there are; every channel record carries its `type`. */
-export const CHANNEL_TYPES = ['text'] as const;
+export const CHANNEL_TYPES = ['text', 'voice'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 export interface ChannelRecord {
@@ -41,6 +41,10 @@ export interface ChannelRecord {
   category_id: string | null;
   /** Follows its category's permission overwrites (true), or has its own (false). */
   permissions_synced: boolean;
+  /** A voice channel's: at most this many people in it at once (0: no limit). */
+  user_limit?: number;
+  /** A voice channel's: the audio bitrate its people send, bits per second. */
+  bitrate?: number;
 }
 
 /** A named group of a server's channels. */

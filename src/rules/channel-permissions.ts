@@ -7,8 +7,25 @@
  * kept in memory; src/rules/permissions.ts answers the routes with it.
  */
 
-/** The flags, in a fixed order: bit i is FLAGS[i]. */
-export const FLAGS = ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'] as const;
+/**
+ * The flags, in a fixed order: bit i is FLAGS[i] (stored masks depend on it: append only). The
+ * voice ones (issue 48): connect (join a voice channel), speak, video (camera and screen), and
+ * the voice moderators' mute_members, deafen_members and move_members.
+ */
+export const FLAGS = [
+  'view_channel',
+  'send_messages',
+  'attach_files',
+  'add_reactions',
+  'mention_everyone',
+  'read_history',
+  'connect',
+  'speak',
+  'video',
+  'mute_members',
+  'deafen_members',
+  'move_members',
+] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
 export type Flags = number;
@@ -22,12 +39,17 @@ export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
 const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
+const CONNECT = bit('connect');
+/** What one does only in a voice channel one is connected to: without connect, none of it (step 8). */
+const IN_VOICE = bit('speak') | bit('video');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
- * channel permissions existed. `@everyone` stays with the owner and full server administrators.
+ * channel permissions existed, and connect, speak and use video in voice channels. `@everyone`
+ * and the voice moderators' flags stay with the owner and full server administrators (or roles
+ * given them).
  */
-export const EVERYONE_DEFAULT: Flags = ALL & ~bit('mention_everyone');
+export const EVERYONE_DEFAULT: Flags = ALL & ~(bit('mention_everyone') | bit('mute_members') | bit('deafen_members') | bit('move_members'));
 
 export function flagsOf(names: readonly Flag[]): Flags {
   let flags = NONE;
@@ -80,7 +102,9 @@ export interface Subject {
  * 6. without view_channel, nothing else counts: the channel does not exist for them;
  * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
  *    either (they are done in a message one sends), so what a client is told it may do is what
- *    the server lets it do.
+ *    the server lets it do;
+ * 8. and its voice twin: without connect, no speak and no video (they are done in a voice
+ *    channel one is in).
  */
 export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[]): Flags {
   if (subject.moderator) return ALL;
@@ -103,5 +127,7 @@ export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, 
   const forMember = overwrites.find((o) => o.kind === 'member' && o.targetId === subject.userId);
   if (forMember) apply(forMember.deny, forMember.allow);
   if (!(flags & VIEW)) return NONE;
-  return (flags & SEND ? flags : flags & ~IN_WHAT_ONE_WRITES) & ALL;
+  if (!(flags & SEND)) flags &= ~IN_WHAT_ONE_WRITES;
+  if (!(flags & CONNECT)) flags &= ~IN_VOICE;
+  return flags & ALL;
 }

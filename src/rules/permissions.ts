@@ -47,6 +47,12 @@ const FLAG_ACTIONS: Record<Flag, string> = {
   add_reactions: 'add reactions in this channel',
   mention_everyone: 'mention @everyone or roles in this channel',
   read_history: 'read the history of this channel',
+  connect: 'connect to this voice channel',
+  speak: 'speak in this voice channel',
+  video: 'use video in this voice channel',
+  mute_members: 'mute members in this voice channel',
+  deafen_members: 'deafen members in this voice channel',
+  move_members: 'move members out of this voice channel',
 };
 
 /** An attachment the caller may download. */

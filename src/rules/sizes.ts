@@ -10,3 +10,11 @@ export const MAX_DISPLAY_NAME_CHARS = 32;
 export const MAX_TOPIC_CHARS = 1024;
 /** Slow mode, as Discord allows it: up to six hours between a member's messages. */
 export const MAX_SLOWMODE_SECONDS = 21_600;
+/** A voice channel's user_limit, as Discord allows it: 0 (no limit) to 99 people. */
+export const MAX_VOICE_USER_LIMIT = 99;
+/** How many people a voice channel with no user_limit holds at most (one VideoRoom: docs/voice.md "Limits"). */
+export const MAX_VOICE_PARTICIPANTS = 99;
+/** A voice channel's audio bitrate, bits per second: Opus speech is clear from 8 kbit/s; Discord's ordinary ceiling is 96. */
+export const MIN_VOICE_BITRATE = 8_000;
+export const MAX_VOICE_BITRATE = 96_000;
+export const DEFAULT_VOICE_BITRATE = 64_000;

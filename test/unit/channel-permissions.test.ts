@@ -41,8 +41,17 @@ t.test('the cases the issue names', async (t) => {
   t.notOk(has(resolve(EVERYONE_DEFAULT, roles, subject(['mods']), muted), 'send_messages'), 'a member deny beats a role allow');
   // Another member's overwrite does not apply.
   t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('member', 'someone-else', [], ['send_messages'])]), 'send_messages'));
-  // By default nothing changes for members, and @everyone stays with moderators.
-  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history']);
+  // By default nothing changes for members, and @everyone and the voice moderators' flags stay with moderators.
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), [
+    'view_channel',
+    'send_messages',
+    'attach_files',
+    'add_reactions',
+    'read_history',
+    'connect',
+    'speak',
+    'video',
+  ]);
   // A role's server-wide flags add to everyone's.
   t.ok(has(resolve(EVERYONE_DEFAULT, new Map([['heralds', flagsOf(['mention_everyone'])]]), subject(['heralds']), []), 'mention_everyone'));
 });
@@ -58,6 +67,8 @@ function model(everyone: Flags, roleFlags: Map<string, number>, s: Subject, over
   for (const o of overwrites.filter((o) => o.kind === 'member' && o.targetId === s.userId).slice(0, 1)) f = (f & ~o.deny) | o.allow;
   // Discord's implicit rule (issue 46): without send_messages, no attach_files and no mention_everyone.
   if (!has(f, 'send_messages')) f &= ~flagsOf(['attach_files', 'mention_everyone']);
+  // And its voice twin (issue 48): without connect, no speak and no video.
+  if (!has(f, 'connect')) f &= ~flagsOf(['speak', 'video']);
   return f & VIEW ? f : 0;
 }
 type Flags = number;
@@ -111,12 +122,12 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)),
-    ['view_channel', 'add_reactions', 'read_history'],
+    ['view_channel', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
     'a read-only channel: no files, no @everyone',
   );
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])),
-    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history'],
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history', 'connect', 'speak', 'video'],
     'with send_messages they stand',
   );
   t.same(
@@ -132,4 +143,31 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
     }),
   );
   t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
+});
+
+t.test('its voice twin: without connect, nothing done in a voice channel (speak, video)', async (t) => {
+  const noConnect = [ow('everyone', 'server', [], ['connect'])];
+  t.same(
+    namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), noConnect)),
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'],
+    'denied connect, a member may neither speak nor use video, though neither was denied',
+  );
+  t.same(
+    namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'speak', 'video', 'mute_members'], [])])),
+    ['view_channel', 'mute_members'],
+    'an allow of speak and video alone gives nothing; the moderators’ flags do not need connect',
+  );
+  const listenOnly = [ow('everyone', 'server', [], ['speak', 'video'])];
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), listenOnly)).slice(-1), ['connect'], 'a listen-only channel: connect without speak or video');
+  t.notOk(
+    has(EVERYONE_DEFAULT, 'mute_members') || has(EVERYONE_DEFAULT, 'deafen_members') || has(EVERYONE_DEFAULT, 'move_members'),
+    'voice moderation is not everyone’s',
+  );
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return has(got, 'connect') || (!has(got, 'speak') && !has(got, 'video'));
+    }),
+  );
+  t.pass('on every generated world, speak and video come only with connect');
 });

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import type { ChannelType } from '../../core/records';
+import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
 
 /** A channel to make: its name, and what else it starts with. */
 export interface NewChannel {
@@ -14,6 +15,10 @@ export interface NewChannel {
   topic?: string;
   /** The category it is listed under; none by default. */
   categoryId?: string | null;
+  /** A voice channel's: at most this many people at once (0, the default: no limit). */
+  userLimit?: number;
+  /** A voice channel's audio bitrate, bits per second (DEFAULT_VOICE_BITRATE by default). */
+  bitrate?: number;
 }
 
 /** What a channel's settings route changes of it, all at once. */
@@ -22,6 +27,9 @@ export interface ChannelChange {
   topic: string;
   slowmodeSeconds: number;
   categoryId: string | null;
+  /** A voice channel's (ignored for others). */
+  userLimit?: number;
+  bitrate?: number;
 }
 
 /**
@@ -53,21 +61,25 @@ export interface ChannelStore {
 
 export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): ChannelStore {
   const insert = db.prepare(
-    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id)
-     VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?)`,
+    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id, user_limit, bitrate)
+     VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?, ?, ?)`,
   );
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
+  // Only a voice channel has the two: a text channel's stay NULL.
+  const updateVoice = db.prepare("UPDATE channels SET user_limit = ?, bitrate = ? WHERE id = ? AND type = 'voice'");
   const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const letGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
   return {
-    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null }) {
+    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null, userLimit = 0, bitrate = DEFAULT_VOICE_BITRATE }) {
       const id = crypto.randomUUID();
-      insert.run(id, serverId, type, parentId, name, serverId, iso(clock.now()), topic, categoryId);
+      const voice = type === 'voice';
+      insert.run(id, serverId, type, parentId, name, serverId, iso(clock.now()), topic, categoryId, voice ? userLimit : null, voice ? bitrate : null);
       return id;
     },
-    update(channelId, { name, topic, slowmodeSeconds, categoryId }) {
+    update(channelId, { name, topic, slowmodeSeconds, categoryId, userLimit, bitrate }) {
       updateRow.run(name, topic, slowmodeSeconds, categoryId, channelId);
+      if (userLimit !== undefined && bitrate !== undefined) updateVoice.run(userLimit, bitrate, channelId);
     },
     setOrder(channelIds) {
       channelIds.forEach((id, index) => setPosition.run(index, id));

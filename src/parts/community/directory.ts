@@ -1,6 +1,7 @@
 import { type DB, generationWatch } from '../../core/db';
 import { type UserRef, userRef } from '../../core/types';
 import { namesOf } from '../../rules/channel-permissions';
+import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
 import { type CategoryRecord, type ChannelRecord, type ConversationRecord, type FriendRecord, type ServerRecord, friendRecord } from '../../core/records';
 
 /**
@@ -49,15 +50,24 @@ interface ConversationMemberRow extends Omit<UserRef, 'bot'> {
 
 type ServerRow = Omit<ServerRecord, 'permissions'> & { everyone_permissions: number };
 const serverRecord = ({ everyone_permissions, ...row }: ServerRow): ServerRecord => ({ ...row, permissions: namesOf(everyone_permissions) });
-type ChannelRow = Omit<ChannelRecord, 'permissions_synced'> & { permissions_synced: number };
-const channelRecord = (row: ChannelRow): ChannelRecord => ({ ...row, permissions_synced: row.permissions_synced === 1 });
+type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'user_limit' | 'bitrate'> & {
+  permissions_synced: number;
+  user_limit: number | null;
+  bitrate: number | null;
+};
+/** A voice channel carries its user_limit and bitrate; other channels have none. */
+const channelRecord = ({ user_limit, bitrate, ...row }: ChannelRow): ChannelRecord => ({
+  ...row,
+  permissions_synced: row.permissions_synced === 1,
+  ...(row.type === 'voice' ? { user_limit: user_limit ?? 0, bitrate: bitrate ?? DEFAULT_VOICE_BITRATE } : {}),
+});
 
 /** Servers whose channel lists are kept in memory at most (all are dropped past it). */
 const CHANNEL_LISTS = 4096;
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions';
 const CHANNEL_COLUMNS =
-  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced';
+  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.user_limit, c.bitrate';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;

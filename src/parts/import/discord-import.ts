@@ -6,6 +6,7 @@ import type { DB } from '../../core/db';
 import { isEmoji } from '../../core/emoji';
 import { MAX_CONTENT_CHARS } from '../../core/message-record';
 import { SNIFF_BYTES, sniff } from '../../core/sniff';
+import { EVERYONE_DEFAULT } from '../../rules/channel-permissions';
 import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
 import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
@@ -578,7 +579,7 @@ function statements(db: DB) {
         WHERE i.guild_id = ? AND s.owner_id = ? ORDER BY i.created_at LIMIT 1`,
     ),
     setImportServer: db.prepare('UPDATE imports SET server_id = ? WHERE id = ?'),
-    insertServer: db.prepare('INSERT INTO servers (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)'),
+    insertServer: db.prepare(`INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ${EVERYONE_DEFAULT})`),
     insertMember: db.prepare('INSERT OR IGNORE INTO members (server_id, user_id, joined_at, joined_seq) VALUES (?, ?, ?, 0)'),
     insertMemberRole: db.prepare(
       'INSERT OR IGNORE INTO member_roles (server_id, user_id, role_id) SELECT server_id, user_id, ? FROM members WHERE server_id = ? AND user_id = ?',

@@ -84,8 +84,21 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
   if (!record) return JSON.stringify(state);
   let head = recordTexts.get(record);
   if (head === undefined) {
-    const { id, server_id, type, parent_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced } = record;
-    head = JSON.stringify({ id, server_id, type, parent_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced }).slice(0, -1);
+    const { id, server_id, type, parent_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced, user_limit, bitrate } = record;
+    head = JSON.stringify({
+      id,
+      server_id,
+      type,
+      parent_id,
+      name,
+      created_at,
+      topic,
+      slowmode_seconds,
+      category_id,
+      permissions_synced,
+      user_limit,
+      bitrate,
+    }).slice(0, -1);
     recordTexts.set(record, head);
   }
   let permissions = permissionTexts.get(state.permissions);

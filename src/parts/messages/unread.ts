@@ -251,7 +251,7 @@ function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, 
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
 function withFields(channel: ChannelRecord, position: number, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
-  return {
+  const entry: ChannelState = {
     id: channel.id,
     server_id: channel.server_id,
     type: channel.type,
@@ -270,4 +270,9 @@ function withFields(channel: ChannelRecord, position: number, state: ContainerSt
     permissions,
     private: isPrivate,
   };
+  if (channel.type === 'voice') {
+    entry.user_limit = channel.user_limit;
+    entry.bitrate = channel.bitrate;
+  }
+  return entry;
 }
