@@ -86,9 +86,9 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts FLAGS; 495: EVERYONE_DEFAULT, all but mention_everyone and
+  -- src/rules/channel-permissions.ts BITS; 7215: EVERYONE_DEFAULT, all but mention_everyone and
   -- the voice moderators' three; the inserts name it, as an older database's default is 47)
-  everyone_permissions INTEGER NOT NULL DEFAULT 495
+  everyone_permissions INTEGER NOT NULL DEFAULT 7215
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).

@@ -162,7 +162,7 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   // (18 -> 19) may connect, speak and use video in voice channels.
   t.same(
     db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(),
-    [495],
+    [7215],
     "everyone's flags: all but mention_everyone and the voice moderators' three",
   );
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
@@ -317,4 +317,27 @@ t.test('a version 18 database: voice settings and voice flags arrive, and new se
   t.same(made.body.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video']);
   const voice = await client.post(`/api/servers/${made.body.id}/channels`, { name: 'lounge', type: 'voice' });
   t.match(voice.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel on a migrated database');
+});
+
+t.test('the voice migration is idempotent: run again (its place among migrations moved), it changes nothing (18 -> 19)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  // A server whose owner then took connect away from everyone; the migration is run a second time.
+  const raw = new Database(file);
+  raw.exec('UPDATE servers SET everyone_permissions = 47');
+  raw.pragma('user_version = 18');
+  raw.close();
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], 'connect is not granted again');
+  t.equal(
+    db
+      .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+      .all()
+      .filter((c) => c.name === 'user_limit' || c.name === 'bitrate').length,
+    2,
+    'the columns are there once',
+  );
 });

@@ -8,9 +8,9 @@
  */
 
 /**
- * The flags, in a fixed order: bit i is FLAGS[i] (stored masks depend on it: append only). The
- * voice ones (issue 48): connect (join a voice channel), speak, video (camera and screen), and
- * the voice moderators' mute_members, deafen_members and move_members.
+ * The flags, in the order they are listed (namesOf). The voice ones (issue 48): connect (join a
+ * voice channel), speak, video (camera and screen), and the voice moderators' mute_members,
+ * deafen_members and move_members.
  */
 export const FLAGS = [
   'view_channel',
@@ -30,11 +30,31 @@ export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
 export type Flags = number;
 
+/**
+ * Each flag's bit in a stored mask (never renumbered). Bits 6 to 9 belong to the thread flags
+ * (issue 49: create_public_threads, create_private_threads, send_messages_in_threads,
+ * manage_threads); the voice flags take 10 to 15.
+ */
+const BITS: Record<Flag, number> = {
+  view_channel: 0,
+  send_messages: 1,
+  attach_files: 2,
+  add_reactions: 3,
+  mention_everyone: 4,
+  read_history: 5,
+  connect: 10,
+  speak: 11,
+  video: 12,
+  mute_members: 13,
+  deafen_members: 14,
+  move_members: 15,
+};
+
 export const NONE: Flags = 0;
-// JavaScript's bit operators work on 32-bit integers: 31 flags at most, or the masks go wrong.
-if (FLAGS.length > 31) throw new Error('at most 31 permission flags fit a bit mask');
-export const ALL: Flags = (1 << FLAGS.length) - 1;
-const bit = (flag: Flag): Flags => 1 << FLAGS.indexOf(flag);
+// JavaScript's bit operators work on 32-bit integers: bits 0 to 30 at most, or the masks go wrong.
+if (Math.max(...Object.values(BITS)) > 30) throw new Error('at most 31 permission flags fit a bit mask');
+const bit = (flag: Flag): Flags => 1 << BITS[flag];
+export const ALL: Flags = FLAGS.reduce((all, flag) => all | bit(flag), 0);
 export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
