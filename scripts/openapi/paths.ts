@@ -384,7 +384,32 @@ function liveOps(base: string, tag: string, what: string): Ops {
 }
 
 export const operations: Ops = [
-  ['GET', '/healthz', { tag: 'Accounts', summary: 'Health check: 200 once the database answers', auth: 'none', ok: [json(200, ref('Ok'))] }],
+  [
+    'GET',
+    '/healthz',
+    {
+      tag: 'Accounts',
+      summary: 'Health check: 200 once the database answers; with voice set up, whether Janus answers, its rooms and the people in voice',
+      auth: 'none',
+      ok: [
+        json(200, {
+          type: 'object',
+          properties: {
+            ok: { type: 'boolean', const: true },
+            voice: {
+              type: 'object',
+              description: 'only with JANUS_URL set',
+              properties: { janus: oneOf('up', 'down'), rooms: { type: 'integer', minimum: 0 }, participants: { type: 'integer', minimum: 0 } },
+              required: ['janus', 'rooms', 'participants'],
+              additionalProperties: false,
+            },
+          },
+          required: ['ok'],
+          additionalProperties: false,
+        }),
+      ],
+    },
+  ],
   ['GET', '/api/openapi.json', { tag: 'Accounts', summary: 'This document', auth: 'none', ok: [json(200, { type: 'object' })] }],
 
   // Accounts (src/api/accounts.ts)
@@ -1101,6 +1126,24 @@ export const operations: Ops = [
     { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] },
   ],
   [
+    'PATCH',
+    '/api/servers/{server_id}/members/{user_id}/voice',
+    {
+      tag: 'Servers',
+      summary: 'Server mute, server deafen, move to another voice channel or disconnect a member in voice',
+      description:
+        'Any of mute (mute_members), deaf (deafen_members), channel_id (move_members; null disconnects), each held in the voice channel the member is in (and move_members in the one they go to, where they need connect); a mute or deafen of a member not in voice: the owner and full server administrators. A server mute stops their audio at the media server. Never the owner but by the owner. 400 channel_id when they are not in voice; 503 "voice is not set up on this server" without JANUS_URL',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ mute: bool, deaf: bool, channel_id: nullable(uuid) }, ['mute', 'deaf', 'channel_id']),
+      },
+      audited: true,
+      ok: [empty('changed')],
+      errors: [503],
+    },
+  ],
+  [
     'GET',
     '/api/servers/{server_id}/audit-log',
     {
@@ -1394,6 +1437,25 @@ export const operations: Ops = [
       ],
       description: PLAIN_GET,
       errors: [400, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/voice/ws',
+    {
+      tag: 'WebSocket',
+      summary: "The voice socket: a tab's signaling for one voice call (WebSocket upgrade)",
+      auth: 'user',
+      ok: [
+        {
+          status: 101,
+          kind: 'websocket',
+          description:
+            'switching to the WebSocket protocol; the client sends `{"op": ...}` frames (join, publish, answer, candidate, state, leave), the server `{"event": ...}` ones (docs/api.md "Voice", docs/asyncapi.json)',
+        },
+      ],
+      description: `${PLAIN_GET}; 503 "voice is not set up on this server" without JANUS_URL; 501 on a gateway (voice sockets are the core's)`,
+      errors: [429, 501, 503],
     },
   ],
   [

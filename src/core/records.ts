@@ -162,3 +162,27 @@ export interface NotificationSetting {
   /** A server's: role mentions are not mentions for this user there. */
   suppress_roles: boolean;
 }
+
+/**
+ * Who is in a voice channel, and how (docs/api.md "Voice"): the `voice_states` of `ready`, the
+ * `voice_state` event (where `channel_id` is null once they left), a moderator's answer.
+ */
+export interface VoiceStateRecord {
+  server_id: string;
+  channel_id: string;
+  user_id: string;
+  /** They muted themselves. */
+  self_mute: boolean;
+  /** They deafened themselves (which mutes them too). */
+  self_deaf: boolean;
+  /** Muted by the server: a moderator did, or they lack speak there. Their audio stops at the media server. */
+  mute: boolean;
+  /** Deafened by a moderator: nothing reaches them. */
+  deaf: boolean;
+  /** Sending a camera. */
+  video: boolean;
+  /** Sharing a screen. */
+  stream: boolean;
+  /** Speaking now, as the media server hears them (the audio level their packets carry). */
+  speaking: boolean;
+}

@@ -1,0 +1,400 @@
+import t, { type Test } from 'tap';
+import WebSocket from 'ws';
+import type { Jsep } from '../src/parts/voice/janus-api';
+import { type Client, signUp } from './helpers/client';
+import { must } from './helpers/community';
+import { frameViolation } from './helpers/frames';
+import { type TestServer, startServer } from './helpers/server';
+import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
+import { startJanus, turnAvailable, voiceSkipReason } from './helpers/voice/janus';
+import { type PeerHost, startPeerHost } from './helpers/voice/peers';
+
+/**
+ * Voice channels end to end (issue 48): the real chat server as Janus's only client, wrtc
+ * participants (test/helpers/voice/peer-host.ts) that send a tone each and decode what they
+ * hear, all signaling through our voice socket (GET /api/voice/ws): join with an offer, the
+ * answer, trickled candidates, the multistream subscription's offers and answers. Janus runs in
+ * a network namespace of its own (test/helpers/voice/janus.ts says why).
+ */
+const SKIP = voiceSkipReason();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function eventually<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(150);
+  }
+}
+
+/** The first audio m-line's mid of an SDP. */
+const audioMid = (sdp: string) => /m=audio[^]*?a=mid:(\S+)/.exec(sdp)?.[1] ?? '0';
+
+/**
+ * One person in voice, as a browser would be: a voice socket of their session, a wrtc
+ * participant per join (its publisher and its one subscriber connection), the subscription's
+ * offers answered as they come.
+ */
+class Caller {
+  frames: any[] = [];
+  /** Whose each m-line of the subscription is. */
+  streams = new Map<string, { user_id: string; kind: string }>();
+  ws!: WebSocket;
+  peer: string | null = null;
+  /** Whether the current peer's offer was answered (wrtc crashes closing one that was not: it is left to the host's exit). */
+  private answered = false;
+  private joins = 0;
+  private listeners: (() => void)[] = [];
+
+  constructor(
+    private t: Test,
+    private server: TestServer,
+    private host: PeerHost,
+    readonly client: Client,
+    readonly name: string,
+    readonly frequency: number,
+  ) {}
+
+  async open(): Promise<this> {
+    this.frames = [];
+    this.ws = new WebSocket(`${this.server.url.replace(/^http/, 'ws')}/api/voice/ws`, { headers: { cookie: this.client.cookie! } });
+    this.ws.on('error', () => {});
+    this.ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as any;
+      const violation = frameViolation('/api/voice/ws', frame);
+      if (violation) this.t.fail(violation);
+      this.frames.push(frame);
+      if (frame.event === 'subscription' && this.peer) {
+        const peer = this.peer;
+        for (const s of frame.streams) this.streams.set(s.mid, { user_id: s.user_id, kind: s.kind });
+        this.host
+          .subscribeOffer(peer, frame.offer as Jsep)
+          .then((answer) => this.send({ op: 'answer', answer }))
+          .catch((err: Error) => {
+            // (An offer that raced a leave is for a participant gone: nothing to answer.)
+            if (this.peer === peer) this.t.fail(`answering a subscription: ${err.message}`);
+          });
+      }
+      for (const listener of this.listeners) listener();
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('unexpected-response', (_req, res) => reject(new Error(`voice socket refused: ${res.statusCode}`)));
+    });
+    return this;
+  }
+
+  send(frame: Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  /** The first frame from `from` on that matches (waits for it). */
+  async frame(match: (frame: any) => boolean, from = 0, ms = 15_000): Promise<any> {
+    return eventually(`${this.name}: a frame (${this.frames.map((f) => f.event).join(', ')})`, async () => this.frames.slice(from).find(match), ms);
+  }
+
+  /** Joins with a new wrtc participant: the `joined` frame, or the `error` that refused it. */
+  async join(channelId: string, { selfMute = false, offer, relayOnly = false }: { selfMute?: boolean; offer?: Jsep; relayOnly?: boolean } = {}): Promise<any> {
+    // The ICE servers the socket sent when it opened (a join's `joined` carries fresh ones).
+    const given = (await this.frame((f) => f.event === 'ice_servers')).ice_servers as { urls: string[]; username?: string; credential?: string }[];
+    const iceServers = given.flatMap(({ urls, ...rest }) => urls.map((url) => ({ urls: url, ...rest })));
+    const from = this.frames.length;
+    if (this.peer && this.answered) await this.host.close(this.peer).catch(() => {});
+    const peer = `${this.name}-${++this.joins}`;
+    this.peer = peer;
+    this.answered = false;
+    this.streams.clear();
+    await this.host.create(peer, this.frequency, { iceServers, relayOnly });
+    this.host.onCandidate(peer, 'pub', (candidate) => this.send({ op: 'candidate', target: 'publisher', candidate }));
+    this.host.onCandidate(peer, 'sub', (candidate) => this.send({ op: 'candidate', target: 'subscriber', candidate }));
+    const sdp = offer ?? (await this.host.publishOffer(peer));
+    const media = [{ mid: audioMid(sdp.sdp), kind: 'audio' }, ...(offer ? [{ mid: 'v', kind: 'camera' }] : [])];
+    this.send({ op: 'join', channel_id: channelId, offer: sdp, media, self_mute: selfMute, self_deaf: false });
+    // (A refused join's candidates are refused too, each with its own error: op says which.)
+    const reply = await this.frame((f) => f.event === 'joined' || (f.event === 'error' && f.op === 'join'), from);
+    if (reply.event === 'joined') {
+      await this.host.publishAnswer(peer, reply.answer as Jsep);
+      this.answered = true;
+    }
+    return reply;
+  }
+
+  /** What this caller hears of `userId` now: the dominant frequency (null: silence) and level. */
+  async hearing(userId: string): Promise<{ frequency: number | null; rms: number } | undefined> {
+    if (!this.peer) return undefined;
+    const mid = [...this.streams].find(([, s]) => s.user_id === userId && s.kind === 'audio')?.[0];
+    if (mid === undefined) return undefined;
+    return (await this.host.levels(this.peer))[mid];
+  }
+
+  /** Waits until this caller decodes `other`'s tone (within 5 Hz); the frequency heard. */
+  async hears(other: Caller): Promise<number> {
+    const heard = await eventually(`${this.name} hears ${other.name} at ${other.frequency} Hz`, async () => {
+      const level = await this.hearing(other.client.userId);
+      return level?.frequency != null && Math.abs(level.frequency - other.frequency) <= 5 ? level.frequency : null;
+    });
+    return heard;
+  }
+
+  /** Waits until this caller hears nothing of `other` (a subscription that stays, with silence or no packets). */
+  async hearsNothingOf(other: Caller): Promise<void> {
+    await eventually(`${this.name} hears nothing of ${other.name}`, async () => {
+      const level = await this.hearing(other.client.userId);
+      return level === undefined || level.frequency === null || level.rms < 0.005;
+    });
+  }
+
+  async leave(): Promise<void> {
+    if (this.ws.readyState === WebSocket.OPEN) this.send({ op: 'leave' });
+    if (this.peer && this.answered) await this.host.close(this.peer).catch(() => {});
+    this.peer = null;
+    this.answered = false;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+t.test('without JANUS_URL, voice channels exist and voice says it is not set up (503)', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const serverId = (await must(owner.post('/api/servers', { name: 'no voice here' }), 201)).body.id;
+  const lounge = await must(owner.post(`/api/servers/${serverId}/channels`, { name: 'lounge', type: 'voice' }), 201);
+  t.equal(lounge.body.type, 'voice', 'a voice channel is made');
+  const refused = await refusedUpgrade(server.url, '/api/voice/ws', { client: owner });
+  t.equal(refused.status, 503);
+  t.equal(refused.body.trim(), 'voice is not set up on this server');
+  const patch = await owner.request('PATCH', `/api/servers/${serverId}/members/${owner.userId}/voice`, { mute: true });
+  t.equal(patch.status, 503);
+  t.equal(patch.text.trim(), 'voice is not set up on this server');
+  const health = await owner.get('/healthz');
+  t.same(health.body, { ok: true }, '/healthz says nothing of voice');
+  const stream = await openSocket(server.url, '/api/ws', { client: owner });
+  t.same((await stream.event('ready')).voice_states, [], 'ready carries voice_states, empty');
+  stream.close();
+});
+
+t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 300_000 }, async (t) => {
+  const janus = await startJanus();
+  const host = await startPeerHost(janus.netns).catch(async (err: unknown) => {
+    await janus.stop();
+    throw err;
+  });
+  t.teardown(async () => {
+    await host.stop();
+    await janus.stop();
+  });
+  // coturn beside Janus (when installed): the server hands out its credentials.
+  const turnSecret = 'turn-secret-of-the-test';
+  const turnUrls = turnAvailable() ? await janus.startTurn(turnSecret) : null;
+  const server = await startServer({
+    env: {
+      JANUS_URL: janus.url,
+      JANUS_ADMIN_URL: janus.adminUrl,
+      JANUS_ADMIN_SECRET: janus.adminSecret,
+      JANUS_ROOM_KEY: janus.roomKey,
+      METRICS: 'on',
+      METRICS_HOST: '*',
+      ...(turnUrls ? { TURN_URLS: turnUrls, TURN_SECRET: turnSecret } : {}),
+    },
+  });
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  await eventually('Janus is reachable', async () => (await owner.get('/healthz')).body.voice?.janus === 'up');
+
+  const serverId: string = (await must(owner.post('/api/servers', { name: 'voice town' }), 201)).body.id;
+  const base = `/api/servers/${serverId}`;
+  const invite: string = (await must(owner.post(`${base}/invites`), 201)).body.token;
+  const [a, b, c, d, e] = await Promise.all(Array.from({ length: 5 }, () => signUp(server.url)));
+  for (const member of [a, b, c, d, e]) await must(member.post(`/api/invites/${invite}/accept`), 200);
+  const lounge: string = (await must(owner.post(`${base}/channels`, { name: 'lounge', type: 'voice' }), 201)).body.id;
+  const stage: string = (await must(owner.post(`${base}/channels`, { name: 'stage', type: 'voice' }), 201)).body.id;
+  const text: string = (await must(owner.post(`${base}/channels`, { name: 'chatter' }), 201)).body.id;
+  // Watching: C's user stream (a member who sees the channels).
+  const watch: LiveSocket = await openSocket(server.url, '/api/ws', { client: c });
+  t.teardown(() => watch.close());
+  await watch.event('ready');
+  const stateOf = (userId: string, match: (e: any) => boolean = () => true) =>
+    watch.until((f) => f.event === 'voice_state' && f.user_id === userId && match(f), 15_000);
+
+  const callers: Caller[] = [];
+  const caller = (client: Client, name: string, frequency: number) => {
+    const made = new Caller(t, server, host, client, name, frequency);
+    callers.push(made);
+    return made.open();
+  };
+  t.teardown(async () => {
+    for (const one of callers) one.close();
+  });
+
+  const alice = await caller(a, 'alice', 440);
+  const bob = await caller(b, 'bob', 660);
+
+  await t.test('two participants join through our socket and each decodes the other’s tone', async (t) => {
+    const joinedA = await alice.join(lounge);
+    t.equal(joinedA.event, 'joined', `alice joined: ${JSON.stringify(joinedA)}`);
+    t.match(joinedA, { server_id: serverId, channel_id: lounge, can_speak: true, can_video: true, voice_state: { user_id: a.userId, mute: false } });
+    t.match(await stateOf(a.userId), { channel_id: lounge, self_mute: false, mute: false, deaf: false, video: false, stream: false });
+    const joinedB = await bob.join(lounge);
+    t.equal(joinedB.event, 'joined');
+    t.match(await stateOf(b.userId), { channel_id: lounge });
+    const heardByA = await alice.hears(bob);
+    const heardByB = await bob.hears(alice);
+    t.ok(Math.abs(heardByA - 660) <= 5, `alice decodes bob's 660 Hz tone (${heardByA} Hz)`);
+    t.ok(Math.abs(heardByB - 440) <= 5, `bob decodes alice's 440 Hz tone (${heardByB} Hz)`);
+    t.equal(bob.frames.filter((f) => f.event === 'subscription').length >= 1, true, 'bob got a subscription offer over our socket');
+    // Speaking comes from the media path: Janus reads the audio level each packet carries.
+    t.match(await stateOf(a.userId, (s) => s.speaking), { speaking: true }, 'alice is speaking, as Janus hears her');
+
+    // ready agrees with who is connected.
+    const fresh = await openSocket(server.url, '/api/ws', { client: c });
+    const ready = await fresh.event('ready');
+    fresh.close();
+    t.same(ready.voice_states.map((s: any) => s.user_id).sort(), [a.userId, b.userId].sort(), 'ready carries the two in voice');
+    t.ok(
+      ready.voice_states.every((s: any) => s.channel_id === lounge && s.server_id === serverId),
+      'in the lounge',
+    );
+    const health = await owner.get('/healthz');
+    t.same(health.body.voice, { janus: 'up', rooms: 1, participants: 2 }, '/healthz counts the room and the people');
+    const metrics = await owner.get('/metrics');
+    t.match(metrics.text, /chat_voice_participants 2/);
+    t.match(metrics.text, /chat_voice_janus_up 1/);
+  });
+
+  await t.test(
+    'through TURN: relay-only participants get media both ways with the credentials the server handed out',
+    { skip: turnUrls ? false : 'coturn is not installed' },
+    async (t) => {
+      const [f, g] = await Promise.all([signUp(server.url), signUp(server.url)]);
+      for (const member of [f, g]) await must(member.post(`/api/invites/${invite}/accept`), 200);
+      const frank = await caller(f, 'frank', 520);
+      const gina = await caller(g, 'gina', 610);
+      const given = (await frank.frame((x) => x.event === 'ice_servers')).ice_servers;
+      t.match(given, [{ urls: [turnUrls], username: new RegExp(`^\\d+:${f.userId}$`), credential: String }], "a TURN credential of frank's own");
+      t.equal((await frank.join(stage, { relayOnly: true })).event, 'joined');
+      t.equal((await gina.join(stage, { relayOnly: true })).event, 'joined');
+      t.ok(Math.abs((await frank.hears(gina)) - 610) <= 5, 'frank hears gina through the relay');
+      t.ok(Math.abs((await gina.hears(frank)) - 520) <= 5, 'gina hears frank through the relay');
+      t.equal((await host.state(frank.peer!)).pubCandidate, 'relay', 'frank’s media goes through coturn');
+      await frank.leave();
+      await gina.leave();
+      await stateOf(g.userId, (s) => s.channel_id === null);
+    },
+  );
+
+  await t.test('a server mute silences one at the SFU; the others keep flowing', async (t) => {
+    await must(owner.request('PATCH', `${base}/members/${b.userId}/voice`, { mute: true }), 204);
+    t.match(await stateOf(b.userId, (s) => s.mute), { channel_id: lounge, mute: true });
+    await alice.hearsNothingOf(bob);
+    t.pass('alice hears nothing of bob');
+    t.ok(Math.abs((await bob.hears(alice)) - 440) <= 5, 'bob still hears alice');
+    const audit = await owner.get(`${base}/audit-log`);
+    t.match(audit.body[0], { action: 'member_voice_update', target_id: b.userId, changes: { mute: true, deaf: false } }, 'audited');
+    // A plain member may not.
+    const refused = await c.request('PATCH', `${base}/members/${a.userId}/voice`, { mute: true });
+    t.equal(refused.status, 403, refused.text);
+    await must(owner.request('PATCH', `${base}/members/${b.userId}/voice`, { mute: false }), 204);
+    t.ok(Math.abs((await alice.hears(bob)) - 660) <= 5, 'unmuted, alice hears bob again');
+  });
+
+  await t.test('user_limit holds', async (t) => {
+    await must(owner.request('PATCH', `${base}/channels/${lounge}`, { name: 'lounge', user_limit: 2 }), 200);
+    const carol = await caller(c, 'carol', 550);
+    const refused = await carol.join(lounge);
+    t.match(refused, { event: 'error', op: 'join', status: 403 });
+    t.match(refused.message, /full/);
+    await must(owner.request('PATCH', `${base}/channels/${lounge}`, { name: 'lounge', user_limit: 0 }), 200);
+    const bad = await carol.join(text);
+    t.match(bad, { event: 'error', status: 400, message: 'this is not a voice channel' });
+    carol.send({ op: 'nonsense' });
+    t.match(await carol.frame((f) => f.event === 'error' && f.op === null), { status: 400 }, 'a frame that is no op is refused');
+    carol.close();
+  });
+
+  await t.test('one connection per user: the newest wins', async (t) => {
+    const again = await caller(a, 'alice2', 440);
+    const joined = await again.join(lounge);
+    t.equal(joined.event, 'joined');
+    t.match(await alice.frame((f) => f.event === 'disconnected'), { reason: 'elsewhere' }, 'the other tab is told');
+    await alice.leave();
+    callers.splice(callers.indexOf(alice), 1, again);
+    t.ok(Math.abs((await bob.hears(again)) - 440) <= 5, 'bob hears the new connection');
+  });
+
+  await t.test('a kick ends the connection at once and a rejoin is refused', async (t) => {
+    await must(owner.delete(`${base}/members/${b.userId}`), 204);
+    t.match(await bob.frame((f) => f.event === 'disconnected'), { reason: 'removed' });
+    t.match(await stateOf(b.userId, (s) => s.channel_id === null), { channel_id: null }, 'those who saw the channel hear that bob left');
+    const rejoin = await bob.join(lounge);
+    t.match(rejoin, { event: 'error', status: 404 }, 'no longer a member: refused');
+  });
+
+  await t.test('a timeout ends the connection and a rejoin is refused', async (t) => {
+    const carol = await caller(c, 'carol2', 550);
+    t.equal((await carol.join(lounge)).event, 'joined');
+    await must(owner.put(`${base}/members/${c.userId}/timeout`, { seconds: 600 }), 200);
+    t.match(await carol.frame((f) => f.event === 'disconnected'), { reason: 'timed_out' });
+    const rejoin = await carol.join(lounge);
+    t.match(rejoin, { event: 'error', status: 403 });
+    t.match(rejoin.message, /timed out/);
+  });
+
+  await t.test('a ban ends the connection', async (t) => {
+    const dave = await caller(d, 'dave', 500);
+    t.equal((await dave.join(stage)).event, 'joined');
+    await must(owner.put(`${base}/bans/${d.userId}`, {}), 204);
+    t.match(await dave.frame((f) => f.event === 'disconnected'), { reason: 'removed' });
+    t.match(await dave.join(stage), { event: 'error', status: 404 });
+  });
+
+  await t.test('without speak one joins muted; without video a video m-line is refused; move and disconnect', async (t) => {
+    await must(owner.put(`${base}/channels/${stage}/overwrites/${e.userId}`, { kind: 'member', allow: [], deny: ['speak', 'video'] }), 200);
+    const erin = await caller(e, 'erin', 700);
+    const camera: Jsep = {
+      type: 'offer',
+      sdp: 'v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=sendrecv\r\na=rtpmap:111 opus/48000/2\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:v\r\na=sendonly\r\na=rtpmap:96 VP8/90000\r\n',
+    };
+    const refused = await erin.join(stage, { offer: camera });
+    t.match(refused, { event: 'error', status: 403, message: 'you do not have permission to use video in this voice channel' });
+    const joined = await erin.join(stage);
+    t.match(joined, { event: 'joined', can_speak: false, can_video: false, voice_state: { mute: true } }, 'joined muted');
+    t.match(await stateOf(e.userId, (s) => s.channel_id === stage), { mute: true });
+    // Moved to the lounge: told so, joins it with a new offer.
+    const before = erin.frames.length;
+    await must(owner.request('PATCH', `${base}/members/${e.userId}/voice`, { channel_id: lounge }), 204);
+    t.match(await erin.frame((f) => f.event === 'moved', before), { channel_id: lounge });
+    t.equal((await erin.join(lounge)).event, 'joined', 'rejoined where moved');
+    t.match(await stateOf(e.userId, (s) => s.channel_id === lounge), { channel_id: lounge, mute: false }, 'speak is allowed in the lounge');
+    const audit = await owner.get(`${base}/audit-log`);
+    t.match(audit.body[0], { action: 'member_move', target_id: e.userId, changes: { from: stage, channel_id: lounge } });
+    await must(owner.request('PATCH', `${base}/members/${e.userId}/voice`, { channel_id: null }), 204);
+    t.match(await erin.frame((f) => f.event === 'disconnected'), { reason: 'moderator' });
+    t.match(await stateOf(e.userId, (s) => s.channel_id === null), { channel_id: null });
+  });
+
+  await t.test('losing connect ends the connection and a rejoin is refused', async (t) => {
+    const alice2 = callers.find((one) => one.name === 'alice2')!;
+    await must(owner.put(`${base}/channels/${lounge}/overwrites/${a.userId}`, { kind: 'member', allow: [], deny: ['connect'] }), 200);
+    t.match(await alice2.frame((f) => f.event === 'disconnected'), { reason: 'no_permission' });
+    const rejoin = await alice2.join(lounge);
+    t.match(rejoin, { event: 'error', status: 403, message: 'you do not have permission to connect to this voice channel' });
+  });
+
+  await t.test('signing out ends the call; ready then agrees that nobody is in voice', async (t) => {
+    await must(owner.delete(`${base}/channels/${lounge}/overwrites/${a.userId}`), 204);
+    const alice3 = await caller(a, 'alice3', 440);
+    t.equal((await alice3.join(lounge)).event, 'joined');
+    await must(a.post('/api/logout'), 204);
+    await eventually('the voice socket closes', async () => alice3.ws.readyState === WebSocket.CLOSED);
+    t.match(await stateOf(a.userId, (s) => s.channel_id === null), { channel_id: null });
+    const fresh = await openSocket(server.url, '/api/ws', { client: owner });
+    t.same((await fresh.event('ready')).voice_states, [], 'nobody is in voice');
+    fresh.close();
+    await eventually('the rooms are destroyed', async () => (await owner.get('/healthz')).body.voice.rooms === 0);
+  });
+});
