@@ -6,8 +6,8 @@ import { must } from './helpers/community';
 import { startServer } from './helpers/server';
 import { type LiveSocket, openSocket, refusedUpgrade } from './helpers/ws';
 import { Caller, eventually } from './helpers/voice/caller';
-import { startJanus, turnAvailable, voiceSkipReason } from './helpers/voice/janus';
-import { startPeerHost } from './helpers/voice/peers';
+import { turnAvailable, voiceSkipReason } from './helpers/voice/janus';
+import { startJanusWithPeers } from './helpers/voice/peers';
 
 /**
  * Voice channels end to end (issue 48): the real chat server as Janus's only client, wrtc
@@ -39,15 +39,7 @@ t.test('without JANUS_URL, voice channels exist and voice says it is not set up 
 });
 
 t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 300_000 }, async (t) => {
-  const janus = await startJanus();
-  const host = await startPeerHost(janus.netns).catch(async (err: unknown) => {
-    await janus.stop();
-    throw err;
-  });
-  t.teardown(async () => {
-    await host.stop();
-    await janus.stop();
-  });
+  const { janus, host } = await startJanusWithPeers((fn) => t.teardown(fn));
   // coturn beside Janus (when installed): the server hands out its credentials.
   const turnSecret = 'turn-secret-of-the-test';
   const turnUrls = turnAvailable() ? await janus.startTurn(turnSecret) : null;
