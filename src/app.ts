@@ -160,7 +160,7 @@ export function createApp(options: AppOptions): RunningApp {
     voice,
   });
   const devices = createDeviceStore(db, clock, settings.deviceReuseGraceMs);
-  const accountChanges = createAccountChanges({ db, clock, sessions, hub, devices });
+  const accountChanges = createAccountChanges({ db, clock, sessions, hub, devices, suspended: (userId) => voice.endUser(userId) });
   // ADMIN_USERS are administrators: granted at start-up (and at registration, src/api/accounts.ts).
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });

@@ -152,6 +152,13 @@ t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 
     t.equal(refused.status, 403, refused.text);
     await must(owner.request('PATCH', `${base}/members/${b.userId}/voice`, { mute: false }), 204);
     t.ok(Math.abs((await alice.hears(bob)) - 660) <= 5, 'unmuted, alice hears bob again');
+    // A server deafen: nothing reaches bob (his subscription's audio stops at the SFU).
+    await must(owner.request('PATCH', `${base}/members/${b.userId}/voice`, { deaf: true }), 204);
+    t.match(await stateOf(b.userId, (s) => s.deaf), { deaf: true });
+    await bob.hearsNothingOf(alice);
+    t.pass('deafened, bob hears nothing of alice');
+    await must(owner.request('PATCH', `${base}/members/${b.userId}/voice`, { deaf: false }), 204);
+    t.ok(Math.abs((await bob.hears(alice)) - 440) <= 5, 'undeafened, bob hears alice again');
   });
 
   await t.test('user_limit holds', async (t) => {
@@ -235,6 +242,17 @@ t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 
     t.match(await alice2.frame((f) => f.event === 'disconnected'), { reason: 'no_permission' });
     const rejoin = await alice2.join(lounge);
     t.match(rejoin, { event: 'error', status: 403, message: 'you do not have permission to connect to this voice channel' });
+  });
+
+  await t.test('a suspension ends the call and closes the voice socket', async (t) => {
+    const [s] = await Promise.all([signUp(server.url)]);
+    await must(s.post(`/api/invites/${invite}/accept`), 200);
+    const sam = await caller(s, 'sam', 480);
+    t.equal((await sam.join(stage)).event, 'joined');
+    server.app.accountChanges.setStanding(s.userId, 4);
+    t.match(await sam.frame((f) => f.event === 'disconnected'), { reason: 'removed', message: 'Your account is suspended.' });
+    await eventually('the voice socket closes', async () => sam.ws.readyState === WebSocket.CLOSED);
+    t.match(await stateOf(s.userId, (x) => x.channel_id === null), { channel_id: null }, 'the others hear that sam left');
   });
 
   await t.test('signing out ends the call; ready then agrees that nobody is in voice', async (t) => {

@@ -62,8 +62,10 @@ export interface Voice {
    * when it closes. 503 without JANUS_URL; 429 past MAX_VOICE_SOCKETS_PER_SESSION.
    */
   open(user: User, token: string, link: VoiceLink): VoiceSocket;
-  /** A session ended (logout, suspension, password change): its voice sockets close, their calls end. */
+  /** A session ended (logout, password change): its voice sockets close, their calls end. */
   endSession(token: string): void;
+  /** A user was suspended: their call ends and every voice socket of theirs closes. */
+  endUser(userId: string): void;
   /** The voice states of the servers given that `userId` sees (ready). */
   statesSeenBy(userId: string, serverIds: readonly string[]): VoiceStateRecord[];
   /** Where and how a user is in voice, or null. */
@@ -707,6 +709,14 @@ export function createVoice(parts: VoiceParts): Voice {
         const p = participants.get(socket.user.id);
         if (p && p.socket === socket) end(p, 'removed', 'You were signed out.');
         socket.link.close(CLOSE.sessionEnded.code, CLOSE.sessionEnded.reason);
+      }
+    },
+
+    endUser(userId) {
+      const p = participants.get(userId);
+      if (p) end(p, 'removed', 'Your account is suspended.');
+      for (const set of socketsOf.values()) {
+        for (const socket of set) if (socket.user.id === userId) socket.link.close(CLOSE.accessRemoved.code, CLOSE.accessRemoved.reason);
       }
     },
 
