@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS users (
   -- a bot's owner, who may reset its token or delete it
   bot_owner_id  TEXT REFERENCES users (id),
   -- SHA-256 of a bot's token secret (a high-entropy secret needs no slow hash)
-  bot_token_hash TEXT
+  bot_token_hash TEXT,
+  -- 0: the username was made from an OpenID Provider's claim, and its owner may change it once
+  username_chosen INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS users_email ON users (email COLLATE NOCASE);
 -- The columns a request's user is made of (src/parts/accounts/users.ts keeps them in memory): see generations.
@@ -79,6 +81,43 @@ CREATE TABLE IF NOT EXISTS device_retired_secrets (
   retired_at  TEXT NOT NULL
 ) WITHOUT ROWID;
 
+-- Identities at OpenID Providers linked to accounts (src/parts/accounts/identities.ts): a
+-- provider's issuer and subject name one person there, linked to one account at most.
+CREATE TABLE IF NOT EXISTS identities (
+  id           TEXT PRIMARY KEY,
+  user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- the provider's id in OIDC_PROVIDERS when it was linked (the issuer is what identifies it)
+  provider_id  TEXT NOT NULL,
+  issuer       TEXT NOT NULL,
+  subject      TEXT NOT NULL,
+  -- the email the provider gave at the last sign-in, shown to the account's owner only
+  email        TEXT,
+  created_at   TEXT NOT NULL,
+  last_used_at TEXT NOT NULL,
+  UNIQUE (issuer, subject)
+);
+CREATE INDEX IF NOT EXISTS identities_by_user ON identities (user_id);
+
+-- Passkeys (WebAuthn credentials, src/parts/accounts/passkeys.ts): the public key of each, never a secret.
+CREATE TABLE IF NOT EXISTS passkeys (
+  id            TEXT PRIMARY KEY,
+  user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- base64url, as the authenticator made it: what a sign-in names
+  credential_id TEXT NOT NULL UNIQUE,
+  -- COSE_Key bytes
+  public_key    BLOB NOT NULL,
+  -- the authenticator's signature counter (0 for those that keep none)
+  counter       INTEGER NOT NULL,
+  -- JSON array of how the browser may reach it (internal, hybrid, usb, ...)
+  transports    TEXT NOT NULL,
+  name          TEXT NOT NULL,
+  -- 1: synced to the owner's other devices (a passkey manager)
+  backed_up     INTEGER NOT NULL,
+  created_at    TEXT NOT NULL,
+  last_used_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS passkeys_by_user ON passkeys (user_id);
+
 CREATE TABLE IF NOT EXISTS servers (
   id          TEXT PRIMARY KEY,
   name        TEXT NOT NULL,
@@ -86,9 +125,10 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts BITS; 7215: EVERYONE_DEFAULT, all but mention_everyone and
-  -- the voice moderators' three; the inserts name it, as an older database's default is 47)
-  everyone_permissions INTEGER NOT NULL DEFAULT 7215
+  -- src/rules/channel-permissions.ts BITS; 7663: EVERYONE_DEFAULT, all but mention_everyone,
+  -- manage_threads and the voice moderators' three; the inserts name it, as an older database's
+  -- default is 47)
+  everyone_permissions INTEGER NOT NULL DEFAULT 7663
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -113,17 +153,66 @@ CREATE TABLE IF NOT EXISTS channels (
   category_id TEXT REFERENCES categories (id) ON DELETE SET NULL,
   -- 1: the channel follows its category's overwrites (none without a category); 0: its own
   permissions_synced INTEGER NOT NULL DEFAULT 1,
-  -- what kind of channel (src/core/records.ts CHANNEL_TYPES): 'text' until voice, forum and thread channels
+  -- what kind of channel (src/core/records.ts CHANNEL_TYPES): text, forum, thread
   type TEXT NOT NULL DEFAULT 'text',
   -- the channel it belongs to (a thread's text or forum channel), or NULL
   parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE,
+  -- a forum's: its tags (a JSON array of {id, name, emoji, moderated}), the reaction its posts
+  -- offer first, and how its posts are listed ('latest_activity' or 'creation'); its guidelines are its topic
+  available_tags TEXT NOT NULL DEFAULT '[]',
+  default_reaction TEXT,
+  default_sort TEXT NOT NULL DEFAULT 'latest_activity',
   -- a voice channel's: at most this many people in it at once (0: no limit); NULL for other kinds
   user_limit INTEGER,
   -- a voice channel's audio bitrate, bits per second; NULL for other kinds
-  bitrate INTEGER,
-  UNIQUE (server_id, name COLLATE NOCASE)
+  bitrate INTEGER
 );
+-- A name is a server's once, in any letter case, among its listed channels; threads are not bound
+-- by it (schema 19: the table was made anew without the UNIQUE it had before).
+CREATE UNIQUE INDEX IF NOT EXISTS channels_name ON channels (server_id, name COLLATE NOCASE) WHERE parent_id IS NULL;
+CREATE INDEX IF NOT EXISTS channels_by_parent ON channels (parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS categories_by_server ON categories (server_id, position);
+
+-- What is a thread's own (docs/api.md "Threads and forums"): a thread is a channels row of type
+-- 'thread' with a parent; this row holds the rest, apart from channels, whose every change
+-- reloads what is kept of it (docs/internals.md). src/parts/community/threads.ts is its one writer.
+CREATE TABLE IF NOT EXISTS threads (
+  channel_id  TEXT PRIMARY KEY REFERENCES channels (id) ON DELETE CASCADE,
+  server_id   TEXT NOT NULL,
+  parent_id   TEXT NOT NULL,
+  owner_id    TEXT NOT NULL REFERENCES users (id),
+  -- 1: seen only by its members and by manage_threads (fixed at creation)
+  private     INTEGER NOT NULL DEFAULT 0,
+  archived    INTEGER NOT NULL DEFAULT 0,
+  archived_at TEXT,
+  locked      INTEGER NOT NULL DEFAULT 0,
+  auto_archive_minutes INTEGER NOT NULL DEFAULT 1440 CHECK (auto_archive_minutes IN (60, 1440, 4320, 10080)),
+  -- when it archives by itself unless something happens: its last activity (made, a message,
+  -- unarchived, a new auto_archive_minutes) plus auto_archive_minutes; kept by the trigger below
+  archive_at  TEXT NOT NULL,
+  -- counted by the triggers below, whoever writes messages (the store, the import, claims)
+  message_count   INTEGER NOT NULL DEFAULT 0,
+  last_message_at TEXT,
+  -- a forum post's tags: a JSON array of ids of its forum's available_tags
+  applied_tags TEXT NOT NULL DEFAULT '[]',
+  -- the message it was started from (in its parent), or a forum post's first message
+  starter_message_id TEXT
+);
+CREATE INDEX IF NOT EXISTS threads_of_parent ON threads (parent_id, archived, archived_at);
+CREATE INDEX IF NOT EXISTS threads_active ON threads (server_id) WHERE archived = 0;
+CREATE INDEX IF NOT EXISTS threads_due ON threads (archive_at) WHERE archived = 0;
+CREATE INDEX IF NOT EXISTS threads_by_starter ON threads (starter_message_id) WHERE starter_message_id IS NOT NULL;
+-- Who follows a thread (its members): posting or being mentioned in it joins; a member of the
+-- server who leaves leaves its threads.
+CREATE TABLE IF NOT EXISTS thread_members (
+  thread_id TEXT NOT NULL REFERENCES threads (channel_id) ON DELETE CASCADE,
+  user_id   TEXT NOT NULL,
+  server_id TEXT NOT NULL,
+  joined_at TEXT NOT NULL,
+  PRIMARY KEY (thread_id, user_id),
+  FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS thread_members_by_user ON thread_members (user_id, server_id);
 
 -- Values moved to a new random one by every change to what is kept in memory, in the same
 -- transaction (triggers): 'channels' (the channel lists, src/parts/community/directory.ts) and 'users' (the users
@@ -254,6 +343,16 @@ BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server
 CREATE TRIGGER IF NOT EXISTS access_channels_updated AFTER UPDATE OF category_id, permissions_synced ON channels
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channels_deleted AFTER DELETE ON channels
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
+-- A thread's own row (its parent, whether private) comes in the same transaction as its channel.
+CREATE TRIGGER IF NOT EXISTS access_threads_added AFTER INSERT ON threads
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+-- Who sees a private thread: its members (src/rules/channel-access.ts keeps them with the rest).
+CREATE TRIGGER IF NOT EXISTS access_private_thread_joined AFTER INSERT ON thread_members
+WHEN (SELECT private FROM threads WHERE channel_id = new.thread_id) = 1
+BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
+CREATE TRIGGER IF NOT EXISTS access_private_thread_left AFTER DELETE ON thread_members
+WHEN (SELECT private FROM threads WHERE channel_id = old.thread_id) = 1
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (old.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = old.server_id; END;
 CREATE TRIGGER IF NOT EXISTS access_channel_overwrites_added AFTER INSERT ON channel_overwrites
 BEGIN INSERT OR IGNORE INTO access_generations (server_id, n) VALUES (new.server_id, 0); UPDATE access_generations SET n = random() WHERE server_id = new.server_id; END;
@@ -390,6 +489,19 @@ CREATE INDEX IF NOT EXISTS messages_by_author ON messages (author_id, seq);
 CREATE INDEX IF NOT EXISTS messages_mentioning_everyone ON messages (channel_id, seq) WHERE mention_everyone = 1;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_channel ON messages (channel_id, pinned_at) WHERE pinned_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_pinned_in_conversation ON messages (conversation_id, pinned_at) WHERE pinned_at IS NOT NULL;
+-- A thread's messages counted and its last activity kept (archive_at), whoever writes them (the
+-- message store, the import, claims); a deleted message uncounted.
+CREATE TRIGGER IF NOT EXISTS thread_message_added AFTER INSERT ON messages
+WHEN new.channel_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads WHERE channel_id = new.channel_id)
+BEGIN
+  UPDATE threads SET message_count = message_count + 1,
+    last_message_at = MAX(COALESCE(last_message_at, ''), new.created_at),
+    archive_at = MAX(archive_at, strftime('%Y-%m-%dT%H:%M:%fZ', new.created_at, '+' || auto_archive_minutes || ' minutes'))
+  WHERE channel_id = new.channel_id;
+END;
+CREATE TRIGGER IF NOT EXISTS thread_message_removed AFTER DELETE ON messages
+WHEN old.channel_id IS NOT NULL
+BEGIN UPDATE threads SET message_count = MAX(message_count - 1, 0) WHERE channel_id = old.channel_id; END;
 
 -- The search index (src/parts/messages/search.ts): the current text of every message, tokenized by
 -- unicode61 with case and diacritics folded. Contentless: the text itself stays in messages only.

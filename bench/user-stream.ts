@@ -88,6 +88,14 @@ const READY_DMS = 20;
 const READY_GROUPS = 5;
 const READY_REQUESTS = 5;
 export const READY_CONNECTS = 200;
+/**
+ * Threads (issue 49, part ready-threads): a channel of the first server with this many threads,
+ * READY_ACTIVE_THREADS of them active (a server's cap) and the rest archived; the reader follows
+ * READY_FOLLOWED_THREADS of the active ones, each with messages (some unread, some mentions).
+ */
+export const READY_THREADS = 10_000;
+const READY_ACTIVE_THREADS = 1000;
+const READY_FOLLOWED_THREADS = 100;
 const READY_WARMUP = 20;
 
 /** In every fan-out message's content: `ufan-<n>-`, found in a frame with one indexOf. */
@@ -821,6 +829,10 @@ interface ReadySeeded {
   /** The channels the reader sees (of READY_SERVERS x READY_CHANNELS). */
   channels: number;
   messages: number;
+  /** The active threads the reader sees (ready lists those), and the channel holding them. */
+  threads: number;
+  threadServer: string;
+  threadChannel: string;
 }
 
 const READER = 'stream_reader';
@@ -830,7 +842,7 @@ const READER = 'stream_reader';
  * messages by others: a third read to the end, a third read halfway, a third never opened;
  * every seventh message names the reader, and one channel in fifty has an @everyone.
  */
-async function seedReady(): Promise<ReadySeeded> {
+export async function seedReady(threads = 0): Promise<ReadySeeded> {
   const dataDir = tempDir('chat-bench-ready-');
   const chat = await startChat(dataDir);
   try {
@@ -857,8 +869,17 @@ async function seedReady(): Promise<ReadySeeded> {
   const insertRequest = db.prepare(
     'INSERT INTO friend_requests (id, from_user, to_user, status, pair_key, created_at, accepted_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
+  const insertThreadChannel = db.prepare(
+    "INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at) VALUES (?, ?, 'thread', ?, ?, 0, ?)",
+  );
+  const insertThread = db.prepare(
+    'INSERT INTO threads (channel_id, server_id, parent_id, owner_id, archived, archived_at, archive_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const insertThreadMember = db.prepare('INSERT INTO thread_members (thread_id, user_id, server_id, joined_at) VALUES (?, ?, ?, ?)');
   const pair = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
   const now = Date.now();
+  let threadServer = '';
+  let threadChannel = '';
   let seq = 0;
   let channels = 0;
   /** The channels the reader sees (ready lists those). */
@@ -929,6 +950,29 @@ async function seedReady(): Promise<ReadySeeded> {
         markRead(channelId, channels, fill({ channel: channelId }, authors, channels % 50 === 0));
         if (c % 4 !== 1 || holdsCrew) visible++;
         channels++;
+        // The threads, in the first server's first channel (seen by everyone).
+        if (s === 0 && c === 0 && threads > 0) {
+          threadServer = serverId;
+          threadChannel = channelId;
+          for (let k = 0; k < threads; k++) {
+            const threadId = crypto.randomUUID();
+            const active = k < READY_ACTIVE_THREADS;
+            insertThreadChannel.run(threadId, serverId, channelId, `thread ${k}`, iso(now - 2e6 + k));
+            insertThread.run(
+              threadId,
+              serverId,
+              channelId,
+              authors[k % authors.length],
+              active ? 0 : 1,
+              active ? null : iso(now - 1e6 + k),
+              iso(now + 86_400_000),
+            );
+            if (k < READY_FOLLOWED_THREADS) {
+              insertThreadMember.run(threadId, reader.id, serverId, iso(now));
+              markRead(threadId, k, fill({ channel: threadId }, authors, false));
+            }
+          }
+        }
       }
     }
     for (let d = 0; d < READY_DMS + READY_GROUPS; d++) {
@@ -941,7 +985,7 @@ async function seedReady(): Promise<ReadySeeded> {
     }
   })();
   db.close();
-  return { dataDir, reader: READER, channels: visible, messages: seq };
+  return { dataDir, reader: READER, channels: visible, messages: seq, threads: Math.min(threads, READY_ACTIVE_THREADS), threadServer, threadChannel };
 }
 
 export interface ReadyFigures {
@@ -979,8 +1023,8 @@ function readyOnce(url: string, cookie: string, label: string): Promise<{ data: 
   });
 }
 
-export async function measureReady(connects = READY_CONNECTS): Promise<ReadyFigures> {
-  const seeded = await seedReady();
+export async function measureReady(connects = READY_CONNECTS, threads = 0): Promise<ReadyFigures> {
+  const seeded = await seedReady(threads);
   const summary = (values: number[]) => {
     const s = [...values].sort((a, b) => a - b);
     return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] };
@@ -1023,8 +1067,12 @@ export async function measureReady(connects = READY_CONNECTS): Promise<ReadyFigu
   const ready = JSON.parse(chat.first.toString());
   if (ready.event !== 'ready') throw new Error(`first frame was ${ready.event}, not ready`);
   const channels = ready.servers.reduce((sum: number, s: { channels: unknown[] }) => sum + s.channels.length, 0);
-  const counts = `${ready.servers.length} servers, ${channels} channels, ${ready.conversations.length} conversations, ${ready.friends.length} friends, ${ready.incoming_friend_requests} requests`;
-  if (ready.servers.length !== READY_SERVERS || channels !== seeded.channels) throw new Error(`ready holds ${counts}, not what was seeded`);
+  let counts = `${ready.servers.length} servers, ${channels} channels, ${ready.conversations.length} conversations, ${ready.friends.length} friends, ${ready.incoming_friend_requests} requests`;
+  const threadCount = ready.servers.reduce((sum: number, s: { threads: unknown[] }) => sum + s.threads.length, 0);
+  if (ready.servers.length !== READY_SERVERS || channels !== seeded.channels || threadCount !== seeded.threads) {
+    throw new Error(`ready holds ${counts}, ${threadCount} threads, not what was seeded`);
+  }
+  if (threads > 0) counts += `, ${threadCount} active threads (${READY_FOLLOWED_THREADS} followed)`;
 
   // The floor: the same bytes from a bare ws server, on connect.
   const bareServer = await startProcess('bare', path.join(__dirname, 'bare-broadcast.js'));
@@ -1077,7 +1125,7 @@ export function readyRows(f: ReadyFigures): Row[] {
 
 // ---------------------------------------------------------------------------------------------
 
-export const PARTS = ['fanout', 'fanout-half', 'presence', 'ready'] as const;
+export const PARTS = ['fanout', 'fanout-half', 'presence', 'ready', 'ready-threads'] as const;
 
 runAlone(module, 'user-stream', async () => {
   const asked = [...process.argv.slice(2), ...(process.env.USER_STREAM ?? '').split(',')].map((p) => p.trim()).filter(Boolean);
@@ -1099,5 +1147,12 @@ runAlone(module, 'user-stream', async () => {
   if (parts.includes('ready')) {
     const f = await measureReady();
     printTable(`10c. User stream ready: ${readySetup(f)}`, readyRows(f));
+  }
+  if (parts.includes('ready-threads')) {
+    const f = await measureReady(READY_CONNECTS, READY_THREADS);
+    printTable(
+      `10d. User stream ready with threads: the same, and a channel of ${READY_THREADS} threads (${READY_ACTIVE_THREADS} active, ${READY_FOLLOWED_THREADS} followed with messages)`,
+      readyRows(f),
+    );
   }
 });

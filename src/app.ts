@@ -21,6 +21,11 @@ import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
 import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devices';
 import { createIdentityCheck } from './parts/accounts/identity';
+import { createIdentities } from './parts/accounts/identities';
+import { createOidcClient } from './parts/accounts/oidc';
+import { createPasskeys } from './parts/accounts/passkeys';
+import { createSignInMethods } from './parts/accounts/sign-in-methods';
+import { createSso } from './parts/accounts/sso';
 import { type Mailer, type MailerOptions, createMailer } from './parts/accounts/mail';
 import { SessionStore } from './parts/accounts/sessions';
 import { createTwoFactor } from './parts/accounts/two-factor';
@@ -32,6 +37,8 @@ import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
 import { createChannelStore } from './parts/community/channels';
+import { createThreadStore } from './parts/community/threads';
+import { createThreadNews } from './parts/community/thread-news';
 import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
@@ -67,6 +74,8 @@ export interface Settings {
   largeServerMembers: number;
   /** A remembered device's secret rotated away less than this long ago is refused but not taken for a copy. */
   deviceReuseGraceMs: number;
+  /** How often inactive threads are looked for, to archive them (their time is the clock's). */
+  threadSweepMs: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -75,6 +84,7 @@ export const DEFAULT_SETTINGS: Settings = {
   presenceGraceMs: PRESENCE_GRACE_MS,
   largeServerMembers: LARGE_SERVER_MEMBERS,
   deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
+  threadSweepMs: MINUTE,
 };
 
 export interface AppOptions {
@@ -119,9 +129,11 @@ export function createApp(options: AppOptions): RunningApp {
   const accountRows = createAccountRows({ db, clock });
   const perms = createPermissions(db, clock);
   const directory = createDirectory(db);
+  const threads = createThreadStore({ db, clock });
   const tails = createChannelTails(db);
-  const readStates = createReadStates(db, tails, directory, perms);
+  const readStates = createReadStates(db, tails, directory, perms, threads);
   const hub = createHub({ log, directory, perms, sendsPerTurn: settings.sendsPerTurn });
+  const threadNews = createThreadNews({ threads, hub, perms, clock });
   const pushSubscriptions = createPushSubscriptions(db, clock);
   // Voice channels: Janus's one client, and the signaling of voice sockets (off without JANUS_URL).
   const voice = createVoice({ config, clock, log, db, hub, perms, directory });
@@ -165,7 +177,7 @@ export function createApp(options: AppOptions): RunningApp {
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
-  const posting = createPosting({ db, clock, perms, limits, directory, messages });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
@@ -174,7 +186,13 @@ export function createApp(options: AppOptions): RunningApp {
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(loadSecretKey(config.dataDir, config.secretKey));
   const twoFactor = createTwoFactor({ db, clock, box, log });
-  const identity = createIdentityCheck({ db, limits, twoFactor });
+  const identity = createIdentityCheck({ db, clock, limits, twoFactor });
+  // Signing in with an OpenID Provider (docs/sso.md): the protocol, the linked identities, the decisions.
+  const identities = createIdentities(db, clock);
+  const oidc = createOidcClient({ baseUrl: () => config.baseUrl, clock, log });
+  const sso = createSso({ db, clock, config, limits, identities, accountRows, accountChanges, twoFactor });
+  const passkeys = createPasskeys({ db, clock, config });
+  const signInMethods = createSignInMethods({ db, config });
   const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
@@ -249,12 +267,19 @@ export function createApp(options: AppOptions): RunningApp {
     posting,
     members,
     channels,
+    threads,
+    threadNews,
     overwrites,
     accessChanges,
     audit,
     search,
     twoFactor,
     identity,
+    identities,
+    oidc,
+    sso,
+    passkeys,
+    signInMethods,
     avatars,
     accountExports,
     deletion,
@@ -290,11 +315,15 @@ export function createApp(options: AppOptions): RunningApp {
     log,
   );
 
+  // Inactive threads archive by themselves after their auto_archive_minutes (told as thread_updated).
+  const archiver = every(settings.threadSweepMs, 'thread-archive', () => void threadNews.sweep(), log);
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       pipeline.drain();
       clearInterval(sweeper);
+      clearInterval(archiver);
       presence.close();
       sockets.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.

@@ -274,6 +274,8 @@ t.test('GET /api/account', async (t) => {
       display_name: null,
       avatar_url: null,
       two_factor: false,
+      has_password: true,
+      username_changeable: false,
     });
   });
 

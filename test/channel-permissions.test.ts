@@ -17,9 +17,16 @@ const SUBJECTS: Subject[] = ['owner', 'admin', 'plain', 'staff', 'vip', 'herald'
 type Channel = 'open' | 'secret' | 'readonly' | 'nofiles' | 'noreact' | 'nohistory' | 'vault';
 const CHANNELS: Channel[] = ['open', 'secret', 'readonly', 'nofiles', 'noreact', 'nohistory', 'vault'];
 
+/** And two threads (issue 49): a thread of #secret, and a post of a forum in the Vault category. */
+type Room = Channel | 'thread' | 'post';
+const ROOMS: Room[] = [...CHANNELS, 'thread', 'post'];
+const PARENT = { thread: 'secret', post: 'vault' } as const;
+const isThread = (c: Room): c is 'thread' | 'post' => c === 'thread' || c === 'post';
+
 const moderator = (s: Subject) => s === 'owner' || s === 'admin';
-/** What each subject may do in each channel: the scene's overwrites, read by hand. */
-const may = (s: Subject, c: Channel) => {
+/** What each subject may do in each channel: the scene's overwrites, read by hand. A thread: what its parent allows. */
+const may = (s: Subject, room: Room) => {
+  const c: Channel = isThread(room) ? PARENT[room] : room;
   const view = moderator(s) || (c === 'secret' ? s === 'staff' : c === 'vault' ? s === 'vip' : true);
   return {
     view,
@@ -87,10 +94,37 @@ async function scene(url: string) {
   return { clients, outsider, server, base, ids, vault, staffRole, before, after };
 }
 
-t.test('every route that reveals or writes channel content, for each member and channel', async (t) => {
+/** The two threads, each with a message (a file, pinned) and another after it, as the owner wrote them. */
+async function threads(owner: Client, base: string, vault: { id: string }, ids: Record<Channel, string>) {
+  const forum = (await must(owner.post(`${base}/channels`, { name: 'forum', type: 'forum' }), 201)).body;
+  await must(owner.request('PATCH', `${base}/channels/${forum.id}`, { category_id: vault.id }), 200);
+  const thread = (await must(owner.post(`${base}/channels/${ids.secret}/threads`, { name: 'thread' }), 201)).body;
+  const first = (await must(owner.post(`${base}/channels/${thread.id}/messages`, file('beforeword thread')), 201)).body;
+  const form = file('beforeword post');
+  form.append('name', 'post');
+  const post = (await must(owner.post(`${base}/channels/${forum.id}/threads`, form), 201)).body;
+  const rooms = { thread: { id: thread.id, parent: ids.secret, first }, post: { id: post.id, parent: forum.id, first: post.message } };
+  const before = {} as Record<'thread' | 'post', { id: string; file: string }>;
+  const after = {} as Record<'thread' | 'post', { id: string; file: string }>;
+  for (const c of ['thread', 'post'] as const) {
+    const { id, first } = rooms[c];
+    await must(owner.put(`${base}/channels/${id}/pins/${first.id}`), 200);
+    before[c] = { id: first.id, file: first.attachments[0].url };
+    const m = (await must(owner.post(`${base}/channels/${id}/messages`, file(`afterword ${c}`)), 201)).body;
+    after[c] = { id: m.id, file: m.attachments[0].url };
+  }
+  return { ids: { thread: thread.id as string, post: post.id as string }, parents: { thread: ids.secret, post: forum.id as string }, before, after };
+}
+
+t.test('every route that reveals or writes channel content, for each member and channel (and thread)', async (t) => {
   const app = await startServer();
   t.teardown(app.close);
-  const { clients, base, ids, before, after, server } = await scene(app.url);
+  const made = await scene(app.url);
+  const { clients, base, server } = made;
+  const more = await threads(clients.owner, base, made.vault, made.ids);
+  const ids: Record<Room, string> = { ...made.ids, ...more.ids };
+  const before: Record<Room, { id: string; file: string }> = { ...made.before, ...more.before };
+  const after: Record<Room, { id: string; file: string }> = { ...made.after, ...more.after };
   const sockets = {} as Record<Subject, LiveSocket>;
   for (const s of SUBJECTS) sockets[s] = await openSocket(app.url, '/api/ws', { client: clients[s] });
   t.teardown(() => Object.values(sockets).forEach((socket) => socket.ws.close()));
@@ -101,14 +135,28 @@ t.test('every route that reveals or writes channel content, for each member and 
     const client = clients[s];
     const listed = (await must(client.get(`${base}/channels`), 200)).body.map((c: any) => c.id);
     const ready = readies[s].servers.find((x: any) => x.id === server.id).channels;
-    for (const c of CHANNELS) {
+    const readyThreads = readies[s].servers.find((x: any) => x.id === server.id).threads;
+    for (const c of ROOMS) {
       const m = may(s, c);
       const where = `${s} in ${c}`;
       const C = `${base}/channels/${ids[c]}`;
       const seen = m.view ? 200 : 404;
-      t.equal(listed.includes(ids[c]), m.view, `${where}: the channel list`);
+      if (isThread(c)) {
+        // A thread is in no channel list: its parent's list of threads, and ready's threads.
+        const list = await client.get(`${base}/channels/${more.parents[c]}/threads`);
+        t.equal(list.status === 200 && list.body.some((x: any) => x.id === ids[c]), m.view, `${where}: the list of threads`);
+        t.equal(list.status, seen, `${where}: the list of threads of its parent`);
+        t.equal(
+          readyThreads.some((x: any) => x.id === ids[c]),
+          m.view,
+          `${where}: ready`,
+        );
+        t.equal((await client.get(`${C}/members`)).status, seen, `${where}: its members`);
+        t.equal((await client.put(`${C}/members/@me`)).status, m.view ? 204 : 404, `${where}: following it`);
+      }
+      t.equal(listed.includes(ids[c]), m.view && !isThread(c), `${where}: the channel list`);
       const entry = ready.find((x: any) => x.id === ids[c]);
-      t.equal(entry !== undefined, m.view, `${where}: ready`);
+      t.equal(entry !== undefined, m.view && !isThread(c), `${where}: ready's channels`);
       if (entry) {
         t.equal(entry.permissions.includes('send_messages'), m.send, `${where}: ready says send_messages`);
         t.equal(entry.private, c === 'secret' || c === 'vault', `${where}: ready says private`);
@@ -162,13 +210,15 @@ t.test('every route that reveals or writes channel content, for each member and 
 
   // The stream: what the owner does in every channel reaches who sees it, and nobody else.
   for (const s of SUBJECTS) await sockets[s].drain(50);
-  for (const c of CHANNELS) {
+  for (const c of ROOMS) {
     const C = `${base}/channels/${ids[c]}`;
     const live = (await must(clients.owner.post(`${C}/messages`, { content: `live ${c}` }), 201)).body;
     await must(clients.owner.put(`${C}/messages/${live.id}/reactions`, { emoji: '🎉' }), 200);
     await must(clients.owner.post(`${C}/typing`), 204);
-    await must(clients.owner.request('PATCH', `${C}`, { topic: `about ${c}` }), 200);
+    await must(clients.owner.request('PATCH', `${C}`, isThread(c) ? { name: `${c} renamed` } : { topic: `about ${c}` }), 200);
   }
+  const made2 = (await must(clients.owner.post(`${base}/channels/${ids.secret}/threads`, { name: 'another' }), 201)).body;
+  await must(clients.owner.delete(`${base}/channels/${made2.id}`), 204);
   await must(clients.owner.post(`${base}/channels/${ids.open}/messages`, { content: 'the end' }), 201);
   for (const s of SUBJECTS) {
     const frames: any[] = [];
@@ -177,13 +227,17 @@ t.test('every route that reveals or writes channel content, for each member and 
       frames.push(frame);
       if (frame.event === 'message' && frame.message.content === 'the end') break;
     }
-    for (const c of CHANNELS) {
+    for (const c of ROOMS) {
       const view = may(s, c).view;
       const where = `${s} in ${c}`;
-      const here = (name: string) => frames.some((f) => f.event === name && (f.channel_id ?? f.message?.channel_id) === ids[c]);
+      const here = (name: string, id = ids[c]) => frames.some((f) => f.event === name && (f.channel_id ?? f.thread_id ?? f.message?.channel_id) === id);
       t.equal(here('message'), view, `${where}: message events`);
       t.equal(here('reaction'), view, `${where}: reaction events`);
-      t.equal(here('channel_updated'), view, `${where}: channel_updated`);
+      t.equal(here(isThread(c) ? 'thread_updated' : 'channel_updated'), view, `${where}: ${isThread(c) ? 'thread_updated' : 'channel_updated'}`);
+      if (c === 'thread') {
+        t.equal(here('thread_created', made2.id), view, `${where}: thread_created`);
+        t.equal(here('thread_deleted', made2.id), view, `${where}: thread_deleted`);
+      }
       if (s !== 'owner') t.equal(here('typing'), view, `${where}: typing events`);
       // The spec's room socket opens only for who sees the channel.
       const room = await openSocket(app.url, `/api/channels/${ids[c]}/ws`, { client: clients[s] }).then(
@@ -242,12 +296,23 @@ t.test('a change of access is told to who it changes it for, and audited with be
   // What they may do changes: channel_access.
   await must(owner.put(`${base}/channels/${ids.open}/overwrites/${server.id}`, { deny: ['send_messages'] }), 200);
   const access = await stream.event('channel_access');
-  // Without send_messages, no attach_files either: Discord's implicit rule (issue 46).
+  // Without send_messages, no attach_files either: Discord's implicit rule (issue 46). Threads
+  // stay open, as in Discord: send_messages_in_threads is a flag of its own (issue 49).
   t.same(access, {
     event: 'channel_access',
     server_id: server.id,
     channel_id: ids.open,
-    permissions: ['view_channel', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
+    permissions: [
+      'view_channel',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
+    ],
     private: false,
   });
   // A role given: the private channel arrives; taken: it goes.

@@ -453,3 +453,25 @@ t.test('13. DURABILITY=strict syncs every commit, and uploads still work', async
   t.teardown(normal.close);
   t.equal(normal.app.db.pragma('synchronous', { simple: true }), 1, 'the default stays NORMAL');
 });
+
+t.test('14. a refused request whose small body is still arriving gets its answer, and the connection goes on', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const port = Number(new URL(server.url).port);
+  // Refused before its body is read (no session): the answer comes while the client still sends.
+  const { socket, answer } = await rawConnection(
+    port,
+    '127.0.0.1',
+    'POST /api/imports HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 40\r\n\r\n--b\r\n',
+  );
+  let first = '';
+  socket.on('data', (chunk) => (first += chunk.toString('latin1')));
+  for (let i = 0; i < 250 && !first.includes('\r\n\r\n'); i++) await sleep(20);
+  t.match(first, /^HTTP\/1\.1 401/, 'refused at once');
+  t.notMatch(first, /connection: close/i, 'a small body is read and dropped, not cut off');
+  // The rest of the body, then a second request on the same connection (a cut-off one would
+  // have met these writes with a broken pipe, and never answered).
+  if (!socket.destroyed) socket.write('x'.repeat(35) + 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  const all = await answer;
+  t.match(all.slice(all.indexOf('HTTP/1.1', 1)), /^HTTP\/1\.1 200/, 'the connection answers its next request');
+});

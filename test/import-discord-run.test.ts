@@ -32,9 +32,15 @@ t.test('an export comes across whole: channels, people, roles, messages, replies
   t.equal(imported.owner_id, (await owner.get('/api/users/me')).body.user_id);
   t.equal(imported.unread, false, 'imported history is read');
   const serverId = imported.id;
-  const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; topic: string; category_id: string | null }[];
+  const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as {
+    id: string;
+    name: string;
+    type: string;
+    topic: string;
+    category_id: string | null;
+  }[];
   const by = Object.fromEntries(channels.map((c) => [c.name, c]));
-  t.same(Object.keys(by).sort(), ['general', 'general › plans', 'lounge', 'news'], 'a thread is named after its parent');
+  t.same(Object.keys(by).sort(), ['general', 'lounge', 'news'], 'a thread is in no channel list');
   t.equal(by.general.topic, 'say hi');
   t.match(by.lounge.topic, /Text chat of the voice channel lounge/, "a voice channel's text is marked");
   const categories = (await owner.get(`/api/servers/${serverId}/categories`)).body as { id: string; name: string }[];
@@ -44,7 +50,15 @@ t.test('an export comes across whole: channels, people, roles, messages, replies
   );
   const text = categories.find((c) => c.name === 'Text')!.id;
   t.equal(by.general.category_id, text);
-  t.equal(by['general › plans'].category_id, text, "a thread goes under its parent's category");
+  // A thread comes as a thread of its channel (issue 49), archived: its last message is long past its auto-archive time.
+  t.same((await owner.get(`/api/servers/${serverId}/channels/${by.general.id}/threads`)).body, [], 'no active thread');
+  const [plans] = (await owner.get(`/api/servers/${serverId}/channels/${by.general.id}/threads?archived=true`)).body;
+  t.match(plans, { name: 'plans', type: 'thread', parent_id: by.general.id, archived: true, private: false, message_count: 2, starter_message_id: null });
+  t.equal(Date.parse(plans.archived_at) - Date.parse(plans.last_message_at), 24 * 3600 * 1000, 'archived a day after its last message, as it would have');
+  t.same(
+    (await owner.get(`/api/servers/${serverId}/channels/${plans.id}/messages`)).body.map((m: { content: string }) => m.content),
+    ['*Started a thread.*', 'thread talk'],
+  );
 
   const members = (await owner.get(`/api/servers/${serverId}/members`)).body as {
     user_id: string;
@@ -238,12 +252,14 @@ t.test('forums, every message type, rendered mentions', async (t) => {
   const run = await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir);
   t.equal(run.code, 0, run.stderr);
   const serverId = (await owner.get('/api/servers')).body[0].id;
-  const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; category_id: string | null }[];
+  const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; type: string; category_id: string | null }[];
   const by = Object.fromEntries(channels.map((c) => [c.name, c]));
-  t.ok(by.ideas, 'a forum is a channel');
-  t.ok(by['ideas › dark mode'], 'its post a channel named after it');
-  t.equal(by['ideas › dark mode'].category_id, by.ideas.category_id, "under the forum's category");
-  const [post] = (await owner.get(`/api/servers/${serverId}/channels/${by['ideas › dark mode'].id}/messages`)).body;
+  t.equal(by.ideas.type, 'forum', 'a forum is a forum');
+  t.same(Object.keys(by).sort(), ['ideas', 'types'], 'its post is in no channel list');
+  const [darkMode] = (await owner.get(`/api/servers/${serverId}/channels/${by.ideas.id}/threads?archived=true`)).body;
+  t.match(darkMode, { name: 'dark mode', parent_id: by.ideas.id, archived: true, message_count: 1 }, 'a post of the forum');
+  const [post] = (await owner.get(`/api/servers/${serverId}/channels/${darkMode.id}/messages`)).body;
+  t.equal(darkMode.starter_message_id, post.id, 'which starts from its first message');
   t.equal(post.content, 'please @bob, dark mode', 'a rendered mention stays as written');
   const bob = (await owner.get(`/api/servers/${serverId}/members`)).body.find((m: { username: string }) => m.username === 'bob-discord');
   t.same(post.mentions, [bob.user_id], 'and still mentions who the export says');
@@ -280,7 +296,15 @@ t.test('the way out and back: a server exported and imported again keeps what th
   const form = new FormData();
   form.append('content', 'live, after the import');
   form.append('attachments', new Blob([Buffer.from('live file')]), 'live.txt');
-  await must(owner.post(`/api/servers/${first.id}/channels/${general.id}/messages`, form), 201);
+  const live = (await must(owner.post(`/api/servers/${first.id}/channels/${general.id}/messages`, form), 201)).body;
+  // Threads made here: one from that message, a private one, and a forum with a post (issue 49).
+  const C = `/api/servers/${first.id}/channels`;
+  const about = (await must(owner.post(`${C}/${general.id}/threads`, { name: 'about that', message_id: live.id }), 201)).body;
+  await must(owner.post(`${C}/${about.id}/messages`, { content: 'a reply in the thread' }), 201);
+  const side = (await must(owner.post(`${C}/${general.id}/threads`, { name: 'side talk', private: true }), 201)).body;
+  await must(owner.post(`${C}/${side.id}/messages`, { content: 'between us' }), 201);
+  const forum = (await must(owner.post(C, { name: 'questions', type: 'forum' }), 201)).body;
+  await must(owner.post(`${C}/${forum.id}/threads`, { name: 'a question', content: 'how does it work?' }), 201);
 
   const res = await fetch(`${server.url}/api/servers/${first.id}/export`, { headers: { cookie: owner.cookie! } });
   t.equal(res.status, 200);
@@ -305,7 +329,13 @@ t.test('the way out and back: a server exported and imported again keeps what th
 
   /** Everything a server shows that the format carries, with names as the people are shown. */
   const snapshot = async (server: TestServer, owner: Client, serverId: string) => {
-    const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as { id: string; name: string; topic: string; category_id: string | null }[];
+    const channels = (await owner.get(`/api/servers/${serverId}/channels`)).body as {
+      id: string;
+      name: string;
+      type: string;
+      topic: string;
+      category_id: string | null;
+    }[];
     const categories = new Map((await owner.get(`/api/servers/${serverId}/categories`)).body.map((c: { id: string; name: string }) => [c.id, c.name]));
     const out: Record<string, unknown> = {};
     for (const c of channels) {
@@ -335,10 +365,72 @@ t.test('the way out and back: a server exported and imported again keeps what th
         ),
       };
     }
+    // Threads and forum posts (issue 49): under their channel, as they were, with their messages and starter.
+    const threads: Record<string, unknown> = {};
+    for (const c of channels) {
+      const listed = [
+        ...(await owner.get(`/api/servers/${serverId}/channels/${c.id}/threads`)).body,
+        ...(await owner.get(`/api/servers/${serverId}/channels/${c.id}/threads?archived=true`)).body,
+      ];
+      for (const x of listed) {
+        const messages = (await owner.get(`/api/servers/${serverId}/channels/${x.id}/messages?limit=100`)).body.reverse();
+        const starter = x.starter_message_id
+          ? [...messages, ...(await owner.get(`/api/servers/${serverId}/channels/${c.id}/messages?limit=100`)).body].find(
+              (m: any) => m.id === x.starter_message_id,
+            )
+          : null;
+        threads[x.name] = {
+          parent: c.name,
+          type: c.type,
+          archived: x.archived,
+          private: x.private,
+          starter: starter ? starter.content : null,
+          messages: messages.map((m: any) => [m.author.display_name ?? m.author.username, m.content, m.created_at]),
+        };
+      }
+    }
     const roles = (await owner.get(`/api/servers/${serverId}/roles`)).body.map((r: { name: string; color: number | null }) => [r.name, r.color]);
-    return { channels: out, roles };
+    return { channels: out, threads, roles };
   };
   const before = await snapshot(server, owner, first.id);
   const after = await snapshot(elsewhere, newOwner, second.id);
-  t.same(after, before, 'channels, topics, categories, authors, text, mentions, times, edits, pins, replies, reactions, files and roles');
+  t.same(Object.keys(before.threads).sort(), ['a question', 'about that', 'plans', 'side talk'], 'every thread and post is in the snapshot');
+  t.same(after, before, 'channels, topics, categories, authors, text, mentions, times, edits, pins, replies, reactions, files, threads and posts, and roles');
+});
+
+t.test('an import from before threads keeps its threads as the channels it made of them; a newer export appends to those', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const owner = await signUp(server.url);
+  const files = standardExport();
+  const folder = writeExport(files);
+  t.teardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+  t.equal((await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir)).code, 0);
+  const serverId = (await owner.get('/api/servers')).body[0].id;
+  const C = `/api/servers/${serverId}/channels`;
+  const general = (await owner.get(C)).body.find((c: { name: string }) => c.name === 'general');
+  const [plans] = (await owner.get(`${C}/${general.id}/threads?archived=true`)).body;
+  // As an import before issue 49 left it: the thread a channel named after its parent, mapped so.
+  const flat = (await must(owner.post(C, { name: 'general › plans' }), 201)).body;
+  const db = server.app.db;
+  db.transaction(() => {
+    db.prepare('UPDATE messages SET channel_id = ? WHERE channel_id = ?').run(flat.id, plans.id);
+    db.prepare('DELETE FROM channels WHERE id = ?').run(plans.id);
+    db.prepare("UPDATE import_map SET local_id = ? WHERE server_id = ? AND kind = 'channel' AND discord_id = '830000000000000001'").run(flat.id, serverId);
+  })();
+
+  const newer = JSON.parse(JSON.stringify(files['Hobby Club - plans [830000000000000001].json'])) as ReturnType<typeof channelFile>;
+  newer.messages.push(message({ id: '990000000000000002', content: 'more plans', timestamp: '2024-05-02T10:00:00.000+00:00' }));
+  const delta = writeExport({ ...files, 'Hobby Club - plans [830000000000000001].json': newer });
+  t.teardown(() => fs.rmSync(delta, { recursive: true, force: true }));
+  const run = await cli(['import', 'discord', delta, '--owner', owner.username], server.dataDir);
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.stdout, /1 messages, 0 files/);
+  t.same(
+    (await owner.get(`${C}/${flat.id}/messages`)).body.map((m: { content: string }) => m.content),
+    ['more plans', '*Started a thread.*', 'thread talk'],
+    'the newer message goes to the channel the thread was made',
+  );
+  t.same((await owner.get(`${C}/${general.id}/threads?archived=true`)).body, [], 'no thread is made beside it');
+  t.equal(db.prepare('SELECT COUNT(*) FROM threads').pluck().get(), 0);
 });

@@ -159,11 +159,12 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   );
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
   // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel; and
-  // (18 -> 19) may connect, speak and use video in voice channels.
+  // (18 -> 19) who could send may start and talk in threads; (20 -> 21) may connect, speak and use
+  // video in voice channels.
   t.same(
     db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(),
-    [7215],
-    "everyone's flags: all but mention_everyone and the voice moderators' three",
+    [7663],
+    "everyone's flags: all but mention_everyone, manage_threads and the voice moderators' three",
   );
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
   // Imports (13 -> 14): nobody was imported before.
@@ -177,8 +178,20 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   for (const c of channels.body)
     t.same(
       c.permissions,
-      ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
-      `and may do in ${c.name} what they could`,
+      [
+        'view_channel',
+        'send_messages',
+        'attach_files',
+        'add_reactions',
+        'read_history',
+        'create_public_threads',
+        'create_private_threads',
+        'send_messages_in_threads',
+        'connect',
+        'speak',
+        'video',
+      ],
+      `and may do in ${c.name} what they could, start and talk in threads, and join voice`,
     );
   const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', {
     content: 'town hall tonight',
@@ -295,7 +308,147 @@ t.test('a version 17 database: every channel is a text channel of no parent (17 
   t.same([...new Set(channels.map((c) => `${c.type}/${c.parent_id}`))], ['text/null'], 'all text, none under another');
 });
 
-t.test('a version 18 database: voice settings and voice flags arrive, and new servers get them too (18 -> 19)', async (t) => {
+t.test(
+  'a version 18 database: channels made anew without losing a row, thread flags where sending was (18 -> 19), and run twice changes nothing',
+  async (t) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const file = path.join(dataDir, 'chat.db');
+    const old = new Database(file);
+    old.exec(fs.readFileSync(path.join(__dirname, 'fixtures', 'schema-v18.sql'), 'utf8'));
+    const at = '2026-12-01T10:00:00.000Z';
+    const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    old.exec(`
+    INSERT INTO users (id, username, password_hash, created_at) VALUES ('${id(1)}', 'alice', 'x', '${at}'), ('${id(2)}', 'bob', 'x', '${at}');
+    INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES ('${id(10)}', 'Town', '${id(1)}', '${at}', 47), ('${id(11)}', 'Library', '${id(1)}', '${at}', 33);
+    INSERT INTO roles (id, server_id, name, created_at, permissions) VALUES ('${id(30)}', '${id(11)}', 'writers', '${at}', 2), ('${id(31)}', '${id(11)}', 'readers', '${at}', 1);
+    INSERT INTO members (server_id, user_id, joined_at) VALUES ('${id(10)}', '${id(1)}', '${at}'), ('${id(10)}', '${id(2)}', '${at}');
+    INSERT INTO channels (id, server_id, name, position, created_at) VALUES
+      ('${id(20)}', '${id(10)}', 'general', 0, '${at}'), ('${id(21)}', '${id(10)}', 'announcements', 1, '${at}'), ('${id(22)}', '${id(11)}', 'stacks', 0, '${at}');
+    INSERT INTO channel_overwrites (channel_id, target_id, kind, allow, deny, server_id) VALUES
+      ('${id(21)}', '${id(10)}', 'everyone', 0, 2, '${id(10)}'), ('${id(22)}', '${id(30)}', 'role', 2, 0, '${id(11)}');
+    INSERT INTO messages (seq, id, channel_id, author_id, content, created_at) VALUES
+      (1, '${id(40)}', '${id(20)}', '${id(1)}', 'hello town', '${at}'), (2, '${id(41)}', '${id(21)}', '${id(1)}', 'town hall tonight', '${at}');
+    INSERT INTO reactions (message_seq, emoji, user_id, created_at) VALUES (1, '👍', '${id(2)}', '${at}');
+  `);
+    old.pragma('user_version = 18');
+    t.match(
+      old.prepare("SELECT sql FROM sqlite_master WHERE name = 'channels'").pluck().get(),
+      /UNIQUE \(server_id, name COLLATE NOCASE\)/,
+      'names unique in the table itself before',
+    );
+    old.close();
+
+    const migrated = () => {
+      const db = openDatabase(file);
+      const state = {
+        version: db.pragma('user_version', { simple: true }),
+        everyone: db.prepare('SELECT everyone_permissions FROM servers ORDER BY id').pluck().all(),
+        roles: db.prepare('SELECT permissions FROM roles ORDER BY id').pluck().all(),
+        overwrites: db.prepare('SELECT allow, deny FROM channel_overwrites ORDER BY channel_id').all(),
+        messages: db.prepare('SELECT id, channel_id, content FROM messages ORDER BY seq').all(),
+        reactions: db.prepare('SELECT COUNT(*) FROM reactions').pluck().get(),
+        channels: db.prepare('SELECT id, name, type, parent_id, available_tags, default_reaction, default_sort FROM channels ORDER BY id').all(),
+        dangling: db.pragma('foreign_key_check'),
+        found: db.prepare('SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH \'"town"\'').pluck().get(),
+      };
+      return { db, state };
+    };
+    const { db, state } = migrated();
+    t.equal(state.version, SCHEMA_VERSION);
+    t.same(
+      state.everyone,
+      [495 | 7168, 33 | 7168],
+      'who could send may start and talk in threads; a server where everyone only reads stays so (and voice, 20 -> 21, adds connect, speak and video for all)',
+    );
+    t.same(state.roles, [2 | 64 | 128 | 256, 1], "a role's flags likewise");
+    t.same(
+      state.overwrites,
+      [
+        { allow: 0, deny: 2 | 64 | 128 | 256 },
+        { allow: 2 | 64 | 128 | 256, deny: 0 },
+      ],
+      'a channel made read-only stays read-only in its threads; an allow to send allows threads',
+    );
+    t.same(
+      state.messages.map((m: any) => m.content),
+      ['hello town', 'town hall tonight'],
+      'every message kept (no cascade from the rebuilt channels)',
+    );
+    t.equal(state.reactions, 1, 'and their reactions');
+    t.equal(state.found, 2, 'the search index still finds them');
+    t.same(
+      state.channels.map((c: any) => [c.name, c.type, c.parent_id, c.available_tags, c.default_reaction, c.default_sort]),
+      [
+        ['general', 'text', null, '[]', null, 'latest_activity'],
+        ['announcements', 'text', null, '[]', null, 'latest_activity'],
+        ['stacks', 'text', null, '[]', null, 'latest_activity'],
+      ],
+    );
+    t.same(state.dangling, [], 'no row points at nothing');
+    t.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys back on');
+    t.notMatch(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'channels'").pluck().get(), /UNIQUE/, 'the table binds no name');
+    for (const name of [
+      'channels_inserted',
+      'access_channels_added',
+      'channels_search_range',
+      'notification_settings_channel_gone',
+      'channels_name',
+      'threads',
+      'thread_members',
+    ]) {
+      t.equal(db.prepare('SELECT COUNT(*) FROM sqlite_master WHERE name = ?').pluck().get(name), 1, `${name} is there`);
+    }
+    const channel = db.prepare('INSERT INTO channels (id, server_id, name, position, created_at, type, parent_id) VALUES (?, ?, ?, 0, ?, ?, ?)');
+    t.throws(() => channel.run(id(23), id(10), 'GENERAL', at, 'text', null), /UNIQUE/, 'a listed channel still takes no name of another, in any case');
+    channel.run(id(24), id(10), 'general', at, 'thread', id(20));
+    t.pass('a thread may take it');
+    db.prepare('DELETE FROM channels WHERE id = ?').run(id(24));
+    // Run again (the order of migrations may change at a merge): nothing moves.
+    db.pragma('user_version = 18');
+    db.close();
+    const again = migrated();
+    t.teardown(() => again.db.close());
+    t.same(again.state, state, 'the migration run a second time changes nothing');
+  },
+);
+
+t.test('a version 19 database: everyone chose their username, nobody has an identity or a passkey (19 -> 20)', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-migrate-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const file = path.join(dataDir, 'chat.db');
+  // Today's schema as version 19 had it: no identities, no passkeys, no username_chosen; and a user.
+  const old = new Database(file);
+  old.exec(fs.readFileSync(path.join(__dirname, '..', 'schema.sql'), 'utf8'));
+  old.exec(`
+    DROP TABLE identities;
+    DROP TABLE passkeys;
+    ALTER TABLE users DROP COLUMN username_chosen;
+    INSERT INTO users (id, username, password_hash, created_at) VALUES ('u1', 'alice', '$argon2id$x', '2026-01-01T00:00:00.000Z');
+  `);
+  old.pragma('user_version = 19');
+  old.close();
+
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(
+    db.prepare('SELECT id, username, username_chosen FROM users').all(),
+    [{ id: 'u1', username: 'alice', username_chosen: 1 }],
+    'an old username counts as chosen: it cannot be changed as a claim-made one',
+  );
+  t.same(db.prepare('SELECT COUNT(*) FROM identities').pluck().get(), 0);
+  t.same(db.prepare('SELECT COUNT(*) FROM passkeys').pluck().get(), 0);
+  const identity = db.prepare(
+    "INSERT INTO identities (id, user_id, provider_id, issuer, subject, created_at, last_used_at) VALUES (?, 'u1', 'org', 'https://id.example', 's1', 'now', 'now')",
+  );
+  identity.run('i1');
+  t.throws(() => identity.run('i2'), /UNIQUE/, 'an identity opens one account');
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+  t.same(db.pragma('foreign_key_check'), []);
+});
+
+t.test('a version 20 database: voice settings and voice flags arrive, and new servers get them too (20 -> 21)', async (t) => {
   const { dataDir, file } = v1Database();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const db = openDatabase(file);
@@ -314,19 +467,31 @@ t.test('a version 18 database: voice settings and voice flags arrive, and new se
   await client.post('/api/register', { username: 'voicefan', password: 'correct horse' });
   await client.post('/api/login', { username: 'voicefan', password: 'correct horse' });
   const made = await client.post('/api/servers', { name: 'after the upgrade' });
-  t.same(made.body.permissions, ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video']);
+  t.same(made.body.permissions, [
+    'view_channel',
+    'send_messages',
+    'attach_files',
+    'add_reactions',
+    'read_history',
+    'create_public_threads',
+    'create_private_threads',
+    'send_messages_in_threads',
+    'connect',
+    'speak',
+    'video',
+  ]);
   const voice = await client.post(`/api/servers/${made.body.id}/channels`, { name: 'lounge', type: 'voice' });
   t.match(voice.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel on a migrated database');
 });
 
-t.test('the voice migration is idempotent: run again (its place among migrations moved), it changes nothing (18 -> 19)', async (t) => {
+t.test('the voice migration is idempotent: run again (its place among migrations moved), it changes nothing (20 -> 21)', async (t) => {
   const { dataDir, file } = v1Database();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   openDatabase(file).close();
   // A server whose owner then took connect away from everyone; the migration is run a second time.
   const raw = new Database(file);
   raw.exec('UPDATE servers SET everyone_permissions = 47');
-  raw.pragma('user_version = 18');
+  raw.pragma('user_version = 20');
   raw.close();
   const db = openDatabase(file);
   t.teardown(() => db.close());

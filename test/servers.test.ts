@@ -293,7 +293,19 @@ t.test('channels', async (t) => {
       type: 'voice',
       user_limit: 2,
       bitrate: 96_000,
-      permissions: ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
+      permissions: [
+        'view_channel',
+        'send_messages',
+        'attach_files',
+        'add_reactions',
+        'read_history',
+        'create_public_threads',
+        'create_private_threads',
+        'send_messages_in_threads',
+        'connect',
+        'speak',
+        'video',
+      ],
     });
     const log = (await owner.get(`${base}/audit-log`)).body;
     t.match(log.find((e: { action: string; target_id: string }) => e.action === 'channel_create' && e.target_id === set.body.id).changes, {
@@ -306,6 +318,18 @@ t.test('channels', async (t) => {
       user_limit: { from: 0, to: 2 },
       bitrate: { from: 64_000, to: 96_000 },
     });
+    // Threads (issue 49) and voice meet: a voice channel has none, and a thread takes no voice setting.
+    const noThread = await owner.post(`${base}/channels/${made.body.id}/threads`, { name: 'side talk' });
+    t.equal(noThread.status, 400, 'no thread in a voice channel');
+    t.match(noThread.text, 'a voice channel has no threads');
+    const thread = await must(owner.post(`${base}/channels/${general.id}/threads`, { name: 'plans' }), 201);
+    for (const field of ['user_limit', 'bitrate']) {
+      const res = await owner.request('PATCH', `${base}/channels/${thread.body.id}`, { [field]: field === 'bitrate' ? 64_000 : 2 });
+      t.equal(res.status, 400, `a thread takes no ${field}`);
+      t.match(res.text, 'a thread takes name');
+    }
+    t.notOk('user_limit' in thread.body || 'bitrate' in thread.body, "nor does a thread's record say one");
+    await must(owner.delete(`${base}/channels/${thread.body.id}`), 204);
     for (const id of [made.body.id, set.body.id]) await must(owner.delete(`${base}/channels/${id}`), 204);
   });
 

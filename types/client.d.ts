@@ -30,6 +30,9 @@ export type Message = Schemas['Message'];
 export type Attachment = Schemas['Attachment'];
 export type Reaction = Schemas['Reaction'];
 export type Embed = Schemas['Embed'];
+export type Thread = Schemas['Thread'];
+export type ThreadState = Schemas['ThreadState'];
+export type ForumTag = Schemas['ForumTag'];
 
 /** The user as the stream's ready frame says: who they are and their own status. */
 export type Me = frames['schemas']['Me'];

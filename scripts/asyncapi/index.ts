@@ -17,7 +17,14 @@ export const ASYNCAPI_FILE = path.join(path.dirname(OPENAPI_FILE), 'asyncapi.jso
 /** Records only the sockets send, beside those of the HTTP API. */
 const SOCKET_RECORDS: Record<string, Schema> = {
   Me: obj({ ...profile(), status: withText(oneOf('online', 'idle', 'dnd', 'invisible'), "the user's own choice"), bot: BOT_FLAG }, ['bot']),
-  ServerEntry: obj({ ...server(), unread: bool, mention_count: int, channels: arr(ref('ChannelWithState')), categories: arr(ref('Category')) }),
+  ServerEntry: obj({
+    ...server(),
+    unread: bool,
+    mention_count: int,
+    channels: arr(ref('ChannelWithState')),
+    categories: arr(ref('Category')),
+    threads: withText(arr(ref('ThreadState')), 'the active threads of its channels the user sees'),
+  }),
   MessageEdited: obj({ event: { type: 'string', const: 'edited' }, ...messageFields() }, MESSAGE_OPTIONAL),
   MessageReacted: obj({ event: { type: 'string', const: 'reaction' }, ...messageFields() }, MESSAGE_OPTIONAL),
 };

@@ -18,6 +18,7 @@ export const OPENAPI_FILE = path.join(repositoryRoot(), 'docs', 'openapi.json');
 
 const TAGS: [string, string][] = [
   ['Accounts', 'Register, sessions, users, the account record'],
+  ['Sign-in', 'Signing in with an OpenID Provider (docs/sso.md) or a passkey; linked identities'],
   ['Email', 'Email verification and password reset'],
   ['Servers', 'Servers, channels, roles, members, invites'],
   ['Messages', 'Channel messages, reactions and attachments'],

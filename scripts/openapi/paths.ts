@@ -23,7 +23,8 @@ import {
   uuid,
 } from './dsl';
 import { FLAG_NAMES } from './schemas';
-import { CHANNEL_TYPES } from '../../src/core/records';
+import { signInOperations } from './sign-in';
+import { AUTO_ARCHIVE_MINUTES, FORUM_SORTS, LISTED_CHANNEL_TYPES } from '../../src/core/records';
 import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
@@ -167,6 +168,7 @@ const WEBHOOK_PROSE: Prose[] = [
   ...PARTS_PROSE,
 ];
 const MESSAGE_PROSE: Prose[] = [
+  rule('a forum takes posts (POST …/threads), not messages', 'a forum takes posts'),
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),
   rule('embeds hold at most 6000 characters of text in all, 25 fields each', 'embeds'),
@@ -202,15 +204,68 @@ const VOICE_ONLY_RULE = rule('user_limit and bitrate are for voice channels only
 const FLAG_INPUT: Schema = {
   type: 'array',
   items: { type: 'string', enum: FLAG_NAMES },
-  maxItems: 12,
+  maxItems: FLAG_NAMES.length * 2,
   description: 'channel permission names; each counts once',
 };
+
+// Threads and forums (src/api/threads.ts, src/api/channels.ts).
+const autoArchive = { ...oneOf(...AUTO_ARCHIVE_MINUTES), description: 'minutes without a message before it archives by itself (default 1440)' };
+const forumTagInput = input(
+  {
+    id: { ...uuid, description: 'a tag of this forum, kept; leave out for a new one' },
+    name: text(20),
+    emoji: { anyOf: [emoji, { type: 'null' }] },
+    moderated: { ...bool, description: 'only those with manage_threads apply it' },
+  },
+  ['id', 'emoji', 'moderated'],
+);
+const forumSettings = {
+  available_tags: {
+    type: 'array',
+    maxItems: 20,
+    items: forumTagInput,
+    description: "a forum's tags (the whole list: a tag left out is removed, and taken off its posts)",
+  },
+  default_reaction: { anyOf: [emoji, { type: 'null' }], description: "a forum's first reaction offered on its posts, or null" },
+  default_sort: oneOf(...FORUM_SORTS),
+};
+const FORUM_PROSE: Prose[] = [
+  rule('available_tags, default_reaction and default_sort are a forum’s', 'only a forum has it'),
+  rule('tag names are unique in a forum, in any letter case', 'available_tags: two tags named'),
+  rule('a tag is listed once', 'available_tags: a tag is listed twice'),
+  rule('a tag id names a tag of this forum', 'this forum has no such tag'),
+  ...EMOJI_PROSE.map((p) => rule(p.rule, 'must be null or a single emoji')),
+  rule('default_reaction is one emoji', 'default_reaction must be null or a single emoji'),
+];
+const appliedTagIds = {
+  type: 'array',
+  maxItems: 5,
+  items: uuid,
+  description: "ids of the forum's available_tags, each once (a moderated one: manage_threads)",
+};
+const TAG_PROSE: Prose[] = [
+  rule("applied_tags name tags of the post's forum", 'applied_tags: this forum has no tag'),
+  rule('only a forum post carries tags', 'applied_tags: only a forum post carries tags'),
+];
+const THREAD_PROSE: Prose[] = [
+  rule('a thread has no threads of its own', 'a thread has no threads of its own'),
+  rule('a voice channel has no threads', 'a voice channel has no threads'),
+  rule('a private thread starts from no message', 'a private thread starts from no message'),
+  rule('a forum post starts from no message and is not private', 'a forum post'),
+  rule('content and applied_tags are a forum post’s', 'content and applied_tags are a forum post'),
+  rule('files come with a forum post', 'files come with a forum post'),
+  rule('a server holds at most 1000 active threads', 'a server may have at most'),
+  rule('a forum post needs content or a file', 'content must not be empty unless the message has attachments'),
+  ...TAG_PROSE,
+  ...PARTS_PROSE,
+];
 
 /** The overwrites of a channel or a category (owner or full server admin). */
 function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
   const body = input({ allow: FLAG_INPUT, deny: FLAG_INPUT }, ['allow', 'deny']);
   const both = rule('a flag cannot be both allowed and denied', 'cannot be both allowed and denied');
   const cap = rule(`a ${what} holds at most 100 overwrites`, `a ${what} may have at most`);
+  const threadsFollow = what === 'channel' ? [rule("a thread follows its parent's overwrites", 'a thread follows its parent')] : [];
   const followed = what === 'channel' ? "; a synced channel lists its category's" : '';
   const detached = what === 'channel' ? "; a synced channel first takes its category's overwrites as its own" : '';
   return [
@@ -233,7 +288,7 @@ function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
         auth: 'user',
         body: { kind: 'json', schema: body },
         audited: true,
-        prose: [both, cap],
+        prose: [both, cap, ...threadsFollow],
         ok: [json(200, ref('Overwrite'))],
       },
     ],
@@ -245,6 +300,7 @@ function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
         summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (owner or full server admin)`,
         auth: 'user',
         audited: true,
+        ...(threadsFollow.length ? { prose: threadsFollow } : {}),
         ok: [empty('removed')],
       },
     ],
@@ -295,7 +351,11 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         summary: 'Edit a message (author only)',
         auth: 'user',
         body: { kind: 'json', schema: input({ content: text(MAX_CONTENT, { multiline: true, blank: true }) }) },
-        prose: [rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments')],
+        prose: [
+          rule('content may be blank only when the message has attachments', 'content must not be empty unless the message has attachments'),
+          // Editing is writing there: a forum takes none (issue 49).
+          ...(what === 'channel' ? [rule('a forum takes posts, not messages', 'a forum takes posts')] : []),
+        ],
         ok: [json(200, ref('Message'))],
       },
     ],
@@ -378,7 +438,13 @@ function liveOps(base: string, tag: string, what: string): Ops {
     [
       'POST',
       `${base}/typing`,
-      { tag, summary: `Tell the ${what}'s other members you are typing`, auth: 'user', ok: [empty('sent (or a no-op within 3 s of the last)')] },
+      {
+        tag,
+        summary: `Tell the ${what}'s other members you are typing`,
+        auth: 'user',
+        ...(what === 'channel' ? { prose: [rule('a forum takes posts, not messages', 'a forum takes posts')] } : {}),
+        ok: [empty('sent (or a no-op within 3 s of the last)')],
+      },
     ],
   ];
 }
@@ -438,7 +504,11 @@ export const operations: Ops = [
           {
             username: str,
             password: str,
-            code: { ...str, description: 'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off)' },
+            code: {
+              ...str,
+              description:
+                'a current TOTP code or an unused recovery code (ignored while two-factor sign-in is off); an account without a password signs in with an empty password and a recovery code',
+            },
             remember,
           },
           ['code', 'remember'],
@@ -587,6 +657,7 @@ export const operations: Ops = [
       errors: [409, 429],
     },
   ],
+  ...signInOperations,
   [
     'PUT',
     '/api/account/avatar',
@@ -913,10 +984,19 @@ export const operations: Ops = [
       auth: 'user',
       body: {
         kind: 'json',
-        schema: input({ name, type: { ...oneOf(...CHANNEL_TYPES), description: "'text' by default" }, ...VOICE_FIELDS }, ['type', 'user_limit', 'bitrate']),
+        schema: input(
+          {
+            name,
+            type: { ...oneOf(...LISTED_CHANNEL_TYPES), description: "'text' by default; a thread is made with POST …/channels/{channel_id}/threads" },
+            topic: { ...text(1024, { multiline: true, blank: true }), description: "what it is about; a forum's: its post guidelines" },
+            ...forumSettings,
+            ...VOICE_FIELDS,
+          },
+          ['type', 'topic', 'available_tags', 'default_reaction', 'default_sort', 'user_limit', 'bitrate'],
+        ),
       },
       audited: true,
-      prose: [rule('a server holds at most 500 channels', 'a server may have at most'), VOICE_ONLY_RULE],
+      prose: [rule('a server holds at most 500 channels', 'a server may have at most'), ...FORUM_PROSE, VOICE_ONLY_RULE],
       ok: [json(201, ref('Channel'))],
       errors: [409, 429],
     },
@@ -988,7 +1068,8 @@ export const operations: Ops = [
     '/api/servers/{server_id}/channels/{channel_id}',
     {
       tag: 'Servers',
-      summary: 'Rename, describe, move, slow or categorise a channel (owner or full server admin)',
+      summary:
+        "Rename, describe, move, slow or categorise a channel, or set a forum's tags (owner or full server admin); a thread: rename, archive, lock, retag it (its owner while unlocked, manage_threads)",
       auth: 'user',
       body: {
         kind: 'json',
@@ -1004,14 +1085,42 @@ export const operations: Ops = [
               description:
                 "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own",
             },
+            ...forumSettings,
             ...VOICE_FIELDS,
+            archived: { ...bool, description: "a thread's: archived (its owner or manage_threads; a locked one: manage_threads)" },
+            locked: { ...bool, description: "a thread's: only manage_threads writes in it (manage_threads)" },
+            auto_archive_minutes: { ...autoArchive, description: "a thread's" },
+            applied_tags: appliedTagIds,
           },
-          ['name', 'topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced', 'user_limit', 'bitrate'],
+          [
+            'name',
+            'topic',
+            'position',
+            'slowmode_seconds',
+            'category_id',
+            'permissions_synced',
+            'available_tags',
+            'default_reaction',
+            'default_sort',
+            'user_limit',
+            'bitrate',
+            'archived',
+            'locked',
+            'auto_archive_minutes',
+            'applied_tags',
+          ],
         ),
       },
       audited: true,
-      prose: [rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category'), VOICE_ONLY_RULE],
-      ok: [json(200, ref('Channel'))],
+      prose: [
+        rule('permissions_synced true needs a category', 'permissions_synced: the channel has no category'),
+        rule('archived, locked, auto_archive_minutes and applied_tags are a thread’s', "are a thread's"),
+        rule('a thread takes name, archived, locked, auto_archive_minutes and applied_tags', 'a thread takes name'),
+        ...FORUM_PROSE,
+        ...TAG_PROSE,
+        VOICE_ONLY_RULE,
+      ],
+      ok: [{ status: 200, json: { anyOf: [ref('Channel'), ref('Thread')] }, description: 'the channel, or the thread' }],
       errors: [409],
     },
   ],
@@ -1065,7 +1174,107 @@ export const operations: Ops = [
   [
     'DELETE',
     '/api/servers/{server_id}/channels/{channel_id}',
-    { tag: 'Servers', summary: 'Delete a channel and its messages (owner or full server admin)', auth: 'user', audited: true, ok: [empty('deleted')] },
+    {
+      tag: 'Servers',
+      summary: 'Delete a channel, its threads and their messages (owner or full server admin); a thread with its messages (manage_threads)',
+      auth: 'user',
+      audited: true,
+      ok: [empty('deleted')],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/channels/{channel_id}/threads',
+    {
+      tag: 'Servers',
+      summary:
+        'Start a thread in a text channel, from one of its messages (create_public_threads) or alone (private: create_private_threads); in a forum, a post: its thread and first message, JSON or multipart with files (send_messages)',
+      auth: 'user',
+      body: {
+        kind: 'message',
+        schema: input(
+          {
+            name,
+            message_id: { ...uuid, description: 'a message of this channel to start it from (one thread a message: 409)' },
+            private: { ...bool, description: 'seen only by its members and manage_threads; starts from no message' },
+            auto_archive_minutes: autoArchive,
+            content: { ...text(MAX_CONTENT, { multiline: true, blank: true }), description: "a forum post's first message" },
+            applied_tags: appliedTagIds,
+          },
+          ['message_id', 'private', 'auto_archive_minutes', 'content', 'applied_tags'],
+        ),
+        multipart: {
+          type: 'object',
+          properties: {
+            name,
+            content: text(MAX_CONTENT, { multiline: true, blank: true }),
+            applied_tags: { type: 'string', maxLength: 200, description: 'tag ids separated by commas' },
+            auto_archive_minutes: { type: 'string', enum: AUTO_ARCHIVE_MINUTES.map(String) },
+            attachments: { type: 'array', maxItems: 5, items: binary, description: 'files of at most 25 MiB each' },
+          },
+          required: ['name'],
+          additionalProperties: false,
+        },
+      },
+      prose: THREAD_PROSE,
+      ok: [{ status: 201, json: { anyOf: [ref('Thread'), ref('ForumPost')] }, description: 'the thread (a forum post: with its first message)' }],
+      errors: [409, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/channels/{channel_id}/threads',
+    {
+      tag: 'Servers',
+      summary: "A channel's active threads (latest activity first), or with archived=true its archived ones (latest archived first, paged by before)",
+      auth: 'user',
+      query: {
+        archived: { type: 'string', enum: ['true', 'false'] },
+        before: { ...uuid, description: 'an archived thread of this channel: the page after it (404 otherwise)' },
+        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'archived: default 50' },
+      },
+      prose: [
+        rule('a thread has no threads of its own', 'a thread has no threads of its own'),
+        rule('a voice channel has no threads', 'a voice channel has no threads'),
+        rule('before pages archived threads', 'before pages archived threads'),
+      ],
+      ok: [json(200, arr(ref('Thread')))],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/channels/{channel_id}/members',
+    { tag: 'Servers', summary: "A thread's members (who follow it), first joined first", auth: 'user', ok: [json(200, arr(ref('ThreadMember')))] },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/channels/{channel_id}/members/@me',
+    { tag: 'Servers', summary: 'Follow (join) a thread', auth: 'user', ok: [empty('a member of it (already or now)')] },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/channels/{channel_id}/members/@me',
+    { tag: 'Servers', summary: 'Leave a thread (a private one is then gone, unless one manages threads)', auth: 'user', ok: [empty('not a member of it')] },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/channels/{channel_id}/members/{user_id}',
+    {
+      tag: 'Servers',
+      summary: "Add a member of the server who sees the thread's channel (whoever may write in the thread)",
+      auth: 'user',
+      ok: [empty('a member of it (already or now)')],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/channels/{channel_id}/members/{user_id}',
+    {
+      tag: 'Servers',
+      summary: 'Remove a member of a thread (manage_threads, or the owner of a private thread)',
+      auth: 'user',
+      ok: [empty('removed')],
+    },
   ],
   [
     'GET',
@@ -1388,7 +1597,7 @@ export const operations: Ops = [
       query: {
         q: { ...searchWords, required: true, description: 'words, "phrases", prefix*, -exclusions; 1 to 256 characters' },
         server_id: uuid,
-        channel_id: uuid,
+        channel_id: { ...uuid, description: 'a channel or a thread (only its own messages)' },
         conversation_id: uuid,
         author_id: uuid,
         has: {
@@ -1857,6 +2066,7 @@ export const operations: Ops = [
         'Make a webhook that posts into the channel (owner or full server admin): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log',
       auth: 'user',
       body: { kind: 'json', schema: input({ name: text(80) }) },
+      prose: [rule('a webhook posts into a text channel', 'a webhook posts into a text channel')],
       ok: [json(201, ref('WebhookWithToken'))],
       errors: [409, 429],
     },

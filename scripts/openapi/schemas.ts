@@ -1,6 +1,6 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
-import { CHANNEL_TYPES } from '../../src/core/records';
+import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FORUM_SORTS } from '../../src/core/records';
 import { MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
@@ -11,7 +11,9 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
-export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds'];
+export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread'];
+/** A forum's fields of a channel record: on forums only. */
+const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
 
 /** `bot`: present (true) on bots and webhooks only. */
 export const BOT_FLAG: Schema = { type: 'boolean', const: true, description: 'a bot or a webhook: present only then' };
@@ -34,7 +36,61 @@ export const schemas: Record<string, Schema> = {
     display_name: nullable(str),
     avatar_url: nullable(str),
     two_factor: withDescription(bool, 'two-factor sign-in is on'),
+    has_password: withDescription(bool, 'the account has a password (one made through an OpenID Provider has none until it sets one)'),
+    username_changeable: withDescription(bool, "the username was made from a provider's claim and may still be changed once (PUT /api/account/username)"),
   }),
+  SignInOptions: obj({
+    providers: arr(obj({ id: str, name: withDescription(str, 'shown on its button: "Sign in with <name>"') })),
+    password_signup: withDescription(bool, 'POST /api/register is open (PASSWORD_SIGNUP)'),
+  }),
+  SsoSignedIn: obj({ user_id: uuid, suspended: bool, return_to: withDescription(str, 'where the sign-in was going: a path on this site') }),
+  Identity: obj({
+    id: uuid,
+    provider_id: str,
+    provider_name: withDescription(nullable(str), 'null when the provider is no longer configured (the identity then opens nothing)'),
+    email: withDescription(nullable(str), 'the verified email the provider gave at the last sign-in'),
+    created_at: time,
+    last_used_at: time,
+  }),
+  Passkey: obj({
+    id: uuid,
+    name: str,
+    created_at: time,
+    last_used_at: withDescription(nullable(time), 'the last sign-in with it; null before the first'),
+    backed_up: withDescription(bool, "synced to the owner's other devices by a passkey manager"),
+  }),
+  PasskeyCreationOptions: {
+    type: 'object',
+    description: 'PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3), for PublicKeyCredential.parseCreationOptionsFromJSON()',
+    required: ['challenge', 'rp', 'user', 'pubKeyCredParams'],
+    properties: {
+      challenge: str,
+      rp: { type: 'object', required: ['id', 'name'], properties: { id: withDescription(str, "BASE_URL's host"), name: str } },
+      user: { type: 'object', required: ['id', 'name', 'displayName'], properties: { id: str, name: str, displayName: str } },
+      pubKeyCredParams: arr({ type: 'object', properties: { type: str, alg: { type: 'integer' } } }),
+      timeout: { type: 'integer' },
+      excludeCredentials: arr({ type: 'object', properties: { id: str, type: str, transports: arr(str) } }),
+      authenticatorSelection: { type: 'object' },
+      attestation: str,
+      extensions: { type: 'object' },
+      hints: arr(str),
+    },
+  },
+  PasskeyRequestOptions: {
+    type: 'object',
+    description: 'PublicKeyCredentialRequestOptionsJSON (WebAuthn Level 3), for PublicKeyCredential.parseRequestOptionsFromJSON()',
+    required: ['challenge', 'rpId'],
+    properties: {
+      challenge: str,
+      rpId: str,
+      timeout: { type: 'integer' },
+      userVerification: str,
+      allowCredentials: arr({ type: 'object' }),
+      extensions: { type: 'object' },
+      hints: arr(str),
+    },
+  },
+  LinkStarted: obj({ authorization_url: withDescription(str, "the provider's sign-in page: send the browser there") }),
   Session: obj({
     id: withDescription(uuid, 'the handle to end it by (never the cookie value)'),
     device: withDescription(bool, 'a remembered device (it signs its browser in again after a restart) rather than a session alone'),
@@ -64,7 +120,7 @@ export const schemas: Record<string, Schema> = {
     id: withDescription(str, "the Discord channel's id"),
     name: str,
     type: withDescription(str, "DiscordChatExporter's channel type (GuildTextChat, GuildPublicThread...)"),
-    becomes: oneOf('channel', 'thread', 'voice', 'nothing'),
+    becomes: withDescription(oneOf('channel', 'forum', 'thread', 'post', 'voice', 'nothing'), 'a thread under its parent; a post of its forum'),
     parent: withDescription(nullable(str), 'its category, or for a thread its parent channel'),
     files: int,
     messages: int,
@@ -134,7 +190,28 @@ export const schemas: Record<string, Schema> = {
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
-  Channel: obj(channel(), VOICE_ONLY),
+  Channel: obj({ ...channel(), ...forum(), ...voice() }, [...FORUM_OPTIONAL, ...VOICE_ONLY]),
+  ForumTag: obj({
+    id: uuid,
+    name: str,
+    emoji: withDescription(nullable(str), 'one emoji, or null'),
+    moderated: withDescription(bool, 'applied (or taken off a post) only by those with manage_threads'),
+  }),
+  Thread: withDescription(obj(thread()), 'a thread: a channel with a parent (a text channel, or the forum whose post it is), and what is its own'),
+  ForumPost: withDescription(
+    obj({ ...thread(), message: withDescription(ref('Message'), 'its first message') }),
+    'a forum post just made: its thread and first message',
+  ),
+  ThreadState: withDescription(
+    obj({ ...thread(), following: withDescription(bool, 'the user is a member of it (posted, was mentioned, followed or was added)'), ...readState() }, [
+      'last_message_id',
+      'last_read_id',
+      'unread_count',
+      'mention_count',
+    ]),
+    "an active thread as ready gives it: the user's read state there only when they follow it (an unfollowed thread counts nothing)",
+  ),
+  ThreadMember: obj({ ...profile(), bot: BOT_FLAG, joined_at: withDescription(time, 'when they joined (followed) the thread') }, ['bot']),
   Category: obj({ id: uuid, server_id: uuid, name: str, position: withDescription(int, "order among the server's categories, 0 first"), created_at: time }),
   ChannelWithState: obj(
     {
@@ -142,8 +219,10 @@ export const schemas: Record<string, Schema> = {
       ...readState(),
       permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
       private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
+      ...forum(),
+      ...voice(),
     },
-    VOICE_ONLY,
+    [...FORUM_OPTIONAL, ...VOICE_ONLY],
   ),
   VoiceState: withDescription(
     obj({
@@ -301,8 +380,12 @@ export const schemas: Record<string, Schema> = {
             arr({ type: 'array', items: int, minItems: 2, maxItems: 2 }),
             '[start, end] offsets of the matched terms in UTF-16 code units of content',
           ),
+          in_thread: withDescription(
+            obj({ id: uuid, name: str, parent_id: uuid }),
+            'a message of a thread: the thread (channel_id) and the channel it belongs to',
+          ),
         },
-        MESSAGE_OPTIONAL,
+        [...MESSAGE_OPTIONAL, 'in_thread'],
       ),
     ),
     next_before: withDescription(nullable(uuid), 'pass as before= for the next page; null when this page is not full'),
@@ -431,13 +514,43 @@ function auditEntries(): Schema[] {
           position: fromTo(int),
           category_id: fromTo(nullable(uuid)),
           permissions_synced: fromTo(bool),
+          available_tags: fromTo(arr(ref('ForumTag'))),
+          default_reaction: fromTo(nullable(str)),
+          default_sort: fromTo(str),
           user_limit: fromTo(int),
           bitrate: fromTo(int),
         },
-        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced', 'user_limit', 'bitrate'],
+        [
+          'name',
+          'topic',
+          'slowmode_seconds',
+          'position',
+          'category_id',
+          'permissions_synced',
+          'available_tags',
+          'default_reaction',
+          'default_sort',
+          'user_limit',
+          'bitrate',
+        ],
       ),
     ],
     ['channel_delete', 'channel', name],
+    [
+      'thread_update',
+      'channel',
+      obj(
+        {
+          name: fromTo(str),
+          archived: fromTo(bool),
+          locked: fromTo(bool),
+          auto_archive_minutes: fromTo(int),
+          applied_tags: fromTo(arr(uuid)),
+        },
+        ['name', 'archived', 'locked', 'auto_archive_minutes', 'applied_tags'],
+      ),
+    ],
+    ['thread_delete', 'channel', name],
     ['category_create', 'category', name],
     ['category_update', 'category', obj({ name: fromTo(str), position: fromTo(int) }, ['name', 'position'])],
     ['category_delete', 'category', name],
@@ -529,6 +642,12 @@ function channel(): Record<string, Schema> {
     slowmode_seconds: int,
     category_id: withDescription(nullable(uuid), 'the category it is listed under, or null'),
     permissions_synced: withDescription(bool, "it follows its category's overwrites (true) or has its own (false)"),
+  };
+}
+
+/** A voice channel's own fields (src/core/records.ts ChannelRecord): present on voice channels only. */
+function voice(): Record<string, Schema> {
+  return {
     user_limit: withDescription(
       { type: 'integer', minimum: 0, maximum: MAX_VOICE_USER_LIMIT },
       'a voice channel only: at most this many people in it at once (0: no limit)',
@@ -536,6 +655,38 @@ function channel(): Record<string, Schema> {
     bitrate: withDescription(
       { type: 'integer', minimum: MIN_VOICE_BITRATE, maximum: MAX_VOICE_BITRATE },
       'a voice channel only: the audio bitrate its people send, bits per second',
+    ),
+  };
+}
+
+/** A forum's own fields (src/core/records.ts ChannelRecord): present on forums only. */
+function forum(): Record<string, Schema> {
+  return {
+    available_tags: withDescription(arr(ref('ForumTag')), "a forum's: the tags its posts may carry (at most 20)"),
+    default_reaction: withDescription(nullable(str), "a forum's: the reaction its posts offer first, or null"),
+    default_sort: withDescription(oneOf(...FORUM_SORTS), "a forum's: how its posts are listed by default"),
+  };
+}
+
+/** A thread's fields (src/core/records.ts ThreadRecord): a channel's, and its own. */
+function thread(): Record<string, Schema> {
+  return {
+    ...channel(),
+    type: { type: 'string', const: 'thread' },
+    parent_id: withDescription(uuid, 'the text channel it was started in, or the forum whose post it is'),
+    owner_id: withDescription(uuid, 'who started it'),
+    archived: bool,
+    archived_at: withDescription(nullable(time), 'when it was last archived'),
+    locked: withDescription(bool, 'only those with manage_threads write in it (and unarchive it)'),
+    private: withDescription(bool, 'seen only by its members and those with manage_threads'),
+    auto_archive_minutes: withDescription(oneOf(...AUTO_ARCHIVE_MINUTES), 'it archives by itself after this long without a message'),
+    message_count: int,
+    member_count: int,
+    last_message_at: nullable(time),
+    applied_tags: withDescription(arr(uuid), "a forum post's tags (ids of its forum's available_tags); [] otherwise"),
+    starter_message_id: withDescription(
+      nullable(uuid),
+      "the message it was started from (in its parent), or a forum post's first message; null for one started alone",
     ),
   };
 }
@@ -623,5 +774,9 @@ export function messageFields(): Record<string, Schema> {
     webhook_id: withDescription(uuid, "a webhook's message: the webhook (which may have been deleted since)"),
     webhook_avatar_url: withDescription(str, 'the avatar link the webhook gave: shown as a link, never loaded'),
     embeds: arr(ref('Embed')),
+    thread: withDescription(
+      obj({ id: uuid, name: str, message_count: int, last_message_at: nullable(time), archived: bool, locked: bool }),
+      'a message a thread was started from, in its parent: that thread ("N replies · last reply …")',
+    ),
   };
 }

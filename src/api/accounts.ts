@@ -1,6 +1,6 @@
 import { readCookie, remoteAddress } from '../core/http/client';
-import { CLEARED_DEVICE_COOKIE, CLEARED_SESSION_COOKIE, DEVICE_COOKIE, deviceCookie, rememberDevice, sessionCookie } from '../parts/accounts/auth';
-import { HttpError, badRequest, conflict, notFound } from '../core/http/errors';
+import { CLEARED_DEVICE_COOKIE, CLEARED_SESSION_COOKIE, DEVICE_COOKIE, deviceCookie, openSession, readRemember, sessionCookie } from '../parts/accounts/auth';
+import { HttpError, badRequest, conflict, forbidden, notFound } from '../core/http/errors';
 import { createLoginGuard } from '../rules/limits';
 import { created, json, noContent, redirect } from '../core/http/respond';
 import { hashPassword, verifyPassword } from '../core/passwords';
@@ -10,6 +10,7 @@ import { SUSPENDED } from '../rules/standing';
 import { type Ctx, type PublicCtx, type Route, refOf } from '../core/types';
 import { USERNAME_RULE, readPassword, readUsername } from '../parts/accounts/users';
 import { codeRequired } from '../parts/accounts/two-factor';
+import { isPasswordHash } from '../parts/accounts/account-rows';
 import { oneOf, text } from '../core/validate';
 
 /** A display name: any script, at most this many characters. */
@@ -74,7 +75,9 @@ function accountHandlers({
   const credentialsByUsername = db.prepare<[string], { id: string; password_hash: string; standing: number }>(
     'SELECT id, password_hash, standing FROM users WHERE username = ? COLLATE NOCASE',
   );
-  const accountById = db.prepare<[string], { email: string | null; email_verified: number }>('SELECT email, email_verified FROM users WHERE id = ?');
+  const accountById = db.prepare<[string], { email: string | null; email_verified: number; password_hash: string; username_chosen: number }>(
+    'SELECT email, email_verified, password_hash, username_chosen FROM users WHERE id = ?',
+  );
   const warningsForUser = db.prepare<[string], { id: string; issued_by: string; reason: string; created_at: string }>(
     `SELECT w.id, u.username AS issued_by, w.reason, w.created_at
        FROM warnings w JOIN users u ON u.id = w.issued_by
@@ -86,8 +89,12 @@ function accountHandlers({
 
   return { register, login, logout, resumeSession, getMe, getUser, getAccount, setPresence, updateProfile, deleteAccount };
 
-  /** 201 {user_id}; 409 when the name is taken in any letter case; a form is redirected to /?registered=1. */
+  /**
+   * 201 {user_id}; 409 when the name is taken in any letter case; a form is redirected to
+   * /?registered=1. 403 while PASSWORD_SIGNUP is off (accounts come through a provider).
+   */
   async function register(ctx: PublicCtx) {
+    if (!config.passwordSignup) throw forbidden('password sign-up is off on this server: sign in with your organisation', 'signup_closed');
     const username = readUsername(ctx.body);
     const password = readPassword(ctx.body);
     limits.registrationsPerClient.take(ctx.client, 'registrations from this address');
@@ -111,6 +118,7 @@ function accountHandlers({
   /**
    * 200 {user_id, suspended} and a fresh session cookie; unknown user and wrong password get the
    * same 401 in about the same time; failures are limited per account and per address (429).
+   * An account without a password gives an empty password and a recovery code as `code`.
    */
   async function login(ctx: PublicCtx) {
     const { username, password, code } = ctx.body;
@@ -123,6 +131,14 @@ function accountHandlers({
     // no attacker-sized string becomes a limiter key.
     const attempt = loginGuard.begin(USERNAME_RULE.test(username) ? username.toLowerCase() : null, ctx.client);
     const row = attempt.accountKey ? credentialsByUsername.get(username) : undefined;
+    // An account without a password (a passkey replaced it, or it came through a provider) signs
+    // in with a recovery code alone when its passkeys are lost: 50 random bits, used up, and a
+    // wrong one counted as a failed login (docs/security.md "Passkeys"). A code from the app is not enough.
+    if (row && !isPasswordHash(row.password_hash) && password === '' && typeof code === 'string' && code !== '') {
+      if (!twoFactor.useRecoveryCode(row.id, code)) throw new HttpError(401, 'invalid recovery code', {}, 'two_factor_failed');
+      attempt.succeeded();
+      return signedIn(ctx, row, 'recovery', remember);
+    }
     const { ok, rehash } = await verifyPassword(row?.password_hash, password);
     if (!ok || !row) throw new HttpError(401, 'invalid username or password', {}, 'login_failed');
     if (twoFactor.isOn(row.id)) {
@@ -138,10 +154,11 @@ function accountHandlers({
     }
     attempt.succeeded();
     if (rehash) accountChanges.setPassword(row.id, await hashPassword(password), 'none');
-    const session = sessions.create(row.id, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy) });
-    const cookies = [sessionCookie(config.baseUrl, session.token)];
-    if (remember) cookies.push(rememberDevice(session, devices, config.baseUrl));
-    ctx.res.setHeader('Set-Cookie', cookies);
+    return signedIn(ctx, row, 'password', remember);
+  }
+
+  function signedIn(ctx: PublicCtx, row: { id: string; standing: number }, method: 'password' | 'recovery', remember: boolean) {
+    openSession({ sessions, devices, config }, ctx, row.id, { method, remember });
     const suspended = row.standing >= SUSPENDED;
     if (ctx.form) return redirect(suspended ? '/account/warnings' : '/?logged_in=1');
     return json({ user_id: row.id, suspended });
@@ -167,6 +184,7 @@ function accountHandlers({
       userAgent: ctx.req.headers['user-agent'],
       address: remoteAddress(ctx.req, config.trustProxy),
       deviceId: redeemed.device.id,
+      method: 'device',
     });
     ctx.res.setHeader('Set-Cookie', [sessionCookie(config.baseUrl, session.token), deviceCookie(config.baseUrl, redeemed.secret)]);
     return json({ user_id: user.id, suspended: user.standing >= SUSPENDED });
@@ -219,6 +237,8 @@ function accountHandlers({
       display_name: ctx.user.displayName,
       avatar_url: ctx.user.avatarUrl,
       two_factor: twoFactor.isOn(ctx.user.id),
+      has_password: isPasswordHash(account?.password_hash),
+      username_changeable: account?.username_chosen === 0,
     });
   }
 
@@ -254,11 +274,4 @@ function accountHandlers({
     const user = users.byId(userId)!;
     hub.toUsers(directory.peopleWhoSee(userId), { event: 'user_updated', user: refOf(user) });
   }
-}
-
-/** "Remember this device": JSON true or false, a form checkbox ("on"); absent is false. */
-function readRemember(value: unknown): boolean {
-  if (value === undefined || value === false || value === '' || value === 'off' || value === 'false' || value === '0') return false;
-  if (value === true || value === 'on' || value === 'true' || value === '1') return true;
-  throw badRequest('remember must be true or false');
 }

@@ -9,8 +9,11 @@ import type { Route } from '../core/types';
 import { accountExportRoutes } from './account-export';
 import { accountSecurityRoutes } from './account-security';
 import { accountRoutes } from './accounts';
+import { ssoRoutes } from './sso';
+import { passkeyRoutes } from './passkeys';
 import { categoryRoutes } from './categories';
 import { channelRoutes } from './channels';
+import { threadRoutes } from './threads';
 import { clusterRoutes } from './cluster';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
@@ -60,12 +63,15 @@ export function buildRoutes(services: Services): Route[] {
     { method: 'GET', path: '/api/openapi.json', auth: 'none', body: 'none', handler: () => json(contract) },
     ...accountRoutes(services),
     ...accountSecurityRoutes(services),
+    ...ssoRoutes(services),
+    ...passkeyRoutes(services),
     ...profileRoutes(services),
     ...accountExportRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),
     ...serverExportRoutes(services),
     ...channelRoutes(services),
+    ...threadRoutes(services),
     ...categoryRoutes(services),
     ...overwriteRoutes(services),
     ...inviteRoutes(services),

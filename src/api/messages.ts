@@ -81,7 +81,9 @@ function channelScope({ perms }: Deps): MessageScope {
 }
 
 function legacyScope({ db, perms }: Deps): MessageScope {
-  const firstChannel = db.prepare<[string], { id: string }>('SELECT id FROM channels WHERE server_id = ? ORDER BY position, created_at LIMIT 1');
+  const firstChannel = db.prepare<[string], { id: string }>(
+    'SELECT id FROM channels WHERE server_id = ? AND parent_id IS NULL ORDER BY position, created_at LIMIT 1',
+  );
   return {
     resolve: (ctx) => {
       perms.serverAccess(ctx.user, ctx.params.server_id);

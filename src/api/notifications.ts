@@ -114,11 +114,12 @@ function notificationHandlers({ db, perms, hub, limits, readStates, notification
     return noContent();
   }
 
-  /** The channels (of one server, or all) with something the caller has not read, and their newest message. */
+  /** The channels (of one server, or all) and the active threads the caller follows with something they have not read, and their newest message. */
   function channelsToRead(userId: string, serverId?: string): [Container, string][] {
     const found: [Container, string][] = [];
-    for (const state of readStates.channels(userId, serverId).values()) {
-      if (state.last_message_id !== null && state.last_message_id !== state.last_read_id) {
+    const states = [...readStates.channels(userId, serverId).values(), ...readStates.threads(userId, serverId).values()];
+    for (const state of states) {
+      if (state.last_message_id != null && state.last_message_id !== state.last_read_id) {
         found.push([{ kind: 'channel', id: state.id, serverId: state.server_id }, state.last_message_id]);
       }
     }

@@ -43,13 +43,17 @@ export function readOverwrite(body: Body): { allow: Flag[]; deny: Flag[] } {
 function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChanges }: Deps) {
   const roleOf = db.prepare<[string], { server_id: string }>('SELECT server_id FROM roles WHERE id = ?');
 
-  /** The channel or category the path names, in this server (404 otherwise); the caller must manage it. */
-  function scopeOf(ctx: Ctx): { serverId: string; scope: Scope; targetKind: 'channel' | 'category'; id: string } {
+  /**
+   * The channel or category the path names, in this server (404 otherwise); the caller must manage
+   * it. A thread follows its parent's overwrites: they are read through it, changed on the parent.
+   */
+  function scopeOf(ctx: Ctx, writing = false): { serverId: string; scope: Scope; targetKind: 'channel' | 'category'; id: string } {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'manage channel permissions');
     if (ctx.params.channel_id !== undefined) {
       const channel = directory.channel(ctx.params.channel_id);
       if (!channel || channel.server_id !== serverId) throw notFound('channel not found');
+      if (writing && channel.type === 'thread') throw badRequest("a thread follows its parent channel's overwrites: change them there");
       return { serverId, scope: { channelId: channel.id }, targetKind: 'channel', id: channel.id };
     }
     const category = directory.categoriesOf(serverId).find((c) => c.id === ctx.params.category_id);
@@ -76,7 +80,7 @@ function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChan
 
   /** Sets one; a synced channel first takes its category's as its own; 200 the overwrite. */
   function putOverwrite(ctx: Ctx) {
-    const { serverId, scope, targetKind, id } = scopeOf(ctx);
+    const { serverId, scope, targetKind, id } = scopeOf(ctx, true);
     const targetId = ctx.params.target_id;
     const kind = kindOf(serverId, targetId);
     const { allow, deny } = readOverwrite(ctx.body);
@@ -97,7 +101,7 @@ function overwriteHandlers({ db, perms, directory, audit, overwrites, accessChan
 
   /** Removes one (that target inherits again); 404 when there is none; 204. */
   function deleteOverwrite(ctx: Ctx) {
-    const { serverId, scope, targetKind, id } = scopeOf(ctx);
+    const { serverId, scope, targetKind, id } = scopeOf(ctx, true);
     const targetId = ctx.params.target_id;
     const reason = auditReason(ctx);
     accessChanges.around(serverId, () =>

@@ -94,7 +94,8 @@ function color(body: Record<string, unknown>): number | null {
 
 function serverHandlers(deps: Deps) {
   const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications, users } = deps;
-  const insertServer = db.prepare(`INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ${EVERYONE_DEFAULT})`);
+  // Everyone's flags written out: a database migrated from before threads keeps an older column default.
+  const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ?)');
   const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');
@@ -168,7 +169,7 @@ function serverHandlers(deps: Deps) {
     const id = crypto.randomUUID();
     const now = iso(clock.now());
     db.transaction(() => {
-      insertServer.run(id, name, ctx.user.id, now);
+      insertServer.run(id, name, ctx.user.id, now, EVERYONE_DEFAULT);
       members.add(id, ctx.user.id);
       channels.add(id, { name: FIRST_CHANNEL_NAME });
     })();
@@ -180,6 +181,7 @@ function serverHandlers(deps: Deps) {
   /** The servers the caller belongs to, in the order joined, each with `unread` and `mention_count`. */
   function listServers(ctx: Ctx) {
     const states = [...readStates.channels(ctx.user.id).values()];
+    const threads = [...readStates.threads(ctx.user.id).values()];
     const muted = mutedNow(notifications.list(ctx.user.id), clock.now());
     return json(
       directory.serversOf(ctx.user.id).map((server) => ({
@@ -188,6 +190,7 @@ function serverHandlers(deps: Deps) {
           server.id,
           states.filter((state) => state.server_id === server.id),
           muted,
+          threads.filter((thread) => thread.server_id === server.id),
         ),
       })),
     );

@@ -10,7 +10,7 @@ import { WEBHOOK_NAME_MAX } from '../parts/integrations/webhooks';
 import type { ReceivedFile } from '../parts/messages/upload-store';
 import type { Services } from '../parts/services';
 
-type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'posting' | 'uploads' | 'users' | 'limits'>;
+type Deps = Pick<Services, 'config' | 'perms' | 'webhooks' | 'messages' | 'posting' | 'uploads' | 'users' | 'limits' | 'directory'>;
 
 /** Text fields a multipart webhook call may carry (Discord's payload_json, or the fields themselves). */
 const MULTIPART_FIELDS = { names: new Set(['payload_json', 'content', 'username', 'avatar_url']), maxBytes: 64 * 1024, files: 'any' };
@@ -38,7 +38,7 @@ export function webhookRoutes(deps: Deps): Route[] {
   ];
 }
 
-function webhookHandlers({ config, perms, webhooks, messages, posting, uploads, users, limits }: Deps) {
+function webhookHandlers({ config, perms, webhooks, messages, posting, uploads, users, limits, directory }: Deps) {
   return { listWebhooks, createWebhook, updateWebhook, deleteWebhook, executeWebhook, executeSlackWebhook, executeGitHubWebhook };
 
   /** The owner or a full administrator of the channel's server, who can see the channel. */
@@ -56,6 +56,9 @@ function webhookHandlers({ config, perms, webhooks, messages, posting, uploads, 
   /** `{"name"}`: 201 the webhook with its token and URL, shown this once. */
   function createWebhook(ctx: Ctx) {
     requireManager(ctx, ctx.params.server_id, ctx.params.channel_id);
+    // A forum takes posts, a thread lives by its parent: a webhook posts into a text channel.
+    const type = directory.channel(ctx.params.channel_id)?.type;
+    if (type === 'forum' || type === 'thread') throw badRequest('a webhook posts into a text channel, not a forum or a thread');
     const name = text(ctx.body, 'name', { max: WEBHOOK_NAME_MAX });
     limits.creationsPerUser.take(ctx.user.id, 'creations');
     return created(webhooks.create(ctx.params.server_id, ctx.params.channel_id, ctx.user.id, name, config.baseUrl));

@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { type OidcProvider, OidcConfigError, readOidcProviders } from './oidc-config';
+
+export type { OidcProvider } from './oidc-config';
 
 /** Everything the environment can set. Only src/server.ts and src/cli.ts read process.env. */
 export interface Config {
@@ -44,6 +47,10 @@ export interface Config {
   pushInsecureHosts: string[];
   /** INSTANCE_NAME: what the installed app is called on a phone's home screen (its web app manifest). */
   instanceName: string;
+  /** OIDC_PROVIDERS or OIDC_CONFIG: the OpenID Providers people may sign in with (docs/sso.md). */
+  oidcProviders: OidcProvider[];
+  /** PASSWORD_SIGNUP: off, POST /api/register is refused (new accounts come through a provider). */
+  passwordSignup: boolean;
   /** Voice channels' media server (docs/voice.md); null without JANUS_URL: voice channels then say voice is not set up here. */
   voice: VoiceConfig | null;
 }
@@ -139,7 +146,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       .filter(Boolean),
     instanceName: instanceName(),
     voice: voice(),
+    ...signIn(),
   };
+
+  /** The OpenID Providers, and whether a password may still make an account. */
+  function signIn(): Pick<Config, 'oidcProviders' | 'passwordSignup'> {
+    let oidcProviders: OidcProvider[];
+    try {
+      oidcProviders = readOidcProviders(env);
+    } catch (err) {
+      if (err instanceof OidcConfigError) throw new ConfigError(err.message);
+      throw err;
+    }
+    const passwordSignup = onOff('PASSWORD_SIGNUP', true);
+    if (!passwordSignup && !oidcProviders.some((p) => p.allowSignup)) {
+      throw new ConfigError('PASSWORD_SIGNUP=off needs an OpenID Provider with allow_signup (OIDC_PROVIDERS or OIDC_CONFIG): nobody could make an account');
+    }
+    return { oidcProviders, passwordSignup };
+  }
 
   /** JANUS_URL and its companions, which make sense only together; the TURN servers. */
   function voice(): VoiceConfig | null {

@@ -22,7 +22,15 @@ const SEARCH_INDEX_TRIGGERS = `
     INSERT INTO messages_fts (rowid, content) VALUES (new.seq, new.content);
   END;`;
 
-const MIGRATIONS: ((db: DB) => void)[] = [
+/**
+ * A step from one schema version to the next. One that makes a table anew (create, copy, drop,
+ * rename) says so (`rebuildsTables`, see rebuildingTables): it runs with foreign keys off, as
+ * SQLite's procedure for other table changes asks, and must leave no row pointing at nothing.
+ */
+type Migration = ((db: DB) => void) & { rebuildsTables?: true };
+const rebuildingTables = (step: (db: DB) => void): Migration => Object.assign(step, { rebuildsTables: true as const });
+
+const MIGRATIONS: Migration[] = [
   // 1 -> 2: members removed from a server (kicked), so an old invite cannot bring them back.
   (db) =>
     db.exec(`CREATE TABLE server_removals (
@@ -302,7 +310,78 @@ const MIGRATIONS: ((db: DB) => void)[] = [
     if (!columns.has('type')) db.exec("ALTER TABLE channels ADD COLUMN type TEXT NOT NULL DEFAULT 'text'");
     if (!columns.has('parent_id')) db.exec('ALTER TABLE channels ADD COLUMN parent_id TEXT REFERENCES channels (id) ON DELETE CASCADE');
   },
-  // 18 -> 19: voice channels (issue 48). A voice channel's user_limit and bitrate (NULL for the
+  // 18 -> 19: threads and forums (issue 49). A thread is a channel with a parent, whose name no
+  // listed channel's binds: the table is made anew without its UNIQUE (server_id, name), which
+  // schema.sql's partial index channels_name replaces (listed channels only), from its own
+  // definition so any column it has is kept; its triggers and indexes come back from schema.sql.
+  // Forums' columns; the threads tables come from schema.sql. The four thread flags (bits 6 to 9 of
+  // src/rules/channel-permissions.ts FLAGS) go where sending went: whoever could send may start and
+  // talk in threads (everyone's, roles' and overwrites' allows), and where sending was denied, so
+  // are they (a channel made read-only before threads stays so); manage_threads is given to no one.
+  rebuildingTables((db) => {
+    const own = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'channels'").pluck().get()!;
+    const unique = /,\s*UNIQUE\s*\(\s*server_id\s*,\s*name\s+COLLATE\s+NOCASE\s*\)/i;
+    if (unique.test(own)) {
+      const made = own.replace(unique, '').replace(/^CREATE TABLE\s+(IF NOT EXISTS\s+)?("?channels"?)/i, 'CREATE TABLE channels_v19');
+      // Foreign keys are off for this migration (rebuildingTables): DROP TABLE would otherwise
+      // delete every row first, and with them (ON DELETE CASCADE) their messages.
+      if (db.pragma('foreign_keys', { simple: true }) !== 0) throw new Error('the threads migration rebuilds channels: foreign keys must be off');
+      db.exec(`${made}; INSERT INTO channels_v19 SELECT * FROM channels;`);
+      // The rename checks nothing else of the schema (the table it replaces is gone meanwhile).
+      db.pragma('legacy_alter_table = ON');
+      db.exec('DROP TABLE channels; ALTER TABLE channels_v19 RENAME TO channels;');
+      db.pragma('legacy_alter_table = OFF');
+    }
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+        .all()
+        .map((c) => c.name),
+    );
+    if (!columns.has('available_tags')) db.exec("ALTER TABLE channels ADD COLUMN available_tags TEXT NOT NULL DEFAULT '[]'");
+    if (!columns.has('default_reaction')) db.exec('ALTER TABLE channels ADD COLUMN default_reaction TEXT');
+    if (!columns.has('default_sort')) db.exec("ALTER TABLE channels ADD COLUMN default_sort TEXT NOT NULL DEFAULT 'latest_activity'");
+    const SEND = 2;
+    const THREADS = 64 | 128 | 256;
+    db.exec(`
+      UPDATE servers SET everyone_permissions = everyone_permissions | ${THREADS} WHERE everyone_permissions & ${SEND};
+      UPDATE roles SET permissions = permissions | ${THREADS} WHERE permissions & ${SEND};
+    `);
+    // The overwrite tables came with schema 13 from schema.sql: a database from before has none yet.
+    for (const table of ['channel_overwrites', 'category_overwrites']) {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) continue;
+      db.exec(`
+        UPDATE ${table} SET allow = allow | ${THREADS} WHERE allow & ${SEND};
+        UPDATE ${table} SET deny = deny | ${THREADS} WHERE deny & ${SEND};
+      `);
+    }
+  }),
+  // 19 -> 20: signing in with an OpenID Provider or a passkey (issue 55). Everyone so far chose
+  // their username; nobody has an identity or a passkey yet (the tables as schema.sql has them).
+  (db) => {
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(users)')
+        .all()
+        .map((c) => c.name),
+    );
+    if (!columns.has('username_chosen')) db.exec('ALTER TABLE users ADD COLUMN username_chosen INTEGER NOT NULL DEFAULT 1');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS identities (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, provider_id TEXT NOT NULL,
+        issuer TEXT NOT NULL, subject TEXT NOT NULL, email TEXT, created_at TEXT NOT NULL, last_used_at TEXT NOT NULL,
+        UNIQUE (issuer, subject)
+      );
+      CREATE INDEX IF NOT EXISTS identities_by_user ON identities (user_id);
+      CREATE TABLE IF NOT EXISTS passkeys (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, credential_id TEXT NOT NULL UNIQUE,
+        public_key BLOB NOT NULL, counter INTEGER NOT NULL, transports TEXT NOT NULL, name TEXT NOT NULL,
+        backed_up INTEGER NOT NULL, created_at TEXT NOT NULL, last_used_at TEXT
+      );
+      CREATE INDEX IF NOT EXISTS passkeys_by_user ON passkeys (user_id);
+    `);
+  },
+  // 20 -> 21: voice channels (issue 48). A voice channel's user_limit and bitrate (NULL for the
   // others); everyone may connect, speak and use video wherever they could before (bits 10, 11
   // and 12 of src/rules/channel-permissions.ts BITS: 7168), as every member could do all there
   // was to do; server mutes and deafens are a table of their own (schema.sql voice_moderation).
@@ -387,10 +466,18 @@ function migrate(db: DB): void {
     throw new Error(`database schema version ${version} is newer than this program (${SCHEMA_VERSION})`);
   }
   for (let v = version; v < SCHEMA_VERSION; v++) {
-    db.transaction(() => {
-      MIGRATIONS[v - 1](db);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+    // PRAGMA foreign_keys is a no-op inside a transaction: set around it.
+    const rebuilds = MIGRATIONS[v - 1].rebuildsTables === true;
+    if (rebuilds) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        MIGRATIONS[v - 1](db);
+        if (rebuilds && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`migration ${v + 1} left rows pointing at nothing`);
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    } finally {
+      if (rebuilds) db.pragma('foreign_keys = ON');
+    }
   }
   // Idempotent: CREATE ... IF NOT EXISTS adds anything missing without touching data.
   db.exec(fs.readFileSync(SCHEMA_FILE, 'utf8'));

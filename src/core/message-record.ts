@@ -49,6 +49,18 @@ export interface MessageRecord {
   webhook_avatar_url?: string;
   /** Rich cards (src/core/embed.ts), from webhooks and bots. Absent when none. */
   embeds?: Embed[];
+  /** A message a thread was started from (in the thread's parent): the thread, as its starter shows it. Absent otherwise. */
+  thread?: ThreadSummary;
+}
+
+/** A thread as the message it was started from shows it: "N replies · last reply …". */
+export interface ThreadSummary {
+  id: string;
+  name: string;
+  message_count: number;
+  last_message_at: string | null;
+  archived: boolean;
+  locked: boolean;
 }
 
 export interface MessageRow {

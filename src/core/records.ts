@@ -22,8 +22,24 @@ export interface ServerRecord {
 }
 
 /** The kinds of channel there are; every channel record carries its `type`. */
-export const CHANNEL_TYPES = ['text', 'voice'] as const;
+export const CHANNEL_TYPES = ['text', 'forum', 'thread', 'voice'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
+/** The kinds `POST …/channels` makes (a thread is made with `POST …/channels/{channel_id}/threads`). */
+export const LISTED_CHANNEL_TYPES = CHANNEL_TYPES.filter((type) => type !== 'thread');
+
+/** How a forum lists its posts by default. */
+export const FORUM_SORTS = ['latest_activity', 'creation'] as const;
+export type ForumSort = (typeof FORUM_SORTS)[number];
+
+/** A tag a forum's posts may carry (docs/api.md "Threads and forums"). */
+export interface ForumTag {
+  id: string;
+  name: string;
+  /** One emoji, or null. */
+  emoji: string | null;
+  /** Only a member with manage_threads applies (or removes) it. */
+  moderated: boolean;
+}
 
 export interface ChannelRecord {
   id: string;
@@ -41,11 +57,53 @@ export interface ChannelRecord {
   category_id: string | null;
   /** Follows its category's permission overwrites (true), or has its own (false). */
   permissions_synced: boolean;
+  /** A forum's: the tags its posts may carry (at most 20). Absent on other channels. */
+  available_tags?: ForumTag[];
+  /** A forum's: the reaction a post starts with the offer of, or null. */
+  default_reaction?: string | null;
+  /** A forum's: how its posts are listed by default. */
+  default_sort?: ForumSort;
   /** A voice channel's: at most this many people in it at once (0: no limit). */
   user_limit?: number;
   /** A voice channel's: the audio bitrate its people send, bits per second. */
   bitrate?: number;
 }
+
+/** How long a thread stays active without a message, in minutes (Discord's four choices). */
+export const AUTO_ARCHIVE_MINUTES = [60, 1440, 4320, 10080] as const;
+export type AutoArchiveMinutes = (typeof AUTO_ARCHIVE_MINUTES)[number];
+
+/**
+ * A thread: a channel with a parent (a text channel, or a forum whose post it is), its messages
+ * in the one messages table; what is a thread's own lives in the `threads` table (schema.sql).
+ */
+export interface ThreadRecord extends ChannelRecord {
+  type: 'thread';
+  parent_id: string;
+  /** Who started it. */
+  owner_id: string;
+  archived: boolean;
+  /** When it was last archived, or null. */
+  archived_at: string | null;
+  /** Only manage_threads posts (and unarchives) then. */
+  locked: boolean;
+  /** Seen only by its members and by manage_threads. */
+  private: boolean;
+  auto_archive_minutes: AutoArchiveMinutes;
+  message_count: number;
+  member_count: number;
+  last_message_at: string | null;
+  /** A forum post's tags (ids of its forum's available_tags); [] elsewhere. */
+  applied_tags: string[];
+  /** The message it was started from (in its parent), or a forum post's first message; null for a thread started alone. */
+  starter_message_id: string | null;
+}
+
+/**
+ * A thread as `ready` gives it: its record, whether the user follows it (is a member), and for a
+ * followed thread their read state there (an unfollowed thread has none: it counts nothing).
+ */
+export type ThreadState = ThreadRecord & { following: boolean } & Partial<ContainerState>;
 
 /** A named group of a server's channels. */
 export interface CategoryRecord {

@@ -56,7 +56,15 @@ export interface Session {
   address: string;
   /** The remembered device that opened it or was issued with it (docs/security.md). */
   deviceId?: string;
+  /** What opened it (a bot's stand-in session has none). */
+  method?: SignInMethod;
 }
+
+/**
+ * What a session was opened with: a password (and code), a passkey, an OpenID Provider, a
+ * recovery code (an account without a password), or a remembered device.
+ */
+export type SignInMethod = 'password' | 'passkey' | 'oidc' | 'recovery' | 'device';
 
 /**
  * Who may call a route:

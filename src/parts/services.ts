@@ -6,6 +6,8 @@ import type { Webhooks } from './integrations/webhooks';
 import type { Exports } from './accounts/account-export';
 import type { AuditLog } from './community/audit';
 import type { ChannelStore } from './community/channels';
+import type { ThreadStore } from './community/threads';
+import type { ThreadNews } from './community/thread-news';
 import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
@@ -32,6 +34,11 @@ import type { UploadStore } from './messages/upload-store';
 import type { UserStore } from './accounts/users';
 import type { DeviceStore } from './accounts/devices';
 import type { IdentityCheck } from './accounts/identity';
+import type { Identities } from './accounts/identities';
+import type { OidcClient } from './accounts/oidc';
+import type { Passkeys } from './accounts/passkeys';
+import type { SignInMethods } from './accounts/sign-in-methods';
+import type { Sso } from './accounts/sso';
 import type { Claims } from './import/claims';
 import type { Imports } from './import/imports';
 import type { Cluster } from './cluster/remote';
@@ -70,12 +77,26 @@ export interface Services {
   posting: Posting;
   members: Members;
   channels: ChannelStore;
+  /** The one writer of threads and thread_members rows, and their reads. */
+  threads: ThreadStore;
+  /** What threads tell the user streams, and the archiver of inactive ones. */
+  threadNews: ThreadNews;
   overwrites: OverwriteStore;
   accessChanges: AccessChanges;
   audit: AuditLog;
   search: Search;
   twoFactor: TwoFactor;
   identity: IdentityCheck;
+  /** Identities at OpenID Providers linked to accounts. */
+  identities: Identities;
+  /** The relying party of OpenID Connect: flows, the code exchange, the checks (openid-client). */
+  oidc: OidcClient;
+  /** Which account a provider's identity signs in to; sign-up, linking, admin_group, amr. */
+  sso: Sso;
+  /** Passkeys (WebAuthn, @simplewebauthn/server): registration, the account's list, username-less sign-in. */
+  passkeys: Passkeys;
+  /** The ways into an account (password, passkeys, identities): the last one stays. */
+  signInMethods: SignInMethods;
   avatars: Avatars;
   accountExports: Exports;
   deletion: AccountDeletion;

@@ -3,11 +3,14 @@ import { HttpError } from '../core/http/errors';
 /**
  * What a bot account may do (docs/api.md "Bots"): every route a member can use, through
  * `Authorization: Bot <token>`, but nothing that belongs to a person's account: the account
- * itself (password, two-factor, sessions, e-mail, export, push, notifications), imports from
+ * itself (password, two-factor, sessions, e-mail, export, push, notifications, signing in
+ * through a provider or with a passkey), imports from
  * Discord, making servers, and the bot management of its own kind (a bot owns no bots).
  */
 const REFUSED: { method?: string; prefix: string }[] = [
   { prefix: '/api/account' },
+  { prefix: '/api/auth' },
+  { prefix: '/api/login/passkey' },
   { prefix: '/api/imports' },
   { prefix: '/api/logout' },
   { prefix: '/api/bots' },

@@ -21,20 +21,27 @@ export interface ChannelAccess {
 
 export interface ServerAccess {
   readonly serverId: string;
-  /** What a user may do in one of its channels: NONE for a non-member, a hidden or unknown channel. */
+  /**
+   * What a user may do in one of its channels: NONE for a non-member, a hidden or unknown channel.
+   * A thread's are its parent's as a thread resolves them (src/rules/channel-permissions.ts step 8),
+   * and a private thread is seen only by its members and by manage_threads there.
+   */
   flags(userId: string, channelId: string): Flags;
+  /** The channel a thread belongs to; null for any other channel (or none). */
+  parentOf(channelId: string): string | null;
   /** The members who see a channel (every moderator, and whoever has view_channel there). */
   viewers(channelId: string): readonly string[];
-  /** Whether a member with no role and no overwrite of their own would not see the channel. */
+  /** Whether a member with no role and no overwrite of their own would not see the channel (a private thread, or one of a private channel, is). */
   isPrivate(channelId: string): boolean;
-  /** The overwrites a channel follows (its category's when synced to one): everyone, roles, members, each by id. */
+  /** The overwrites a channel follows (its category's when synced to one; a thread, its parent's): everyone, roles, members, each by id. */
   overwritesOf(channelId: string): readonly Overwrite[];
   /** The newest message seq when the user joined (what read_history hides below); null for a non-member. */
   joinedSeq(userId: string): number | null;
   /**
    * The history floor, the one rule of read_history: the messages of a channel up to this seq
    * (those sent before the user joined) do not exist for a member without read_history there.
-   * 0 with read_history (nothing hidden); Infinity for a non-member. Every read path applies it:
+   * 0 with read_history (nothing hidden); Infinity for a non-member, or a member who does not see
+   * the channel (a room socket not yet closed hears nothing of it). Every read path applies it:
    * REST (src/rules/permissions.ts Access.historyFloor), search, read states and live delivery.
    */
   historyFloor(userId: string, channelId: string): number;
@@ -85,8 +92,15 @@ export function createChannelAccess(db: DB): ChannelAccess {
     'SELECT id, permissions, full_server_admin FROM roles WHERE server_id = ?',
   );
   const channelsOf = db.prepare<[string], { id: string; category_id: string | null; permissions_synced: number }>(
-    'SELECT id, category_id, permissions_synced FROM channels WHERE server_id = ?',
+    'SELECT id, category_id, permissions_synced FROM channels WHERE server_id = ? AND parent_id IS NULL',
   );
+  // Threads: their parent and whether private never change; a private thread's members move the generation.
+  const threadsOf = db.prepare<[string], [string, string, number]>('SELECT channel_id, parent_id, private FROM threads WHERE server_id = ?').raw();
+  const privateThreadMembers = db
+    .prepare<[string], [string, string]>(
+      'SELECT tm.thread_id, tm.user_id FROM thread_members tm JOIN threads t ON t.channel_id = tm.thread_id WHERE t.server_id = ? AND t.private = 1',
+    )
+    .raw();
   const channelOverwrites = db.prepare<[string], OverwriteRow>(
     `SELECT channel_id AS scope_id, target_id, kind, allow, deny FROM channel_overwrites WHERE server_id = ? ${OVERWRITE_ORDER}`,
   );
@@ -135,6 +149,14 @@ export function createChannelAccess(db: DB): ChannelAccess {
     for (const c of channelsOf.all(serverId)) {
       overwrites.set(c.id, (c.permissions_synced === 1 && c.category_id !== null ? ofCategory.get(c.category_id) : own.get(c.id)) ?? []);
     }
+    const threads = new Map<string, { parentId: string; private: boolean }>();
+    for (const [id, parentId, isPrivate] of threadsOf.all(serverId)) threads.set(id, { parentId, private: isPrivate === 1 });
+    const privateMembers = new Map<string, Set<string>>();
+    for (const [threadId, userId] of privateThreadMembers.all(serverId)) {
+      const set = privateMembers.get(threadId) ?? new Set<string>();
+      set.add(userId);
+      privateMembers.set(threadId, set);
+    }
 
     const members = new Map<string, Member | null>();
     let everyMember = false;
@@ -173,20 +195,31 @@ export function createChannelAccess(db: DB): ChannelAccess {
      */
     const moderates = (userId: string, m: Member) => userId === ownerId || m.admin;
 
-    // What plain members may do, per channel and user: it changes only with the generation.
+    // What plain members may do, per channel (and in its threads) and user: it changes only with the generation.
     const remembered = new Map<string, Map<string, Flags>>();
-    const flags = (userId: string, channelId: string): Flags => {
+    const resolved = (userId: string, m: Member, channelId: string, inThread: boolean): Flags => {
       const list = overwrites.get(channelId);
-      const m = member(userId);
-      if (!list || !m) return NONE;
-      if (moderates(userId, m)) return ALL;
-      let byUser = remembered.get(channelId);
-      if (!byUser) remembered.set(channelId, (byUser = new Map()));
+      if (!list) return NONE;
+      const subject = { userId, moderator: moderates(userId, m), roleIds: m.roles };
+      if (subject.moderator) return resolve(everyone, roleFlags, subject, list, inThread);
+      const key = inThread ? `${channelId}/threads` : channelId;
+      let byUser = remembered.get(key);
+      if (!byUser) remembered.set(key, (byUser = new Map()));
       let found = byUser.get(userId);
       if (found === undefined) {
-        found = resolve(everyone, roleFlags, { userId, moderator: false, roleIds: m.roles }, list);
+        found = resolve(everyone, roleFlags, subject, list, inThread);
         byUser.set(userId, found);
       }
+      return found;
+    };
+    const flags = (userId: string, channelId: string): Flags => {
+      const m = member(userId);
+      if (!m) return NONE;
+      const thread = threads.get(channelId);
+      if (!thread) return resolved(userId, m, channelId, false);
+      // A thread inherits its parent's overwrites; a private one shows only to its members and to manage_threads.
+      const found = resolved(userId, m, thread.parentId, true);
+      if (thread.private && !has(found, 'manage_threads') && !privateMembers.get(channelId)?.has(userId)) return NONE;
       return found;
     };
 
@@ -202,25 +235,32 @@ export function createChannelAccess(db: DB): ChannelAccess {
       return ids;
     };
 
+    const isPrivate = (channelId: string): boolean => {
+      const thread = threads.get(channelId);
+      if (thread) return thread.private || isPrivate(thread.parentId);
+      let found = privacy.get(channelId);
+      if (found === undefined) {
+        const list = overwrites.get(channelId) ?? [];
+        found = (resolve(everyone, new Map(), { userId: '', moderator: false, roleIds: new Set() }, list) & VIEW) === 0;
+        privacy.set(channelId, found);
+      }
+      return found;
+    };
+
     return {
       serverId,
       flags,
+      parentOf: (channelId) => threads.get(channelId)?.parentId ?? null,
       viewers,
-      isPrivate(channelId) {
-        let found = privacy.get(channelId);
-        if (found === undefined) {
-          const list = overwrites.get(channelId) ?? [];
-          found = (resolve(everyone, new Map(), { userId: '', moderator: false, roleIds: new Set() }, list) & VIEW) === 0;
-          privacy.set(channelId, found);
-        }
-        return found;
-      },
-      overwritesOf: (channelId) => overwrites.get(channelId) ?? [],
+      isPrivate,
+      overwritesOf: (channelId) => overwrites.get(threads.get(channelId)?.parentId ?? channelId) ?? [],
       joinedSeq: (userId) => member(userId)?.joinedSeq ?? null,
       historyFloor(userId, channelId) {
         const m = member(userId);
         if (!m) return Infinity;
-        return has(flags(userId, channelId), 'read_history') ? 0 : m.joinedSeq;
+        const found = flags(userId, channelId);
+        if (!(found & VIEW)) return Infinity;
+        return has(found, 'read_history') ? 0 : m.joinedSeq;
       },
       standingIn(userId) {
         const m = member(userId);

@@ -8,9 +8,11 @@
  */
 
 /**
- * The flags, in the order they are listed (namesOf). The voice ones (issue 48): connect (join a
- * voice channel), speak, video (camera and screen), and the voice moderators' mute_members,
- * deafen_members and move_members.
+ * The flags, in the order they are listed (namesOf); each one's stored bit is in BITS below (a
+ * new flag takes a new bit, and schema.sql's default and the migration that brought it name it).
+ * Threads (issue 49): create_public_threads, create_private_threads, send_messages_in_threads,
+ * manage_threads. Voice (issue 48): connect (join a voice channel), speak, video (camera and
+ * screen), and the voice moderators' mute_members, deafen_members and move_members.
  */
 export const FLAGS = [
   'view_channel',
@@ -19,6 +21,12 @@ export const FLAGS = [
   'add_reactions',
   'mention_everyone',
   'read_history',
+  // Threads (issue 49): bits 6 to 9.
+  'create_public_threads',
+  'create_private_threads',
+  'send_messages_in_threads',
+  'manage_threads',
+  // Voice (issue 48): bits 10 to 15.
   'connect',
   'speak',
   'video',
@@ -42,6 +50,10 @@ const BITS: Record<Flag, number> = {
   add_reactions: 3,
   mention_everyone: 4,
   read_history: 5,
+  create_public_threads: 6,
+  create_private_threads: 7,
+  send_messages_in_threads: 8,
+  manage_threads: 9,
   connect: 10,
   speak: 11,
   video: 12,
@@ -59,17 +71,22 @@ export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
 const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
+const SEND_IN_THREADS = bit('send_messages_in_threads');
+/** Making threads: nothing a thread itself offers (step 8 below). */
+const MAKING_THREADS = bit('create_public_threads') | bit('create_private_threads');
 const CONNECT = bit('connect');
-/** What one does only in a voice channel one is connected to: without connect, none of it (step 8). */
+/** What one does only in a voice channel one is connected to: without connect, none of it (step 9). */
 const IN_VOICE = bit('speak') | bit('video');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
- * channel permissions existed, and connect, speak and use video in voice channels. `@everyone`
- * and the voice moderators' flags stay with the owner and full server administrators (or roles
- * given them).
+ * channel permissions existed, start and talk in threads (as Discord's @everyone may), and
+ * connect, speak and use video in voice channels. `@everyone`, managing threads and the voice
+ * moderators' flags stay with the owner, full server administrators and the roles given them.
+ * (7663; schema.sql's default for servers.everyone_permissions.)
  */
-export const EVERYONE_DEFAULT: Flags = ALL & ~(bit('mention_everyone') | bit('mute_members') | bit('deafen_members') | bit('move_members'));
+export const EVERYONE_DEFAULT: Flags =
+  ALL & ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members'));
 
 export function flagsOf(names: readonly Flag[]): Flags {
   let flags = NONE;
@@ -123,11 +140,15 @@ export interface Subject {
  * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
  *    either (they are done in a message one sends), so what a client is told it may do is what
  *    the server lets it do;
- * 8. and its voice twin: without connect, no speak and no video (they are done in a voice
+ * 8. In a thread (`inThread`: the overwrites are its parent's, which it inherits), Discord's
+ *    inherited permissions: send_messages is what send_messages_in_threads says (step 7 then
+ *    applies to it), and no thread is made inside a thread. Whether a private thread is seen at
+ *    all (a member of it, or manage_threads) is src/rules/channel-access.ts's to decide;
+ * 9. step 7's voice twin: without connect, no speak and no video (they are done in a voice
  *    channel one is in).
  */
-export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[]): Flags {
-  if (subject.moderator) return ALL;
+export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[], inThread = false): Flags {
+  if (subject.moderator) return inThread ? ALL & ~MAKING_THREADS : ALL;
   let flags = everyone;
   for (const roleId of subject.roleIds) flags |= roleFlags.get(roleId) ?? NONE;
   const apply = (deny: Flags, allow: Flags) => {
@@ -147,6 +168,7 @@ export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, 
   const forMember = overwrites.find((o) => o.kind === 'member' && o.targetId === subject.userId);
   if (forMember) apply(forMember.deny, forMember.allow);
   if (!(flags & VIEW)) return NONE;
+  if (inThread) flags = (flags & SEND_IN_THREADS ? flags | SEND : flags & ~SEND) & ~MAKING_THREADS;
   if (!(flags & SEND)) flags &= ~IN_WHAT_ONE_WRITES;
   if (!(flags & CONNECT)) flags &= ~IN_VOICE;
   return flags & ALL;

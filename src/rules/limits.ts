@@ -15,8 +15,19 @@ export const LIMIT_POLICIES = {
    * browser behind one address back at once; each secret is 256 random bits, so this is for load).
    */
   deviceResumesPerClient: { burst: 60, refillMs: SECOND },
-  /** Registrations per client address: 10, then one every 6 minutes. */
+  /** Registrations per client address: 10, then one every 6 minutes (sign-ups through a provider too). */
   registrationsPerClient: { burst: 10, refillMs: 6 * MINUTE },
+  /**
+   * Sign-ins with an OpenID Provider started per client address: 20, then one every 30 s (each
+   * holds a flow in memory for 10 minutes and may ask the provider for its metadata).
+   */
+  ssoStartsPerClient: { burst: 20, refillMs: 30 * SECOND },
+  /**
+   * Passkey sign-in challenges per client address: 120, then two a second. The sign-in page asks
+   * for one at each visit (the conditional UI), many people may share an address (a school's),
+   * and the server keeps nothing for one until it is answered: this is for the CPU only.
+   */
+  passkeyChallengesPerClient: { burst: 120, refillMs: 500 },
   /** Verification and reset emails per address: 3, then one every 20 minutes. */
   emailsPerAddress: { burst: 3, refillMs: 20 * MINUTE },
   /** Verification and reset emails per client address: 10, then one every 6 minutes. */
@@ -51,6 +62,8 @@ export const LIMIT_POLICIES = {
   webhookCallsPerWebhook: { burst: 5, refillMs: 400 },
   /** Webhook messages into one channel, all its webhooks together: 30, then one every 2 s (Discord's 30 a minute). */
   webhookCallsPerChannel: { burst: 30, refillMs: 2 * SECOND },
+  /** Threads and forum posts started per user: 20, then one every 15 seconds. */
+  threadsPerUser: { burst: 20, refillMs: 15 * SECOND },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
 } as const;

@@ -10,6 +10,13 @@ export const MAX_DISPLAY_NAME_CHARS = 32;
 export const MAX_TOPIC_CHARS = 1024;
 /** Slow mode, as Discord allows it: up to six hours between a member's messages. */
 export const MAX_SLOWMODE_SECONDS = 21_600;
+/** Active threads a server holds at once (Discord's cap): archived ones are not counted. */
+export const MAX_ACTIVE_THREADS_PER_SERVER = 1000;
+/** Tags a forum offers, and a post carries (Discord's). */
+export const MAX_FORUM_TAGS = 20;
+export const MAX_APPLIED_TAGS = 5;
+/** A tag's name, in characters (Discord's). */
+export const MAX_TAG_NAME_CHARS = 20;
 /** A voice channel's user_limit, as Discord allows it: 0 (no limit) to 99 people. */
 export const MAX_VOICE_USER_LIMIT = 99;
 /** How many people a voice channel with no user_limit holds at most (one VideoRoom: docs/voice.md "Limits"). */

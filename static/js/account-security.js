@@ -333,5 +333,13 @@ export function initSecurity(onChange) {
 export function showSecurity(current) {
   account = current;
   $('password-username', HTMLInputElement).value = account.username;
+  // An account without a password (a passkey or a provider replaced it) sets one without the
+  // current one: the server asks for a sign-in of the last 10 minutes instead.
+  const currentField = $('current-password', HTMLInputElement);
+  currentField.hidden = !account.has_password;
+  currentField.required = account.has_password;
+  $('current-password-label').hidden = !account.has_password;
+  $('tfa-password').hidden = !account.has_password;
+  $('tfa-password', HTMLInputElement).required = account.has_password;
   showTwoFactor();
 }

@@ -1,6 +1,6 @@
 // @ts-check
 // The account page (/account; its old address /account/warnings serves the same page):
-// profile, email, password, two-factor sign-in, sessions, standing and warnings, bots, Discord
+// profile, email, password, passkeys and providers, two-factor sign-in, sessions, standing and warnings, bots, Discord
 // history, export and deletion. GET /api/account answers suspended accounts too, so this is
 // also where a suspended user learns why. Each area is its own module; this one holds the
 // account record and redraws the sections when one of them changes it.
@@ -9,6 +9,7 @@ import { api, SIGNED_OUT_EVENT } from './api.js';
 import { $, el, showText, showNotice, formatTime, STANDING_NAMES, STANDING_HELP } from './ui.js';
 import { initProfile, showProfile } from './account-profile.js';
 import { initSecurity, showSecurity } from './account-security.js';
+import { initSignIn, showSignIn } from './account-sign-in.js';
 import { initData, showData } from './account-data.js';
 import { initDiscord, showDiscord } from './account-discord.js';
 import { initPush } from './account-push.js';
@@ -68,6 +69,7 @@ function render() {
   $('email-form').hidden = suspended;
   $('email-closed').hidden = !suspended;
   showSecurity(account);
+  showSignIn(account);
   showStanding();
   showDiscord(account);
   showData(account);
@@ -100,6 +102,7 @@ async function start() {
   }
   initProfile(update);
   initSecurity(update);
+  initSignIn(update);
   initDiscord();
   initData();
   initPush();

@@ -33,6 +33,7 @@ import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
 import { initVoice } from './voice.js';
 import { createRoom } from './room.js';
+import { initThreads, showPlace } from './threads.js';
 import { initKeyboard, openShortcuts } from './keyboard.js';
 import { createComposer } from './composer.js';
 import { loadMembers, renderMembers } from './members.js';
@@ -45,6 +46,7 @@ import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
 import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
+import { passkeysSupported, signInWithPasskey } from './passkeys.js';
 
 /** @typedef {import('../../types/client').Place} Place */
 
@@ -149,6 +151,7 @@ export function select(place, { focusRoom = true } = {}) {
     remember(address);
     showMain('room');
     const r = room.open({ ...current, around, link: link && CANNOT_SEE });
+    showPlace(current);
     renderRoomHead();
     composer.restoreDraft(r);
     renderMembers();
@@ -300,6 +303,29 @@ function openSignIn() {
   $('signin-password').focus();
 }
 
+/** Signed in from the dialog: on where the user was (another account: the app starts over for it). */
+function signedInAgain(result) {
+  if (result.suspended) return void location.assign('/account/warnings');
+  if (state.me && result.user_id !== state.me.user_id) return void location.assign('/');
+  $('signin-dialog', HTMLDialogElement).close();
+  toast('Signed in again.', false);
+  reconnectNow();
+  // Back to writing where the user was (the dialog opened by itself, so it has no opener to return to).
+  if (!$('composer-text', HTMLTextAreaElement).disabled && !$('room').hidden) $('composer-text').focus();
+}
+
+/** The dialog's passkey: for an account without a password, the only way back in from here. */
+async function signInAgainWithPasskey() {
+  $('signin-problem').hidden = true;
+  try {
+    signedInAgain(await signInWithPasskey({ remember: $('signin-remember', HTMLInputElement).checked }));
+  } catch (err) {
+    $('signin-problem').hidden = false;
+    $('signin-problem').textContent =
+      err instanceof DOMException ? 'No passkey was used.' : err.status === 401 ? 'That passkey did not sign you in.' : err.message;
+  }
+}
+
 async function signInAgain(e) {
   e.preventDefault();
   const button = submitButton($('signin-form'));
@@ -311,12 +337,7 @@ async function signInAgain(e) {
       signInCode.value(),
       $('signin-remember', HTMLInputElement).checked,
     );
-    if (result.suspended) return void location.assign('/account/warnings');
-    $('signin-dialog', HTMLDialogElement).close();
-    toast('Signed in again.', false);
-    reconnectNow();
-    // Back to writing where the user was (the dialog opened by itself, so it has no opener to return to).
-    if (!$('composer-text', HTMLTextAreaElement).disabled && !$('room').hidden) $('composer-text').focus();
+    signedInAgain(result);
   } catch (err) {
     if (err.status === 401 && err.reason === CODE_REQUIRED) {
       // The password was right and stays typed: now the code.
@@ -482,6 +503,7 @@ export async function startApp(account) {
   initVoice();
   room = createRoom(document.querySelector('#room .room-main'));
   composer = createComposer(room.root, room, { dropZone: $('room') });
+  initThreads(room);
   initKeyboard(room);
   initPeople({ newServer });
   initSettings({
@@ -550,6 +572,8 @@ export async function startApp(account) {
     renderMe();
   });
   $('signin-form').addEventListener('submit', signInAgain);
+  $('signin-passkey').hidden = !passkeysSupported();
+  $('signin-passkey').addEventListener('click', signInAgainWithPasskey);
 
   on('connection', renderConnection);
   on('connection', renderStanding);

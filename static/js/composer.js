@@ -22,6 +22,7 @@ import {
   conversationTitle,
   findConversation,
   findChannel,
+  findThread,
   canManageServer,
   dmPartner,
   isBlocked,
@@ -474,7 +475,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     parts.newline.disabled = closed;
     if (rule.closed) text().placeholder = rule.closed;
     else if (r)
-      text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
+      text().placeholder = `Message ${r.kind === 'channel' ? `#${findChannel(r.serverId, r.channelId)?.name || findThread(r.serverId, r.channelId)?.name || ''}` : `@${conversationTitle(findConversation(r.conversationId) || { kind: 'group', name: '', members: [] })}`}`;
     parts.form.classList.toggle('blocked', closed);
     const notice = parts.notice;
     notice.replaceChildren(...(rule.notice ? [icon('clock'), el('span', { text: rule.notice })] : []));

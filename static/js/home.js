@@ -3,12 +3,16 @@
 // without this script, which (when it runs) sends them as JSON instead so a failed login keeps
 // the username, registering signs the user in, and both return to where the user was going
 // (?next=/invites/… from an invite page, or the room of a tab that was signed out). An account
-// with two-factor sign-in on is asked for its code in the same form (signin.js). Signed in, it
-// loads and starts the chat app: the signed-out page downloads none of it.
+// with two-factor sign-in on is asked for its code in the same form (signin.js). Beside the form:
+// a passkey (a button, and the username field's autofill: the conditional UI, passkeys.js) and a
+// button per OpenID Provider (docs/sso.md), whose sign-in comes back here with ?sso=code when the
+// account's two-factor code is still needed. Signed in, it loads and starts the chat app: the
+// signed-out page downloads none of it.
 import './theme.js';
 import { api } from './api.js';
-import { $, showText, toast, standingLabel, submitButton } from './ui.js';
+import { $, el, showText, toast, standingLabel, submitButton } from './ui.js';
 import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
+import { conditionalSupported, passkeysSupported, signInWithPasskey } from './passkeys.js';
 
 // Set while this browser has a signed-in app open: the next visit starts fetching the app's
 // modules and style sheet at once, beside the account request, instead of after it.
@@ -57,6 +61,8 @@ export function safeNext(value) {
 
 const params = new URLSearchParams(location.search);
 const next = safeNext(params.get('next'));
+// A sign-in through a provider waits for the account's two-factor code (POST /api/auth/oidc/two-factor).
+const ssoCode = params.get('sso') === 'code';
 if (next) sessionStorage.setItem(NEXT_KEY, next);
 if (params.has('registered')) showText('notice', 'Registered. You can log in now.');
 if (params.has('logged_in')) toast('Logged in.', false);
@@ -64,7 +70,7 @@ if (params.has('deleted')) showText('notice', 'Your account is deleted. Your mes
 const errorCode = params.get('error');
 if (errorCode) showText('problem', Object.hasOwn(FORM_ERRORS, errorCode) ? FORM_ERRORS[errorCode] : GENERIC_ERROR);
 // The message has been read: a reload should not show it again. ?server= stays.
-const READ_ONCE = ['registered', 'logged_in', 'deleted', 'error', 'next'];
+const READ_ONCE = ['registered', 'logged_in', 'deleted', 'error', 'next', 'sso'];
 if (READ_ONCE.some((key) => params.has(key))) {
   for (const key of READ_ONCE) params.delete(key);
   const rest = params.toString();
@@ -136,6 +142,116 @@ function wireForms() {
   });
 }
 
+/** A passkey, and the providers' buttons (GET /api/auth/providers); register is hidden when PASSWORD_SIGNUP is off. */
+async function wireOtherWays() {
+  const remember = () => $('login-remember', HTMLInputElement).checked;
+  /** @type {AbortController | null} the autofill's request, waiting for the person to pick a passkey */
+  let waiting = null;
+  const withPasskey = async (conditional) => {
+    waiting?.abort();
+    waiting = conditional ? new AbortController() : null;
+    try {
+      const result = await signInWithPasskey({ conditional, signal: waiting?.signal, remember: remember() });
+      goOn(result.suspended);
+    } catch (err) {
+      if (err instanceof DOMException) {
+        // Aborted (the button took over), or the person closed the browser's prompt.
+        if (!conditional && err.name !== 'AbortError') showText('problem', 'No passkey was used. Try again, or sign in with your password.');
+      } else if (err.status === 401) {
+        showText('problem', 'That passkey did not sign you in.');
+      } else if (!conditional) {
+        // The autofill's own trouble (no options: too many asks from this address) stays quiet.
+        showText('problem', err.status === 429 ? FORM_ERRORS.rate_limited : err.message);
+      }
+      // After the button's prompt, the autofill offers the passkeys again (after a refused
+      // autofill pick it does not: the button is there, and no loop asks the server again and again).
+      if (!conditional) listen();
+    }
+  };
+  const listen = () => {
+    conditionalSupported().then((ok) => {
+      if (ok) withPasskey(true);
+    });
+  };
+  $('other-ways').hidden = false;
+  // A recovery code alone signs in an account without a password (the server refuses it for one that has a password).
+  const recovery = $('recovery-form', HTMLFormElement);
+  recovery.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const button = submitButton(recovery);
+    button.disabled = true;
+    showText('problem', '');
+    try {
+      const code = $('recovery-code', HTMLInputElement).value.replace(/\s+/g, '');
+      goOn((await logIn($('recovery-username', HTMLInputElement).value, '', code, remember())).suspended);
+    } catch (err) {
+      button.disabled = false;
+      showText(
+        'problem',
+        err.status === 401 ? 'That did not sign you in: check the username and the code (each code works once).' : LOGIN_ERRORS[err.status] || err.message,
+      );
+      $('recovery-code', HTMLInputElement).value = '';
+    }
+  });
+  if (passkeysSupported()) {
+    $('passkey-signin').hidden = false;
+    $('passkey-signin').addEventListener('click', () => withPasskey(false));
+    listen();
+  }
+  let options;
+  try {
+    options = await api('GET', '/api/auth/providers');
+  } catch {
+    return; // the password form still works
+  }
+  $('register-panel').hidden = !options.password_signup;
+  const back = safeNext(sessionStorage.getItem(NEXT_KEY)) || '/';
+  $('sso-buttons').replaceChildren(
+    ...options.providers.map((p) =>
+      el('a', {
+        class: 'sso-button',
+        text: `Sign in with ${p.name}`,
+        href: `/api/auth/oidc/${encodeURIComponent(p.id)}/start?return_to=${encodeURIComponent(back)}`,
+        // "Remember this device" as the form's box says at the moment of the click.
+        onclick: (/** @type {MouseEvent} */ e) => {
+          const link = /** @type {HTMLAnchorElement} */ (e.currentTarget);
+          link.href = `${link.href.replace(/&remember=on$/, '')}${remember() ? '&remember=on' : ''}`;
+        },
+      }),
+    ),
+  );
+}
+
+/** ?sso=code: the code step of a sign-in through a provider (its session opens when the code is right). */
+function wireSsoCode() {
+  $('login-panel').hidden = true;
+  $('register-panel').hidden = true;
+  $('sso-code-panel').hidden = false;
+  const form = $('sso-code-form', HTMLFormElement);
+  $('sso-code').focus();
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const button = submitButton(form);
+    button.disabled = true;
+    showText('problem', '');
+    try {
+      const result = await api('POST', '/api/auth/oidc/two-factor', { code: $('sso-code', HTMLInputElement).value.replace(/\s+/g, '') });
+      if (!result.suspended) localStorage.setItem(SIGNED_IN_HINT, '1');
+      location.replace(result.suspended ? '/account/warnings' : result.return_to);
+    } catch (err) {
+      button.disabled = false;
+      const words = {
+        400: 'This sign-in is no longer waiting (it took more than 5 minutes). Start again.',
+        401: FORM_ERRORS.two_factor_failed,
+        429: FORM_ERRORS.rate_limited,
+      };
+      showText('problem', words[err.status] || err.message);
+      $('sso-code', HTMLInputElement).value = '';
+      $('sso-code').focus();
+    }
+  });
+}
+
 async function start() {
   // GET /api/account answers suspended accounts too (GET /api/users/me would be 403), so one
   // request tells signed out, suspended and signed in apart.
@@ -157,7 +273,9 @@ async function start() {
     if (err.status !== 401) showText('problem', err.message);
     else localStorage.removeItem(SIGNED_IN_HINT);
     $('next-note').hidden = !sessionStorage.getItem(NEXT_KEY);
+    if (ssoCode) return wireSsoCode();
     wireForms();
+    wireOtherWays();
     // Where a person starts: the username of the sign-in form (its password when the browser filled the name).
     ($('login-username', HTMLInputElement).value ? $('login-password') : $('login-username')).focus();
     return; // the sign-in forms stay

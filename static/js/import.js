@@ -16,8 +16,11 @@ const STATUS_WORDS = {
   failed: 'failed',
 };
 const BECOMES = {
-  channel: () => 'a channel',
-  thread: (c) => `a channel named “${c.parent ? `${c.parent} › ` : ''}${c.name}”`,
+  // A thread whose parent is not in the export is a channel named after its parent, as before threads.
+  channel: (c) => (c.type.endsWith('Thread') ? `a channel named “${c.parent ? `${c.parent} › ` : ''}${c.name}”` : 'a channel'),
+  forum: () => 'a forum',
+  thread: (c) => `a thread of #${c.parent}`,
+  post: (c) => `a post of the forum #${c.parent}`,
   voice: () => 'a channel for the voice channel’s text',
   nothing: () => 'nothing (not carried)',
 };

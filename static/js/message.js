@@ -5,7 +5,7 @@
 import { el, iconButton, formatTime, formatClock, formatSize } from './ui.js';
 import { icon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
-import { isBlocked } from './store.js';
+import { isBlocked, emit } from './store.js';
 import { displayName, fullName, userAvatar, isDeletedUser } from './names.js';
 
 /** @typedef {import('../../types/client').Message} Message */
@@ -120,6 +120,7 @@ export function buildMessage(m, on) {
     );
   }
   body.append(reactions(m, on));
+  if (m.thread && m.server_id) body.append(threadSummary(m.server_id, m.thread));
   item.append(gutter, body, toolbar(m, on));
   // A right click (a long press on a touch screen is touch.js's, which opens the same menu).
   item.addEventListener('contextmenu', (e) => {
@@ -128,6 +129,23 @@ export function buildMessage(m, on) {
     on.menu(item.querySelector('.more-button'));
   });
   return item;
+}
+
+/**
+ * The thread a message started, as "N replies · last reply …": it opens the thread (threads.js).
+ * @param {string} serverId
+ * @param {NonNullable<Message['thread']>} thread
+ */
+export function threadSummary(serverId, thread) {
+  const replies = thread.message_count === 1 ? '1 reply' : `${thread.message_count} replies`;
+  const last = thread.last_message_at ? ` · last reply ${formatTime(thread.last_message_at)}` : '';
+  return el(
+    'button',
+    { type: 'button', class: 'thread-summary', 'data-thread': thread.id, onclick: () => emit('thread-open', { serverId, threadId: thread.id }) },
+    icon('reply'),
+    el('strong', { class: 'thread-name', text: thread.name }),
+    el('span', { class: 'thread-count', text: ` ${replies}${last}` }),
+  );
 }
 
 /**

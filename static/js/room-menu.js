@@ -7,7 +7,7 @@ import { el, toast, copyText } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openEmojiPicker } from './emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, maySend, displayName } from './store.js';
+import { state, maySend, displayName, emit, findChannel, mayIn } from './store.js';
 import { setPinned } from './pins.js';
 import { findItem, setReply, mayPin, mayReadHistory, showEditHistory } from './room-state.js';
 import { removeMessage } from './room-list.js';
@@ -36,6 +36,12 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
       openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true)),
     ),
     m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
+    // A thread from a message of a text channel (threads.js asks for its name and opens it).
+    r.kind === 'channel' &&
+      !m.thread &&
+      findChannel(r.serverId, r.channelId)?.type === 'text' &&
+      mayIn(r, 'create_public_threads') &&
+      menuItem('Create thread', 'reply', () => emit('thread-create', { r, m })),
     menuItem('Copy link', 'link', () => import('./place-menu.js').then((places) => copyText(places.linkTo(r, m.id)))),
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
     m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r, m)),

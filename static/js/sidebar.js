@@ -8,7 +8,7 @@
 import { $, el, badgeText, presenceDot, initials, avatarClass } from './ui.js';
 import { icon } from './icons.js';
 import { moveAnchor } from './popup.js';
-import { state, on, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer, isMuted } from './store.js';
+import { state, on, emit, findServer, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer, isMuted } from './store.js';
 import { userAvatar } from './names.js';
 import { call, joinVoice, userName, voiceIn } from './voice.js';
 
@@ -20,6 +20,7 @@ let select = () => {};
 export function initSidebar(onSelect) {
   select = onSelect;
   on('nav', render);
+  on('threads', render);
   on('presence', render);
   on('users', render);
   on('members', render); // who may edit channels
@@ -170,6 +171,7 @@ export function render() {
           mutedMark(muted),
           badge(channel.mention_count, `${channel.mention_count} mentions`),
         ),
+        followedThreads(server.id, channel.id),
         manage
           ? el(
               'button',
@@ -286,4 +288,42 @@ function renderRequestBadge() {
   b.hidden = n === 0;
   b.textContent = badgeText(n);
   b.setAttribute('aria-label', `${n} pending friend request${n === 1 ? '' : 's'}`);
+}
+
+/**
+ * The active threads of a channel the user follows, under it, each with its unread mark; a
+ * thread opens in the pane beside its channel (threads.js).
+ * @param {string} serverId
+ * @param {string} channelId
+ */
+function followedThreads(serverId, channelId) {
+  const threads = (findServer(serverId)?.threads || []).filter((x) => x.parent_id === channelId && x.following);
+  if (!threads.length) return null;
+  return el(
+    'ul',
+    { class: 'thread-entries', 'aria-label': 'Followed threads' },
+    threads.map((thread) => {
+      const unread = (thread.unread_count || 0) > 0 && !isMuted(thread.id, serverId);
+      return el(
+        'li',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            class: `nav-item thread-entry${unread ? ' unread' : ''}`,
+            'data-id': thread.id,
+            'aria-label': `Thread ${thread.name}${thread.mention_count ? `, ${thread.mention_count} mentions` : unread ? ', unread' : ''}`,
+            onclick: () => {
+              const cur = state.current;
+              if (cur?.kind !== 'channel' || cur.channelId !== channelId) emit('open', { kind: 'channel', serverId, channelId });
+              emit('thread-open', { serverId, threadId: thread.id });
+            },
+          },
+          el('span', { class: 'nav-label', text: thread.name }),
+          badge(thread.mention_count || 0, `${thread.mention_count} mentions`),
+        ),
+      );
+    }),
+  );
 }

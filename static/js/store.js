@@ -129,6 +129,30 @@ function callEach(fns, detail) {
 export const findServer = (id) => state.servers.find((s) => s.id === id) || null;
 /** @type {(serverId: string, channelId: string) => ChannelWithState | null} */
 export const findChannel = (serverId, channelId) => findServer(serverId)?.channels.find((c) => c.id === channelId) || null;
+/**
+ * An active thread the user sees (ready's threads, kept by the thread events), or null.
+ * @type {(serverId: string, threadId: string) => import('../../types/client').ThreadState | null}
+ */
+export const findThread = (serverId, threadId) => findServer(serverId)?.threads?.find((x) => x.id === threadId) || null;
+
+/**
+ * A thread as it is now: kept among the server's active threads while it is active (with its read
+ * state, when the event brought none), dropped when archived or gone; 'threads' tells the views.
+ * @param {string} serverId
+ * @param {import('../../types/client').Thread} thread
+ * @param {boolean} [gone]
+ */
+function applyThread(serverId, thread, gone = false) {
+  const server = findServer(serverId);
+  if (!server) return;
+  const list = (server.threads ||= []);
+  const at = list.findIndex((x) => x.id === thread.id);
+  if (gone || thread.archived) {
+    if (at >= 0) list.splice(at, 1);
+  } else if (at >= 0) list[at] = { ...list[at], ...thread };
+  else list.push({ following: false, ...thread });
+  emit('threads', { serverId, thread, gone });
+}
 
 /**
  * Whether the user may do `flag` (a channel permission) in the room: always in a conversation.
@@ -155,12 +179,17 @@ export function roomKey(place) {
 }
 
 /**
- * The read-state record (channel or conversation) an event or message belongs to.
+ * The read-state record (channel, followed thread or conversation) an event or message belongs
+ * to. An unfollowed thread has none: it counts nothing.
  * @param {{ server_id?: string, channel_id?: string, conversation_id?: string }} place
  * @returns {ChannelWithState | ConversationWithState | null}
  */
 export function containerOf(place) {
-  if (place.channel_id) return findChannel(place.server_id, place.channel_id);
+  if (place.channel_id) {
+    const thread = findThread(place.server_id, place.channel_id);
+    if (thread) return thread.following ? /** @type {ChannelWithState} */ (/** @type {unknown} */ (thread)) : null;
+    return findChannel(place.server_id, place.channel_id);
+  }
   if (place.conversation_id) return findConversation(place.conversation_id);
   return null;
 }
@@ -261,14 +290,21 @@ export function attentionCount() {
   return n;
 }
 
-/** Unread, for the rail's dot: a channel neither it nor its server muted has unread messages. */
+/** The threads of a server the user follows (their read state counts toward their channel). */
+const followed = (/** @type {ServerEntry} */ server) => (server.threads || []).filter((x) => x.following);
+
+/** Unread, for the rail's dot: a channel (or followed thread) neither it nor its server muted has unread messages. */
 /** @param {ServerEntry} server */
 export function serverUnread(server) {
-  return !isMuted(server.id) && server.channels.some((c) => c.unread_count > 0 && !isMuted(c.id));
+  if (isMuted(server.id)) return false;
+  return (
+    server.channels.some((c) => c.unread_count > 0 && !isMuted(c.id)) ||
+    followed(server).some((x) => (x.unread_count || 0) > 0 && !isMuted(x.id) && !isMuted(x.parent_id))
+  );
 }
 /** @param {ServerEntry} server */
 export function serverMentions(server) {
-  return server.channels.reduce((n, c) => n + c.mention_count, 0);
+  return server.channels.reduce((n, c) => n + c.mention_count, 0) + followed(server).reduce((n, x) => n + (x.mention_count || 0), 0);
 }
 
 // ---- notification settings (docs/api.md "Notifications") ---------------------------------------
@@ -684,6 +720,13 @@ const handlers = {
     emit('nav');
   },
   channel_deleted: (ev) => removeChannel(ev.server_id, ev.channel_id),
+  thread_created: (ev) => applyThread(ev.server_id, ev.thread),
+  thread_updated: (ev) => applyThread(ev.server_id, ev.thread),
+  thread_deleted: (ev) => applyThread(ev.server_id, /** @type {any} */ ({ id: ev.thread_id, parent_id: ev.parent_id }), true),
+  thread_members(ev) {
+    const mine = ev.added.includes(state.me.user_id) ? true : ev.removed.includes(state.me.user_id) ? false : undefined;
+    applyThread(ev.server_id, mine === undefined ? ev.thread : { ...ev.thread, ...{ following: mine } });
+  },
   member_joined: applyMember,
   member_updated: applyMember,
   // Every role of the server, in position order: names, colours and groups of the member list.

@@ -15,6 +15,8 @@ export class Client {
   cookie: string | undefined;
   /** `app_device=...`: the remembered device's secret, when it has one. */
   device: string | undefined;
+  /** `app_oidc=...`: what binds a sign-in through a provider to this browser, sent only to /api/auth/oidc. */
+  oidc: string | undefined;
   userId = '';
   username = '';
 
@@ -23,7 +25,9 @@ export class Client {
   async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res<T>> {
     const init: RequestInit = { method, headers: { ...headers }, redirect: 'manual' };
     const h = init.headers as Record<string, string>;
-    const cookies = [this.cookie, path.startsWith('/api/session') ? this.device : undefined].filter(Boolean);
+    const cookies = [this.cookie, path.startsWith('/api/session') ? this.device : undefined, path.startsWith('/api/auth/oidc') ? this.oidc : undefined].filter(
+      Boolean,
+    );
     if (cookies.length > 0) h.cookie = cookies.join('; ');
     if (body !== undefined) {
       if (typeof body === 'string' || body instanceof FormData || body instanceof URLSearchParams) {
@@ -35,9 +39,10 @@ export class Client {
     }
     const res = await fetch(this.base + path, init);
     for (const setCookie of res.headers.getSetCookie()) {
-      const [, name, value] = /^(app_session|app_device)=([^;]*)/.exec(setCookie) ?? [];
+      const [, name, value] = /^(app_session|app_device|app_oidc)=([^;]*)/.exec(setCookie) ?? [];
       if (name === 'app_session') this.cookie = value ? `app_session=${value}` : undefined;
       if (name === 'app_device') this.device = value ? `app_device=${value}` : undefined;
+      if (name === 'app_oidc') this.oidc = value ? `app_oidc=${value}` : undefined;
     }
     const text = await res.text();
     // Every answer is held against docs/openapi.json: a mismatch fails the test.

@@ -41,13 +41,18 @@ t.test('the cases the issue names', async (t) => {
   t.notOk(has(resolve(EVERYONE_DEFAULT, roles, subject(['mods']), muted), 'send_messages'), 'a member deny beats a role allow');
   // Another member's overwrite does not apply.
   t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('member', 'someone-else', [], ['send_messages'])]), 'send_messages'));
-  // By default nothing changes for members, and @everyone and the voice moderators' flags stay with moderators.
+  // By default nothing changes for members, and @everyone stays with moderators; threads are
+  // everyone's to start and talk in, managing them the moderators' (issue 49); voice is everyone's
+  // to join, speak and show video in, its moderation the moderators' (issue 48).
   t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), [
     'view_channel',
     'send_messages',
     'attach_files',
     'add_reactions',
     'read_history',
+    'create_public_threads',
+    'create_private_threads',
+    'send_messages_in_threads',
     'connect',
     'speak',
     'video',
@@ -123,12 +128,35 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)),
-    ['view_channel', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
-    'a read-only channel: no files, no @everyone',
+    [
+      'view_channel',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
+    ],
+    'a read-only channel: no files, no @everyone (its threads stay open, as in Discord)',
   );
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), [])),
-    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'mention_everyone', 'read_history', 'connect', 'speak', 'video'],
+    [
+      'view_channel',
+      'send_messages',
+      'attach_files',
+      'add_reactions',
+      'mention_everyone',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
+    ],
     'with send_messages they stand',
   );
   t.same(
@@ -150,7 +178,16 @@ t.test('its voice twin: without connect, nothing done in a voice channel (speak,
   const noConnect = [ow('everyone', 'server', [], ['connect'])];
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), noConnect)),
-    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history'],
+    [
+      'view_channel',
+      'send_messages',
+      'attach_files',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+    ],
     'denied connect, a member may neither speak nor use video, though neither was denied',
   );
   t.same(
@@ -173,9 +210,43 @@ t.test('its voice twin: without connect, nothing done in a voice channel (speak,
   t.pass('on every generated world, speak and video come only with connect');
 });
 
-t.test('stored bits: the voice flags take 10 to 15, bits 6 to 9 being the thread flags (issue 49)', async (t) => {
-  const names = ['connect', 'speak', 'video', 'mute_members', 'deafen_members', 'move_members'] as const;
-  names.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
-  t.equal(ALL & 0b1111000000, 0, 'bits 6 to 9 are no flag of this module');
-  t.equal(EVERYONE_DEFAULT, 7215, "everyone's default: schema.sql's and the migration's");
+t.test('stored bits: the thread flags take 6 to 9 (issue 49), the voice flags 10 to 15 (issue 48)', async (t) => {
+  const threads = ['create_public_threads', 'create_private_threads', 'send_messages_in_threads', 'manage_threads'] as const;
+  threads.forEach((name, i) => t.equal(flagsOf([name]), 1 << (6 + i), `${name} is bit ${6 + i}`));
+  const voice = ['connect', 'speak', 'video', 'mute_members', 'deafen_members', 'move_members'] as const;
+  voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
+  t.equal(ALL, 0xffff, 'sixteen flags, bits 0 to 15');
+  t.equal(EVERYONE_DEFAULT, 7663, "everyone's default: schema.sql's (47, the thread flags 64 | 128 | 256, the voice ones 1024 | 2048 | 4096)");
+});
+
+t.test('in a thread (step 8): send_messages is send_messages_in_threads, and no thread is made inside one', async (t) => {
+  const roles = new Map<string, number>();
+  const inThread = (overwrites: Overwrite[], moderator = false) => namesOf(resolve(EVERYONE_DEFAULT, roles, subject([], moderator), overwrites, true));
+  t.same(
+    inThread([]),
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads', 'connect', 'speak', 'video'],
+    'by default',
+  );
+  t.ok(inThread([ow('everyone', 'server', [], ['send_messages'])]).includes('send_messages'), "a read-only channel's threads are written");
+  t.same(
+    inThread([ow('everyone', 'server', [], ['send_messages_in_threads'])]),
+    ['view_channel', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
+    'without send_messages_in_threads: no sending, so no files either (step 7)',
+  );
+  t.same(inThread([ow('everyone', 'server', [], ['view_channel'])]), [], 'the parent hidden: the thread too');
+  t.notOk(inThread([], true).includes('create_public_threads'), 'not even a moderator starts a thread in a thread');
+  t.ok(inThread([], true).includes('manage_threads'), 'a moderator manages it');
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites, true);
+      const parent = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return (
+        !has(got, 'create_public_threads') &&
+        !has(got, 'create_private_threads') &&
+        (w.moderator || has(got, 'send_messages') === (has(parent, 'view_channel') && has(parent, 'send_messages_in_threads'))) &&
+        has(got, 'view_channel') === has(parent, 'view_channel')
+      );
+    }),
+  );
+  t.pass('on every generated world, a thread is seen as its parent is, written as send_messages_in_threads says, and holds no thread');
 });

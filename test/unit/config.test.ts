@@ -152,3 +152,92 @@ t.test('voice: off without JANUS_URL; with it, its Admin API, secret and room ke
     'a ConfigError',
   );
 });
+
+t.test('OIDC_PROVIDERS and OIDC_CONFIG: the providers, their defaults, and every bad value a ConfigError', async (t) => {
+  const entry = { id: 'org', name: 'Our Org', issuer: 'https://id.example/realms/club', client_id: 'chat', client_secret: 's3cret' };
+  t.same(loadConfig({}).oidcProviders, [], 'none by default');
+  t.equal(loadConfig({}).passwordSignup, true, 'password sign-up is open by default');
+  t.same(loadConfig({ OIDC_PROVIDERS: JSON.stringify([entry]) }).oidcProviders, [
+    {
+      id: 'org',
+      name: 'Our Org',
+      issuer: 'https://id.example/realms/club',
+      clientId: 'chat',
+      clientSecret: 's3cret',
+      scopes: ['openid', 'profile', 'email'],
+      usernameClaim: 'preferred_username',
+      groupsClaim: 'groups',
+      allowedDomains: [],
+      adminGroup: null,
+      allowSignup: false,
+    },
+  ]);
+  const full = loadConfig({
+    OIDC_PROVIDERS: JSON.stringify([
+      {
+        ...entry,
+        scopes: ['profile', 'groups'],
+        username_claim: 'nickname',
+        groups_claim: 'roles',
+        allowed_domains: ['club.example'],
+        admin_group: 'admins',
+        allow_signup: true,
+      },
+    ]),
+    PASSWORD_SIGNUP: 'off',
+  });
+  t.match(full.oidcProviders[0], {
+    scopes: ['openid', 'profile', 'groups'],
+    usernameClaim: 'nickname',
+    groupsClaim: 'roles',
+    allowedDomains: ['club.example'],
+    adminGroup: 'admins',
+    allowSignup: true,
+  });
+  t.equal(full.passwordSignup, false);
+  t.equal(
+    loadConfig({ OIDC_PROVIDERS: JSON.stringify([{ ...entry, issuer: 'http://localhost:9000/' }]) }).oidcProviders[0].issuer,
+    'http://localhost:9000/',
+    'http on loopback',
+  );
+
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-config-'));
+  t.teardown(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  const file = path.join(scratch, 'oidc.json');
+  fs.writeFileSync(file, JSON.stringify([entry]));
+  t.equal(loadConfig({ OIDC_CONFIG: file }).oidcProviders[0].clientSecret, 's3cret', 'from a file');
+
+  const bad = (change: Record<string, unknown>) => JSON.stringify([{ ...entry, ...change }]);
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ OIDC_PROVIDERS: '{' }, /OIDC_PROVIDERS is not valid JSON/],
+    [{ OIDC_PROVIDERS: '{}' }, /must be a JSON array of providers/],
+    [{ OIDC_PROVIDERS: '[1]' }, /OIDC_PROVIDERS\[0\] must be an object/],
+    [{ OIDC_PROVIDERS: JSON.stringify([entry, entry]) }, /two providers have the id "org"/],
+    [{ OIDC_PROVIDERS: bad({ id: 'Org' }) }, /\.id must be lower-case letters/],
+    [{ OIDC_PROVIDERS: bad({ name: '' }) }, /\.name must be the name on the sign-in button/],
+    [{ OIDC_PROVIDERS: bad({ name: 'x'.repeat(41) }) }, /\.name/],
+    [{ OIDC_PROVIDERS: bad({ issuer: 'http://id.example' }) }, /\.issuer must be an https URL \(http only on localhost\)/],
+    [{ OIDC_PROVIDERS: bad({ issuer: 'https://id.example/?x=1' }) }, /\.issuer/],
+    [{ OIDC_PROVIDERS: bad({ client_secret: '' }) }, /\.client_secret must be the client secret/],
+    [{ OIDC_PROVIDERS: bad({ client_id: 5 }) }, /\.client_id/],
+    [{ OIDC_PROVIDERS: bad({ scopes: 'openid' }) }, /\.scopes must be an array of scope names/],
+    [{ OIDC_PROVIDERS: bad({ allowed_domains: ['Club.Example'] }) }, /\.allowed_domains must be an array of lower-case domain names/],
+    [{ OIDC_PROVIDERS: bad({ allow_signup: 'yes' }) }, /\.allow_signup must be true or false/],
+    [{ OIDC_PROVIDERS: bad({ admin_group: '' }) }, /\.admin_group must be a group name/],
+    [{ OIDC_PROVIDERS: bad({ allowed_domain: ['x.example'] }) }, /unknown key "allowed_domain"/],
+    [{ OIDC_PROVIDERS: JSON.stringify([entry]), OIDC_CONFIG: file }, /set OIDC_PROVIDERS or OIDC_CONFIG, not both/],
+    [{ OIDC_CONFIG: path.join(scratch, 'missing.json') }, /OIDC_CONFIG \(.*missing\.json\) cannot be read \(ENOENT\)/],
+    [{ PASSWORD_SIGNUP: 'off' }, /PASSWORD_SIGNUP=off needs an OpenID Provider with allow_signup/],
+    [{ PASSWORD_SIGNUP: 'off', OIDC_PROVIDERS: JSON.stringify([entry]) }, /PASSWORD_SIGNUP=off needs/],
+    [{ PASSWORD_SIGNUP: 'maybe' }, /PASSWORD_SIGNUP must be on or off/],
+  ];
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), message, JSON.stringify(env).slice(0, 120));
+    try {
+      loadConfig(env);
+    } catch (err) {
+      t.ok(err instanceof ConfigError, 'a ConfigError');
+      t.notMatch((err as Error).message, /\n/, 'one line');
+    }
+  }
+});

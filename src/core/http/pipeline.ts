@@ -57,6 +57,8 @@ export interface Pipeline {
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** A refused request's body at most this long is read and dropped rather than cut off (below). */
+const DRAINED_BODY_BYTES = 64 * 1024;
 
 /**
  * The request pipeline, one path for every request: cross-site check → route → auth and
@@ -129,9 +131,11 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       const reply = await (route.handler as Handler<User | null>)(ctx);
       await send(res, reply, method === 'HEAD', req.headers['accept-encoding']);
     } catch (err) {
-      // Refused before its body was read (401, 403, 404, 429 on an upload): close rather than
-      // let Node drain up to 126 MiB of multipart just to keep the connection alive.
-      if (!req.complete) res.setHeader('Connection', 'close');
+      // Refused before its body was read (401, 403, 404, 429 on an upload): a large or unsized
+      // body closes the connection rather than let Node drain up to 126 MiB of multipart just to
+      // keep it alive; a small one is read and dropped (Node does so after the answer), so a
+      // client still sending it gets the answer instead of a broken pipe.
+      if (!req.complete && !(Number(req.headers['content-length']) <= DRAINED_BODY_BYTES)) res.setHeader('Connection', 'close');
       if (err instanceof HttpError && err.status < 500 && err.status !== 403 && isFormPost(req, route)) {
         // Browser forms land back on the page, never on a plain-text page. The URL names the
         // error by a code and the page words it: text from a URL is never shown as ours.

@@ -26,7 +26,7 @@ export interface DeletionParts {
  * (the `profiles` view); everything that identifies or reaches the person goes: name (renamed
  * `deleted-<id>`, so the username is free), email, password, profile, two-factor secrets,
  * memberships, friendships and requests, blocks, group chats (DMs stay, read-only, for the
- * other side), read markers, tokens. Uploads stay with their messages.
+ * other side), read markers, tokens, identities at providers and passkeys. Uploads stay with their messages.
  */
 export function createAccountDeletion({ db, accountRows, directory, members, hub, sessions, removeFiles }: DeletionParts) {
   const ownedServers = db.prepare<[string], { name: string }>('SELECT name FROM servers WHERE owner_id = ? ORDER BY name');
@@ -50,6 +50,8 @@ export function createAccountDeletion({ db, accountRows, directory, members, hub
     'DELETE FROM devices WHERE user_id = :id',
     'DELETE FROM device_retired_secrets WHERE user_id = :id',
     'DELETE FROM email_tokens WHERE user_id = :id',
+    'DELETE FROM identities WHERE user_id = :id',
+    'DELETE FROM passkeys WHERE user_id = :id',
   ].map((sql) => db.prepare(sql));
 
   /** 409 naming the servers the user owns: each must be transferred or deleted first. */

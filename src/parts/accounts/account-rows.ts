@@ -9,6 +9,11 @@ import type { DB } from '../../core/db';
 export type NewAccount =
   /** Someone who registered: signs in with a password. */
   | { kind: 'person'; username: string; passwordHash: string; isAdmin: boolean }
+  /**
+   * Someone whose first sign-in through an OpenID Provider made the account (docs/sso.md): no
+   * password; the username was made from a claim, and its owner may change it once.
+   */
+  | { kind: 'sso'; username: string; displayName: string | null; isAdmin: boolean }
   /** A bot (users.bot = 1): signs in with its token only; its owner manages it. */
   | { kind: 'bot'; username: string; ownerId: string; tokenHash: string }
   /** The author of a webhook's messages (users.bot = 2): never signs in, shown by the webhook's name. */
@@ -38,6 +43,11 @@ export interface AccountRows {
   avatarStored(userId: string): number;
   /** The avatar is gone: false when there was none. */
   avatarRemoved(userId: string): boolean;
+  /**
+   * The one change of a username that came from a provider's claim (kind 'sso'): false when the
+   * account chose its name already. A name taken in any letter case is SQLITE_CONSTRAINT_UNIQUE.
+   */
+  renameOnce(userId: string, username: string): boolean;
   /** A placeholder made nameless (a claimer hid their history): a new name, a display name, no avatar. */
   anonymize(userId: string, username: string, displayName: string): void;
   /**
@@ -48,13 +58,17 @@ export interface AccountRows {
 }
 
 /** No password hash: nothing verifies against it, so an account made with it cannot sign in with a password. */
-const NO_PASSWORD = '!';
+export const NO_PASSWORD = '!';
+
+/** Whether a stored password hash is one a password can match (not none, not an erased account's). */
+export const isPasswordHash = (hash: string | null | undefined): boolean => typeof hash === 'string' && hash !== NO_PASSWORD && hash !== '';
 
 export function createAccountRows({ db, clock }: { db: DB; clock: Clock }): AccountRows {
   const insert = db.prepare(
-    `INSERT INTO users (id, username, password_hash, is_admin, created_at, display_name, presence, imported, bot, bot_owner_id, bot_token_hash)
-     VALUES (@id, @username, @password_hash, @is_admin, @created_at, @display_name, @presence, @imported, @bot, @bot_owner_id, @bot_token_hash)`,
+    `INSERT INTO users (id, username, password_hash, is_admin, created_at, display_name, presence, imported, bot, bot_owner_id, bot_token_hash, username_chosen)
+     VALUES (@id, @username, @password_hash, @is_admin, @created_at, @display_name, @presence, @imported, @bot, @bot_owner_id, @bot_token_hash, @username_chosen)`,
   );
+  const renameOnce = db.prepare('UPDATE users SET username = ?, username_chosen = 1 WHERE id = ? AND username_chosen = 0 AND deleted_at IS NULL');
   const setDisplayName = db.prepare('UPDATE users SET display_name = ? WHERE id = ?');
   const bumpAvatar = db.prepare<[string], { avatar_version: number }>(
     'UPDATE users SET avatar_version = avatar_version + 1 WHERE id = ? RETURNING avatar_version',
@@ -79,10 +93,13 @@ export function createAccountRows({ db, clock }: { db: DB; clock: Clock }): Acco
       bot: 0,
       bot_owner_id: null,
       bot_token_hash: null,
+      username_chosen: 1,
     };
     switch (account.kind) {
       case 'person':
         return { ...none, password_hash: account.passwordHash, is_admin: account.isAdmin ? 1 : 0 };
+      case 'sso':
+        return { ...none, is_admin: account.isAdmin ? 1 : 0, display_name: account.displayName, username_chosen: 0 };
       case 'bot':
         return { ...none, bot: 1, bot_owner_id: account.ownerId, bot_token_hash: account.tokenHash };
       case 'webhook':
@@ -102,6 +119,7 @@ export function createAccountRows({ db, clock }: { db: DB; clock: Clock }): Acco
     setDisplayName(userId, displayName) {
       setDisplayName.run(displayName, userId);
     },
+    renameOnce: (userId, username) => renameOnce.run(username, userId).changes === 1,
     avatarStored: (userId) => bumpAvatar.get(userId)!.avatar_version,
     avatarRemoved: (userId) => clearAvatar.run(userId).changes === 1,
     anonymize(userId, username, displayName) {

@@ -1,10 +1,11 @@
-import type { IncomingMessage } from 'node:http';
-import { isBotRequest, readCookie } from '../../core/http/client';
-import { HttpError } from '../../core/http/errors';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Config } from '../../core/config';
+import { isBotRequest, readCookie, remoteAddress } from '../../core/http/client';
+import { HttpError, badRequest } from '../../core/http/errors';
 import { assertBotMayUse } from '../../rules/bots';
 import { SUSPENDED, SUSPENDED_REASON } from '../../rules/standing';
 import { SESSION_ABSOLUTE_MS, type SessionStore } from './sessions';
-import type { AuthLevel, Session, User } from '../../core/types';
+import type { AuthLevel, Ctx, Session, SignInMethod, User } from '../../core/types';
 import { DEVICE_IDLE_MS, type DeviceStore } from './devices';
 import type { UserStore } from './users';
 
@@ -39,6 +40,38 @@ export function rememberDevice(session: Session, devices: Pick<DeviceStore, 'iss
   const { device, secret } = devices.issue(session.userId, { userAgent: session.userAgent, address: session.address });
   session.deviceId = device.id;
   return deviceCookie(baseUrl, secret);
+}
+
+/** Adds cookies to those the answer already sets. */
+export function addCookies(res: ServerResponse, cookies: string[]): void {
+  const set = res.getHeader('Set-Cookie');
+  res.setHeader('Set-Cookie', [...(Array.isArray(set) ? set : typeof set === 'string' ? [set] : []), ...cookies]);
+}
+
+/**
+ * Signing in, whatever proved who it is (a password and code, a passkey, an OpenID Provider): a
+ * new session and its cookie (spec section 5), and with "remember this device" a remembered
+ * device. The one way a session is opened, so every way in gives the same.
+ */
+export function openSession(
+  parts: { sessions: SessionStore; devices: Pick<DeviceStore, 'issue'>; config: Pick<Config, 'baseUrl' | 'trustProxy'> },
+  ctx: Pick<Ctx<User | null>, 'req' | 'res'>,
+  userId: string,
+  how: { method: Exclude<SignInMethod, 'device'>; remember: boolean },
+): Session {
+  const { sessions, devices, config } = parts;
+  const session = sessions.create(userId, { userAgent: ctx.req.headers['user-agent'], address: remoteAddress(ctx.req, config.trustProxy), method: how.method });
+  const cookies = [sessionCookie(config.baseUrl, session.token)];
+  if (how.remember) cookies.push(rememberDevice(session, devices, config.baseUrl));
+  addCookies(ctx.res, cookies);
+  return session;
+}
+
+/** "Remember this device": JSON true or false, a form checkbox ("on"); absent is false. */
+export function readRemember(value: unknown): boolean {
+  if (value === undefined || value === false || value === '' || value === 'off' || value === 'false' || value === '0') return false;
+  if (value === true || value === 'on' || value === 'true' || value === '1') return true;
+  throw badRequest('remember must be true or false');
 }
 
 /** The scheme of a bot's token: `Authorization: Bot <token>` (as Discord's). */

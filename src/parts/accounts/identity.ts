@@ -1,9 +1,18 @@
+import { type Clock, MINUTE } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { badRequest, forbidden } from '../../core/http/errors';
 import { verifyPassword } from '../../core/passwords';
 import type { Ctx } from '../../core/types';
 import { type Limits, createLoginGuard } from '../../rules/limits';
+import { isPasswordHash } from './account-rows';
 import type { TwoFactor } from './two-factor';
+
+/**
+ * An account without a password (made through an OpenID Provider) proves itself by a recent
+ * sign-in instead: a session opened this long ago at most, by a passkey or a provider (never by
+ * a remembered device, which proves nothing new). docs/security.md says what this trades.
+ */
+export const FRESH_SIGN_IN_MS = 10 * MINUTE;
 
 /**
  * The account holder proving again that the account is theirs before a change that could lock
@@ -11,6 +20,8 @@ import type { TwoFactor } from './two-factor';
  * another, two-factor sign-in set up, turned on or off, new recovery codes, the account deleted.
  * A session cookie alone (a stolen one) is not enough for any of them. Each failure is a failed
  * login, counted against the account and the address (403 here: the caller is signed in).
+ * An account that has no password proves it with a fresh sign-in (FRESH_SIGN_IN_MS): the
+ * password field is then ignored.
  */
 export interface IdentityCheck {
   /** The current password from `body[key]`: 400 when missing (not a string), 403 when wrong (an empty one too). */
@@ -19,7 +30,7 @@ export interface IdentityCheck {
   passwordAndCode(ctx: Ctx, passwordKey: string): Promise<void>;
 }
 
-export function createIdentityCheck({ db, limits, twoFactor }: { db: DB; limits: Limits; twoFactor: TwoFactor }): IdentityCheck {
+export function createIdentityCheck({ db, clock, limits, twoFactor }: { db: DB; clock: Clock; limits: Limits; twoFactor: TwoFactor }): IdentityCheck {
   const passwordHashOf = db.prepare<[string], string>('SELECT password_hash FROM users WHERE id = ?').pluck();
   const loginGuard = createLoginGuard(limits);
 
@@ -31,9 +42,21 @@ export function createIdentityCheck({ db, limits, twoFactor }: { db: DB; limits:
 
   /** The attempt is left open: the caller settles it. */
   const checkPassword = async (ctx: Ctx, key: string) => {
+    const hash = passwordHashOf.get(ctx.user.id);
+    if (!isPasswordHash(hash)) {
+      const { method, createdAt } = ctx.session;
+      if (method === undefined || method === 'device' || clock.now() - createdAt > FRESH_SIGN_IN_MS) {
+        throw forbidden(
+          `this account has no password: sign in again (with a passkey or your provider) and make this change within ${FRESH_SIGN_IN_MS / MINUTE} minutes`,
+          'sign_in_again',
+        );
+      }
+      // A code that may follow is still a guess to count.
+      return loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
+    }
     const password = readPassword(ctx, key);
     const attempt = loginGuard.begin(ctx.user.username.toLowerCase(), ctx.client);
-    const { ok } = await verifyPassword(passwordHashOf.get(ctx.user.id), password);
+    const { ok } = await verifyPassword(hash, password);
     if (!ok) throw forbidden(key === 'password' ? 'password is wrong' : 'current password is wrong');
     return attempt;
   };

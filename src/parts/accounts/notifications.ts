@@ -92,10 +92,11 @@ export const mutedAt = (setting: Pick<NotificationSetting, 'muted_until'> | unde
   setting?.muted_until != null && Date.parse(setting.muted_until) > now;
 
 /**
- * How much a message in a room notifies, by the room's own setting over its server's (a channel's
- * server; none for a conversation): `nothing` while either is muted; `all` when neither says.
+ * How much a message in a room notifies, by the room's own setting over its parent's (a thread's
+ * channel) over its server's (a channel's server; none for a conversation): `nothing` while any
+ * of them is muted; `all` when none says.
  */
-export function levelAt(own: NotificationSetting | undefined, server: NotificationSetting | undefined, now: number): Level {
-  if (mutedAt(own, now) || mutedAt(server, now)) return 'nothing';
-  return own?.level ?? server?.level ?? 'all';
+export function levelAt(own: NotificationSetting | undefined, server: NotificationSetting | undefined, now: number, parent?: NotificationSetting): Level {
+  if (mutedAt(own, now) || mutedAt(parent, now) || mutedAt(server, now)) return 'nothing';
+  return own?.level ?? parent?.level ?? server?.level ?? 'all';
 }

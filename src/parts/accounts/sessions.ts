@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { type Clock, DAY } from '../../core/clock';
-import type { Session } from '../../core/types';
+import type { Session, SignInMethod } from '../../core/types';
 
 /** Sessions live only in memory: they all end when the process stops (spec section 5.2). */
 export const SESSION_IDLE_MS = 7 * DAY;
@@ -22,7 +22,7 @@ export class SessionStore {
    * Always a fresh 256-bit token: a token offered by the client is never adopted. The id is a
    * separate random UUID, the handle a user sees in their session list.
    */
-  create(userId: string, seen: { userAgent?: string; address?: string; deviceId?: string } = {}): Session {
+  create(userId: string, seen: { userAgent?: string; address?: string; deviceId?: string; method?: SignInMethod } = {}): Session {
     const now = this.clock.now();
     const session: Session = {
       token: crypto.randomBytes(32).toString('base64url'),
@@ -33,6 +33,7 @@ export class SessionStore {
       userAgent: (seen.userAgent ?? '').slice(0, MAX_USER_AGENT_CHARS),
       address: seen.address ?? '',
       ...(seen.deviceId ? { deviceId: seen.deviceId } : {}),
+      ...(seen.method ? { method: seen.method } : {}),
     };
     this.byToken.set(session.token, session);
     const tokens = this.byUser.get(userId) ?? new Set<string>();

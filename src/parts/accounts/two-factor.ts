@@ -27,6 +27,11 @@ export interface TwoFactor {
    * code, which is used up.
    */
   check(userId: string, code: string): boolean;
+  /**
+   * An unused recovery code only (used up): how an account without a password (its passkeys
+   * lost) still signs in (docs/security.md "Passkeys"). A code from the app is not enough alone.
+   */
+  useRecoveryCode(userId: string, code: string): boolean;
   /** Off, without a code: the administrator's `cli.js 2fa reset`. */
   reset(userId: string): void;
 }
@@ -116,6 +121,11 @@ export function createTwoFactor({ db, clock, box, log }: { db: DB; clock: Clock;
       const secret = openSecret(userId, sealed);
       const step = secret ? stepOf(secret, code) : null;
       if (step !== null) return useStep.run(step, userId, step).changes === 1;
+      return useRecovery.run(userId, hashCode(code)).changes === 1;
+    },
+
+    useRecoveryCode(userId, code) {
+      if (typeof code !== 'string' || code.length > 64 || !stateOf.get(userId)?.totp_secret) return false;
       return useRecovery.run(userId, hashCode(code)).changes === 1;
     },
 

@@ -14,6 +14,8 @@ export type AuditAction =
   | 'channel_create'
   | 'channel_update'
   | 'channel_delete'
+  | 'thread_update'
+  | 'thread_delete'
   | 'category_create'
   | 'category_update'
   | 'category_delete'

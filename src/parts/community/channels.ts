@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import type { ChannelType } from '../../core/records';
+import type { ChannelType, ForumSort, ForumTag } from '../../core/records';
 import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
 
 /** A channel to make: its name, and what else it starts with. */
@@ -19,6 +19,15 @@ export interface NewChannel {
   userLimit?: number;
   /** A voice channel's audio bitrate, bits per second (DEFAULT_VOICE_BITRATE by default). */
   bitrate?: number;
+  /** A forum's settings (none, null and 'latest_activity' by default). */
+  forum?: ForumSettings;
+}
+
+/** What is a forum's own (on its channels row: docs/api.md "Threads and forums"). */
+export interface ForumSettings {
+  availableTags: ForumTag[];
+  defaultReaction: string | null;
+  defaultSort: ForumSort;
 }
 
 /** What a channel's settings route changes of it, all at once. */
@@ -27,6 +36,8 @@ export interface ChannelChange {
   topic: string;
   slowmodeSeconds: number;
   categoryId: string | null;
+  /** A forum's, when they change. */
+  forum?: ForumSettings;
   /** A voice channel's (ignored for others). */
   userLimit?: number;
   bitrate?: number;
@@ -43,10 +54,12 @@ export interface ChannelChange {
  * caller's transaction, which also writes the audit log and decides what the change announces.
  */
 export interface ChannelStore {
-  /** A new channel at the end of the server's list; its id. */
+  /** A new channel at the end of the server's list (a thread: in no list); its id. */
   add(serverId: string, channel: NewChannel): string;
-  /** Its name, topic, slow mode and category. */
+  /** Its name, topic, slow mode and category (and a forum's settings). */
   update(channelId: string, change: ChannelChange): void;
+  /** A new name alone (a thread's). */
+  rename(channelId: string, name: string): void;
   /** Positions 0..n-1 in this order (a server's channels, all of them). */
   setOrder(channelIds: readonly string[]): void;
   /** The channel goes, and with it (schema.sql's cascades) its messages, overwrites and webhooks. */
@@ -60,26 +73,50 @@ export interface ChannelStore {
 }
 
 export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): ChannelStore {
+  // A listed channel goes last among the listed ones; a thread (in no list) at 0.
   const insert = db.prepare(
-    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id, user_limit, bitrate)
-     VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ?), ?, ?, ?, ?, ?)`,
+    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id, available_tags, default_reaction, default_sort, user_limit, bitrate)
+     VALUES (?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ? AND parent_id IS NULL) ELSE 0 END,
+             ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
-  // Only a voice channel has the two: a text channel's stay NULL.
+  const updateForum = db.prepare('UPDATE channels SET available_tags = ?, default_reaction = ?, default_sort = ? WHERE id = ?');
+  // Only a voice channel has the two: another kind's stay NULL.
   const updateVoice = db.prepare("UPDATE channels SET user_limit = ?, bitrate = ? WHERE id = ? AND type = 'voice'");
+  const renameRow = db.prepare('UPDATE channels SET name = ? WHERE id = ?');
   const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const letGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
   return {
-    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null, userLimit = 0, bitrate = DEFAULT_VOICE_BITRATE }) {
+    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null, forum, userLimit = 0, bitrate = DEFAULT_VOICE_BITRATE }) {
       const id = crypto.randomUUID();
       const voice = type === 'voice';
-      insert.run(id, serverId, type, parentId, name, serverId, iso(clock.now()), topic, categoryId, voice ? userLimit : null, voice ? bitrate : null);
+      insert.run(
+        id,
+        serverId,
+        type,
+        parentId,
+        name,
+        parentId,
+        serverId,
+        iso(clock.now()),
+        topic,
+        categoryId,
+        JSON.stringify(forum?.availableTags ?? []),
+        forum?.defaultReaction ?? null,
+        forum?.defaultSort ?? 'latest_activity',
+        voice ? userLimit : null,
+        voice ? bitrate : null,
+      );
       return id;
     },
-    update(channelId, { name, topic, slowmodeSeconds, categoryId, userLimit, bitrate }) {
+    update(channelId, { name, topic, slowmodeSeconds, categoryId, forum, userLimit, bitrate }) {
       updateRow.run(name, topic, slowmodeSeconds, categoryId, channelId);
+      if (forum) updateForum.run(JSON.stringify(forum.availableTags), forum.defaultReaction, forum.defaultSort, channelId);
       if (userLimit !== undefined && bitrate !== undefined) updateVoice.run(userLimit, bitrate, channelId);
+    },
+    rename(channelId, name) {
+      renameRow.run(name, channelId);
     },
     setOrder(channelIds) {
       channelIds.forEach((id, index) => setPosition.run(index, id));

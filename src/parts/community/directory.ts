@@ -2,7 +2,16 @@ import { type DB, generationWatch } from '../../core/db';
 import { type UserRef, userRef } from '../../core/types';
 import { namesOf } from '../../rules/channel-permissions';
 import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
-import { type CategoryRecord, type ChannelRecord, type ConversationRecord, type FriendRecord, type ServerRecord, friendRecord } from '../../core/records';
+import {
+  type CategoryRecord,
+  type ChannelRecord,
+  type ConversationRecord,
+  type ForumSort,
+  type ForumTag,
+  type FriendRecord,
+  type ServerRecord,
+  friendRecord,
+} from '../../core/records';
 
 /**
  * The read side of servers, channels, conversations and friends: the records the API lists and
@@ -12,8 +21,9 @@ export interface Directory {
   server(id: string): ServerRecord | undefined;
   /** The servers a user belongs to, in the order joined. */
   serversOf(userId: string): ServerRecord[];
+  /** Any channel (a thread too, as a channel record: src/parts/community/threads.ts has its own). */
   channel(id: string): ChannelRecord | undefined;
-  /** A server's channels in position order (shared: kept in memory until a channel changes). */
+  /** A server's listed channels (no thread) in position order (shared: kept in memory until a channel changes). */
   channelsOf(serverId: string): readonly ChannelRecord[];
   /** The channel lists of many servers, their generation checked once (`ready`). */
   channelsOfMany(serverIds: readonly string[]): Map<string, readonly ChannelRecord[]>;
@@ -50,24 +60,36 @@ interface ConversationMemberRow extends Omit<UserRef, 'bot'> {
 
 type ServerRow = Omit<ServerRecord, 'permissions'> & { everyone_permissions: number };
 const serverRecord = ({ everyone_permissions, ...row }: ServerRow): ServerRecord => ({ ...row, permissions: namesOf(everyone_permissions) });
-type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'user_limit' | 'bitrate'> & {
+type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'available_tags' | 'default_reaction' | 'default_sort' | 'user_limit' | 'bitrate'> & {
   permissions_synced: number;
+  available_tags: string;
+  default_reaction: string | null;
+  default_sort: ForumSort;
   user_limit: number | null;
   bitrate: number | null;
 };
-/** A voice channel carries its user_limit and bitrate; other channels have none. */
-const channelRecord = ({ user_limit, bitrate, ...row }: ChannelRow): ChannelRecord => ({
-  ...row,
-  permissions_synced: row.permissions_synced === 1,
-  ...(row.type === 'voice' ? { user_limit: user_limit ?? 0, bitrate: bitrate ?? DEFAULT_VOICE_BITRATE } : {}),
-});
+/** A channel's record: a forum's carries its settings, a voice channel its user_limit and bitrate, any other channel none of them. */
+export const channelRecord = ({
+  permissions_synced,
+  available_tags,
+  default_reaction,
+  default_sort,
+  user_limit,
+  bitrate,
+  ...row
+}: ChannelRow): ChannelRecord =>
+  row.type === 'forum'
+    ? { ...row, permissions_synced: permissions_synced === 1, available_tags: JSON.parse(available_tags) as ForumTag[], default_reaction, default_sort }
+    : row.type === 'voice'
+      ? { ...row, permissions_synced: permissions_synced === 1, user_limit: user_limit ?? 0, bitrate: bitrate ?? DEFAULT_VOICE_BITRATE }
+      : { ...row, permissions_synced: permissions_synced === 1 };
 
 /** Servers whose channel lists are kept in memory at most (all are dropped past it). */
 const CHANNEL_LISTS = 4096;
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions';
 const CHANNEL_COLUMNS =
-  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.user_limit, c.bitrate';
+  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.available_tags, c.default_reaction, c.default_sort, c.user_limit, c.bitrate';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;
@@ -81,7 +103,10 @@ export function createDirectory(db: DB): Directory {
   const categoriesOfServer = db.prepare<[string], CategoryRecord>(
     'SELECT id, server_id, name, position, created_at FROM categories WHERE server_id = ? ORDER BY position',
   );
-  const channelsOfServer = db.prepare<[string], ChannelRow>(`SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? ORDER BY c.position`);
+  // A server's list: its threads are not in it (their parent's threads are listed apart).
+  const channelsOfServer = db.prepare<[string], ChannelRow>(
+    `SELECT ${CHANNEL_COLUMNS} FROM channels c WHERE c.server_id = ? AND c.parent_id IS NULL ORDER BY c.position`,
+  );
   // Kept while the channels generation stays (schema.sql: channels and categories move it), so
   // a list kept is the committed one; at most CHANNEL_LISTS servers' lists of each.
   const channelsChanged = generationWatch(db, 'channels');

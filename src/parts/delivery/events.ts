@@ -15,6 +15,8 @@ import type {
   ServerRecord,
   Shown,
   Status,
+  ThreadRecord,
+  ThreadState,
   VoiceStateRecord,
 } from '../../core/records';
 
@@ -32,8 +34,17 @@ const record = <T>(name: string) => Type.Unsafe<T>({ $ref: `#/components/schemas
 const uuid = Type.String({ format: 'uuid' });
 const count = Type.Integer({ minimum: 0 });
 
-/** A server as the sidebar shows it: its record, unread and mention counts, and its channels with their read state. */
-export type ServerEntry = ServerRecord & { unread: boolean; mention_count: number; channels: ChannelState[]; categories: CategoryRecord[] };
+/**
+ * A server as the sidebar shows it: its record, unread and mention counts, its channels with their
+ * read state, and the active threads of those channels (with the read state of those the user follows).
+ */
+export type ServerEntry = ServerRecord & {
+  unread: boolean;
+  mention_count: number;
+  channels: ChannelState[];
+  categories: CategoryRecord[];
+  threads: ThreadState[];
+};
 /** A conversation with the caller's read state. */
 export type ConversationEntry = ConversationRecord & ContainerState;
 /** A friend request, from one user to another. */
@@ -66,6 +77,8 @@ const MEMBERS_OF_ROOM = "members of the channel's server who see it (view_channe
 const READERS = `${MEMBERS_OF_ROOM}, who may read the message (without read_history, not one sent before they joined)`;
 const SERVER_MEMBERS = "the server's members";
 const CHANNEL_VIEWERS = "the server's members who see the channel (view_channel)";
+const THREAD_VIEWERS =
+  "the server's members who see the thread: who see its parent (view_channel), and of a private thread only its members and manage_threads";
 
 /** The user stream (`GET /api/ws`): `ready` first, then these, each `{"event": ...}`. */
 export const STREAM_EVENTS = {
@@ -182,6 +195,39 @@ export const STREAM_EVENTS = {
       channel_id: uuid,
       permissions: Type.Array(Type.Unsafe<Flag>({ type: 'string', enum: [...FLAGS] })),
       private: Type.Boolean(),
+    },
+  ),
+  thread_created: event(
+    'thread_created',
+    THREAD_VIEWERS,
+    'a new thread (a forum post too); its starter message, if any, now shows it (thread on the message record)',
+    { server_id: uuid, thread_id: uuid, thread: record<ThreadRecord>('Thread') },
+  ),
+  thread_updated: event(
+    'thread_updated',
+    THREAD_VIEWERS,
+    'a thread renamed, archived (by hand, by itself after auto_archive_minutes, or unarchived by a message), locked or tagged',
+    {
+      server_id: uuid,
+      thread_id: uuid,
+      thread: record<ThreadRecord>('Thread'),
+    },
+  ),
+  thread_deleted: event('thread_deleted', THREAD_VIEWERS, 'a thread deleted (its room sockets close with 4003)', {
+    server_id: uuid,
+    thread_id: uuid,
+    parent_id: uuid,
+  }),
+  thread_members: event(
+    'thread_members',
+    "the thread's members, and who just left it",
+    'who joined (posted, was mentioned, followed, was added) or left a thread: the user ids, and the thread as it is now (member_count)',
+    {
+      server_id: uuid,
+      thread_id: uuid,
+      thread: record<ThreadRecord>('Thread'),
+      added: Type.Array(uuid),
+      removed: Type.Array(uuid),
     },
   ),
   member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),

@@ -78,12 +78,21 @@ interface ExportedUser {
 
 interface ChannelRow {
   id: string;
+  type: string;
   name: string;
   topic: string;
   created_at: string;
   category_id: string | null;
   category: string | null;
   category_created_at: string | null;
+  /** A thread's: its parent channel, whether private, and the message it started from. */
+  parent_id: string | null;
+  parent: string | null;
+  parent_created_at: string | null;
+  private: number | null;
+  starter_id: string | null;
+  starter_created_at: string | null;
+  starter_discord_id: string | null;
 }
 
 interface MessageRow {
@@ -312,14 +321,23 @@ export async function writeServerExport(
   zip.outputStream.once('close', left);
   try {
     for (const row of q.channels.all(serverId)) {
+      // As Discord (and so DiscordChatExporter) writes a thread: its id is the id of the message it
+      // started from, its "category" its parent channel; a forum post's first message is its starter.
+      const starter = row.starter_id ? messageSnowflake({ id: row.starter_id, created_at: row.starter_created_at!, discord_id: row.starter_discord_id }) : null;
+      if (starter && !ids.has(row.id)) ids.set(row.id, starter);
       const channel = { id: row.id, snowflake: snowflake(row.id, row.created_at) };
+      const thread = row.parent_id !== null;
       const head = {
         guild,
         channel: {
           id: channel.snowflake,
-          type: 'GuildTextChat',
-          categoryId: row.category_id ? snowflake(row.category_id, row.category_created_at!) : null,
-          category: row.category,
+          type: thread ? (row.private ? 'GuildPrivateThread' : 'GuildPublicThread') : row.type === 'forum' ? 'GuildForum' : 'GuildTextChat',
+          categoryId: thread
+            ? snowflake(row.parent_id!, row.parent_created_at!)
+            : row.category_id
+              ? snowflake(row.category_id, row.category_created_at!)
+              : null,
+          category: thread ? row.parent : row.category,
           name: row.name,
           topic: row.topic || null,
         },
@@ -377,10 +395,17 @@ function statements(db: DB) {
     roles: db.prepare<[string], { id: string; name: string; color: number | null; created_at: string }>(
       'SELECT id, name, color, created_at FROM roles WHERE server_id = ? ORDER BY position, created_at',
     ),
+    // The listed channels in their order, then the threads (each after its parent, as an import wants them).
     channels: db.prepare<[string], ChannelRow>(
-      `SELECT c.id, c.name, c.topic, c.created_at, k.id AS category_id, k.name AS category, k.created_at AS category_created_at
+      `SELECT c.id, c.type, c.name, c.topic, c.created_at, k.id AS category_id, k.name AS category, k.created_at AS category_created_at,
+              c.parent_id, p.name AS parent, p.created_at AS parent_created_at, t.private,
+              s.id AS starter_id, s.created_at AS starter_created_at, si.discord_id AS starter_discord_id
          FROM channels c LEFT JOIN categories k ON k.id = c.category_id
-        WHERE c.server_id = ? ORDER BY c.position, c.created_at`,
+         LEFT JOIN channels p ON p.id = c.parent_id
+         LEFT JOIN threads t ON t.channel_id = c.id
+         LEFT JOIN messages s ON s.id = t.starter_message_id
+         LEFT JOIN imported_messages si ON si.seq = s.seq
+        WHERE c.server_id = ? ORDER BY c.parent_id IS NOT NULL, c.position, c.created_at`,
     ),
     messagesAfter: db.prepare<[string, number, number], MessageRow>(
       `SELECT m.seq, m.id, m.author_id, m.content, m.reply_to, m.created_at, m.edited_at, m.mentions, m.mention_roles, m.pinned_at, i.discord_id

@@ -106,10 +106,10 @@ export const CHANNEL_FILE = Type.Object({
 export type ChannelFile = Static<typeof CHANNEL_FILE>;
 
 /** The channel types the importer brings across, and what each becomes. */
-export const CHANNEL_KINDS: Record<string, 'text' | 'thread' | 'voice' | 'category'> = {
+export const CHANNEL_KINDS: Record<string, 'text' | 'forum' | 'thread' | 'voice' | 'category'> = {
   GuildTextChat: 'text',
   GuildNews: 'text',
-  GuildForum: 'text',
+  GuildForum: 'forum',
   GuildPublicThread: 'thread',
   GuildPrivateThread: 'thread',
   GuildNewsThread: 'thread',

@@ -11,6 +11,7 @@ import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../r
 import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
 import { createChannelStore } from '../community/channels';
+import { createThreadStore } from '../community/threads';
 import { timeOrderedUuid } from '../messages/message-store';
 import { createMessageWrites } from '../messages/message-writes';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
@@ -119,6 +120,8 @@ export function recordImport(
   );
 }
 
+/** When an imported thread is made: long ago, so that its own messages say how recent it is. */
+const LONG_AGO = '2015-01-01T00:00:00.000Z';
 const totalOf = (plan: ImportPlan) => plan.channels.filter((c) => c.becomes !== 'nothing').reduce((n, c) => n + c.messages, 0);
 
 /** Whether a process of this machine is alive (the database is on this machine's disk). */
@@ -230,6 +233,7 @@ export async function importDiscord(
   // The rows of users and channels, written by their owners on this connection.
   const accounts = createAccountRows({ db, clock });
   const channels = createChannelStore({ db, clock });
+  const threads = createThreadStore({ db, clock });
   const now = () => iso(clock.now());
   const guildId = scan.plan.guild.id;
   const uploads = path.join(dataDir, 'uploads');
@@ -276,6 +280,8 @@ export async function importDiscord(
   const kept = scan.channels.filter((e) => CHANNEL_KINDS[e.channel.type] && CHANNEL_KINDS[e.channel.type] !== 'category');
   // A thread's parent first: it is named after it and goes under its category.
   const ordered = [...kept.filter((e) => CHANNEL_KINDS[e.channel.type] !== 'thread'), ...kept.filter((e) => CHANNEL_KINDS[e.channel.type] === 'thread')];
+  // What the dry run said each becomes: a thread or a post under its parent when the export holds it.
+  const becomes = new Map(scan.plan.channels.map((c) => [c.id, c.becomes]));
   db.transaction(() => {
     if (!existing) {
       w.insertServer.run(serverId, (options.serverName ?? scan.plan.guild.name).slice(0, MAX_NAME_CHARS) || 'Imported server', options.ownerId, now());
@@ -315,7 +321,15 @@ export async function importDiscord(
       const { channel } = entry;
       const thread = CHANNEL_KINDS[channel.type] === 'thread';
       const parent = thread && channel.categoryId ? channelOf.get(channel.categoryId) : undefined;
+      const made = becomes.get(channel.id);
       const id = mapped(w, serverId, 'channel', channel.id, () => {
+        // A thread, or a forum's post, under its parent. Made as long ago: once its messages are
+        // in, it is archived if its last one is older than its auto-archive time (settle, below).
+        // DiscordChatExporter writes no owner, tags or archive state: the importer owns it.
+        if ((made === 'thread' || made === 'post') && parent) {
+          const name = channel.name.slice(0, MAX_NAME_CHARS).trim() || 'thread';
+          return threads.add(serverId, parent.id, { name, ownerId: options.ownerId, private: channel.type === 'GuildPrivateThread' }, LONG_AGO);
+        }
         const wanted = thread ? `${parent?.name ?? channel.category ?? 'thread'} › ${channel.name}` : channel.name;
         const name = freeName(wanted.slice(0, MAX_NAME_CHARS) || 'channel', (n) => !!w.channelNamed.get(serverId, n));
         const voice = CHANNEL_KINDS[channel.type] === 'voice';
@@ -330,7 +344,7 @@ export async function importDiscord(
           : channel.categoryId
             ? (categoryOf.get(channel.categoryId) ?? null)
             : null;
-        return channels.add(serverId, { name, topic, categoryId: category });
+        return channels.add(serverId, { name, topic, categoryId: category, type: made === 'forum' ? 'forum' : 'text' });
       });
       channelOf.set(channel.id, { id, name: w.channelName.get(id)! });
     }
@@ -403,6 +417,18 @@ export async function importDiscord(
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
+
+  // Threads: the message each started from (Discord gives a thread its starter message's id; a
+  // forum post starts from its first message), and archived if it has been idle long enough.
+  db.transaction(() => {
+    for (const entry of ordered) {
+      const local = channelOf.get(entry.channel.id)!;
+      if (!threads.get(local.id)) continue;
+      const starter =
+        w.localMessage.get(serverId, entry.channel.id) ?? (becomes.get(entry.channel.id) === 'post' ? (w.firstMessageOf.get(local.id) ?? null) : null);
+      threads.settle(local.id, starter, true);
+    }
+  })();
 
   // The avatars of placeholders made for messages of people who had claimed.
   await avatarsMade();
@@ -613,6 +639,7 @@ function statements(db: DB) {
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
     insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
+    firstMessageOf: db.prepare<[string], string>('SELECT id FROM messages WHERE channel_id = ? ORDER BY seq LIMIT 1').pluck(),
     localMessage: db
       .prepare<[string, string], string>('SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?')
       .pluck(),

@@ -28,8 +28,12 @@ export interface ChannelReport {
   name: string;
   /** DiscordChatExporter's channel type. */
   type: string;
-  /** What it becomes: a channel, a channel named after its parent (a thread), a voice channel's text, or nothing. */
-  becomes: 'channel' | 'thread' | 'voice' | 'nothing';
+  /**
+   * What it becomes: a channel, a forum, a thread under its parent channel, a post of its forum, a
+   * voice channel's text, or nothing. A thread whose parent is not in the export becomes a
+   * channel named after its parent, as every thread did before threads (issue 49).
+   */
+  becomes: 'channel' | 'forum' | 'thread' | 'post' | 'voice' | 'nothing';
   /** The category (or, for a thread, the parent channel) it is under. */
   parent: string | null;
   files: number;
@@ -337,10 +341,11 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
   const notCarried = new Set<string>();
   const channels: ChannelReport[] = [];
   const ids = new MessageIds();
+  const kindOf = new Map(entries.map(({ channel }) => [channel.id, CHANNEL_KINDS[channel.type]]));
   for (const entry of entries) {
     const { channel } = entry;
     const kind = CHANNEL_KINDS[channel.type];
-    const becomes: ChannelReport['becomes'] = kind === 'thread' ? 'thread' : kind === 'voice' ? 'voice' : kind === 'text' ? 'channel' : 'nothing';
+    const becomes = becomesOf(kind, channel.categoryId ? kindOf.get(channel.categoryId) : undefined);
     if (!kind || kind === 'category') notCarried.add(`channels of type ${channel.type} (${channel.name})`);
     if (kind !== 'thread' && channel.category && !categories.includes(channel.category)) categories.push(channel.category);
     const report: ChannelReport = {
@@ -429,9 +434,10 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
   }
   const twice = ids.duplicate();
   if (twice) throw await duplicateRefusal(files, entries, twice, maxChannelFileBytes);
-  const kept = channels.filter((c) => c.becomes !== 'nothing');
+  // Threads and posts are in no channel list: the cap is the listed channels'.
+  const kept = channels.filter((c) => c.becomes !== 'nothing' && c.becomes !== 'thread' && c.becomes !== 'post');
   if (kept.length > MAX_CHANNELS_PER_SERVER)
-    throw new ImportError(`the export has ${kept.length} channels and threads; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
+    throw new ImportError(`the export has ${kept.length} channels; a server holds at most ${MAX_CHANNELS_PER_SERVER}: export fewer`);
   if (categories.length > MAX_CATEGORIES_PER_SERVER)
     throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
@@ -443,6 +449,26 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
   };
 }
 
+/**
+ * What a channel of the export becomes, by its kind and its parent's (a thread's `categoryId` is
+ * its parent channel): a thread under a channel or forum the export holds is a thread or a post.
+ */
+export function becomesOf(kind: string | undefined, parentKind: string | undefined): ChannelReport['becomes'] {
+  if (kind === 'thread') return parentKind === 'forum' ? 'post' : parentKind === 'text' || parentKind === 'voice' ? 'thread' : 'channel';
+  if (kind === 'forum') return 'forum';
+  if (kind === 'voice') return 'voice';
+  return kind === 'text' ? 'channel' : 'nothing';
+}
+
+const BECOMES: Record<ChannelReport['becomes'], string> = {
+  channel: 'a channel',
+  forum: 'a forum',
+  thread: 'a thread of its channel',
+  post: 'a post of its forum',
+  voice: "a channel of the voice channel's text",
+  nothing: 'nothing (not carried)',
+};
+
 /** The dry run as the CLI prints it. */
 export function formatPlan(plan: ImportPlan): string {
   const lines = [
@@ -451,7 +477,7 @@ export function formatPlan(plan: ImportPlan): string {
   for (const c of plan.channels) {
     const unknown = Object.entries(c.unknownTypes).map(([type, n]) => `${type} x${n}`);
     lines.push(
-      `#${c.name} (${c.type}${c.parent ? `, under ${c.parent}` : ''}): becomes ${c.becomes === 'nothing' ? 'nothing (not carried)' : c.becomes === 'thread' ? 'a channel named after its parent' : c.becomes === 'voice' ? "a channel of the voice channel's text" : 'a channel'}`,
+      `#${c.name} (${c.type}${c.parent ? `, under ${c.parent}` : ''}): becomes ${c.type.includes('Thread') && c.becomes === 'channel' ? 'a channel named after its parent (not in the export)' : BECOMES[c.becomes]}`,
       `  ${c.messages} messages by ${c.authors} authors${c.files > 1 ? ` from ${c.files} files` : ''}; ${c.first ? `${c.first} to ${c.last}` : 'empty'}`,
       `  attachments ${c.attachments.found} found, ${c.attachments.missing} missing; ${c.stickers} stickers, ${c.embeds} embeds, ${c.reactions} reactions, ${c.pins} pinned, ${c.system} system lines`,
       ...(unknown.length ? [`  unknown message types: ${unknown.join(', ')}`] : []),

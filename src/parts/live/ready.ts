@@ -15,6 +15,7 @@ import {
   NOTHING_READ,
   type NotificationSetting,
   type ServerRecord,
+  type ThreadState,
 } from '../../core/records';
 
 /**
@@ -51,6 +52,13 @@ export function readyFrame(parts: SidebarParts, user: User): string {
     list.push(state);
     channelsByServer.set(state.server_id, list);
   }
+  // Active threads the user sees, each server's together.
+  const threadsByServer = new Map<string, ThreadState[]>();
+  for (const state of readStates.threads(user.id).values()) {
+    const list = threadsByServer.get(state.server_id) ?? [];
+    list.push(state);
+    threadsByServer.set(state.server_id, list);
+  }
   const conversationStates = readStates.conversations(user.id);
   const servers = directory.serversOf(user.id);
   const serverIds = servers.map((s) => s.id);
@@ -69,10 +77,11 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   };
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
-    const { channels: _, categories: __, ...head } = serverWithChannels(server, entries, [], quiet);
+    const threads = threadsByServer.get(server.id) ?? [];
+    const { channels: _, categories: __, threads: ___, ...head } = serverWithChannels(server, entries, [], threads, quiet);
     const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
     const channels = entries.map((state) => channelText(byId.get(state.id), state));
-    return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])}}`;
+    return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])},"threads":${JSON.stringify(threads)}}`;
   });
   return `${JSON.stringify(rest).slice(0, -1)},"servers":[${serverTexts.join(',')}]}`;
 }
@@ -88,21 +97,8 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
   if (!record) return JSON.stringify(state);
   let head = recordTexts.get(record);
   if (head === undefined) {
-    const { id, server_id, type, parent_id, name, created_at, topic, slowmode_seconds, category_id, permissions_synced, user_limit, bitrate } = record;
-    head = JSON.stringify({
-      id,
-      server_id,
-      type,
-      parent_id,
-      name,
-      created_at,
-      topic,
-      slowmode_seconds,
-      category_id,
-      permissions_synced,
-      user_limit,
-      bitrate,
-    }).slice(0, -1);
+    const { position: _, ...rest } = record;
+    head = JSON.stringify(rest).slice(0, -1);
     recordTexts.set(record, head);
   }
   let permissions = permissionTexts.get(state.permissions);
@@ -116,7 +112,13 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: Omit<SidebarParts, 'voice' | 'presence'>, userId: string, server: ServerRecord): ServerEntry {
   const quiet = mutedNow(parts.notifications.list(userId), parts.clock.now());
-  return serverWithChannels(server, [...parts.readStates.channels(userId, server.id).values()], parts.directory.categoriesOf(server.id), quiet);
+  return serverWithChannels(
+    server,
+    [...parts.readStates.channels(userId, server.id).values()],
+    parts.directory.categoriesOf(server.id),
+    [...parts.readStates.threads(userId, server.id).values()],
+    quiet,
+  );
 }
 
 /** The servers, channels and conversations muted now. */
@@ -130,19 +132,35 @@ export function conversationEntry(parts: Pick<SidebarParts, 'readStates'>, userI
 }
 
 /**
- * Whether a server looks unread, and its mentions, from its channels' states. A muted channel
- * does not make its server look unread, nor does anything in a muted server; their mentions
- * still count (docs/api.md "Notifications").
+ * Whether a server looks unread, and its mentions, from its channels' states and those of the
+ * threads the user follows (which count toward their parent; an unfollowed one does not). A muted
+ * channel (or thread, or a thread's muted parent) does not make its server look unread, nor does
+ * anything in a muted server; their mentions still count (docs/api.md "Notifications").
  */
-export function serverSummary(serverId: string, entries: ChannelState[], muted: Set<string>): { unread: boolean; mention_count: number } {
+export function serverSummary(
+  serverId: string,
+  entries: ChannelState[],
+  muted: Set<string>,
+  threads: readonly ThreadState[] = [],
+): { unread: boolean; mention_count: number } {
+  const followed = threads.filter((t) => t.following);
   return {
-    unread: !muted.has(serverId) && entries.some((c) => c.unread_count > 0 && !muted.has(c.id)),
-    mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0),
+    unread:
+      !muted.has(serverId) &&
+      (entries.some((c) => c.unread_count > 0 && !muted.has(c.id)) ||
+        followed.some((t) => (t.unread_count ?? 0) > 0 && !muted.has(t.id) && !muted.has(t.parent_id))),
+    mention_count: entries.reduce((sum, c) => sum + c.mention_count, 0) + followed.reduce((sum, t) => sum + (t.mention_count ?? 0), 0),
   };
 }
 
-function serverWithChannels(server: ServerRecord, entries: ChannelState[], categories: CategoryRecord[], muted: Set<string>): ServerEntry {
-  return { ...server, ...serverSummary(server.id, entries, muted), channels: entries, categories };
+function serverWithChannels(
+  server: ServerRecord,
+  entries: ChannelState[],
+  categories: CategoryRecord[],
+  threads: ThreadState[],
+  muted: Set<string>,
+): ServerEntry {
+  return { ...server, ...serverSummary(server.id, entries, muted, threads), channels: entries, categories, threads };
 }
 
 function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {

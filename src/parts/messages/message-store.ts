@@ -14,6 +14,7 @@ import {
   type MessageRow,
   type Reaction,
   type ReplyRow,
+  type ThreadSummary,
   showsReplyTo,
   toAttachment,
   toRecord,
@@ -92,8 +93,9 @@ export interface MessageStore {
   /**
    * Resolves once the message committed (with others of the same turn: src/core/group-commit.ts),
    * then announces it. Whether the author may post it is src/parts/messages/posting.ts's to say.
+   * `alongside` runs in the message's own write, all or nothing with it (a thread's: its members, unarchiving).
    */
-  create(container: Container, author: User, input: MessageInput, rights: AuthorRights): Promise<MessageRecord>;
+  create(container: Container, author: User, input: MessageInput, rights: AuthorRights, alongside?: (written: Written) => void): Promise<MessageRecord>;
   /**
    * The same write inside the caller's own transaction (a forum post: a thread and its first
    * message, all or nothing); the caller announces it after the commit, and not if it rolled back.
@@ -269,6 +271,14 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     `SELECT message_seq, id, name, content_type, size, preview_kind
        FROM attachments WHERE message_seq IN (SELECT value FROM json_each(?)) ORDER BY message_seq, position`,
   );
+  // The threads started from messages of a page (only messages of a channel can start one).
+  const threadsOfPage = db.prepare<
+    [string],
+    Omit<ThreadSummary, 'archived' | 'locked'> & { starter_message_id: string; parent_id: string; archived: number; locked: number }
+  >(
+    `SELECT t.starter_message_id, t.parent_id, c.id, c.name, t.message_count, t.last_message_at, t.archived, t.locked
+       FROM threads t JOIN channels c ON c.id = t.channel_id WHERE t.starter_message_id IN (SELECT value FROM json_each(?))`,
+  );
   const repliesOfPage = db.prepare<[string], ReplyRow>(
     `SELECT m.seq, m.id, m.author_id, u.username, u.display_name, u.avatar_url, u.bot, m.author_name, m.content
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
@@ -292,11 +302,21 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     }
     const replyIds = rows.map((r) => r.reply_to).filter((id): id is string => id !== null);
     const replies = new Map(replyIds.length ? repliesOfPage.all(JSON.stringify(replyIds)).map((r) => [r.id, r]) : []);
+    const inChannels = rows.filter((r) => r.channel_id !== null).map((r) => r.id);
+    const threads = new Map<string, { parent: string; summary: ThreadSummary }>();
+    if (inChannels.length > 0) {
+      for (const { starter_message_id, parent_id, archived, locked, ...t } of threadsOfPage.all(JSON.stringify(inChannels))) {
+        threads.set(starter_message_id, { parent: parent_id, summary: { ...t, archived: archived === 1, locked: locked === 1 } });
+      }
+    }
     const reachedOf = typeof at === 'function' ? at : () => at;
     return rows.map((row) => {
       const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
       const record = toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
+      // A thread shows on the message it was started from, in its parent (a forum post's first message is inside it).
+      const thread = threads.get(row.id);
+      if (thread && thread.parent === row.channel_id) record.thread = thread.summary;
       // What the reply answers, only to who may read that (read_history): else no reply at all.
       return row.reply_to === null || showsReplyTo(historyFloor, reply?.seq ?? null) ? record : withoutReply(record);
     });
@@ -374,12 +394,16 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       });
     },
 
-    async create(container, author, input, rights) {
+    async create(container, author, input, rights, alongside) {
       requireSomething(input);
       const found = mentionsOf(container, input, rights);
       let written: Written;
       try {
-        written = await commits.run(() => write(container, author, input, found, rights));
+        written = await commits.run(() => {
+          const done = write(container, author, input, found, rights);
+          alongside?.(done);
+          return done;
+        });
       } catch (err) {
         // The room was deleted between the access check and the batch's turn.
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw notFound(`${container.kind} not found`);

@@ -4,13 +4,16 @@ import type { Embed } from '../../core/embed';
 import { HttpError, badRequest, forbidden } from '../../core/http/errors';
 import type { MessageRecord } from '../../core/message-record';
 import type { Container, User } from '../../core/types';
-import { type Flag, has } from '../../rules/channel-permissions';
+import { type Flag, VIEW, has } from '../../rules/channel-permissions';
 import type { Limits } from '../../rules/limits';
 import { type Access, type Permissions, moderates } from '../../rules/permissions';
 import { MAX_SLOWMODE_SECONDS } from '../../rules/sizes';
 import { type RestrictedAction, assertAllowed } from '../../rules/standing';
 import type { Directory } from '../community/directory';
-import type { AllowedMentions, AuthorRights, MessageInput, MessageStore } from './message-store';
+import type { AllowedMentions, AuthorRights, MessageInput, MessageStore, Written } from './message-store';
+import type { ThreadRecord } from '../../core/records';
+import type { ThreadStore } from '../community/threads';
+import type { ThreadNews } from '../community/thread-news';
 import type { ReceivedFile } from './upload-store';
 
 /** What a member's or a bot's message says, as its route read it. */
@@ -45,14 +48,25 @@ export interface WebhookInput {
  * lets one send here, the rate limit and slow mode (whose slot it holds from then on); its
  * `post` checks what the body carries (files need attach_files, embeds a bot) and writes.
  *
- * What comes next slots in here: a thread is a channel with a parent, whose sending flag is its
- * own (`sendFlag`); a forum post writes the thread and its first message in one transaction
- * (MessageStore.insert); AutoMod's rules look at what is said in `rightsFor`, before anything is
- * written, for new messages and edits alike.
+ * Threads (issue 49): a thread is a channel with a parent; its flags are resolved as a thread's
+ * (src/rules/channel-permissions.ts step 8: send_messages there is send_messages_in_threads), so
+ * `sendFlag` stays send_messages. A locked thread takes words only from manage_threads; a message
+ * in an archived, unlocked thread unarchives it; posting (and being mentioned, for who sees its
+ * parent) joins it, in the message's own write. A forum takes no message of its own: a post is a
+ * thread and its first message, written in one transaction (`admitPost`, MessageStore.insert).
+ * AutoMod's rules look at what is said in `rightsFor`, before anything is written, for new
+ * messages and edits alike.
  */
 export interface Posting {
   /** The checks before a member's or bot's message is read (403, 429); its post, or its cancel when it is not sent. */
   admit(user: User, where: Access): Admitted;
+  /** The same for a forum post (`where`: the forum): send_messages there makes a post. */
+  admitPost(user: User, where: Access): AdmittedPost;
+  /**
+   * 403 unless the user may start a thread in this text channel now: standing and a timeout as for
+   * a message, and create_public_threads (create_private_threads for a private one).
+   */
+  requireMayStartThread(user: User, where: Access, isPrivate: boolean): void;
   /** The checks before an edit is read: an edit is writing, under the rules of a new message. */
   admitEdit(user: User, where: Access): AdmittedEdit;
   /**
@@ -81,6 +95,15 @@ export interface Admitted {
   cancel(): void;
 }
 
+export interface AdmittedPost {
+  /**
+   * Writes the post once its body is read: `open` makes its thread (inside the transaction, the
+   * thread's id), then its first message, all or nothing; both announced after the commit.
+   */
+  post(input: MemberInput, open: () => string, again?: () => { user: User; where: Access }): { threadId: string; message: MessageRecord };
+  cancel(): void;
+}
+
 export interface AdmittedEdit {
   /** The author's new text (the message store checks that it is theirs). */
   edit(messageId: string, content: string): MessageRecord;
@@ -93,9 +116,11 @@ export interface PostingParts {
   limits: Limits;
   directory: Directory;
   messages: MessageStore;
+  threads: ThreadStore;
+  threadNews: ThreadNews;
 }
 
-export function createPosting({ db, clock, perms, limits, directory, messages }: PostingParts): Posting {
+export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews }: PostingParts): Posting {
   const dmPartner = db.prepare<[string, string], { user_id: string; deleted: number }>(
     `SELECT cm.user_id, u.deleted_at IS NOT NULL AS deleted
        FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id JOIN users u ON u.id = cm.user_id
@@ -106,8 +131,12 @@ export function createPosting({ db, clock, perms, limits, directory, messages }:
 
   /** The standing restriction on sending here: in a DM or a group, it is private messaging. */
   const actionIn = (container: Container): RestrictedAction => (container.kind === 'channel' ? 'send_message' : 'send_private_message');
-  /** The flag that lets one send here (every flag is a conversation member's). A thread's is its own flag: it goes here. */
+  /** The flag that lets one send here (every flag is a conversation member's; in a thread, send_messages is send_messages_in_threads). */
   const sendFlag = (_container: Container): Flag => 'send_messages';
+  /** The thread a room is, as it stands now; null for any other room (the rules kept in memory say which is one). */
+  const threadAt = (container: Container): ThreadRecord | null =>
+    container.kind === 'channel' && perms.channelRules(container.serverId)?.parentOf(container.id) ? (threads.get(container.id) ?? null) : null;
+  const isForum = (container: Container) => container.kind === 'channel' && directory.channel(container.id)?.type === 'forum';
 
   /**
    * In a server, a timed-out member may read but not write. Only members reach a conversation; a
@@ -124,11 +153,53 @@ export function createPosting({ db, clock, perms, limits, directory, messages }:
     if (partner) perms.requireNotBlocked(user.id, partner.user_id, 'messages');
   }
 
-  /** Standing, then a timeout or a block, then the flag: each 403 names what is missing. */
+  /** Standing, then a timeout or a block, then the flag, then a thread's lock: each 403 names what is missing. A forum: 400. */
   function requireMaySend(user: User, where: Access): void {
+    if (isForum(where.container)) throw badRequest('a forum takes posts, not messages: start one with POST …/threads');
+    requireMayPost(user, where);
+    const thread = threadAt(where.container);
+    if (thread?.locked && !has(where.flags, 'manage_threads')) throw forbidden('this thread is locked: only those who manage threads write in it');
+  }
+
+  /** What a message and a forum post both need: standing, no timeout or block, the sending flag. */
+  function requireMayPost(user: User, where: Access): void {
     assertAllowed(user, actionIn(where.container));
     requireMayWrite(user, where.container);
     perms.requireFlag(where, sendFlag(where.container));
+  }
+
+  /**
+   * In a thread, inside the message's write: its author and the people it mentions who see its
+   * parent follow it from now; an archived thread that is not locked is active again. What it
+   * changed, to announce after the commit.
+   */
+  function inThread(thread: ThreadRecord, written: Written): { joined: string[]; unarchived: boolean } {
+    const rules = perms.channelRules(thread.server_id);
+    const mentioned = written.row.mentions ? (JSON.parse(written.row.mentions) as string[]) : [];
+    const joinable = mentioned.filter((id) => rules && rules.flags(id, thread.parent_id) & VIEW);
+    const joined = threads.join(thread.id, thread.server_id, [written.row.author_id, ...joinable]);
+    const unarchived = thread.archived && !thread.locked;
+    if (unarchived) threads.update(thread.id, { archived: false });
+    return { joined, unarchived };
+  }
+
+  /** After the commit: who joined, and the thread if it was unarchived. */
+  function announceThread(threadId: string, changes: { joined: string[]; unarchived: boolean }): void {
+    if (changes.joined.length === 0 && !changes.unarchived) return;
+    const thread = threads.get(threadId);
+    if (!thread) return;
+    if (changes.unarchived) threadNews.updated(thread);
+    threadNews.members(thread, changes.joined, []);
+  }
+
+  /** A message into a room (a thread: with what posting there changes of it). */
+  async function write(user: User, where: Access, input: MemberInput): Promise<MessageRecord> {
+    const thread = threadAt(where.container);
+    if (!thread) return messages.create(where.container, user, input, rightsFor(where));
+    let changes = { joined: [] as string[], unarchived: false };
+    const record = await messages.create(where.container, user, input, rightsFor(where), (written) => (changes = inThread(thread, written)));
+    announceThread(thread.id, changes);
+    return record;
   }
 
   /** What a body carries beyond words: files need attach_files; embeds are a bot's (or a webhook's), never a person's. */
@@ -182,11 +253,42 @@ export function createPosting({ db, clock, perms, limits, directory, messages }:
       return {
         async post(input, again) {
           requireMayCarry(user, where, input);
-          if (!again) return messages.create(where.container, user, input, rightsFor(where));
+          if (!again) return write(user, where, input);
           const now = again();
           requireMaySend(now.user, now.where);
           requireMayCarry(now.user, now.where, input);
-          return messages.create(now.where.container, now.user, input, rightsFor(now.where));
+          return write(now.user, now.where, input);
+        },
+        cancel: giveBack,
+      };
+    },
+
+    admitPost(user, where) {
+      requireMayPost(user, where);
+      limits.messagesPerUser.take(user.id, 'messages');
+      const giveBack = slowMode(user, where);
+      return {
+        post(input, open, again) {
+          let who = { user, where };
+          if (again) {
+            who = again();
+            requireMayPost(who.user, who.where);
+          }
+          requireMayCarry(who.user, who.where, input);
+          const serverId = (who.where.container as Extract<Container, { kind: 'channel' }>).serverId;
+          const { threadId, written, joined } = db.transaction(() => {
+            const id = open();
+            const message = messages.insert({ kind: 'channel', id, serverId }, who.user, input, rightsFor(who.where));
+            // A post's first message is the one it starts from (what its card shows).
+            threads.settle(id, message.row.id, false);
+            return { threadId: id, written: message, joined: inThread(threads.get(id)!, message).joined };
+          })();
+          // The post first (who sees the forum hears of it), then its first message, then who follows it.
+          const thread = threads.get(threadId)!;
+          threadNews.created(thread);
+          const message = messages.announce(written);
+          threadNews.members(thread, joined, []);
+          return { threadId, message };
         },
         cancel: giveBack,
       };
@@ -211,6 +313,12 @@ export function createPosting({ db, clock, perms, limits, directory, messages }:
         },
         { mayMentionEveryone: true },
       );
+    },
+
+    requireMayStartThread(user, where, isPrivate) {
+      assertAllowed(user, actionIn(where.container));
+      requireMayWrite(user, where.container);
+      perms.requireFlag(where, isPrivate ? 'create_private_threads' : 'create_public_threads');
     },
 
     requireMaySend,

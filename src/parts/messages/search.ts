@@ -25,7 +25,8 @@ export interface SearchRequest {
   limit: number;
 }
 
-export type SearchResult = MessageRecord & { highlight: [number, number][] };
+/** A result, its matched words marked; in a thread, which thread and of which channel. */
+export type SearchResult = MessageRecord & { highlight: [number, number][]; in_thread?: { id: string; name: string; parent_id: string } };
 
 export interface Search {
   /** Newest first; `next_before` is null when the page is not full. */
@@ -34,12 +35,15 @@ export interface Search {
 
 /**
  * The rooms a user sees now: channels of their servers but those hidden from them (`:hidden`, a
- * JSON array), their conversations (`:user`); in a channel where they lack read_history, only
+ * JSON array: listed channels, and private threads they may not see), and the threads of the
+ * channels they see (`c`: the message's channel row, whose parent_id names a thread's channel);
+ * their conversations (`:user`); in a channel where they lack read_history (and its threads), only
  * messages after the seq they joined at (`:floors`, a JSON object of channel id to seq).
  */
 const VISIBLE = `((m.channel_id IN (SELECT ch.id FROM channels ch JOIN members mb ON mb.server_id = ch.server_id WHERE mb.user_id = :user)
                    AND m.channel_id NOT IN (SELECT value FROM json_each(:hidden))
-                   AND m.seq > COALESCE(json_extract(:floors, '$."' || m.channel_id || '"'), 0))
+                   AND COALESCE(c.parent_id, '') NOT IN (SELECT value FROM json_each(:hidden))
+                   AND m.seq > COALESCE(json_extract(:floors, '$."' || COALESCE(c.parent_id, m.channel_id) || '"'), 0))
                   OR m.conversation_id IN (SELECT cm.conversation_id FROM conversation_members cm WHERE cm.user_id = :user))`;
 /** A message's key in the index is `(range << 32) | seq` (schema.sql, `search_ranges`). */
 const SEQ_BITS = 32n;
@@ -59,12 +63,18 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
   // A cursor is resolved only among the messages the caller sees: any other id is 404, as a
   // random one is, so the bound tells nothing of messages they cannot see.
   const visibleSeq = db.prepare<{ id: string; user: string; hidden: string; floors: string }, { seq: number }>(
-    `SELECT m.seq FROM messages m WHERE m.id = :id AND ${VISIBLE}`,
+    `SELECT m.seq FROM messages m LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id = :id AND ${VISIBLE}`,
   );
   const rangeOf = db.prepare<[string], number>('SELECT n FROM search_ranges WHERE container_id = ?').pluck();
   const serverOfChannel = db.prepare<[string], string>('SELECT server_id FROM channels WHERE id = ?').pluck();
+  const parentOf = db.prepare<[string], string | null>('SELECT parent_id FROM channels WHERE id = ?').pluck();
   const serversOfUser = db.prepare<[string], string>('SELECT server_id FROM members WHERE user_id = ?').pluck();
-  const channelsOfServer = db.prepare<[string], string>('SELECT id FROM channels WHERE server_id = ?').pluck();
+  // The listed channels and the private threads: a public thread is seen with its parent.
+  const channelsOfServer = db
+    .prepare<[string, string], string>(
+      'SELECT id FROM channels WHERE server_id = ? AND parent_id IS NULL UNION ALL SELECT channel_id FROM threads WHERE server_id = ? AND private = 1',
+    )
+    .pluck();
 
   /** The channels of the servers in scope hidden from the user, and the floors where they lack read_history. */
   function restrictions(userId: string, scope: SearchScope): { hidden: string; floors: string; floorOf: (channelId: string) => number } {
@@ -82,13 +92,14 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
     for (const serverId of serverIds) {
       const rules = rulesOf.get(serverId);
       if (!rules) continue;
-      for (const channelId of channelsOfServer.all(serverId)) {
-        const floor = rules.historyFloor(userId, channelId);
+      for (const channelId of channelsOfServer.all(serverId, serverId)) {
         if (!(rules.flags(userId, channelId) & VIEW)) hidden.push(channelId);
-        else if (floor > 0) floors[channelId] = floor;
+        else if (rules.parentOf(channelId) === null && rules.historyFloor(userId, channelId) > 0) floors[channelId] = rules.historyFloor(userId, channelId);
       }
     }
-    return { hidden: JSON.stringify(hidden), floors: JSON.stringify(floors), floorOf: (channelId) => floors[channelId] ?? 0 };
+    // A thread's floor is its parent's.
+    const floorOf = (channelId: string) => floors[parentOf.get(channelId) ?? channelId] ?? 0;
+    return { hidden: JSON.stringify(hidden), floors: JSON.stringify(floors), floorOf };
   }
   // The caller's servers' ranges with the newest message in each, and their conversations' newest.
   const serverRanges = db.prepare<[string], { n: number; newest: number | null }>(
@@ -104,8 +115,8 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
     .pluck();
   // One statement for every combination: an unused filter is a NULL or 0 parameter. The rooms
   // are the caller's now (members, conversation_members), so leaving a room hides it at once.
-  const find = db.prepare<Record<string, string | number | bigint | null>, PlacedRow>(
-    `SELECT ${COLUMNS}, c.server_id
+  const find = db.prepare<Record<string, string | number | bigint | null>, PlacedRow & { parent_id: string | null; channel_name: string | null }>(
+    `SELECT ${COLUMNS}, c.server_id, c.parent_id, c.name AS channel_name
        FROM messages_fts
        JOIN messages m ON m.seq = (messages_fts.rowid & 0xFFFFFFFF)
        JOIN profiles u ON u.id = m.author_id
@@ -171,7 +182,7 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
         link: flag('link'),
         limit,
       };
-      let rows: PlacedRow[] = [];
+      let rows: (PlacedRow & { parent_id: string | null; channel_name: string | null })[] = [];
       for (const { n, newest } of rangesFor(userId, scope)) {
         if (n < 0) continue;
         // A full page already holds everything newer than this range's newest message.
@@ -181,7 +192,15 @@ export function createSearch(db: DB, messages: Pick<MessageStore, 'records'>, pe
         const found = find.all({ ...parameters, low: base + BigInt(afterSeq), high: base + BigInt(beforeSeq) });
         rows = [...rows, ...found].sort((a, b) => b.seq - a.seq).slice(0, limit);
       }
-      const results = messages.records(rows, userId, floorOf).map((record) => Object.assign(record, { highlight: highlight(record.content, terms) }));
+      const threadOf = new Map(
+        rows.filter((r) => r.parent_id !== null).map((r) => [r.id, { id: r.channel_id!, name: r.channel_name!, parent_id: r.parent_id! }]),
+      );
+      const results = messages.records(rows, userId, floorOf).map((record): SearchResult => {
+        const found: SearchResult = Object.assign(record, { highlight: highlight(record.content, terms) });
+        const thread = threadOf.get(record.id);
+        if (thread) found.in_thread = thread;
+        return found;
+      });
       return { results, next_before: results.length === limit ? results[results.length - 1].id : null };
     },
   };

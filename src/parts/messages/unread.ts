@@ -3,7 +3,8 @@ import type { DB } from '../../core/db';
 import type { Directory } from '../community/directory';
 import { badRequest } from '../../core/http/errors';
 import type { Container, Reached } from '../../core/types';
-import type { ChannelRecord, ChannelState, ContainerState, ConversationState } from '../../core/records';
+import type { ChannelRecord, ChannelState, ContainerState, ConversationState, ThreadState } from '../../core/records';
+import type { ThreadStore } from '../community/threads';
 import { VIEW, namesOf } from '../../rules/channel-permissions';
 import type { Permissions } from '../../rules/permissions';
 
@@ -27,6 +28,12 @@ export interface ReadStates {
    * place among them (0..k-1: a hidden channel leaves no gap).
    */
   channels(userId: string, serverId?: string): Map<string, ChannelState>;
+  /**
+   * The active threads of one server's channels, or of every server's, that the user sees (a
+   * private one only as its member or with manage_threads): each with `following`, and the read
+   * state of those they follow (an unfollowed thread counts nothing, as Element's threads do not).
+   */
+  threads(userId: string, serverId?: string): Map<string, ThreadState>;
   /** The states of the user's conversations (or one of them). */
   conversations(userId: string, conversationId?: string): Map<string, ConversationState>;
   /** The state of one container. */
@@ -103,6 +110,7 @@ export function createReadStates(
   tails: ChannelTails,
   directory: Pick<Directory, 'channelsOfMany'>,
   perms: Pick<Permissions, 'channelRulesOf'>,
+  threadStore: Pick<ThreadStore, 'activeIn' | 'followedBy' | 'get'>,
 ): ReadStates {
   // Each membership with what the user's settings for the server take out of mentions (docs/api.md "Notifications").
   const MEMBERSHIP = `SELECT mb.server_id, mb.joined_seq, COALESCE(ns.suppress_everyone, 0), COALESCE(ns.suppress_roles, 0) FROM members mb
@@ -158,6 +166,37 @@ export function createReadStates(
     const member = membership.get(userId, serverId);
     return member ? channelStates(userId, [member], new Map(markersInServer.all(userId, serverId))) : new Map();
   }
+
+  /** A thread's (or channel's) state for a user at their marker: from its tail, or counted. */
+  function stateOf(userId: string, channelId: string, member: Membership, marker: number | undefined, floor: number, mentions?: Mentions): ContainerState {
+    const [, joinedSeq, suppressEveryone, suppressRoles] = member;
+    const holds = (roleId: string) => new Set(rolesOfUser.all(userId)).has(roleId);
+    const counting = mentions ?? { everyone: suppressEveryone === 0, holds: suppressRoles === 0 ? holds : () => false };
+    return stateInTail(tails.get(channelId), userId, counting, marker ?? joinedSeq, floor) ?? counted.get({ user: userId, channel: channelId, floor })!;
+  }
+
+  function threadsOf(userId: string, serverId?: string): Map<string, ThreadState> {
+    const servers = serverId === undefined ? memberships.all(userId) : [membership.get(userId, serverId)].filter((m) => m !== undefined);
+    const states = new Map<string, ThreadState>();
+    if (servers.length === 0) return states;
+    const byServer = new Map(servers.map((m) => [m[0], m]));
+    const rulesOf = perms.channelRulesOf([...byServer.keys()]);
+    const followed = threadStore.followedBy(userId, serverId);
+    let markers: Map<string, number> | undefined;
+    tails.refresh();
+    for (const thread of threadStore.activeIn([...byServer.keys()])) {
+      const rules = rulesOf.get(thread.server_id);
+      if (!rules || !(rules.flags(userId, thread.id) & VIEW)) continue;
+      if (!followed.has(thread.id)) {
+        states.set(thread.id, { ...thread, following: false });
+        continue;
+      }
+      markers ??= new Map(serverId === undefined ? markersOfUser.all(userId) : markersInServer.all(userId, serverId));
+      const state = stateOf(userId, thread.id, byServer.get(thread.server_id)!, markers.get(thread.id), rules.historyFloor(userId, thread.id));
+      states.set(thread.id, { ...thread, following: true, ...state });
+    }
+    return states;
+  }
   const conversationsOfUser = db.prepare<[string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ?`);
   const oneConversation = db.prepare<[string, string], ConversationRow>(`SELECT ${conversationState} WHERE mb.user_id = ? AND mb.conversation_id = ?`);
   const messageSeq = db.prepare<[string, string, string], { seq: number }>('SELECT seq FROM messages WHERE id = ? AND (channel_id = ? OR conversation_id = ?)');
@@ -182,8 +221,11 @@ export function createReadStates(
   const byId = <T>(rows: T[], key: (row: T) => string) => new Map(rows.map((row) => [key(row), row]));
   const empty: ContainerState = { last_message_id: null, last_read_id: null, unread_count: 0, mention_count: 0 };
 
+  const markerOf = db.prepare<[string, string], number>('SELECT last_read_seq FROM read_states WHERE user_id = ? AND container_id = ?').pluck();
+
   const states: ReadStates = {
     channels: channelsOf,
+    threads: threadsOf,
     conversations: (userId, conversationId) =>
       byId(
         (conversationId ? [oneConversation.get(userId, conversationId)].filter((r) => r !== undefined) : conversationsOfUser.all(userId)).map(withMentions),
@@ -191,6 +233,14 @@ export function createReadStates(
       ),
     of(userId, container) {
       if (container.kind === 'channel') {
+        const rules = perms.channelRulesOf([container.serverId]).get(container.serverId);
+        if (rules?.parentOf(container.id)) {
+          // A thread: counted alone (threads are in no channel list).
+          const member = membership.get(userId, container.serverId);
+          if (!member || !(rules.flags(userId, container.id) & VIEW)) return empty;
+          tails.refresh();
+          return stateOf(userId, container.id, member, markerOf.get(userId, container.id), rules.historyFloor(userId, container.id));
+        }
         const found = channelsOf(userId, container.serverId).get(container.id);
         if (!found) return empty;
         const { last_message_id, last_read_id, unread_count, mention_count } = found;
@@ -274,5 +324,7 @@ function withFields(channel: ChannelRecord, position: number, state: ContainerSt
     entry.user_limit = channel.user_limit;
     entry.bitrate = channel.bitrate;
   }
-  return entry;
+  // A forum's settings come along (no other channel has them).
+  if (channel.available_tags === undefined) return entry;
+  return { ...entry, available_tags: channel.available_tags, default_reaction: channel.default_reaction, default_sort: channel.default_sort };
 }

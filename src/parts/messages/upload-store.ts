@@ -43,6 +43,8 @@ export interface FieldRule {
   maxBytes: number;
   /** The one field name of its files, or any name (Discord's webhooks send files[0], files[1]...). */
   files: string | 'any';
+  /** Text fields one body may carry: MAX_FIELDS unless said (a forum post has four). */
+  maxFields?: number;
 }
 
 const MESSAGE_FIELDS: FieldRule = { names: new Set(['content', 'reply_to']), maxBytes: MAX_FIELD_BYTES, files: FILE_FIELD };
@@ -151,11 +153,11 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
           limits: {
             fileSize: MAX_ATTACHMENT_BYTES + 1,
             files: MAX_ATTACHMENTS,
-            fields: MAX_FIELDS,
+            fields: rule.maxFields ?? MAX_FIELDS,
             fieldSize: rule.maxBytes + 1,
             fieldNameSize: 100,
             // Unlike files and fields, the parts limit fires on reaching it, not on passing it.
-            parts: MAX_PARTS + 1,
+            parts: MAX_ATTACHMENTS + (rule.maxFields ?? MAX_FIELDS) + 1,
             headerPairs: MAX_PART_HEADERS,
           },
         },
@@ -260,7 +262,7 @@ export function createUploadStore({ db, dataDir, durability, log }: UploadStoreP
 
       read.on('filesLimit', () => tooLarge(`a message may carry at most ${MAX_ATTACHMENTS} files`));
       read.on('fieldsLimit', () => fail(badRequest(`too many fields: fields are ${[...rule.names].join(', ')}`)));
-      read.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_PARTS} parts`));
+      read.on('partsLimit', () => tooLarge(`a message may have at most ${MAX_ATTACHMENTS + (rule.maxFields ?? MAX_FIELDS)} parts`));
       read.on('close', () => {
         if (read.failed) return;
         void Promise.all(incoming.map((item) => item.settled))

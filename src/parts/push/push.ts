@@ -45,10 +45,15 @@ export function createPush(parts: PushParts): Push {
     'SELECT user_id, role_id FROM member_roles WHERE server_id = ? AND role_id IN (SELECT value FROM json_each(?))',
   );
 
+  const threadMembers = db.prepare<[string], string>('SELECT user_id FROM thread_members WHERE thread_id = ?').pluck();
+
   function considered(container: Container, message: MessageRecord): void {
-    const audience =
-      container.kind === 'channel' ? (perms.channelRules(container.serverId)?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
-    const candidates = [...audience].filter((id) => id !== message.author_id);
+    const rules = container.kind === 'channel' ? perms.channelRules(container.serverId) : null;
+    // A thread's messages reach those who follow it (posting or a mention joined them), not every viewer of its channel.
+    const parentId = rules?.parentOf(container.id) ?? null;
+    const followers = parentId ? new Set(threadMembers.all(container.id)) : null;
+    const audience = container.kind === 'channel' ? (rules?.viewers(container.id) ?? []) : directory.conversationMemberIds(container.id);
+    const candidates = [...audience].filter((id) => id !== message.author_id && (!followers || followers.has(id)));
     const targets = subscriptions.targetsOf(candidates);
     if (targets.length === 0) return;
     const byUser = new Map<string, Target[]>();
@@ -61,7 +66,7 @@ export function createPush(parts: PushParts): Push {
     if (users.length === 0) return;
 
     const serverId = container.kind === 'channel' ? container.serverId : '';
-    const settings = notifications.settingsOf(users, serverId ? [container.id, serverId] : [container.id]);
+    const settings = notifications.settingsOf(users, [container.id, ...(serverId ? [serverId] : []), ...(parentId ? [parentId] : [])]);
     const holders = new Set(
       container.kind === 'channel' && message.mention_roles.length > 0
         ? roleHolders.all(serverId, JSON.stringify(message.mention_roles)).map((r) => r.user_id)
@@ -72,7 +77,7 @@ export function createPush(parts: PushParts): Push {
     for (const userId of users) {
       const own = settings.get(`${userId} ${container.id}`);
       const server = container.kind === 'channel' ? settings.get(`${userId} ${serverId}`) : undefined;
-      const level = levelAt(own, server, now);
+      const level = levelAt(own, server, now, parentId ? settings.get(`${userId} ${parentId}`) : undefined);
       if (level === 'nothing') continue;
       const mentioned =
         message.mentions.includes(userId) ||

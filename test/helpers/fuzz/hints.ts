@@ -11,8 +11,12 @@ import { Concat, Fx } from './deferred';
 export const FIXTURE_COUNTS = {
   /** the scene's server, the outsider's server, a deleted server */
   server: 3,
-  /** general and random of the server, general of the outsider's server, a deleted channel */
-  channel: 4,
+  /** general and random of the server, general of the outsider's server, a deleted channel, a thread of general, a forum with a post */
+  channel: 6,
+  /** a forum post (a thread of the forum) */
+  thread: 1,
+  /** the forum's tags: plain, moderated */
+  tag: 2,
   /** owner's (with an attachment, pinned), member's, outsider's (other server), DM, group, deleted */
   message: 6,
   /** in the owner's channel message, in the DM message */
@@ -47,6 +51,12 @@ export const FIXTURE_COUNTS = {
   session: 3,
   /** the spare user's password (a throwaway caller's own) */
   password: 1,
+  /** the OpenID Provider the world's server trusts (its id, "test") */
+  provider: 1,
+  /** the owner's identity at that provider */
+  identity: 1,
+  /** the owner's passkey */
+  passkey: 1,
 } as const;
 export type FixtureKind = keyof typeof FIXTURE_COUNTS;
 
@@ -55,6 +65,8 @@ export const fx = (kind: FixtureKind) => fc.integer({ min: 0, max: FIXTURE_COUNT
 const ID_KINDS: FixtureKind[] = [
   'server',
   'channel',
+  'thread',
+  'tag',
   'message',
   'attachment',
   'conversation',
@@ -69,6 +81,8 @@ const ID_KINDS: FixtureKind[] = [
   'bot',
   'user',
   'session',
+  'identity',
+  'passkey',
 ];
 /** Any real id of any kind (a channel id where a server id belongs...). */
 export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind));
@@ -77,7 +91,7 @@ export const anyFixtureId = fc.constantFrom(...ID_KINDS).chain((kind) => fx(kind
  * What a `target_id` names: a role, the server (everyone) or a member in an overwrite; a server,
  * channel or conversation in a notification setting.
  */
-const TARGET_KINDS: FixtureKind[] = ['role', 'server', 'user', 'channel', 'conversation'];
+const TARGET_KINDS: FixtureKind[] = ['role', 'server', 'user', 'channel', 'thread', 'conversation'];
 
 /** Real ids of what a parameter or field of this name takes, or undefined. */
 export function fixturesFor(name: string): fc.Arbitrary<Fx> | undefined {
@@ -106,11 +120,15 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   user_id: 'user',
   author_id: 'user',
   session_id: 'session',
+  provider: 'provider',
+  identity_id: 'identity',
+  passkey_id: 'passkey',
   reply_to: 'message',
   before: 'message',
   after: 'message',
   around: 'message',
   target: 'message',
+  applied_tags: 'tag',
 };
 
 /**
@@ -129,6 +147,10 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 1] },
+  // A thread of general (started from the member's message), the forum, and its post.
+  { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },
+  { server_id: ['server', 0], channel_id: ['channel', 5] },
+  { server_id: ['server', 0], channel_id: ['thread', 0], user_id: ['user', 1] },
   { server_id: ['server', 1], channel_id: ['channel', 2], message_id: ['message', 2], token: ['invite', 2] },
   { conversation_id: ['conversation', 0], message_id: ['message', 3], attachment_id: ['attachment', 1] },
   { conversation_id: ['conversation', 1], message_id: ['message', 4] },
@@ -183,6 +205,10 @@ export function hintFor(path: string[], schema: Record<string, any>): fc.Arbitra
       return fc.oneof(fx('password'), fc.string({ minLength: 8, maxLength: 72 }), fc.constant('correct horse'));
     case 'code':
       return fc.oneof(fc.stringMatching(/^\d{6}$/), fc.stringMatching(/^[a-z0-9]{4}-[a-z0-9]{4}$/), fc.stringMatching(/^[A-Z2-7]{8,16}$/));
+    case 'provider_id':
+      return fc.oneof({ weight: 4, arbitrary: fx('provider') }, { weight: 1, arbitrary: fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,31}$/) });
+    case 'return_to':
+      return fc.constantFrom('/', '/account', '/invites/AbCdEfGhIjKlMnOp', '/?server=x', '//evil.example', '/\\evil', 'https://evil.example/');
     case 'email':
       return fc.oneof(fc.emailAddress(), fc.constantFrom('a@example.com', 'A@EXAMPLE.COM', 'a+b@example.com'));
     case 'token':

@@ -9,6 +9,8 @@ import { type ImportPlan, scanExport } from '../../../src/parts/import/discord-p
 import { openExport } from '../../../src/parts/import/export-files';
 import type { ResolveContext } from './deferred';
 import { FIXTURE_COUNTS, type FixtureKind } from './hints';
+import { type ListeningProvider, listenProvider } from '../oidc-provider';
+import { SoftAuthenticator } from '../webauthn';
 
 /**
  * The server under test and everything the fuzzer's path parameters point at.
@@ -63,6 +65,8 @@ export class World {
   restarts = 0;
   private counter = 0;
   private closing: Promise<void>[] = [];
+  /** The OpenID Provider the server trusts (docs/sso.md), on loopback for as long as the world lives. */
+  private provider: ListeningProvider | undefined;
 
   static async create(): Promise<World> {
     const world = new World();
@@ -71,7 +75,13 @@ export class World {
   }
 
   private async start(): Promise<void> {
-    this.server = await startServer({ env: { ADMIN_USERS: `${tag}admin` } });
+    // Served from the first server on (a restarted server's callback differs, but the fuzzer
+    // never completes a sign-in: what it reaches is the discovery, which does not change).
+    const first = !this.provider;
+    this.provider ??= await listenProvider();
+    const oidc = JSON.stringify([this.provider.entry({ allow_signup: true })]);
+    this.server = await startServer({ env: { ADMIN_USERS: `${tag}admin`, OIDC_PROVIDERS: oidc } });
+    if (first) await this.provider.configure(`${this.server.url}/api/auth/oidc/test/callback`);
     this.url = this.server.url;
     this.generation++;
     const made = await Promise.all(USER_ROLES.map((role) => this.signUp(`${tag}${role}`, role)));
@@ -106,7 +116,7 @@ export class World {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.server.close().catch(() => {}), ...this.closing]);
+    await Promise.all([this.server.close().catch(() => {}), ...this.closing, this.provider?.close()]);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -215,6 +225,8 @@ export class World {
             return u(i).username;
           case 'roleName':
             return 'regulars';
+          case 'provider':
+            return 'test';
           case 'password':
             return caller?.throwaway ? caller.password : this.users.spare.password;
           case 'session': {
@@ -431,6 +443,35 @@ export class World {
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
+    // The owner's identity at the provider, as a link through the account page leaves it (the
+    // fuzzer cannot sign in at the provider's pages; test/sso.test.ts does).
+    for (const old of this.server.app.identities.list(owner.userId)) this.server.app.identities.unlink(owner.userId, old.id);
+    const identity = this.server.app.identities.link(owner.userId, 'test', this.provider!.issuer, `owner-${crypto.randomUUID()}`, null);
+    // The owner's passkey, made by a software authenticator (test/passkeys.test.ts holds the ceremony).
+    const ownKeys = await this.must(owner, 'GET', '/api/account/passkeys', undefined, 200);
+    await Promise.all((ownKeys.body as { id: string }[]).map((p) => this.must(owner, 'DELETE', `/api/account/passkeys/${p.id}`, undefined, 204, 409)));
+    const options = await this.must(owner, 'POST', '/api/account/passkeys/options', { current_password: owner.password }, 200);
+    const passkey = await this.must(owner, 'POST', '/api/account/passkeys', { response: new SoftAuthenticator(this.url).create(options.body as never) }, 201);
+    // Threads (issue 49): one of general from the member's message, a forum with a plain and a
+    // moderated tag, and a post of it.
+    const [thread, forum] = await Promise.all([
+      this.must(member, 'POST', `/api/servers/${S}/channels/${C1}/threads`, { name: 'fuzz thread', message_id: m2.body.id }, 201),
+      this.must(
+        owner,
+        'POST',
+        `/api/servers/${S}/channels`,
+        { name: 'fuzz forum', type: 'forum', available_tags: [{ name: 'bug' }, { name: 'done', moderated: true }] },
+        201,
+      ),
+    ]);
+    const tags = (forum.body.available_tags as { id: string }[]).map((x) => x.id);
+    const post = await this.must(
+      member,
+      'POST',
+      `/api/servers/${S}/channels/${forum.body.id}/threads`,
+      { name: 'a question', content: 'how?', applied_tags: [tags[0]] },
+      201,
+    );
     recordImport(this.server.app.db, systemClock, {
       id: importId,
       ownerId: owner.userId,
@@ -442,7 +483,9 @@ export class World {
     });
     return {
       server: [S, S2, Sdel],
-      channel: [C1, C2, C3, Cdel],
+      channel: [C1, C2, C3, Cdel, thread.body.id, forum.body.id],
+      thread: [post.body.id],
+      tag: tags,
       message: [M1, m2.body.id, m3.body.id, md.body.id, mg.body.id, mdel.body.id],
       attachment: [A1, md.body.attachments[0].id],
       conversation: [D, G],
@@ -457,6 +500,8 @@ export class World {
       webhook: [webhook.body.id],
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
+      identity: [identity.id],
+      passkey: [(passkey.body as { id: string }).id],
     };
   }
 }
