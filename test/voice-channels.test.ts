@@ -31,6 +31,11 @@ t.test('without JANUS_URL, voice channels exist and voice says it is not set up 
   const patch = await owner.request('PATCH', `/api/servers/${serverId}/members/${owner.userId}/voice`, { mute: true });
   t.equal(patch.status, 503);
   t.equal(patch.text.trim(), 'voice is not set up on this server');
+  // A malformed body is refused as such first (the fuzzer's finding: it was 503).
+  for (const body of [{ deaf: 'yes' }, { channel_id: 5 }, {}]) {
+    const bad = await owner.request('PATCH', `/api/servers/${serverId}/members/${owner.userId}/voice`, body);
+    t.equal(bad.status, 400, JSON.stringify(body));
+  }
   const health = await owner.get('/healthz');
   t.same(health.body, { ok: true }, '/healthz says nothing of voice');
   const stream = await openSocket(server.url, '/api/ws', { client: owner });

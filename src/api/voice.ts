@@ -31,16 +31,17 @@ function voiceHandlers({ db, perms, directory, audit, voice }: Deps) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     const actorRank = perms.rank(ctx.user.id, serverId);
     if (actorRank === null) throw notFound('server not found');
-    if (!voice.configured) throw new HttpError(503, VOICE_NOT_SET_UP);
-    const targetRank = perms.rank(userId, serverId);
-    if (targetRank === null) throw notFound('member not found');
-    if (targetRank === 'owner' && actorRank !== 'owner') throw forbidden('only the owner can mute, deafen or move the owner in voice');
+    // A malformed body is 400 whether or not voice is set up here.
     const body = ctx.body;
     const mute = body.mute === undefined ? undefined : bool(body, 'mute');
     const deaf = body.deaf === undefined ? undefined : bool(body, 'deaf');
     const moving = body.channel_id !== undefined;
     const channelId = !moving || body.channel_id === null ? null : uuid(body, 'channel_id');
     if (mute === undefined && deaf === undefined && !moving) throw badRequest('give mute, deaf or channel_id');
+    if (!voice.configured) throw new HttpError(503, VOICE_NOT_SET_UP);
+    const targetRank = perms.rank(userId, serverId);
+    if (targetRank === null) throw notFound('member not found');
+    if (targetRank === 'owner' && actorRank !== 'owner') throw forbidden('only the owner can mute, deafen or move the owner in voice');
 
     const state = voice.stateOf(userId);
     const here = state !== null && state.server_id === serverId ? state : null;
