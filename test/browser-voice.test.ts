@@ -5,7 +5,19 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { must } from './helpers/community';
 import { startServer } from './helpers/server';
-import { ARGS, CHROMIUM, EXPECTED_REFUSALS, PASSWORD, SKIP as NO_CHROMIUM, closeScene, openWindow, shotsAtBothWidths, stepper, until } from './helpers/browser';
+import {
+  ARGS,
+  CHROMIUM,
+  EXPECTED_REFUSALS,
+  PASSWORD,
+  SKIP as NO_CHROMIUM,
+  closeScene,
+  openWindow,
+  shot,
+  shotsAtBothWidths,
+  stepper,
+  until,
+} from './helpers/browser';
 import { signUp } from './helpers/client';
 import { startJanus, voiceSkipReason } from './helpers/voice/janus';
 
@@ -57,6 +69,13 @@ const stats = (page: Page) =>
   page.evaluate("import(document.querySelector('script[type=module]').src.replace(/home\\.js$/, 'voice.js')).then((m) => m.voiceStats())") as Promise<
     Inbound[]
   >;
+
+/** What the page sends now (static/js/voice.js voiceSending): its audio track on or off, boosted or not. */
+const sending = (page: Page) =>
+  page.evaluate("import(document.querySelector('script[type=module]').src.replace(/home\\.js$/, 'voice.js')).then((m) => m.voiceSending())") as Promise<{
+    track: { enabled: boolean; boosted: boolean } | null;
+    inputVolume: number;
+  }>;
 
 t.test('two Chromium users talk in a voice channel, and one shares a screen', { skip: SKIP, timeout: 240_000 }, async (t) => {
   const janus = await startJanus();
@@ -158,10 +177,61 @@ t.test('two Chromium users talk in a voice channel, and one shares a screen', { 
     const more = (await screenFrom())!.framesDecoded - first;
     t.ok(more > 5, `bob decoded ${more} frames of alice’s screen in 1.5 s`);
     // On a phone, the sidebar (with the call's panel and who is in voice) is one step back.
+    // The room at phone width first: the grid under its header (voice-grid-phone.png).
     await shotsAtBothWidths(bob.page, 'voice-call', async () => {
+      await tile.waitFor();
+      await shot(bob.page, 'voice-grid-phone');
       await bob.page.locator('#room-back').click();
       await bob.page.locator('#voice-panel').waitFor();
+      // The phone layout: the channel list is whole, no grid over its top (the grid is the room's).
+      t.notOk(await bob.page.locator('#voice-grid').isVisible(), 'on a phone, the grid stays with the room: the sidebar is not covered');
+      t.ok(await bob.page.locator(`#channel-list .nav-item.channel[data-id="${lounge}"]`).isVisible(), 'the voice channel and who is in it show');
     });
+  });
+
+  await step('voice settings: the devices, per-person and input volume, push-to-talk with a key of her own', async (t) => {
+    const panel = alice.page.locator('#voice-panel');
+    await panel.locator('[data-voice="mute"]').click();
+    await until(alice.page, 'alice to be unmuted', async () => (await sending(alice.page)).track?.enabled === true);
+    await panel.locator('[data-voice="settings"]').click();
+    const dialog = alice.page.locator('#voice-settings');
+    await dialog.waitFor();
+    const inputs = await dialog.locator('#voice-audioinput option').allTextContents();
+    t.ok(
+      inputs.some((label) => /fake/i.test(label)),
+      `the microphones are listed: ${inputs.join(', ')}`,
+    );
+    const outputs = await dialog.locator('#voice-audiooutput option').allTextContents();
+    t.ok(outputs.length >= 1 && !(await dialog.locator('#voice-audiooutput').isDisabled()), `the speakers may be chosen (setSinkId): ${outputs.join(', ')}`);
+    // Bob, quieter: his audio element plays at 30 %, and the setting is kept.
+    await dialog.locator(`input[data-volume-user="${b.userId}"]`).fill('30');
+    t.equal(await alice.page.evaluate("document.querySelector('#voice-audio audio').volume"), 0.3, 'bob plays at 30 %');
+    t.equal(await alice.page.evaluate(`localStorage.getItem('chat:voice-volume:${b.userId}')`), '0.3', 'kept in this browser');
+    // The input at 150 %: what is sent goes through a gain node.
+    await dialog.locator('#voice-input-volume').fill('150');
+    await until(alice.page, 'the boosted track to be sent', async () => (await sending(alice.page)).track?.boosted === true);
+    t.equal((await sending(alice.page)).inputVolume, 1.5, 'input volume 150 %');
+    // Push-to-talk on, with B as its key.
+    await dialog.locator('#voice-ptt').check();
+    await dialog.locator('#voice-ptt-key').click();
+    await alice.page.keyboard.press('KeyB');
+    await dialog.locator('#voice-ptt-key', { hasText: 'B' }).waitFor();
+    await dialog.locator('button[aria-label="Close"]').click();
+    await dialog.waitFor({ state: 'detached' });
+    await panel.locator('[data-voice="ptt"]', { hasText: 'hold B' }).waitFor();
+    t.equal((await sending(alice.page)).track?.enabled, false, 'push-to-talk: nothing is sent until the key is held');
+    await alice.page.keyboard.down('KeyB');
+    t.equal((await sending(alice.page)).track?.enabled, true, 'held: sent');
+    await panel.locator('[data-voice="ptt"]', { hasText: 'Talking' }).waitFor();
+    // Through the gain node, her voice reaches the media server: bob's sidebar rings her.
+    await occupant(bob.page, a.userId).and(bob.page.locator('.speaking')).waitFor({ timeout: 20_000 });
+    t.pass('bob hears her speak while the key is held');
+    await alice.page.keyboard.up('KeyB');
+    t.equal((await sending(alice.page)).track?.enabled, false, 'released: off again');
+    await until(bob.page, 'alice to stop ringing once released', async () => (await occupant(bob.page, a.userId).getAttribute('data-speaking')) === 'false');
+    await alice.page.keyboard.down('KeyV');
+    t.equal((await sending(alice.page)).track?.enabled, false, 'another key sends nothing');
+    await alice.page.keyboard.up('KeyV');
   });
 
   await step('leaving empties the panel and the sidebar', async (t) => {

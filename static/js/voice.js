@@ -46,6 +46,14 @@ let pub = null;
 let sub = null;
 /** @type {MediaStream | null} */
 let mic = null;
+/**
+ * The microphone through a gain node (the input volume), made only when the volume is not 100 %:
+ * at 100 % the microphone's own track is sent, with no audio graph to start.
+ * @type {{ context: AudioContext, gain: GainNode, track: MediaStreamTrack } | null}
+ */
+let boosted = null;
+/** Push-to-talk: the key is held now. */
+let talking = false;
 /** @type {Record<'camera' | 'screen', RTCRtpTransceiver | null>} */
 const videoSenders = { camera: null, screen: null };
 /** Candidates of the receiving connection that came before it existed. */
@@ -103,11 +111,11 @@ export async function joinVoice(serverId, channelId) {
   changed();
   try {
     await openSocket();
-    mic ??= await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true }, video: false });
-    applySelfMute();
+    mic ??= await openMicrophone();
     pub = new RTCPeerConnection({ iceServers });
     const pc = pub;
-    pc.addTransceiver(mic.getAudioTracks()[0], { direction: 'sendonly' });
+    pc.addTransceiver(sentTrack(), { direction: 'sendonly' });
+    applySelfMute();
     pc.onicecandidate = ({ candidate }) => {
       const frame = candidateFrame('publisher', candidate);
       if (joinSent) send(frame);
@@ -178,9 +186,175 @@ function sendState() {
   changed();
 }
 
-/** The microphone's track is off while muted (or without speak): nothing leaves the browser. */
+/**
+ * The track sent is off while muted, without speak, or with push-to-talk while its key is not
+ * held: nothing leaves the browser.
+ */
 function applySelfMute() {
-  for (const track of mic?.getAudioTracks() ?? []) track.enabled = !call.selfMute && !call.selfDeaf && call.canSpeak;
+  const on = !call.selfMute && !call.selfDeaf && call.canSpeak && (!settings.pushToTalk || talking);
+  for (const track of [...(mic?.getAudioTracks() ?? []), ...(boosted ? [boosted.track] : [])]) track.enabled = on;
+}
+
+// ---- the user's voice settings (kept in this browser) -----------------------------------
+
+/**
+ * @typedef {{ pushToTalk: boolean, pushToTalkKey: string, inputId: string, outputId: string, inputVolume: number }} VoiceSettings
+ * pushToTalkKey: a KeyboardEvent.code; inputId, outputId: device ids ('' the browser's default);
+ * inputVolume: 0 to 2 (1 is the microphone as it is).
+ */
+const SETTINGS_KEY = 'chat:voice-settings';
+/** @type {VoiceSettings} */
+const DEFAULTS = { pushToTalk: false, pushToTalkKey: 'KeyV', inputId: '', outputId: '', inputVolume: 1 };
+/** @type {VoiceSettings} */
+export const settings = readSettings();
+
+/** @returns {VoiceSettings} */
+function readSettings() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}');
+    const got = { ...DEFAULTS, ...(kept && typeof kept === 'object' ? kept : {}) };
+    const volume = Number(got.inputVolume);
+    return {
+      pushToTalk: got.pushToTalk === true,
+      pushToTalkKey: typeof got.pushToTalkKey === 'string' && got.pushToTalkKey ? got.pushToTalkKey : DEFAULTS.pushToTalkKey,
+      inputId: typeof got.inputId === 'string' ? got.inputId : '',
+      outputId: typeof got.outputId === 'string' ? got.outputId : '',
+      inputVolume: Number.isFinite(volume) ? Math.min(2, Math.max(0, volume)) : 1,
+    };
+  } catch {
+    return { ...DEFAULTS };
+  }
+}
+
+/**
+ * Changes some settings, keeps them, and applies them to the call at once: another microphone
+ * is opened and sent in place of the old one, the output goes to another device, the gain moves.
+ * @param {Partial<VoiceSettings>} change
+ */
+export async function changeSettings(change) {
+  const before = { ...settings };
+  Object.assign(settings, change);
+  localStorage.setItem(SETTINGS_KEY, JSON.stringify(settings));
+  if (change.pushToTalk !== undefined) talking = false;
+  try {
+    if (settings.inputId !== before.inputId && mic) {
+      const fresh = await openMicrophone();
+      for (const track of mic.getTracks()) track.stop();
+      mic = fresh;
+      dropBoost();
+      await resend();
+    } else if (settings.inputVolume !== before.inputVolume && mic) {
+      if (boosted && settings.inputVolume !== 1) boosted.gain.gain.value = settings.inputVolume;
+      else {
+        dropBoost();
+        await resend();
+      }
+    }
+    if (settings.outputId !== before.outputId) for (const entry of remote.values()) if (entry.audio) await playOn(entry.audio);
+  } catch (err) {
+    toast(`Could not apply the voice settings: ${err.message || err}`);
+  }
+  applySelfMute();
+  changed();
+}
+
+/** The chosen microphone (the default one when it is gone), with the browser's cleaning. */
+async function openMicrophone() {
+  const audio = { echoCancellation: true, noiseSuppression: true, autoGainControl: true };
+  if (settings.inputId) {
+    try {
+      return await navigator.mediaDevices.getUserMedia({ audio: { ...audio, deviceId: { exact: settings.inputId } }, video: false });
+    } catch (err) {
+      if (!(err instanceof DOMException) || (err.name !== 'OverconstrainedError' && err.name !== 'NotFoundError')) throw err;
+    }
+  }
+  return navigator.mediaDevices.getUserMedia({ audio, video: false });
+}
+
+/** What is sent: the microphone's track, or at another input volume its track through a gain node. */
+function sentTrack() {
+  const track = mic.getAudioTracks()[0];
+  if (settings.inputVolume === 1) return track;
+  if (!boosted) {
+    const context = new AudioContext();
+    const gain = context.createGain();
+    const out = context.createMediaStreamDestination();
+    context
+      .createMediaStreamSource(new MediaStream([track]))
+      .connect(gain)
+      .connect(out);
+    void context.resume().catch(() => {});
+    boosted = { context, gain, track: out.stream.getAudioTracks()[0] };
+  }
+  boosted.gain.gain.value = settings.inputVolume;
+  return boosted.track;
+}
+
+function dropBoost() {
+  boosted?.track.stop();
+  void boosted?.context.close().catch(() => {});
+  boosted = null;
+}
+
+/** The sending connection's audio sender (its first m-line), when there is one. */
+const audioSender = () => pub?.getTransceivers().find((t) => t !== videoSenders.camera && t !== videoSenders.screen)?.sender;
+
+/** The sending connection's audio now carries sentTrack() (no renegotiation). */
+async function resend() {
+  const sender = audioSender();
+  if (sender) await sender.replaceTrack(sentTrack());
+}
+
+/**
+ * What the sending connection sends now (for a test, or a settings view): whether its audio
+ * track is on, and at what input volume.
+ */
+export function voiceSending() {
+  const sender = audioSender();
+  return { track: sender?.track ? { enabled: sender.track.enabled, boosted: sender.track === boosted?.track } : null, inputVolume: settings.inputVolume };
+}
+
+/** Whether this browser can choose where audio plays (HTMLMediaElement.setSinkId). */
+export const canChooseOutput = () => 'setSinkId' in HTMLMediaElement.prototype;
+
+/** @param {HTMLAudioElement} audio */
+async function playOn(audio) {
+  if (!canChooseOutput()) return;
+  await /** @type {any} */ (audio).setSinkId(settings.outputId).catch(() => /** @type {any} */ (audio).setSinkId(''));
+}
+
+/**
+ * Push-to-talk: the chosen key sends while held, anywhere on the page (as Discord's: in a text
+ * field too, where the key also types; elsewhere it is taken, so it never types into the
+ * composer). Not while a dialog is open (choosing the key is one).
+ */
+function listenForPushToTalk() {
+  const typing = (target) => target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  const set = (held) => {
+    if (talking === held) return;
+    talking = held;
+    applySelfMute();
+    renderPanel();
+  };
+  // Capturing, on window: before the page's own keys (keyboard.js types a letter into the composer).
+  window.addEventListener(
+    'keydown',
+    (e) => {
+      if (!settings.pushToTalk || call.status === 'idle' || e.code !== settings.pushToTalkKey || document.querySelector('dialog[open]')) return;
+      if (!typing(e.target)) e.preventDefault();
+      set(true);
+    },
+    true,
+  );
+  window.addEventListener(
+    'keyup',
+    (e) => {
+      if (e.code === settings.pushToTalkKey) set(false);
+    },
+    true,
+  );
+  // A key released while the page was not looking is never seen: let go on leaving it.
+  window.addEventListener('blur', () => set(false));
 }
 
 /**
@@ -312,6 +486,7 @@ function received(mid, track) {
     entry.audio.srcObject = stream;
     entry.audio.muted = call.selfDeaf;
     entry.audio.volume = volumeOf(about.user_id);
+    if (settings.outputId) void playOn(entry.audio);
     if (!entry.audio.isConnected) $('voice-audio').append(entry.audio);
   } else entry[about.kind] = stream;
   changed();
@@ -358,7 +533,7 @@ export function volumeOf(userId) {
   return Number.isFinite(v) ? Math.min(1, Math.max(0, v)) : 1;
 }
 
-/** @param {string} userId @param {number} value */
+/** @param {string} userId @param {number} value 0..1 */
 export function setVolume(userId, value) {
   localStorage.setItem(`chat:voice-volume:${userId}`, String(value));
   const audio = remote.get(userId)?.audio;
@@ -386,6 +561,8 @@ function endCall(notice) {
   closeMedia();
   for (const track of mic?.getTracks() ?? []) track.stop();
   mic = null;
+  dropBoost();
+  talking = false;
   Object.assign(call, { status: 'idle', serverId: null, channelId: null, camera: false, screen: false, notice });
   if (notice) toast(notice);
   changed();
@@ -410,8 +587,12 @@ export function initVoice() {
   on('nav', renderPanel);
   // Closing the tab leaves at once (the socket closes; the server ends the call).
   window.addEventListener('pagehide', () => socket?.close());
+  listenForPushToTalk();
   renderPanel();
 }
+
+/** A KeyboardEvent.code as people name the key: KeyV → V, Digit1 → 1, Backquote stays. @param {string} code */
+export const keyName = (code) => code.replace(/^Key(?=[A-Z]$)/, '').replace(/^Digit(?=\d$)/, '');
 
 function channelName() {
   const server = state.servers.find((s) => s.id === call.serverId);
@@ -430,6 +611,15 @@ function renderPanel() {
         el('strong', { text: call.status === 'live' ? 'Voice connected' : 'Connecting…' }),
         el('span', { class: 'muted', text: ` · ${channelName()}` }),
       ),
+      ...(settings.pushToTalk && !muted
+        ? [
+            el('div', {
+              class: `voice-ptt${talking ? ' talking' : ''}`,
+              'data-voice': 'ptt',
+              text: talking ? 'Talking' : `Push to talk: hold ${keyName(settings.pushToTalkKey)}`,
+            }),
+          ]
+        : []),
       el(
         'div',
         { class: 'voice-controls' },
@@ -452,6 +642,7 @@ function renderPanel() {
           disabled: !call.canVideo || call.status !== 'live',
           'data-voice': 'screen',
         }),
+        iconButton('gear', 'Voice settings', async () => (await import('./voice-settings.js')).openVoiceSettings(), { 'data-voice': 'settings' }),
         iconButton('hangup', 'Leave voice', leaveVoice, { class: 'danger', 'data-voice': 'leave' }),
       ),
     );
