@@ -241,5 +241,24 @@ t.test('two Chromium users talk in a voice channel, and one shares a screen', { 
     t.pass('bob sees alice leave');
   });
 
+  await step('a voice channel made from the + of the sidebar, and its user limit and bitrate set in its Edit form', async (t) => {
+    await alice.page.click('#new-channel');
+    await alice.page.fill('#ask-input', 'Stage');
+    await alice.page.selectOption('#new-channel-type', 'voice');
+    await alice.page.click('#ask-submit');
+    await alice.page.locator('#room-title', { hasText: 'Stage' }).waitFor();
+    const made = (await a.get(`/api/servers/${serverId}/channels`)).body.find((c: { name: string }) => c.name === 'Stage');
+    t.match(made, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel');
+    await alice.page.click(`#channel-list button[aria-label="Edit #Stage"]`);
+    await alice.page.fill('#form-user_limit', '5');
+    await alice.page.selectOption('#form-bitrate', '32000');
+    await alice.page.click('#form-submit');
+    await until(alice.page, 'the settings to be saved', async () => {
+      const now = (await a.get(`/api/servers/${serverId}/channels`)).body.find((c: { id: string }) => c.id === made.id);
+      return now.user_limit === 5 && now.bitrate === 32_000;
+    });
+    t.pass('user limit 5, 32 kbit/s');
+  });
+
   closeScene(t, { server, windows: [alice, bob], step, started });
 });
