@@ -125,8 +125,10 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts FLAGS; 495: all but mention_everyone and manage_threads)
-  everyone_permissions INTEGER NOT NULL DEFAULT 495
+  -- src/rules/channel-permissions.ts BITS; 7663: EVERYONE_DEFAULT, all but mention_everyone,
+  -- manage_threads and the voice moderators' three; the inserts name it, as an older database's
+  -- default is 47)
+  everyone_permissions INTEGER NOT NULL DEFAULT 7663
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -159,7 +161,11 @@ CREATE TABLE IF NOT EXISTS channels (
   -- offer first, and how its posts are listed ('latest_activity' or 'creation'); its guidelines are its topic
   available_tags TEXT NOT NULL DEFAULT '[]',
   default_reaction TEXT,
-  default_sort TEXT NOT NULL DEFAULT 'latest_activity'
+  default_sort TEXT NOT NULL DEFAULT 'latest_activity',
+  -- a voice channel's: at most this many people in it at once (0: no limit); NULL for other kinds
+  user_limit INTEGER,
+  -- a voice channel's audio bitrate, bits per second; NULL for other kinds
+  bitrate INTEGER
 );
 -- A name is a server's once, in any letter case, among its listed channels; threads are not bound
 -- by it (schema 19: the table was made anew without the UNIQUE it had before).
@@ -268,6 +274,18 @@ CREATE TABLE IF NOT EXISTS member_roles (
   FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS member_roles_by_role ON member_roles (role_id);
+
+-- A member's server mute and server deafen in voice (PATCH …/members/{user_id}/voice,
+-- src/parts/voice/voice.ts): kept while they are a member, so leaving voice and coming back
+-- does not lift them.
+CREATE TABLE IF NOT EXISTS voice_moderation (
+  server_id TEXT NOT NULL,
+  user_id   TEXT NOT NULL,
+  mute      INTEGER NOT NULL DEFAULT 0,
+  deaf      INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (server_id, user_id),
+  FOREIGN KEY (server_id, user_id) REFERENCES members (server_id, user_id) ON DELETE CASCADE
+) WITHOUT ROWID;
 
 -- Channel permission overwrites (src/rules/channel-permissions.ts): for everyone (target_id the
 -- server's id), a role, or a member, on a channel or on a category (which its synced channels

@@ -42,11 +42,18 @@ export async function writeClientTypes(outDir = OUT_DIR) {
   const asyncapi = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'asyncapi.json'), 'utf8'));
   const events = await openapiTS(/** @type {any} */ (eventsAsOpenApi(asyncapi)));
   const frames = (/** @type {string} */ prefix) => Object.keys(asyncapi.components.messages).filter((key) => key.startsWith(`${prefix}.`));
+  /** @type {Record<string, string>} */
+  const about = {
+    StreamEvents: "The user stream's frames by their `event`",
+    ClientFrames: 'What the client sends on the user stream, by its `op`',
+    VoiceEvents: "The voice socket's frames by their `event`",
+    VoiceOps: 'What the client sends on the voice socket, by its `op`',
+  };
   const map = (/** @type {string} */ name, /** @type {string[]} */ keys) =>
-    `/** ${name === 'StreamEvents' ? "The user stream's frames by their `event`" : 'What the client sends on the user stream, by its `op`'}. */\nexport interface ${name} {\n${keys.map((key) => `  ${JSON.stringify(key.split('.')[1])}: components['schemas'][${JSON.stringify(key)}];`).join('\n')}\n}\n`;
+    `/** ${about[name]}. */\nexport interface ${name} {\n${keys.map((key) => `  ${JSON.stringify(key.split('.')[1])}: components['schemas'][${JSON.stringify(key)}];`).join('\n')}\n}\n`;
   fs.writeFileSync(
     path.join(outDir, 'events.d.ts'),
-    `${HEADER.replace('%s', 'asyncapi.json') + astToString(events)}\n${map('StreamEvents', frames('stream'))}\n${map('ClientFrames', frames('client'))}`,
+    `${HEADER.replace('%s', 'asyncapi.json') + astToString(events)}\n${map('StreamEvents', frames('stream'))}\n${map('ClientFrames', frames('client'))}\n${map('VoiceEvents', frames('voice'))}\n${map('VoiceOps', frames('voiceOp'))}`,
   );
 }
 

@@ -56,6 +56,7 @@ import { createUploadStore } from './parts/messages/upload-store';
 import type { Services } from './parts/services';
 import { createClaims } from './parts/import/claims';
 import { createImports } from './parts/import/imports';
+import { createVoice } from './parts/voice/voice';
 import { createLimits } from './rules/limits';
 import { createPermissions } from './rules/permissions';
 
@@ -134,10 +135,13 @@ export function createApp(options: AppOptions): RunningApp {
   const hub = createHub({ log, directory, perms, sendsPerTurn: settings.sendsPerTurn });
   const threadNews = createThreadNews({ threads, hub, perms, clock });
   const pushSubscriptions = createPushSubscriptions(db, clock);
-  // A session that ends, however it ends, closes the sockets opened with it, and ends the push
-  // subscription its browser made.
+  // Voice channels: Janus's one client, and the signaling of voice sockets (off without JANUS_URL).
+  const voice = createVoice({ config, clock, log, db, hub, perms, directory });
+  // A session that ends, however it ends, closes the sockets opened with it (its voice calls end),
+  // and ends the push subscription its browser made.
   const sessions = new SessionStore(clock, (session) => {
     hub.endSession(session.token);
+    voice.endSession(session.token);
     pushSubscriptions.endSession(session);
   });
   const limits = createLimits(clock, config.rateLimit);
@@ -149,10 +153,11 @@ export function createApp(options: AppOptions): RunningApp {
     db,
     databaseFile: path.join(config.dataDir, 'chat.db'),
     sockets: hub,
+    voice,
   });
   const presence = createPresence({ db, hub, log, settings });
   const notifications = createNotificationSettings(db, perms);
-  const sidebar = { directory, readStates, presence, notifications, clock };
+  const sidebar = { directory, readStates, presence, notifications, clock, voice };
   const sockets = createSockets({
     config,
     clock,
@@ -164,9 +169,10 @@ export function createApp(options: AppOptions): RunningApp {
     presence,
     ready: (user) => readyFrame(sidebar, user),
     heartbeatMs: settings.heartbeatMs,
+    voice,
   });
   const devices = createDeviceStore(db, clock, settings.deviceReuseGraceMs);
-  const accountChanges = createAccountChanges({ db, clock, sessions, hub, devices });
+  const accountChanges = createAccountChanges({ db, clock, sessions, hub, devices, suspended: (userId) => voice.endUser(userId) });
   // ADMIN_USERS are administrators: granted at start-up (and at registration, src/api/accounts.ts).
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
@@ -285,6 +291,7 @@ export function createApp(options: AppOptions): RunningApp {
     pushSubscriptions,
     vapidKeys,
     cluster,
+    voice,
   };
 
   const pipeline = createPipeline({
@@ -327,11 +334,13 @@ export function createApp(options: AppOptions): RunningApp {
       pushSender.close();
       // The closes of gateways' sockets reach the bus before it closes.
       const busClosed = cluster?.close();
+      // Every call leaves its room; the rooms go; the Janus session ends.
+      const voiceClosed = voice.close().catch(logFailure(log, 'voice shutdown'));
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all([uploadsStopped, exportsStopped, importStopped, busClosed])
+        void Promise.all([uploadsStopped, exportsStopped, importStopped, busClosed, voiceClosed])
           .then(() => {
             mailer.close?.();
             metrics.close();

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BackupError, backup, restore } from './parts/backup';
+import { prepareLocalJanus } from './parts/voice/janus-config';
 import { ConfigError, loadConfig } from './core/config';
 import { type DB, openDatabase } from './core/db';
 import { createAccountChanges } from './parts/accounts/account-changes';
@@ -174,7 +176,40 @@ const COMMANDS: Record<string, Command> = {
       return `restored ${path.resolve(dir)} into ${dataDir} (the database and ${files} file(s)); what was there is kept in ${keptIn}`;
     },
   },
+  // Voice on one machine, to try it (docs/voice.md): Debian's Janus with a configuration of its
+  // own in DATA_DIR/janus (only the VideoRoom and WebSockets, APIs on loopback, token_auth, its
+  // secrets kept there), in the foreground until Ctrl+C; the chat server's settings come first.
+  voice: {
+    args: [],
+    options: {
+      '--address': { takes: 'value', usage: '[--address <the IPv4 address media uses: not a loopback one>]' },
+      '--port': { takes: 'value', usage: '[--port <Janus API port, 8188; the Admin API is the next one>]' },
+    },
+    offline: true,
+    run: async (_db, _args, dataDir, options) => {
+      const port = options['--port'] === undefined ? 8188 : Number(options['--port']);
+      if (!Number.isInteger(port) || port < 1 || port > 65534) throw new Refusal('--port must be a port number', 2);
+      const address = typeof options['--address'] === 'string' ? options['--address'] : mediaAddress();
+      if (!address) throw new Refusal('no address other than loopback here: give --address (Janus never uses a loopback one for media)', 2);
+      let local;
+      try {
+        local = prepareLocalJanus(path.join(dataDir, 'janus'), address, port);
+      } catch (err) {
+        throw new Refusal((err as Error).message, 1);
+      }
+      console.log(`Janus for voice on ${address}; give the chat server:\n${local.settings.join('\n')}\n`);
+      const code = await local.run();
+      return `janus exited (${code})`;
+    },
+  },
 };
+
+/** The first IPv4 address of this machine that is not a loopback one. */
+function mediaAddress(): string | undefined {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+}
 
 /** How the user typed this program: `chat` from a release's launcher (bin/chat), else the script. */
 const PROGRAM = process.env.CHAT_PROGRAM || 'node dist/cli.js';

@@ -170,6 +170,8 @@ export function createGateway({ config, log = stdoutLog }: { config: Config; log
     try {
       if (closing) throw new HttpError(503, 'server shutting down');
       const { kind, params, gzip } = readSocketRequest(req, config.baseUrl);
+      // Voice signaling is held by the core, which is Janus's client (docs/voice.md).
+      if (kind === 'voice') throw new HttpError(501, 'voice sockets are served by the core, not by a gateway: route /api/voice/ws to it');
       id = ++nextId;
       opening.set(id, { items: [], missed: false });
       const headers: Record<string, string> = {};

@@ -3,7 +3,7 @@ import { Parser } from '@asyncapi/parser';
 import t from 'tap';
 import { ASYNCAPI_FILE, renderAsyncApi, renderEventTables } from '../scripts/asyncapi';
 import { API_GUIDE_FILE } from '../scripts/openapi';
-import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../src/parts/delivery/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS, VOICE_CLIENT_FRAMES, VOICE_EVENTS } from '../src/parts/delivery/events';
 import { frameViolation } from './helpers/frames';
 
 const document = JSON.parse(fs.readFileSync(ASYNCAPI_FILE, 'utf8')) as { components: { messages: Record<string, { name: string }> } };
@@ -25,6 +25,8 @@ t.test('every event of the catalogue is a message of the document, and nothing e
       ...Object.keys(STREAM_EVENTS).map((n) => `stream.${n}`),
       ...Object.keys(ROOM_EVENTS).map((n) => `room.${n}`),
       ...Object.keys(CLIENT_FRAMES).map((n) => `client.${n}`),
+      ...Object.keys(VOICE_EVENTS).map((n) => `voice.${n}`),
+      ...Object.keys(VOICE_CLIENT_FRAMES).map((n) => `voiceOp.${n}`),
     ].sort(),
   );
 });

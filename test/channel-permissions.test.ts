@@ -302,7 +302,17 @@ t.test('a change of access is told to who it changes it for, and audited with be
     event: 'channel_access',
     server_id: server.id,
     channel_id: ids.open,
-    permissions: ['view_channel', 'add_reactions', 'read_history', 'create_public_threads', 'create_private_threads', 'send_messages_in_threads'],
+    permissions: [
+      'view_channel',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
+    ],
     private: false,
   });
   // A role given: the private channel arrives; taken: it goes.

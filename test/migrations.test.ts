@@ -159,8 +159,13 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   );
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
   // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel; and
-  // (18 -> 19) who could send may start and talk in threads.
-  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [495], "everyone's flags: all but mention_everyone and manage_threads");
+  // (18 -> 19) who could send may start and talk in threads; (20 -> 21) may connect, speak and use
+  // video in voice channels.
+  t.same(
+    db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(),
+    [7663],
+    "everyone's flags: all but mention_everyone, manage_threads and the voice moderators' three",
+  );
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
   // Imports (13 -> 14): nobody was imported before.
   t.same(db.prepare('SELECT DISTINCT imported FROM users').pluck().all(), [0], 'no account is a placeholder');
@@ -182,8 +187,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
         'create_public_threads',
         'create_private_threads',
         'send_messages_in_threads',
+        'connect',
+        'speak',
+        'video',
       ],
-      `and may do in ${c.name} what they could, and start and talk in threads`,
+      `and may do in ${c.name} what they could, start and talk in threads, and join voice`,
     );
   const posted = await client.post('/api/servers/00000000-0000-4000-8000-000000000010/channels/00000000-0000-4000-8000-000000000020/messages', {
     content: 'town hall tonight',
@@ -348,7 +356,11 @@ t.test(
     };
     const { db, state } = migrated();
     t.equal(state.version, SCHEMA_VERSION);
-    t.same(state.everyone, [495, 33], 'who could send may start and talk in threads; a server where everyone only reads stays so');
+    t.same(
+      state.everyone,
+      [495 | 7168, 33 | 7168],
+      'who could send may start and talk in threads; a server where everyone only reads stays so (and voice, 20 -> 21, adds connect, speak and video for all)',
+    );
     t.same(state.roles, [2 | 64 | 128 | 256, 1], "a role's flags likewise");
     t.same(
       state.overwrites,
@@ -434,4 +446,63 @@ t.test('a version 19 database: everyone chose their username, nobody has an iden
   t.throws(() => identity.run('i2'), /UNIQUE/, 'an identity opens one account');
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
   t.same(db.pragma('foreign_key_check'), []);
+});
+
+t.test('a version 20 database: voice settings and voice flags arrive, and new servers get them too (20 -> 21)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const db = openDatabase(file);
+  const columns = db
+    .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+    .all()
+    .map((c) => c.name);
+  t.ok(columns.includes('user_limit') && columns.includes('bitrate'), 'channels have user_limit and bitrate');
+  t.same(db.prepare('SELECT DISTINCT user_limit, bitrate FROM channels').all(), [{ user_limit: null, bitrate: null }], 'none set on the text channels');
+  // The column's default stays the old one (SQLite cannot change a default): a new server names its flags.
+  t.match(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'servers'").pluck().get(), /DEFAULT 47/);
+  db.close();
+  const server = await startServer({ dataDir });
+  t.teardown(server.close);
+  const client = new Client(server.url);
+  await client.post('/api/register', { username: 'voicefan', password: 'correct horse' });
+  await client.post('/api/login', { username: 'voicefan', password: 'correct horse' });
+  const made = await client.post('/api/servers', { name: 'after the upgrade' });
+  t.same(made.body.permissions, [
+    'view_channel',
+    'send_messages',
+    'attach_files',
+    'add_reactions',
+    'read_history',
+    'create_public_threads',
+    'create_private_threads',
+    'send_messages_in_threads',
+    'connect',
+    'speak',
+    'video',
+  ]);
+  const voice = await client.post(`/api/servers/${made.body.id}/channels`, { name: 'lounge', type: 'voice' });
+  t.match(voice.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel on a migrated database');
+});
+
+t.test('the voice migration is idempotent: run again (its place among migrations moved), it changes nothing (20 -> 21)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  // A server whose owner then took connect away from everyone; the migration is run a second time.
+  const raw = new Database(file);
+  raw.exec('UPDATE servers SET everyone_permissions = 47');
+  raw.pragma('user_version = 20');
+  raw.close();
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [47], 'connect is not granted again');
+  t.equal(
+    db
+      .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+      .all()
+      .filter((c) => c.name === 'user_limit' || c.name === 'bitrate').length,
+    2,
+    'the columns are there once',
+  );
 });

@@ -43,6 +43,11 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
       return \`took \${entry.changes?.role} (\${entry.changes?.roles.from.join()} -> \${entry.changes?.roles.to.join()})\`;
     case 'member_timeout':
       return \`timed out until \${entry.changes?.timeout_until}\`;
+    case 'member_voice_update':
+      return \`voice: mute \${entry.changes?.mute}, deaf \${entry.changes?.deaf}\`;
+    case 'member_move':
+    case 'member_disconnect':
+      return \`voice: from \${entry.changes?.from} to \${entry.changes?.channel_id ?? 'nowhere'}\`;
     case 'owner_transfer':
       return \`owner is now \${entry.changes?.owner_id}\`;
     case 'server_update':

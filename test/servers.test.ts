@@ -261,6 +261,78 @@ t.test('channels', async (t) => {
     t.notOk((await names()).includes('ghost'), 'gone after the rollback');
   });
 
+  t.test('a voice channel carries user_limit and bitrate, checked, changed and audited; other channels have neither', async (t) => {
+    const made = await owner.post(`${base}/channels`, { name: 'lounge', type: 'voice' });
+    t.equal(made.status, 201);
+    t.match(made.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'no limit and 64 kbit/s by default');
+    const set = await owner.post(`${base}/channels`, { name: 'stage', type: 'voice', user_limit: 5, bitrate: 32_000 });
+    t.match(set.body, { user_limit: 5, bitrate: 32_000 });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: 'v1', type: 'voice', user_limit: 100 }, 'user_limit'],
+      [{ name: 'v2', type: 'voice', user_limit: -1 }, 'user_limit'],
+      [{ name: 'v3', type: 'voice', user_limit: 2.5 }, 'user_limit'],
+      [{ name: 'v4', type: 'voice', bitrate: 7_999 }, 'bitrate'],
+      [{ name: 'v5', type: 'voice', bitrate: 96_001 }, 'bitrate'],
+      [{ name: 'v6', type: 'voice', bitrate: '64000' }, 'bitrate'],
+      [{ name: 't1', user_limit: 3 }, 'user_limit is for voice channels only'],
+      [{ name: 't2', type: 'text', bitrate: 64_000 }, 'bitrate is for voice channels only'],
+    ];
+    for (const [body, says] of cases) {
+      const res = await owner.post(`${base}/channels`, body);
+      t.equal(res.status, 400, JSON.stringify(body));
+      t.match(res.text, says);
+    }
+    const changed = await owner.request('PATCH', `${base}/channels/${made.body.id}`, { user_limit: 2, bitrate: 96_000, topic: 'chat while you play' });
+    t.match(changed.body, { user_limit: 2, bitrate: 96_000, topic: 'chat while you play' });
+    t.equal((await owner.request('PATCH', `${base}/channels/${made.body.id}`, { user_limit: 100 })).status, 400);
+    const general = (await owner.get(`${base}/channels`)).body.find((c: { name: string }) => c.name === 'general');
+    t.equal((await owner.request('PATCH', `${base}/channels/${general.id}`, { bitrate: 64_000 })).status, 400, 'a text channel has no bitrate');
+    t.notOk('user_limit' in general || 'bitrate' in general, 'nor does its record say one');
+    const listed = (await clients.member.get(`${base}/channels`)).body.find((c: { id: string }) => c.id === made.body.id);
+    t.match(listed, {
+      type: 'voice',
+      user_limit: 2,
+      bitrate: 96_000,
+      permissions: [
+        'view_channel',
+        'send_messages',
+        'attach_files',
+        'add_reactions',
+        'read_history',
+        'create_public_threads',
+        'create_private_threads',
+        'send_messages_in_threads',
+        'connect',
+        'speak',
+        'video',
+      ],
+    });
+    const log = (await owner.get(`${base}/audit-log`)).body;
+    t.match(log.find((e: { action: string; target_id: string }) => e.action === 'channel_create' && e.target_id === set.body.id).changes, {
+      name: 'stage',
+      type: 'voice',
+      user_limit: 5,
+      bitrate: 32_000,
+    });
+    t.match(log.find((e: { action: string; target_id: string }) => e.action === 'channel_update' && e.target_id === made.body.id).changes, {
+      user_limit: { from: 0, to: 2 },
+      bitrate: { from: 64_000, to: 96_000 },
+    });
+    // Threads (issue 49) and voice meet: a voice channel has none, and a thread takes no voice setting.
+    const noThread = await owner.post(`${base}/channels/${made.body.id}/threads`, { name: 'side talk' });
+    t.equal(noThread.status, 400, 'no thread in a voice channel');
+    t.match(noThread.text, 'a voice channel has no threads');
+    const thread = await must(owner.post(`${base}/channels/${general.id}/threads`, { name: 'plans' }), 201);
+    for (const field of ['user_limit', 'bitrate']) {
+      const res = await owner.request('PATCH', `${base}/channels/${thread.body.id}`, { [field]: field === 'bitrate' ? 64_000 : 2 });
+      t.equal(res.status, 400, `a thread takes no ${field}`);
+      t.match(res.text, 'a thread takes name');
+    }
+    t.notOk('user_limit' in thread.body || 'bitrate' in thread.body, "nor does a thread's record say one");
+    await must(owner.delete(`${base}/channels/${thread.body.id}`), 204);
+    for (const id of [made.body.id, set.body.id]) await must(owner.delete(`${base}/channels/${id}`), 204);
+  });
+
   t.test('a member cannot create a channel even with a valid name, and nothing is created', async (t) => {
     const res = await clients.member.post(`${base}/channels`, { name: 'sneaky' });
     t.equal(res.status, 403);

@@ -5,9 +5,9 @@ import { JANUS_PROTOCOL, JanusError, VIDEOROOM_ERRORS } from '../src/parts/voice
 import { createJanusClient } from '../src/parts/voice/janus';
 import { turnCredentials } from '../src/parts/voice/turn';
 import { createVideoRoom } from '../src/parts/voice/videoroom';
-import { startJanus, turnAvailable, voiceSkipReason } from './helpers/voice/janus';
+import { turnAvailable, voiceSkipReason } from './helpers/voice/janus';
 import { type Member, joinRoom } from './helpers/voice/members';
-import { type PeerHost, startPeerHost } from './helpers/voice/peers';
+import { type PeerHost, startJanusWithPeers } from './helpers/voice/peers';
 
 /**
  * Our Janus client against Debian's Janus (test/helpers/voice/janus.ts: its own network
@@ -49,16 +49,7 @@ async function hears(host: PeerHost, member: Member, feed: string, frequency: nu
 }
 
 t.test('voice on Janus: rooms, multistream subscriptions, moderation, restarts', { skip: SKIP, timeout: 120_000 }, async (t) => {
-  const janus = await startJanus();
-  const host = await startPeerHost(janus.netns).catch(async (err: unknown) => {
-    await janus.stop();
-    throw err;
-  });
-  // The participants first, then Janus and its namespace.
-  t.teardown(async () => {
-    await host.stop();
-    await janus.stop();
-  });
+  const { janus, host } = await startJanusWithPeers((fn) => t.teardown(fn));
   const logged: string[] = [];
   const sessions: { reconnected: boolean }[] = [];
   const losses: string[] = [];

@@ -3,7 +3,7 @@
 // (types/generated/, made by `make typecheck`). A JS module reads one with JSDoc:
 //   /** @typedef {import('../../types/client').Message} Message */
 import type { components } from './generated/api';
-import type { StreamEvents, ClientFrames } from './generated/events';
+import type { StreamEvents, ClientFrames, VoiceEvents, VoiceOps } from './generated/events';
 import type { components as frames } from './generated/events';
 
 type Schemas = components['schemas'];
@@ -39,7 +39,9 @@ export type Me = frames['schemas']['Me'];
 /** A server as the ready frame lists it: with its channels (and their read state) and categories. */
 export type ServerEntry = frames['schemas']['ServerEntry'];
 
-export type { StreamEvents, ClientFrames };
+export type { StreamEvents, ClientFrames, VoiceEvents, VoiceOps };
+/** Who is in a voice channel, and how (ready's voice_states, the voice_state event). */
+export type VoiceState = Schemas['VoiceState'];
 export type ReadyFrame = StreamEvents['ready'];
 
 /**

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS } from '../../src/parts/delivery/events';
+import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS, VOICE_CLIENT_FRAMES, VOICE_EVENTS } from '../../src/parts/delivery/events';
 import { type Schema, arr, bool, int, obj, oneOf, ref, uuid, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
 import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, profile, schemas, server } from '../openapi/schemas';
@@ -55,6 +55,14 @@ export function buildAsyncApi(): Record<string, unknown> {
   const stream = messagesOf('stream', STREAM_EVENTS);
   const room = messagesOf('room', ROOM_EVENTS);
   const client = messagesOf('client', CLIENT_FRAMES);
+  // The voice socket: what the server sends (voice.*) and what the client sends (voiceOp.*), named
+  // apart in its channel as both have a `candidate`.
+  const voice = messagesOf('voice', VOICE_EVENTS);
+  const voiceOps = messagesOf('voiceOp', VOICE_CLIENT_FRAMES);
+  const voiceRefs = Object.fromEntries([
+    ...Object.keys(voice).map((key) => [key.split('.')[1], { $ref: `#/components/messages/${key}` }]),
+    ...Object.keys(voiceOps).map((key) => [`op_${key.split('.')[1]}`, { $ref: `#/components/messages/${key}` }]),
+  ]);
   const refs = (names: string[]) => Object.fromEntries(names.map((key) => [key.split('.')[1], { $ref: `#/components/messages/${key}` }]));
   const roomChannel = (address: string, param: string, what: string) => ({
     address,
@@ -89,6 +97,14 @@ export function buildAsyncApi(): Record<string, unknown> {
       },
       channelRoom: roomChannel('/api/channels/{channel_id}/ws', 'channel_id', 'channel'),
       conversationRoom: roomChannel('/api/conversations/{conversation_id}/ws', 'conversation_id', 'conversation'),
+      voiceSocket: {
+        address: '/api/voice/ws',
+        title: 'the voice socket',
+        description:
+          'One tab\'s signaling for a voice call (docs/api.md "Voice", docs/voice.md): the client sends `{"op": ...}` frames, the server `{"event": ...}` ones. ' +
+          'Every client frame is checked; one that does not match, or is not allowed, is answered with `error` and changes nothing. The upgrade and its refusals are GET /api/voice/ws in docs/openapi.json.',
+        messages: voiceRefs,
+      },
     },
     operations: {
       receiveUserStream: {
@@ -117,9 +133,21 @@ export function buildAsyncApi(): Record<string, unknown> {
         channel: { $ref: '#/channels/conversationRoom' },
         messages: Object.keys(room).map((key) => ({ $ref: `#/channels/conversationRoom/messages/${key.split('.')[1]}` })),
       },
+      receiveVoice: {
+        action: 'receive',
+        title: 'Receive voice signaling',
+        channel: { $ref: '#/channels/voiceSocket' },
+        messages: Object.keys(voice).map((key) => ({ $ref: `#/channels/voiceSocket/messages/${key.split('.')[1]}` })),
+      },
+      sendVoice: {
+        action: 'send',
+        title: 'Join, publish, answer, trickle, mute, leave',
+        channel: { $ref: '#/channels/voiceSocket' },
+        messages: Object.keys(voiceOps).map((key) => ({ $ref: `#/channels/voiceSocket/messages/op_${key.split('.')[1]}` })),
+      },
     },
     components: {
-      messages: { ...stream, ...room, ...client },
+      messages: { ...stream, ...room, ...client, ...voice, ...voiceOps },
       schemas: { ...schemas, ...SOCKET_RECORDS },
     },
   };

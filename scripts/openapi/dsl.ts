@@ -165,6 +165,7 @@ const ERROR_TEXT: Record<number, string> = {
   426: 'a WebSocket path asked without the upgrade (Upgrade: websocket names it)',
   429: 'rate limited or over a cap on open sockets (Retry-After says when to try again)',
   500: 'unexpected error (logged)',
+  501: 'not served by this process (a voice socket asked of a gateway: the core serves it)',
   502: 'an OpenID Provider did not answer (sign-in through it): try again later',
   503: 'the server is shutting down, or the client holds too many connections',
 };

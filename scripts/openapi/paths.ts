@@ -25,6 +25,7 @@ import {
 import { FLAG_NAMES } from './schemas';
 import { signInOperations } from './sign-in';
 import { AUTO_ARCHIVE_MINUTES, FORUM_SORTS, LISTED_CHANNEL_TYPES } from '../../src/core/records';
+import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
 const ROLE_COLOR = {
@@ -183,6 +184,22 @@ const EMOJI_PROSE = [
   ),
 ];
 const name = text(100);
+/** A voice channel's settings (src/rules/sizes.ts). */
+const VOICE_FIELDS: Record<string, Schema> = {
+  user_limit: {
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_VOICE_USER_LIMIT,
+    description: 'a voice channel only: at most this many people in it at once; 0 (the default): no limit',
+  },
+  bitrate: {
+    type: 'integer',
+    minimum: MIN_VOICE_BITRATE,
+    maximum: MAX_VOICE_BITRATE,
+    description: `a voice channel only: the audio bitrate its people send, bits per second (${DEFAULT_VOICE_BITRATE} by default)`,
+  },
+};
+const VOICE_ONLY_RULE = rule('user_limit and bitrate are for voice channels only', 'is for voice channels only');
 /** A list of channel permission names (src/rules/channel-permissions.ts). */
 const FLAG_INPUT: Schema = {
   type: 'array',
@@ -232,6 +249,7 @@ const TAG_PROSE: Prose[] = [
 ];
 const THREAD_PROSE: Prose[] = [
   rule('a thread has no threads of its own', 'a thread has no threads of its own'),
+  rule('a voice channel has no threads', 'a voice channel has no threads'),
   rule('a private thread starts from no message', 'a private thread starts from no message'),
   rule('a forum post starts from no message and is not private', 'a forum post'),
   rule('content and applied_tags are a forum post’s', 'content and applied_tags are a forum post'),
@@ -432,7 +450,32 @@ function liveOps(base: string, tag: string, what: string): Ops {
 }
 
 export const operations: Ops = [
-  ['GET', '/healthz', { tag: 'Accounts', summary: 'Health check: 200 once the database answers', auth: 'none', ok: [json(200, ref('Ok'))] }],
+  [
+    'GET',
+    '/healthz',
+    {
+      tag: 'Accounts',
+      summary: 'Health check: 200 once the database answers; with voice set up, whether Janus answers, its rooms and the people in voice',
+      auth: 'none',
+      ok: [
+        json(200, {
+          type: 'object',
+          properties: {
+            ok: { type: 'boolean', const: true },
+            voice: {
+              type: 'object',
+              description: 'only with JANUS_URL set',
+              properties: { janus: oneOf('up', 'down'), rooms: { type: 'integer', minimum: 0 }, participants: { type: 'integer', minimum: 0 } },
+              required: ['janus', 'rooms', 'participants'],
+              additionalProperties: false,
+            },
+          },
+          required: ['ok'],
+          additionalProperties: false,
+        }),
+      ],
+    },
+  ],
   ['GET', '/api/openapi.json', { tag: 'Accounts', summary: 'This document', auth: 'none', ok: [json(200, { type: 'object' })] }],
 
   // Accounts (src/api/accounts.ts)
@@ -958,12 +1001,13 @@ export const operations: Ops = [
             type: { ...oneOf(...LISTED_CHANNEL_TYPES), description: "'text' by default; a thread is made with POST …/channels/{channel_id}/threads" },
             topic: { ...text(1024, { multiline: true, blank: true }), description: "what it is about; a forum's: its post guidelines" },
             ...forumSettings,
+            ...VOICE_FIELDS,
           },
-          ['type', 'topic', 'available_tags', 'default_reaction', 'default_sort'],
+          ['type', 'topic', 'available_tags', 'default_reaction', 'default_sort', 'user_limit', 'bitrate'],
         ),
       },
       audited: true,
-      prose: [rule('a server holds at most 500 channels', 'a server may have at most'), ...FORUM_PROSE],
+      prose: [rule('a server holds at most 500 channels', 'a server may have at most'), ...FORUM_PROSE, VOICE_ONLY_RULE],
       ok: [json(201, ref('Channel'))],
       errors: [409, 429],
     },
@@ -1053,6 +1097,7 @@ export const operations: Ops = [
                 "true: drop the channel's own overwrites and follow its category's (400 without a category); false: keep what it followed as its own",
             },
             ...forumSettings,
+            ...VOICE_FIELDS,
             archived: { ...bool, description: "a thread's: archived (its owner or manage_threads; a locked one: manage_threads)" },
             locked: { ...bool, description: "a thread's: only manage_threads writes in it (manage_threads)" },
             auto_archive_minutes: { ...autoArchive, description: "a thread's" },
@@ -1068,6 +1113,8 @@ export const operations: Ops = [
             'available_tags',
             'default_reaction',
             'default_sort',
+            'user_limit',
+            'bitrate',
             'archived',
             'locked',
             'auto_archive_minutes',
@@ -1082,6 +1129,7 @@ export const operations: Ops = [
         rule('a thread takes name, archived, locked, auto_archive_minutes and applied_tags', 'a thread takes name'),
         ...FORUM_PROSE,
         ...TAG_PROSE,
+        VOICE_ONLY_RULE,
       ],
       ok: [{ status: 200, json: { anyOf: [ref('Channel'), ref('Thread')] }, description: 'the channel, or the thread' }],
       errors: [409],
@@ -1198,6 +1246,7 @@ export const operations: Ops = [
       },
       prose: [
         rule('a thread has no threads of its own', 'a thread has no threads of its own'),
+        rule('a voice channel has no threads', 'a voice channel has no threads'),
         rule('before pages archived threads', 'before pages archived threads'),
       ],
       ok: [json(200, arr(ref('Thread')))],
@@ -1295,6 +1344,24 @@ export const operations: Ops = [
     'DELETE',
     '/api/servers/{server_id}/members/{user_id}/timeout',
     { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/members/{user_id}/voice',
+    {
+      tag: 'Servers',
+      summary: 'Server mute, server deafen, move to another voice channel or disconnect a member in voice',
+      description:
+        'Any of mute (mute_members), deaf (deafen_members), channel_id (move_members; null disconnects), each held in the voice channel the member is in (and move_members in the one they go to, where they need connect); a mute or deafen of a member not in voice: the owner and full server administrators. A server mute stops their audio at the media server. Never the owner but by the owner. 400 channel_id when they are not in voice; 503 "voice is not set up on this server" without JANUS_URL',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ mute: bool, deaf: bool, channel_id: nullable(uuid) }, ['mute', 'deaf', 'channel_id']),
+      },
+      audited: true,
+      ok: [empty('changed')],
+      errors: [503],
+    },
   ],
   [
     'GET',
@@ -1590,6 +1657,25 @@ export const operations: Ops = [
       ],
       description: PLAIN_GET,
       errors: [400, 429],
+    },
+  ],
+  [
+    'GET',
+    '/api/voice/ws',
+    {
+      tag: 'WebSocket',
+      summary: "The voice socket: a tab's signaling for one voice call (WebSocket upgrade)",
+      auth: 'user',
+      ok: [
+        {
+          status: 101,
+          kind: 'websocket',
+          description:
+            'switching to the WebSocket protocol; the client sends `{"op": ...}` frames (join, publish, answer, candidate, state, leave), the server `{"event": ...}` ones (docs/api.md "Voice", docs/asyncapi.json)',
+        },
+      ],
+      description: `${PLAIN_GET}; 503 "voice is not set up on this server" without JANUS_URL; 501 on a gateway (voice sockets are the core's)`,
+      errors: [429, 501, 503],
     },
   ],
   [

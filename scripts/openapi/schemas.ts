@@ -1,11 +1,14 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
 import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FORUM_SORTS } from '../../src/core/records';
+import { MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
 /** The channel permission flags, as src/rules/channel-permissions.ts names them. */
 export const FLAG_NAMES: string[] = [...FLAGS];
 const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_NAMES }, uniqueItems: true };
+/** A channel's fields that only voice channels have. */
+const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
 export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread'];
@@ -188,7 +191,7 @@ export const schemas: Record<string, Schema> = {
 
   Server: obj(server()),
   ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
-  Channel: obj({ ...channel(), ...forum() }, FORUM_OPTIONAL),
+  Channel: obj({ ...channel(), ...forum(), ...voice() }, [...FORUM_OPTIONAL, ...VOICE_ONLY]),
   ForumTag: obj({
     id: uuid,
     name: str,
@@ -218,8 +221,24 @@ export const schemas: Record<string, Schema> = {
       permissions: withDescription(FLAG_LIST, "the caller's channel permissions here"),
       private: withDescription(bool, 'a member with no role and no overwrite of their own would not see it'),
       ...forum(),
+      ...voice(),
     },
-    FORUM_OPTIONAL,
+    [...FORUM_OPTIONAL, ...VOICE_ONLY],
+  ),
+  VoiceState: withDescription(
+    obj({
+      server_id: uuid,
+      channel_id: uuid,
+      user_id: uuid,
+      self_mute: withDescription(bool, 'they muted themselves'),
+      self_deaf: withDescription(bool, 'they deafened themselves (which mutes them too)'),
+      mute: withDescription(bool, 'muted by the server: a moderator did, or they lack speak there; their audio stops at the media server'),
+      deaf: withDescription(bool, 'deafened by a moderator: nothing reaches them'),
+      video: withDescription(bool, 'sending a camera'),
+      stream: withDescription(bool, 'sharing a screen'),
+      speaking: withDescription(bool, 'speaking now, as the media server hears them (the audio level their packets carry)'),
+    }),
+    'who is in a voice channel, and how',
   ),
   Overwrite: obj({
     target_id: withDescription(uuid, "the server's id (everyone), a role's id or a member's user id"),
@@ -490,7 +509,7 @@ function auditEntries(): Schema[] {
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
     ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
-    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES) }, ['type'])],
+    ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES), user_limit: int, bitrate: int }, ['type', 'user_limit', 'bitrate'])],
     [
       'channel_update',
       'channel',
@@ -505,8 +524,22 @@ function auditEntries(): Schema[] {
           available_tags: fromTo(arr(ref('ForumTag'))),
           default_reaction: fromTo(nullable(str)),
           default_sort: fromTo(str),
+          user_limit: fromTo(int),
+          bitrate: fromTo(int),
         },
-        ['name', 'topic', 'slowmode_seconds', 'position', 'category_id', 'permissions_synced', 'available_tags', 'default_reaction', 'default_sort'],
+        [
+          'name',
+          'topic',
+          'slowmode_seconds',
+          'position',
+          'category_id',
+          'permissions_synced',
+          'available_tags',
+          'default_reaction',
+          'default_sort',
+          'user_limit',
+          'bitrate',
+        ],
       ),
     ],
     ['channel_delete', 'channel', name],
@@ -565,6 +598,9 @@ function auditEntries(): Schema[] {
     ['member_unban', 'user', { type: 'null' }],
     ['member_timeout', 'user', obj({ timeout_until: time })],
     ['member_timeout_remove', 'user', { type: 'null' }],
+    ['member_voice_update', 'user', obj({ mute: bool, deaf: bool })],
+    ['member_move', 'user', obj({ from: uuid, channel_id: uuid })],
+    ['member_disconnect', 'user', obj({ from: uuid, channel_id: { type: 'null' } })],
     ['invite_revoke', 'invite', { type: 'null' }],
     ['message_delete', 'message', { type: 'null' }],
     ['message_pin', 'message', { type: 'null' }],
@@ -613,6 +649,20 @@ function channel(): Record<string, Schema> {
     slowmode_seconds: int,
     category_id: withDescription(nullable(uuid), 'the category it is listed under, or null'),
     permissions_synced: withDescription(bool, "it follows its category's overwrites (true) or has its own (false)"),
+  };
+}
+
+/** A voice channel's own fields (src/core/records.ts ChannelRecord): present on voice channels only. */
+function voice(): Record<string, Schema> {
+  return {
+    user_limit: withDescription(
+      { type: 'integer', minimum: 0, maximum: MAX_VOICE_USER_LIMIT },
+      'a voice channel only: at most this many people in it at once (0: no limit)',
+    ),
+    bitrate: withDescription(
+      { type: 'integer', minimum: MIN_VOICE_BITRATE, maximum: MAX_VOICE_BITRATE },
+      'a voice channel only: the audio bitrate its people send, bits per second',
+    ),
   };
 }
 

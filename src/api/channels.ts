@@ -15,7 +15,22 @@ import { MAX_CHANNELS_PER_SERVER } from '../rules/sizes';
 export { MAX_CHANNELS_PER_SERVER };
 import { MAX_TOPIC_CHARS } from '../rules/sizes';
 export { MAX_TOPIC_CHARS };
-import { MAX_SLOWMODE_SECONDS } from '../rules/sizes';
+import { DEFAULT_VOICE_BITRATE, MAX_SLOWMODE_SECONDS, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../rules/sizes';
+
+/**
+ * A voice channel's user_limit and bitrate from a body, each falling back to `was` (a new
+ * channel's defaults, or the channel's own); 400 when a channel of another type is given either.
+ */
+function voiceSettings(body: Record<string, unknown>, type: string, was: { userLimit: number; bitrate: number }) {
+  if (type !== 'voice') {
+    for (const field of ['user_limit', 'bitrate']) if (body[field] !== undefined) throw badRequest(`${field} is for voice channels only`);
+    return undefined;
+  }
+  return {
+    userLimit: body.user_limit === undefined ? was.userLimit : integer(body, 'user_limit', 0, MAX_VOICE_USER_LIMIT),
+    bitrate: body.bitrate === undefined ? was.bitrate : integer(body, 'bitrate', MIN_VOICE_BITRATE, MAX_VOICE_BITRATE),
+  };
+}
 
 type Deps = Pick<
   Services,
@@ -94,13 +109,18 @@ function channelHandlers(deps: Deps) {
     return json([...readStates.channels(ctx.user.id, serverId).values()]);
   }
 
-  /** Owner or full server administrator; 201 channel; 409 for a name already used (any case); 400 past 500; audited. */
+  /**
+   * Owner or full server administrator: {name, type?, and for a voice channel user_limit? (0-99,
+   * 0: no limit) and bitrate? (8000-96000)}; 201 channel; 409 for a name already used (any case);
+   * 400 past 500; audited.
+   */
   function createChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.requireServerAdmin(ctx.user, serverId, 'create channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const type = ctx.body.type === undefined ? 'text' : oneOf(ctx.body, 'type', LISTED_CHANNEL_TYPES);
     const forum = readForumSettings(ctx.body, type === 'forum' ? { availableTags: [], defaultReaction: null, defaultSort: 'latest_activity' } : null);
+    const voice = voiceSettings(ctx.body, type, { userLimit: 0, bitrate: DEFAULT_VOICE_BITRATE });
     const topic = ctx.body.topic === undefined ? '' : text(ctx.body, 'topic', { min: 0, max: MAX_TOPIC_CHARS, multiline: true });
     const reason = auditReason(ctx);
     if (channelByName.get(serverId, name)) throw conflict(`a channel named "${name}" already exists in this server`);
@@ -111,8 +131,9 @@ function channelHandlers(deps: Deps) {
     // Who sees it hears of it (channel_created), at its place among the channels they see.
     const id = accessChanges.around(serverId, () =>
       db.transaction(() => {
-        const id = channels.add(serverId, { name, type, topic, forum });
-        audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes: { name, type } });
+        const id = channels.add(serverId, { name, type, topic, forum, ...voice });
+        const changes = { name, type, ...(voice ? { user_limit: voice.userLimit, bitrate: voice.bitrate } : {}) };
+        audit.write({ serverId, action: 'channel_create', actorId: ctx.user.id, targetId: id, targetKind: 'channel', reason, changes });
         return id;
       })(),
     );
@@ -121,7 +142,8 @@ function channelHandlers(deps: Deps) {
 
   /**
    * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
-   * category_id?, permissions_synced?}; 200 channel; positions stay 0..n-1; 409 for a name in use;
+   * category_id?, permissions_synced?, and for a voice channel user_limit? and bitrate? (which
+   * apply to the next people who join)}; 200 channel; positions stay 0..n-1; 409 for a name in use;
    * 404 for a category of another server; audited; who sees it gets channel_updated, and every
    * channel whose place among those they see moved too (never for a channel hidden from them). A synced
    * channel that leaves its category keeps its overwrites as its own (src/parts/community/overwrites.ts);
@@ -141,6 +163,7 @@ function channelHandlers(deps: Deps) {
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_CHANNELS_PER_SERVER);
     const categoryId = ctx.body.category_id === undefined ? before.category_id : ctx.body.category_id === null ? null : uuid(ctx.body, 'category_id');
     const sync = ctx.body.permissions_synced === undefined ? null : bool(ctx.body, 'permissions_synced');
+    const voice = voiceSettings(ctx.body, before.type, { userLimit: before.user_limit ?? 0, bitrate: before.bitrate ?? DEFAULT_VOICE_BITRATE });
     const reason = auditReason(ctx);
     if (categoryId !== null && categoryOf.get(categoryId)?.server_id !== serverId) throw notFound('category not found');
     if (sync === true && categoryId === null) throw badRequest('permissions_synced: the channel has no category to follow');
@@ -149,7 +172,7 @@ function channelHandlers(deps: Deps) {
     const write = () =>
       db.transaction(() => {
         if (sync === false || (before.category_id !== null && categoryId !== before.category_id)) overwrites.detach(before.id);
-        channels.update(before.id, { name, topic, slowmodeSeconds: slowmode, categoryId, forum });
+        channels.update(before.id, { name, topic, slowmodeSeconds: slowmode, categoryId, forum, ...voice });
         // A tag taken off the forum comes off its posts.
         if (forum)
           threads.keepTags(
@@ -166,6 +189,7 @@ function channelHandlers(deps: Deps) {
           position: after.position,
           category_id: categoryId,
           permissions_synced: after.permissions_synced,
+          ...(voice ? { user_limit: voice.userLimit, bitrate: voice.bitrate } : {}),
           ...(forum ? { available_tags: forum.availableTags, default_reaction: forum.defaultReaction, default_sort: forum.defaultSort } : {}),
         });
         audit.write({ serverId, action: 'channel_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'channel', reason, changes });

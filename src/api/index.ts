@@ -1,4 +1,5 @@
 import { botRoutes } from './bots';
+import { voiceRoutes } from './voice';
 import { webhookRoutes } from './webhooks';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,8 +45,20 @@ export function buildRoutes(services: Services): Route[] {
   const ping = services.db.prepare('SELECT 1');
   const contract = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as unknown;
   return [
-    // GET /healthz: 200 once the database is open (and answering).
-    { method: 'GET', path: '/healthz', auth: 'none', body: 'none', handler: () => (ping.get(), json({ ok: true })) },
+    // GET /healthz: 200 once the database is open (and answering); with voice set up, whether
+    // Janus answers (voice is not the whole service: a Janus that is down does not make it 503).
+    {
+      method: 'GET',
+      path: '/healthz',
+      auth: 'none',
+      body: 'none',
+      handler: async () => {
+        ping.get();
+        if (!services.voice.configured) return json({ ok: true });
+        const { reachable, rooms, participants } = await services.voice.status();
+        return json({ ok: true, voice: { janus: reachable ? 'up' : 'down', rooms, participants } });
+      },
+    },
     // GET /api/openapi.json: the machine-readable contract (docs/openapi.json), read once at start.
     { method: 'GET', path: '/api/openapi.json', auth: 'none', body: 'none', handler: () => json(contract) },
     ...accountRoutes(services),
@@ -77,5 +90,6 @@ export function buildRoutes(services: Services): Route[] {
     ...botRoutes(services),
     ...webhookRoutes(services),
     ...clusterRoutes(services),
+    ...voiceRoutes(services),
   ];
 }

@@ -41,7 +41,18 @@ export function threadRoutes(deps: Deps): Route[] {
 
 /** What `PATCH …/channels/{id}` takes of a thread only, and of a listed channel only (each refuses the other's: 400). */
 export const THREAD_FIELDS = ['archived', 'locked', 'auto_archive_minutes', 'applied_tags'];
-const CHANNEL_FIELDS = ['topic', 'position', 'slowmode_seconds', 'category_id', 'permissions_synced', 'available_tags', 'default_reaction', 'default_sort'];
+const CHANNEL_FIELDS = [
+  'topic',
+  'position',
+  'slowmode_seconds',
+  'category_id',
+  'permissions_synced',
+  'available_tags',
+  'default_reaction',
+  'default_sort',
+  'user_limit',
+  'bitrate',
+];
 
 /** The multipart fields of a forum post (its files are `attachments`, as a message's). */
 const POST_FIELDS = {
@@ -68,6 +79,7 @@ export function threadHandlers(deps: Deps) {
     const access = perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id);
     const parent = directory.channel(access.container.id)!;
     if (parent.type === 'thread') throw badRequest('a thread has no threads of its own');
+    if (parent.type === 'voice') throw badRequest('a voice channel has no threads');
     return { parent, access };
   }
 

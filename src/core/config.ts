@@ -51,6 +51,24 @@ export interface Config {
   oidcProviders: OidcProvider[];
   /** PASSWORD_SIGNUP: off, POST /api/register is refused (new accounts come through a provider). */
   passwordSignup: boolean;
+  /** Voice channels' media server (docs/voice.md); null without JANUS_URL: voice channels then say voice is not set up here. */
+  voice: VoiceConfig | null;
+}
+
+/** JANUS_URL and the settings that go with it. */
+export interface VoiceConfig {
+  /** JANUS_URL: Janus's WebSocket API (ws://127.0.0.1:8188). */
+  janusUrl: string;
+  /** JANUS_ADMIN_URL: its Admin API (ws://127.0.0.1:7188), where our server adds its own token. */
+  janusAdminUrl: string;
+  /** JANUS_ADMIN_SECRET: Janus's admin_secret. */
+  janusAdminSecret: string;
+  /** JANUS_ROOM_KEY: the VideoRoom's admin_key (only its holder creates rooms). */
+  janusRoomKey: string;
+  /** TURN_URLS: the STUN and TURN servers handed to browsers with each join (stun:, turn:, turns:). */
+  turnUrls: string[];
+  /** TURN_SECRET: coturn's static-auth-secret, from which each join's TURN credential is made; null without a turn: URL. */
+  turnSecret: string | null;
 }
 
 export const ROLES = ['all', 'core', 'gateway'] as const;
@@ -127,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
     instanceName: instanceName(),
+    voice: voice(),
     ...signIn(),
   };
 
@@ -144,6 +163,38 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       throw new ConfigError('PASSWORD_SIGNUP=off needs an OpenID Provider with allow_signup (OIDC_PROVIDERS or OIDC_CONFIG): nobody could make an account');
     }
     return { oidcProviders, passwordSignup };
+  }
+
+  /** JANUS_URL and its companions, which make sense only together; the TURN servers. */
+  function voice(): VoiceConfig | null {
+    const url = (name: string) => {
+      const value = env[name] ?? '';
+      if (value !== '' && !/^wss?:\/\/[^/\s]/.test(value)) throw new ConfigError(`${name} must be a ws:// or wss:// URL, got "${value}"`);
+      return value;
+    };
+    const janusUrl = url('JANUS_URL');
+    const janusAdminUrl = url('JANUS_ADMIN_URL');
+    const janusAdminSecret = env.JANUS_ADMIN_SECRET ?? '';
+    const janusRoomKey = env.JANUS_ROOM_KEY ?? '';
+    const turnUrls = (env.TURN_URLS ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
+    const turnSecret = env.TURN_SECRET ?? '';
+    if (janusUrl === '') {
+      const stray = ['JANUS_ADMIN_URL', 'JANUS_ADMIN_SECRET', 'JANUS_ROOM_KEY', 'TURN_URLS', 'TURN_SECRET'].find((name) => (env[name] ?? '') !== '');
+      if (stray) throw new ConfigError(`${stray} needs JANUS_URL (voice is on only with Janus: docs/voice.md)`);
+      return null;
+    }
+    if (janusAdminUrl === '') throw new ConfigError('JANUS_URL needs JANUS_ADMIN_URL, the Admin API of the same Janus (ws://127.0.0.1:7188)');
+    if (janusAdminSecret === '') throw new ConfigError("JANUS_URL needs JANUS_ADMIN_SECRET, Janus's admin_secret");
+    if (janusRoomKey === '') throw new ConfigError("JANUS_URL needs JANUS_ROOM_KEY, the VideoRoom plugin's admin_key");
+    const bad = turnUrls.find((u) => !/^(stun|turns?):[^\s]+$/.test(u));
+    if (bad !== undefined) throw new ConfigError(`TURN_URLS must be stun:, turn: or turns: URLs separated by commas, got "${bad}"`);
+    const relays = turnUrls.some((u) => u.startsWith('turn'));
+    if (relays && turnSecret === '') throw new ConfigError("TURN_URLS names a TURN server: it needs TURN_SECRET, coturn's static-auth-secret");
+    if (!relays && turnSecret !== '') throw new ConfigError('TURN_SECRET needs a turn: or turns: URL in TURN_URLS');
+    return { janusUrl, janusAdminUrl, janusAdminSecret, janusRoomKey, turnUrls, turnSecret: relays ? turnSecret : null };
   }
 
   function instanceName(): string {

@@ -381,6 +381,24 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX IF NOT EXISTS passkeys_by_user ON passkeys (user_id);
     `);
   },
+  // 20 -> 21: voice channels (issue 48). A voice channel's user_limit and bitrate (NULL for the
+  // others); everyone may connect, speak and use video wherever they could before (bits 10, 11
+  // and 12 of src/rules/channel-permissions.ts BITS: 7168), as every member could do all there
+  // was to do; server mutes and deafens are a table of their own (schema.sql voice_moderation).
+  // Idempotent (the order of migrations made on parallel branches is settled when they meet): the
+  // flags are granted with the columns, once, so a database that has them is left as it is.
+  (db) => {
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(channels)')
+        .all()
+        .map((c) => c.name),
+    );
+    if (columns.has('user_limit') && columns.has('bitrate')) return;
+    if (!columns.has('user_limit')) db.exec('ALTER TABLE channels ADD COLUMN user_limit INTEGER');
+    if (!columns.has('bitrate')) db.exec('ALTER TABLE channels ADD COLUMN bitrate INTEGER');
+    db.exec('UPDATE servers SET everyone_permissions = everyone_permissions | 7168');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -31,6 +31,8 @@ export interface MetricsParts {
   databaseFile: string;
   /** The sockets (src/parts/delivery/hub.ts), read when scraped: open by kind, and frames written so far. */
   sockets: { openSockets(): Record<string, number>; readonly framesSent: number };
+  /** Voice (src/parts/voice/voice.ts), read when scraped: Janus connected, rooms, people in voice. */
+  voice?: { readonly configured: boolean; counts(): { janusUp: boolean; rooms: number; participants: number } };
 }
 
 const NONE: Metrics = {
@@ -99,6 +101,21 @@ export function createMetrics(parts: MetricsParts): Metrics {
       for (const [kind, count] of Object.entries(parts.sockets.openSockets())) this.set({ kind }, count);
     },
   });
+  const voice = parts.voice;
+  if (voice?.configured) {
+    const voiceGauge = (name: string, help: string, read: (c: ReturnType<NonNullable<MetricsParts['voice']>['counts']>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read(voice.counts()));
+        },
+      });
+    voiceGauge('chat_voice_janus_up', 'Whether the chat server has a live session with Janus (1) or not (0)', (c) => (c.janusUp ? 1 : 0));
+    voiceGauge('chat_voice_rooms', 'Voice channels with a VideoRoom (someone is in them)', (c) => c.rooms);
+    voiceGauge('chat_voice_participants', 'People in voice channels', (c) => c.participants);
+  }
   const pageBytes = parts.db.prepare<[], { bytes: number }>('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()');
   new Gauge({
     name: 'chat_database_bytes',

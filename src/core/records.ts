@@ -22,7 +22,7 @@ export interface ServerRecord {
 }
 
 /** The kinds of channel there are; every channel record carries its `type`. */
-export const CHANNEL_TYPES = ['text', 'forum', 'thread'] as const;
+export const CHANNEL_TYPES = ['text', 'forum', 'thread', 'voice'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 /** The kinds `POST …/channels` makes (a thread is made with `POST …/channels/{channel_id}/threads`). */
 export const LISTED_CHANNEL_TYPES = CHANNEL_TYPES.filter((type) => type !== 'thread');
@@ -63,6 +63,10 @@ export interface ChannelRecord {
   default_reaction?: string | null;
   /** A forum's: how its posts are listed by default. */
   default_sort?: ForumSort;
+  /** A voice channel's: at most this many people in it at once (0: no limit). */
+  user_limit?: number;
+  /** A voice channel's: the audio bitrate its people send, bits per second. */
+  bitrate?: number;
 }
 
 /** How long a thread stays active without a message, in minutes (Discord's four choices). */
@@ -215,4 +219,28 @@ export interface NotificationSetting {
   suppress_everyone: boolean;
   /** A server's: role mentions are not mentions for this user there. */
   suppress_roles: boolean;
+}
+
+/**
+ * Who is in a voice channel, and how (docs/api.md "Voice"): the `voice_states` of `ready`, the
+ * `voice_state` event (where `channel_id` is null once they left), a moderator's answer.
+ */
+export interface VoiceStateRecord {
+  server_id: string;
+  channel_id: string;
+  user_id: string;
+  /** They muted themselves. */
+  self_mute: boolean;
+  /** They deafened themselves (which mutes them too). */
+  self_deaf: boolean;
+  /** Muted by the server: a moderator did, or they lack speak there. Their audio stops at the media server. */
+  mute: boolean;
+  /** Deafened by a moderator: nothing reaches them. */
+  deaf: boolean;
+  /** Sending a camera. */
+  video: boolean;
+  /** Sharing a screen. */
+  stream: boolean;
+  /** Speaking now, as the media server hears them (the audio level their packets carry). */
+  speaking: boolean;
 }

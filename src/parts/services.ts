@@ -45,6 +45,7 @@ import type { Cluster } from './cluster/remote';
 import type { NotificationSettings } from './accounts/notifications';
 import type { PushSubscriptions } from './push/subscriptions';
 import type { VapidKeys } from './push/sender';
+import type { Voice } from './voice/voice';
 
 /**
  * Every part of a running service, as createApp() (src/app.ts) builds them, in this order.
@@ -109,4 +110,6 @@ export interface Services {
   vapidKeys: VapidKeys;
   /** ROLE=core: the sockets open on gateways (docs/scaling.md); null in one process. */
   cluster: Cluster | null;
+  /** Voice channels: who is in which, the voice sockets' signaling, Janus (off without JANUS_URL). */
+  voice: Voice;
 }

@@ -8,8 +8,11 @@
  */
 
 /**
- * The flags, in a fixed order: bit i is FLAGS[i] (stored as bit masks: a new flag goes at the end,
- * and schema.sql's default and the migration that brought it name its bit).
+ * The flags, in the order they are listed (namesOf); each one's stored bit is in BITS below (a
+ * new flag takes a new bit, and schema.sql's default and the migration that brought it name it).
+ * Threads (issue 49): create_public_threads, create_private_threads, send_messages_in_threads,
+ * manage_threads. Voice (issue 48): connect (join a voice channel), speak, video (camera and
+ * screen), and the voice moderators' mute_members, deafen_members and move_members.
  */
 export const FLAGS = [
   'view_channel',
@@ -23,16 +26,47 @@ export const FLAGS = [
   'create_private_threads',
   'send_messages_in_threads',
   'manage_threads',
+  // Voice (issue 48): bits 10 to 15.
+  'connect',
+  'speak',
+  'video',
+  'mute_members',
+  'deafen_members',
+  'move_members',
 ] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
 export type Flags = number;
 
+/**
+ * Each flag's bit in a stored mask (never renumbered). Bits 6 to 9 belong to the thread flags
+ * (issue 49: create_public_threads, create_private_threads, send_messages_in_threads,
+ * manage_threads); the voice flags take 10 to 15.
+ */
+const BITS: Record<Flag, number> = {
+  view_channel: 0,
+  send_messages: 1,
+  attach_files: 2,
+  add_reactions: 3,
+  mention_everyone: 4,
+  read_history: 5,
+  create_public_threads: 6,
+  create_private_threads: 7,
+  send_messages_in_threads: 8,
+  manage_threads: 9,
+  connect: 10,
+  speak: 11,
+  video: 12,
+  mute_members: 13,
+  deafen_members: 14,
+  move_members: 15,
+};
+
 export const NONE: Flags = 0;
-// JavaScript's bit operators work on 32-bit integers: 31 flags at most, or the masks go wrong.
-if (FLAGS.length > 31) throw new Error('at most 31 permission flags fit a bit mask');
-export const ALL: Flags = (1 << FLAGS.length) - 1;
-const bit = (flag: Flag): Flags => 1 << FLAGS.indexOf(flag);
+// JavaScript's bit operators work on 32-bit integers: bits 0 to 30 at most, or the masks go wrong.
+if (Math.max(...Object.values(BITS)) > 30) throw new Error('at most 31 permission flags fit a bit mask');
+const bit = (flag: Flag): Flags => 1 << BITS[flag];
+export const ALL: Flags = FLAGS.reduce((all, flag) => all | bit(flag), 0);
 export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
@@ -40,14 +74,19 @@ const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
 const SEND_IN_THREADS = bit('send_messages_in_threads');
 /** Making threads: nothing a thread itself offers (step 8 below). */
 const MAKING_THREADS = bit('create_public_threads') | bit('create_private_threads');
+const CONNECT = bit('connect');
+/** What one does only in a voice channel one is connected to: without connect, none of it (step 9). */
+const IN_VOICE = bit('speak') | bit('video');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
- * channel permissions existed, and start and talk in threads (as Discord's @everyone may).
- * `@everyone` and managing threads stay with the owner, full server administrators and the roles
- * given them. (495; schema.sql's default for servers.everyone_permissions.)
+ * channel permissions existed, start and talk in threads (as Discord's @everyone may), and
+ * connect, speak and use video in voice channels. `@everyone`, managing threads and the voice
+ * moderators' flags stay with the owner, full server administrators and the roles given them.
+ * (7663; schema.sql's default for servers.everyone_permissions.)
  */
-export const EVERYONE_DEFAULT: Flags = ALL & ~bit('mention_everyone') & ~bit('manage_threads');
+export const EVERYONE_DEFAULT: Flags =
+  ALL & ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members'));
 
 export function flagsOf(names: readonly Flag[]): Flags {
   let flags = NONE;
@@ -100,11 +139,13 @@ export interface Subject {
  * 6. without view_channel, nothing else counts: the channel does not exist for them;
  * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
  *    either (they are done in a message one sends), so what a client is told it may do is what
- *    the server lets it do.
+ *    the server lets it do;
  * 8. In a thread (`inThread`: the overwrites are its parent's, which it inherits), Discord's
  *    inherited permissions: send_messages is what send_messages_in_threads says (step 7 then
  *    applies to it), and no thread is made inside a thread. Whether a private thread is seen at
- *    all (a member of it, or manage_threads) is src/rules/channel-access.ts's to decide.
+ *    all (a member of it, or manage_threads) is src/rules/channel-access.ts's to decide;
+ * 9. step 7's voice twin: without connect, no speak and no video (they are done in a voice
+ *    channel one is in).
  */
 export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject, overwrites: readonly Overwrite[], inThread = false): Flags {
   if (subject.moderator) return inThread ? ALL & ~MAKING_THREADS : ALL;
@@ -128,5 +169,7 @@ export function resolve(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, 
   if (forMember) apply(forMember.deny, forMember.allow);
   if (!(flags & VIEW)) return NONE;
   if (inThread) flags = (flags & SEND_IN_THREADS ? flags | SEND : flags & ~SEND) & ~MAKING_THREADS;
-  return (flags & SEND ? flags : flags & ~IN_WHAT_ONE_WRITES) & ALL;
+  if (!(flags & SEND)) flags &= ~IN_WHAT_ONE_WRITES;
+  if (!(flags & CONNECT)) flags &= ~IN_VOICE;
+  return flags & ALL;
 }

@@ -51,6 +51,12 @@ const FLAG_ACTIONS: Record<Flag, string> = {
   create_private_threads: 'start private threads in this channel',
   send_messages_in_threads: 'send messages in threads of this channel',
   manage_threads: 'manage the threads of this channel',
+  connect: 'connect to this voice channel',
+  speak: 'speak in this voice channel',
+  video: 'use video in this voice channel',
+  mute_members: 'mute members in this voice channel',
+  deafen_members: 'deafen members in this voice channel',
+  move_members: 'move members out of this voice channel',
 };
 
 /** An attachment the caller may download. */

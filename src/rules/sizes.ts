@@ -17,3 +17,11 @@ export const MAX_FORUM_TAGS = 20;
 export const MAX_APPLIED_TAGS = 5;
 /** A tag's name, in characters (Discord's). */
 export const MAX_TAG_NAME_CHARS = 20;
+/** A voice channel's user_limit, as Discord allows it: 0 (no limit) to 99 people. */
+export const MAX_VOICE_USER_LIMIT = 99;
+/** How many people a voice channel with no user_limit holds at most (one VideoRoom: docs/voice.md "Limits"). */
+export const MAX_VOICE_PARTICIPANTS = 99;
+/** A voice channel's audio bitrate, bits per second: Opus speech is clear from 8 kbit/s; Discord's ordinary ceiling is 96. */
+export const MIN_VOICE_BITRATE = 8_000;
+export const MAX_VOICE_BITRATE = 96_000;
+export const DEFAULT_VOICE_BITRATE = 64_000;

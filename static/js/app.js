@@ -32,6 +32,7 @@ import {
 import { userAvatar } from './names.js';
 import { connect, onReady, reconnectNow } from './stream.js';
 import { initSidebar } from './sidebar.js';
+import { initVoice } from './voice.js';
 import { createRoom } from './room.js';
 import { initThreads, showPlace } from './threads.js';
 import { initKeyboard, openShortcuts } from './keyboard.js';
@@ -112,7 +113,7 @@ function renderRoomHead() {
     const server = findServer(cur.serverId);
     const channel = findChannel(cur.serverId, cur.channelId);
     if (!server || !channel) return;
-    $('room-icon').replaceChildren(icon(channel.private ? 'lock' : 'hash'));
+    $('room-icon').replaceChildren(icon(channel.type === 'voice' ? 'volume' : channel.private ? 'lock' : 'hash'));
     $('room-title').textContent = channel.name;
     $('room-sub').textContent = server.name;
     topic.textContent = channel.topic || '';
@@ -542,6 +543,7 @@ export async function startApp(account) {
   fillIcons();
   wireDialogs();
   initSidebar(select);
+  initVoice();
   room = createRoom(document.querySelector('#room .room-main'));
   composer = createComposer(room.root, room, { dropZone: $('room') });
   initThreads(room);

@@ -11,15 +11,19 @@ import { emit, findServer, canManageServer, addChannel, applyChannel, removeChan
 
 export const MAX_SLOWMODE_SECONDS = 21600;
 const SLOWMODES = [0, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600];
+/** A voice channel's bitrates offered (8 to 96 kbit/s, as the server takes them). */
+const BITRATES = [8000, 16000, 32000, 48000, 64000, 96000];
 
-export async function createChannel(server, name) {
-  const channel = await api('POST', `/api/servers/${server.id}/channels`, { name });
+/** @param {string} [type] 'text' (the default), 'voice' or 'forum' */
+export async function createChannel(server, name, type = 'text') {
+  const channel = await api('POST', `/api/servers/${server.id}/channels`, type === 'text' ? { name } : { name, type });
   // channel_created arrives on the stream too; add it now so it can open at once.
   addChannel(server.id, channel);
   return channel;
 }
 
 export async function editChannel(server, channel) {
+  const voice = channel.type === 'voice';
   const choices = SLOWMODES.includes(channel.slowmode_seconds) ? SLOWMODES : [...SLOWMODES, channel.slowmode_seconds].sort((a, b) => a - b);
   const answer = await askForm({
     title: `Edit #${channel.name}`,
@@ -42,6 +46,24 @@ export async function editChannel(server, channel) {
         value: channel.category_id || '',
         options: [['', 'No category'], ...(server.categories || []).map((c) => [c.id, c.name])],
       },
+      ...(voice
+        ? [
+            {
+              name: 'user_limit',
+              label: 'User limit',
+              value: String(channel.user_limit ?? 0),
+              hint: 'At most this many people in it at once, 0 to 99; 0 is no limit.',
+            },
+            {
+              name: 'bitrate',
+              label: 'Bitrate',
+              type: 'select',
+              value: channel.bitrate ?? 64000,
+              options: [...new Set([...BITRATES, channel.bitrate ?? 64000])].sort((a, b) => a - b).map((b) => [b, `${b / 1000} kbit/s`]),
+              hint: 'The audio quality its people send; for the next who join.',
+            },
+          ]
+        : []),
     ],
   });
   if (!answer) return;
@@ -51,6 +73,7 @@ export async function editChannel(server, channel) {
       topic: answer.topic,
       slowmode_seconds: Number(answer.slowmode),
       category_id: answer.category || null,
+      ...(voice ? { user_limit: Number(answer.user_limit), bitrate: Number(answer.bitrate) } : {}),
     });
     applyChannel(server.id, updated);
     toast(`#${updated.name} saved.`, false);

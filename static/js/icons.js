@@ -69,6 +69,15 @@ const PATHS = {
     'M14.1 14.1a3 3 0 1 1-4.2-4.2',
     'M1 1l22 22',
   ],
+  // Voice channels (voice.js).
+  volume: ['M11 5 6 9H2v6h4l5 4z', 'M15.5 8.5a5 5 0 0 1 0 7', 'M19 5a10 10 0 0 1 0 14'],
+  mic: ['M12 2a3 3 0 0 0-3 3v7a3 3 0 0 0 6 0V5a3 3 0 0 0-3-3z', 'M19 10v2a7 7 0 0 1-14 0v-2', 'M12 19v3'],
+  'mic-off': ['M12 2a3 3 0 0 0-3 3v7a3 3 0 0 0 6 0V5a3 3 0 0 0-3-3z', 'M19 10v2a7 7 0 0 1-14 0v-2', 'M12 19v3', 'M2 2l20 20'],
+  headphones: ['M3 18v-6a9 9 0 0 1 18 0v6', 'M21 19a2 2 0 0 1-2 2h-1v-6h3z', 'M3 19a2 2 0 0 0 2 2h1v-6H3z'],
+  deaf: ['M3 18v-6a9 9 0 0 1 18 0v6', 'M21 19a2 2 0 0 1-2 2h-1v-6h3z', 'M3 19a2 2 0 0 0 2 2h1v-6H3z', 'M2 2l20 20'],
+  camera: ['M23 7l-7 5 7 5z', 'M1 5h15v14H1z'],
+  screen: ['M2 3h20v14H2z', 'M8 21h8', 'M12 17v4'],
+  hangup: ['M5 15c4.5-4 9.5-4 14 0l-2 3-3-1v-2.5a8 8 0 0 0-4 0V17l-3 1z'],
 };
 
 /** icon('hash') → an <svg> that screen readers skip (the button around it carries the label). */

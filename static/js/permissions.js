@@ -14,6 +14,16 @@ export const FLAGS = [
   ['add_reactions', 'Add reactions'],
   ['mention_everyone', 'Mention @everyone and roles'],
   ['read_history', 'Read earlier messages'],
+  ['create_public_threads', 'Start threads'],
+  ['create_private_threads', 'Start private threads'],
+  ['send_messages_in_threads', 'Send messages in threads'],
+  ['manage_threads', 'Manage threads'],
+  ['connect', 'Connect to voice'],
+  ['speak', 'Speak in voice'],
+  ['video', 'Camera and screen share'],
+  ['mute_members', 'Mute members in voice'],
+  ['deafen_members', 'Deafen members in voice'],
+  ['move_members', 'Move members in voice'],
 ];
 
 /** Checkboxes for a set of flags (everyone's, or a role's): {node, value()}. */

@@ -81,10 +81,21 @@ export function openServerMenu(server, anchor) {
 }
 
 export async function newChannel(server) {
-  const name = await ask({ title: `New channel in ${server.name}`, label: 'Channel name', submit: 'Create channel', maxLength: 100 });
+  // Its kind under the name: text (the default), voice or a forum.
+  const type = el(
+    'select',
+    { id: 'new-channel-type' },
+    [
+      ['text', 'Text'],
+      ['voice', 'Voice'],
+      ['forum', 'Forum'],
+    ].map(([value, text]) => el('option', { value, text })),
+  );
+  const more = el('label', { class: 'dialog-more', for: type.id }, 'Type ', type);
+  const name = await ask({ title: `New channel in ${server.name}`, label: 'Channel name', submit: 'Create channel', maxLength: 100, more });
   if (name === null) return;
   try {
-    const channel = await (await import('./channel-settings.js')).createChannel(server, name);
+    const channel = await (await import('./channel-settings.js')).createChannel(server, name, type.value);
     hooks.openChannel(server.id, channel.id);
   } catch (err) {
     toast(err.message);

@@ -10,6 +10,7 @@ import { icon } from './icons.js';
 import { moveAnchor } from './popup.js';
 import { state, on, emit, findServer, serverUnread, serverMentions, conversationTitle, dmPartner, canManageServer, isMuted } from './store.js';
 import { userAvatar } from './names.js';
+import { call, joinVoice, userName, voiceIn } from './voice.js';
 
 /** @typedef {import('../../types/client').Place} Place */
 
@@ -23,6 +24,7 @@ export function initSidebar(onSelect) {
   on('presence', render);
   on('users', render);
   on('members', render); // who may edit channels
+  on('voice', render); // who is in the voice channels, and how
   on('friends', renderRequestBadge);
   on('friends-count', renderRequestBadge);
   for (const id of ['server-list', 'channel-list', 'conversation-list']) placeMenus($(id));
@@ -44,6 +46,40 @@ function placeMenus(list) {
     import('./place-menu.js').then((m) => m.placeEvent(e, button, list));
   };
   for (const type of ['contextmenu', 'keydown', 'pointerdown']) list.addEventListener(type, take);
+}
+
+/**
+ * Who is in a voice channel, under it: their picture (ringed while speaking), their name, and
+ * marks for muted, deafened, camera and screen (a server mute or deafen shows in red).
+ * @param {string} channelId
+ */
+function voiceOccupants(channelId) {
+  const people = voiceIn(channelId);
+  if (people.length === 0) return null;
+  const mark = (name, label, server = false) =>
+    el('span', { class: `voice-mark${server ? ' by-server' : ''}`, role: 'img', 'aria-label': label, title: label }, icon(name));
+  return el(
+    'li',
+    { class: 'voice-occupants' },
+    el(
+      'ul',
+      { 'aria-label': 'In voice' },
+      people.map((s) => {
+        const known = state.users.get(s.user_id) ?? { user_id: s.user_id, username: userName(s.user_id) };
+        const me = s.user_id === state.me?.user_id && call.channelId === channelId;
+        return el(
+          'li',
+          { class: `voice-occupant${s.speaking ? ' speaking' : ''}${me ? ' me' : ''}`, 'data-user': s.user_id, 'data-speaking': String(s.speaking) },
+          el('span', { class: 'voice-avatar' }, userAvatar(known, true)),
+          el('span', { class: 'nav-label', text: userName(s.user_id) }),
+          s.stream ? mark('screen', 'sharing the screen') : null,
+          s.video ? mark('camera', 'camera on') : null,
+          s.mute ? mark('mic-off', 'muted by the server', true) : s.self_mute ? mark('mic-off', 'muted') : null,
+          s.deaf ? mark('deaf', 'deafened by the server', true) : s.self_deaf ? mark('deaf', 'deafened') : null,
+        );
+      }),
+    ),
+  );
 }
 
 /** The muted mark beside a muted server, channel or conversation. */
@@ -111,7 +147,8 @@ export function render() {
       const current = channelId === channel.id;
       const muted = isMuted(channel.id, server.id);
       const unread = channel.unread_count > 0 && !muted;
-      return el(
+      const voice = channel.type === 'voice';
+      const entry = el(
         'li',
         { class: `channel-entry${current ? ' current' : ''}` },
         el(
@@ -123,9 +160,13 @@ export function render() {
             'data-server': server.id,
             'aria-current': current ? 'true' : null,
             'aria-label': `${channel.name}${channel.private ? ', private' : ''}${muted ? ', muted' : ''}${channel.mention_count ? `, ${channel.mention_count} mentions` : unread ? ', unread' : ''}`,
-            onclick: () => select({ kind: 'channel', serverId: server.id, channelId: channel.id }),
+            onclick: () => {
+              select({ kind: 'channel', serverId: server.id, channelId: channel.id });
+              // A voice channel: one click joins it too (and opens its text chat).
+              if (voice) void joinVoice(server.id, channel.id);
+            },
           },
-          icon(channel.private ? 'lock' : 'hash', 'nav-icon'),
+          icon(voice ? 'volume' : channel.private ? 'lock' : 'hash', 'nav-icon'),
           el('span', { class: 'nav-label', text: channel.name }),
           mutedMark(muted),
           badge(channel.mention_count, `${channel.mention_count} mentions`),
@@ -145,6 +186,7 @@ export function render() {
             )
           : null,
       );
+      return voice ? [entry, voiceOccupants(channel.id)] : [entry];
     };
     // Channels under no category first, then each category's, in order; a folded category
     // still shows its current channel and those with unread messages.
@@ -175,7 +217,7 @@ export function render() {
         el('ul', { class: 'nav-list' }, shown.map(channelEntry)),
       );
     });
-    $('channel-list').replaceChildren(...loose.map(channelEntry), ...groups.filter(Boolean));
+    $('channel-list').replaceChildren(...loose.flatMap(channelEntry), ...groups.filter(Boolean));
   }
   $('conversation-list').replaceChildren(
     ...state.conversations.map((c) => {

@@ -5,7 +5,8 @@
 // Topics: 'nav' (servers, channels, conversations, unread and mention counts), 'friends'
 // (friends, requests), 'presence', 'members' (a server's members or roles), 'typing',
 // 'connection', 'account' (standing, status), 'users' (a name or picture changed), 'blocks'
-// (the users the caller blocked). Notification settings (`notify`) change 'nav'. 'open' is a
+// (the users the caller blocked), 'voice' (who is in which voice channel, and how). Notification
+// settings (`notify`) change 'nav'. 'open' is a
 // view asking the page to open a place (openPlace; app.js opens it).
 //
 // Live events go through a table, event type -> handler (see applyEvent): the store's own
@@ -27,6 +28,7 @@
  * @typedef {import('../../types/client').ReadyFrame} ReadyFrame
  * @typedef {import('../../types/client').Events} Events
  * @typedef {import('../../types/client').Place} Place
+ * @typedef {import('../../types/client').VoiceState} VoiceState
  */
 /**
  * How a user is shown: what the store learned of them (learnUser).
@@ -53,6 +55,7 @@
  * @property {number} retryIn
  * @property {boolean} ready
  * @property {Place | null} current what the page shows
+ * @property {Map<string, VoiceState>} voice user id -> where and how they are in voice (of the voice channels the user sees)
  */
 
 /** @type {State} */
@@ -76,6 +79,7 @@ export const state = {
   retryIn: 0,
   ready: false,
   current: null,
+  voice: new Map(),
 };
 
 /** @type {Map<string, Set<(detail: any) => void>>} */
@@ -369,6 +373,7 @@ export function applyReady(frame) {
   state.incomingRequests = frame.incoming_friend_requests || 0;
   state.notify.clear();
   for (const setting of frame.notification_settings || []) state.notify.set(setting.target_id, setting);
+  state.voice = new Map((frame.voice_states || []).map((s) => [s.user_id, s]));
   learnUser(state.me);
   for (const friend of frame.friends) {
     learnUser(friend);
@@ -385,6 +390,16 @@ export function applyReady(frame) {
   emit('friends');
   emit('account');
   emit('presence');
+  emit('voice');
+}
+
+/**
+ * The people in a voice channel, in the order they joined (as the store heard them).
+ * @param {string} channelId
+ * @returns {VoiceState[]}
+ */
+export function voiceIn(channelId) {
+  return [...state.voice.values()].filter((s) => s.channel_id === channelId);
 }
 
 /**
@@ -650,6 +665,13 @@ export function setMembers(serverId, members, roles) {
 /** @type {Handlers} */
 const handlers = {
   message: (ev) => onMessage(ev.message),
+  voice_state(ev) {
+    const { event: _event, ...record } = ev;
+    // (Deleted first: one who moved goes to the end of their new channel's list.)
+    state.voice.delete(ev.user_id);
+    if (ev.channel_id !== null) state.voice.set(ev.user_id, /** @type {VoiceState} */ (record));
+    emit('voice', ev);
+  },
   read: applyRead,
   notification_settings: (ev) => setNotify(ev.target_id, ev.setting),
   typing(ev) {

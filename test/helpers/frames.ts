@@ -24,18 +24,21 @@ const compile = (schema: unknown): ValidateFunction => ajv.compile(JSON.parse(JS
 
 const streamMessages = new Map<string, ValidateFunction>();
 const roomMessages: [string, ValidateFunction][] = [];
+const voiceMessages = new Map<string, ValidateFunction>();
 for (const [key, message] of Object.entries(document.components.messages)) {
   if (key.startsWith('stream.')) streamMessages.set(message.name, compile(message.payload));
   else if (key.startsWith('room.')) roomMessages.push([message.name, compile(message.payload)]);
+  else if (key.startsWith('voice.')) voiceMessages.set(message.name, compile(message.payload));
   // client.*: what clients send, never a frame the server may send.
 }
 
 /** A reason when the frame contradicts the document; null when it matches. */
 export function frameViolation(socketPath: string, frame: unknown): string | null {
-  if (socketPath.split('?')[0] === '/api/ws') {
+  const socket = socketPath.split('?')[0];
+  if (socket === '/api/ws' || socket === '/api/voice/ws') {
     const name = (frame as { event?: unknown })?.event;
-    const validate = typeof name === 'string' ? streamMessages.get(name) : undefined;
-    if (!validate) return `asyncapi: a user-stream frame with event ${JSON.stringify(name)}, which docs/asyncapi.json does not list`;
+    const validate = typeof name === 'string' ? (socket === '/api/ws' ? streamMessages : voiceMessages).get(name) : undefined;
+    if (!validate) return `asyncapi: a ${socket} frame with event ${JSON.stringify(name)}, which docs/asyncapi.json does not list`;
     if (!validate(frame))
       return `asyncapi: the ${name} frame does not match its message: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(frame).slice(0, 400)}`;
     return null;

@@ -42,7 +42,8 @@ t.test('the cases the issue names', async (t) => {
   // Another member's overwrite does not apply.
   t.ok(has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('member', 'someone-else', [], ['send_messages'])]), 'send_messages'));
   // By default nothing changes for members, and @everyone stays with moderators; threads are
-  // everyone's to start and talk in, managing them the moderators' (issue 49).
+  // everyone's to start and talk in, managing them the moderators' (issue 49); voice is everyone's
+  // to join, speak and show video in, its moderation the moderators' (issue 48).
   t.same(namesOf(resolve(EVERYONE_DEFAULT, roles, subject(), [])), [
     'view_channel',
     'send_messages',
@@ -52,6 +53,9 @@ t.test('the cases the issue names', async (t) => {
     'create_public_threads',
     'create_private_threads',
     'send_messages_in_threads',
+    'connect',
+    'speak',
+    'video',
   ]);
   // A role's server-wide flags add to everyone's.
   t.ok(has(resolve(EVERYONE_DEFAULT, new Map([['heralds', flagsOf(['mention_everyone'])]]), subject(['heralds']), []), 'mention_everyone'));
@@ -68,11 +72,14 @@ function model(everyone: Flags, roleFlags: Map<string, number>, s: Subject, over
   for (const o of overwrites.filter((o) => o.kind === 'member' && o.targetId === s.userId).slice(0, 1)) f = (f & ~o.deny) | o.allow;
   // Discord's implicit rule (issue 46): without send_messages, no attach_files and no mention_everyone.
   if (!has(f, 'send_messages')) f &= ~flagsOf(['attach_files', 'mention_everyone']);
+  // And its voice twin (issue 48): without connect, no speak and no video.
+  if (!has(f, 'connect')) f &= ~flagsOf(['speak', 'video']);
   return f & VIEW ? f : 0;
 }
 type Flags = number;
 
-const flags = fc.integer({ min: 0, max: ALL });
+// Masks of real flags only (bits 6 to 9 are the thread flags', not in ALL here).
+const flags = fc.integer({ min: 0, max: ALL }).map((f) => f & ALL);
 const roleId = fc.constantFrom('a', 'b', 'c', 'd');
 const overwrite = fc.record({
   kind: fc.constantFrom<Overwrite['kind']>('everyone', 'role', 'member'),
@@ -121,7 +128,17 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   const readOnly = [ow('everyone', 'server', [], ['send_messages'])];
   t.same(
     namesOf(resolve(EVERYONE_DEFAULT, roles, subject(['heralds']), readOnly)),
-    ['view_channel', 'add_reactions', 'read_history', 'create_public_threads', 'create_private_threads', 'send_messages_in_threads'],
+    [
+      'view_channel',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
+    ],
     'a read-only channel: no files, no @everyone (its threads stay open, as in Discord)',
   );
   t.same(
@@ -136,6 +153,9 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
       'create_public_threads',
       'create_private_threads',
       'send_messages_in_threads',
+      'connect',
+      'speak',
+      'video',
     ],
     'with send_messages they stand',
   );
@@ -154,14 +174,63 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
 });
 
+t.test('its voice twin: without connect, nothing done in a voice channel (speak, video)', async (t) => {
+  const noConnect = [ow('everyone', 'server', [], ['connect'])];
+  t.same(
+    namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), noConnect)),
+    [
+      'view_channel',
+      'send_messages',
+      'attach_files',
+      'add_reactions',
+      'read_history',
+      'create_public_threads',
+      'create_private_threads',
+      'send_messages_in_threads',
+    ],
+    'denied connect, a member may neither speak nor use video, though neither was denied',
+  );
+  t.same(
+    namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'speak', 'video', 'mute_members'], [])])),
+    ['view_channel', 'mute_members'],
+    'an allow of speak and video alone gives nothing; the moderators’ flags do not need connect',
+  );
+  const listenOnly = [ow('everyone', 'server', [], ['speak', 'video'])];
+  t.same(namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), listenOnly)).slice(-1), ['connect'], 'a listen-only channel: connect without speak or video');
+  t.notOk(
+    has(EVERYONE_DEFAULT, 'mute_members') || has(EVERYONE_DEFAULT, 'deafen_members') || has(EVERYONE_DEFAULT, 'move_members'),
+    'voice moderation is not everyone’s',
+  );
+  fc.assert(
+    fc.property(world, (w) => {
+      const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
+      return has(got, 'connect') || (!has(got, 'speak') && !has(got, 'video'));
+    }),
+  );
+  t.pass('on every generated world, speak and video come only with connect');
+});
+
+t.test('stored bits: the thread flags take 6 to 9 (issue 49), the voice flags 10 to 15 (issue 48)', async (t) => {
+  const threads = ['create_public_threads', 'create_private_threads', 'send_messages_in_threads', 'manage_threads'] as const;
+  threads.forEach((name, i) => t.equal(flagsOf([name]), 1 << (6 + i), `${name} is bit ${6 + i}`));
+  const voice = ['connect', 'speak', 'video', 'mute_members', 'deafen_members', 'move_members'] as const;
+  voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
+  t.equal(ALL, 0xffff, 'sixteen flags, bits 0 to 15');
+  t.equal(EVERYONE_DEFAULT, 7663, "everyone's default: schema.sql's (47, the thread flags 64 | 128 | 256, the voice ones 1024 | 2048 | 4096)");
+});
+
 t.test('in a thread (step 8): send_messages is send_messages_in_threads, and no thread is made inside one', async (t) => {
   const roles = new Map<string, number>();
   const inThread = (overwrites: Overwrite[], moderator = false) => namesOf(resolve(EVERYONE_DEFAULT, roles, subject([], moderator), overwrites, true));
-  t.same(inThread([]), ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads'], 'by default');
+  t.same(
+    inThread([]),
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads', 'connect', 'speak', 'video'],
+    'by default',
+  );
   t.ok(inThread([ow('everyone', 'server', [], ['send_messages'])]).includes('send_messages'), "a read-only channel's threads are written");
   t.same(
     inThread([ow('everyone', 'server', [], ['send_messages_in_threads'])]),
-    ['view_channel', 'add_reactions', 'read_history'],
+    ['view_channel', 'add_reactions', 'read_history', 'connect', 'speak', 'video'],
     'without send_messages_in_threads: no sending, so no files either (step 7)',
   );
   t.same(inThread([ow('everyone', 'server', [], ['view_channel'])]), [], 'the parent hidden: the thread too');

@@ -109,6 +109,50 @@ t.test('prepareDataDir creates the directory tree and refuses one it cannot writ
   }
 });
 
+t.test('voice: off without JANUS_URL; with it, its Admin API, secret and room key are required, and TURN servers are checked', async (t) => {
+  t.equal(loadConfig({}).voice, null, 'no JANUS_URL: no voice');
+  const janus = { JANUS_URL: 'ws://127.0.0.1:8188', JANUS_ADMIN_URL: 'ws://127.0.0.1:7188', JANUS_ADMIN_SECRET: 's3cret', JANUS_ROOM_KEY: 'k3y' };
+  t.same(loadConfig(janus).voice, {
+    janusUrl: 'ws://127.0.0.1:8188',
+    janusAdminUrl: 'ws://127.0.0.1:7188',
+    janusAdminSecret: 's3cret',
+    janusRoomKey: 'k3y',
+    turnUrls: [],
+    turnSecret: null,
+  });
+  t.same(
+    loadConfig({ ...janus, TURN_URLS: 'stun:turn.example:3478, turn:turn.example:3478?transport=udp,turns:turn.example:5349', TURN_SECRET: 'shared' }).voice,
+    {
+      ...loadConfig(janus).voice,
+      turnUrls: ['stun:turn.example:3478', 'turn:turn.example:3478?transport=udp', 'turns:turn.example:5349'],
+      turnSecret: 'shared',
+    },
+  );
+  const refused: [Record<string, string>, RegExp][] = [
+    [{ JANUS_ADMIN_SECRET: 'x' }, /JANUS_ADMIN_SECRET needs JANUS_URL/],
+    [{ TURN_URLS: 'stun:x' }, /TURN_URLS needs JANUS_URL/],
+    [{ ...janus, JANUS_URL: 'http://127.0.0.1:8188' }, /JANUS_URL must be a ws:\/\/ or wss:\/\/ URL/],
+    [{ ...janus, JANUS_ADMIN_URL: '' }, /needs JANUS_ADMIN_URL/],
+    [{ ...janus, JANUS_ADMIN_SECRET: '' }, /needs JANUS_ADMIN_SECRET/],
+    [{ ...janus, JANUS_ROOM_KEY: '' }, /needs JANUS_ROOM_KEY/],
+    [{ ...janus, TURN_URLS: 'turn:x:3478' }, /needs TURN_SECRET/],
+    [{ ...janus, TURN_URLS: 'stun:x', TURN_SECRET: 'y' }, /TURN_SECRET needs a turn: or turns: URL/],
+    [{ ...janus, TURN_URLS: 'http://x' }, /TURN_URLS must be stun:, turn: or turns: URLs/],
+  ];
+  for (const [env, message] of refused) t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env));
+  t.ok(
+    (() => {
+      try {
+        loadConfig({ JANUS_ROOM_KEY: 'x' });
+      } catch (err) {
+        return err instanceof ConfigError;
+      }
+      return false;
+    })(),
+    'a ConfigError',
+  );
+});
+
 t.test('OIDC_PROVIDERS and OIDC_CONFIG: the providers, their defaults, and every bad value a ConfigError', async (t) => {
   const entry = { id: 'org', name: 'Our Org', issuer: 'https://id.example/realms/club', client_id: 'chat', client_secret: 's3cret' };
   t.same(loadConfig({}).oidcProviders, [], 'none by default');

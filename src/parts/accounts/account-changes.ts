@@ -54,9 +54,11 @@ export interface AccountChangeParts {
   sessions?: Pick<SessionStore, 'endAllForUser' | 'endForDevices'>;
   devices: Pick<DeviceStore, 'endAll' | 'end'>;
   hub?: Pick<Hub, 'toUsers' | 'dropUser'>;
+  /** A suspended user's sockets that are not the hub's (voice calls) end here too. */
+  suspended?: (userId: string) => void;
 }
 
-export function createAccountChanges({ db, clock, sessions, hub, devices }: AccountChangeParts): AccountChanges {
+export function createAccountChanges({ db, clock, sessions, hub, devices, suspended }: AccountChangeParts): AccountChanges {
   const storePassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
   const storeStanding = db.prepare('UPDATE users SET standing = ? WHERE id = ?');
   const storeStandingByHand = db.prepare('UPDATE users SET standing = ?, standing_by_hand = ? WHERE id = ?');
@@ -89,6 +91,7 @@ export function createAccountChanges({ db, clock, sessions, hub, devices }: Acco
     hub?.toUsers([userId], { event: 'standing', account_standing: standing });
     if (standing >= SUSPENDED) {
       hub?.dropUser(userId);
+      suspended?.(userId);
       endDevices(userId);
     }
     for (const bot of botsOf.all(userId)) {

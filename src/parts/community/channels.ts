@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import type { ChannelType, ForumSort, ForumTag } from '../../core/records';
+import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
 
 /** A channel to make: its name, and what else it starts with. */
 export interface NewChannel {
@@ -14,6 +15,10 @@ export interface NewChannel {
   topic?: string;
   /** The category it is listed under; none by default. */
   categoryId?: string | null;
+  /** A voice channel's: at most this many people at once (0, the default: no limit). */
+  userLimit?: number;
+  /** A voice channel's audio bitrate, bits per second (DEFAULT_VOICE_BITRATE by default). */
+  bitrate?: number;
   /** A forum's settings (none, null and 'latest_activity' by default). */
   forum?: ForumSettings;
 }
@@ -33,6 +38,9 @@ export interface ChannelChange {
   categoryId: string | null;
   /** A forum's, when they change. */
   forum?: ForumSettings;
+  /** A voice channel's (ignored for others). */
+  userLimit?: number;
+  bitrate?: number;
 }
 
 /**
@@ -67,19 +75,22 @@ export interface ChannelStore {
 export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): ChannelStore {
   // A listed channel goes last among the listed ones; a thread (in no list) at 0.
   const insert = db.prepare(
-    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id, available_tags, default_reaction, default_sort)
+    `INSERT INTO channels (id, server_id, type, parent_id, name, position, created_at, topic, category_id, available_tags, default_reaction, default_sort, user_limit, bitrate)
      VALUES (?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN (SELECT COALESCE(MAX(position) + 1, 0) FROM channels WHERE server_id = ? AND parent_id IS NULL) ELSE 0 END,
-             ?, ?, ?, ?, ?, ?)`,
+             ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const updateRow = db.prepare('UPDATE channels SET name = ?, topic = ?, slowmode_seconds = ?, category_id = ? WHERE id = ?');
   const updateForum = db.prepare('UPDATE channels SET available_tags = ?, default_reaction = ?, default_sort = ? WHERE id = ?');
+  // Only a voice channel has the two: another kind's stay NULL.
+  const updateVoice = db.prepare("UPDATE channels SET user_limit = ?, bitrate = ? WHERE id = ? AND type = 'voice'");
   const renameRow = db.prepare('UPDATE channels SET name = ? WHERE id = ?');
   const setPosition = db.prepare('UPDATE channels SET position = ? WHERE id = ?');
   const deleteRow = db.prepare('DELETE FROM channels WHERE id = ?');
   const letGo = db.prepare('UPDATE channels SET category_id = NULL WHERE category_id = ?');
   return {
-    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null, forum }) {
+    add(serverId, { name, type = 'text', parentId = null, topic = '', categoryId = null, forum, userLimit = 0, bitrate = DEFAULT_VOICE_BITRATE }) {
       const id = crypto.randomUUID();
+      const voice = type === 'voice';
       insert.run(
         id,
         serverId,
@@ -94,12 +105,15 @@ export function createChannelStore({ db, clock }: { db: DB; clock: Clock }): Cha
         JSON.stringify(forum?.availableTags ?? []),
         forum?.defaultReaction ?? null,
         forum?.defaultSort ?? 'latest_activity',
+        voice ? userLimit : null,
+        voice ? bitrate : null,
       );
       return id;
     },
-    update(channelId, { name, topic, slowmodeSeconds, categoryId, forum }) {
+    update(channelId, { name, topic, slowmodeSeconds, categoryId, forum, userLimit, bitrate }) {
       updateRow.run(name, topic, slowmodeSeconds, categoryId, channelId);
       if (forum) updateForum.run(JSON.stringify(forum.availableTags), forum.defaultReaction, forum.defaultSort, channelId);
+      if (userLimit !== undefined && bitrate !== undefined) updateVoice.run(userLimit, bitrate, channelId);
     },
     rename(channelId, name) {
       renameRow.run(name, channelId);

@@ -1,6 +1,7 @@
 import { type DB, generationWatch } from '../../core/db';
 import { type UserRef, userRef } from '../../core/types';
 import { namesOf } from '../../rules/channel-permissions';
+import { DEFAULT_VOICE_BITRATE } from '../../rules/sizes';
 import {
   type CategoryRecord,
   type ChannelRecord,
@@ -61,24 +62,36 @@ interface ConversationMemberRow extends Omit<UserRef, 'bot'> {
 
 type ServerRow = Omit<ServerRecord, 'permissions'> & { everyone_permissions: number };
 const serverRecord = ({ everyone_permissions, ...row }: ServerRow): ServerRecord => ({ ...row, permissions: namesOf(everyone_permissions) });
-type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'available_tags' | 'default_reaction' | 'default_sort'> & {
+type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'available_tags' | 'default_reaction' | 'default_sort' | 'user_limit' | 'bitrate'> & {
   permissions_synced: number;
   available_tags: string;
   default_reaction: string | null;
   default_sort: ForumSort;
+  user_limit: number | null;
+  bitrate: number | null;
 };
-/** A channel's record: a forum's carries its settings, any other channel none of them. */
-export const channelRecord = ({ permissions_synced, available_tags, default_reaction, default_sort, ...row }: ChannelRow): ChannelRecord =>
+/** A channel's record: a forum's carries its settings, a voice channel its user_limit and bitrate, any other channel none of them. */
+export const channelRecord = ({
+  permissions_synced,
+  available_tags,
+  default_reaction,
+  default_sort,
+  user_limit,
+  bitrate,
+  ...row
+}: ChannelRow): ChannelRecord =>
   row.type === 'forum'
     ? { ...row, permissions_synced: permissions_synced === 1, available_tags: JSON.parse(available_tags) as ForumTag[], default_reaction, default_sort }
-    : { ...row, permissions_synced: permissions_synced === 1 };
+    : row.type === 'voice'
+      ? { ...row, permissions_synced: permissions_synced === 1, user_limit: user_limit ?? 0, bitrate: bitrate ?? DEFAULT_VOICE_BITRATE }
+      : { ...row, permissions_synced: permissions_synced === 1 };
 
 /** Servers whose channel lists are kept in memory at most (all are dropped past it). */
 const CHANNEL_LISTS = 4096;
 
 const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions';
 const CHANNEL_COLUMNS =
-  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.available_tags, c.default_reaction, c.default_sort';
+  'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.available_tags, c.default_reaction, c.default_sort, c.user_limit, c.bitrate';
 // The last message is found through messages_by_conversation (conversation_id, seq).
 const CONVERSATION_COLUMNS = `c.id, c.kind, c.name, c.created_by, c.created_at,
   (SELECT m.created_at FROM messages m WHERE m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) AS last_message_at`;

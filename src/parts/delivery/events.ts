@@ -17,6 +17,7 @@ import type {
   Status,
   ThreadRecord,
   ThreadState,
+  VoiceStateRecord,
 } from '../../core/records';
 
 /**
@@ -94,6 +95,7 @@ export const STREAM_EVENTS = {
       friends: Type.Array(record<FriendRecord & { presence: Shown }>('FriendWithPresence')),
       incoming_friend_requests: count,
       notification_settings: Type.Array(record<NotificationSetting>('NotificationSetting')),
+      voice_states: Type.Array(record<VoiceStateRecord>('VoiceState'), { description: 'who is in the voice channels the user sees, and how' }),
     },
   ),
   message: event('message', READERS, 'a new message', { message: record<MessageRecord>('Message') }),
@@ -272,6 +274,23 @@ export const STREAM_EVENTS = {
       setting: Type.Union([record<NotificationSetting>('NotificationSetting'), Type.Null()]),
     },
   ),
+  voice_state: event(
+    'voice_state',
+    "the server's members who see the voice channel (view_channel); when someone leaves or moves, those who saw the channel they were in",
+    'someone joined a voice channel, left it (channel_id null), moved, or changed how they are there (mute, deafen, camera, screen, speaking)',
+    {
+      server_id: uuid,
+      channel_id: Type.Union([uuid, Type.Null()]),
+      user_id: uuid,
+      self_mute: Type.Boolean(),
+      self_deaf: Type.Boolean(),
+      mute: Type.Boolean(),
+      deaf: Type.Boolean(),
+      video: Type.Boolean(),
+      stream: Type.Boolean(),
+      speaking: Type.Boolean(),
+    },
+  ),
   user_updated: event(
     'user_updated',
     "everyone who sees the user (friends, members of shared servers and conversations) and the user's own streams",
@@ -321,6 +340,139 @@ export const CLIENT_FRAMES = {
   ),
 };
 export type ClientFrame = Static<(typeof CLIENT_FRAMES)['visibility']>;
+
+// ---------------------------------------------------------------------------------------------
+// The voice socket (`GET /api/voice/ws`, docs/api.md "Voice"): a browser's signaling with the chat
+// server, which is the media server's only client. One socket per tab that is in voice; frames
+// the client sends carry `op`, those it receives `event`. Every client frame is checked against
+// these schemas; one that does not match is answered with an `error` frame and changes nothing.
+
+/** What a voice socket may carry: SDPs are a few KiB each, a subscription's answer grows with the people in the channel. */
+export const VOICE_LIMITS = {
+  /** The largest frame a client may send (past it the socket closes with 1009). */
+  maxFrameBytes: 256 * 1024,
+  /** The longest SDP (characters). */
+  maxSdpChars: 200_000,
+  /** Frames a client may send in FLOOD_WINDOW_MS (src/parts/live/sockets.ts) before the socket closes with 1008: ICE candidates come by the dozen. */
+  maxFramesPerWindow: 300,
+} as const;
+
+const sdpOf = <K extends 'offer' | 'answer'>(type: K) =>
+  Type.Object({ type: Type.Literal(type), sdp: Type.String({ minLength: 1, maxLength: VOICE_LIMITS.maxSdpChars }) }, { additionalProperties: false });
+const MEDIA_KIND = Type.Union([Type.Literal('audio'), Type.Literal('camera'), Type.Literal('screen')]);
+/** What each m-line of a publisher's offer carries: the microphone, a camera, a screen. */
+const mediaLabels = Type.Array(Type.Object({ mid: Type.String({ minLength: 1, maxLength: 32 }), kind: MEDIA_KIND }, { additionalProperties: false }), {
+  maxItems: 3,
+  description: 'what each m-line of the offer carries, by its mid: at most one audio, one camera and one screen; a video m-line needs the video permission',
+});
+const iceCandidate = Type.Union(
+  [
+    Type.Object(
+      {
+        candidate: Type.String({ maxLength: 1024 }),
+        sdpMid: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
+        sdpMLineIndex: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 63 }), Type.Null()])),
+        usernameFragment: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'an ICE candidate (RTCIceCandidate.toJSON()), or null once gathering is complete' },
+);
+const PEER = Type.Union([Type.Literal('publisher'), Type.Literal('subscriber')], {
+  description: 'which of the two connections: the one that sends (publisher) or the one that receives (subscriber)',
+});
+
+function op<N extends string, P extends Record<string, TSchema>>(name: N, description: string, props: P) {
+  return Type.Object({ op: Type.Literal(name), ...props }, { additionalProperties: false, title: name, description });
+}
+
+/** What a client sends on its voice socket. */
+export const VOICE_CLIENT_FRAMES = {
+  join: op('join', 'join a voice channel (leaving any other, in any tab) with the offer of the connection that sends', {
+    channel_id: uuid,
+    offer: sdpOf('offer'),
+    media: mediaLabels,
+    self_mute: Type.Boolean(),
+    self_deaf: Type.Boolean(),
+  }),
+  publish: op('publish', 'a new offer of the sending connection: a camera or a screen turned on or off', { offer: sdpOf('offer'), media: mediaLabels }),
+  answer: op('answer', 'the answer to the last `subscription` offer', { answer: sdpOf('answer') }),
+  candidate: op('candidate', "one of the client's ICE candidates", { target: PEER, candidate: iceCandidate }),
+  state: op('state', 'mute or deafen oneself (deafened is muted too)', { self_mute: Type.Boolean(), self_deaf: Type.Boolean() }),
+  leave: op('leave', 'leave the voice channel (closing the socket does too)', {}),
+};
+export type VoiceClientFrame = Static<(typeof VOICE_CLIENT_FRAMES)[keyof typeof VOICE_CLIENT_FRAMES]>;
+
+const voiceState = record<VoiceStateRecord>('VoiceState');
+const REASONS = ['elsewhere', 'moderator', 'removed', 'timed_out', 'no_permission', 'channel_deleted', 'media_failed', 'media_restart'] as const;
+export type VoiceEndReason = (typeof REASONS)[number];
+
+function voiceEvent<N extends string, P extends Record<string, TSchema>>(name: N, description: string, props: P) {
+  return Type.Object({ event: Type.Literal(name), ...props }, { additionalProperties: false, title: name, description, 'x-audience': 'the voice socket' });
+}
+
+const ICE_SERVERS = Type.Array(
+  Type.Object(
+    { urls: Type.Array(Type.String()), username: Type.Optional(Type.String()), credential: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  ),
+  { description: 'RTCIceServer entries: STUN, and TURN with a credential of this user (coturn use-auth-secret) that lasts six hours' },
+);
+
+/** What the chat server sends on a voice socket. */
+export const VOICE_EVENTS = {
+  ice_servers: voiceEvent(
+    'ice_servers',
+    'sent first, when the socket opens: the STUN and TURN servers to make the connections of a join with (each `joined` carries fresh ones for later connections)',
+    { ice_servers: ICE_SERVERS },
+  ),
+  joined: voiceEvent(
+    'joined',
+    'the join is done: the answer to the offer, the ICE servers to use (TURN credentials last six hours), and what the user may do there',
+    {
+      server_id: uuid,
+      channel_id: uuid,
+      answer: sdpOf('answer'),
+      ice_servers: ICE_SERVERS,
+      voice_state: voiceState,
+      can_speak: Type.Boolean(),
+      can_video: Type.Boolean(),
+    },
+  ),
+  published: voiceEvent('published', 'the answer to a `publish` offer', { answer: sdpOf('answer') }),
+  subscription: voiceEvent(
+    'subscription',
+    "an offer of the receiving connection, carrying everyone else's audio and video: answer it with `answer`; streams say whose each m-line is",
+    {
+      offer: sdpOf('offer'),
+      streams: Type.Array(Type.Object({ mid: Type.String(), user_id: uuid, kind: MEDIA_KIND }, { additionalProperties: false })),
+    },
+  ),
+  candidate: voiceEvent('candidate', "one of the media server's ICE candidates", { target: PEER, candidate: iceCandidate }),
+  rights: voiceEvent('rights', 'what the user may do in the channel changed (speak, video): without them the media server stops their audio or video', {
+    can_speak: Type.Boolean(),
+    can_video: Type.Boolean(),
+  }),
+  moved: voiceEvent('moved', 'a moderator moved the user to another voice channel: join it with a new offer', { server_id: uuid, channel_id: uuid }),
+  disconnected: voiceEvent(
+    'disconnected',
+    'the voice connection ended without the user asking: close the connections (a rejoin is refused where the reason still holds)',
+    {
+      reason: Type.Unsafe<VoiceEndReason>({ type: 'string', enum: [...REASONS] }),
+      message: Type.String(),
+    },
+  ),
+  error: voiceEvent('error', 'a frame was refused: nothing changed (status as the HTTP API would answer)', {
+    op: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    message: Type.String(),
+  }),
+};
+const voiceFrame = Type.Union(Object.values(VOICE_EVENTS));
+/** Anything the chat server may send on a voice socket. */
+export type VoiceServerFrame = Static<typeof voiceFrame>;
 
 const streamEvent = Type.Union(Object.values(STREAM_EVENTS));
 /** Anything the hub may send on a user stream. */

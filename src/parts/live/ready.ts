@@ -1,5 +1,6 @@
 import type { Directory } from '../community/directory';
 import type { Presence } from './presence';
+import type { Voice } from '../voice/voice';
 import type { Clock } from '../../core/clock';
 import { type NotificationSettings, mutedAt } from '../accounts/notifications';
 import { type User, refOf } from '../../core/types';
@@ -28,6 +29,8 @@ export interface SidebarParts {
   presence: Presence;
   notifications: Pick<NotificationSettings, 'list'>;
   clock: Clock;
+  /** Who is in the voice channels a user sees. */
+  voice: Pick<Voice, 'statesSeenBy'>;
 }
 
 type Ready = Extract<StreamEvent, { event: 'ready' }>;
@@ -71,6 +74,7 @@ export function readyFrame(parts: SidebarParts, user: User): string {
     friends: directory.friendsOf(user.id).map((friend) => ({ ...friend, presence: presence.of(friend.user_id) })),
     incoming_friend_requests: directory.incomingRequestCount(user.id),
     notification_settings: settings,
+    voice_states: parts.voice.statesSeenBy(user.id, serverIds),
   };
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
@@ -107,7 +111,7 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
 }
 
 /** One server as the sidebar shows it to `userId`. */
-export function serverEntry(parts: SidebarParts, userId: string, server: ServerRecord): ServerEntry {
+export function serverEntry(parts: Omit<SidebarParts, 'voice' | 'presence'>, userId: string, server: ServerRecord): ServerEntry {
   const quiet = mutedNow(parts.notifications.list(userId), parts.clock.now());
   return serverWithChannels(
     server,

@@ -14,7 +14,8 @@ import { authenticate } from '../accounts/auth';
 import type { SessionStore } from '../accounts/sessions';
 import type { UserStore } from '../accounts/users';
 import { CLOSE, type Hub, type Peer, type PeerSocket } from '../delivery/hub';
-import type { ClientFrame } from '../delivery/events';
+import { type ClientFrame, VOICE_LIMITS } from '../delivery/events';
+import type { Voice } from '../voice/voice';
 import type { Presence } from './presence';
 
 /**
@@ -58,6 +59,7 @@ export const SOCKET_PATHS = [
   { method: 'GET', path: '/api/ws', kind: 'user' as const },
   { method: 'GET', path: '/api/channels/:channel_id/ws', kind: 'channel' as const },
   { method: 'GET', path: '/api/conversations/:conversation_id/ws', kind: 'conversation' as const },
+  { method: 'GET', path: '/api/voice/ws', kind: 'voice' as const },
 ];
 const SOCKET_ROUTES = compile(SOCKET_PATHS);
 
@@ -73,6 +75,8 @@ export interface SocketParts {
   /** The `ready` frame of a user stream (JSON text), built in the same turn as the subscription: nothing falls in between. */
   ready(user: User): string;
   heartbeatMs: number;
+  /** Voice channels' signaling: the voice socket's frames go there (src/parts/voice/voice.ts). */
+  voice: Pick<Voice, 'open'>;
 }
 
 export function createSockets(parts: SocketParts): Sockets {
@@ -80,13 +84,18 @@ export function createSockets(parts: SocketParts): Sockets {
   // Per-message deflate stays off (the default): it costs memory per socket and would make
   // every socket compress its own copy of a frame we serialize once.
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, clientTracking: false });
+  // A voice socket carries SDPs of a few KiB to a few hundred: a cap of its own.
+  const voiceWss = new WebSocketServer({ noServer: true, maxPayload: VOICE_LIMITS.maxFrameBytes, clientTracking: false });
+  /** The open voice sockets, pinged with the others (a closed tab leaves voice within a heartbeat). */
+  const voiceSockets = new Set<{ ws: WebSocket; alive: boolean }>();
   let closing = false;
-  const heartbeat = startHeartbeat(hub, parts.heartbeatMs, log);
+  const heartbeat = startHeartbeat(hub, parts.heartbeatMs, log, voiceSockets);
 
   /** Who may open this socket: the same rules, in the same order, as the HTTP pipeline. */
   function authorize(req: SocketRequest): Omit<Peer, 'ws' | 'alive' | 'frames' | 'windowStart' | 'held'> & { user: User } {
     if (closing) throw new HttpError(503, 'server shutting down');
     const { kind, params, gzip } = readSocketRequest(req, config.baseUrl);
+    if (kind === 'voice') throw new HttpError(501, 'voice sockets are served by the core, not by a gateway: route /api/voice/ws to it');
     const { session, user } = authenticate(parts, req as IncomingMessage, 'user');
     // Every socket holds memory and a file, and every event is written to each: one session
     // opening thousands would make every message cost thousands of writes. A cap on what is
@@ -128,12 +137,79 @@ export function createSockets(parts: SocketParts): Sockets {
     });
   }
 
+  /**
+   * A voice socket (GET /api/voice/ws): authorized as any socket, then its frames go to voice.
+   * Its own flood cap (ICE candidates come by the dozen); no hub, no presence: the user stream
+   * beside it carries the events.
+   */
+  function upgradeVoice(req: IncomingMessage, socket: Duplex, head: Buffer, logLine: (status: number) => void): void {
+    let opened: ReturnType<Voice['open']> | null = null;
+    let ws: WebSocket | null = null;
+    try {
+      if (closing) throw new HttpError(503, 'server shutting down');
+      const { session, user } = authenticate(parts, req, 'user');
+      opened = parts.voice.open(user!, session!.token, {
+        send: (frame) => {
+          if (ws?.readyState === 1) ws.send(JSON.stringify(frame));
+        },
+        close: (code, reason) => ws?.close(code, reason),
+      });
+    } catch (err) {
+      const error = toHttpError(err, log);
+      refuse(socket, error.status, error.message, error.headers);
+      logLine(error.status);
+      return;
+    }
+    const voiceSocket = opened;
+    voiceWss.handleUpgrade(req, socket, head, (opening) => {
+      ws = opening;
+      const entry = { ws: opening, alive: true };
+      voiceSockets.add(entry);
+      let frames = 0;
+      let windowStart = clock.now();
+      const own = <A extends unknown[]>(fn: (...args: A) => void, where: string) =>
+        owned(fn, (err) => {
+          logFailure(log, `voice socket ${where}`)(err);
+          opening.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+        });
+      opening.on('error', (err) => log(`voice socket error: ${err.message}`));
+      opening.on('pong', () => {
+        entry.alive = true;
+      });
+      opening.on(
+        'message',
+        own((data: Buffer, isBinary: boolean) => {
+          const now = clock.now();
+          if (now - windowStart >= FLOOD_WINDOW_MS) {
+            windowStart = now;
+            frames = 0;
+          }
+          if (++frames > VOICE_LIMITS.maxFramesPerWindow) return void opening.close(CLOSE.policy.code, CLOSE.policy.reason);
+          voiceSocket.frame(isBinary ? '' : data.toString());
+        }, 'frame'),
+      );
+      opening.on(
+        'close',
+        owned(
+          () => {
+            voiceSockets.delete(entry);
+            voiceSocket.closed();
+          },
+          logFailure(log, 'voice socket close'),
+        ),
+      );
+      logLine(101);
+      own(() => voiceSocket.opened(), 'open')();
+    });
+  }
+
   /** An upgrade request: authorized exactly as the HTTP pipeline would, then a socket. */
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const started = performance.now();
     const logLine = (status: number) => log(requestLogLine(req.method ?? 'GET', splitUrl(req.url).pathname, status, started));
     let target: ReturnType<typeof authorize>;
     try {
+      if (readSocketRequest(req, config.baseUrl).kind === 'voice') return upgradeVoice(req, socket, head, logLine);
       target = authorize(req);
     } catch (err) {
       const error = toHttpError(err, log);
@@ -180,6 +256,7 @@ export function createSockets(parts: SocketParts): Sockets {
       closing = true;
       clearInterval(heartbeat);
       hub.close();
+      for (const { ws } of voiceSockets) ws.close(CLOSE.goingAway.code, CLOSE.goingAway.reason);
     },
   };
 }
@@ -191,7 +268,7 @@ export function createSockets(parts: SocketParts): Sockets {
 export function readSocketRequest(
   req: SocketRequest,
   baseUrl: string,
-): { kind: 'user' | 'channel' | 'conversation'; params: Record<string, string>; gzip: boolean } {
+): { kind: 'user' | 'channel' | 'conversation' | 'voice'; params: Record<string, string>; gzip: boolean } {
   // A page on another site can open a WebSocket to us and the browser attaches our cookie:
   // cross-site WebSocket hijacking. Browsers always send Origin on the handshake.
   // (A bot signs in with its token, never a cookie: nothing to hijack.)
@@ -206,11 +283,19 @@ export function readSocketRequest(
 }
 
 /** Pings every socket of this process each `ms`; one that did not answer the last ping is cut. */
-export function startHeartbeat(hub: Pick<Hub, 'peers'>, ms: number, log: Log): NodeJS.Timeout {
+export function startHeartbeat(hub: Pick<Hub, 'peers'>, ms: number, log: Log, others: Iterable<{ ws: WebSocket; alive: boolean }> = []): NodeJS.Timeout {
   return every(
     ms,
     'heartbeat',
     () => {
+      for (const other of others) {
+        if (!other.alive) {
+          other.ws.terminate();
+          continue;
+        }
+        other.alive = false;
+        other.ws.ping();
+      }
       for (const peer of hub.peers()) {
         // A gateway's socket is pinged by its gateway.
         if (peer.remote) continue;

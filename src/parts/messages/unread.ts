@@ -301,7 +301,7 @@ function stateInTail(tail: Tail, userId: string, { everyone, holds }: Mentions, 
 
 /** Field by field, not by spreads: `ready` makes thousands of these. */
 function withFields(channel: ChannelRecord, position: number, state: ContainerState, permissions: string[], isPrivate: boolean): ChannelState {
-  const entry = {
+  const entry: ChannelState = {
     id: channel.id,
     server_id: channel.server_id,
     type: channel.type,
@@ -320,6 +320,10 @@ function withFields(channel: ChannelRecord, position: number, state: ContainerSt
     permissions,
     private: isPrivate,
   };
+  if (channel.type === 'voice') {
+    entry.user_limit = channel.user_limit;
+    entry.bitrate = channel.bitrate;
+  }
   // A forum's settings come along (no other channel has them).
   if (channel.available_tags === undefined) return entry;
   return { ...entry, available_tags: channel.available_tags, default_reaction: channel.default_reaction, default_sort: channel.default_sort };

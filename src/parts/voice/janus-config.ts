@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -135,4 +137,55 @@ export function installedModules(libDir: string): JanusConfigOptions['installed'
 export function writeJanusConfig(o: JanusConfigOptions): void {
   fs.mkdirSync(o.configDir, { recursive: true, mode: 0o700 });
   for (const [name, text] of Object.entries(janusConfig(o))) fs.writeFileSync(path.join(o.configDir, name), text, { mode: 0o600 });
+}
+
+/**
+ * A Janus to try voice on one machine (`chat voice`): its configuration and secrets in `dir`
+ * (the secrets made once and kept in secrets.json, mode 0600), both APIs on 127.0.0.1 (`port`,
+ * `port + 1`), media on `address`. Returns the chat server's settings, and `run`, which starts
+ * Janus in the foreground and resolves with its exit code (a SIGINT or SIGTERM of ours ends it).
+ */
+export function prepareLocalJanus(dir: string, address: string, port: number): { settings: string[]; run(): Promise<number | null> } {
+  const libDir = debianJanusLibDir();
+  if (libDir === null || !fs.existsSync('/usr/bin/janus'))
+    throw new Error('Janus is not installed: apt-get install janus (then disable its own unit: docs/voice.md)');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const secretsFile = path.join(dir, 'secrets.json');
+  if (!fs.existsSync(secretsFile)) {
+    const made = { adminSecret: randomBytes(24).toString('hex'), roomKey: randomBytes(24).toString('hex') };
+    fs.writeFileSync(secretsFile, JSON.stringify(made), { mode: 0o600 });
+  }
+  const { adminSecret, roomKey } = JSON.parse(fs.readFileSync(secretsFile, 'utf8')) as { adminSecret: string; roomKey: string };
+  writeJanusConfig({
+    configDir: dir,
+    libDir,
+    installed: installedModules(libDir),
+    adminSecret,
+    roomKey,
+    mediaAddress: address,
+    rtpPorts: { min: 20_000, max: 20_999 },
+    api: { ip: '127.0.0.1', port, acl: '127.' },
+    adminApi: { ip: '127.0.0.1', port: port + 1, acl: '127.' },
+  });
+  return {
+    settings: [
+      `JANUS_URL=ws://127.0.0.1:${port}`,
+      `JANUS_ADMIN_URL=ws://127.0.0.1:${port + 1}`,
+      `JANUS_ADMIN_SECRET=${adminSecret}`,
+      `JANUS_ROOM_KEY=${roomKey}`,
+    ],
+    run: () =>
+      new Promise((resolve, reject) => {
+        const child = spawn('/usr/bin/janus', ['-F', dir, '-C', path.join(dir, 'janus.jcfg'), '-o'], { stdio: 'inherit' });
+        const stop = () => child.kill('SIGTERM');
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        child.once('error', reject);
+        child.once('exit', (code) => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve(code);
+        });
+      }),
+  };
 }

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { compile, match } from '../../../src/core/http/router';
+import { VOICE_NOT_SET_UP } from '../../../src/parts/voice/voice';
 import { checkAgainstContract } from '../contract';
 import { allowanceFor } from './allow-list';
 import { type Findings, normalizeMessage } from './findings';
@@ -334,7 +335,9 @@ async function runCase(
   if (op.method !== 'GET' && answer.status < 400) world.dirty = true;
   // A fixture caller that may just have ended its own session gets a new one for the next case.
   if (spec.role && user && SESSION_ENDERS.has(op.key) && answer.status < 300) await world.reviveSession(user);
-  if (answer.status >= 500) return `${answer.status} ${answer.text.slice(0, 300)}\n  request: ${summary}`;
+  // The one 5xx by design: voice without JANUS_URL (the fuzzer's server has none) says so with 503.
+  const voiceOff = answer.status === 503 && answer.text.trim() === VOICE_NOT_SET_UP;
+  if (answer.status >= 500 && !voiceOff) return `${answer.status} ${answer.text.slice(0, 300)}\n  request: ${summary}`;
   if (contractSees(op, m.contractPath)) stats.checked++;
   try {
     checkAgainstContract(op.method, m.contractPath, answer.status, answer.contentType, answer.text);

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IceCandidate, Jsep } from '../../../src/parts/voice/janus-api';
+import { type JanusUnderTest, startJanus } from './janus';
 
 /**
  * The test's side of test/helpers/voice/peer-host.ts: a child process holding wrtc
@@ -126,4 +127,21 @@ export async function startPeerHost(netns: string): Promise<PeerHost> {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Janus and a peer host in its namespace, both stopped when the test ends (the participants
+ * first, then Janus and its namespace); Janus is stopped at once if the host fails to start.
+ */
+export async function startJanusWithPeers(teardown: (fn: () => Promise<void>) => void): Promise<{ janus: JanusUnderTest; host: PeerHost }> {
+  const janus = await startJanus();
+  const host = await startPeerHost(janus.netns).catch(async (err: unknown) => {
+    await janus.stop();
+    throw err;
+  });
+  teardown(async () => {
+    await host.stop();
+    await janus.stop();
+  });
+  return { janus, host };
 }
