@@ -1200,7 +1200,7 @@ export const operations: Ops = [
         rule('a thread has no threads of its own', 'a thread has no threads of its own'),
         rule('before pages archived threads', 'before pages archived threads'),
       ],
-      ok: [json(200, arr(ref('Thread')))],
+      ok: [json(200, arr(ref('ListedThread')))],
     },
   ],
   [
