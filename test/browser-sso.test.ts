@@ -85,6 +85,8 @@ t.test('sign in through the provider, register a passkey, sign in with it (butto
       sessionStorage.clear();
       if (off) localStorage.setItem('test.no-autofill', '1');
     }, !autofill);
+    // Leave the page first: what it still loads would meet a 401 once the cookie is gone.
+    await page.goto('about:blank');
     await w.context.clearCookies();
     await page.goto(`${base}/`);
   }

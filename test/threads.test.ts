@@ -10,6 +10,9 @@ import { openSocket } from './helpers/ws';
 import { startPushService } from './helpers/push-service';
 import { MINUTE } from '../src/core/clock';
 
+/** One transparent pixel. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+
 /** A server with its owner, a full admin, a plain member and a member holding a plain role; #general and a forum. */
 async function scene(server: TestServer) {
   const c = await community(server);
@@ -291,6 +294,66 @@ t.test('forum posts: a thread and its first message at once, with tags; a forum 
   t.equal((await owner.request('PATCH', s.C(s.general), { available_tags: [] })).status, 400, 'only a forum has tags');
   t.equal((await owner.request('PATCH', s.C(s.forum.id), { available_tags: [{ name: 'a' }, { name: 'A' }] })).status, 400, 'tag names unique in any case');
   t.equal((await owner.request('PATCH', s.C(s.forum.id), { available_tags: Array.from({ length: 21 }, (_, i) => ({ name: `t${i}` })) })).status, 400);
+});
+
+t.test("the thread list carries a forum post's first lines and first image, in one statement; null elsewhere", async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const s = await scene(app);
+  const { owner, member, roleMember, outsider } = s.clients;
+  // A text file, then two images: the first image is the second attachment. The content is cut at 200 characters.
+  const long = `first line\nsecond line ${'é'.repeat(250)}`;
+  const form = new FormData();
+  form.append('name', 'With a picture');
+  form.append('content', long);
+  form.append('attachments', new Blob([Buffer.from('notes\n')], { type: 'text/plain' }), 'notes.txt');
+  form.append('attachments', new Blob([PNG], { type: 'image/png' }), 'shot.png');
+  form.append('attachments', new Blob([PNG], { type: 'image/png' }), 'second.png');
+  const post = (await must(member.post(`${s.C(s.forum.id)}/threads`, form), 201)).body;
+  const image = post.message.attachments[1];
+  t.match(image, { name: 'shot.png', preview_kind: 'image' });
+  const words = (await must(member.post(`${s.C(s.forum.id)}/threads`, { name: 'Words only', content: 'no picture here' }), 201)).body;
+
+  const listed = (await must(roleMember.get(`${s.C(s.forum.id)}/threads`), 200)).body;
+  const card = listed.find((x: any) => x.id === post.id);
+  t.same(card.first_message, { content: [...long].slice(0, 200).join(''), image: image.url }, 'its first 200 characters and its first image');
+  t.equal([...card.first_message.content].length, 200, 'a long content is cut');
+  t.same(listed.find((x: any) => x.id === words.id).first_message, { content: 'no picture here', image: null });
+  const download = await roleMember.get(card.first_message.image);
+  t.equal(download.status, 200, 'the image downloads for a member');
+  t.equal(download.headers.get('content-type'), 'image/png');
+  t.equal((await outsider.get(card.first_message.image)).status, 404, 'and for no one else');
+
+  // A thread of a text channel, from a message or alone: no first message of its own.
+  const starter = (await must(member.post(`${s.C(s.general)}/messages`, { content: 'shall we read Dune?' }), 201)).body;
+  await must(member.post(`${s.C(s.general)}/threads`, { name: 'Dune', message_id: starter.id }), 201);
+  await must(member.post(`${s.C(s.general)}/threads`, { name: 'alone' }), 201);
+  const plain = (await must(member.get(`${s.C(s.general)}/threads`), 200)).body;
+  t.equal(plain.length, 2);
+  t.same(
+    plain.map((x: any) => x.first_message),
+    [null, null],
+    'null for the threads of a text channel',
+  );
+
+  // Archived posts carry it too; a post whose first message is gone has none.
+  await must(member.request('PATCH', s.C(post.id), { archived: true }), 200);
+  const archived = (await must(member.get(`${s.C(s.forum.id)}/threads?archived=true`), 200)).body;
+  t.same(archived.find((x: any) => x.id === post.id).first_message.image, image.url, 'on the archived page too');
+  await must(member.delete(`${s.C(words.id)}/messages/${words.message.id}`), 204);
+  t.equal((await must(member.get(`${s.C(s.forum.id)}/threads`), 200)).body.find((x: any) => x.id === words.id).first_message, null, 'the first message gone');
+
+  // Without read_history, a post from before one joined shows no first message (nor does its image download).
+  await must(owner.put(`${s.C(s.forum.id)}/overwrites/${s.serverId}`, { deny: ['read_history'] }), 200);
+  const late = await s.newMember();
+  const seen = (await must(late.get(`${s.C(s.forum.id)}/threads?archived=true`), 200)).body.find((x: any) => x.id === post.id);
+  t.equal(seen.first_message, null, 'a message they may not read');
+  t.equal((await late.get(image.url)).status, 404);
+  t.not(
+    (await must(roleMember.get(`${s.C(s.forum.id)}/threads?archived=true`), 200)).body.find((x: any) => x.id === post.id).first_message,
+    null,
+    'those who joined before still read it',
+  );
 });
 
 t.test('the four thread permissions, and a thread inherits its parent’s overwrites', async (t) => {

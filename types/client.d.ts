@@ -32,6 +32,8 @@ export type Reaction = Schemas['Reaction'];
 export type Embed = Schemas['Embed'];
 export type Thread = Schemas['Thread'];
 export type ThreadState = Schemas['ThreadState'];
+/** A thread as a channel lists it: a forum post's with its first lines and first image. */
+export type ListedThread = Schemas['ListedThread'];
 export type ForumTag = Schemas['ForumTag'];
 
 /** The user as the stream's ready frame says: who they are and their own status. */

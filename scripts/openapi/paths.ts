@@ -1249,7 +1249,7 @@ export const operations: Ops = [
         rule('a voice channel has no threads', 'a voice channel has no threads'),
         rule('before pages archived threads', 'before pages archived threads'),
       ],
-      ok: [json(200, arr(ref('Thread')))],
+      ok: [json(200, arr(ref('ListedThread')))],
     },
   ],
   [

@@ -1,6 +1,6 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
-import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FORUM_SORTS } from '../../src/core/records';
+import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FIRST_LINES_CHARS, FORUM_SORTS } from '../../src/core/records';
 import { MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
@@ -199,6 +199,23 @@ export const schemas: Record<string, Schema> = {
     moderated: withDescription(bool, 'applied (or taken off a post) only by those with manage_threads'),
   }),
   Thread: withDescription(obj(thread()), 'a thread: a channel with a parent (a text channel, or the forum whose post it is), and what is its own'),
+  ListedThread: withDescription(
+    obj({
+      ...thread(),
+      first_message: withDescription(
+        nullable(ref('FirstMessage')),
+        "a forum post's first message as its card shows it; null for a thread of a text channel, when that message is gone, or when the caller may not read it (read_history)",
+      ),
+    }),
+    'a thread as a channel lists it',
+  ),
+  FirstMessage: obj({
+    content: withDescription(
+      { type: 'string', maxLength: FIRST_LINES_CHARS },
+      `its first ${FIRST_LINES_CHARS} characters, as written (markdown: show it as text)`,
+    ),
+    image: withDescription(nullable(str), 'the URL of its first image attachment (/uploads/<attachment_id>, as the message gives it), or null'),
+  }),
   ForumPost: withDescription(
     obj({ ...thread(), message: withDescription(ref('Message'), 'its first message') }),
     'a forum post just made: its thread and first message',

@@ -2,11 +2,11 @@ import { mediaType, readJson } from '../core/http/body';
 import { badRequest, conflict, forbidden, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import { MAX_CONTENT_CHARS } from '../core/message-record';
-import { AUTO_ARCHIVE_MINUTES, type AutoArchiveMinutes, type ChannelRecord, type ForumTag, type ThreadRecord } from '../core/records';
+import { AUTO_ARCHIVE_MINUTES, type AutoArchiveMinutes, type ChannelRecord, type ForumTag, type ListedThread, type ThreadRecord } from '../core/records';
 import type { Body, Ctx, Route } from '../core/types';
 import { auditReason, bool, limitParam, text, uuid, uuidParam } from '../core/validate';
 import { threadContainer } from '../parts/community/thread-news';
-import type { ThreadChange } from '../parts/community/threads';
+import type { ListedRow, ThreadChange } from '../parts/community/threads';
 import type { Services } from '../parts/services';
 import { MAX_FIELD_BYTES, type ReceivedFile } from '../parts/messages/upload-store';
 import { VIEW, has } from '../rules/channel-permissions';
@@ -188,6 +188,8 @@ export function threadHandlers(deps: Deps) {
    * The channel's active threads, the latest activity first; `?archived=true` its archived ones,
    * the latest archived first, `limit` (default 50, max 100) at a time after `before` (a thread of
    * the page before). Only the threads the caller sees (a private one: its members, manage_threads).
+   * A forum post carries its first message (first lines, first image) when the caller may read it:
+   * without read_history, only one sent after they joined (as the messages route and its download).
    */
   function listThreads(ctx: Ctx) {
     const { parent } = parentIn(ctx);
@@ -195,9 +197,18 @@ export function threadHandlers(deps: Deps) {
     if (archived !== null && archived !== 'true' && archived !== 'false') throw badRequest('archived must be true or false');
     const rules = perms.channelRules(parent.server_id);
     const sees = (t: ThreadRecord) => rules !== null && (rules.flags(ctx.user.id, t.id) & VIEW) !== 0;
+    const listed = ({ thread, first }: ListedRow): ListedThread => ({
+      ...thread,
+      first_message: first && first.seq > rules!.historyFloor(ctx.user.id, thread.id) ? { content: first.content, image: first.image } : null,
+    });
     if (archived !== 'true') {
       if (ctx.query.get('before') !== null) throw badRequest('before pages archived threads: add archived=true');
-      return json(threads.active(parent.id).filter(sees));
+      return json(
+        threads
+          .active(parent.id)
+          .filter((row) => sees(row.thread))
+          .map(listed),
+      );
     }
     const limit = limitParam(ctx.query);
     const beforeId = uuidParam(ctx.query, 'before');
@@ -208,15 +219,15 @@ export function threadHandlers(deps: Deps) {
       cursor = { archivedAt: from.archived_at!, id: from.id };
     }
     // A page is full unless the list ended: private threads the caller may not see are read past.
-    const page: ThreadRecord[] = [];
+    const page: ListedRow[] = [];
     for (;;) {
       const rows = threads.archived(parent.id, cursor, limit);
-      page.push(...rows.filter(sees));
+      page.push(...rows.filter((row) => sees(row.thread)));
       if (rows.length < limit || page.length >= limit) break;
-      const last = rows[rows.length - 1];
+      const last = rows[rows.length - 1].thread;
       cursor = { archivedAt: last.archived_at!, id: last.id };
     }
-    return json(page.slice(0, limit));
+    return json(page.slice(0, limit).map(listed));
   }
 
   /** Who follows the thread, first joined first. */

@@ -107,10 +107,13 @@ export interface ReplyRow {
   content: string;
 }
 
+/** Where an attachment downloads (src/api/uploads.ts): for whoever may read its message. */
+export const attachmentUrl = (id: string) => `/uploads/${id}`;
+
 export const toAttachment = (a: Omit<Attachment, 'url'>): Attachment => ({
   id: a.id,
   name: a.name,
-  url: `/uploads/${a.id}`,
+  url: attachmentUrl(a.id),
   content_type: a.content_type,
   size: a.size,
   preview_kind: a.preview_kind,

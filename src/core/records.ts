@@ -99,6 +99,23 @@ export interface ThreadRecord extends ChannelRecord {
   starter_message_id: string | null;
 }
 
+/** How much of a forum post's first message its card shows, in characters. */
+export const FIRST_LINES_CHARS = 200;
+
+/** A forum post's first message as its card shows it: its first lines, and its first image (a download URL), if any. */
+export interface FirstMessage {
+  /** The first FIRST_LINES_CHARS characters of its content, as written (markdown, never HTML). */
+  content: string;
+  /** `/uploads/<attachment_id>` of its first image attachment, or null. */
+  image: string | null;
+}
+
+/**
+ * A thread as `GET …/threads` lists it: a forum post's with its first message, null for a thread
+ * of a text channel, a starter message gone, or one the caller may not read (read_history).
+ */
+export type ListedThread = ThreadRecord & { first_message: FirstMessage | null };
+
 /**
  * A thread as `ready` gives it: its record, whether the user follows it (is a member), and for a
  * followed thread their read state there (an unfollowed thread has none: it counts nothing).

@@ -3,8 +3,8 @@
 // the whole screen with a back button): a second room (room.js) with its own composer, history
 // and live updates, made from the main room's markup. A message's menu starts one (Create
 // thread); the message that started one shows "N replies · last reply …" (message.js), kept
-// current here as replies arrive. A forum channel shows its posts as a list (title, tags, reply
-// count, last activity) sorted and filtered by tag, with New post; the thread's menu renames,
+// current here as replies arrive. A forum channel shows its posts as a list (title, first lines,
+// tags, reply count, last activity, first image) sorted and filtered by tag, with New post; the thread's menu renames,
 // archives, locks and retags it.
 import { api } from './api.js';
 import { $, el, toast, formatTime } from './ui.js';
@@ -22,6 +22,7 @@ import { threadSummary } from './message.js';
  * @typedef {import('../../types/room').Opened} Opened
  * @typedef {import('../../types/client').Message} Message
  * @typedef {import('../../types/client').Thread} Thread
+ * @typedef {import('../../types/client').ListedThread} ListedThread
  * @typedef {import('../../types/client').ForumTag} ForumTag
  */
 
@@ -32,7 +33,7 @@ let paneComposer = /** @type {ReturnType<typeof createComposer> | null} */ (null
 /** @type {Thread | null} */
 let shown = null;
 /** The forum shown: its id and server, its posts, and the tag the list is filtered by ('' for none). */
-const forum = { serverId: '', id: '', posts: /** @type {Thread[]} */ ([]), tag: '', sort: 'latest_activity' };
+const forum = { serverId: '', id: '', posts: /** @type {ListedThread[]} */ ([]), tag: '', sort: 'latest_activity' };
 
 /**
  * Makes the thread pane from the main room's markup (ids dropped: the pane finds its parts by
@@ -307,6 +308,7 @@ async function loadForum() {
   if (!forum.id) return;
   const base = `/api/servers/${forum.serverId}/channels/${forum.id}/threads`;
   const wanted = forum.id;
+  /** @type {[ListedThread[], ListedThread[]]} */
   const [active, archived] = await Promise.all([api('GET', base), api('GET', `${base}?archived=true&limit=50`)]);
   if (forum.id !== wanted) return;
   forum.posts = [...active, ...archived];
@@ -316,7 +318,7 @@ async function loadForum() {
 function renderForum() {
   const channel = findChannel(forum.serverId, forum.id);
   const tags = new Map((channel?.available_tags || []).map((tag) => [tag.id, tag]));
-  const activity = (/** @type {Thread} */ x) => x.last_message_at || x.created_at;
+  const activity = (/** @type {ListedThread} */ x) => x.last_message_at || x.created_at;
   const posts = forum.posts
     .filter((x) => !forum.tag || x.applied_tags.includes(forum.tag))
     .sort((a, b) => (forum.sort === 'creation' ? b.created_at.localeCompare(a.created_at) : activity(b).localeCompare(activity(a))));
@@ -324,13 +326,20 @@ function renderForum() {
   list.replaceChildren(
     ...posts.map((post) => {
       const replies = Math.max(post.message_count - 1, 0);
+      const first = post.first_message;
       return el(
         'li',
         { class: 'forum-post' },
         el(
           'button',
-          { type: 'button', class: 'forum-post-open', onclick: () => openThread(post.server_id, post.id) },
+          { type: 'button', class: first?.image ? 'forum-post-open with-image' : 'forum-post-open', onclick: () => openThread(post.server_id, post.id) },
+          // The first image: a thumbnail at the card's side, loaded as it scrolls into view.
+          first?.image
+            ? el('img', { class: 'forum-post-image', loading: 'lazy', src: first.image, alt: `Image from ${post.name}`, width: 72, height: 72 })
+            : null,
           el('span', { class: 'forum-post-title', text: post.name }),
+          // Its first lines as written, as text (never HTML).
+          first?.content ? el('span', { class: 'forum-post-lines', text: first.content }) : null,
           el(
             'span',
             { class: 'forum-post-tags' },

@@ -1,6 +1,7 @@
 import { type Clock, MINUTE, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import type { AutoArchiveMinutes, ThreadRecord } from '../../core/records';
+import { attachmentUrl } from '../../core/message-record';
+import { type AutoArchiveMinutes, FIRST_LINES_CHARS, type FirstMessage, type ThreadRecord } from '../../core/records';
 import { type UserRef, userRef } from '../../core/types';
 import { createChannelStore } from './channels';
 
@@ -29,6 +30,12 @@ export interface ThreadChange {
 
 /** A member of a thread as `GET …/members` lists them. */
 export type ThreadMember = UserRef & { joined_at: string };
+
+/** A thread as a channel's list gives it: with a forum post's first message and where that is (its seq), for the route to check. */
+export interface ListedRow {
+  thread: ThreadRecord;
+  first: (FirstMessage & { seq: number }) | null;
+}
 
 /** Where an archived page starts: after the thread with this archive time and id (newest first). */
 export interface ArchivedCursor {
@@ -66,10 +73,10 @@ export interface ThreadStore {
   members(threadId: string): ThreadMember[];
   /** The threads a user follows, of every server or one. */
   followedBy(userId: string, serverId?: string): Set<string>;
-  /** A channel's active threads, the latest activity first. */
-  active(parentId: string): ThreadRecord[];
-  /** A channel's archived threads, the latest archived first, after `before`. */
-  archived(parentId: string, before: ArchivedCursor | null, limit: number): ThreadRecord[];
+  /** A channel's active threads, the latest activity first (each with a forum post's first message). */
+  active(parentId: string): ListedRow[];
+  /** A channel's archived threads, the latest archived first, after `before` (each with a forum post's first message). */
+  archived(parentId: string, before: ArchivedCursor | null, limit: number): ListedRow[];
   /** The active threads of these servers (`ready`). */
   activeIn(serverIds: readonly string[]): ThreadRecord[];
   /** Active threads of a server (the cap). */
@@ -95,6 +102,20 @@ const COLUMNS = `c.id, c.server_id, c.parent_id, c.name, c.position, c.created_a
   (SELECT COUNT(*) FROM thread_members tm WHERE tm.thread_id = t.channel_id) AS member_count,
   t.last_message_at, t.applied_tags, t.starter_message_id`;
 const FROM = 'FROM threads t JOIN channels c ON c.id = t.channel_id';
+/**
+ * The lists' own: a forum post's first message (its starter, inside the thread; a text channel's
+ * thread starts from a message of its parent, or none) and its first image, in the same statement
+ * (no query per post). Only the first lines leave the database.
+ */
+const LISTED = `${COLUMNS}, m.seq AS first_seq, substr(m.content, 1, ${FIRST_LINES_CHARS}) AS first_content,
+  (SELECT a.id FROM attachments a WHERE a.message_seq = m.seq AND a.preview_kind = 'image' ORDER BY a.position LIMIT 1) AS first_image
+  ${FROM} LEFT JOIN messages m ON m.id = t.starter_message_id AND m.channel_id = t.channel_id`;
+type ListRow = Row & { first_seq: number | null; first_content: string | null; first_image: string | null };
+
+const listedRow = (row: ListRow): ListedRow => ({
+  thread: threadRecord(row),
+  first: row.first_seq === null ? null : { seq: row.first_seq, content: row.first_content ?? '', image: row.first_image && attachmentUrl(row.first_image) },
+});
 
 /** Field by field: a list of a thousand threads makes a thousand of these. */
 export const threadRecord = (row: Row): ThreadRecord => ({
@@ -153,14 +174,14 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
   );
   const followedAll = db.prepare<[string], string>('SELECT thread_id FROM thread_members WHERE user_id = ?').pluck();
   const followedIn = db.prepare<[string, string], string>('SELECT thread_id FROM thread_members WHERE user_id = ? AND server_id = ?').pluck();
-  const activeOf = db.prepare<[string], Row>(
-    `SELECT ${COLUMNS} ${FROM} WHERE t.parent_id = ? AND t.archived = 0 ORDER BY COALESCE(t.last_message_at, c.created_at) DESC, c.id DESC`,
+  const activeOf = db.prepare<[string], ListRow>(
+    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 0 ORDER BY COALESCE(t.last_message_at, c.created_at) DESC, c.id DESC`,
   );
-  const archivedFirst = db.prepare<[string, number], Row>(
-    `SELECT ${COLUMNS} ${FROM} WHERE t.parent_id = ? AND t.archived = 1 ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
+  const archivedFirst = db.prepare<[string, number], ListRow>(
+    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
   );
-  const archivedAfter = db.prepare<[string, string, string, string, number], Row>(
-    `SELECT ${COLUMNS} ${FROM} WHERE t.parent_id = ? AND t.archived = 1 AND (t.archived_at < ? OR (t.archived_at = ? AND t.channel_id < ?))
+  const archivedAfter = db.prepare<[string, string, string, string, number], ListRow>(
+    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 AND (t.archived_at < ? OR (t.archived_at = ? AND t.channel_id < ?))
       ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
   );
   const activeOfServers = db.prepare<[string], Row>(
@@ -235,11 +256,11 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
 
     followedBy: (userId, serverId) => new Set(serverId === undefined ? followedAll.all(userId) : followedIn.all(userId, serverId)),
 
-    active: (parentId) => activeOf.all(parentId).map(threadRecord),
+    active: (parentId) => activeOf.all(parentId).map(listedRow),
 
     archived(parentId, before, limit) {
       const rows = before ? archivedAfter.all(parentId, before.archivedAt, before.archivedAt, before.id, limit) : archivedFirst.all(parentId, limit);
-      return rows.map(threadRecord);
+      return rows.map(listedRow);
     },
 
     activeIn: (serverIds) => (serverIds.length === 0 ? [] : activeOfServers.all(JSON.stringify(serverIds)).map(threadRecord)),
