@@ -67,6 +67,10 @@ export interface JanusUnderTest {
   cpuMs(): number;
   /** Kills Janus (SIGKILL, as a crash) and starts it again with the same configuration. */
   restart(): Promise<void>;
+  /** Kills Janus (SIGKILL, as a crash); the namespace and configuration stay, for `start`. */
+  crash(): Promise<void>;
+  /** Starts Janus again after `crash`, with the same configuration. */
+  start(): Promise<void>;
   /** coturn in the same namespace with `use-auth-secret`; its `turn:` URL. */
   startTurn(secret: string): Promise<string>;
   /** Kills everything, deletes the namespace and the files. Idempotent. */
@@ -250,9 +254,11 @@ export async function startJanus(): Promise<JanusUnderTest> {
       return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     async restart() {
-      await killed(janus);
-      await launch();
+      await under.crash();
+      await under.start();
     },
+    crash: () => killed(janus),
+    start: () => launch(),
     async startTurn(secret) {
       const child = spawnInNamespace(netns, [
         TURNSERVER,
