@@ -1358,6 +1358,7 @@ export const operations: Ops = [
         kind: 'json',
         schema: input({ mute: bool, deaf: bool, channel_id: nullable(uuid) }, ['mute', 'deaf', 'channel_id']),
       },
+      prose: [rule('at least one of mute, deaf and channel_id', 'give mute, deaf or channel_id')],
       audited: true,
       ok: [empty('changed')],
       errors: [503],

@@ -20,7 +20,7 @@ export const providerId: Schema = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-
 /** A path on this site, as a browser's location gives it (src/api/sso.ts readReturnTo). */
 const returnTo: Schema = {
   type: 'string',
-  maxLength: 2048,
+  maxLength: 1024,
   pattern: '^/(?![/\\\\])[\\u0021-\\u005b\\u005d-\\u007e]*$(?!\\u000a)',
   description: 'where to land after signing in: a path on this site (default /); anything else (//host, https://…) is 400',
 };

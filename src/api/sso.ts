@@ -45,7 +45,7 @@ export function ssoRoutes(deps: Deps): Route[] {
 }
 
 /** The longest return path a sign-in keeps. */
-const MAX_RETURN_PATH = 2048;
+const MAX_RETURN_PATH = 1024;
 
 /**
  * A path on this site to come back to, as a browser's location gives it (printable ASCII,
