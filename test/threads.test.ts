@@ -554,3 +554,24 @@ t.test("a thread's pushes go to who follows it, and a mute of its channel silenc
   await must(owner.post(`${s.C(thread.id)}/messages`, { content: 'in a muted channel' }), 201);
   t.ok(await nothingNew(before), 'its channel muted: nothing');
 });
+
+t.test('thread_members reaches only who sees the thread: a follower who lost its parent hears nothing more', async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const s = await scene(app);
+  const { owner, member, roleMember } = s.clients;
+  const thread = (await must(owner.post(`${s.C(s.general)}/threads`, { name: 'staff talk' }), 201)).body;
+  await must(member.put(`${s.C(thread.id)}/members/@me`), 204);
+  const stream = await openSocket(app.url, '/api/ws', { client: member });
+  t.teardown(() => stream.close());
+  await stream.event('ready');
+  // The parent hidden from the follower: their thread_members row stays, the thread is no longer theirs to see.
+  await must(owner.put(`${s.C(s.general)}/overwrites/${member.userId}`, { deny: ['view_channel'] }), 200);
+  await must(roleMember.put(`${s.C(thread.id)}/members/@me`), 204);
+  await must(owner.post(`${s.C(thread.id)}/messages`, { content: 'a secret plan' }), 201);
+  t.same(
+    (await stream.drain(300)).filter((f) => f.thread_id === thread.id || f.thread?.id === thread.id || f.message?.channel_id === thread.id),
+    [],
+    'no thread_members (nor anything else of the thread) reaches who cannot see it',
+  );
+});

@@ -166,6 +166,39 @@ t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 
     t.ok(Math.abs((await bob.hears(alice)) - 440) <= 5, 'undeafened, bob hears alice again');
   });
 
+  await t.test('who cannot see a voice channel cannot probe who is in it through moderation', async (t) => {
+    const [x] = await Promise.all([signUp(server.url)]);
+    await must(x.post(`/api/invites/${invite}/accept`), 200);
+    await must(owner.put(`${base}/channels/${lounge}/overwrites/${x.userId}`, { deny: ['view_channel'] }), 200);
+    // Alice is in the hidden lounge, d in no call: the same answer for both, whatever is asked.
+    for (const body of [{ mute: true }, { deaf: true }, { channel_id: null }, { channel_id: stage }]) {
+      const inHidden = await x.request('PATCH', `${base}/members/${a.userId}/voice`, body);
+      const notInVoice = await x.request('PATCH', `${base}/members/${d.userId}/voice`, body);
+      t.same([inHidden.status, inHidden.text], [notInVoice.status, notInVoice.text], `${JSON.stringify(body)}: ${inHidden.status} ${inHidden.text}`);
+    }
+    await must(owner.delete(`${base}/channels/${lounge}/overwrites/${x.userId}`), 204);
+  });
+
+  await t.test('who comes to see a voice channel is told everyone in it, even when someone changes state first', async (t) => {
+    const y = await signUp(server.url);
+    await must(y.post(`/api/invites/${invite}/accept`), 200);
+    await must(owner.put(`${base}/channels/${lounge}/overwrites/${y.userId}`, { deny: ['view_channel'] }), 200);
+    const stream = await openSocket(server.url, '/api/ws', { client: y });
+    t.teardown(() => stream.close());
+    t.same((await stream.event('ready')).voice_states, [], 'nothing of the hidden lounge in ready');
+    // The lounge shown, and at once (before the quarter-second recheck) alice mutes herself.
+    await must(owner.delete(`${base}/channels/${lounge}/overwrites/${y.userId}`), 204);
+    alice.send({ op: 'state', self_mute: true, self_deaf: false });
+    const told = new Map<string, any>();
+    await stream.until((f) => {
+      if (f.event === 'voice_state') told.set(f.user_id, f);
+      return told.get(a.userId)?.self_mute === true && told.has(b.userId);
+    }, 15_000);
+    t.match(told.get(b.userId), { channel_id: lounge }, 'bob, who changed nothing, is told too');
+    alice.send({ op: 'state', self_mute: false, self_deaf: false });
+    await stateOf(a.userId, (s) => !s.self_mute);
+  });
+
   await t.test('user_limit holds', async (t) => {
     await must(owner.request('PATCH', `${base}/channels/${lounge}`, { name: 'lounge', user_limit: 2 }), 200);
     const carol = await caller(c, 'carol', 550);

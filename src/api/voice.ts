@@ -43,9 +43,12 @@ function voiceHandlers({ db, perms, directory, audit, voice }: Deps) {
     if (targetRank === null) throw notFound('member not found');
     if (targetRank === 'owner' && actorRank !== 'owner') throw forbidden('only the owner can mute, deafen or move the owner in voice');
 
-    const state = voice.stateOf(userId);
-    const here = state !== null && state.server_id === serverId ? state : null;
     const rules = perms.channelRules(serverId);
+    // Where they are counts only if the caller sees that channel: otherwise the answers would tell
+    // who sits in a channel hidden from the caller (the same answer as for someone in no call).
+    const state = voice.stateOf(userId);
+    const seen = state !== null && state.server_id === serverId && (rules?.flags(ctx.user.id, state.channel_id) ?? 0) & VIEW;
+    const here = seen ? state : null;
     const require = (flag: Flag, action: string) => {
       if (here === null) return void perms.requireServerAdmin(ctx.user, serverId, `${action} a member who is not in voice`);
       if (!has(rules?.flags(ctx.user.id, here.channel_id) ?? 0, flag)) throw forbidden(`you do not have permission to ${action} members in this voice channel`);

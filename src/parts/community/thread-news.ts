@@ -50,9 +50,14 @@ export function createThreadNews({ threads, hub, perms, clock }: ThreadNewsParts
     members(thread, added, removed) {
       if (added.length === 0 && removed.length === 0) return;
       const event = { event: 'thread_members' as const, server_id: thread.server_id, thread_id: thread.id, thread, added: [...added], removed: [...removed] };
-      hub.toUsers(new Set([...threads.members(thread.id).map((m) => m.user_id), ...removed]), event);
-      // Who left a private thread no longer sees it: their room sockets on it close (4003).
+      // Its members who see it (a follower who lost the parent keeps the row, not the view), and
+      // who was just removed if they saw the parent (a private thread's view went with the row).
       const rules = perms.channelRules(thread.server_id);
+      const sees = (userId: string, channelId: string) => !!rules && (rules.flags(userId, channelId) & VIEW) !== 0;
+      const audience = new Set(threads.members(thread.id).flatMap((m) => (sees(m.user_id, thread.id) ? [m.user_id] : [])));
+      for (const userId of removed) if (sees(userId, thread.parent_id)) audience.add(userId);
+      hub.toUsers(audience, event);
+      // Who left a private thread no longer sees it: their room sockets on it close (4003).
       for (const userId of removed) if (!rules || !(rules.flags(userId, thread.id) & VIEW)) hub.dropUser(userId, { channelId: thread.id });
     },
     viewers: (thread) => perms.channelRules(thread.server_id)?.viewers(thread.id) ?? [],

@@ -361,12 +361,16 @@ export function createVoice(parts: VoiceParts): Voice {
 
   function announce(p: Participant): void {
     const seeing = viewers(p.serverId, p.channelId);
-    viewersOf.set(p.channelId, new Set(seeing));
+    // The first one in takes the snapshot; after that only tellNewViewers moves it, so whoever
+    // came to see the channel meanwhile is still a newcomer there and is told everyone in it.
+    if (!viewersOf.has(p.channelId)) viewersOf.set(p.channelId, new Set(seeing));
     hub.toUsers(seeing, { event: 'voice_state', ...stateOf(p) });
   }
 
+  /** To who sees the channel, or, once it is deleted (nobody sees it then), to who last saw it. */
   function announceLeft(p: Participant): void {
-    hub.toUsers(viewers(p.serverId, p.channelId), { event: 'voice_state', ...stateOf(p), channel_id: null, speaking: false });
+    const seeing = directory.channel(p.channelId) ? viewers(p.serverId, p.channelId) : [...(viewersOf.get(p.channelId) ?? [])];
+    hub.toUsers(seeing, { event: 'voice_state', ...stateOf(p), channel_id: null, speaking: false });
   }
 
   /** Tells the media server what the participant may send now: audio (mute), video. */
