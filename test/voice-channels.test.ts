@@ -293,6 +293,18 @@ t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 
     t.match(await stateOf(s.userId, (x) => x.channel_id === null), { channel_id: null }, 'the others hear that sam left');
   });
 
+  await t.test('deleting a voice channel ends its calls, and who saw it hears that they left', async (t) => {
+    const attic: string = (await must(owner.post(`${base}/channels`, { name: 'attic', type: 'voice' }), 201)).body.id;
+    const z = await signUp(server.url);
+    await must(z.post(`/api/invites/${invite}/accept`), 200);
+    const dora = await caller(z, 'dora', 500);
+    t.equal((await dora.join(attic)).event, 'joined');
+    await stateOf(z.userId, (s) => s.channel_id === attic);
+    await must(owner.delete(`${base}/channels/${attic}`), 204);
+    t.match(await dora.frame((f) => f.event === 'disconnected'), { reason: 'channel_deleted' });
+    t.match(await stateOf(z.userId, (s) => s.channel_id === null), { channel_id: null }, 'the watcher is told dora left');
+  });
+
   await t.test('signing out ends the call; ready then agrees that nobody is in voice', async (t) => {
     await must(owner.delete(`${base}/channels/${lounge}/overwrites/${a.userId}`), 204);
     const alice3 = await caller(a, 'alice3', 440);
