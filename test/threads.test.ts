@@ -282,9 +282,19 @@ t.test('forum posts: a thread and its first message at once, with tags; a forum 
   // A thread of a text channel carries no tags.
   const plain = (await must(member.post(`${s.C(s.general)}/threads`, { name: 'plain' }), 201)).body;
   t.equal((await member.request('PATCH', s.C(plain.id), { applied_tags: [] })).status, 400);
-  // A tag removed from the forum comes off its posts.
+  // A tag removed from the forum comes off its posts, and those who see them are told (thread_updated).
+  const watching = await openSocket(app.url, '/api/ws', { client: member });
+  t.teardown(() => watching.close());
+  await watching.event('ready');
   const kept = s.forum.available_tags.filter((x: any) => x.name !== 'idea');
   const changed = (await must(owner.request('PATCH', s.C(s.forum.id), { available_tags: kept, default_sort: 'creation' }), 200)).body;
+  const retagged = await watching.until((f) => f.event === 'thread_updated' && f.thread_id === post.id);
+  t.same(retagged.thread.applied_tags, [s.tag('solved')], 'thread_updated carries the tags left');
+  t.same(
+    (await watching.drain(200)).filter((f) => f.event === 'thread_updated' && f.thread_id === plain.id),
+    [],
+    'a post that lost no tag is not announced',
+  );
   t.equal(changed.default_sort, 'creation');
   t.same(
     changed.available_tags.map((x: any) => x.name),
@@ -521,7 +531,20 @@ t.test('caps and rate: 1000 active threads a server, a thread of a text channel 
   })();
   t.equal((await member.post(`${s.C(s.general)}/threads`, { name: 'one too many' })).status, 400);
   await must(member.request('PATCH', s.C(first.id), { archived: true }), 200);
-  await must(member.post(`${s.C(s.general)}/threads`, { name: 'room again' }), 201);
+  const again = (await must(member.post(`${s.C(s.general)}/threads`, { name: 'room again' }), 201)).body;
+  // At the cap, an archived thread does not come back either: not by PATCH, not by a message.
+  const refused = await member.request('PATCH', s.C(first.id), { archived: false });
+  t.equal(refused.status, 400, 'unarchiving past the cap');
+  t.match(refused.text, /at most 1000 active threads/);
+  t.equal((await member.post(`${s.C(first.id)}/messages`, { content: 'wake up' })).status, 400, 'a message into an archived thread past the cap');
+  t.equal((await must(member.get(`${s.C(first.id)}/messages`), 200)).body.length, 0, 'and nothing was written');
+  await must(member.request('PATCH', s.C(again.id), { archived: true }), 200);
+  await must(member.post(`${s.C(first.id)}/messages`, { content: 'wake up' }), 201);
+  t.equal(
+    (await must(member.get(`${s.C(s.general)}/threads`), 200)).body.some((x: any) => x.id === first.id),
+    true,
+    'room made: the message unarchives it',
+  );
 });
 
 t.test("a thread's pushes go to who follows it, and a mute of its channel silences it", async (t) => {

@@ -67,7 +67,7 @@ export function channelRoutes(deps: Deps): Route[] {
 }
 
 function channelHandlers(deps: Deps) {
-  const { db, perms, hub, limits, directory, readStates, audit, uploads, channels, overwrites, accessChanges, threads } = deps;
+  const { db, perms, hub, limits, directory, readStates, audit, uploads, channels, overwrites, accessChanges, threads, threadNews } = deps;
   const threadRules = threadHandlers(deps);
   // Names and the cap are the listed channels' (threads are in no list and bound by neither).
   const channelByName = db.prepare<[string, string], { id: string }>(
@@ -169,13 +169,14 @@ function channelHandlers(deps: Deps) {
     if (sync === true && categoryId === null) throw badRequest('permissions_synced: the channel has no category to follow');
     const clash = channelByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
+    let untagged: string[] = [];
     const write = () =>
       db.transaction(() => {
         if (sync === false || (before.category_id !== null && categoryId !== before.category_id)) overwrites.detach(before.id);
         channels.update(before.id, { name, topic, slowmodeSeconds: slowmode, categoryId, forum, ...voice });
         // A tag taken off the forum comes off its posts.
         if (forum)
-          threads.keepTags(
+          untagged = threads.keepTags(
             before.id,
             forum.availableTags.map((t) => t.id),
           );
@@ -196,6 +197,10 @@ function channelHandlers(deps: Deps) {
       })();
     // Who sees what (a category, syncing) and where (a move) is told to each as they see it.
     accessChanges.around(serverId, write, undefined, [before.id]);
+    for (const id of untagged) {
+      const post = threads.get(id);
+      if (post) threadNews.updated(post);
+    }
     return json(directory.channel(before.id)!);
   }
 

@@ -11,7 +11,7 @@ import type { Services } from '../parts/services';
 import { MAX_FIELD_BYTES, type ReceivedFile } from '../parts/messages/upload-store';
 import { VIEW, has } from '../rules/channel-permissions';
 import type { Access } from '../rules/permissions';
-import { MAX_ACTIVE_THREADS_PER_SERVER, MAX_APPLIED_TAGS, MAX_NAME_CHARS } from '../rules/sizes';
+import { MAX_APPLIED_TAGS, MAX_NAME_CHARS } from '../rules/sizes';
 
 type Deps = Pick<
   Services,
@@ -85,13 +85,6 @@ export function threadHandlers(deps: Deps) {
 
   const manages = (access: Pick<Access, 'flags'>) => has(access.flags, 'manage_threads');
 
-  /** Past the active threads a server may hold: 400 (archive some first). */
-  function requireRoom(serverId: string) {
-    if (threads.activeCount(serverId) >= MAX_ACTIVE_THREADS_PER_SERVER) {
-      throw badRequest(`a server may have at most ${MAX_ACTIVE_THREADS_PER_SERVER} active threads: archive some first`);
-    }
-  }
-
   return {
     createThread,
     listThreads,
@@ -130,7 +123,7 @@ export function threadHandlers(deps: Deps) {
     limits.threadsPerUser.take(ctx.user.id, 'threads started');
     const serverId = parent.server_id;
     const id = db.transaction(() => {
-      requireRoom(serverId);
+      threads.requireRoom(serverId);
       if (messageId && threads.ofStarter(messageId)) throw conflict('this message already has a thread');
       const id = threads.add(serverId, parent.id, {
         name,
@@ -171,7 +164,7 @@ export function threadHandlers(deps: Deps) {
       const { threadId, message } = admitted.post(
         { content, replyTo: null, files },
         () => {
-          requireRoom(forum.server_id);
+          threads.requireRoom(forum.server_id);
           return threads.add(forum.server_id, forum.id, { name, ownerId: ctx.user.id, autoArchiveMinutes: minutes, appliedTags: tags });
         },
         multipart ? () => ({ user: ctx.user, where: perms.channelAccess(ctx.user, forum.id, forum.server_id) }) : undefined,
@@ -310,6 +303,7 @@ export function threadHandlers(deps: Deps) {
     const changes = threadDiff(thread, change);
     const reason = auditReason(ctx);
     db.transaction(() => {
+      if (change.archived === false && thread.archived) threads.requireRoom(thread.server_id);
       threads.update(thread.id, change);
       if (Object.keys(changes).length > 0) {
         audit.write({ serverId: thread.server_id, action: 'thread_update', actorId: ctx.user.id, targetId: thread.id, targetKind: 'channel', reason, changes });

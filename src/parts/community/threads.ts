@@ -3,6 +3,8 @@ import type { DB } from '../../core/db';
 import { attachmentUrl } from '../../core/message-record';
 import { type AutoArchiveMinutes, FIRST_LINES_CHARS, type FirstMessage, type ThreadRecord } from '../../core/records';
 import { type UserRef, userRef } from '../../core/types';
+import { badRequest } from '../../core/http/errors';
+import { MAX_ACTIVE_THREADS_PER_SERVER } from '../../rules/sizes';
 import { createChannelStore } from './channels';
 
 /** A thread to make: its channel's name, and what is its own. */
@@ -81,10 +83,12 @@ export interface ThreadStore {
   activeIn(serverIds: readonly string[]): ThreadRecord[];
   /** Active threads of a server (the cap). */
   activeCount(serverId: string): number;
+  /** Past the active threads a server may hold, one more (a new thread, or one unarchived): 400 (archive some first). */
+  requireRoom(serverId: string): void;
   /** Active threads whose archive time has come. */
   due(now: string, limit: number): ThreadRecord[];
-  /** The posts of a forum keep only these tags (the others were removed from it). */
-  keepTags(forumId: string, tagIds: readonly string[]): void;
+  /** The posts of a forum keep only these tags (the others were removed from it); the posts that lost one. */
+  keepTags(forumId: string, tagIds: readonly string[]): string[];
 }
 
 type Row = Omit<ThreadRecord, 'permissions_synced' | 'archived' | 'locked' | 'private' | 'applied_tags' | 'type' | 'parent_id' | 'auto_archive_minutes'> & {
@@ -189,10 +193,13 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
   );
   const countActive = db.prepare<[string], number>('SELECT COUNT(*) FROM threads WHERE server_id = ? AND archived = 0').pluck();
   const dueAt = db.prepare<[string, number], Row>(`SELECT ${COLUMNS} ${FROM} WHERE t.archived = 0 AND t.archive_at <= ? ORDER BY t.archive_at LIMIT ?`);
-  const filterTags = db.prepare(
-    `UPDATE threads SET applied_tags = (SELECT json_group_array(value) FROM json_each(threads.applied_tags) WHERE value IN (SELECT value FROM json_each(?)))
-      WHERE parent_id = ? AND applied_tags <> '[]'`,
-  );
+  const filterTags = db
+    .prepare<[string, string, string], string>(
+      `UPDATE threads SET applied_tags = (SELECT json_group_array(value) FROM json_each(threads.applied_tags) WHERE value IN (SELECT value FROM json_each(?)))
+        WHERE parent_id = ? AND EXISTS (SELECT 1 FROM json_each(threads.applied_tags) WHERE value NOT IN (SELECT value FROM json_each(?)))
+        RETURNING channel_id`,
+    )
+    .pluck();
 
   const now = () => iso(clock.now());
   const minutesOf = (threadId: string) => one.get(threadId)?.auto_archive_minutes ?? 1440;
@@ -266,9 +273,17 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
     activeIn: (serverIds) => (serverIds.length === 0 ? [] : activeOfServers.all(JSON.stringify(serverIds)).map(threadRecord)),
 
     activeCount: (serverId) => countActive.get(serverId) ?? 0,
+    requireRoom(serverId) {
+      if ((countActive.get(serverId) ?? 0) >= MAX_ACTIVE_THREADS_PER_SERVER) {
+        throw badRequest(`a server may have at most ${MAX_ACTIVE_THREADS_PER_SERVER} active threads: archive some first`);
+      }
+    },
 
     due: (at, limit) => dueAt.all(at, limit).map(threadRecord),
 
-    keepTags: (forumId, tagIds) => void filterTags.run(JSON.stringify(tagIds), forumId),
+    keepTags(forumId, tagIds) {
+      const kept = JSON.stringify(tagIds);
+      return filterTags.all(kept, forumId, kept);
+    },
   };
 }

@@ -208,7 +208,7 @@ export const STREAM_EVENTS = {
   thread_updated: event(
     'thread_updated',
     THREAD_VIEWERS,
-    'a thread renamed, archived (by hand, by itself after auto_archive_minutes, or unarchived by a message), locked or tagged',
+    'a thread renamed, archived (by hand, by itself after auto_archive_minutes, or unarchived by a message), locked or tagged, or a forum post that lost a tag the forum no longer has',
     {
       server_id: uuid,
       thread_id: uuid,

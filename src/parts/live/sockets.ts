@@ -161,7 +161,19 @@ export function createSockets(parts: SocketParts): Sockets {
       return;
     }
     const voiceSocket = opened;
+    // ws never calls back for a malformed handshake (it answers 400 itself) or a connection that
+    // dies during it: the socket's place in the session's count goes back then.
+    let upgraded = false;
+    const abandoned = owned(
+      () => {
+        if (!upgraded) voiceSocket.closed();
+      },
+      logFailure(log, 'voice socket handshake'),
+    );
+    socket.once('close', abandoned);
     voiceWss.handleUpgrade(req, socket, head, (opening) => {
+      upgraded = true;
+      socket.off('close', abandoned);
       ws = opening;
       const entry = { ws: opening, alive: true };
       voiceSockets.add(entry);

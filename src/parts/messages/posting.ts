@@ -179,7 +179,10 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
     const joinable = mentioned.filter((id) => rules && rules.flags(id, thread.parent_id) & VIEW);
     const joined = threads.join(thread.id, thread.server_id, [written.row.author_id, ...joinable]);
     const unarchived = thread.archived && !thread.locked;
-    if (unarchived) threads.update(thread.id, { archived: false });
+    if (unarchived) {
+      threads.requireRoom(thread.server_id);
+      threads.update(thread.id, { archived: false });
+    }
     return { joined, unarchived };
   }
 
