@@ -9,6 +9,7 @@ import { FakeClock, type TestServer, startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
 import { startPushService } from './helpers/push-service';
 import { MINUTE } from '../src/core/clock';
+import { VIEW } from '../src/rules/channel-permissions';
 
 /** One transparent pixel. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
@@ -597,4 +598,35 @@ t.test('thread_members reaches only who sees the thread: a follower who lost its
     [],
     'no thread_members (nor anything else of the thread) reaches who cannot see it',
   );
+});
+
+t.test("a thread's viewers (who its events reach) agree with the access rule for every member", async (t) => {
+  const app = await startServer();
+  t.teardown(app.close);
+  const s = await scene(app);
+  const { owner, member, roleMember } = s.clients;
+  const roles = (await must(owner.get(`${s.base}/roles`), 200)).body;
+  const regulars = roles.find((r: any) => r.name === 'regulars').id;
+  const open = (await must(member.post(`${s.C(s.general)}/threads`, { name: 'open' }), 201)).body;
+  const secret = (await must(member.post(`${s.C(s.general)}/threads`, { name: 'secret', private: true }), 201)).body;
+  await must(member.put(`${s.C(secret.id)}/members/${roleMember.userId}`), 204);
+  const check = (when: string) => {
+    const rules = app.app.perms.channelRules(s.serverId)!;
+    const everyone = Object.values(s.clients).flatMap((c: any) => (c?.userId ? [c.userId as string] : []));
+    for (const id of [s.general, open.id, secret.id]) {
+      const expected = everyone.filter((u) => rules.flags(u, id) & VIEW).sort();
+      t.same(
+        [...rules.viewers(id)].filter((u) => everyone.includes(u)).sort(),
+        expected,
+        `${when}: ${id === s.general ? 'the parent' : id === open.id ? 'a public thread' : 'a private thread'}`,
+      );
+    }
+    return rules;
+  };
+  t.ok(check('at first').viewers(secret.id).includes(roleMember.userId), 'a member of the private thread sees it');
+  // The parent hidden from a role: its threads go with it for that role's holder.
+  await must(owner.put(`${s.C(s.general)}/overwrites/${regulars}`, { deny: ['view_channel'] }), 200);
+  t.notOk(check('the parent hidden from a role').viewers(open.id).includes(roleMember.userId), 'nor does its public thread show to them');
+  await must(owner.put(`${s.C(s.general)}/overwrites/${regulars}`, { allow: ['manage_threads'] }), 200);
+  check('manage_threads for a role');
 });

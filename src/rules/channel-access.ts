@@ -226,11 +226,18 @@ export function createChannelAccess(db: DB): ChannelAccess {
     const privacy = new Map<string, boolean>();
     const viewerLists = new Map<string, string[]>();
     const viewers = (channelId: string): readonly string[] => {
+      const thread = threads.get(channelId);
+      // A public thread is seen by exactly who sees its parent (step 8 leaves view_channel as it
+      // is): its parent's list serves, rather than one more list of every member per thread.
+      if (thread && !thread.private) return viewers(thread.parentId);
       let ids = viewerLists.get(channelId);
       if (ids) return ids;
-      loadEveryMember();
-      ids = [];
-      for (const [userId, m] of members) if (m && flags(userId, channelId) & VIEW) ids.push(userId);
+      if (thread) ids = viewers(thread.parentId).filter((userId) => flags(userId, channelId) & VIEW);
+      else {
+        loadEveryMember();
+        ids = [];
+        for (const [userId, m] of members) if (m && flags(userId, channelId) & VIEW) ids.push(userId);
+      }
       viewerLists.set(channelId, ids);
       return ids;
     };
