@@ -225,6 +225,23 @@ t.test('archived threads page newest first with before=', async (t) => {
   t.same(next, [ids[2], ids[1]]);
   t.equal((await member.get(`${s.C(s.general)}/threads?before=${first[1]}`)).status, 400, 'before pages archived threads only');
   t.equal((await member.get(`${s.C(s.general)}/threads?archived=true&before=${s.general}`)).status, 404, 'before must be an archived thread here');
+
+  // Private archived threads among them: a page holds what its reader sees, full, in one go.
+  const { owner, roleMember } = s.clients;
+  const secrets: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const secret = (await must(member.post(`${s.C(s.general)}/threads`, { name: `secret ${i}`, private: true }), 201)).body;
+    await must(member.request('PATCH', s.C(secret.id), { archived: true }), 200);
+    clock.advance(1000);
+    secrets.push(secret.id);
+  }
+  const pageOf = async (who: typeof member, query: string) =>
+    (await must(who.get(`${s.C(s.general)}/threads?archived=true&${query}`), 200)).body.map((x: any) => x.id);
+  t.same(await pageOf(roleMember, 'limit=3'), [ids[4], ids[3], ids[2]], 'a non-member reads past the private ones to a full page');
+  t.same(await pageOf(member, 'limit=3'), [secrets[2], secrets[1], secrets[0]], 'their member sees them');
+  t.same(await pageOf(owner, 'limit=4'), [secrets[2], secrets[1], secrets[0], ids[4]], 'so does a moderator');
+  t.same(await pageOf(roleMember, `limit=2&before=${ids[3]}`), [ids[2], ids[1]], 'and pages on by before');
+  t.equal((await roleMember.get(`${s.C(s.general)}/threads?archived=true&before=${secrets[0]}`)).status, 404, 'a private one unseen is no cursor');
 });
 
 t.test('forum posts: a thread and its first message at once, with tags; a forum takes no other message', async (t) => {

@@ -77,8 +77,12 @@ export interface ThreadStore {
   followedBy(userId: string, serverId?: string): Set<string>;
   /** A channel's active threads, the latest activity first (each with a forum post's first message). */
   active(parentId: string): ListedRow[];
-  /** A channel's archived threads, the latest archived first, after `before` (each with a forum post's first message). */
-  archived(parentId: string, before: ArchivedCursor | null, limit: number): ListedRow[];
+  /**
+   * A channel's archived threads that a reader who sees the channel sees (the private ones they
+   * follow, or all with manage_threads there), the latest archived first, after `before` (each
+   * with a forum post's first message).
+   */
+  archived(parentId: string, reader: { userId: string; managesThreads: boolean }, before: ArchivedCursor | null, limit: number): ListedRow[];
   /** The active threads of these servers (`ready`). */
   activeIn(serverIds: readonly string[]): ThreadRecord[];
   /** Active threads of a server (the cap). */
@@ -181,11 +185,14 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
   const activeOf = db.prepare<[string], ListRow>(
     `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 0 ORDER BY COALESCE(t.last_message_at, c.created_at) DESC, c.id DESC`,
   );
-  const archivedFirst = db.prepare<[string, number], ListRow>(
-    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
+  // Archived threads as one reader sees them: the public ones, and the private ones they follow
+  // (all of them for manage_threads, 1), so a page is one statement however many are hidden.
+  const SEEN = 't.private = 0 OR ? = 1 OR EXISTS (SELECT 1 FROM thread_members tm WHERE tm.thread_id = t.channel_id AND tm.user_id = ?)';
+  const archivedFirst = db.prepare<[string, number, string, number], ListRow>(
+    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 AND (${SEEN}) ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
   );
-  const archivedAfter = db.prepare<[string, string, string, string, number], ListRow>(
-    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 AND (t.archived_at < ? OR (t.archived_at = ? AND t.channel_id < ?))
+  const archivedAfter = db.prepare<[string, number, string, string, string, string, number], ListRow>(
+    `SELECT ${LISTED} WHERE t.parent_id = ? AND t.archived = 1 AND (${SEEN}) AND (t.archived_at < ? OR (t.archived_at = ? AND t.channel_id < ?))
       ORDER BY t.archived_at DESC, t.channel_id DESC LIMIT ?`,
   );
   const activeOfServers = db.prepare<[string], Row>(
@@ -265,8 +272,11 @@ export function createThreadStore({ db, clock }: { db: DB; clock: Clock }): Thre
 
     active: (parentId) => activeOf.all(parentId).map(listedRow),
 
-    archived(parentId, before, limit) {
-      const rows = before ? archivedAfter.all(parentId, before.archivedAt, before.archivedAt, before.id, limit) : archivedFirst.all(parentId, limit);
+    archived(parentId, reader, before, limit) {
+      const all = reader.managesThreads ? 1 : 0;
+      const rows = before
+        ? archivedAfter.all(parentId, all, reader.userId, before.archivedAt, before.archivedAt, before.id, limit)
+        : archivedFirst.all(parentId, all, reader.userId, limit);
       return rows.map(listedRow);
     },
 
