@@ -1,5 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { AddressRefused, publicAddressOf } from './address-guard';
@@ -57,6 +59,8 @@ export interface Fetched {
   url: string;
   /** Its media type, lower case, without parameters. */
   contentType: string;
+  /** The charset its Content-Type names, if any. */
+  charset: string | null;
   /** The decoded body, up to the cap (empty for an image a page fetch found). */
   body: Buffer;
   /** The body was longer than the cap (a page: the start was kept). */
@@ -145,11 +149,12 @@ async function getOnce(url: URL, kind: FetchKind, rules: FetchRules, signal: Abo
   }
   if (kind === 'page' && contentType.startsWith('image/')) {
     res.destroy();
-    return { url: url.href, contentType, body: Buffer.alloc(0), truncated: false };
+    return { url: url.href, contentType, charset: null, body: Buffer.alloc(0), truncated: false };
   }
   const { body, truncated } = await readCapped(res, spec.cap, signal);
   if (truncated && !spec.truncate) throw new FetchRefused(`the body is larger than ${spec.cap} bytes`);
-  return { url: url.href, contentType, body, truncated };
+  const charset = /;\s*charset\s*=\s*"?([\w-]+)/i.exec(res.headers['content-type'] ?? '')?.[1] ?? null;
+  return { url: url.href, contentType, charset, body, truncated };
 }
 
 /** The body, decoded, up to `cap` bytes: reading stops there (the connection is closed). */
@@ -194,4 +199,19 @@ async function readCapped(res: http.IncomingMessage, cap: number, signal: AbortS
     if (decoded !== res) decoded.destroy();
   }
   return { body: Buffer.concat(chunks, size), truncated };
+}
+
+/**
+ * FetchRules.isSelf for a server listening on `port()` (null before it listens): its port on a
+ * loopback, unspecified or local interface address. Under PREVIEW_INSECURE_HOSTS loopback passes
+ * the address check, so this is what keeps a fetch off our own API even then.
+ */
+export function ownListener(port: () => number | null): (address: string, port: number) => boolean {
+  return (address, target) => {
+    if (target !== port()) return false;
+    const bare = address.toLowerCase().replace(/^::ffff:/, '');
+    if (net.isIPv4(bare) && bare.startsWith('127.')) return true;
+    if (['::1', '0.0.0.0', '::'].includes(bare)) return true;
+    return Object.values(os.networkInterfaces()).some((list) => (list ?? []).some((i) => i.address.toLowerCase() === bare));
+  };
 }
