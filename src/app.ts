@@ -365,6 +365,7 @@ export function createApp(options: AppOptions): RunningApp {
       // A running import stops after its batch and resumes at the next start.
       const importStopped = imports.stop();
       pushSender.close();
+      linkPreviews.close();
       // The closes of gateways' sockets reach the bus before it closes.
       const busClosed = cluster?.close();
       // Every call leaves its room; the rooms go; the Janus session ends.

@@ -117,6 +117,12 @@ t.test('previews: OpenGraph, Twitter card, oEmbed, a direct image, a redirect ch
   const redirected = await c.post(member, `${pages.base}/r1`);
   const chain = await socket.until((f) => f.event === 'message_updated' && f.id === redirected.id);
   t.match(chain.embeds, [{ type: 'link', url: `${pages.base}/r1`, title: 'Open & Graph' }], 'a redirect chain of three: the page at its end');
+  // Results and failures are kept a day per URL: neither page is asked again.
+  const asked = pages.asked.length;
+  const again = await c.post(member, `${pages.base}/plain and ${pages.base}/og again`);
+  const cachedCard = await socket.until((f) => f.event === 'message_updated' && f.id === again.id);
+  t.match(cachedCard.embeds, [{ url: `${pages.base}/og`, title: 'Open & Graph' }]);
+  t.equal(pages.asked.length, asked, 'a success and a failure both come from the cache');
   const read = (await must(owner.get(`${c.inGeneral}?limit=10`), 200)).body.find((m: { id: string }) => m.id === sent.id);
   t.same(read.embeds, embeds, 'stored: a page of history shows them');
 

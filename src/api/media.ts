@@ -1,4 +1,4 @@
-import { HANDLED } from '../core/http/respond';
+import { sendWebp } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
 import { MEDIA_MAX_AGE_S } from '../parts/accounts/media-proxy';
@@ -21,14 +21,6 @@ function mediaHandlers({ mediaProxy }: Deps) {
    */
   async function proxyImage(ctx: Ctx) {
     const body = await mediaProxy.image(ctx.params.sig, ctx.params.url);
-    ctx.res.writeHead(200, {
-      'Content-Type': 'image/webp',
-      'Content-Length': body.length,
-      'Cache-Control': `private, max-age=${MEDIA_MAX_AGE_S}, immutable`,
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "sandbox; default-src 'none'",
-    });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
-    return HANDLED;
+    return sendWebp(ctx.req, ctx.res, body, `private, max-age=${MEDIA_MAX_AGE_S}, immutable`);
   }
 }

@@ -46,6 +46,8 @@ export interface LinkPreviewParts {
 export interface LinkPreviews {
   /** Fetches waiting and under way (for tests and metrics). */
   readonly pending: number;
+  /** At shutdown: nothing new is fetched, and what finishes later is not written (the database is closing). */
+  close(): void;
 }
 
 type Result = Embed | null;
@@ -56,6 +58,7 @@ export function createLinkPreviews({ clock, log, hub, messages, limits, enabled,
   const waiting: { url: string; host: string; start: () => void }[] = [];
   const activeByHost = new Map<string, number>();
   let active = 0;
+  let closed = false;
 
   const cached = (url: string): Result | undefined => {
     const hit = cache.get(url);
@@ -120,7 +123,7 @@ export function createLinkPreviews({ clock, log, hub, messages, limits, enabled,
   };
 
   const consider = (container: Container, message: { id: string; author_id: string; content: string; embeds?: Embed[] }) => {
-    if (!enabled || (container.kind === 'channel' && !serverAllows(container.serverId))) return;
+    if (closed || !enabled || (container.kind === 'channel' && !serverAllows(container.serverId))) return;
     const links = linksOf(message.content);
     const shown = (message.embeds ?? []).filter((e) => e.type !== undefined && e.type !== 'rich').map((e) => e.url);
     if (links.length === 0 && shown.length === 0) return;
@@ -147,7 +150,7 @@ export function createLinkPreviews({ clock, log, hub, messages, limits, enabled,
     Promise.all(results)
       .then((found) => {
         const previews = found.filter((e): e is Embed => e !== null);
-        messages.setPreviews(container, message.id, message.content, previews);
+        if (!closed) messages.setPreviews(container, message.id, message.content, previews);
       })
       .catch(logFailure(log, `link previews of message ${message.id}`));
   };
@@ -159,6 +162,10 @@ export function createLinkPreviews({ clock, log, hub, messages, limits, enabled,
   return {
     get pending() {
       return active + waiting.length;
+    },
+    close() {
+      closed = true;
+      waiting.length = 0;
     },
   };
 }
