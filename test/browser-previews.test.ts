@@ -29,7 +29,10 @@ t.test('preview cards and webhook images through the media proxy, with no reques
   t.teardown(() => new Promise<void>((resolve) => (site.closeAllConnections(), site.close(() => resolve()))));
   const web = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 
-  const scene = await openScene(t, 'browser-previews', [{ name: 'alice' }, { name: 'alice-phone', phone: true }], { PREVIEW_INSECURE_HOSTS: '127.0.0.1' });
+  const scene = await openScene(t, 'browser-previews', [{ name: 'alice' }, { name: 'alice-phone', phone: true }], {
+    PREVIEW_INSECURE_HOSTS: '127.0.0.1',
+    LINK_PREVIEWS: 'on',
+  });
   const { server, step } = scene;
   const [alice, phone] = scene.windows;
   const elsewhere: string[] = [];

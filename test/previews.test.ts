@@ -78,7 +78,7 @@ async function room(server: TestServer) {
 
 t.test('previews: OpenGraph, Twitter card, oEmbed, a direct image, a redirect chain, a page without tags', async (t) => {
   const pages = await pageServer();
-  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1' } });
+  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1', LINK_PREVIEWS: 'on' } });
   t.teardown(async () => {
     pages.release();
     await server.close();
@@ -155,7 +155,7 @@ t.test('previews: OpenGraph, Twitter card, oEmbed, a direct image, a redirect ch
 
 t.test('a server that turns previews off, and LINK_PREVIEWS=off, fetch nothing', async (t) => {
   const pages = await pageServer();
-  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1' } });
+  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1', LINK_PREVIEWS: 'on' } });
   const off = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1', LINK_PREVIEWS: 'off' } });
   t.teardown(async () => {
     await server.close();
@@ -180,7 +180,7 @@ t.test('without the aid, private links are never fetched: no connection, no card
   counter.on('connection', () => connections++);
   await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
   const p = (counter.address() as AddressInfo).port;
-  const server = await startServer();
+  const server = await startServer({ env: { LINK_PREVIEWS: 'on' } });
   t.teardown(async () => {
     await server.close();
     await new Promise<void>((resolve) => (counter.closeAllConnections(), counter.close(() => resolve())));
@@ -215,7 +215,7 @@ t.test('a flood of links to a slow site: bounded, one host at a time, and the se
   const slowBase = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
   const pages = await pageServer();
   // The page server as `localhost`: another host than the slow one.
-  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1,localhost', RATE_LIMIT: 'on' } });
+  const server = await startServer({ env: { PREVIEW_INSECURE_HOSTS: '127.0.0.1,localhost', RATE_LIMIT: 'on', LINK_PREVIEWS: 'on' } });
   t.teardown(async () => {
     await server.close();
     await pages.close();
