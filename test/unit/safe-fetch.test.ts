@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { FetchRefused, type FetchRules, MAX_PAGE_BYTES, safeFetch } from '../../src/core/net/safe-fetch';
+import { FetchRefused, type FetchRules, MAX_PAGE_BYTES, ownListener, safeFetch } from '../../src/core/net/safe-fetch';
 
 /**
  * The fetch rules (src/core/net/safe-fetch.ts) against real listeners on loopback: without the
@@ -194,4 +194,14 @@ t.test('bodies stop at the cap, counted after decoding; types, deadlines and end
   t.match(await refusal(safeFetch(`${base}/nothing`, 'page', allow)), /answered 404/);
   const svg = await safeFetch(`${base}/svg`, 'page', allow);
   t.equal(svg.contentType, 'image/svg+xml', 'a page fetch tells an image by its type (the proxy judges its bytes)');
+});
+
+t.test('ownListener: our port on a loopback, unspecified or local interface address is ours; another port or address is not', async (t) => {
+  const ours = ownListener(() => 8080);
+  for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0.0.0.0', '::']) t.ok(ours(address, 8080), address);
+  const local = Object.values(os.networkInterfaces()).flatMap((list) => list ?? [])[0]?.address;
+  if (local) t.ok(ours(local, 8080), `a local interface address (${local})`);
+  t.notOk(ours('127.0.0.1', 8081), 'another port');
+  t.notOk(ours('8.8.8.8', 8080), 'another host');
+  t.notOk(ownListener(() => null)('127.0.0.1', 8080), 'not listening yet');
 });
