@@ -128,7 +128,9 @@ CREATE TABLE IF NOT EXISTS servers (
   -- src/rules/channel-permissions.ts BITS; 7663: EVERYONE_DEFAULT, all but mention_everyone,
   -- manage_threads and the voice moderators' three; the inserts name it, as an older database's
   -- default is 47)
-  everyone_permissions INTEGER NOT NULL DEFAULT 7663
+  everyone_permissions INTEGER NOT NULL DEFAULT 7663,
+  -- 0: links posted in this server get no preview cards (issue 51; LINK_PREVIEWS=off turns them off everywhere)
+  link_previews INTEGER NOT NULL DEFAULT 1
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -480,6 +482,8 @@ CREATE TABLE IF NOT EXISTS messages (
   -- embeds (a JSON array, src/core/embed.ts) and their text, which search indexes with the content
   embeds          TEXT,
   embed_text      TEXT,
+  -- 1: the author (or a moderator) removed its link previews, and none are fetched again (issue 51)
+  embeds_suppressed INTEGER NOT NULL DEFAULT 0,
   CHECK ((channel_id IS NULL) <> (conversation_id IS NULL))
 );
 CREATE INDEX IF NOT EXISTS messages_by_channel ON messages (channel_id, seq) WHERE channel_id IS NOT NULL;

@@ -3,12 +3,16 @@ import path from 'node:path';
 import { buildRoutes } from './api';
 import { armFailpoints, every, logFailure } from './core/callbacks';
 import { type Clock, MINUTE, systemClock } from './core/clock';
-import { type Config, prepareDataDir } from './core/config';
+import { type Config, PRODUCT_NAME, prepareDataDir } from './core/config';
 import { openDatabase } from './core/db';
 import { DEFAULT_TIMEOUTS, type Timeouts, createPipeline } from './core/http/pipeline';
 import { indexStaticFiles } from './core/http/static';
 import { createMetrics } from './core/metrics';
 import { createSecretBox, loadSecretKey } from './core/secret-box';
+import { createMediaUrls } from './core/media-url';
+import { type FetchRules, fetchUserAgent, ownListener } from './core/net/safe-fetch';
+import { createLinkPreviews } from './parts/messages/previews';
+import { createMediaProxy } from './parts/accounts/media-proxy';
 import { stdoutLog } from './core/log';
 import type { Log } from './core/types';
 import { createAccountChanges } from './parts/accounts/account-changes';
@@ -176,7 +180,20 @@ export function createApp(options: AppOptions): RunningApp {
   // ADMIN_USERS are administrators: granted at start-up (and at registration, src/api/accounts.ts).
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
-  const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
+  const secretKey = loadSecretKey(config.dataDir, config.secretKey);
+  // The proxy URLs of remote images (link previews, webhook embeds and avatars): docs/api.md "Media proxy".
+  const media = createMediaUrls(secretKey);
+  // Every fetch of a URL someone chose (previews, the media proxy): src/core/net/safe-fetch.ts.
+  let listening: http.Server | undefined;
+  const fetchRules: FetchRules = {
+    allow: new Set(config.previewInsecureHosts),
+    isSelf: ownListener(() => {
+      const address = listening?.address();
+      return address && typeof address === 'object' ? address.port : null;
+    }),
+    userAgent: fetchUserAgent(PRODUCT_NAME, config.baseUrl),
+  };
+  const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails, media });
   const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
@@ -184,7 +201,7 @@ export function createApp(options: AppOptions): RunningApp {
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
   const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages, perms);
-  const box = createSecretBox(loadSecretKey(config.dataDir, config.secretKey));
+  const box = createSecretBox(secretKey);
   const twoFactor = createTwoFactor({ db, clock, box, log });
   const identity = createIdentityCheck({ db, clock, limits, twoFactor });
   // Signing in with an OpenID Provider (docs/sso.md): the protocol, the linked identities, the decisions.
@@ -207,6 +224,7 @@ export function createApp(options: AppOptions): RunningApp {
       accountExports.remove(userId);
     },
   });
+  const mediaProxy = createMediaProxy({ dataDir: config.dataDir, log, clock, media, rules: fetchRules, avatars, cacheBytes: config.mediaCacheBytes });
   const bots = createBots({ db, accountRows, hub, deletion });
   const webhooks = createWebhooks({ db, clock, accountRows, audit, box });
   const imports = createImports({
@@ -236,6 +254,16 @@ export function createApp(options: AppOptions): RunningApp {
   const push = createPush({ db, clock, log, hub, perms, directory, presence, notifications, subscriptions: pushSubscriptions, sender: pushSender });
   hub.onMessage((container, change) => {
     if (change.kind === 'created') push.messageCreated(container, change.message);
+  });
+  const linkPreviews = createLinkPreviews({
+    clock,
+    log,
+    hub,
+    messages,
+    limits,
+    enabled: config.linkPreviews,
+    serverAllows: (serverId) => directory.server(serverId)?.link_previews ?? false,
+    rules: fetchRules,
   });
   // ROLE=core: sockets open on gateways join the hub through the bus (docs/scaling.md).
   // (Loaded only then: the Redis client is no part of a start without a bus.)
@@ -292,6 +320,10 @@ export function createApp(options: AppOptions): RunningApp {
     vapidKeys,
     cluster,
     voice,
+    media,
+    fetchRules,
+    linkPreviews,
+    mediaProxy,
   };
 
   const pipeline = createPipeline({
@@ -305,6 +337,7 @@ export function createApp(options: AppOptions): RunningApp {
     timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
   });
   const { server } = pipeline;
+  listening = server;
   const sweeper = every(
     10 * MINUTE,
     'session-sweep',
@@ -332,6 +365,7 @@ export function createApp(options: AppOptions): RunningApp {
       // A running import stops after its batch and resumes at the next start.
       const importStopped = imports.stop();
       pushSender.close();
+      linkPreviews.close();
       // The closes of gateways' sockets reach the bus before it closes.
       const busClosed = cluster?.close();
       // Every call leaves its room; the rooms go; the Janus session ends.

@@ -506,3 +506,25 @@ t.test('the voice migration is idempotent: run again (its place among migrations
     'the columns are there once',
   );
 });
+
+t.test('link previews: an older database gets embeds_suppressed and link_previews, once, every row kept (issue 51)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  // As a database from before the columns: dropped, and the migration run (twice: its place may move).
+  const raw = new Database(file);
+  raw.exec('ALTER TABLE messages DROP COLUMN embeds_suppressed; ALTER TABLE servers DROP COLUMN link_previews');
+  const messages = raw.prepare('SELECT COUNT(*) FROM messages').pluck().get();
+  raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  raw.close();
+  openDatabase(file).close();
+  const again = new Database(file);
+  again.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  again.close();
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(db.prepare('SELECT DISTINCT embeds_suppressed FROM messages').pluck().all(), [0], 'no message has its previews removed');
+  t.same(db.prepare('SELECT DISTINCT link_previews FROM servers').pluck().all(), [1], 'every server has previews on');
+  t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), messages, 'every message kept');
+});

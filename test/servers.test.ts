@@ -95,7 +95,7 @@ t.test('servers', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body, { name: 'Book club', owner_id: alice.userId, created_at: iso(clock.now()) });
     t.match(res.body.id, /^[0-9a-f-]{36}$/);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'name', 'owner_id', 'permissions']);
+    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'link_previews', 'name', 'owner_id', 'permissions']);
     t.same((await alice.get(`/api/servers/${res.body.id}`)).body, res.body, 'GET returns the same record');
   });
 

@@ -27,6 +27,7 @@ const SOCKET_RECORDS: Record<string, Schema> = {
     threads: withText(arr(ref('ThreadState')), 'the active threads of its channels the user sees'),
   }),
   MessageEdited: obj({ event: { type: 'string', const: 'edited' }, ...messageFields() }, MESSAGE_OPTIONAL),
+  MessageUpdated: obj({ event: { type: 'string', const: 'message_updated' }, ...messageFields() }, MESSAGE_OPTIONAL),
   MessageReacted: obj({ event: { type: 'string', const: 'reaction' }, ...messageFields() }, MESSAGE_OPTIONAL),
 };
 

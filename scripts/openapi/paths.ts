@@ -360,6 +360,18 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
       },
     ],
     [
+      'PATCH',
+      item,
+      {
+        tag,
+        summary:
+          "Remove a message's link previews for good: an edit fetches none again; its own embeds (a webhook's, a bot's) stay (author, or a moderator of the container)",
+        auth: 'user',
+        body: { kind: 'json', schema: input({ suppress_embeds: { type: 'boolean', const: true } }) },
+        ok: [json(200, ref('Message'))],
+      },
+    ],
+    [
       'DELETE',
       item,
       { tag, summary: 'Delete a message (author, or a moderator of the container)', auth: 'user', audited: tag === 'Messages', ok: [empty('deleted')] },
@@ -685,6 +697,22 @@ export const operations: Ops = [
     },
   ],
   [
+    'GET',
+    '/api/media/{sig}/{url}',
+    {
+      tag: 'Messages',
+      summary:
+        "A remote image through our media proxy: the proxy_url of an embed's image or thumbnail, or a webhook message's webhook_avatar_proxy_url, re-encoded to WebP (at most 1024 px a side) and cached for a year. 403: not signed by this server (unsigned or altered); 404: it could not be fetched under the fetch rules; 415: not a PNG, JPEG, GIF or WebP image (SVG never)",
+      auth: 'user',
+      path: {
+        sig: { type: 'string', description: 'the HMAC of the URL, 32 base64url characters' },
+        url: { type: 'string', description: 'the remote URL in base64url' },
+      },
+      errors: [415],
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
+  ],
+  [
     'POST',
     '/api/account/export',
     {
@@ -806,11 +834,16 @@ export const operations: Ops = [
     '/api/servers/{server_id}',
     {
       tag: 'Servers',
-      summary: 'Rename or describe a server, or set what everyone may do in its channels (owner or full server admin)',
+      summary: 'Rename or describe a server, set what everyone may do in its channels, or turn its link previews on or off (owner or full server admin)',
       auth: 'user',
       body: {
         kind: 'json',
-        schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT }, ['name', 'description', 'permissions']),
+        schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT, link_previews: bool }, [
+          'name',
+          'description',
+          'permissions',
+          'link_previews',
+        ]),
       },
       audited: true,
       ok: [json(200, ref('Server'))],

@@ -11,7 +11,16 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
-export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread'];
+export const MESSAGE_OPTIONAL = [
+  'server_id',
+  'channel_id',
+  'conversation_id',
+  'webhook_id',
+  'webhook_avatar_url',
+  'webhook_avatar_proxy_url',
+  'embeds',
+  'thread',
+];
 /** A forum's fields of a channel record: on forums only. */
 const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
 
@@ -362,7 +371,7 @@ export const schemas: Record<string, Schema> = {
   Reaction: obj({ emoji: str, count: int, reacted: bool }),
   ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
   Message: obj(messageFields(), MESSAGE_OPTIONAL),
-  Embed: obj(embedFields(obj), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail']),
+  Embed: obj(embedFields(obj), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail', 'provider']),
   EmbedInput: withDescription(
     input(embedFields(input), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail']),
     "an embed as Discord's execute-webhook takes it: these fields (others, such as icon_url, ignored); at most 6000 characters of text over all embeds",
@@ -524,7 +533,16 @@ function auditEntries(): Schema[] {
   const fromTo = (schema: Schema) => obj({ from: schema, to: schema });
   const name = obj({ name: str });
   const kinds: [action: string, targetKind: string, changes: Schema][] = [
-    ['server_update', 'server', obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST) }, ['name', 'description', 'permissions'])],
+    [
+      'server_update',
+      'server',
+      obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST), link_previews: fromTo(bool) }, [
+        'name',
+        'description',
+        'permissions',
+        'link_previews',
+      ]),
+    ],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
     ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES), user_limit: int, bitrate: int }, ['type', 'user_limit', 'bitrate'])],
     [
@@ -650,6 +668,7 @@ export function server(): Record<string, Schema> {
     created_at: time,
     description: str,
     permissions: withDescription(FLAG_LIST, "what everyone may do in the server's channels unless a channel's overwrites say otherwise"),
+    link_previews: withDescription(bool, 'links posted here get preview cards (on by default; LINK_PREVIEWS=off turns them off on every server)'),
   };
 }
 
@@ -744,6 +763,8 @@ function withDescription(schema: Schema, description: string): Schema {
 /** The fields of an embed (src/core/embed.ts); `object` makes its nested objects (obj for answers, input for requests). */
 function embedFields(object: typeof obj): Record<string, Schema> {
   const link = { type: 'string', maxLength: 2048, pattern: '^https?://' };
+  /** A path of our media proxy (src/core/media-url.ts). */
+  const proxied = withDescription({ type: 'string', pattern: '^/api/media/[A-Za-z0-9_-]{32}/[A-Za-z0-9_-]+$' }, 'the image through our media proxy');
   return {
     title: { type: 'string', maxLength: 256 },
     description: { type: 'string', maxLength: 4096 },
@@ -757,8 +778,20 @@ function embedFields(object: typeof obj): Record<string, Schema> {
       maxItems: 25,
       items: object({ name: { type: 'string', maxLength: 256 }, value: { type: 'string', maxLength: 1024 }, inline: bool }, object === input ? ['inline'] : []),
     },
-    image: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
-    thumbnail: withDescription(object({ url: link }), 'a link: clients show it, never load it'),
+    ...(object === input
+      ? { image: object({ url: link }), thumbnail: object({ url: link }) }
+      : {
+          type: withDescription(
+            oneOf('rich', 'link', 'image', 'video'),
+            'rich: a webhook\'s or bot\'s own; link, image (a link to an image) and video: a link preview the server made (docs/api.md "Link previews")',
+          ),
+          provider: withDescription(
+            object({ name: { type: 'string', maxLength: 256 }, url: link }, ['url']),
+            "the site a preview came from (og:site_name, oEmbed's provider_name)",
+          ),
+          image: withDescription(object({ url: link, proxy_url: proxied }), 'a large image: clients load proxy_url, never url'),
+          thumbnail: withDescription(object({ url: link, proxy_url: proxied }), 'a small image beside the text: clients load proxy_url, never url'),
+        }),
   };
 }
 
@@ -796,7 +829,8 @@ export function messageFields(): Record<string, Schema> {
     created_at: time,
     edited_at: nullable(time),
     webhook_id: withDescription(uuid, "a webhook's message: the webhook (which may have been deleted since)"),
-    webhook_avatar_url: withDescription(str, 'the avatar link the webhook gave: shown as a link, never loaded'),
+    webhook_avatar_url: withDescription(str, 'the avatar link the webhook gave'),
+    webhook_avatar_proxy_url: withDescription(str, 'the same image through our media proxy (GET /api/media/{sig}/{url}): what clients show'),
     embeds: arr(ref('Embed')),
     thread: withDescription(
       obj({ id: uuid, name: str, message_count: int, last_message_at: nullable(time), archived: bool, locked: bool }),

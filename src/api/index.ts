@@ -22,6 +22,7 @@ import { friendRoutes } from './friends';
 import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
 import { linkRoutes } from './links';
+import { mediaRoutes } from './media';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { notificationRoutes } from './notifications';
@@ -66,6 +67,7 @@ export function buildRoutes(services: Services): Route[] {
     ...ssoRoutes(services),
     ...passkeyRoutes(services),
     ...profileRoutes(services),
+    ...mediaRoutes(services),
     ...accountExportRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),

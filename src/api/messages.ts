@@ -51,6 +51,7 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'GET', path: C, auth: 'user', body: 'none', handler: channel.listMessages },
     { method: 'POST', path: C, auth: 'user', body: 'message', handler: channel.sendMessage },
     { method: 'PUT', path: `${C}/:message_id`, auth: 'user', body: 'json', handler: channel.editMessage },
+    { method: 'PATCH', path: `${C}/:message_id`, auth: 'user', body: 'json', handler: channel.suppressEmbeds },
     { method: 'DELETE', path: `${C}/:message_id`, auth: 'user', body: 'none', handler: channel.deleteMessage },
     { method: 'PUT', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.addReaction },
     { method: 'DELETE', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.removeReaction },
@@ -59,6 +60,7 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'GET', path: D, auth: 'user', body: 'none', handler: dm.listMessages },
     { method: 'POST', path: D, auth: 'user', body: 'message', handler: dm.sendMessage },
     { method: 'PUT', path: `${D}/:message_id`, auth: 'user', body: 'json', handler: dm.editMessage },
+    { method: 'PATCH', path: `${D}/:message_id`, auth: 'user', body: 'json', handler: dm.suppressEmbeds },
     { method: 'DELETE', path: `${D}/:message_id`, auth: 'user', body: 'none', handler: dm.deleteMessage },
     { method: 'PUT', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.addReaction },
     { method: 'DELETE', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.removeReaction },
@@ -121,6 +123,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     listMessages,
     sendMessage,
     editMessage,
+    suppressEmbeds,
     deleteMessage,
     addReaction,
     removeReaction,
@@ -182,6 +185,16 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     if (typeof ctx.body.content !== 'string') throw badRequest('content must be a string: the whole new text');
     const { content } = messageFields(ctx.body);
     return json(admitted.edit(ctx.params.message_id, content));
+  }
+
+  /**
+   * `{"suppress_embeds": true}`: removes the message's link previews for good (an edit fetches
+   * none again); its author, or a moderator of the channel; the updated message.
+   */
+  function suppressEmbeds(ctx: Ctx) {
+    const access = scope.resolve(ctx);
+    if (ctx.body.suppress_embeds !== true) throw badRequest('suppress_embeds must be true: the one change this accepts, removing the link previews');
+    return json(messages.suppressEmbeds(access, ctx.params.message_id, ctx.user, moderates(access.rank)));
   }
 
   /** The author, or a moderator of the container; 204; audited (message_delete) when not the author's own. */

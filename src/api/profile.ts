@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { notFound } from '../core/http/errors';
-import { HANDLED, json, noContent } from '../core/http/respond';
+import { json, noContent, sendWebp } from '../core/http/respond';
 import type { Services } from '../parts/services';
 import { type Ctx, type PublicCtx, type Route, refOf } from '../core/types';
 
@@ -50,14 +50,6 @@ function profileHandlers({ users, avatars, hub, directory, limits }: Deps) {
     const file = avatars.file(ctx.params.user_id);
     const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
     if (!body) throw notFound('no avatar');
-    ctx.res.writeHead(200, {
-      'Content-Type': 'image/webp',
-      'Content-Length': body.length,
-      'Cache-Control': `public, max-age=${AVATAR_MAX_AGE_S}, immutable`,
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "sandbox; default-src 'none'",
-    });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
-    return HANDLED;
+    return sendWebp(ctx.req, ctx.res, body, `public, max-age=${AVATAR_MAX_AGE_S}, immutable`);
   }
 }

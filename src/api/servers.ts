@@ -96,7 +96,7 @@ function serverHandlers(deps: Deps) {
   const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications, users } = deps;
   // Everyone's flags written out: a database migrated from before threads keeps an older column default.
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ?)');
-  const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ? WHERE id = ?');
+  const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ?, link_previews = ? WHERE id = ?');
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');
   const attachmentsOfServer = db.prepare<[string], { id: string }>(
@@ -216,10 +216,11 @@ function serverHandlers(deps: Deps) {
     const description =
       ctx.body.description === undefined ? before.description : text(ctx.body, 'description', { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true });
     const everyone = ctx.body.permissions === undefined ? flagsOf(before.permissions as Flag[]) : flagsParam(ctx.body);
-    const changes = diff(before, { name, description, permissions: namesOf(everyone) });
+    const linkPreviews = ctx.body.link_previews === undefined ? before.link_previews : bool(ctx.body, 'link_previews');
+    const changes = diff(before, { name, description, permissions: namesOf(everyone), link_previews: linkPreviews });
     const write = () =>
       db.transaction(() => {
-        updateServerRow.run(name, description, everyone, serverId);
+        updateServerRow.run(name, description, everyone, linkPreviews ? 1 : 0, serverId);
         audit.write({ serverId, action: 'server_update', actorId: ctx.user.id, targetId: serverId, targetKind: 'server', reason, changes });
       })();
     if (changes.permissions) accessChanges.around(serverId, write);

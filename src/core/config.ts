@@ -45,6 +45,12 @@ export interface Config {
   coreUrl: string | null;
   /** PUSH_INSECURE_HOSTS: a testing aid; push endpoints on these hosts may be plain http and private addresses. */
   pushInsecureHosts: string[];
+  /** LINK_PREVIEWS: off, no link is ever fetched for a preview (docs/api.md "Link previews"). */
+  linkPreviews: boolean;
+  /** PREVIEW_INSECURE_HOSTS: a testing aid; previews and the media proxy may fetch these hosts whatever their address. Never for production. */
+  previewInsecureHosts: string[];
+  /** MEDIA_CACHE_MB (in MiB; 256 by default): the media proxy's cache on disk at most. */
+  mediaCacheBytes: number;
   /** INSTANCE_NAME: what the installed app is called on a phone's home screen (its web app manifest). */
   instanceName: string;
   /** OIDC_PROVIDERS or OIDC_CONFIG: the OpenID Providers people may sign in with (docs/sso.md). */
@@ -141,6 +147,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     failpoints: failpoints(),
     ...cluster(),
     pushInsecureHosts: (env.PUSH_INSECURE_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    linkPreviews: onOff('LINK_PREVIEWS', true),
+    mediaCacheBytes: count('MEDIA_CACHE_MB', 256) * 1024 * 1024,
+    previewInsecureHosts: (env.PREVIEW_INSECURE_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),

@@ -399,6 +399,18 @@ const MIGRATIONS: Migration[] = [
     if (!columns.has('bitrate')) db.exec('ALTER TABLE channels ADD COLUMN bitrate INTEGER');
     db.exec('UPDATE servers SET everyone_permissions = everyone_permissions | 7168');
   },
+  // 21 -> 22: link previews (issue 51). A message whose previews were removed
+  // (embeds_suppressed) and a server's switch for them (link_previews, on). The previews
+  // themselves are embeds like a webhook's, in the same column. Idempotent, as the one before.
+  (db) => {
+    const has = (table: string, column: string) =>
+      db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+        .all()
+        .some((c) => c.name === column);
+    if (!has('messages', 'embeds_suppressed')) db.exec('ALTER TABLE messages ADD COLUMN embeds_suppressed INTEGER NOT NULL DEFAULT 0');
+    if (!has('servers', 'link_previews')) db.exec('ALTER TABLE servers ADD COLUMN link_previews INTEGER NOT NULL DEFAULT 1');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

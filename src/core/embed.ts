@@ -1,13 +1,27 @@
 import { badRequest } from './http/errors';
 
 /**
- * A rich card under a message, from webhooks and bots: Discord's embed object
+ * A rich card under a message: Discord's embed object
  * (https://discord.com/developers/docs/resources/message#embed-object) reduced to the parts we
- * show. The server never fetches anything an embed names: `image` and `thumbnail` are shown as
- * links, and icon URLs are dropped, so posting an embed cannot make us (or a reader's browser)
- * load a remote resource.
+ * show. Webhooks and bots send `rich` ones (no `type` stored); the server makes the others, link
+ * previews (src/parts/messages/previews.ts): `link`, `image` (a link to an image) and `video`
+ * (a page of a video: its thumbnail and a play mark that links out). Icon URLs are dropped, and
+ * `image` and `thumbnail` are shown only through the media proxy (`proxy_url`, added as a record
+ * is read), so a reader's browser never loads anything from another host.
  */
+export type EmbedType = 'rich' | 'link' | 'image' | 'video';
+
+/** An image of an embed: the URL as given, and where our media proxy serves it (added when read). */
+export interface EmbedMedia {
+  url: string;
+  proxy_url?: string;
+}
+
 export interface Embed {
+  /** Absent in storage for `rich`; every record says it. */
+  type?: EmbedType;
+  /** The site a preview came from (og:site_name, oEmbed's provider). */
+  provider?: { name: string; url?: string };
   title?: string;
   description?: string;
   url?: string;
@@ -18,9 +32,12 @@ export interface Embed {
   footer?: { text: string };
   author?: { name: string; url?: string };
   fields?: { name: string; value: string; inline: boolean }[];
-  image?: { url: string };
-  thumbnail?: { url: string };
+  image?: EmbedMedia;
+  thumbnail?: EmbedMedia;
 }
+
+/** A link preview (made by the server), as opposed to a webhook's or bot's own embed. */
+export const isPreview = (embed: Embed): boolean => embed.type !== undefined && embed.type !== 'rich';
 
 export const MAX_EMBEDS = 10;
 /** Text of all of a message's embeds together, counted as embedChars counts it (Discord's rule). */

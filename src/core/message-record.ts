@@ -47,7 +47,9 @@ export interface MessageRecord {
   webhook_id?: string;
   /** The avatar link a webhook gave for this message: shown as a link, never fetched. */
   webhook_avatar_url?: string;
-  /** Rich cards (src/core/embed.ts), from webhooks and bots. Absent when none. */
+  /** The same image through our media proxy (src/core/media-url.ts): what the browser shows. */
+  webhook_avatar_proxy_url?: string;
+  /** Rich cards (src/core/embed.ts): from webhooks and bots, and link previews. Absent when none. */
   embeds?: Embed[];
   /** A message a thread was started from (in the thread's parent): the thread, as its starter shows it. Absent otherwise. */
   thread?: ThreadSummary;

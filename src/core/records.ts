@@ -19,6 +19,8 @@ export interface ServerRecord {
   description: string;
   /** The channel permissions everyone has unless a channel's overwrites say otherwise. */
   permissions: string[];
+  /** Links posted here get preview cards (docs/api.md "Link previews"); LINK_PREVIEWS=off overrides it. */
+  link_previews: boolean;
 }
 
 /** The kinds of channel there are; every channel record carries its `type`. */

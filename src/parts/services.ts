@@ -12,6 +12,10 @@ import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
 import type { Clock } from '../core/clock';
+import type { MediaUrls } from '../core/media-url';
+import type { FetchRules } from '../core/net/safe-fetch';
+import type { LinkPreviews } from './messages/previews';
+import type { MediaProxy } from './accounts/media-proxy';
 import type { Config } from '../core/config';
 import type { DB } from '../core/db';
 import type { Directory } from './community/directory';
@@ -112,4 +116,10 @@ export interface Services {
   cluster: Cluster | null;
   /** Voice channels: who is in which, the voice sockets' signaling, Janus (off without JANUS_URL). */
   voice: Voice;
+  /** The proxy URLs of remote images (src/core/media-url.ts). */
+  media: MediaUrls;
+  /** The rules of every fetch of a URL someone chose (src/core/net/safe-fetch.ts). */
+  fetchRules: FetchRules;
+  linkPreviews: LinkPreviews;
+  mediaProxy: MediaProxy;
 }

@@ -66,6 +66,12 @@ export const LIMIT_POLICIES = {
   threadsPerUser: { burst: 20, refillMs: 15 * SECOND },
   /** Channels, roles and invites created per user: 50, then one every 6 seconds. */
   creationsPerUser: { burst: 50, refillMs: 6 * SECOND },
+  /**
+   * Links fetched for previews of one user's messages: 30, then one every 2 s; and of one server's
+   * (or conversation's): 120, then two a second. Past them links go without a card (src/parts/messages/previews.ts).
+   */
+  previewFetchesPerUser: { burst: 30, refillMs: 2 * SECOND },
+  previewFetchesPerServer: { burst: 120, refillMs: 500 },
 } as const;
 
 export type Limits = { -readonly [K in keyof typeof LIMIT_POLICIES]: RateLimiter };

@@ -1,10 +1,13 @@
 // @ts-check
-// Rich cards (embeds) under a message, as webhooks and bots send them in Discord's shape: a left
-// border in the card's colour, author, title (a link when it has one), description, fields in a
-// grid (inline ones side by side), image and thumbnail, footer and time. Loaded by message.js on
-// the first message that carries one. Text goes in as text; the description and field values go
-// through markdown.js like a message body. Images are other sites' addresses: the page CSP loads
-// none, so they are shown as links only, never as <img>.
+// Cards (embeds) under a message, in Discord's shape: a webhook's or bot's own (`rich`) and the
+// server's link previews (`link`, `video`, `image`): a left border in the card's colour, the
+// site's name, author, title (a link when it has one), description, fields in a grid (inline ones
+// side by side), a thumbnail beside the text or one large image below it (a play mark on a video's,
+// linking out: nothing plays here), footer and time; a link to an image is the image alone.
+// Loaded by message.js on the first message that carries one. Text goes in as text; the
+// description and field values go through markdown.js like a message body. Images load only from
+// our media proxy (`proxy_url`, /api/media/…: the page CSP allows nothing else), lazily, in boxes
+// of a fixed shape so the list does not jump when they arrive.
 import { el, formatTime } from './ui.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -28,12 +31,26 @@ export function buildEmbeds(embeds, mention) {
   return embeds.filter((e) => e && typeof e === 'object').map((e) => buildEmbed(e, mention));
 }
 
+/** An image of a card through our proxy, in a box that keeps its place, or null. */
+function picture(media, cls) {
+  const src = media?.proxy_url;
+  if (typeof src !== 'string' || !src.startsWith('/api/media/')) return null;
+  return el('img', { class: cls, src, alt: '', loading: 'lazy', decoding: 'async' });
+}
+
 function buildEmbed(e, mention) {
-  const card = el('article', { class: 'embed' });
+  // A link to an image: the image alone, opening the original in a new tab.
+  if (e.type === 'image') {
+    const image = picture(e.image, 'embed-image');
+    if (image) return imageOnly(e, image);
+  }
+  const card = el('article', { class: `embed${e.type && e.type !== 'rich' ? ' embed-preview' : ''}` });
   const color = embedColor(e.color);
   // A CSSOM property, not a style attribute: allowed under style-src 'self'.
   if (color) card.style.setProperty('--embed-color', color);
   const main = el('div', { class: 'embed-main' });
+  const provider = str(e.provider?.name);
+  if (provider) main.append(el('div', { class: 'embed-provider' }, link(e.provider.url, provider)));
   const authorName = str(e.author?.name);
   if (authorName) main.append(el('div', { class: 'embed-author' }, link(e.author.url, authorName)));
   const title = str(e.title);
@@ -58,13 +75,17 @@ function buildEmbed(e, mention) {
       ),
     );
   }
-  const media = [
-    ['image', 'Image'],
-    ['thumbnail', 'Thumbnail'],
-  ]
-    .filter(([key]) => webUrl(e[key]?.url))
-    .map(([key, label]) => link(e[key].url, `${label}: ${hostOf(e[key].url)}`, 'embed-media-link'));
-  if (media.length) main.append(el('div', { class: 'embed-media' }, media));
+  // One large image at most; a thumbnail sits beside the text.
+  const large = picture(e.image, 'embed-image');
+  if (large) {
+    const target = webUrl(e.url) || webUrl(e.image?.url);
+    const box = el('a', { class: `embed-image-link${e.type === 'video' ? ' video' : ''}`, href: target, target: '_blank', rel: 'noopener noreferrer' }, large);
+    if (e.type === 'video') box.append(el('span', { class: 'play-mark', 'aria-hidden': 'true' }));
+    box.setAttribute('aria-label', e.type === 'video' ? `Play on ${hostOf(target || '')}` : 'Open the image');
+    main.append(box);
+  } else if (webUrl(e.image?.url)) {
+    main.append(el('div', { class: 'embed-media' }, link(e.image.url, `Image: ${hostOf(e.image.url)}`, 'embed-media-link')));
+  }
   const footer = str(e.footer?.text);
   const when = typeof e.timestamp === 'string' && !Number.isNaN(Date.parse(e.timestamp)) ? e.timestamp : null;
   if (footer || when) {
@@ -79,7 +100,15 @@ function buildEmbed(e, mention) {
     );
   }
   card.append(main);
+  const thumbnail = picture(e.thumbnail, 'embed-thumbnail');
+  if (thumbnail) card.append(thumbnail);
   return card;
+}
+
+/** A link preview of an image: the picture alone, a link to the original. */
+function imageOnly(e, image) {
+  const href = webUrl(e.url);
+  return el('a', { class: 'embed-bare', href, target: '_blank', rel: 'noopener noreferrer', 'aria-label': `Image from ${hostOf(e.url)}` }, image);
 }
 
 function hostOf(url) {

@@ -62,7 +62,7 @@ export function buildMessage(m, on) {
         el('time', { class: 'hover-time', dateTime: m.created_at, title: new Date(m.created_at).toLocaleString(), text: formatClock(m.created_at) }),
         pinnedMark(),
       )
-    : el('div', { class: 'msg-gutter' }, userAvatar(author));
+    : el('div', { class: 'msg-gutter' }, webhookAvatar(m) || userAvatar(author));
 
   const body = el('div', { class: 'msg-body' });
   body.append(
@@ -146,6 +146,16 @@ export function threadSummary(serverId, thread) {
     el('strong', { class: 'thread-name', text: thread.name }),
     el('span', { class: 'thread-count', text: ` ${replies}${last}` }),
   );
+}
+
+/**
+ * The picture a webhook gave for its message, through our media proxy (never the original).
+ * @param {Message} m
+ */
+function webhookAvatar(m) {
+  const src = m.webhook_avatar_proxy_url;
+  if (typeof src !== 'string' || !src.startsWith('/api/media/')) return null;
+  return el('img', { class: 'avatar picture', src, alt: '', 'aria-hidden': 'true', loading: 'lazy', decoding: 'async' });
 }
 
 /**

@@ -59,6 +59,11 @@ export function followLive(room) {
       'message_edited',
       inOpenRoom(itsMessage, (r, ev) => replaceMessage(r, ev.message)),
     ),
+    // Its link previews arrived, changed or were removed (docs/api.md "Link previews").
+    onEvent(
+      'message_updated',
+      inOpenRoom(itsMessage, (r, ev) => replaceMessage(r, ev.message)),
+    ),
     onEvent(
       'message_deleted',
       inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id)),

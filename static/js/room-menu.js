@@ -2,7 +2,7 @@
 // A message's menu ("…", a right click or a long press): reply, react, copy its text or link, pin, the edit
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
-import { apiWithReason } from './api.js';
+import { api, apiWithReason } from './api.js';
 import { el, toast, copyText } from './ui.js';
 import { askForm } from './dialogs.js';
 import { openEmojiPicker } from './emoji.js';
@@ -10,7 +10,7 @@ import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, maySend, displayName, emit, findChannel, mayIn } from './store.js';
 import { setPinned } from './pins.js';
 import { findItem, setReply, mayPin, mayReadHistory, showEditHistory } from './room-state.js';
-import { removeMessage } from './room-list.js';
+import { removeMessage, replaceMessage } from './room-list.js';
 import { toggleReaction } from './room-reactions.js';
 import { startEdit } from './room-edit.js';
 import { report } from './reports.js';
@@ -46,6 +46,7 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
     mayPin(r) && menuItem(m.pinned ? 'Unpin' : 'Pin', 'pin', () => setPinned(r, m, !m.pinned)),
     m.edited_at && mayReadHistory(r, m) && menuItem('Edit history', 'history', () => showEditHistory(r, m)),
     mine && mayWrite && menuItem('Edit', 'edit', () => startEdit(r, m)),
+    mine && m.embeds?.some((e) => e.type !== 'rich') && menuItem('Remove previews', 'x', () => removePreviews(r, m)),
     canDelete && menuItem('Delete', 'trash', () => deleteMessage(r, m), { danger: true }),
     !mine && menuItem('Report', 'flag', () => reportMessage(r, m), { danger: true }),
   ].filter(Boolean);
@@ -56,6 +57,19 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   menuEl.replaceChildren(...items);
   openPopup(menuEl, anchor);
   menuEl.querySelector('[role="menuitem"]')?.focus();
+}
+
+/**
+ * Removes a message's link previews for good (PATCH {"suppress_embeds": true}).
+ * @param {Opened} r
+ * @param {Message} m
+ */
+async function removePreviews(r, m) {
+  try {
+    replaceMessage(r, await api('PATCH', `${r.base}/messages/${m.id}`, { suppress_embeds: true }));
+  } catch (err) {
+    toast(err.message);
+  }
 }
 
 /**

@@ -29,7 +29,8 @@ export interface TestServer {
 
 /**
  * Starts the real server on port 0 with a temporary data directory.
- * Rate limits are off unless a test turns them on with env RATE_LIMIT=on.
+ * Rate limits are off unless a test turns them on with env RATE_LIMIT=on; link previews too
+ * (LINK_PREVIEWS=on), so no test reaches out to a link it happens to post.
  */
 export async function startServer(
   opts: {
@@ -49,7 +50,7 @@ export async function startServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
-  const config = { ...loadConfig({ RATE_LIMIT: 'off', DATA_DIR: dataDir, ...opts.env }), ...opts.config };
+  const config = { ...loadConfig({ RATE_LIMIT: 'off', LINK_PREVIEWS: 'off', DATA_DIR: dataDir, ...opts.env }), ...opts.config };
   const logs: string[] = [];
   const running = createApp({
     config,

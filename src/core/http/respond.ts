@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Log, Reply } from '../types';
 import { HttpError } from './errors';
 import { COMPRESS_JSON_MIN_BYTES, chooseCoding, compressAnswer } from './encoding';
@@ -15,6 +15,22 @@ export function setBaseHeaders(res: ServerResponse): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
   res.setHeader('Cache-Control', 'no-store');
+}
+
+/**
+ * A WebP we made (an avatar, a proxied image): its bytes with `cacheControl`, sandboxed like an
+ * upload so it can never act as a document. HEAD gets the headers only.
+ */
+export function sendWebp(req: IncomingMessage, res: ServerResponse, body: Buffer, cacheControl: string): Reply {
+  res.writeHead(200, {
+    'Content-Type': 'image/webp',
+    'Content-Length': body.length,
+    'Cache-Control': cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': "sandbox; default-src 'none'",
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+  return HANDLED;
 }
 
 /** The CSP of every HTML page: no inline script, nothing from elsewhere. */

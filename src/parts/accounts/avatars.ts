@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type Sharp } from 'sharp';
 import type { DB } from '../../core/db';
 import { HttpError, badRequest } from '../../core/http/errors';
 import { receiveFile } from '../../core/http/multipart';
@@ -45,6 +45,12 @@ export interface Avatars {
   remove(userId: string): boolean;
   /** The stored file of a user's avatar, or null. */
   file(userId: string): string | null;
+  /**
+   * A remote image the media proxy fetched, re-encoded to WebP within `maxSide` pixels a side, on
+   * the same bounded decoders as avatars (503 when they are busy); 400 if it is not one of the
+   * four raster formats or claims too many pixels.
+   */
+  reencode(input: string, output: string, maxSide: number): Promise<void>;
 }
 
 /**
@@ -108,6 +114,8 @@ export function createAvatars({
       if (!isUuid(userId) || !(versionOf.get(userId)?.avatar_version ?? 0)) return null;
       return finalPath(userId);
     },
+    reencode: (input, output, maxSide) =>
+      decoders.run(() => encodeImage(input, output, 'the image', (image) => image.resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true }))),
   };
 }
 
@@ -118,26 +126,35 @@ export function createAvatars({
  */
 export async function encodeAvatar(input: string, output: string): Promise<void> {
   failpoint('avatar.encode');
+  await encodeImage(input, output, 'the avatar', (image) => image.resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }));
+}
+
+/**
+ * Re-encodes one of the four raster formats (never SVG, whatever its name or type says: the
+ * format is read from the bytes) to WebP, shaped by `shape`; 400 naming `what` otherwise.
+ */
+async function encodeImage(input: string, output: string, what: string, shape: (image: Sharp) => Sharp): Promise<void> {
+  const The = what[0].toUpperCase() + what.slice(1);
   // The header alone: format and dimensions, before a single pixel is decoded.
   let meta: Metadata;
   try {
     meta = await sharp(input, { limitInputPixels: false }).metadata();
   } catch {
-    throw badRequest('the avatar is not an image that can be read');
+    throw badRequest(`${what} is not an image that can be read`);
   }
-  if (!meta.format || !FORMATS.has(meta.format)) throw badRequest('the avatar must be a PNG, JPEG, GIF or WebP image');
+  if (!meta.format || !FORMATS.has(meta.format)) throw badRequest(`${what} must be a PNG, JPEG, GIF or WebP image`);
   const pixels = (meta.width ?? 0) * (meta.height ?? 0) * (meta.depth === 'ushort' ? 2 : 1);
   const bytes = (await fs.promises.stat(input)).size;
   const budget = Math.min(MAX_AVATAR_PIXELS, Math.max(AVATAR_PIXEL_FLOOR, AVATAR_PIXELS_PER_BYTE * bytes));
   if (pixels > budget) {
-    throw badRequest(`an avatar file of ${bytes} bytes may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
+    throw badRequest(`${The} (a file of ${bytes} bytes) may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
   }
   try {
     // rotate(): upright by the EXIF orientation, before the metadata is dropped.
     // sequentialRead: decoded top to bottom in strips, never held whole.
     const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error', sequentialRead: true });
-    await image.rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }).webp({ quality: 82 }).toFile(output);
+    await shape(image.rotate()).webp({ quality: 82 }).toFile(output);
   } catch {
-    throw badRequest('the avatar is not an image that can be read');
+    throw badRequest(`${what} is not an image that can be read`);
   }
 }

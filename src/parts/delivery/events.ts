@@ -102,6 +102,12 @@ export const STREAM_EVENTS = {
   message_edited: event('message_edited', READERS, "an edited message (its reactions[].reacted is the recipient's)", {
     message: record<MessageRecord>('Message'),
   }),
+  message_updated: event(
+    'message_updated',
+    READERS,
+    "a message changed by the server, not its author: its link previews arrived, changed or were removed (its reactions[].reacted is the recipient's)",
+    { message: record<MessageRecord>('Message') },
+  ),
   message_deleted: placed('message_deleted', READERS, 'a message deleted', { message_id: uuid }),
   reaction: placed(
     'reaction',
@@ -321,6 +327,11 @@ const deletedInRoom = Type.Union(
 export const ROOM_EVENTS = {
   message: inRoom('Message', 'message', 'a new message: the record, exactly as POST …/messages answers it, with no event field'),
   edited: inRoom('MessageEdited', 'edited', "an edited message: the record and event: edited (reactions[].reacted is the recipient's)"),
+  message_updated: inRoom(
+    'MessageUpdated',
+    'message_updated',
+    'a message whose link previews arrived, changed or were removed: the record and event: message_updated',
+  ),
   deleted: deletedInRoom,
   reaction: inRoom('MessageReacted', 'reaction', "a reaction added or removed: the record and event: reaction (reactions[].reacted is the recipient's)"),
 };
@@ -498,6 +509,8 @@ type Reactors = () => Map<string, Set<string>>;
 export type MessageChange =
   | ({ kind: 'created' } & Placed)
   | ({ kind: 'edited'; reactors: Reactors } & Placed)
+  /** Its embeds changed (link previews), not its text: message_updated. */
+  | ({ kind: 'updated'; reactors: Reactors } & Placed)
   | { kind: 'deleted'; messageId: string; seq: number }
   | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
   | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);

@@ -347,6 +347,14 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
           (w) => ({ payload: asPayload(message(w)), reactors: change.reactors, within: { event: 'message_edited', key: 'message' } }),
         );
         return;
+      case 'updated':
+        toReaders(
+          container,
+          change,
+          (w) => ({ payload: { event: 'message_updated', ...message(w) }, reactors: change.reactors }),
+          (w) => ({ payload: asPayload(message(w)), reactors: change.reactors, within: { event: 'message_updated', key: 'message' } }),
+        );
+        return;
       case 'reaction': {
         // The user stream carries the change alone, the same bytes for everyone: a recipient's
         // own `reacted` changes only when user_id is theirs.

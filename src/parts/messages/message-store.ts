@@ -7,7 +7,8 @@ import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, forbidden, notFound } from '../../core/http/errors';
 import { type Mentioned, createMentions } from './mentions';
 import { createMessageWrites } from './message-writes';
-import type { Embed } from '../../core/embed';
+import { type Embed, isPreview } from '../../core/embed';
+import { type MediaUrls, withMediaUrls } from '../../core/media-url';
 import {
   type Attachment,
   type MessageRecord,
@@ -117,6 +118,15 @@ export interface MessageStore {
   history(at: Reached, messageId: string): { author_id: string; versions: MessageVersion[] };
   /** The row's author (who may read its history, delete it...). */
   authorOf(at: Reached, messageId: string): string;
+  /**
+   * A message's link previews as the fetcher found them for `content` (src/parts/messages/previews.ts),
+   * replacing those it had (its rich embeds stay), announced as message_updated. Nothing is
+   * written, and false is answered, when the message is gone, its previews were removed, its
+   * text changed meanwhile, or the previews are those it has.
+   */
+  setPreviews(container: Container, messageId: string, content: string, previews: Embed[]): boolean;
+  /** Removes a message's link previews for good (`suppress_embeds`): its author, or a moderator (`canModerate`). */
+  suppressEmbeds(at: Reached, messageId: string, user: User, canModerate: boolean): MessageRecord;
   /** Deletes every message a webhook posted in the channel, with `write` (the webhook's own delete) in the same transaction; the count. */
   removeByWebhook(container: Container, webhookId: string, write: (count: number) => void): number;
 }
@@ -143,13 +153,15 @@ export interface MessageStoreParts {
   readStates: Pick<ReadStates, 'advance'>;
   /** Told of every committed, edited and deleted channel message. */
   tails: Pick<ChannelTails, 'added' | 'changed'>;
+  /** The proxy URLs of the remote images records show. */
+  media: MediaUrls;
 }
 
 /**
  * The message store: every read and write of messages, reactions, mentions and attachment
  * rows, and the live events they cause (committed first, then announced).
  */
-export function createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails }: MessageStoreParts): MessageStore {
+export function createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails, media }: MessageStoreParts): MessageStore {
   const mentions = createMentions(db);
   const writes = createMessageWrites(db);
   const commits = createGroupCommit(db);
@@ -313,7 +325,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     return rows.map((row) => {
       const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
-      const record = toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
+      const record = withMediaUrls(toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply), media);
       // A thread shows on the message it was started from, in its parent (a forum post's first message is inside it).
       const thread = threads.get(row.id);
       if (thread && thread.parent === row.channel_id) record.thread = thread.summary;
@@ -359,6 +371,21 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     const own = row.reply_to === null || showsReplyTo(at.historyFloor, replySeq) ? message : withoutReply(message);
     return { live: { seq: row.seq, replySeq, message }, own };
   }
+
+  const embedsOf = db.prepare<[string], { seq: number; content: string; embeds: string | null; embeds_suppressed: number }>(
+    'SELECT seq, content, embeds, embeds_suppressed FROM messages WHERE id = ?',
+  );
+  /** The embeds a message keeps when its previews change: its own (a webhook's, a bot's). */
+  const ownEmbeds = (embeds: string | null) => (embeds ? (JSON.parse(embeds) as Embed[]).filter((e) => !isPreview(e)) : []);
+  /** Tells the readers of a message whose embeds changed (message_updated). */
+  const announceChanged = (at: Reached, messageId: string, actorId: string) => {
+    if (at.container.kind === 'channel') tails.changed(at.container.id);
+    const { container } = at;
+    const row = findRow(at, messageId);
+    const { live, own } = changed(at, row, actorId);
+    hub.message(container, { kind: 'updated', ...live, reactors: () => store.reactors(messageId) });
+    return own;
+  };
 
   const reactionCount = db.prepare<Record<string, number | string>, { n: number }>(
     `SELECT (SELECT COUNT(*) FROM reactions WHERE message_seq = :seq AND emoji = :emoji)
@@ -422,7 +449,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     announce({ container, row, reply, attachments }) {
       tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
-      const record = toRecord(row, container, attachments, [], reply);
+      const record = withMediaUrls(toRecord(row, container, attachments, [], reply), media);
       metrics.messageSent();
       hub.message(container, { kind: 'created', seq: row.seq, replySeq: reply?.seq ?? null, message: record });
       return record;
@@ -441,6 +468,29 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       const { live, own } = changed(at, row, editor.id);
       hub.message(container, { kind: 'edited', ...live, reactors: () => store.reactors(messageId) });
       return own;
+    },
+
+    setPreviews(container, messageId, content, previews) {
+      const wrote = db.transaction(() => {
+        const row = embedsOf.get(messageId);
+        if (!row || row.embeds_suppressed === 1 || row.content !== content) return false;
+        const embeds = [...ownEmbeds(row.embeds), ...previews];
+        if (JSON.stringify(embeds) === (row.embeds ?? '[]')) return false;
+        writes.setEmbeds(row.seq, embeds, false);
+        return true;
+      })();
+      if (wrote) announceChanged(reachedWhole(container), messageId, findRow(reachedWhole(container), messageId).author_id);
+      return wrote;
+    },
+
+    suppressEmbeds(at, messageId, user, canModerate) {
+      const row = findRow(at, messageId);
+      if (row.author_id !== user.id && !canModerate) throw forbidden("only the author or a moderator can remove a message's previews");
+      db.transaction(() => {
+        const current = embedsOf.get(messageId)!;
+        writes.setEmbeds(current.seq, ownEmbeds(current.embeds), true);
+      })();
+      return announceChanged(at, messageId, user.id);
     },
 
     remove(at, messageId, remover, canModerate, audit) {

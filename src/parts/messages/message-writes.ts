@@ -61,6 +61,12 @@ export interface MessageWrites {
   remove(seq: number): string[];
   /** A reaction, once (a second one of the same person and emoji is nothing). */
   addReaction(seq: number, emoji: string, userId: string, at: string): void;
+  /**
+   * A message's embeds after its link previews changed (src/parts/messages/previews.ts): its own
+   * rich embeds are the same, so what search indexes of them (embed_text) stays; `suppressed`
+   * marks previews removed for good.
+   */
+  setEmbeds(seq: number, embeds: Embed[], suppressed: boolean): void;
 }
 
 export function createMessageWrites(db: DB): MessageWrites {
@@ -114,6 +120,7 @@ export function createMessageWrites(db: DB): MessageWrites {
   const moveAuthorOf = db.prepare('UPDATE messages SET author_id = ? WHERE author_id = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
+  const updateEmbeds = db.prepare('UPDATE messages SET embeds = ?, embeds_suppressed = ? WHERE seq = ?');
   const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
 
   const idsJson = (ids: readonly string[]) => (ids.length ? JSON.stringify(ids) : null);
@@ -181,5 +188,7 @@ export function createMessageWrites(db: DB): MessageWrites {
     },
 
     addReaction: (seq, emoji, userId, at) => void insertReaction.run(seq, emoji, userId, at),
+
+    setEmbeds: (seq, embeds, suppressed) => void updateEmbeds.run(embeds.length ? JSON.stringify(embeds) : null, suppressed ? 1 : 0, seq),
   };
 }
