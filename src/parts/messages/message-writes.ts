@@ -50,6 +50,8 @@ export interface MessageWrites {
    * count mentions are the caller's (an edit recounts them, a claim moves them).
    */
   setText(seq: number, content: string, mentions: Mentioned, editedAt: string | null): void;
+  /** New cards (a webhook's edit of its own message), with what search finds of them; none: NULL. */
+  setEmbeds(seq: number, embeds: readonly Embed[]): void;
   /** The rows that count a message's mentions, written again for what it names now (an edit). */
   recountMentions(seq: number, container: Container, authorId: string, mentions: Mentioned): void;
   /** Pins (when and by whom) or unpins (null). */
@@ -109,6 +111,7 @@ export function createMessageWrites(db: DB): MessageWrites {
   const updateText = db.prepare(
     'UPDATE messages SET content = ?, edited_at = COALESCE(?, edited_at), mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?',
   );
+  const updateEmbeds = db.prepare('UPDATE messages SET embeds = ?, embed_text = ? WHERE seq = ?');
   const updatePinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
   const updateAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
   const moveAuthorOf = db.prepare('UPDATE messages SET author_id = ? WHERE author_id = ?');
@@ -161,6 +164,10 @@ export function createMessageWrites(db: DB): MessageWrites {
 
     setText(seq, content, mentions, editedAt) {
       updateText.run(content, editedAt, idsJson(mentions.userIds), mentions.everyone ? 1 : 0, idsJson(mentions.roleIds), seq);
+    },
+
+    setEmbeds(seq, embeds) {
+      updateEmbeds.run(embeds.length ? JSON.stringify(embeds) : null, embeds.length ? embedText([...embeds]) : null, seq);
     },
 
     recountMentions(seq, container, authorId, mentions) {
