@@ -2242,7 +2242,7 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)",
+        "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks: with text, text is the message and the blocks a card under it), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)",
       auth: 'none',
       path: { token: webhookToken },
       body: { kind: 'json', schema: SLACK_PAYLOAD },
@@ -2257,7 +2257,7 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again',
+        'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions, and deliveries without what their card needs (any field may be null or missing), are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again',
       auth: 'none',
       path: { token: webhookToken },
       body: { kind: 'json', schema: { type: 'object' } },

@@ -191,7 +191,7 @@ function webhookHandlers({ clock, config, perms, webhooks, messages, posting, up
   async function executeGitHubWebhook(ctx: PublicCtx) {
     const { hook, secret } = authorized(ctx);
     const event = ctx.req.headers['x-github-event'];
-    if (typeof event !== 'string' || !/^[a-z_]{1,64}$/.test(event)) throw badRequest('the X-GitHub-Event header is missing');
+    if (typeof event !== 'string' || !/^[a-z0-9_]{1,64}$/.test(event)) throw badRequest('the X-GitHub-Event header is missing');
     const raw = await readRaw(ctx.req, MAX_JSON_BYTES);
     const keys: string[] = [];
     if (secret !== null) keys.push(`signature ${checkSignature(ctx.req, hmacOf(secret, raw))}`);
