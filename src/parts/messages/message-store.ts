@@ -216,7 +216,6 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       attachments: attachments.map(toAttachment),
     };
   };
-  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
   );
@@ -230,7 +229,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const pinQueries = { channel: byColumn('channel_id'), conversation: byColumn('conversation_id') };
   const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string, embeds?: Embed[]) => {
     // The version this edit replaces is kept: the history, and what a report of it shows.
-    insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
+    writes.keepVersion(row.seq, row.content, row.edited_at ?? row.created_at);
     writes.setText(row.seq, content, found, now);
     if (embeds) writes.setEmbeds(row.seq, embeds);
     // An edit recounts its mentions: a name added is now mentioned, a name removed is not.

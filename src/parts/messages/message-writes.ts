@@ -52,6 +52,8 @@ export interface MessageWrites {
   setText(seq: number, content: string, mentions: Mentioned, editedAt: string | null): void;
   /** New cards (a webhook's edit of its own message), with what search finds of them; none: NULL. */
   setEmbeds(seq: number, embeds: readonly Embed[]): void;
+  /** Keeps the text an edit replaces, as it was written then (the message's history). */
+  keepVersion(seq: number, content: string, writtenAt: string): void;
   /** The rows that count a message's mentions, written again for what it names now (an edit). */
   recountMentions(seq: number, container: Container, authorId: string, mentions: Mentioned): void;
   /** Pins (when and by whom) or unpins (null). */
@@ -111,6 +113,7 @@ export function createMessageWrites(db: DB): MessageWrites {
   const updateText = db.prepare(
     'UPDATE messages SET content = ?, edited_at = COALESCE(?, edited_at), mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?',
   );
+  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const updateEmbeds = db.prepare('UPDATE messages SET embeds = ?, embed_text = ? WHERE seq = ?');
   const updatePinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
   const updateAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
@@ -165,6 +168,8 @@ export function createMessageWrites(db: DB): MessageWrites {
     setText(seq, content, mentions, editedAt) {
       updateText.run(content, editedAt, idsJson(mentions.userIds), mentions.everyone ? 1 : 0, idsJson(mentions.roleIds), seq);
     },
+
+    keepVersion: (seq, content, writtenAt) => void insertVersion.run(seq, content, writtenAt),
 
     setEmbeds(seq, embeds) {
       updateEmbeds.run(embeds.length ? JSON.stringify(embeds) : null, embeds.length ? embedText([...embeds]) : null, seq);
