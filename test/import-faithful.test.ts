@@ -5,7 +5,10 @@
 // run's time range is the earliest and the latest message; and a newer export of messages already
 // brought applies their later edits, pins, unpins and reaction counts, and says so.
 import fs from 'node:fs';
-import t from 'tap';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { unzip } from './helpers/export';
 import { cli } from './helpers/cli';
 import { signUp } from './helpers/client';
 import { ALICE, BOB, GUILD, channelFile, message, writeExport } from './helpers/discord-export';
@@ -149,5 +152,51 @@ t.test('the import, faithful', async (t) => {
 
     const again = await cli(['import', 'discord', second, '--owner', owner.username], server.dataDir);
     t.notMatch(again.stdout, /refreshed/, 'the same export again changes nothing');
+  });
+
+  await t.test('a round trip keeps Discord names and tags, system message types and custom emoji ids; a new author gets ours', async (t) => {
+    const owner = await signUp(server.url);
+    const tagged = { ...ALICE, id: '700000000000000901', name: 'Alice.W', discriminator: '1234', nickname: 'Alice' };
+    const CH = { ...GENERAL, id: '810000000000000901' };
+    const party = { id: '955555555555555555', name: 'PartyBlob', isAnimated: true };
+    const messages = [
+      message({ id: id(301), author: tagged, content: 'hi <:PartyBlob:955555555555555555>', reactions: [{ emoji: party, count: 2, users: [tagged] }] }),
+      message({ id: id(302), type: 'GuildMemberJoin', content: 'Joined the server.', author: tagged }),
+      message({ id: id(303), type: 'ChannelPinnedMessage', content: '', author: tagged, reference: { messageId: id(301), channelId: CH.id } }),
+    ];
+    const folder = exportOf({ 'general.json': channelFile({ ...CH, messages }) });
+    t.equal((await cli(['import', 'discord', folder, '--owner', owner.username], server.dataDir)).code, 0);
+    const serverId = (await owner.get('/api/servers')).body[0].id;
+    const channel = (await owner.get(`/api/servers/${serverId}/channels`)).body[0].id;
+    await owner.post(`/api/servers/${serverId}/channels/${channel}/messages`, { content: 'posted here' });
+
+    const exported = async (client: typeof owner, sid: string) => {
+      const res = await fetch(`${server.url}/api/servers/${sid}/export`, { headers: { cookie: client.cookie! } });
+      const zip = Buffer.from(await res.arrayBuffer());
+      const entries = await unzip(zip);
+      const [name] = [...entries.keys()].filter((n) => n.endsWith('.json') && !n.includes('_Files/'));
+      return { zip, file: JSON.parse(entries.get(name)!.toString('utf8')) };
+    };
+    const check = (t: Test, file: any, ownerName: string) => {
+      const [hi, join, pin, here] = file.messages;
+      t.match(hi.author, { id: tagged.id, name: 'Alice.W', discriminator: '1234' }, 'the Discord name and tag, as they came');
+      t.equal(hi.content, 'hi <:PartyBlob:955555555555555555>', 'a custom emoji keeps its id in the text');
+      t.match(hi.reactions, [{ emoji: { id: party.id, name: 'PartyBlob', isAnimated: true }, count: 2 }], 'and in a reaction');
+      t.match(join, { type: 'GuildMemberJoin', content: 'Joined the server.' }, 'a system line keeps its type');
+      t.match(pin, { type: 'ChannelPinnedMessage', content: '' });
+      t.match(here.author, { name: ownerName, discriminator: '0000' }, 'a new author gets ours');
+    };
+    const first = await exported(owner, serverId);
+    check(t, first.file, owner.username);
+
+    // The export imported again elsewhere, and exported again: the same.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'round-trip-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(dir, 'export.zip'), first.zip);
+    const other = await signUp(server.url);
+    const back = await cli(['import', 'discord', path.join(dir, 'export.zip'), '--owner', other.username], server.dataDir);
+    t.equal(back.code, 0, back.stderr);
+    const again = await exported(other, (await other.get('/api/servers')).body[0].id);
+    check(t, again.file, owner.username);
   });
 });

@@ -291,7 +291,7 @@ export async function importDiscord(
     if (!person) {
       const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
       const userId = accounts.createAccount({ kind: 'placeholder', username, displayName: (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS) });
-      w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
+      w.insertPerson.run(userId, serverId, discordId, user.name, user.discriminator ?? null, claimCode());
       w.insertMember.run(serverId, userId, now());
       placeholders++;
       if (avatar) newAvatars.push({ userId, file: avatar });
@@ -518,7 +518,9 @@ interface Prepared {
   mentions: string[];
   everyone: boolean;
   mentionRoles: string[];
-  reactions: { emoji: string; users: string[]; extra: number }[];
+  reactions: { emoji: string; users: string[]; extra: number; custom?: { id: string; name: string; animated: boolean } }[];
+  /** Its Discord type when it is not Default or Reply (a system line), kept for the way out. */
+  discordType: string | null;
   /** Files of the export to bring: path in the export and file name. */
   assets: { file: string; name: string }[];
   files: StoredFile[];
@@ -553,8 +555,8 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
       roles.add(role.id);
       return `@${role.name}`;
     })
-    .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`)
-    .replace(/<a?:([A-Za-z0-9_]{1,32}):[0-9]{1,20}>/g, ':$1:');
+    // Custom emoji (`<:name:id>`) stay as written, their ids with them (issue 50 shows them).
+    .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`);
   for (const u of m.mentions ?? []) {
     const person = ctx.person(u.id);
     if (person) mentioned.add(person.userId);
@@ -580,7 +582,8 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
     if (!isEmoji(emoji) || reactions.some((x) => x.emoji === emoji)) continue;
     const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
-    reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length) });
+    const custom = r.emoji.id ? { id: r.emoji.id, name: r.emoji.name, animated: r.emoji.isAnimated === true } : undefined;
+    reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length), ...(custom ? { custom } : {}) });
   }
   return {
     discordId: m.id,
@@ -589,6 +592,7 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     createdAt: new Date(Date.parse(m.timestamp)).toISOString(),
     editedAt: m.timestampEdited ? new Date(Date.parse(m.timestampEdited)).toISOString() : null,
     replyTo: repliesTo(m, entry.channel.id),
+    discordType: m.type === 'Default' || m.type === 'Reply' ? null : m.type,
     pinned: m.isPinned === true,
     mentions: [...mentioned],
     everyone: /(?<![A-Za-z0-9_])@(everyone|here)(?![A-Za-z0-9_-])/.test(m.content),
@@ -654,8 +658,9 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
         files: p.files,
         pinned: p.pinned ? { at: p.createdAt, by: options.ownerId } : null,
       });
-      w.insertImported.run(seq, serverId, p.discordId);
+      w.insertImported.run(seq, serverId, p.discordId, p.discordType);
       for (const r of p.reactions) {
+        if (r.custom) w.insertEmoji.run(serverId, r.emoji, r.custom.id, r.custom.name, r.custom.animated ? 1 : 0);
         for (const userId of r.users) w.messageWrites.addReaction(seq, r.emoji, userId, p.createdAt);
         if (r.extra > 0) w.insertExtra.run(seq, r.emoji, r.extra);
       }
@@ -698,6 +703,7 @@ function refreshBatch(
       }
       let changed = false;
       for (const r of p.reactions) {
+        if (r.custom) w.insertEmoji.run(serverId, r.emoji, r.custom.id, r.custom.name, r.custom.animated ? 1 : 0);
         const before = w.reactionCount.get({ seq: row.seq, emoji: r.emoji })!;
         for (const userId of r.users) w.messageWrites.addReaction(row.seq, r.emoji, userId, p.createdAt);
         const named = w.reactionRows.get(row.seq, r.emoji)!;
@@ -754,14 +760,18 @@ function statements(db: DB) {
         WHERE p.server_id = ? AND p.discord_id = ? ORDER BY p.rowid DESC LIMIT 1`,
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
-    insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
+    insertPerson: db.prepare(
+      'INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, discord_discriminator, claim_code) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
     firstMessageOf: db.prepare<[string], string>('SELECT id FROM messages WHERE channel_id = ? ORDER BY seq LIMIT 1').pluck(),
     localMessage: db
       .prepare<[string, string], string>('SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?')
       .pluck(),
     // A message, its attachments, mentions and reactions: through the messages area's one writer.
     messageWrites: createMessageWrites(db),
-    insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id) VALUES (?, ?, ?)'),
+    insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id, discord_type) VALUES (?, ?, ?, ?)'),
+    // A custom emoji reacted with, as Discord named it (the way out writes it so: discord-export.ts).
+    insertEmoji: db.prepare('INSERT OR IGNORE INTO imported_emoji (server_id, emoji, discord_id, discord_name, animated) VALUES (?, ?, ?, ?, ?)'),
     insertExtra: db.prepare('INSERT INTO reaction_extras (message_seq, emoji, extra) VALUES (?, ?, ?)'),
     // A re-import's refresh of messages an earlier run brought (refreshBatch).
     importedRow: db.prepare<
