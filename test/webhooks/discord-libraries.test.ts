@@ -5,6 +5,7 @@ import { DiscordAPIError, REST, RateLimitError } from '@discordjs/rest';
 import { EmbedBuilder, WebhookClient } from 'discord.js';
 import { MessageBuilder, Webhook } from 'discord-webhook-node';
 import t from 'tap';
+import { Client } from '../helpers/client';
 import { community, must } from '../helpers/community';
 import { startServer } from '../helpers/server';
 
@@ -113,6 +114,23 @@ t.test('Discord’s libraries', async (t) => {
     t.match(wrongToken, { status: 401, code: 50027 });
     const unknown = await rest.get(`/webhooks/123456789012345678/abc`, { auth: false }).catch((err: unknown) => err);
     t.match(unknown, { status: 404, code: 10015 }, 'a Discord snowflake is no webhook here, in Discord’s words');
+  });
+
+  await t.test('the answers on Discord’s paths are what docs/openapi.json says', async (t) => {
+    // Client checks every answer against the document (test/helpers/contract.ts).
+    const anyone = new Client(server.url);
+    const D = `/api/v10/webhooks/${hook.id}/${hook.token}`;
+    t.equal((await anyone.get(D)).status, 200);
+    const sent = await anyone.post(`${D}?wait=true`, { content: 'held to the contract', embeds: [{ title: 'card' }] });
+    t.equal(sent.status, 200);
+    t.equal((await anyone.get(`${D}/messages/${sent.body.id}`)).status, 200);
+    t.equal((await anyone.request('PATCH', `${D}/messages/${sent.body.id}`, { content: null })).status, 200, 'a message keeping its card may lose its text');
+    t.equal((await anyone.request('PATCH', `${D}/messages/${sent.body.id}`, {})).status, 400);
+    const foreign = (await must(member.post(`${c.base}/channels/${channel}/messages`, { content: 'a member’s' }), 201)).body;
+    t.match((await anyone.delete(`${D}/messages/${foreign.id}`)).body, { code: 10008 }, 'not the webhook’s own: unknown message');
+    t.equal((await anyone.delete(`${D}/messages/${sent.body.id}`)).status, 204);
+    t.match((await anyone.get(`${D}/messages/not-an-id`)).body, { code: 10008 });
+    t.match((await anyone.post(`/api/v10/webhooks/${hook.id}/${hook.token}`, 'not json', { 'content-type': 'application/json' })).body, { code: 50035 });
   });
 
   await t.test('the older API versions and our own URL answer the same', async (t) => {
