@@ -166,6 +166,17 @@ t.test('Discord’s libraries', async (t) => {
       ]);
     }
   });
+  await t.test('the token never reaches the request log, on Discord’s paths either', async (t) => {
+    const lines = server.logs.filter((line) => line.includes('/webhooks/'));
+    t.ok(
+      lines.some((line) => line.includes('/api/v10/webhooks/') && line.includes('/:token')),
+      'the v10 calls are logged, their token masked',
+    );
+    t.notOk(
+      server.logs.some((line) => line.includes(hook.token)),
+      'no line holds the token',
+    );
+  });
 });
 
 t.test('rate limits on Discord’s paths send the headers the libraries read', async (t) => {
