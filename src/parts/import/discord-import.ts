@@ -438,6 +438,9 @@ export async function importDiscord(
     complete: false,
   };
   const context: Context = { person: personOf, roleOf, channelOf, system: options.system };
+  // A refresh of messages already brought makes nobody: a person who claimed (and so has no
+  // placeholder here yet) gets no new one for it; their reactions count, unnamed.
+  const refreshing: Context = { ...context, person: (discordId) => people.get(discordId) };
   let done = 0;
   for (const entry of ordered) {
     const local = channelOf.get(entry.channel.id)!;
@@ -451,7 +454,7 @@ export async function importDiscord(
     const earlier = messages.slice(0, start === -1 ? messages.length : start);
     for (let i = 0; i < earlier.length; i += BATCH_MESSAGES) {
       if (options.stopped?.()) return result;
-      const batch = earlier.slice(i, i + BATCH_MESSAGES).flatMap((m) => prepareMessage(m, entry, context) ?? []);
+      const batch = earlier.slice(i, i + BATCH_MESSAGES).flatMap((m) => prepareMessage(m, entry, refreshing) ?? []);
       refreshBatch(w, serverId, local.id, options, batch, result.refreshed);
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -538,7 +541,8 @@ interface Context {
 function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): Prepared | null {
   const kind = MESSAGE_KINDS[m.type];
   if (kind === 'system' && ctx.system === 'skip') return null;
-  const author = ctx.person(m.author.id)!;
+  // Undefined only when refreshing a message already brought, whose author stays as it is.
+  const author = ctx.person(m.author.id);
   const mentioned = new Set<string>();
   const roles = new Set<string>();
   // --markdown false keeps raw ids; they become names here (rendered exports already have names).
@@ -587,7 +591,7 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
   }
   return {
     discordId: m.id,
-    authorId: author.userId,
+    authorId: author?.userId ?? '',
     content,
     createdAt: new Date(Date.parse(m.timestamp)).toISOString(),
     editedAt: m.timestampEdited ? new Date(Date.parse(m.timestampEdited)).toISOString() : null,
