@@ -685,6 +685,8 @@ CREATE TABLE IF NOT EXISTS imported_people (
   server_id    TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
   discord_id   TEXT NOT NULL,
   discord_name TEXT NOT NULL,
+  -- as the export had it ('0000' or a four-digit tag), for the way out; NULL when imported before it was kept
+  discord_discriminator TEXT,
   claim_code   TEXT NOT NULL UNIQUE,
   claimed_by   TEXT REFERENCES users (id) ON DELETE SET NULL,
   claimed_at   TEXT,
@@ -703,8 +705,21 @@ CREATE TABLE IF NOT EXISTS imported_messages (
   seq        INTEGER PRIMARY KEY REFERENCES messages (seq) ON DELETE CASCADE,
   server_id  TEXT NOT NULL,
   discord_id TEXT NOT NULL,
+  -- its Discord type when not Default or Reply (a system line: GuildMemberJoin...), for the way out
+  discord_type TEXT,
   UNIQUE (server_id, discord_id)
 );
+
+-- The custom emoji an import saw in reactions (`:name:` here), with their Discord ids, so that the
+-- way out writes them as they came. Not emoji of the server: only what their reactions were.
+CREATE TABLE IF NOT EXISTS imported_emoji (
+  server_id    TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  emoji        TEXT NOT NULL,
+  discord_id   TEXT NOT NULL,
+  discord_name TEXT NOT NULL,
+  animated     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (server_id, emoji)
+) WITHOUT ROWID;
 
 -- Reactions an export counted without naming who reacted: counted, attributed to no one.
 CREATE TABLE IF NOT EXISTS reaction_extras (

@@ -268,6 +268,7 @@ t.test('a version 16 database: imports may be interrupted, CLI imports left runn
         server_id: 's1',
         discord_id: 'd1',
         discord_name: 'alice',
+        discord_discriminator: null,
         claim_code: 'AAAA-BBBB-CCCC',
         claimed_by: 'u2',
         claimed_at: '2026-01-02T00:00:00.000Z',
@@ -507,7 +508,7 @@ t.test('the voice migration is idempotent: run again (its place among migrations
   );
 });
 
-t.test('link previews: an older database gets embeds_suppressed and link_previews, once, every row kept (issue 51)', async (t) => {
+t.test('link previews (21 -> 22): an older database gets embeds_suppressed and link_previews, once, every row kept (issue 51)', async (t) => {
   const { dataDir, file } = v1Database();
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   openDatabase(file).close();
@@ -515,11 +516,11 @@ t.test('link previews: an older database gets embeds_suppressed and link_preview
   const raw = new Database(file);
   raw.exec('ALTER TABLE messages DROP COLUMN embeds_suppressed; ALTER TABLE servers DROP COLUMN link_previews');
   const messages = raw.prepare('SELECT COUNT(*) FROM messages').pluck().get();
-  raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  raw.pragma('user_version = 21');
   raw.close();
   openDatabase(file).close();
   const again = new Database(file);
-  again.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  again.pragma('user_version = 21');
   again.close();
   const db = openDatabase(file);
   t.teardown(() => db.close());
@@ -527,4 +528,38 @@ t.test('link previews: an older database gets embeds_suppressed and link_preview
   t.same(db.prepare('SELECT DISTINCT embeds_suppressed FROM messages').pluck().all(), [0], 'no message has its previews removed');
   t.same(db.prepare('SELECT DISTINCT link_previews FROM servers').pluck().all(), [1], 'every server has previews on');
   t.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), messages, 'every message kept');
+});
+
+t.test('a version 21 database: what an import brought keeps its Discord tag, type and emoji ids from now on (22 -> 23), idempotent', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  const columnsOf = (db: Database.Database, table: string) =>
+    db
+      .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+      .all()
+      .map((c) => c.name);
+  // As a version 21 database had them: without the columns and the table.
+  const raw = new Database(file);
+  raw.exec(`
+    ALTER TABLE imported_people DROP COLUMN discord_discriminator;
+    ALTER TABLE imported_messages DROP COLUMN discord_type;
+    DROP TABLE imported_emoji;
+  `);
+  raw.pragma('user_version = 21');
+  raw.close();
+  let db = openDatabase(file);
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.ok(columnsOf(db, 'imported_people').includes('discord_discriminator'));
+  t.ok(columnsOf(db, 'imported_messages').includes('discord_type'));
+  t.same(db.prepare('SELECT COUNT(*) FROM imported_emoji').pluck().get(), 0, 'no emoji known before');
+  db.close();
+  // Run again (its place among migrations may move at a merge): nothing changes, nothing fails.
+  const again = new Database(file);
+  again.pragma('user_version = 21');
+  again.close();
+  db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(columnsOf(db, 'imported_people').filter((c) => c === 'discord_discriminator').length, 1);
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 });

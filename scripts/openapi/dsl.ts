@@ -137,6 +137,8 @@ export interface OpSpec {
   ok: Success[];
   /** Statuses particular to this operation (409, 429, ...), on top of those of its kind. */
   errors?: number[];
+  /** Its errors are Discord's JSON (`{"code", "message"}`), not plain text: Discord's own paths (docs/integrations.md). */
+  discordErrors?: boolean;
 }
 
 const FORM_NOTE =
@@ -204,7 +206,7 @@ export function op(method: string, path: string, spec: OpSpec): Record<string, u
   const responses: Record<string, unknown> = {};
   for (const ok of spec.ok) responses[String(ok.status)] = success(ok);
   for (const status of [...errors].sort()) {
-    responses[String(status)] = { $ref: `#/components/responses/E${status}` };
+    responses[String(status)] = { $ref: `#/components/responses/${spec.discordErrors ? 'D' : 'E'}${status}` };
   }
   const description = [
     spec.description,
@@ -278,17 +280,34 @@ const ERROR_HEADERS: Record<number, Record<string, string>> = {
   429: { 'Retry-After': 'always: seconds to wait before trying again' },
 };
 
-/** The shared plain-text error responses, one per status. */
+/** Discord's JSON error (src/core/http/respond.ts sendDiscordError): a 429 adds retry_after (seconds) and global. */
+const DISCORD_ERROR: Schema = {
+  type: 'object',
+  required: ['code', 'message'],
+  additionalProperties: false,
+  properties: { code: int, message: str, retry_after: { type: 'number' }, global: bool },
+};
+
+/** The shared error responses, one per status: plain text (E…), and Discord's JSON on Discord's own paths (D…). */
 export function errorResponses(): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(ERROR_TEXT).map(([status, description]) => [
-      `E${status}`,
-      {
-        description: `${description}; the body is a one-line plain-text reason`,
-        ...(ERROR_HEADERS[Number(status)] ? { headers: headerObjects(ERROR_HEADERS[Number(status)]) } : {}),
-        content: { 'text/plain': { schema: { type: 'string' } } },
-      },
-    ]),
+    Object.entries(ERROR_TEXT).flatMap(([status, description]) => {
+      const headers = ERROR_HEADERS[Number(status)] ? { headers: headerObjects(ERROR_HEADERS[Number(status)]) } : {};
+      return [
+        [
+          `E${status}`,
+          { description: `${description}; the body is a one-line plain-text reason`, ...headers, content: { 'text/plain': { schema: { type: 'string' } } } },
+        ],
+        [
+          `D${status}`,
+          {
+            description: `${description}; the body is Discord's JSON error: code (Discord's JSON error code) and message`,
+            ...headers,
+            content: { 'application/json': { schema: DISCORD_ERROR } },
+          },
+        ],
+      ];
+    }),
   );
 }
 

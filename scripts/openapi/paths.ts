@@ -158,6 +158,103 @@ const AVATAR_PROSE: Prose[] = [
   rule('avatar holds at most 24 000 000 pixels, and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)', 'may hold at most'),
   ...oneFilePart('avatar'),
 ];
+/** Discord's rate-limit headers, on every answer of Discord's own paths (src/api/webhooks.ts rateHeaders). */
+const DISCORD_RATE_HEADERS = {
+  'X-RateLimit-Limit': "the webhook's burst (5)",
+  'X-RateLimit-Remaining': 'calls left before a 429',
+  'X-RateLimit-Reset': 'when the bucket is full again, in epoch seconds',
+  'X-RateLimit-Reset-After': 'seconds until the bucket is full again',
+  'X-RateLimit-Bucket': "the bucket's name (the webhook's id)",
+};
+/** The webhook's own messages and the webhook itself on Discord's paths (docs/integrations.md "Discord's paths"), ids as Discord's libraries send them. */
+function discordWebhookPaths(D: string): Ops {
+  const hookPath = { hook: withText(str, "the webhook's id (a UUID here)"), token: webhookToken };
+  const messagePath = { ...hookPath, message: withText(str, "the message's id (a UUID here)") };
+  const threadId = { thread_id: { ...uuid, description: 'a thread of the webhook’s channel' } };
+  const common = { tag: 'Integrations', auth: 'none' as const, discordErrors: true };
+  return [
+    [
+      'GET',
+      D,
+      {
+        ...common,
+        summary: "Discord's get-webhook-with-token: the webhook as Discord shows it, without its token",
+        path: hookPath,
+        ok: [json(200, ref('DiscordWebhook'))],
+        errors: [401, 429],
+      },
+    ],
+    [
+      'POST',
+      D,
+      {
+        ...common,
+        summary:
+          "Discord's execute-webhook at Discord's path (what discord.js and @discordjs/rest call): as POST /api/webhooks/{webhook_id}/{token}, into the thread thread_id names; 204, or 200 the message as Discord shapes it with wait=true (and always for a message with files, as Discord does). Errors are Discord's JSON; every answer carries X-RateLimit-*",
+        path: hookPath,
+        query: { wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' }, ...threadId },
+        body: { kind: 'json', schema: DISCORD_PAYLOAD, multipart: WEBHOOK_PARTS },
+        prose: [WEBHOOK_THREAD_PROSE, ...WEBHOOK_PROSE],
+        ok: [
+          { ...json(200, ref('DiscordMessage'), 'with wait=true, or files'), headers: DISCORD_RATE_HEADERS },
+          { ...empty('posted'), headers: DISCORD_RATE_HEADERS },
+        ],
+        errors: [401, 429],
+      },
+    ],
+    [
+      'GET',
+      `${D}/messages/{message}`,
+      {
+        ...common,
+        summary: "One of the webhook's own messages, as Discord shapes it (404 for any other)",
+        path: messagePath,
+        query: threadId,
+        prose: [WEBHOOK_THREAD_PROSE],
+        ok: [json(200, ref('DiscordMessage'))],
+        errors: [401, 429],
+      },
+    ],
+    [
+      'PATCH',
+      `${D}/messages/{message}`,
+      {
+        ...common,
+        summary:
+          "Edit one of the webhook's own messages: content and embeds, each kept when absent and cleared by null (a message keeps some text, a card or a file)",
+        path: messagePath,
+        query: threadId,
+        body: {
+          kind: 'json',
+          schema: input(
+            { content: nullable(text(2000, { multiline: true, blank: true })), embeds: nullable({ type: 'array', maxItems: 10, items: ref('EmbedInput') }) },
+            ['content', 'embeds'],
+          ),
+        },
+        prose: [rule('give content or embeds', 'give content or embeds'), WEBHOOK_THREAD_PROSE, ...WEBHOOK_PROSE],
+        ok: [{ ...json(200, ref('DiscordMessage'), 'the message edited'), headers: DISCORD_RATE_HEADERS }],
+        errors: [401, 429],
+      },
+    ],
+    [
+      'DELETE',
+      `${D}/messages/{message}`,
+      {
+        ...common,
+        summary: "Delete one of the webhook's own messages (its files with it)",
+        path: messagePath,
+        query: threadId,
+        prose: [WEBHOOK_THREAD_PROSE],
+        ok: [{ ...empty('deleted'), headers: DISCORD_RATE_HEADERS }],
+        errors: [401, 429],
+      },
+    ],
+  ];
+}
+
+/** An execute call's thread_id (src/api/webhooks.ts threadOf). */
+const WEBHOOK_THREAD_PROSE: Prose = rule("thread_id names a thread of the webhook's channel", 'thread_id names no thread');
+
 const WEBHOOK_PROSE: Prose[] = [
   rule('a Slack message needs text, blocks or attachments', 'a Slack message needs'),
   rule('allowed_mentions lists at most 100 ids of printable text, and a kind in parse is not also listed by id', 'allowed_mentions'),
@@ -2159,13 +2256,16 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        "Post through a webhook, in Discord's execute-webhook format (content, username, avatar_url, embeds, allowed_mentions; tts ignored), as JSON or as multipart with files and payload_json. 204, or 200 the message with wait=true. With a secret set, X-Hub-Signature-256 (the HMAC-SHA256 of the whole body) must match (401). 5 calls per 2 s per webhook, 30 a minute per channel, spent only by calls that post",
+        "Post through a webhook, in Discord's execute-webhook format (content, username, avatar_url, embeds, allowed_mentions; tts ignored), as JSON or as multipart with files and payload_json, into the thread thread_id names (a thread of the webhook's channel). 204, or 200 the message with wait=true (and always for a message with files, as Discord does). With a secret set, X-Hub-Signature-256 (the HMAC-SHA256 of the whole body) must match (401). 5 calls per 2 s per webhook, 30 a minute per channel, spent only by calls that post",
       auth: 'none',
       path: { token: webhookToken },
-      query: { wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' } },
+      query: {
+        wait: { type: 'string', enum: ['true', 'false'], description: 'answer with the message' },
+        thread_id: { ...uuid, description: 'a thread of the webhook’s channel' },
+      },
       body: { kind: 'json', schema: DISCORD_PAYLOAD, multipart: WEBHOOK_PARTS },
-      prose: WEBHOOK_PROSE,
-      ok: [json(200, ref('Message'), 'with wait=true'), empty('posted')],
+      prose: [WEBHOOK_THREAD_PROSE, ...WEBHOOK_PROSE],
+      ok: [json(200, ref('Message'), 'with wait=true, or files'), empty('posted')],
       errors: [401, 429],
     },
   ],
@@ -2175,7 +2275,7 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)",
+        "Post through a webhook in Slack's incoming-webhook format (text, attachments, blocks: with text, text is the message and the blocks a card under it), as JSON or a form with payload: 200 ok. With a secret set, X-Hub-Signature-256 must match (401)",
       auth: 'none',
       path: { token: webhookToken },
       body: { kind: 'json', schema: SLACK_PAYLOAD },
@@ -2190,7 +2290,7 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again',
+        'A GitHub webhook delivery (X-GitHub-Event: push, pull_request, issues, issue_comment, release, workflow_run, ping make a message; other events and actions, and deliveries without what their card needs (any field may be null or missing), are accepted and skipped): 204. With a secret set, X-Hub-Signature-256 must match (401). A delivery taken in the last 24 hours (the same X-GitHub-Delivery, or the same signed body) is answered 200 and not posted again',
       auth: 'none',
       path: { token: webhookToken },
       body: { kind: 'json', schema: { type: 'object' } },
@@ -2199,6 +2299,7 @@ export const operations: Ops = [
       errors: [401, 429],
     },
   ],
+  ...[6, 7, 8, 9, 10].flatMap((v) => discordWebhookPaths(`/api/v${v}/webhooks/{hook}/{token}`)),
 
   // Cluster (src/api/cluster.ts): a core's answers to its gateways, docs/scaling.md
   [

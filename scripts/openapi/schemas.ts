@@ -398,6 +398,43 @@ export const schemas: Record<string, Schema> = {
     ),
   }),
 
+  DiscordWebhook: obj({
+    id: uuid,
+    type: { type: 'integer', const: 1, description: 'incoming' },
+    guild_id: withDescription(uuid, 'its server'),
+    channel_id: uuid,
+    name: str,
+    avatar: { type: 'null' },
+    application_id: { type: 'null' },
+  }),
+  DiscordMessage: obj({
+    id: uuid,
+    type: { type: 'integer', const: 0 },
+    channel_id: withDescription(uuid, 'its channel, or the thread it was posted into'),
+    guild_id: withDescription(uuid, 'its server'),
+    content: str,
+    author: obj({
+      id: withDescription(uuid, "the webhook's id"),
+      username: withDescription(str, 'the name this message was posted under'),
+      global_name: { type: 'null' },
+      avatar: { type: 'null' },
+      discriminator: { type: 'string', const: '0000' },
+      bot: { type: 'boolean', const: true },
+    }),
+    attachments: arr(obj({ id: uuid, filename: str, size: int, url: str, proxy_url: str, content_type: str })),
+    embeds: arr(ref('Embed')),
+    mentions: withDescription(arr(obj({})), "always empty: the users mentioned are in our own message record's mentions"),
+    mention_roles: arr(uuid),
+    mention_everyone: bool,
+    pinned: bool,
+    tts: { type: 'boolean', const: false },
+    timestamp: time,
+    edited_timestamp: nullable(time),
+    flags: int,
+    components: arr(obj({})),
+    webhook_id: uuid,
+  }),
+
   SearchResults: obj({
     results: arr(
       obj(

@@ -411,6 +411,24 @@ const MIGRATIONS: Migration[] = [
     if (!has('messages', 'embeds_suppressed')) db.exec('ALTER TABLE messages ADD COLUMN embeds_suppressed INTEGER NOT NULL DEFAULT 0');
     if (!has('servers', 'link_previews')) db.exec('ALTER TABLE servers ADD COLUMN link_previews INTEGER NOT NULL DEFAULT 1');
   },
+  // 22 -> 23: an export keeps what an import brought (issue 52): each person's Discord
+  // discriminator, each message's Discord type where it is not Default or Reply (a system line),
+  // and the Discord ids of the custom emoji reacted with (imported_emoji, which schema.sql makes
+  // after the migrations, as every table a database lacks). Nothing imported before knew them:
+  // NULL. Idempotent: a column is added only to a table that has it not (and has the table).
+  (db) => {
+    const columnsOf = (table: string) =>
+      new Set(
+        db
+          .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+          .all()
+          .map((c) => c.name),
+      );
+    const people = columnsOf('imported_people');
+    if (people.size > 0 && !people.has('discord_discriminator')) db.exec('ALTER TABLE imported_people ADD COLUMN discord_discriminator TEXT');
+    const messages = columnsOf('imported_messages');
+    if (messages.size > 0 && !messages.has('discord_type')) db.exec('ALTER TABLE imported_messages ADD COLUMN discord_type TEXT');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -39,6 +39,16 @@ export class RateLimiter {
     return Math.ceil((1 - bucket.tokens) * this.policy.refillMs);
   }
 
+  /**
+   * The key's bucket as rate-limit headers tell it (Discord's X-RateLimit-*): the burst, the
+   * whole tokens left, and the milliseconds until the bucket is full again.
+   */
+  state(key: string): { limit: number; remaining: number; fullInMs: number } {
+    const bucket = this.enabled ? this.refill(key) : undefined;
+    const tokens = bucket?.tokens ?? this.policy.burst;
+    return { limit: this.policy.burst, remaining: Math.max(0, Math.floor(tokens)), fullInMs: Math.ceil((this.policy.burst - tokens) * this.policy.refillMs) };
+  }
+
   /** Spends one token; throws 429 with Retry-After if none is left. */
   take(key: string, what: string): void {
     if (!this.enabled) return;

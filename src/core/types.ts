@@ -121,7 +121,10 @@ interface RouteBase {
   method: Method;
   path: string;
   body: BodyKind;
+  /** How its errors are written: plain text (the spec's), or Discord's JSON on Discord's own paths (src/core/http/respond.ts). */
+  errors?: ErrorShape;
 }
+export type ErrorShape = 'text' | 'discord';
 export type Route = (RouteBase & { auth: 'none'; handler: Handler<User | null> }) | (RouteBase & { auth: Exclude<AuthLevel, 'none'>; handler: Handler<User> });
 
 /** Where a message lives: a channel or a conversation. They share one model and one serializer. */

@@ -143,7 +143,18 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         void send(res, redirect(`/?error=${err.code ?? FORM_ERROR_BY_STATUS[err.status] ?? 'bad_request'}`));
         return;
       }
-      sendError(res, err, log);
+      // Refused before its route was taken (a cross-site post, a draining server): the route its path names still says how.
+      sendError(res, err, log, (route ?? routeOf(method, pathname))?.errors);
+    }
+  }
+
+  /** The route a request would take, if any (its error shape); an id that is no UUID names none. */
+  function routeOf(method: string, pathname: string): Route | undefined {
+    try {
+      const found = match(table, method, pathname);
+      return found && 'route' in found ? found.route : undefined;
+    } catch {
+      return undefined;
     }
   }
 

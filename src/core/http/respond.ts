@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Log, Reply } from '../types';
+import type { ErrorShape, Log, Reply } from '../types';
 import { HttpError } from './errors';
 import { COMPRESS_JSON_MIN_BYTES, chooseCoding, compressAnswer } from './encoding';
 
@@ -118,11 +118,41 @@ export function toHttpError(err: unknown, log: Log): HttpError {
   return new HttpError(500, 'internal server error');
 }
 
-/** Answers any thrown value as plain text; returns the status sent. */
-export function sendError(res: ServerResponse, err: unknown, log: Log): number {
+/** Answers any thrown value, as plain text or (on Discord's paths) as Discord's JSON error; returns the status sent. */
+export function sendError(res: ServerResponse, err: unknown, log: Log, shape: ErrorShape = 'text'): number {
   const error = toHttpError(err, log);
-  sendText(res, error.status, error.message, error.headers);
+  if (shape === 'discord') sendDiscordError(res, error);
+  else sendText(res, error.status, error.message, error.headers);
   return error.status;
+}
+
+/**
+ * Discord's JSON error codes (https://discord.com/developers/docs/topics/opcodes-and-status-codes#json),
+ * by the error's own code first, then by status; 0 is Discord's "general error".
+ */
+const DISCORD_CODE_BY_NAME: Record<string, number> = { unknown_webhook: 10015, unknown_message: 10008, unknown_channel: 10003 };
+const DISCORD_CODE_BY_STATUS: Record<number, number> = { 400: 50035, 401: 50027, 403: 50013, 404: 10015, 413: 40005 };
+
+/**
+ * An error as Discord writes it, `{"code", "message"}` (a 429 adds `retry_after` in seconds and
+ * `global`), so that Discord's libraries report it rather than fail to read it. Only on the
+ * routes that copy Discord's paths: the rest of the API keeps the spec's plain text.
+ */
+function sendDiscordError(res: ServerResponse, error: HttpError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const code = (error.code && DISCORD_CODE_BY_NAME[error.code]) ?? DISCORD_CODE_BY_STATUS[error.status] ?? 0;
+  const retryAfter = error.headers['Retry-After'];
+  const body = Buffer.from(
+    JSON.stringify(
+      error.status === 429 ? { code, message: error.message, retry_after: Number(retryAfter ?? 1), global: false } : { code, message: error.message },
+    ),
+  );
+  const limited = error.status === 429 ? { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset-After': retryAfter ?? '1', 'X-RateLimit-Scope': 'shared' } : {};
+  res.writeHead(error.status, { ...error.headers, ...limited, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
+  res.end(body);
 }
 
 function isSqliteConstraint(err: unknown, code: string): boolean {

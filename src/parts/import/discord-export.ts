@@ -108,6 +108,8 @@ interface MessageRow {
   pinned_at: string | null;
   /** Its Discord id, when an import brought it. */
   discord_id: string | null;
+  /** Its Discord type, when an import brought a system line. */
+  discord_type: string | null;
 }
 
 interface UserRow {
@@ -150,11 +152,20 @@ export async function writeServerExport(
   // million of them would be held for nothing): theirs is computed again wherever it is needed.
   const ids = new Map<string, string>();
   for (const row of q.mapped.all(serverId)) ids.set(row.local_id, row.discord_id);
+  /** The Discord name and discriminator of each person an import brought: they go out as they came. */
+  const discordNames = new Map<string, { name: string; discriminator: string | null }>();
   for (const person of q.people.all(serverId)) {
     ids.set(person.user_id, person.discord_id);
+    const name = { name: person.discord_name, discriminator: person.discord_discriminator };
+    discordNames.set(person.user_id, name);
     // The history moved to the account that claimed the placeholder: it goes out as that person.
-    if (person.claimed_by && !ids.has(person.claimed_by)) ids.set(person.claimed_by, person.discord_id);
+    if (person.claimed_by && !ids.has(person.claimed_by)) {
+      ids.set(person.claimed_by, person.discord_id);
+      discordNames.set(person.claimed_by, name);
+    }
   }
+  /** Custom emoji reacted with, as Discord named them. */
+  const customEmoji = new Map(q.emoji.all(serverId).map((e) => [e.emoji, e]));
   const snowflake = (localId: string, createdAt: string): string => {
     let id = ids.get(localId);
     if (id === undefined) {
@@ -203,10 +214,12 @@ export async function writeServerExport(
       const id = snowflake(user.id, user.created_at);
       const own = (held.get(user.id) ?? []).sort((a, b) => b.position - a.position);
       const deleted = user.deleted_at !== null;
+      const discord = discordNames.get(user.id);
       people.set(user.id, {
         id,
-        name: deleted ? 'deleted-user' : user.username,
-        discriminator: '0000',
+        // Someone an import brought keeps their Discord name and tag; anyone else has ours.
+        name: deleted ? 'deleted-user' : (discord?.name ?? user.username),
+        discriminator: (!deleted && discord?.discriminator) || '0000',
         nickname: deleted ? 'Deleted user' : (user.display_name ?? user.username),
         // The colour of their highest coloured role, as Discord shows a name.
         color: own.find((r) => r.color !== null)?.color ?? null,
@@ -262,13 +275,13 @@ export async function writeServerExport(
       const reply = target && target.channel_id === channel.id ? target : undefined;
       return {
         id: messageSnowflake(m),
-        type: reply ? 'Reply' : 'Default',
+        type: m.discord_type ?? (reply ? 'Reply' : 'Default'),
         timestamp: m.created_at,
         timestampEdited: m.edited_at,
         callEndedTimestamp: null,
         isPinned: m.pinned_at !== null,
         content: rawMentions(
-          m.content,
+          m.discord_type === null ? m.content : systemText(m.content, m.discord_type),
           new Map(users.filter((id) => mentionName.has(id)).map((id) => [mentionName.get(id)!, people.get(id)!.id])),
           new Map(roleIds.map((id) => [roles.get(id)!.name.toLowerCase(), roles.get(id)!.id])),
         ),
@@ -277,7 +290,7 @@ export async function writeServerExport(
         embeds: [],
         stickers: [],
         reactions: [...(reactions.get(m.seq)?.entries() ?? [])].map(([emoji, r]) => ({
-          emoji: { id: null, name: emoji, code: '', isAnimated: false, imageUrl: null },
+          emoji: emojiOf(emoji, customEmoji.get(emoji)),
           count: r.users.length + r.extra,
           users: r.users.filter((id) => people.has(id)).map((id) => withoutRoles(people.get(id)!)),
         })),
@@ -368,6 +381,18 @@ export async function writeServerExport(
   return counts;
 }
 
+/** A reaction's emoji as DiscordChatExporter writes it: a custom one an import brought with its Discord id and name. */
+function emojiOf(emoji: string, custom: { discord_id: string; discord_name: string; animated: number } | undefined) {
+  if (!custom) return { id: null, name: emoji, code: '', isAnimated: false, imageUrl: null };
+  return { id: custom.discord_id, name: custom.discord_name, code: custom.discord_name, isAnimated: custom.animated === 1, imageUrl: null };
+}
+
+/** A system line's text as Discord had it: the import wrote it in italics (`*Joined the server.*`), or its type alone when it had none. */
+function systemText(content: string, type: string): string {
+  const inner = /^\*([\s\S]*)\*$/.exec(content)?.[1] ?? content;
+  return inner === type ? '' : inner;
+}
+
 /**
  * Content in DiscordChatExporter's raw form (`--markdown false`): `@username` of a user the
  * message mentions becomes `<@snowflake>`, `@rolename` of a role it mentions `<@&snowflake>`;
@@ -389,8 +414,15 @@ function statements(db: DB) {
     server: db.prepare<[string], { name: string; created_at: string }>('SELECT name, created_at FROM servers WHERE id = ?'),
     // The first import into the server named the Discord server it came from.
     mapped: db.prepare<[string], { local_id: string; discord_id: string }>('SELECT local_id, discord_id FROM import_map WHERE server_id = ?'),
-    people: db.prepare<[string], { user_id: string; discord_id: string; claimed_by: string | null }>(
-      'SELECT user_id, discord_id, claimed_by FROM imported_people WHERE server_id = ? ORDER BY claimed_at IS NULL, claimed_at, discord_id',
+    people: db.prepare<
+      [string],
+      { user_id: string; discord_id: string; discord_name: string; discord_discriminator: string | null; claimed_by: string | null }
+    >(
+      `SELECT user_id, discord_id, discord_name, discord_discriminator, claimed_by FROM imported_people
+        WHERE server_id = ? ORDER BY claimed_at IS NULL, claimed_at, discord_id`,
+    ),
+    emoji: db.prepare<[string], { emoji: string; discord_id: string; discord_name: string; animated: number }>(
+      'SELECT emoji, discord_id, discord_name, animated FROM imported_emoji WHERE server_id = ?',
     ),
     roles: db.prepare<[string], { id: string; name: string; color: number | null; created_at: string }>(
       'SELECT id, name, color, created_at FROM roles WHERE server_id = ? ORDER BY position, created_at',
@@ -408,7 +440,8 @@ function statements(db: DB) {
         WHERE c.server_id = ? ORDER BY c.parent_id IS NOT NULL, c.position, c.created_at`,
     ),
     messagesAfter: db.prepare<[string, number, number], MessageRow>(
-      `SELECT m.seq, m.id, m.author_id, m.content, m.reply_to, m.created_at, m.edited_at, m.mentions, m.mention_roles, m.pinned_at, i.discord_id
+      `SELECT m.seq, m.id, m.author_id, m.content, m.reply_to, m.created_at, m.edited_at, m.mentions, m.mention_roles, m.pinned_at, i.discord_id,
+              i.discord_type
          FROM messages m LEFT JOIN imported_messages i ON i.seq = m.seq
         WHERE m.channel_id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
     ),

@@ -17,7 +17,7 @@ import { timeOrderedUuid } from '../messages/message-store';
 import { createMessageWrites } from '../messages/message-writes';
 import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
 import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, type DiscordUser, MESSAGE_KINDS } from './discord-format';
-import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, readChannel } from './discord-plan';
+import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, isForward, readChannel, repliesTo } from './discord-plan';
 import { type ExportFiles, ImportError } from './export-files';
 
 /**
@@ -85,6 +85,8 @@ export interface ImportResult {
   skipped: number;
   /** Messages left out: empty ones, and system lines when skipped. */
   leftOut: number;
+  /** Of the messages already there, those this export changed: edited since, pinned, unpinned, with other reaction counts. */
+  refreshed: { edited: number; pinned: number; unpinned: number; reactions: number };
   attachments: number;
   placeholders: number;
   /** False when asked to stop before the end (a later run resumes). */
@@ -224,11 +226,23 @@ export function formatResult(r: ImportResult, owner: string): string {
   return [
     `${r.created ? 'Imported into a new server' : 'Appended to the server'} ${r.serverId} (owned by ${owner}):`,
     `  ${r.messages} messages, ${r.attachments} files, ${r.placeholders} new placeholder accounts`,
-    ...(r.skipped ? [`  ${r.skipped} messages were already there (an earlier run): skipped`] : []),
+    ...(r.skipped ? [`  ${r.skipped} messages were already there (an earlier run): not written again`] : []),
+    ...(refreshedLine(r.refreshed) ? [`  of those, refreshed from this export: ${refreshedLine(r.refreshed)}`] : []),
     ...(r.leftOut ? [`  ${r.leftOut} messages left out (no text and no file, or system lines skipped)`] : []),
     ...visibilityNote(r.serverId),
     'Placeholders and their claim codes: server settings > Imported people.',
   ].join('\n');
+}
+
+/** What a re-import changed of the messages already there, in words; '' when nothing. */
+function refreshedLine(r: ImportResult['refreshed']): string {
+  const parts = [
+    r.edited && `${r.edited} edited`,
+    r.pinned && `${r.pinned} pinned`,
+    r.unpinned && `${r.unpinned} unpinned`,
+    r.reactions && `${r.reactions} with new reaction counts`,
+  ];
+  return parts.filter(Boolean).join(', ');
 }
 
 /** Marks an import running (by this process), done or failed (with the reason). */
@@ -277,7 +291,7 @@ export async function importDiscord(
     if (!person) {
       const username = placeholderName(user.name, (n) => !!w.userNamed.get(n));
       const userId = accounts.createAccount({ kind: 'placeholder', username, displayName: (user.nickname || user.name).slice(0, MAX_DISPLAY_NAME_CHARS) });
-      w.insertPerson.run(userId, serverId, discordId, user.name, claimCode());
+      w.insertPerson.run(userId, serverId, discordId, user.name, user.discriminator ?? null, claimCode());
       w.insertMember.run(serverId, userId, now());
       placeholders++;
       if (avatar) newAvatars.push({ userId, file: avatar });
@@ -412,8 +426,21 @@ export async function importDiscord(
   await avatarsMade();
 
   // 3. The messages, channel by channel, in batches.
-  const result: ImportResult = { serverId, created: !existing, messages: 0, skipped: 0, leftOut: 0, attachments: 0, placeholders, complete: false };
+  const result: ImportResult = {
+    serverId,
+    created: !existing,
+    messages: 0,
+    skipped: 0,
+    leftOut: 0,
+    refreshed: { edited: 0, pinned: 0, unpinned: 0, reactions: 0 },
+    attachments: 0,
+    placeholders,
+    complete: false,
+  };
   const context: Context = { person: personOf, roleOf, channelOf, system: options.system };
+  // A refresh of messages already brought makes nobody: a person who claimed (and so has no
+  // placeholder here yet) gets no new one for it; their reactions count, unnamed.
+  const refreshing: Context = { ...context, person: (discordId) => people.get(discordId) };
   let done = 0;
   for (const entry of ordered) {
     const local = channelOf.get(entry.channel.id)!;
@@ -423,6 +450,14 @@ export async function importDiscord(
     const fresh = start === -1 ? [] : messages.slice(start);
     result.skipped += messages.length - fresh.length;
     done += messages.length - fresh.length;
+    // A newer export of messages already brought: their later edits, pins and reactions apply.
+    const earlier = messages.slice(0, start === -1 ? messages.length : start);
+    for (let i = 0; i < earlier.length; i += BATCH_MESSAGES) {
+      if (options.stopped?.()) return result;
+      const batch = earlier.slice(i, i + BATCH_MESSAGES).flatMap((m) => prepareMessage(m, entry, refreshing) ?? []);
+      refreshBatch(w, serverId, local.id, options, batch, result.refreshed);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     for (let i = 0; i < fresh.length; i += BATCH_MESSAGES) {
       if (options.stopped?.()) return result;
       const batch = fresh.slice(i, i + BATCH_MESSAGES);
@@ -486,7 +521,9 @@ interface Prepared {
   mentions: string[];
   everyone: boolean;
   mentionRoles: string[];
-  reactions: { emoji: string; users: string[]; extra: number }[];
+  reactions: { emoji: string; users: string[]; extra: number; custom?: { id: string; name: string; animated: boolean } }[];
+  /** Its Discord type when it is not Default or Reply (a system line), kept for the way out. */
+  discordType: string | null;
   /** Files of the export to bring: path in the export and file name. */
   assets: { file: string; name: string }[];
   files: StoredFile[];
@@ -504,7 +541,8 @@ interface Context {
 function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): Prepared | null {
   const kind = MESSAGE_KINDS[m.type];
   if (kind === 'system' && ctx.system === 'skip') return null;
-  const author = ctx.person(m.author.id)!;
+  // Undefined only when refreshing a message already brought, whose author stays as it is.
+  const author = ctx.person(m.author.id);
   const mentioned = new Set<string>();
   const roles = new Set<string>();
   // --markdown false keeps raw ids; they become names here (rendered exports already have names).
@@ -521,13 +559,20 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
       roles.add(role.id);
       return `@${role.name}`;
     })
-    .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`)
-    .replace(/<a?:([A-Za-z0-9_]{1,32}):[0-9]{1,20}>/g, ':$1:');
+    // Custom emoji (`<:name:id>`) stay as written, their ids with them (issue 50 shows them).
+    .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`);
   for (const u of m.mentions ?? []) {
     const person = ctx.person(u.id);
     if (person) mentioned.add(person.userId);
   }
   if (kind === 'system') content = `*${content.trim() || m.type}*`;
+  // A forward (or a reply across channels) names a message that is not in this channel: a quote
+  // with a link to the original keeps what it pointed at, where a reply could not.
+  if (isForward(m, entry.channel.id)) {
+    const ref = m.reference!;
+    const quote = `> ↪ forwarded: https://discord.com/channels/${ref.guildId ?? '@me'}/${ref.channelId}/${ref.messageId}`;
+    content = content.trim() === '' ? quote : `${quote}\n${content}`;
+  }
   const notes: string[] = [];
   for (const e of m.embeds ?? []) notes.push(...embedLines(e));
   const assets: Prepared['assets'] = [];
@@ -541,15 +586,17 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
     if (!isEmoji(emoji) || reactions.some((x) => x.emoji === emoji)) continue;
     const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
-    reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length) });
+    const custom = r.emoji.id ? { id: r.emoji.id, name: r.emoji.name, animated: r.emoji.isAnimated === true } : undefined;
+    reactions.push({ emoji, users, extra: Math.max(0, r.count - users.length), ...(custom ? { custom } : {}) });
   }
   return {
     discordId: m.id,
-    authorId: author.userId,
+    authorId: author?.userId ?? '',
     content,
     createdAt: new Date(Date.parse(m.timestamp)).toISOString(),
     editedAt: m.timestampEdited ? new Date(Date.parse(m.timestampEdited)).toISOString() : null,
-    replyTo: m.type === 'Reply' && m.reference?.messageId ? m.reference.messageId : null,
+    replyTo: repliesTo(m, entry.channel.id),
+    discordType: m.type === 'Default' || m.type === 'Reply' ? null : m.type,
     pinned: m.isPinned === true,
     mentions: [...mentioned],
     everyone: /(?<![A-Za-z0-9_])@(everyone|here)(?![A-Za-z0-9_-])/.test(m.content),
@@ -615,14 +662,62 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
         files: p.files,
         pinned: p.pinned ? { at: p.createdAt, by: options.ownerId } : null,
       });
-      w.insertImported.run(seq, serverId, p.discordId);
+      w.insertImported.run(seq, serverId, p.discordId, p.discordType);
       for (const r of p.reactions) {
+        if (r.custom) w.insertEmoji.run(serverId, r.emoji, r.custom.id, r.custom.name, r.custom.animated ? 1 : 0);
         for (const userId of r.users) w.messageWrites.addReaction(seq, r.emoji, userId, p.createdAt);
         if (r.extra > 0) w.insertExtra.run(seq, r.emoji, r.extra);
       }
     }
     w.setLast.run(lastDiscordId, serverId, 'channel', w.discordChannelOf.get(serverId, channelId)!);
     w.setDone.run(done, options.importId);
+  })();
+}
+
+/**
+ * Messages an earlier run brought, as this export has them now: an edit made since (a later
+ * timestampEdited) rewrites the text (the earlier text kept in its history), a pin or an unpin
+ * applies, and each reaction's count becomes the export's (people it names added; the rest
+ * counted). One transaction; counted into `refreshed`.
+ */
+function refreshBatch(
+  w: Statements,
+  serverId: string,
+  channelId: string,
+  options: ImportOptions,
+  batch: Prepared[],
+  refreshed: ImportResult['refreshed'],
+): void {
+  const container = { kind: 'channel' as const, id: channelId, serverId };
+  w.db.transaction(() => {
+    for (const p of batch) {
+      const row = w.importedRow.get(serverId, p.discordId);
+      if (!row) continue;
+      if (p.editedAt !== null && (row.edited_at === null || Date.parse(p.editedAt) > Date.parse(row.edited_at)) && p.content !== row.content) {
+        const mentions = { userIds: p.mentions, everyone: p.everyone, roleIds: p.mentionRoles };
+        w.messageWrites.keepVersion(row.seq, row.content, row.edited_at ?? row.created_at);
+        w.messageWrites.setText(row.seq, p.content, mentions, p.editedAt);
+        w.messageWrites.recountMentions(row.seq, container, row.author_id, mentions);
+        refreshed.edited++;
+      }
+      if (p.pinned !== (row.pinned_at !== null)) {
+        w.messageWrites.setPinned(row.seq, p.pinned ? { at: p.editedAt ?? p.createdAt, by: options.ownerId } : null);
+        if (p.pinned) refreshed.pinned++;
+        else refreshed.unpinned++;
+      }
+      let changed = false;
+      for (const r of p.reactions) {
+        if (r.custom) w.insertEmoji.run(serverId, r.emoji, r.custom.id, r.custom.name, r.custom.animated ? 1 : 0);
+        const before = w.reactionCount.get({ seq: row.seq, emoji: r.emoji })!;
+        for (const userId of r.users) w.messageWrites.addReaction(row.seq, r.emoji, userId, p.createdAt);
+        const named = w.reactionRows.get(row.seq, r.emoji)!;
+        const extra = Math.max(0, r.users.length + r.extra - named);
+        if (extra > 0) w.setExtra.run(row.seq, r.emoji, extra);
+        else w.deleteExtra.run(row.seq, r.emoji);
+        if (w.reactionCount.get({ seq: row.seq, emoji: r.emoji })! !== before) changed = true;
+      }
+      if (changed) refreshed.reactions++;
+    }
   })();
 }
 
@@ -669,15 +764,38 @@ function statements(db: DB) {
         WHERE p.server_id = ? AND p.discord_id = ? ORDER BY p.rowid DESC LIMIT 1`,
     ),
     userNamed: db.prepare<[string], number>('SELECT 1 FROM users WHERE username = ? COLLATE NOCASE').pluck(),
-    insertPerson: db.prepare('INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, claim_code) VALUES (?, ?, ?, ?, ?)'),
+    insertPerson: db.prepare(
+      'INSERT INTO imported_people (user_id, server_id, discord_id, discord_name, discord_discriminator, claim_code) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
     firstMessageOf: db.prepare<[string], string>('SELECT id FROM messages WHERE channel_id = ? ORDER BY seq LIMIT 1').pluck(),
     localMessage: db
       .prepare<[string, string], string>('SELECT m.id FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?')
       .pluck(),
     // A message, its attachments, mentions and reactions: through the messages area's one writer.
     messageWrites: createMessageWrites(db),
-    insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id) VALUES (?, ?, ?)'),
+    insertImported: db.prepare('INSERT INTO imported_messages (seq, server_id, discord_id, discord_type) VALUES (?, ?, ?, ?)'),
+    // A custom emoji reacted with, as Discord named it (the way out writes it so: discord-export.ts).
+    insertEmoji: db.prepare('INSERT OR IGNORE INTO imported_emoji (server_id, emoji, discord_id, discord_name, animated) VALUES (?, ?, ?, ?, ?)'),
     insertExtra: db.prepare('INSERT INTO reaction_extras (message_seq, emoji, extra) VALUES (?, ?, ?)'),
+    // A re-import's refresh of messages an earlier run brought (refreshBatch).
+    importedRow: db.prepare<
+      [string, string],
+      { seq: number; author_id: string; content: string; created_at: string; edited_at: string | null; pinned_at: string | null }
+    >(
+      `SELECT m.seq, m.author_id, m.content, m.created_at, m.edited_at, m.pinned_at
+         FROM imported_messages i JOIN messages m ON m.seq = i.seq WHERE i.server_id = ? AND i.discord_id = ?`,
+    ),
+    reactionRows: db.prepare<[number, string], number>('SELECT COUNT(*) FROM reactions WHERE message_seq = ? AND emoji = ?').pluck(),
+    reactionCount: db
+      .prepare<{ seq: number; emoji: string }, number>(
+        `SELECT (SELECT COUNT(*) FROM reactions WHERE message_seq = :seq AND emoji = :emoji)
+              + COALESCE((SELECT extra FROM reaction_extras WHERE message_seq = :seq AND emoji = :emoji), 0)`,
+      )
+      .pluck(),
+    setExtra: db.prepare(
+      'INSERT INTO reaction_extras (message_seq, emoji, extra) VALUES (?, ?, ?) ON CONFLICT (message_seq, emoji) DO UPDATE SET extra = excluded.extra',
+    ),
+    deleteExtra: db.prepare('DELETE FROM reaction_extras WHERE message_seq = ? AND emoji = ?'),
     membersReadAll: db.prepare('UPDATE members SET joined_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages) WHERE server_id = ?'),
     readStatesReadAll: db.prepare(
       `UPDATE read_states SET last_read_seq = (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE channel_id = read_states.container_id)

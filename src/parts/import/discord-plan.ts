@@ -206,18 +206,27 @@ async function readWhole(files: ExportFiles, file: string, onMessage: (m: Discor
 async function indexExport(files: ExportFiles, maxBytes: number): Promise<{ guild: ImportPlan['guild']; channels: ChannelEntry[] }> {
   const channelFiles = files.paths().filter(isChannelFile);
   if (channelFiles.length === 0) throw new ImportError(NO_CHANNEL_FILES);
+  let direct = 0;
   let guild: ImportPlan['guild'] | null = null;
   const byChannel = new Map<string, ChannelEntry>();
   for (const file of channelFiles) {
     const data = await readChannelFile(files, file, maxBytes);
     if (guild && guild.id !== data.guild.id) throw new ImportError(`${file}: a channel of another server (${data.guild.name}); import one server at a time`);
     guild ??= { id: data.guild.id, name: data.guild.name };
+    if (DIRECT_MESSAGES.has(data.channel.type)) direct++;
     const entry = byChannel.get(data.channel.id);
     if (entry) entry.files.push(file);
     else byChannel.set(data.channel.id, { channel: data.channel, files: [file], plain: new Set() });
   }
+  // DiscordChatExporter writes DMs under a made-up server ("Direct Messages"): there is no server
+  // to bring, and its people would all become placeholders of a server nobody asked for.
+  if (direct === channelFiles.length) throw new ImportError(DM_ONLY);
   return { guild: guild!, channels: [...byChannel.values()] };
 }
+
+/** The channel types of direct messages and group DMs in DiscordChatExporter's files. */
+const DIRECT_MESSAGES = new Set(['DirectTextChat', 'DirectGroupTextChat']);
+export const DM_ONLY = 'this export holds only direct messages: nothing to import';
 
 /**
  * Each message of a channel, file by file, checked alone: a valid timestamp, a reply within the
@@ -241,9 +250,6 @@ async function eachMessage(
         if (!Number.isFinite(Date.parse(m.timestamp))) throw new ImportError(`${file}: message ${m.id} has no valid timestamp (${m.timestamp.slice(0, 64)})`);
         if (m.timestampEdited && !Number.isFinite(Date.parse(m.timestampEdited)))
           throw new ImportError(`${file}: message ${m.id} has no valid timestampEdited`);
-        if (m.type === 'Reply' && m.reference?.channelId && m.reference.channelId !== entry.channel.id) {
-          throw new ImportError(`${file}: message ${m.id} replies to a message of another channel (${m.reference.channelId})`);
-        }
         onMessage(m, file);
       },
       how,
@@ -367,9 +373,9 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
       first: null,
       last: null,
     };
-    /** The oldest and newest message: their ids, for the channel's time range. */
-    let oldest: bigint | null = null;
-    let newest: bigint | null = null;
+    /** The earliest and latest message by their timestamps: the channel's time range. */
+    let earliest = Infinity;
+    let latest = -Infinity;
     const authors = new Set<string>();
     const person = (user: DiscordUser, file: string, at: bigint | null) => {
       const known = people.get(user.id);
@@ -390,14 +396,16 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
         ids.add(m.id, file);
         const at = BigInt(m.id);
         report.messages++;
-        if (oldest === null || at < oldest) {
-          oldest = at;
+        const ms = Date.parse(m.timestamp);
+        if (ms < earliest) {
+          earliest = ms;
           report.first = m.timestamp;
         }
-        if (newest === null || at > newest) {
-          newest = at;
+        if (ms > latest) {
+          latest = ms;
           report.last = m.timestamp;
         }
+        if (isForward(m, channel.id)) notCarried.add('messages forwarded from other channels or servers: brought as a quote with a link to the original');
         authors.add(m.author.id);
         person(m.author, file, at);
         for (const r of m.author.roles ?? []) roles.set(r.id, r);
@@ -486,4 +494,16 @@ export function formatPlan(plan: ImportPlan): string {
   if (plan.notCarried.length) lines.push('Will not come across:', ...plan.notCarried.map((n) => `  - ${n}`));
   lines.push('Dry run: nothing was written.');
   return lines.join('\n');
+}
+
+/** A message naming one of another channel or server (a forward, or a reply across channels): a quote with a link, not a reply. */
+export function isForward(m: DiscordMessage, channelId: string): boolean {
+  const ref = m.reference;
+  return MESSAGE_KINDS[m.type] === 'message' && !!ref?.messageId && !!ref.channelId && ref.channelId !== channelId;
+}
+
+/** A message naming one of its own channel, whatever its type (older exports write replies as Default): a reply. */
+export function repliesTo(m: DiscordMessage, channelId: string): string | null {
+  const ref = m.reference;
+  return ref?.messageId && (!ref.channelId || ref.channelId === channelId) ? ref.messageId : null;
 }

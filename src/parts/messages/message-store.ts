@@ -104,7 +104,8 @@ export interface MessageStore {
   insert(container: Container, author: User, input: MessageInput, rights: AuthorRights): Written;
   /** Tells of a message `insert` wrote, once its transaction committed: the channel's tail, the metrics, the sockets. */
   announce(written: Written): MessageRecord;
-  edit(at: Reached, messageId: string, editor: User, content: string, rights: AuthorRights): MessageRecord;
+  /** `embeds`: new cards too (a webhook editing its own message); absent, the cards stay. */
+  edit(at: Reached, messageId: string, editor: User, content: string, rights: AuthorRights, embeds?: Embed[]): MessageRecord;
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
   remove(at: Reached, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
   react(at: Reached, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
@@ -227,7 +228,6 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       attachments: attachments.map(toAttachment),
     };
   };
-  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
   );
@@ -239,10 +239,11 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     ),
   });
   const pinQueries = { channel: byColumn('channel_id'), conversation: byColumn('conversation_id') };
-  const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string) => {
+  const editContent = db.transaction((container: Container, row: MessageRow, content: string, found: Mentioned, now: string, embeds?: Embed[]) => {
     // The version this edit replaces is kept: the history, and what a report of it shows.
-    insertVersion.run(row.seq, row.content, row.edited_at ?? row.created_at);
+    writes.keepVersion(row.seq, row.content, row.edited_at ?? row.created_at);
     writes.setText(row.seq, content, found, now);
+    if (embeds) writes.setEmbeds(row.seq, embeds);
     // An edit recounts its mentions: a name added is now mentioned, a name removed is not.
     writes.recountMentions(row.seq, container, row.author_id, found);
   });
@@ -455,15 +456,15 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return record;
     },
 
-    edit(at, messageId, editor, content, rights) {
+    edit(at, messageId, editor, content, rights, embeds) {
       const { container } = at;
       const row = findRow(at, messageId);
       if (row.author_id !== editor.id) throw forbidden('only the author can edit a message');
       const current = store.get(at, messageId, editor.id);
-      if (content.trim() === '' && current.attachments.length === 0) {
+      if (content.trim() === '' && current.attachments.length === 0 && !(embeds ?? current.embeds ?? []).length) {
         throw badRequest('content must not be empty unless the message has attachments');
       }
-      editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()));
+      editContent(container, row, content, mentions.find(container, content, rights.mayMentionEveryone), iso(clock.now()), embeds);
       if (container.kind === 'channel') tails.changed(container.id);
       const { live, own } = changed(at, row, editor.id);
       hub.message(container, { kind: 'edited', ...live, reactors: () => store.reactors(messageId) });

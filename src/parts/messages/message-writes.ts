@@ -1,5 +1,5 @@
 import type { DB } from '../../core/db';
-import { type Embed, embedText } from '../../core/embed';
+import { type Embed, embedText, isPreview } from '../../core/embed';
 import type { Attachment, MessageRow } from '../../core/message-record';
 import type { Container } from '../../core/types';
 import type { Mentioned } from './mentions';
@@ -50,6 +50,8 @@ export interface MessageWrites {
    * count mentions are the caller's (an edit recounts them, a claim moves them).
    */
   setText(seq: number, content: string, mentions: Mentioned, editedAt: string | null): void;
+  /** Keeps the text an edit replaces, as it was written then (the message's history). */
+  keepVersion(seq: number, content: string, writtenAt: string): void;
   /** The rows that count a message's mentions, written again for what it names now (an edit). */
   recountMentions(seq: number, container: Container, authorId: string, mentions: Mentioned): void;
   /** Pins (when and by whom) or unpins (null). */
@@ -62,11 +64,13 @@ export interface MessageWrites {
   /** A reaction, once (a second one of the same person and emoji is nothing). */
   addReaction(seq: number, emoji: string, userId: string, at: string): void;
   /**
-   * A message's embeds after its link previews changed (src/parts/messages/previews.ts): its own
-   * rich embeds are the same, so what search indexes of them (embed_text) stays; `suppressed`
-   * marks previews removed for good.
+   * A message's cards from now (a webhook's edit of its own, previews found or removed), with what
+   * search finds of them: its own cards' text, never a preview's (none: NULL); `suppressed` marks
+   * its previews removed for good. The one statement sets `content` to itself, so the search
+   * index (whose triggers fire on content) takes the new text at once: an index entry written
+   * with other text than the row holds could not be deleted right later.
    */
-  setEmbeds(seq: number, embeds: Embed[], suppressed: boolean): void;
+  setEmbeds(seq: number, embeds: readonly Embed[], suppressed?: boolean): void;
 }
 
 export function createMessageWrites(db: DB): MessageWrites {
@@ -115,12 +119,13 @@ export function createMessageWrites(db: DB): MessageWrites {
   const updateText = db.prepare(
     'UPDATE messages SET content = ?, edited_at = COALESCE(?, edited_at), mentions = ?, mention_everyone = ?, mention_roles = ? WHERE seq = ?',
   );
+  const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
+  const updateEmbeds = db.prepare('UPDATE messages SET embeds = ?, embed_text = ?, embeds_suppressed = ?, content = content WHERE seq = ?');
   const updatePinned = db.prepare('UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE seq = ?');
   const updateAuthor = db.prepare('UPDATE messages SET author_id = ? WHERE seq = ?');
   const moveAuthorOf = db.prepare('UPDATE messages SET author_id = ? WHERE author_id = ?');
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
-  const updateEmbeds = db.prepare('UPDATE messages SET embeds = ?, embeds_suppressed = ? WHERE seq = ?');
   const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
 
   const idsJson = (ids: readonly string[]) => (ids.length ? JSON.stringify(ids) : null);
@@ -170,6 +175,13 @@ export function createMessageWrites(db: DB): MessageWrites {
       updateText.run(content, editedAt, idsJson(mentions.userIds), mentions.everyone ? 1 : 0, idsJson(mentions.roleIds), seq);
     },
 
+    keepVersion: (seq, content, writtenAt) => void insertVersion.run(seq, content, writtenAt),
+
+    setEmbeds(seq, embeds, suppressed = false) {
+      const own = embeds.filter((e) => !isPreview(e));
+      updateEmbeds.run(embeds.length ? JSON.stringify(embeds) : null, own.length ? embedText(own) : null, suppressed ? 1 : 0, seq);
+    },
+
     recountMentions(seq, container, authorId, mentions) {
       deleteMentions.run(seq);
       countMentions(seq, container, authorId, mentions);
@@ -188,7 +200,5 @@ export function createMessageWrites(db: DB): MessageWrites {
     },
 
     addReaction: (seq, emoji, userId, at) => void insertReaction.run(seq, emoji, userId, at),
-
-    setEmbeds: (seq, embeds, suppressed) => void updateEmbeds.run(embeds.length ? JSON.stringify(embeds) : null, suppressed ? 1 : 0, seq),
   };
 }

@@ -3,7 +3,7 @@ import type { DB } from '../../core/db';
 import type { Embed } from '../../core/embed';
 import { HttpError, badRequest, forbidden } from '../../core/http/errors';
 import type { MessageRecord } from '../../core/message-record';
-import type { Container, User } from '../../core/types';
+import { type Container, type User, reachedWhole } from '../../core/types';
 import { type Flag, VIEW, has } from '../../rules/channel-permissions';
 import type { Limits } from '../../rules/limits';
 import { type Access, type Permissions, moderates } from '../../rules/permissions';
@@ -75,6 +75,11 @@ export interface Posting {
    * payload's allowed_mentions says not.
    */
   postAsWebhook(poster: WebhookPoster, input: WebhookInput): Promise<MessageRecord>;
+  /**
+   * A webhook's edit of one of its own messages (Discord's PATCH …/messages/{id}): new text, new
+   * cards, or both; what is not given stays. 404 for a message that is not this webhook's.
+   */
+  editAsWebhook(poster: WebhookPoster, messageId: string, change: { content?: string; embeds?: Embed[] }): MessageRecord;
   /** 403 unless the user may send here now (typing is for who may send). */
   requireMaySend(user: User, where: Access): void;
   /**
@@ -173,11 +178,11 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
    * parent follow it from now; an archived thread that is not locked is active again. What it
    * changed, to announce after the commit.
    */
-  function inThread(thread: ThreadRecord, written: Written): { joined: string[]; unarchived: boolean } {
+  function inThread(thread: ThreadRecord, written: Written, authorJoins = true): { joined: string[]; unarchived: boolean } {
     const rules = perms.channelRules(thread.server_id);
     const mentioned = written.row.mentions ? (JSON.parse(written.row.mentions) as string[]) : [];
     const joinable = mentioned.filter((id) => rules && rules.flags(id, thread.parent_id) & VIEW);
-    const joined = threads.join(thread.id, thread.server_id, [written.row.author_id, ...joinable]);
+    const joined = threads.join(thread.id, thread.server_id, authorJoins ? [written.row.author_id, ...joinable] : joinable);
     const unarchived = thread.archived && !thread.locked;
     if (unarchived) {
       threads.requireRoom(thread.server_id);
@@ -302,20 +307,32 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
       return { edit: (messageId, content) => messages.edit(where, messageId, user, content, rightsFor(where)) };
     },
 
-    postAsWebhook({ webhookId, author, channel }, input) {
-      return messages.create(
-        channel,
-        author,
-        {
-          content: input.content,
-          replyTo: null,
-          files: input.files,
-          embeds: input.embeds,
-          webhook: { id: webhookId, name: input.username, avatarUrl: input.avatarUrl },
-          allowedMentions: input.allowedMentions,
-        },
-        { mayMentionEveryone: true },
-      );
+    async postAsWebhook({ webhookId, author, channel }, input) {
+      const message: MessageInput = {
+        content: input.content,
+        replyTo: null,
+        files: input.files,
+        embeds: input.embeds,
+        webhook: { id: webhookId, name: input.username, avatarUrl: input.avatarUrl },
+        allowedMentions: input.allowedMentions,
+      };
+      // Into a thread of its channel (Discord's thread_id): unarchived by it, as Discord does; a
+      // locked one takes no webhook's words. The webhook does not join it; who it mentions does.
+      const thread = threadAt(channel);
+      if (!thread) return messages.create(channel, author, message, { mayMentionEveryone: true });
+      if (thread.locked) throw forbidden('this thread is locked: only those who manage threads write in it');
+      let changes = { joined: [] as string[], unarchived: false };
+      const record = await messages.create(channel, author, message, { mayMentionEveryone: true }, (written) => (changes = inThread(thread, written, false)));
+      announceThread(thread.id, changes);
+      return record;
+    },
+
+    editAsWebhook({ webhookId, author, channel }, messageId, change) {
+      const at = reachedWhole(channel);
+      const current = messages.get(at, messageId, author.id);
+      if (current.webhook_id !== webhookId) throw new HttpError(404, 'unknown message: this webhook did not post it', {}, 'unknown_message');
+      const content = change.content ?? current.content;
+      return messages.edit(at, messageId, author, content, { mayMentionEveryone: true }, change.embeds);
     },
 
     requireMayStartThread(user, where, isPrivate) {

@@ -116,6 +116,9 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   warning_id: 'warning',
   import_id: 'import',
   webhook_id: 'webhook',
+  // Discord's own webhook paths name their ids as Discord does (src/api/webhooks.ts discordRoutes).
+  hook: 'webhook',
+  message: 'message',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -155,6 +158,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
   { conversation_id: ['conversation', 0], message_id: ['message', 3], attachment_id: ['attachment', 1] },
   { conversation_id: ['conversation', 1], message_id: ['message', 4] },
   { webhook_id: ['webhook', 0], token: ['webhookToken', 0] },
+  { hook: ['webhook', 0], token: ['webhookToken', 0], message: ['message', 0] },
 ];
 
 const words = fc.lorem({ maxCount: 4 });

@@ -78,9 +78,37 @@ t.test('Slack mrkdwn becomes our markdown', async (t) => {
   t.equal(fromSlack({ text: '*kept*', mrkdwn: false }).content, '*kept*');
 });
 
-t.test('fromSlack: text wins over blocks, and an empty or over-long message is refused', async (t) => {
-  t.equal(fromSlack({ ...fixture('blocks'), text: 'Fallback *text*' }).content, 'Fallback **text**');
-  t.equal(fromSlack({ ...fixture('blocks'), text: '' }).content.split('\n')[0], '**New request**', 'empty text is no text');
+t.test('fromSlack: text is the content, blocks a card under it; an empty or over-long message is refused', async (t) => {
+  const both = fromSlack({ ...fixture('blocks'), text: 'Fallback *text*' });
+  t.equal(both.content, 'Fallback **text**', 'text is what notifies and what a plain reader gets');
+  t.strictSame(both.embeds, [
+    {
+      title: 'New request',
+      description: [
+        '**Type:**\nPaid Time Off\n**Created by:**\nFred Enriquez (https://example.com/users/fred)',
+        '**When:**\nAug 10 - Aug 13 ~~(was Aug 9)~~',
+        '---',
+        'Submitted 2 hours ago via the HR portal',
+      ].join('\n\n'),
+      thumbnail: { url: 'https://api.slack.com/img/blocks/bkb_template_images/approvalsNewDevice.png' },
+    },
+  ]);
+  t.equal(fromSlack({ ...fixture('blocks'), text: '' }).content.split('\n')[0], '**New request**', 'empty text is no text: the blocks are the content');
+  t.strictSame(
+    fromSlack({
+      text: 'chart',
+      blocks: [
+        { type: 'image', image_url: 'https://x.example/c.png', alt_text: 'a chart' },
+        { type: 'image', image_url: 'javascript:1' },
+      ],
+    }).embeds,
+    [{ description: 'a chart (https://x.example/c.png)' }],
+    'an image block is a link (never loaded); one that is not http(s) is nothing',
+  );
+  t.equal(
+    fromSlack({ blocks: [{ type: 'image', image_url: 'https://x.example/c.png', title: { type: 'plain_text', text: 'Weekly' } }] }).content,
+    'Weekly (https://x.example/c.png)',
+  );
   t.equal(fromSlack({ text: 'x'.repeat(4000) }).content.length, 4000);
   t.throws(() => fromSlack({ text: 'x'.repeat(4001) }), bad("a Slack message's text must be at most 4000 characters once converted; this one has 4001"));
   for (const body of [

@@ -1,4 +1,4 @@
-import { EMBED_LIMITS, checkEmbeds, httpUrl, isObject, own } from '../../../core/embed';
+import { EMBED_LIMITS, type Embed, checkEmbeds, httpUrl, isObject, own } from '../../../core/embed';
 import { badRequest } from '../../../core/http/errors';
 import { text as textField } from '../../../core/validate';
 import { type AllowedMentions, type IncomingMessage, type MentionKind, type Obj, WEBHOOK_USERNAME_MAX, asList, payloadObject } from './common';
@@ -11,18 +11,36 @@ const MENTION_KINDS: readonly MentionKind[] = ['users', 'roles', 'everyone'];
 /**
  * Discord's execute-webhook body: content, username, avatar_url, embeds and allowed_mentions;
  * tts, flags, thread_name, components, attachments and poll are ignored. null reads as absent.
+ * `withFiles`: the call carries files (multipart), which are a message with no text or embed.
  */
-export function fromDiscord(body: unknown): IncomingMessage {
+export function fromDiscord(body: unknown, withFiles = false): IncomingMessage {
   const payload = payloadObject(body, 'the webhook body');
   const content = given(payload, 'content') ? textField(payload, 'content', { min: 0, max: DISCORD_CONTENT_MAX, trim: false, multiline: true }) : '';
   const embeds = given(payload, 'embeds') ? checkEmbeds(own(payload, 'embeds')) : [];
-  if (content.trim() === '' && embeds.length === 0) throw badRequest('a webhook message needs content or an embed');
+  if (content.trim() === '' && embeds.length === 0 && !withFiles) throw badRequest('a webhook message needs content or an embed (or a file)');
   const message: IncomingMessage = { content: content.trim() === '' ? '' : content, embeds };
   if (given(payload, 'username')) message.username = textField(payload, 'username', { max: WEBHOOK_USERNAME_MAX });
   const avatar = discordAvatar(own(payload, 'avatar_url'));
   if (avatar !== undefined) message.avatar_url = avatar;
   if (given(payload, 'allowed_mentions')) message.allowed_mentions = discordAllowedMentions(own(payload, 'allowed_mentions'));
   return message;
+}
+
+/**
+ * The body of Discord's edit-webhook-message: `content` and `embeds`, each left as it is when
+ * absent and cleared by null; the other fields are ignored, as in fromDiscord.
+ */
+export function discordEdit(body: unknown): { content?: string; embeds?: Embed[] } {
+  const payload = payloadObject(body, 'the webhook body');
+  const change: { content?: string; embeds?: Embed[] } = {};
+  const content = own(payload, 'content');
+  if (content === null) change.content = '';
+  else if (content !== undefined) change.content = textField(payload, 'content', { min: 0, max: DISCORD_CONTENT_MAX, trim: false, multiline: true });
+  const embeds = own(payload, 'embeds');
+  if (embeds === null) change.embeds = [];
+  else if (embeds !== undefined) change.embeds = checkEmbeds(embeds);
+  if (change.content === undefined && change.embeds === undefined) throw badRequest('give content or embeds');
+  return change;
 }
 
 function discordAvatar(value: unknown): string | undefined {

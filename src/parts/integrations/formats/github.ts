@@ -1,5 +1,4 @@
 import { EMBED_LIMITS, type Embed, isObject, own } from '../../../core/embed';
-import { badRequest } from '../../../core/http/errors';
 import {
   COLORS,
   type Draft,
@@ -24,15 +23,26 @@ const COMMIT_SUBJECT_MAX = 100;
 /**
  * A GitHub webhook delivery (https://docs.github.com/en/webhooks/webhook-events-and-payloads),
  * named by its X-GitHub-Event header, as one embed; null for an event or action we accept but
- * do not post. A known event missing a field its message needs is a 400 naming the field.
+ * do not post. Any field may be null or missing: a delivery that lacks what its message needs
+ * posts nothing (null), never a 400, which GitHub would show as a failed delivery.
  */
 export function fromGitHub(event: string, body: unknown): IncomingMessage | null {
   const payload = payloadObject(body, 'the GitHub payload');
   const translate = GITHUB_EVENTS.get(event);
   if (!translate) return null;
-  const embeds = fitEmbeds([translate(payload)]);
+  let embed: Embed | null;
+  try {
+    embed = translate(payload);
+  } catch (err) {
+    if (err instanceof Lacking) return null;
+    throw err;
+  }
+  const embeds = fitEmbeds([embed]);
   return embeds.length > 0 ? { content: '', embeds } : null;
 }
+
+/** A delivery without a field its message needs (named, for the tests): it posts nothing. */
+export class Lacking extends Error {}
 
 /** The events posted; a Map, so that an event named `constructor` finds nothing. */
 const GITHUB_EVENTS = new Map<string, (payload: Obj) => Embed | null>([
@@ -90,7 +100,7 @@ function githubPush(p: Obj): Embed | null {
   const repo = need(p, 'repository', 'full_name');
   const ref = need(p, 'ref');
   const url = needUrl(p, 'compare');
-  if (!Array.isArray(at(p, 'commits'))) throw badRequest('commits is missing');
+  if (!Array.isArray(at(p, 'commits'))) throw new Lacking('commits is missing');
   const commits = asList(at(p, 'commits'));
   const { kind, name } = refName(ref);
   const timestamp = at(p, 'head_commit', 'timestamp') ?? at(p, 'repository', 'pushed_at');
@@ -164,7 +174,8 @@ function githubWorkflowRun(p: Obj): Embed | null {
   const repo = need(p, 'repository', 'full_name');
   // Runs of some triggers arrive with an empty name: the workflow's own name is the same thing.
   const name = stringAt(p, 'workflow_run', 'name')?.trim() || stringAt(p, 'workflow', 'name')?.trim() || need(p, 'workflow_run', 'name');
-  const conclusion = need(p, 'workflow_run', 'conclusion');
+  // GitHub's own example of a completed run has conclusion null: "completed" is all it says.
+  const conclusion = stringAt(p, 'workflow_run', 'conclusion')?.trim() || 'completed';
   const branch = stringAt(p, 'workflow_run', 'head_branch');
   return githubEmbed(p, {
     title: `[${repo}] Workflow ${name} ${conclusion}${branch ? ` on ${branch}` : ''}`,
@@ -177,7 +188,7 @@ function githubWorkflowRun(p: Obj): Embed | null {
 
 /** Every GitHub embed is signed by whoever caused the event. */
 function githubEmbed(p: Obj, draft: Omit<Draft, 'author'>): Embed | null {
-  return buildEmbed({ ...draft, author: { name: need(p, 'sender', 'login'), url: at(p, 'sender', 'html_url') } });
+  return buildEmbed({ ...draft, author: { name: stringAt(p, 'sender', 'login'), url: at(p, 'sender', 'html_url') } });
 }
 
 function refName(ref: string): { kind: 'branch' | 'tag' | 'ref'; name: string } {
@@ -209,26 +220,26 @@ function bodyPreview(value: unknown): string | undefined {
   return fitText(value.replace(/<!--[\s\S]*?(?:-->|$)/g, ''), GITHUB_BODY_PREVIEW_CHARS);
 }
 
-/** A field the message cannot be made without: a non-empty string, or a 400 naming it. */
+/** A field the message cannot be made without: a non-empty string; else the delivery posts nothing (Lacking names it). */
 function need(obj: Obj, ...path: string[]): string {
   const value = at(obj, ...path);
   const name = path.join('.');
-  if (value === undefined || value === null || value === '') throw badRequest(`${name} is missing`);
-  if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
+  if (value === undefined || value === null || value === '') throw new Lacking(`${name} is missing`);
+  if (typeof value !== 'string') throw new Lacking(`${name} must be a string`);
   return value;
 }
 
 function needNumber(obj: Obj, ...path: string[]): number {
   const value = at(obj, ...path);
   const name = path.join('.');
-  if (value === undefined || value === null) throw badRequest(`${name} is missing`);
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw badRequest(`${name} must be a whole number`);
+  if (value === undefined || value === null) throw new Lacking(`${name} is missing`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Lacking(`${name} must be a whole number`);
   return value;
 }
 
 function needUrl(obj: Obj, ...path: string[]): string {
   const url = linkOf(need(obj, ...path));
-  if (url === undefined) throw badRequest(`${path.join('.')} must be an http or https URL`);
+  if (url === undefined) throw new Lacking(`${path.join('.')} must be an http or https URL`);
   return url;
 }
 

@@ -8,6 +8,6 @@
  * understand is ignored.
  */
 export type { IncomingMessage } from './common';
-export { fromDiscord } from './discord';
+export { discordEdit, fromDiscord } from './discord';
 export { fromGitHub } from './github';
 export { fromSlack } from './slack';

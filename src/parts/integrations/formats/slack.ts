@@ -18,21 +18,24 @@ import {
 } from './common';
 
 /**
- * Slack's incoming-webhook body (https://api.slack.com/messaging/webhooks): `text` in mrkdwn, and
- * the text of its `blocks` only when there is no `text`. In Slack, `text` is the fallback shown
- * where blocks cannot be (notifications, plain clients): written for a reader of plain text, it
- * makes a better message than blocks reduced to text. Each legacy attachment is an embed.
- * `username` and `icon_url` override the webhook's; `icon_emoji`, `channel` and the rest are ignored.
+ * Slack's incoming-webhook body (https://api.slack.com/messaging/webhooks): `text` in mrkdwn and
+ * `blocks`. Slack shows the blocks and uses `text` for notifications and plain clients: here
+ * `text` is the message's content (what notifies, what a plain reader gets) and the blocks are a
+ * card under it (a header its title, an image beside a section its thumbnail); without `text`,
+ * the blocks' text is the content. Each legacy attachment is an embed after that. `username` and
+ * `icon_url` override the webhook's; `icon_emoji`, `channel` and the rest are ignored.
  */
 export function fromSlack(body: unknown): IncomingMessage {
   const payload = payloadObject(body, 'the Slack payload');
   const formatted = own(payload, 'mrkdwn') !== false;
   const mrkdwn = stringAt(payload, 'text');
-  const content = mrkdwn !== undefined && mrkdwn.trim() !== '' ? slackMarkdown(mrkdwn, formatted) : slackBlocksText(own(payload, 'blocks'));
+  const text = mrkdwn !== undefined && mrkdwn.trim() !== '' ? slackMarkdown(mrkdwn, formatted) : undefined;
+  const content = text ?? slackBlocksText(own(payload, 'blocks'));
   const length = charCount(content);
   if (length > MAX_CONTENT_CHARS)
     throw badRequest(`a Slack message's text must be at most ${MAX_CONTENT_CHARS} characters once converted; this one has ${length}`);
-  const embeds = fitEmbeds(listAt(payload, 'attachments').map(slackAttachment));
+  const blocksCard = text === undefined ? null : slackBlocksEmbed(own(payload, 'blocks'));
+  const embeds = fitEmbeds([blocksCard, ...listAt(payload, 'attachments').map(slackAttachment)]);
   if (content.trim() === '' && embeds.length === 0) throw badRequest('a Slack message needs text, blocks or attachments');
   const message: IncomingMessage = { content: content.trim() === '' ? '' : content.trim(), embeds };
   const username = oneLine(stringAt(payload, 'username'), WEBHOOK_USERNAME_MAX);
@@ -87,11 +90,25 @@ function slackColor(value: unknown): number | undefined {
   return hex ? Number.parseInt(hex[1], 16) : undefined;
 }
 
+/** The blocks as a card: a first header is its title, the first image beside a section its thumbnail, the rest its text. */
+function slackBlocksEmbed(value: unknown): Embed | null {
+  const blocks = asList(value).filter(isObject);
+  const first = blocks[0];
+  const header = first !== undefined && own(first, 'type') === 'header' ? slackTextObject(own(first, 'text')) : undefined;
+  const accessory = blocks.map((block) => own(block, 'accessory')).find((item) => isObject(item) && own(item, 'type') === 'image');
+  return buildEmbed({
+    title: header,
+    description: slackBlocksText(header === undefined ? blocks : blocks.slice(1)),
+    thumbnail: isObject(accessory) ? own(accessory, 'image_url') : undefined,
+  });
+}
+
 /**
  * Block Kit (https://api.slack.com/reference/block-kit/blocks) reduced to text: sections (text
- * and fields), headers as a bold line, context elements, dividers; other blocks carry no text we
- * can show. Blocks are separated by blank lines, so that a divider's `---` is a rule and never
- * turns the line above it into a heading.
+ * and fields), headers as a bold line, context elements, dividers, images as a link (a title or
+ * the alt text, and the URL: never loaded); other blocks carry no text we can show. Blocks are
+ * separated by blank lines, so that a divider's `---` is a rule and never turns the line above
+ * it into a heading.
  */
 function slackBlocksText(value: unknown): string {
   return asList(value)
@@ -116,6 +133,12 @@ function slackBlockText(block: unknown): string {
         .join(' ');
     case 'divider':
       return '---';
+    case 'image': {
+      const url = linkOf(own(block, 'image_url'));
+      if (url === undefined) return '';
+      const label = (slackTextObject(own(block, 'title')) || (stringAt(block, 'alt_text') ?? '')).replace(/\s+/g, ' ').trim();
+      return label === '' ? url : `${label} (${url})`;
+    }
     default:
       return '';
   }
