@@ -125,10 +125,10 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts BITS; 7663: EVERYONE_DEFAULT, all but mention_everyone,
-  -- manage_threads and the voice moderators' three; the inserts name it, as an older database's
-  -- default is 47)
-  everyone_permissions INTEGER NOT NULL DEFAULT 7663
+  -- src/rules/channel-permissions.ts BITS; 138735: EVERYONE_DEFAULT, all but mention_everyone,
+  -- manage_threads, the voice moderators' three and manage_emojis; the inserts name it, as an
+  -- older database's default is 47)
+  everyone_permissions INTEGER NOT NULL DEFAULT 138735
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -569,6 +569,18 @@ CREATE TABLE IF NOT EXISTS read_states (
   last_read_seq INTEGER NOT NULL,
   PRIMARY KEY (user_id, container_id)
 ) WITHOUT ROWID;
+
+-- A server's custom emoji (issue 50): the image is DATA_DIR/emojis/<id>.webp (src/parts/community/emojis.ts).
+-- A name is unique in its server whatever its case; `<:name:id>` in a message names one.
+CREATE TABLE IF NOT EXISTS emojis (
+  id         TEXT PRIMARY KEY,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name       TEXT NOT NULL COLLATE NOCASE,
+  animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
+  creator_id TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL,
+  UNIQUE (server_id, name)
+);
 
 CREATE TABLE IF NOT EXISTS reactions (
   message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,

@@ -19,6 +19,7 @@ import { createWebhooks } from './parts/integrations/webhooks';
 import { createExports } from './parts/accounts/account-export';
 import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
+import { createImageDecoders } from './core/images';
 import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devices';
 import { createIdentityCheck } from './parts/accounts/identity';
 import { createIdentities } from './parts/accounts/identities';
@@ -36,6 +37,7 @@ import { createPushSubscriptions } from './parts/push/subscriptions';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
+import { DEFAULT_EMOJI_SLOTS, createEmojis } from './parts/community/emojis';
 import { createChannelStore } from './parts/community/channels';
 import { createThreadStore } from './parts/community/threads';
 import { createThreadNews } from './parts/community/thread-news';
@@ -76,6 +78,8 @@ export interface Settings {
   deviceReuseGraceMs: number;
   /** How often inactive threads are looked for, to archive them (their time is the clock's). */
   threadSweepMs: number;
+  /** Custom emoji a server may hold, static and animated (read at each upload). */
+  emojiSlots: { static: number; animated: number };
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -85,6 +89,7 @@ export const DEFAULT_SETTINGS: Settings = {
   largeServerMembers: LARGE_SERVER_MEMBERS,
   deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
   threadSweepMs: MINUTE,
+  emojiSlots: DEFAULT_EMOJI_SLOTS,
 };
 
 export interface AppOptions {
@@ -193,7 +198,9 @@ export function createApp(options: AppOptions): RunningApp {
   const sso = createSso({ db, clock, config, limits, identities, accountRows, accountChanges, twoFactor });
   const passkeys = createPasskeys({ db, clock, config });
   const signInMethods = createSignInMethods({ db, config });
-  const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
+  const decoders = createImageDecoders();
+  const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, decoders, log });
+  const emojis = createEmojis({ db, clock, audit, dataDir: config.dataDir, decoders, slots: () => settings.emojiSlots, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
     db,
@@ -281,6 +288,7 @@ export function createApp(options: AppOptions): RunningApp {
     passkeys,
     signInMethods,
     avatars,
+    emojis,
     accountExports,
     deletion,
     imports,

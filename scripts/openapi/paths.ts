@@ -10,6 +10,7 @@ import {
   bool,
   email,
   emoji,
+  emojiName,
   input,
   inviteToken,
   nullable,
@@ -157,6 +158,22 @@ const AVATAR_PROSE: Prose[] = [
   rule('avatar must be a PNG, JPEG, GIF or WebP image that can be read', 'the avatar '),
   rule('avatar holds at most 24 000 000 pixels, and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)', 'may hold at most'),
   ...oneFilePart('avatar'),
+];
+/** An image of a custom emoji or a sticker (src/core/images.ts encodeImage) and its text fields (receiveForm). */
+const imageProse = (what: string, fields: string): Prose[] => [
+  rule(`the image must be a PNG, JPEG, GIF or WebP image that can be read`, `${what} `),
+  rule(
+    'the image holds at most 24 000 000 pixels (every frame counted), and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)',
+    'may hold at most',
+  ),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'send only the file image'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'unexpected field'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'unexpected file field'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'no file'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'send one file'),
+  rule('each field once, of at most 1024 bytes', 'is given twice'),
+  rule('each field once, of at most 1024 bytes', 'is too long'),
+  rule("a part's headers at most 16 lines of at most 80 KiB in all", 'malformed multipart body'),
 ];
 const WEBHOOK_PROSE: Prose[] = [
   rule('a Slack message needs text, blocks or attachments', 'a Slack message needs'),
@@ -1017,6 +1034,60 @@ export const operations: Ops = [
     'DELETE',
     '/api/servers/{server_id}/members/{user_id}',
     { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/emojis',
+    { tag: 'Emoji', summary: "The server's custom emoji, oldest first (members)", auth: 'user', ok: [json(200, arr(ref('Emoji')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/emojis',
+    {
+      tag: 'Emoji',
+      summary:
+        'Add a custom emoji (manage_emojis): its name and one PNG, JPEG, GIF or WebP image of at most 1 MiB, drawn at 128x128 (an animated GIF or WebP stays animated) and at most 256 KiB so drawn (413 past either). 409: the name is taken in the server (whatever its case), or the slots are full (100 static and 100 animated); 429: past 5 image uploads in a burst, or while another of the same user is in progress; 503 with Retry-After: the image decoders are busy',
+      auth: 'user',
+      body: {
+        kind: 'multipart',
+        schema: { type: 'object', properties: { name: emojiName, image: binary }, required: ['name', 'image'], additionalProperties: false },
+      },
+      prose: [rule('name is 2 to 32 letters, digits or underscores', 'name must be'), ...imageProse('the emoji', 'name')],
+      ok: [json(201, ref('Emoji'))],
+      errors: [409, 413, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Rename a custom emoji (manage_emojis); 409 when the name is taken',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name: emojiName }) },
+      ok: [json(200, ref('Emoji'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Delete a custom emoji (manage_emojis): messages and reactions that used it show :name: as text',
+      auth: 'user',
+      ok: [empty('deleted')],
+    },
+  ],
+  [
+    'GET',
+    '/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: "A custom emoji's image (WebP, animated or not; cached for a year: an emoji's image never changes)",
+      auth: 'none',
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
   ],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
   [

@@ -304,6 +304,13 @@ export const schemas: Record<string, Schema> = {
   }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
+  Emoji: obj({
+    id: uuid,
+    name: withDescription({ type: 'string', minLength: 2, maxLength: 32, pattern: '^[A-Za-z0-9_]{2,32}$' }, 'unique in its server, whatever its case'),
+    animated: withDescription(bool, 'an animated GIF or WebP kept animated'),
+    url: withDescription(str, 'its image on this server: /emojis/{id}'),
+    creator_id: uuid,
+  }),
   Role: obj({
     id: uuid,
     server_id: uuid,
@@ -627,6 +634,9 @@ function auditEntries(): Schema[] {
     ['webhook_update', 'webhook', obj({ name: str, github_secret_set: bool }, ['name', 'github_secret_set'])],
     ['webhook_token_reset', 'webhook', { type: 'null' }],
     ['webhook_delete', 'webhook', obj({ name: str, messages_deleted: int })],
+    ['emoji_create', 'emoji', obj({ name: str, animated: bool })],
+    ['emoji_update', 'emoji', obj({ name: fromTo(str) })],
+    ['emoji_delete', 'emoji', obj({ name: str })],
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({

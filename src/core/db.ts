@@ -399,6 +399,27 @@ const MIGRATIONS: Migration[] = [
     if (!columns.has('bitrate')) db.exec('ALTER TABLE channels ADD COLUMN bitrate INTEGER');
     db.exec('UPDATE servers SET everyone_permissions = everyone_permissions | 7168');
   },
+  // N -> N + 1: custom emoji and polls (issue 50). Everyone may send polls wherever they could
+  // before (send_polls, bit 17 of src/rules/channel-permissions.ts BITS: 131072, in everyone's
+  // flags); nobody but the owner and full administrators manages emoji (manage_emojis, bit 16,
+  // given to no one). Idempotent (the order of migrations made on parallel branches is settled
+  // when they meet): the flag is granted with the emojis table, once, so a database that has it is
+  // left as it is; the table's full definition is schema.sql's (run after every migration).
+  (db) => {
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'emojis'").get()) return;
+    db.exec(`
+      CREATE TABLE emojis (
+        id         TEXT PRIMARY KEY,
+        server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        name       TEXT NOT NULL COLLATE NOCASE,
+        animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
+        creator_id TEXT NOT NULL REFERENCES users (id),
+        created_at TEXT NOT NULL,
+        UNIQUE (server_id, name)
+      );
+      UPDATE servers SET everyone_permissions = everyone_permissions | 131072;
+    `);
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -183,6 +183,16 @@ export interface ConversationState extends ContainerState {
   conversation_id: string;
 }
 
+/** A server's custom emoji (src/parts/community/emojis.ts). */
+export interface EmojiRecord {
+  id: string;
+  name: string;
+  animated: boolean;
+  /** On our origin; the bytes behind it never change (a new image is a new emoji). */
+  url: string;
+  creator_id: string;
+}
+
 export interface RoleRecord {
   id: string;
   server_id: string;

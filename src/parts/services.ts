@@ -11,6 +11,7 @@ import type { ThreadNews } from './community/thread-news';
 import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
+import type { Emojis } from './community/emojis';
 import type { Clock } from '../core/clock';
 import type { Config } from '../core/config';
 import type { DB } from '../core/db';
@@ -98,6 +99,7 @@ export interface Services {
   /** The ways into an account (password, passkeys, identities): the last one stays. */
   signInMethods: SignInMethods;
   avatars: Avatars;
+  emojis: Emojis;
   accountExports: Exports;
   deletion: AccountDeletion;
   imports: Imports;

@@ -8,6 +8,7 @@ import type {
   ChannelState,
   ContainerState,
   ConversationRecord,
+  EmojiRecord,
   FriendRecord,
   MemberRecord,
   NotificationSetting,
@@ -249,6 +250,10 @@ export const STREAM_EVENTS = {
   roles_updated: event('roles_updated', SERVER_MEMBERS, 'a role created, changed, moved or deleted: every role of the server, in position order', {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
+  }),
+  emojis_updated: event('emojis_updated', SERVER_MEMBERS, 'a custom emoji added, renamed or deleted: every emoji of the server, oldest first', {
+    server_id: uuid,
+    emojis: Type.Array(record<EmojiRecord>('Emoji')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
   history_claimed: event(

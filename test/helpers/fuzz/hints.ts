@@ -41,6 +41,8 @@ export const FIXTURE_COUNTS = {
   /** a webhook of the server's general channel, and the token of its URL */
   webhook: 1,
   webhookToken: 1,
+  /** a custom emoji of the server */
+  emoji: 1,
   /** the owner's bot, a member of the server */
   bot: 1,
   /** owner, member, outsider, peer, target, admin, spare */
@@ -78,6 +80,7 @@ const ID_KINDS: FixtureKind[] = [
   'audit',
   'import',
   'webhook',
+  'emoji',
   'bot',
   'user',
   'session',
@@ -116,6 +119,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   warning_id: 'warning',
   import_id: 'import',
   webhook_id: 'webhook',
+  emoji_id: 'emoji',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -146,7 +150,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
     category_id: ['category', 0],
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
-  { server_id: ['server', 0], channel_id: ['channel', 1] },
+  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0] },
   // A thread of general (started from the member's message), the forum, and its post.
   { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 5] },

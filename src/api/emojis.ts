@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import { notFound } from '../core/http/errors';
+import { HANDLED, created, json, noContent } from '../core/http/respond';
+import type { Ctx, PublicCtx, Route } from '../core/types';
+import { checkEmojiName } from '../parts/community/emojis';
+import type { Services } from '../parts/services';
+import { AVATAR_MAX_AGE_S } from './profile';
+
+type Deps = Pick<Services, 'perms' | 'emojis' | 'hub' | 'limits'>;
+
+/** A server's custom emoji (docs/api.md "Custom emoji"): managed with manage_emojis, seen by its members, drawn by anyone holding the URL. */
+export function emojiRoutes(deps: Deps): Route[] {
+  const h = emojiHandlers(deps);
+  const E = '/api/servers/:server_id/emojis';
+  return [
+    { method: 'GET', path: E, auth: 'user', body: 'none', handler: h.listEmojis },
+    { method: 'POST', path: E, auth: 'user', body: 'multipart', handler: h.createEmoji },
+    { method: 'PATCH', path: `${E}/:emoji_id`, auth: 'user', body: 'json', handler: h.renameEmoji },
+    { method: 'DELETE', path: `${E}/:emoji_id`, auth: 'user', body: 'none', handler: h.deleteEmoji },
+    { method: 'GET', path: '/emojis/:emoji_id', auth: 'none', body: 'none', handler: h.downloadEmoji },
+  ];
+}
+
+function emojiHandlers({ perms, emojis, hub, limits }: Deps) {
+  return { listEmojis, createEmoji, renameEmoji, deleteEmoji, downloadEmoji };
+
+  /** manage_emojis (server-wide), and not timed out. */
+  function requireManager(ctx: Ctx) {
+    perms.requireServerFlag(ctx.user, ctx.params.server_id, 'manage_emojis');
+    perms.requireNotTimedOut(ctx.user, ctx.params.server_id);
+  }
+
+  /** Every member sees the new list at once (the picker, the autocomplete). */
+  function announce(serverId: string) {
+    hub.toServer(serverId, { event: 'emojis_updated', server_id: serverId, emojis: emojis.list(serverId) });
+  }
+
+  /** Members: 200 the server's emoji, oldest first. */
+  function listEmojis(ctx: Ctx) {
+    perms.serverAccess(ctx.user, ctx.params.server_id);
+    return json(emojis.list(ctx.params.server_id));
+  }
+
+  /** Multipart `name` and one `image` (PNG, JPEG, GIF, WebP; at most 1 MiB, 256 KiB once drawn at 128 × 128): 201 the emoji. */
+  async function createEmoji(ctx: Ctx) {
+    requireManager(ctx);
+    limits.avatarsPerUser.take(ctx.user.id, 'image uploads');
+    const emoji = await emojis.create(ctx.params.server_id, ctx.user.id, ctx.req);
+    announce(ctx.params.server_id);
+    return created(emoji);
+  }
+
+  /** `{"name"}`: 200 the emoji. Messages that wrote the old name still draw it (they name it by id). */
+  function renameEmoji(ctx: Ctx) {
+    requireManager(ctx);
+    const emoji = emojis.rename(ctx.params.server_id, ctx.params.emoji_id, ctx.user.id, checkEmojiName(ctx.body.name));
+    announce(ctx.params.server_id);
+    return json(emoji);
+  }
+
+  /** 204; messages and reactions that used it show `:name:` as text from now on. */
+  function deleteEmoji(ctx: Ctx) {
+    requireManager(ctx);
+    emojis.remove(ctx.params.server_id, ctx.params.emoji_id, ctx.user.id);
+    announce(ctx.params.server_id);
+    return noContent();
+  }
+
+  /**
+   * The WebP, cached for a year (an emoji's image never changes); 404 once deleted. Public like an
+   * avatar: any message may show it, and the URL holds an unguessable id.
+   */
+  async function downloadEmoji(ctx: PublicCtx) {
+    const file = emojis.file(ctx.params.emoji_id);
+    const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
+    if (!body) throw notFound('no such emoji');
+    ctx.res.writeHead(200, {
+      'Content-Type': 'image/webp',
+      'Content-Length': body.length,
+      'Cache-Control': `public, max-age=${AVATAR_MAX_AGE_S}, immutable`,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "sandbox; default-src 'none'",
+    });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+    return HANDLED;
+  }
+}

@@ -1,0 +1,186 @@
+// Custom emoji (issue 50): uploads of each image kind and their refusals, names, slots, who may
+// manage them, the audit log, the live list, the images served from our origin, backups.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import t from 'tap';
+import { backup } from '../src/parts/backup';
+import type { Client } from './helpers/client';
+import { community, must } from './helpers/community';
+import { startServer } from './helpers/server';
+import { openSocket } from './helpers/ws';
+
+const frame = (r: number, width = 64, height = 48) =>
+  sharp({ create: { width, height, channels: 4, background: { r, g: 90, b: 40, alpha: 1 } } })
+    .png()
+    .toBuffer();
+const animated = async (format: 'gif' | 'webp') => {
+  const frames = [await frame(255), await frame(0), await frame(128)];
+  const joined = sharp(frames, { join: { animated: true } });
+  return format === 'gif' ? joined.gif({ delay: [100, 100, 100], loop: 0 }).toBuffer() : joined.webp().toBuffer();
+};
+/** Frames of noise: small as a GIF of few colours, far past 256 KiB as a 128 × 128 WebP of every frame. */
+const noisy = async () => {
+  const frames = await Promise.all(
+    Array.from({ length: 30 }, () =>
+      sharp(crypto.randomBytes(128 * 128 * 3), { raw: { width: 128, height: 128, channels: 3 } })
+        .png()
+        .toBuffer(),
+    ),
+  );
+  return sharp(frames, { join: { animated: true } })
+    .gif({ colours: 256, dither: 0 })
+    .toBuffer();
+};
+
+function emojiForm(name: string | null, data: Buffer, filename: string, type: string, field = 'image'): FormData {
+  const form = new FormData();
+  if (name !== null) form.append('name', name);
+  form.append(field, new Blob([data], { type }), filename);
+  return form;
+}
+
+t.test('custom emoji: each image kind, the refusals, names, slots, permissions, audit, live list, served and backed up', async (t) => {
+  const server = await startServer({ settings: { emojiSlots: { static: 3, animated: 3 } } });
+  t.teardown(server.close);
+  const { serverId, base, clients, newMember } = await community(server);
+  const { owner, admin, member, outsider } = clients;
+  const upload = (client: Client, form: FormData) => client.request('POST', `${base}/emojis`, form);
+  const stream = await openSocket(server.url, '/api/ws', { client: member });
+  await stream.event('ready');
+
+  // A static PNG: drawn at 128 × 128 (the whole image, padded), as a WebP, from our origin, cached for a year.
+  const png = await frame(200, 300, 150);
+  const party = (await must(upload(owner, emojiForm('party_blob', png, 'party.png', 'image/png')), 201)).body;
+  t.match(party, { name: 'party_blob', animated: false, creator_id: owner.userId, url: `/emojis/${party.id}` });
+  const listed = await stream.event('emojis_updated');
+  t.same(listed.emojis, [party], 'every member hears of the new list');
+  const image = await fetch(server.url + party.url);
+  t.equal(image.status, 200);
+  t.equal(image.headers.get('content-type'), 'image/webp');
+  t.match(image.headers.get('cache-control'), /max-age=31536000, immutable/);
+  const drawn = await sharp(Buffer.from(await image.arrayBuffer())).metadata();
+  t.match(drawn, { format: 'webp', width: 128, height: 128 });
+
+  // Animated GIF and WebP stay animated; a JPEG is static.
+  for (const format of ['gif', 'webp'] as const) {
+    const made = (await must(upload(owner, emojiForm(`dance_${format}`, await animated(format), `dance.${format}`, `image/${format}`)), 201)).body;
+    t.equal(made.animated, true, `an animated ${format} is animated`);
+    const bytes = Buffer.from(await (await fetch(server.url + made.url)).arrayBuffer());
+    const meta = await sharp(bytes, { animated: true }).metadata();
+    t.match(meta, { format: 'webp', width: 128, pages: 3, pageHeight: 128 }, `its frames are kept (${format})`);
+  }
+  const jpeg = await sharp(png).jpeg().toBuffer();
+  t.match((await must(upload(admin, emojiForm('photo', jpeg, 'photo.jpg', 'image/jpeg')), 201)).body, { animated: false, creator_id: admin.userId });
+
+  // Refusals: each a clear 4xx, none a row or a file.
+  const refusals: [string, FormData, number, RegExp][] = [
+    ['oversized', emojiForm('big', Buffer.alloc(1024 * 1024 + 1), 'big.png', 'image/png'), 413, /at most 1 MiB/],
+    ['corrupt', emojiForm('broken', Buffer.concat([png.subarray(0, 40), Buffer.alloc(200)]), 'broken.png', 'image/png'), 400, /not an image/],
+    ['a lying content type (text)', emojiForm('liar', Buffer.from('just text, not an image\n'), 'liar.png', 'image/png'), 400, /not an image/],
+    [
+      'a lying content type (SVG)',
+      emojiForm(
+        'vector',
+        Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'),
+        'v.png',
+        'image/png',
+      ),
+      400,
+      /PNG, JPEG, GIF or WebP/,
+    ],
+    [
+      'a pixel flood',
+      emojiForm(
+        'flood',
+        await sharp({ create: { width: 3000, height: 2000, channels: 3, background: '#fff' } })
+          .png()
+          .toBuffer(),
+        'f.png',
+        'image/png',
+      ),
+      400,
+      /may hold at most 4000000 pixels/,
+    ],
+    ['past 256 KiB once drawn', emojiForm('noise', await noisy(), 'noise.gif', 'image/gif'), 413, /at most 262144/],
+    ['a name too short', emojiForm('x', png, 'x.png', 'image/png'), 400, /2 to 32 letters/],
+    ['a name too long', emojiForm('x'.repeat(33), png, 'x.png', 'image/png'), 400, /2 to 32 letters/],
+    ['a name with a hyphen', emojiForm('party-blob', png, 'x.png', 'image/png'), 400, /2 to 32 letters/],
+    ['no name', emojiForm(null, png, 'x.png', 'image/png'), 400, /2 to 32 letters/],
+    ['a name taken, whatever its case', emojiForm('PARTY_BLOB', png, 'x.png', 'image/png'), 409, /already has an emoji named/],
+    ['the file in another field', emojiForm('other', png, 'x.png', 'image/png', 'avatar'), 400, /unexpected file field/],
+  ];
+  for (const [what, form, status, reason] of refusals) {
+    const res = await upload(owner, form);
+    t.equal(res.status, status, what);
+    t.match(res.text, reason, what);
+  }
+  t.equal((await owner.post(`${base}/emojis`, { name: 'json' })).status, 415, 'multipart only');
+  t.equal((await must(owner.get(`${base}/emojis`), 200)).body.length, 4, 'no refusal made an emoji');
+  t.same(
+    fs.readdirSync(path.join(server.dataDir, 'emojis')).sort(),
+    (await owner.get(`${base}/emojis`)).body.map((e: { id: string }) => `${e.id}.webp`).sort(),
+    'nor left a file',
+  );
+
+  // Slots (3 static and 3 animated here): the last static one, then no more static but an animated one; both full: said before the file is read.
+  await must(upload(owner, emojiForm('one_more', png, 'x.png', 'image/png')), 201);
+  const full = await upload(owner, emojiForm('two_more', png, 'x.png', 'image/png'));
+  t.equal(full.status, 409, 'the static slots are full');
+  t.match(full.text, /no static emoji slot left \(3\)/);
+  await must(upload(owner, emojiForm('two_more', await animated('gif'), 'x.gif', 'image/gif')), 201);
+  const bothFull = await upload(owner, emojiForm('three_more', await animated('gif'), 'x.gif', 'image/gif'));
+  t.equal(bothFull.status, 409);
+  t.match(bothFull.text, /no emoji slot left \(3 static and 3 animated\)/, 'both full: said before the file is read');
+
+  // Permissions: members read the list; manage_emojis (server-wide, from roles) manages; outsiders see nothing.
+  t.equal((await must(member.get(`${base}/emojis`), 200)).body.length, 6);
+  t.equal((await outsider.get(`${base}/emojis`)).status, 404);
+  const refused = await member.request('PATCH', `${base}/emojis/${party.id}`, { name: 'mine_now' });
+  t.equal(refused.status, 403);
+  t.match(refused.text, /permission to manage the emoji and stickers of this server/);
+  t.equal((await member.delete(`${base}/emojis/${party.id}`)).status, 403);
+  t.equal((await outsider.delete(`${base}/emojis/${party.id}`)).status, 404);
+  await must(owner.post(`${base}/roles`, { name: 'emoji keepers', permissions: ['manage_emojis'] }), 201);
+  const keeper = await newMember('emoji keepers');
+  const renamed = (await must(keeper.request('PATCH', `${base}/emojis/${party.id}`, { name: 'Party_Time' }), 200)).body;
+  t.match(renamed, { id: party.id, name: 'Party_Time' }, 'a role with manage_emojis renames');
+  t.equal((await keeper.request('PATCH', `${base}/emojis/${party.id}`, { name: 'photo' })).status, 409, 'to a name taken');
+  t.equal((await keeper.request('PATCH', `${base}/emojis/${party.id}`, { name: 'party_time' })).status, 200, 'its own name in another case');
+  t.equal((await keeper.request('PATCH', `${base}/emojis/${party.id}`, { name: 'a b' })).status, 400);
+  // An overwrite of a channel does not touch a server-wide flag.
+  const channelId = (await owner.get(`${base}/channels`)).body[0].id;
+  await must(owner.put(`${base}/channels/${channelId}/overwrites/${serverId}`, { allow: ['manage_emojis'] }), 200);
+  t.equal((await member.delete(`${base}/emojis/${party.id}`)).status, 403, 'a channel overwrite allowing manage_emojis gives nothing');
+
+  // Deletion: the image goes, a slot frees.
+  const photo = (await owner.get(`${base}/emojis`)).body.find((e: { name: string }) => e.name === 'photo');
+  await must(keeper.delete(`${base}/emojis/${photo.id}`), 204);
+  t.equal((await fetch(server.url + photo.url)).status, 404, 'its image is gone');
+  t.equal((await keeper.delete(`${base}/emojis/${photo.id}`)).status, 404);
+  t.equal((await fetch(`${server.url}/emojis/not-a-uuid`)).status, 400);
+  await must(upload(keeper, emojiForm('photo', jpeg, 'photo.jpg', 'image/jpeg')), 201);
+
+  // Audited: who added, renamed and deleted what.
+  const log = (await must(owner.get(`${base}/audit-log`), 200)).body as { action: string; actor: { user_id: string }; target_id: string; changes: unknown }[];
+  t.match(
+    log.filter((e) => e.action.startsWith('emoji_') && e.actor.user_id !== owner.userId).map((e) => [e.action, e.actor.user_id, e.changes]),
+    [
+      ['emoji_create', keeper.userId, { name: 'photo', animated: false }],
+      ['emoji_delete', keeper.userId, { name: 'photo' }],
+      ['emoji_update', keeper.userId, { name: { from: 'Party_Time', to: 'party_time' } }],
+      ['emoji_update', keeper.userId, { name: { from: 'party_blob', to: 'Party_Time' } }],
+      ['emoji_create', admin.userId, { name: 'photo', animated: false }],
+    ],
+  );
+
+  // Backups carry the images.
+  const target = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-emoji-backup-'));
+  t.teardown(() => fs.rmSync(target, { recursive: true, force: true }));
+  fs.rmSync(target, { recursive: true });
+  await backup(server.app.db, server.dataDir, target);
+  t.same(fs.readdirSync(path.join(target, 'emojis')).sort(), fs.readdirSync(path.join(server.dataDir, 'emojis')).sort(), 'every emoji image is in the backup');
+  stream.close();
+});
