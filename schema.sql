@@ -579,8 +579,10 @@ CREATE TABLE IF NOT EXISTS emojis (
   animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
   creator_id TEXT NOT NULL REFERENCES users (id),
   created_at TEXT NOT NULL,
-  UNIQUE (server_id, name)
+  -- set when deleted: the row stays so old reactions still name it (as `:name:` text)
+  deleted_at TEXT
 );
+CREATE UNIQUE INDEX IF NOT EXISTS emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
 
 CREATE TABLE IF NOT EXISTS reactions (
   message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,

@@ -7,8 +7,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { backup } from '../src/parts/backup';
-import type { Client } from './helpers/client';
-import { community, must } from './helpers/community';
+import { type Client, signUp } from './helpers/client';
+import { befriend, community, crowd, must } from './helpers/community';
 import { startServer } from './helpers/server';
 import { openSocket } from './helpers/ws';
 
@@ -182,5 +182,74 @@ t.test('custom emoji: each image kind, the refusals, names, slots, permissions, 
   fs.rmSync(target, { recursive: true });
   await backup(server.app.db, server.dataDir, target);
   t.same(fs.readdirSync(path.join(target, 'emojis')).sort(), fs.readdirSync(path.join(server.dataDir, 'emojis')).sort(), 'every emoji image is in the backup');
+  stream.close();
+});
+
+t.test('custom emoji in messages and reactions: kept apart from a Unicode emoji of the same name, live, and shown as :name: once deleted', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const { owner, members, serverId, general } = await crowd(server, 1);
+  const [member] = members;
+  const stranger = await signUp(server.url);
+  const base = `/api/servers/${serverId}`;
+  const messages = `${base}/channels/${general}/messages`;
+  const made = (await must(owner.request('POST', `${base}/emojis`, emojiForm('thumbsup', await frame(30), 't.png', 'image/png')), 201)).body;
+  const stream = await openSocket(server.url, '/api/ws', { client: member });
+  await stream.event('ready');
+
+  // In a message: written as Discord writes it, kept as written (the browser draws it from /emojis/{id}).
+  const text = `nice <:thumbsup:${made.id}> and <a:gone:00000000-0000-4000-8000-000000000000>`;
+  const message = (await must(owner.post(messages, { content: text }), 201)).body;
+  t.equal(message.content, text);
+
+  // A Unicode 👍 (the spec's route, by shortcode) and the custom "thumbsup" (by name:id in the path) are two reactions.
+  await must(member.request('PUT', `${messages}/${message.id}/reactions`, { emoji: ':thumbsup:' }), 200);
+  const both = (await must(member.request('PUT', `${messages}/${message.id}/reactions/thumbsup:${made.id}`), 200)).body;
+  t.same(
+    both.reactions,
+    [
+      { emoji: '👍️', count: 1, reacted: true },
+      { emoji: { id: made.id, name: 'thumbsup', animated: false, available: true }, count: 1, reacted: true },
+    ],
+    'a Unicode and a custom emoji of the same name never merge',
+  );
+  const live = await stream.until((f) => f.event === 'reaction' && typeof f.emoji === 'object');
+  t.match(
+    live,
+    { emoji: { id: made.id, name: 'thumbsup', available: true }, user_id: member.userId, added: true, count: 1 },
+    'the event names the custom emoji',
+  );
+  const unicodeAgain = (await must(owner.request('PUT', `${messages}/${message.id}/reactions/${encodeURIComponent(':+1:')}`), 200)).body;
+  t.same(
+    unicodeAgain.reactions.map((r: { count: number }) => r.count),
+    [2, 1],
+    'a Unicode emoji in the path joins the Unicode reaction',
+  );
+  const renamed = (await must(owner.request('PUT', `${messages}/${message.id}/reactions/oldname:${made.id}`), 200)).body;
+  t.same(renamed.reactions[1].count, 2, 'the id decides, not the name given');
+
+  // Who may use it: the members of its server, anywhere (a DM too); nobody else.
+  await befriend(owner, stranger);
+  const dm = (await must(owner.post('/api/conversations/dm', { usernames: [stranger.username] }), 201)).body.id;
+  const dmMessage = (await must(stranger.post(`/api/conversations/${dm}/messages`, { content: 'hi' }), 201)).body;
+  await must(owner.request('PUT', `/api/conversations/${dm}/messages/${dmMessage.id}/reactions/thumbsup:${made.id}`), 200);
+  const refused = await stranger.request('PUT', `/api/conversations/${dm}/messages/${dmMessage.id}/reactions/thumbsup:${made.id}`);
+  t.equal(refused.status, 403, 'not a member of its server');
+  t.match(refused.text, /custom emoji of servers you are in/);
+  t.equal((await member.request('PUT', `${messages}/${message.id}/reactions/nothing:00000000-0000-4000-8000-000000000000`)).status, 400);
+  t.equal((await member.request('PUT', `${messages}/${message.id}/reactions/not%20an%20emoji`)).status, 400);
+
+  // Deleted: its reactions stay, shown by name, with no image; they can be taken back, not added.
+  await must(owner.delete(`${base}/emojis/${made.id}`), 204);
+  const after = (await must(member.get(`${messages}?limit=1`), 200)).body[0];
+  t.same(after.reactions[1], { emoji: { id: made.id, name: 'thumbsup', animated: false, available: false }, count: 2, reacted: true });
+  t.equal((await fetch(`${server.url}/emojis/${made.id}`)).status, 404, 'its image is gone');
+  t.equal((await member.request('PUT', `${messages}/${message.id}/reactions/thumbsup:${made.id}`)).status, 400, 'no new reaction with it');
+  const taken = (await must(member.request('DELETE', `${messages}/${message.id}/reactions/thumbsup:${made.id}`), 200)).body;
+  t.same(taken.reactions[1].count, 1, 'one taken back');
+  t.equal(taken.content, text, 'the message text is unchanged');
+  // Its name is free again: a new emoji of that name is another emoji.
+  const again = (await must(owner.request('POST', `${base}/emojis`, emojiForm('thumbsup', await frame(60), 't.png', 'image/png')), 201)).body;
+  t.not(again.id, made.id);
   stream.close();
 });

@@ -416,8 +416,45 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         errors: [429],
       },
     ],
+    [
+      'PUT',
+      `${item}/reactions/{emoji}`,
+      {
+        tag,
+        summary:
+          "Add the caller's reaction, the emoji in the path: a Unicode emoji or :shortcode: (percent-encoded), or a custom emoji as name:id (its id decides; it must exist, and the caller be a member of its server: 403 otherwise)",
+        auth: 'user',
+        path: { emoji: REACTION_PATH },
+        prose: [
+          ...EMOJI_PROSE,
+          rule('a custom emoji named by name:id exists', 'no such custom emoji'),
+          rule('a message holds at most 20 different emoji', 'a message may carry at most'),
+          rule('one person reacts to a message with at most 10 emoji', 'you may react to one message with at most'),
+        ],
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
+    [
+      'DELETE',
+      `${item}/reactions/{emoji}`,
+      {
+        tag,
+        summary: "Remove the caller's reaction, the emoji in the path (a custom one as name:id, even once deleted)",
+        auth: 'user',
+        path: { emoji: REACTION_PATH },
+        prose: EMOJI_PROSE,
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
   ];
 }
+
+/** A reaction's emoji in a path: a Unicode emoji or :shortcode:, or a custom emoji's name:id. */
+const REACTION_PATH: Schema = {
+  anyOf: [emoji, { type: 'string', pattern: '^[A-Za-z0-9_]{2,32}:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }],
+};
 
 /** Issue 18: a DM has no name or members to manage (400). */
 const DM_UNCHANGED = rule('only a group chat is renamed or changes members: a DM is refused', 'a DM cannot be changed');

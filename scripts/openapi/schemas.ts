@@ -366,7 +366,20 @@ export const schemas: Record<string, Schema> = {
     size: int,
     preview_kind: oneOf('code', 'image', 'audio', 'video'),
   }),
-  Reaction: obj({ emoji: str, count: int, reacted: bool }),
+  Reaction: obj({
+    emoji: withDescription(
+      { anyOf: [str, ref('CustomEmoji')] },
+      "a Unicode emoji (as the spec has it), or a server's custom emoji: the two never merge, whatever their names",
+    ),
+    count: int,
+    reacted: bool,
+  }),
+  CustomEmoji: obj({
+    id: uuid,
+    name: str,
+    animated: bool,
+    available: withDescription(bool, 'false once deleted: shown as :name: text, its image gone'),
+  }),
   ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
   Message: obj(messageFields(), MESSAGE_OPTIONAL),
   Embed: obj(embedFields(obj), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail']),

@@ -13,7 +13,10 @@ import { type Body, type Container, type Ctx, type Reached, type Route, reachedW
 import type { UploadStore } from '../parts/messages/upload-store';
 import { auditReason, limitParam, text, uuid, uuidParam } from '../core/validate';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit'>;
+type Deps = Pick<
+  Services,
+  'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit' | 'emojis'
+>;
 
 /** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
 export const TYPING_REPEAT_MS = 3_000;
@@ -54,6 +57,8 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'DELETE', path: `${C}/:message_id`, auth: 'user', body: 'none', handler: channel.deleteMessage },
     { method: 'PUT', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.addReaction },
     { method: 'DELETE', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.removeReaction },
+    { method: 'PUT', path: `${C}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: channel.addReaction },
+    { method: 'DELETE', path: `${C}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: channel.removeReaction },
     { method: 'GET', path: L, auth: 'user', body: 'none', handler: legacy.listMessages },
     { method: 'POST', path: L, auth: 'user', body: 'message', handler: legacy.sendMessage },
     { method: 'GET', path: D, auth: 'user', body: 'none', handler: dm.listMessages },
@@ -62,6 +67,8 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'DELETE', path: `${D}/:message_id`, auth: 'user', body: 'none', handler: dm.deleteMessage },
     { method: 'PUT', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.addReaction },
     { method: 'DELETE', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.removeReaction },
+    { method: 'PUT', path: `${D}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: dm.addReaction },
+    { method: 'DELETE', path: `${D}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: dm.removeReaction },
   ];
 }
 
@@ -110,7 +117,7 @@ function conversationScope({ perms }: Deps): MessageScope {
 }
 
 function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, number>) {
-  const { clock, perms, limits, messages, posting, uploads, sessions, users, hub, readStates, audit } = deps;
+  const { clock, perms, limits, messages, posting, uploads, sessions, users, hub, readStates, audit, emojis } = deps;
   /** The audit entry of a moderator deleting or pinning someone's message in a channel. */
   const auditFor = (ctx: Ctx, container: Container, action: 'message_delete' | 'message_pin' | 'message_unpin', messageId: string) =>
     container.kind === 'channel'
@@ -293,12 +300,32 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     return { at: access, moderator: moderates(access.rank) };
   }
 
+  /**
+   * The emoji a reaction is stored under: `{"emoji"}` in the body (a Unicode emoji, the spec's
+   * routes), or the path's `…/reactions/{emoji}`: a Unicode emoji (percent-encoded) or a custom
+   * one as `name:id` (its id decides: a renamed emoji still answers to its old name), stored under
+   * its id. Adding a custom one: it must exist, and the caller be a member of its server (usable
+   * everywhere by its server's members, as Discord's Nitro); removing: whatever became of it.
+   */
+  function reactionEmoji(ctx: Ctx, add: boolean): string {
+    const inPath = ctx.params.emoji;
+    if (inPath === undefined) return readEmoji(ctx.body);
+    const custom = CUSTOM_REACTION.exec(inPath);
+    if (!custom) return readEmoji({ emoji: inPath });
+    const id = custom[2].toLowerCase();
+    if (!add) return id;
+    const emoji = emojis.byId(id);
+    if (!emoji) throw badRequest('no such custom emoji: it was deleted, or never was');
+    if (perms.rank(ctx.user.id, emoji.serverId) === null) throw forbidden('you may react with the custom emoji of servers you are in');
+    return id;
+  }
+
   /** Adding needs add_reactions; taking one's own away does not. */
   function react(ctx: Ctx, add: boolean) {
     const access = scope.resolve(ctx);
     posting.requireMayWrite(ctx.user, access.container);
     if (add) perms.requireFlag(access, 'add_reactions');
-    const emoji = readEmoji(ctx.body);
+    const emoji = reactionEmoji(ctx, add);
     limits.reactionsPerUser.take(ctx.user.id, 'reactions');
     return json(messages.react(access, ctx.params.message_id, ctx.user, emoji, add));
   }
@@ -327,6 +354,9 @@ function messageFields(body: Body): { content: string; replyTo: string | null } 
   const replyTo = body.reply_to === undefined || body.reply_to === null || body.reply_to === '' ? null : uuid(body, 'reply_to');
   return { content, replyTo };
 }
+
+/** A custom emoji in a reaction's path: `name:id`, as Discord addresses one. */
+const CUSTOM_REACTION = /^([A-Za-z0-9_]{2,32}):([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
 
 function readEmoji(body: Body): string {
   const emoji = resolveEmoji(body.emoji);

@@ -415,8 +415,10 @@ const MIGRATIONS: Migration[] = [
         animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
         creator_id TEXT NOT NULL REFERENCES users (id),
         created_at TEXT NOT NULL,
-        UNIQUE (server_id, name)
+        -- set when deleted: the row stays so old reactions still name it (as :name: text)
+        deleted_at TEXT
       );
+      CREATE UNIQUE INDEX emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
       UPDATE servers SET everyone_permissions = everyone_permissions | 131072;
     `);
   },

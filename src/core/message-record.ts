@@ -14,11 +14,23 @@ export interface Attachment {
   preview_kind: 'code' | 'image' | 'audio' | 'video';
 }
 
+/** A server's custom emoji as a reaction shows it (issue 50); `available: false` once deleted: shown as `:name:` text. */
+export interface CustomEmoji {
+  id: string;
+  name: string;
+  animated: boolean;
+  available: boolean;
+}
+
 export interface Reaction {
-  emoji: string;
+  /** A Unicode emoji as the spec has it, or a custom emoji (never merged with a Unicode one of the same name). */
+  emoji: string | CustomEmoji;
   count: number;
   reacted: boolean;
 }
+
+/** The key a reaction is stored and counted under: the emoji itself, or a custom emoji's id. */
+export const reactionKey = (emoji: Reaction['emoji']): string => (typeof emoji === 'string' ? emoji : emoji.id);
 
 /** The message record: REST responses and WebSocket events alike. */
 export interface MessageRecord {

@@ -227,24 +227,29 @@ function reactions(m, on) {
   const list = el(
     'div',
     { class: 'reactions' },
-    (m.reactions || []).map((reaction) =>
-      el(
+    (m.reactions || []).map((reaction) => {
+      const custom = typeof reaction.emoji === 'string' ? null : reaction.emoji;
+      const label = custom ? `:${custom.name}:` : /** @type {string} */ (reaction.emoji);
+      return el(
         'button',
         {
           type: 'button',
           class: reaction.reacted ? 'reaction reacted' : 'reaction',
           'aria-pressed': String(reaction.reacted),
-          'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
-          title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
+          'aria-label': `${label} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
+          title: reaction.reacted ? `Remove your ${label}` : `React with ${label}`,
           onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
-          // Without add_reactions one may take one's own back, not add.
-          disabled: !reaction.reacted && !on.react,
+          // Without add_reactions one may take one's own back (a deleted custom emoji too), not add.
+          disabled: !reaction.reacted && (!on.react || (custom !== null && !custom.available)),
         },
-        el('span', { class: 'r-emoji', text: reaction.emoji }),
+        // A custom emoji is its image while it exists, its :name: as text once deleted.
+        custom?.available
+          ? el('img', { class: 'r-emoji custom-emoji', src: `/emojis/${custom.id}`, alt: label, width: 20, height: 20 })
+          : el('span', { class: 'r-emoji', text: label }),
         ' ',
         el('span', { class: 'r-count', text: String(reaction.count) }),
-      ),
-    ),
+      );
+    }),
   );
   if ((m.reactions || []).length && on.react) {
     list.append(iconButton('smile', 'Add a reaction', (e) => on.react(e.currentTarget), { class: 'add-reaction' }));

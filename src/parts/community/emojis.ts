@@ -44,7 +44,7 @@ export interface Emojis {
   create(serverId: string, actorId: string, req: IncomingMessage): Promise<EmojiRecord>;
   /** Renames one (audited); 404 when it is not this server's, 409 when the name is taken. */
   rename(serverId: string, emojiId: string, actorId: string, name: string): EmojiRecord;
-  /** Deletes one and its image (audited); 404 when it is not this server's. */
+  /** Deletes one and its image (audited); 404 when it is not this server's. Its row stays, marked deleted: reactions with it show its name as text. */
   remove(serverId: string, emojiId: string, actorId: string): void;
   /** An emoji by id, wherever it lives, or null (deleted, or never was). */
   byId(emojiId: string): EmojiRef | null;
@@ -93,14 +93,17 @@ export function createEmojis({
 }): Emojis {
   const dir = path.join(dataDir, 'emojis');
   fs.mkdirSync(dir, { recursive: true });
-  const listRows = db.prepare<[string], Row>('SELECT id, server_id, name, animated, creator_id FROM emojis WHERE server_id = ? ORDER BY created_at, rowid');
-  const rowById = db.prepare<[string], Row>('SELECT id, server_id, name, animated, creator_id FROM emojis WHERE id = ?');
-  const countOf = db.prepare<[string, number], number>('SELECT COUNT(*) FROM emojis WHERE server_id = ? AND animated = ?').pluck();
-  const holderOf = db.prepare<[string, string], string>('SELECT id FROM emojis WHERE server_id = ? AND name = ?').pluck();
+  const listRows = db.prepare<[string], Row>(
+    'SELECT id, server_id, name, animated, creator_id FROM emojis WHERE server_id = ? AND deleted_at IS NULL ORDER BY created_at, rowid',
+  );
+  const rowById = db.prepare<[string], Row>('SELECT id, server_id, name, animated, creator_id FROM emojis WHERE id = ? AND deleted_at IS NULL');
+  const countOf = db.prepare<[string, number], number>('SELECT COUNT(*) FROM emojis WHERE server_id = ? AND animated = ? AND deleted_at IS NULL').pluck();
+  const holderOf = db.prepare<[string, string], string>('SELECT id FROM emojis WHERE server_id = ? AND name = ? AND deleted_at IS NULL').pluck();
   const insertRow = db.prepare('INSERT INTO emojis (id, server_id, name, animated, creator_id, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   const renameRow = db.prepare('UPDATE emojis SET name = ? WHERE id = ?');
-  const deleteRow = db.prepare('DELETE FROM emojis WHERE id = ?');
-  const allIds = db.prepare<[], string>('SELECT id FROM emojis').pluck();
+  // The row stays (old reactions name it, shown as `:name:` text); its name and slot are free again.
+  const deleteRow = db.prepare('UPDATE emojis SET deleted_at = ? WHERE id = ?');
+  const allIds = db.prepare<[], string>('SELECT id FROM emojis WHERE deleted_at IS NULL').pluck();
   const finalPath = (id: string) => path.join(dir, `${id}.webp`);
 
   // Files no row names (a server deleted with its emoji, a crash between the file and its row).
@@ -195,7 +198,7 @@ export function createEmojis({
     remove(serverId, emojiId, actorId) {
       const row = findOwn(serverId, emojiId);
       db.transaction(() => {
-        deleteRow.run(emojiId);
+        deleteRow.run(iso(clock.now()), emojiId);
         audit.write({ serverId, action: 'emoji_delete', actorId, targetId: emojiId, targetKind: 'emoji', reason: null, changes: { name: row.name } });
       })();
       fs.rmSync(finalPath(emojiId), { force: true });

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { MessageRecord } from '../../core/message-record';
+import type { CustomEmoji, MessageRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
 import type {
@@ -110,7 +110,9 @@ export const STREAM_EVENTS = {
     "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs",
     {
       message_id: uuid,
-      emoji: Type.String(),
+      emoji: Type.Union([Type.String(), record<CustomEmoji>('CustomEmoji')], {
+        description: 'a Unicode emoji, or a custom emoji (issue 50; available: false once deleted)',
+      }),
       user_id: uuid,
       added: Type.Boolean(),
       count,
@@ -504,5 +506,5 @@ export type MessageChange =
   | ({ kind: 'created' } & Placed)
   | ({ kind: 'edited'; reactors: Reactors } & Placed)
   | { kind: 'deleted'; messageId: string; seq: number }
-  | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
+  | ({ kind: 'reaction'; reactors: Reactors; emoji: string | CustomEmoji; userId: string; added: boolean; count: number } & Placed)
   | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);

@@ -10,6 +10,7 @@ import { createMessageWrites } from './message-writes';
 import type { Embed } from '../../core/embed';
 import {
   type Attachment,
+  type CustomEmoji,
   type MessageRecord,
   type MessageRow,
   type Reaction,
@@ -23,6 +24,7 @@ import {
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../delivery/hub';
 import { type Container, type Reached, type User, reachedWhole } from '../../core/types';
+import { isUuid } from '../../core/http/router';
 import type { ReadStates } from './unread';
 import type { ReceivedFile, UploadStore } from './upload-store';
 
@@ -284,14 +286,32 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
+  // A custom emoji's reactions are stored under its id (a UUID, which no Unicode emoji is); deleted ones keep their row.
+  const customEmojiRows = db.prepare<[string], { id: string; name: string; animated: number; deleted_at: string | null }>(
+    'SELECT id, name, animated, deleted_at FROM emojis WHERE id IN (SELECT value FROM json_each(?))',
+  );
+  /** How reactions stored under `keys` show: a custom emoji's id becomes the emoji; a Unicode emoji stays itself. */
+  function shownEmoji(keys: Iterable<string>): (key: string) => Reaction['emoji'] {
+    const ids = [...new Set(keys)].filter(isUuid);
+    const custom = new Map<string, CustomEmoji>();
+    if (ids.length > 0) {
+      for (const e of customEmojiRows.all(JSON.stringify(ids))) {
+        custom.set(e.id, { id: e.id, name: e.name, animated: e.animated === 1, available: e.deleted_at === null });
+      }
+    }
+    return (key) => custom.get(key) ?? key;
+  }
+
   function hydrate(rows: MessageRow[], viewerId: string, at: Reached | ((row: MessageRow) => Reached)): MessageRecord[] {
     if (typeof at !== 'function') rows = rows.filter((row) => isShown(at, row));
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
-    for (const r of reactionsOfPage.all({ viewer: viewerId, seqs })) {
+    const reactionRows = reactionsOfPage.all({ viewer: viewerId, seqs });
+    const shown = shownEmoji(reactionRows.map((r) => r.emoji));
+    for (const r of reactionRows) {
       const list = reactions.get(r.message_seq) ?? [];
-      list.push({ emoji: r.emoji, count: r.count, reacted: r.mine === 1 });
+      list.push({ emoji: shown(r.emoji), count: r.count, reacted: r.mine === 1 });
       reactions.set(r.message_seq, list);
     }
     const attachments = new Map<number, Attachment[]>();
@@ -481,7 +501,15 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       else deleteReaction.run(row.seq, emoji, user.id);
       const { live, own } = changed(at, row, user.id);
       const count = reactionCount.get({ seq: row.seq, emoji })!.n;
-      hub.message(at.container, { kind: 'reaction', ...live, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
+      hub.message(at.container, {
+        kind: 'reaction',
+        ...live,
+        reactors: () => store.reactors(messageId),
+        emoji: shownEmoji([emoji])(emoji),
+        userId: user.id,
+        added: add,
+        count,
+      });
       return own;
     },
 
