@@ -287,6 +287,7 @@ export function createApp(options: AppOptions): RunningApp {
     sso,
     passkeys,
     signInMethods,
+    decoders,
     avatars,
     emojis,
     accountExports,

@@ -2,6 +2,7 @@
 // manage them, the audit log, the live list, the images served from our origin, backups.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -10,6 +11,7 @@ import { backup } from '../src/parts/backup';
 import { type Client, signUp } from './helpers/client';
 import { befriend, community, crowd, must } from './helpers/community';
 import { startServer } from './helpers/server';
+import { multipart } from './helpers/multipart';
 import { openSocket } from './helpers/ws';
 
 const frame = (r: number, width = 64, height = 48) =>
@@ -252,4 +254,43 @@ t.test('custom emoji in messages and reactions: kept apart from a Unicode emoji 
   const again = (await must(owner.request('POST', `${base}/emojis`, emojiForm('thumbsup', await frame(60), 't.png', 'image/png')), 201)).body;
   t.not(again.id, made.id);
   stream.close();
+});
+
+t.test('emoji uploads hold under the avatars’ bounded decoder pool: one at a time per user, refused (not queued) past it', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const { owner, serverId } = await crowd(server, 0);
+  const png = await frame(80);
+  // One at a time: a second upload while the first is still arriving is 429, as for avatars.
+  const body = multipart([
+    { field: 'name', value: 'slow_one' },
+    { file: 'image', filename: 'slow.png', contentType: 'image/png', data: png },
+  ]);
+  const slow = http.request(`${server.url}/api/servers/${serverId}/emojis`, {
+    method: 'POST',
+    headers: { cookie: owner.cookie!, 'content-type': body.contentType, 'content-length': String(body.length) },
+  });
+  slow.on('error', () => {});
+  slow.write(body.chunks().next().value as Buffer);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = await owner.request('POST', `/api/servers/${serverId}/emojis`, emojiForm('second', png, 's.png', 'image/png'));
+  t.equal(second.status, 429, 'one upload at a time per user');
+  t.match(second.text, /one emoji at a time/);
+  slow.destroy();
+  // The pool is the avatars' own: held full (2 decoding, 8 waiting), an emoji upload is refused at once with 503.
+  const release: (() => void)[] = [];
+  const held = Array.from({ length: 10 }, () => server.app.decoders.run(() => new Promise<void>((resolve) => release.push(resolve))).catch(() => {}));
+  await new Promise((resolve) => setImmediate(resolve));
+  const busy = await owner.request('POST', `/api/servers/${serverId}/emojis`, emojiForm('busy', png, 'b.png', 'image/png'));
+  t.equal(busy.status, 503, 'the shared pool is full: refused, not queued');
+  t.ok(Number(busy.headers.get('retry-after')) > 0, 'with Retry-After');
+  const avatar = new FormData();
+  avatar.append('avatar', new Blob([png], { type: 'image/png' }), 'a.png');
+  t.equal((await owner.put('/api/account/avatar', avatar)).status, 503, 'and avatars meet the same full pool');
+  for (let released = 0; released < 10;) {
+    if (release.length > released) release[released++]();
+    else await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(held);
+  t.equal((await owner.request('POST', `/api/servers/${serverId}/emojis`, emojiForm('after', png, 'a.png', 'image/png'))).status, 201, 'free again');
 });

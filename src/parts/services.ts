@@ -12,6 +12,7 @@ import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
 import type { Emojis } from './community/emojis';
+import type { WorkQueue } from '../core/work-queue';
 import type { Clock } from '../core/clock';
 import type { Config } from '../core/config';
 import type { DB } from '../core/db';
@@ -98,6 +99,8 @@ export interface Services {
   passkeys: Passkeys;
   /** The ways into an account (password, passkeys, identities): the last one stays. */
   signInMethods: SignInMethods;
+  /** The one bounded pool of image decoders (src/core/images.ts): avatars, emoji, stickers. */
+  decoders: WorkQueue;
   avatars: Avatars;
   emojis: Emojis;
   accountExports: Exports;
