@@ -584,6 +584,27 @@ CREATE TABLE IF NOT EXISTS emojis (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
 
+-- A message's poll (issue 50; src/parts/messages/polls.ts): its answers as JSON [{answer_id, text,
+-- emoji}]. Once ended (expired, or ended early by its author) `results` holds the frozen counts.
+CREATE TABLE IF NOT EXISTS polls (
+  message_seq       INTEGER PRIMARY KEY REFERENCES messages (seq) ON DELETE CASCADE,
+  question          TEXT NOT NULL,
+  answers           TEXT NOT NULL,
+  allow_multiselect INTEGER NOT NULL CHECK (allow_multiselect IN (0, 1)),
+  expires_at        TEXT NOT NULL,
+  ended_at          TEXT,
+  results           TEXT
+);
+CREATE INDEX IF NOT EXISTS polls_open ON polls (expires_at) WHERE ended_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS poll_votes (
+  message_seq INTEGER NOT NULL REFERENCES polls (message_seq) ON DELETE CASCADE,
+  answer_id   TEXT NOT NULL,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at  TEXT NOT NULL,
+  PRIMARY KEY (message_seq, answer_id, user_id)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS reactions (
   message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
   emoji       TEXT NOT NULL,

@@ -52,6 +52,7 @@ import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
 import { createPosting } from './parts/messages/posting';
+import { createPolls } from './parts/messages/polls';
 import { createSearch } from './parts/messages/search';
 import { createReadStates } from './parts/messages/unread';
 import { createUploadStore } from './parts/messages/upload-store';
@@ -78,6 +79,8 @@ export interface Settings {
   deviceReuseGraceMs: number;
   /** How often inactive threads are looked for, to archive them (their time is the clock's). */
   threadSweepMs: number;
+  /** How often polls whose time is up are looked for, to end them (their time is the clock's). */
+  pollSweepMs: number;
   /** Custom emoji a server may hold, static and animated (read at each upload). */
   emojiSlots: { static: number; animated: number };
 }
@@ -89,6 +92,7 @@ export const DEFAULT_SETTINGS: Settings = {
   largeServerMembers: LARGE_SERVER_MEMBERS,
   deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
   threadSweepMs: MINUTE,
+  pollSweepMs: MINUTE,
   emojiSlots: DEFAULT_EMOJI_SLOTS,
 };
 
@@ -182,6 +186,7 @@ export function createApp(options: AppOptions): RunningApp {
   for (const name of config.adminUsers) accountChanges.setAdmin(name, true);
   const uploads = createUploadStore({ db, dataDir: config.dataDir, durability: config.durability, log });
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails });
+  const polls = createPolls({ db, clock, messages, userById: (id) => users.byId(id), log });
   const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
@@ -272,6 +277,7 @@ export function createApp(options: AppOptions): RunningApp {
     uploads,
     messages,
     posting,
+    polls,
     members,
     channels,
     threads,
@@ -326,6 +332,7 @@ export function createApp(options: AppOptions): RunningApp {
 
   // Inactive threads archive by themselves after their auto_archive_minutes (told as thread_updated).
   const archiver = every(settings.threadSweepMs, 'thread-archive', () => void threadNews.sweep(), log);
+  const pollEnder = every(settings.pollSweepMs, 'poll-expiry', () => void polls.sweep(), log);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -333,6 +340,8 @@ export function createApp(options: AppOptions): RunningApp {
       pipeline.drain();
       clearInterval(sweeper);
       clearInterval(archiver);
+      clearInterval(pollEnder);
+      polls.close();
       presence.close();
       sockets.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.

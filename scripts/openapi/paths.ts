@@ -70,16 +70,28 @@ const pageHeaders = { 'X-Total-Count': 'rows matching (paged answers only)', Lin
 const MAX_CONTENT = 4000;
 /** `reply_to`: a message of the same room; empty or null is none. */
 const replyTo: Schema = { anyOf: [uuid, { type: 'string', const: '' }, { type: 'null' }] };
-const messageBody = input(
+/** A poll a message brings (issue 50; src/api/messages.ts readPoll). */
+const pollInput: Schema = input(
   {
-    content: text(MAX_CONTENT, { multiline: true }),
+    question: text(300),
+    answers: { type: 'array', minItems: 2, maxItems: 10, items: input({ text: text(55), emoji: nullable(emoji) }, ['emoji']) },
+    duration_hours: { type: 'integer', minimum: 1, maximum: 768, description: 'it ends this many hours after it was sent' },
+    allow_multiselect: { ...bool, description: 'a voter may choose several answers (default false: one, a vote for another moves it)' },
+  },
+  ['allow_multiselect'],
+);
+/** Content may be blank (or absent) only beside a poll or embeds: a rule in prose (MESSAGE_PROSE). */
+const messageBody: Schema = input(
+  {
+    content: text(MAX_CONTENT, { multiline: true, blank: true }),
     reply_to: replyTo,
     embeds: {
       anyOf: [{ type: 'array', maxItems: 10, items: ref('EmbedInput') }, { type: 'null' }],
       description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none",
     },
+    poll: { anyOf: [pollInput, { type: 'null' }], description: 'a poll (JSON only; send_polls); null is none' },
   },
-  ['reply_to', 'embeds'],
+  ['content', 'reply_to', 'embeds', 'poll'],
 );
 /** The parts of a multipart message: content or at least one file. */
 const messageParts: Schema = {
@@ -185,6 +197,7 @@ const WEBHOOK_PROSE: Prose[] = [
   ...PARTS_PROSE,
 ];
 const MESSAGE_PROSE: Prose[] = [
+  rule('content is not blank unless the message carries files, embeds or a poll', 'content must not be empty'),
   rule('a forum takes posts (POST …/threads), not messages', 'a forum takes posts'),
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),
@@ -435,6 +448,7 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         errors: [429],
       },
     ],
+    ...pollOperations(tag, item),
     [
       'DELETE',
       `${item}/reactions/{emoji}`,
@@ -446,6 +460,64 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         prose: EMOJI_PROSE,
         ok: [json(200, ref('Message'))],
         errors: [429],
+      },
+    ],
+  ];
+}
+
+/** A message's poll (issue 50): votes, voters, the end. */
+function pollOperations(tag: string, item: string): [string, string, OpSpec][] {
+  const answer = `${item}/poll/answers/{answer_id}`;
+  const ended = rule('a poll takes votes until it ends', 'this poll has ended');
+  return [
+    [
+      'PUT',
+      `${answer}/votes/@me`,
+      {
+        tag,
+        summary:
+          "Vote for an answer (idempotent; one answer unless allow_multiselect: a vote for another moves it); 200 the message. 404: no poll or no such answer; 409: it has ended. Shares the reactions' rate limit",
+        auth: 'user',
+        ok: [json(200, ref('Message'))],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'DELETE',
+      `${answer}/votes/@me`,
+      {
+        tag,
+        summary: "Take the caller's vote back (idempotent); 200 the message; 409 once ended",
+        auth: 'user',
+        ok: [json(200, ref('Message'))],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'GET',
+      `${answer}/voters`,
+      {
+        tag,
+        summary: 'Who voted for an answer, by user id',
+        auth: 'user',
+        query: {
+          after: { ...uuid, description: 'a user id: the voters after it' },
+          limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 25' },
+        },
+        ok: [json(200, arr(ref('UserRef')))],
+      },
+    ],
+    [
+      'POST',
+      `${item}/poll/end`,
+      {
+        tag,
+        summary:
+          'End a poll early (its author): the results are frozen and announced by a message of its author replying to it; 200 the message; 409 once ended',
+        auth: 'user',
+        prose: [ended],
+        ok: [json(200, ref('Message'))],
+        errors: [409],
       },
     ],
   ];

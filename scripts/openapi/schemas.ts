@@ -11,7 +11,7 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
-export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread'];
+export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread', 'poll'];
 /** A forum's fields of a channel record: on forums only. */
 const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
 
@@ -373,6 +373,14 @@ export const schemas: Record<string, Schema> = {
     ),
     count: int,
     reacted: bool,
+  }),
+  Poll: obj({
+    question: str,
+    answers: arr(obj({ answer_id: uuid, text: str, emoji: nullable(str) })),
+    allow_multiselect: bool,
+    expires_at: withDescription(time, 'when it ends unless its author ends it first'),
+    ended: withDescription(bool, 'expired, or ended early by its author: results no longer move'),
+    results: withDescription(arr(obj({ answer_id: uuid, count: int })), "each answer's votes, in the answers' order; frozen once ended"),
   }),
   CustomEmoji: obj({
     id: uuid,
@@ -825,5 +833,6 @@ export function messageFields(): Record<string, Schema> {
       obj({ id: uuid, name: str, message_count: int, last_message_at: nullable(time), archived: bool, locked: bool }),
       'a message a thread was started from, in its parent: that thread ("N replies · last reply …")',
     ),
+    poll: withDescription(ref('Poll'), 'a poll (issue 50)'),
   };
 }

@@ -12,6 +12,7 @@ import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
 import type { Emojis } from './community/emojis';
+import type { Polls } from './messages/polls';
 import type { WorkQueue } from '../core/work-queue';
 import type { Clock } from '../core/clock';
 import type { Config } from '../core/config';
@@ -77,6 +78,7 @@ export interface Services {
   messages: MessageStore;
   /** Who may post what, where: the one way to post (members, bots, webhooks) and to edit. */
   posting: Posting;
+  polls: Polls;
   members: Members;
   channels: ChannelStore;
   /** The one writer of threads and thread_members rows, and their reads. */

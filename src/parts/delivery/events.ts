@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { CustomEmoji, MessageRecord } from '../../core/message-record';
+import type { CustomEmoji, MessageRecord, PollRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
 import type {
@@ -117,6 +117,12 @@ export const STREAM_EVENTS = {
       added: Type.Boolean(),
       count,
     },
+  ),
+  poll_vote: placed(
+    'poll_vote',
+    READERS,
+    "a poll's counts moved (at most one event a second per poll: the counts as they then stand), or it ended (ended: true, the results frozen)",
+    { message_id: uuid, poll: record<PollRecord>('Poll') },
   ),
   message_pinned: event('message_pinned', READERS, 'a message pinned', { message: record<MessageRecord>('Message') }),
   message_unpinned: event('message_unpinned', READERS, 'a message unpinned', { message: record<MessageRecord>('Message') }),
@@ -507,4 +513,5 @@ export type MessageChange =
   | ({ kind: 'edited'; reactors: Reactors } & Placed)
   | { kind: 'deleted'; messageId: string; seq: number }
   | ({ kind: 'reaction'; reactors: Reactors; emoji: string | CustomEmoji; userId: string; added: boolean; count: number } & Placed)
-  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);
+  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed)
+  | ({ kind: 'poll'; poll: PollRecord } & Placed);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { ChannelTails } from './channel-tails';
 import type { Clock } from '../../core/clock';
-import { iso } from '../../core/clock';
+import { HOUR, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, forbidden, notFound } from '../../core/http/errors';
@@ -13,11 +13,14 @@ import {
   type CustomEmoji,
   type MessageRecord,
   type MessageRow,
+  type PollRecord,
+  type PollRow,
   type Reaction,
   type ReplyRow,
   type ThreadSummary,
   showsReplyTo,
   toAttachment,
+  toPoll,
   toRecord,
   withoutReply,
 } from '../../core/message-record';
@@ -43,6 +46,16 @@ export interface MessageInput {
   webhook?: { id: string; name: string | null; avatarUrl: string | null };
   /** Which of the mentions found may notify (Discord's allowed_mentions); absent: all of them. */
   allowedMentions?: AllowedMentions;
+  /** A poll (issue 50; checked by the caller: src/api/messages.ts readPoll). */
+  poll?: PollInput;
+}
+
+/** A poll as a message brings it. */
+export interface PollInput {
+  question: string;
+  answers: { text: string; emoji: string | null }[];
+  durationHours: number;
+  allowMultiselect: boolean;
 }
 
 /** Discord's allowed_mentions: the kinds parsed from the text, and ids let through by name. */
@@ -80,6 +93,7 @@ export interface Written {
   row: MessageRow;
   reply: MessageRow | undefined;
   attachments: Attachment[];
+  poll?: PollRecord;
 }
 
 /**
@@ -109,6 +123,8 @@ export interface MessageStore {
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
   remove(at: Reached, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
   react(at: Reached, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
+  /** Tells the readers of a message its poll as it now stands (`poll_vote`). */
+  announcePoll(at: Reached, messageId: string): void;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
   /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
@@ -187,7 +203,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const mentionsOf = (container: Container, input: MessageInput, rights: AuthorRights) =>
     allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
   const requireSomething = (input: MessageInput) => {
-    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length) {
+    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length && !input.poll) {
       throw badRequest('content must not be empty unless the message has attachments');
     }
   };
@@ -215,8 +231,46 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       row: { ...row, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl, bot },
       reply,
       attachments: attachments.map(toAttachment),
+      ...(input.poll ? { poll: insertPoll(row.seq, input.poll) } : {}),
     };
   };
+  const insertPollRow = db.prepare('INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at) VALUES (?, ?, ?, ?, ?)');
+  function insertPoll(seq: number, poll: PollInput): PollRecord {
+    const answers = poll.answers.map((a) => ({ answer_id: crypto.randomUUID(), text: a.text, emoji: a.emoji }));
+    const expiresAt = iso(clock.now() + poll.durationHours * HOUR);
+    insertPollRow.run(seq, poll.question, JSON.stringify(answers), poll.allowMultiselect ? 1 : 0, expiresAt);
+    return toPoll(
+      {
+        question: poll.question,
+        answers: JSON.stringify(answers),
+        allow_multiselect: poll.allowMultiselect ? 1 : 0,
+        expires_at: expiresAt,
+        ended_at: null,
+        results: null,
+      },
+      new Map(),
+    );
+  }
+  const pollsOfPage = db.prepare<[string], PollRow & { message_seq: number }>(
+    'SELECT message_seq, question, answers, allow_multiselect, expires_at, ended_at, results FROM polls WHERE message_seq IN (SELECT value FROM json_each(?))',
+  );
+  const votesOfPage = db.prepare<[string], { message_seq: number; answer_id: string; n: number }>(
+    'SELECT message_seq, answer_id, COUNT(*) AS n FROM poll_votes WHERE message_seq IN (SELECT value FROM json_each(?)) GROUP BY message_seq, answer_id',
+  );
+  /** The polls of a page of messages, by seq: two queries whatever its size. */
+  function pollsOf(seqs: string): Map<number, PollRecord> {
+    const polls = new Map<number, PollRecord>();
+    const rows = pollsOfPage.all(seqs);
+    if (rows.length === 0) return polls;
+    const counts = new Map<number, Map<string, number>>();
+    for (const v of votesOfPage.all(JSON.stringify(rows.filter((r) => r.ended_at === null).map((r) => r.message_seq)))) {
+      const of = counts.get(v.message_seq) ?? new Map<string, number>();
+      of.set(v.answer_id, v.n);
+      counts.set(v.message_seq, of);
+    }
+    for (const row of rows) polls.set(row.message_seq, toPoll(row, counts.get(row.message_seq) ?? new Map()));
+    return polls;
+  }
   const insertVersion = db.prepare('INSERT INTO message_edits (message_seq, content, written_at) VALUES (?, ?, ?)');
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
@@ -330,10 +384,13 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       }
     }
     const reachedOf = typeof at === 'function' ? at : () => at;
+    const polls = pollsOf(seqs);
     return rows.map((row) => {
       const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
       const record = toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
+      const poll = polls.get(row.seq);
+      if (poll) record.poll = poll;
       // A thread shows on the message it was started from, in its parent (a forum post's first message is inside it).
       const thread = threads.get(row.id);
       if (thread && thread.parent === row.channel_id) record.thread = thread.summary;
@@ -439,10 +496,11 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return write(container, author, input, mentionsOf(container, input, rights), rights);
     },
 
-    announce({ container, row, reply, attachments }) {
+    announce({ container, row, reply, attachments, poll }) {
       tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
+      if (poll) record.poll = poll;
       metrics.messageSent();
       hub.message(container, { kind: 'created', seq: row.seq, replySeq: reply?.seq ?? null, message: record });
       return record;
@@ -511,6 +569,12 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
         count,
       });
       return own;
+    },
+
+    announcePoll(at, messageId) {
+      const row = findRow(at, messageId);
+      const { live } = changed(at, row, row.author_id);
+      if (live.message.poll) hub.message(at.container, { kind: 'poll', ...live, poll: live.message.poll });
     },
 
     pin(at, messageId, user, pinned, audit) {

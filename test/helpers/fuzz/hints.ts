@@ -43,6 +43,9 @@ export const FIXTURE_COUNTS = {
   webhookToken: 1,
   /** a custom emoji of the server */
   emoji: 1,
+  /** a poll of the server's general channel (a message), and its first answer */
+  poll: 1,
+  pollAnswer: 1,
   /** the owner's bot, a member of the server */
   bot: 1,
   /** owner, member, outsider, peer, target, admin, spare */
@@ -120,6 +123,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   import_id: 'import',
   webhook_id: 'webhook',
   emoji_id: 'emoji',
+  answer_id: 'pollAnswer',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -151,6 +155,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0] },
+  { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['poll', 0], answer_id: ['pollAnswer', 0] },
   // A thread of general (started from the member's message), the forum, and its post.
   { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 5] },

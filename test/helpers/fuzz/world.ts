@@ -442,10 +442,17 @@ export class World {
     const emojiForm = new FormData();
     emojiForm.append('name', 'fuzz_blob');
     emojiForm.append('image', new Blob([SAMPLE_FILES.gif]), 'blob.gif');
-    const [webhook, bot, emoji] = await Promise.all([
+    const [webhook, bot, emoji, pollMessage] = await Promise.all([
       this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/webhooks`, { name: 'fuzz hook' }, 201),
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
       this.must(owner, 'POST', `/api/servers/${S}/emojis`, emojiForm, 201),
+      this.must(
+        member,
+        'POST',
+        `/api/servers/${S}/channels/${C1}/messages`,
+        { content: '', poll: { question: 'fuzz?', answers: [{ text: 'yes' }, { text: 'no' }], duration_hours: 1 } },
+        201,
+      ),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
     // The owner's identity at the provider, as a link through the account page leaves it (the
@@ -504,6 +511,8 @@ export class World {
       import: [importId],
       webhook: [webhook.body.id],
       emoji: [emoji.body.id],
+      poll: [pollMessage.body.id],
+      pollAnswer: [pollMessage.body.poll.answers[0].answer_id],
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
       identity: [identity.id],
