@@ -584,6 +584,29 @@ CREATE TABLE IF NOT EXISTS emojis (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
 
+-- A server's stickers (issue 50): the image is DATA_DIR/stickers/<id>.webp (src/parts/community/stickers.ts);
+-- a deleted one keeps its row (deleted_at) for the messages that carried it.
+CREATE TABLE IF NOT EXISTS stickers (
+  id          TEXT PRIMARY KEY,
+  server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name        TEXT NOT NULL,
+  description TEXT NOT NULL,
+  tags        TEXT NOT NULL,
+  animated    INTEGER NOT NULL CHECK (animated IN (0, 1)),
+  creator_id  TEXT NOT NULL REFERENCES users (id),
+  created_at  TEXT NOT NULL,
+  deleted_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS stickers_by_server ON stickers (server_id);
+
+-- The stickers a message carries (at most 3), in order.
+CREATE TABLE IF NOT EXISTS message_stickers (
+  message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  position    INTEGER NOT NULL,
+  sticker_id  TEXT NOT NULL REFERENCES stickers (id),
+  PRIMARY KEY (message_seq, position)
+) WITHOUT ROWID;
+
 -- A message's poll (issue 50; src/parts/messages/polls.ts): its answers as JSON [{answer_id, text,
 -- emoji}]. Once ended (expired, or ended early by its author) `results` holds the frozen counts.
 CREATE TABLE IF NOT EXISTS polls (

@@ -38,6 +38,7 @@ import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
 import { DEFAULT_EMOJI_SLOTS, createEmojis } from './parts/community/emojis';
+import { createStickers } from './parts/community/stickers';
 import { createChannelStore } from './parts/community/channels';
 import { createThreadStore } from './parts/community/threads';
 import { createThreadNews } from './parts/community/thread-news';
@@ -206,6 +207,7 @@ export function createApp(options: AppOptions): RunningApp {
   const decoders = createImageDecoders();
   const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, decoders, log });
   const emojis = createEmojis({ db, clock, audit, dataDir: config.dataDir, decoders, slots: () => settings.emojiSlots, log });
+  const stickers = createStickers({ db, clock, audit, dataDir: config.dataDir, decoders, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
     db,
@@ -296,6 +298,7 @@ export function createApp(options: AppOptions): RunningApp {
     decoders,
     avatars,
     emojis,
+    stickers,
     accountExports,
     deletion,
     imports,

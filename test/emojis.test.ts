@@ -294,3 +294,79 @@ t.test('emoji uploads hold under the avatars’ bounded decoder pool: one at a t
   await Promise.all(held);
   t.equal((await owner.request('POST', `/api/servers/${serverId}/emojis`, emojiForm('after', png, 'a.png', 'image/png'))).status, 201, 'free again');
 });
+
+t.test('stickers: upload, refusals, 30 per server, manage_emojis, in messages (at most 3), deleted ones shown by name', async (t) => {
+  const server = await startServer();
+  t.teardown(server.close);
+  const { owner, members, serverId, general } = await crowd(server, 1);
+  const [member] = members;
+  const stranger = await signUp(server.url);
+  const base = `/api/servers/${serverId}/stickers`;
+  const form = (fields: Record<string, string>, data: Buffer, filename = 's.gif', type = 'image/gif') => {
+    const f = new FormData();
+    for (const [k, v] of Object.entries(fields)) f.append(k, v);
+    f.append('image', new Blob([data], { type }), filename);
+    return f;
+  };
+  const gif = await animated('gif');
+  const made = (await must(owner.request('POST', base, form({ name: 'Happy dance', description: 'dances', tags: ':tada:' }, gif)), 201)).body;
+  t.match(made, { name: 'Happy dance', description: 'dances', tags: '🎉', animated: true, url: `/stickers/${made.id}`, creator_id: owner.userId });
+  const bytes = Buffer.from(await (await fetch(server.url + made.url)).arrayBuffer());
+  t.match(await sharp(bytes, { animated: true }).metadata(), { format: 'webp', width: 320, pageHeight: 320, pages: 3 }, 'drawn at 320 × 320, still animated');
+  const png = await frame(10, 200, 200);
+  for (const [what, f, status, reason] of [
+    ['oversized', form({ name: 'big', tags: '🙂' }, Buffer.alloc(512 * 1024 + 1), 'b.png', 'image/png'), 413, /at most 512 KiB/],
+    ['corrupt', form({ name: 'broken', tags: '🙂' }, Buffer.concat([png.subarray(0, 40), Buffer.alloc(99)]), 'b.png', 'image/png'), 400, /not an image/],
+    ['a lying content type', form({ name: 'liar', tags: '🙂' }, Buffer.from('<html>'), 'l.png', 'image/png'), 400, /not an image/],
+    ['no related emoji', form({ name: 'plain' }, png, 'p.png', 'image/png'), 400, /tags must be/],
+    ['a name too short', form({ name: 'x', tags: '🙂' }, png, 'p.png', 'image/png'), 400, /name must be 2 to 30/],
+  ] as const) {
+    const res = await owner.request('POST', base, f);
+    t.equal(res.status, status, what);
+    t.match(res.text, reason, what);
+  }
+  t.equal((await member.request('POST', base, form({ name: 'mine', tags: '🙂' }, png, 'p.png', 'image/png'))).status, 403, 'manage_emojis covers stickers');
+  t.equal((await must(member.get(base), 200)).body.length, 1, 'members see them');
+  t.match((await must(owner.request('PATCH', `${base}/${made.id}`, { description: 'a happy dance' }), 200)).body, {
+    name: 'Happy dance',
+    description: 'a happy dance',
+  });
+
+  // 30 per server.
+  const insert = server.app.db.prepare(
+    "INSERT INTO stickers (id, server_id, name, description, tags, animated, creator_id, created_at) VALUES (?, ?, 'filler', '', '🙂', 0, ?, 'now')",
+  );
+  for (let i = 0; i < 28; i++) insert.run(crypto.randomUUID(), serverId, owner.userId);
+  const last = (await must(owner.request('POST', base, form({ name: 'the 30th', tags: '🙂' }, png, 'p.png', 'image/png')), 201)).body;
+  const full = await owner.request('POST', base, form({ name: 'the 31st', tags: '🙂' }, png, 'p.png', 'image/png'));
+  t.equal(full.status, 409);
+  t.match(full.text, /no sticker slot left \(30\)/);
+
+  // In a message: beside content or alone, at most 3, of servers the sender is in.
+  const messages = `/api/servers/${serverId}/channels/${general}/messages`;
+  const sent = (await must(member.post(messages, { content: '', sticker_ids: [made.id, last.id] }), 201)).body;
+  t.same(
+    sent.stickers.map((s: { id: string; available: boolean }) => [s.id, s.available]),
+    [
+      [made.id, true],
+      [last.id, true],
+    ],
+  );
+  t.same(sent.attachments, [], 'not attachments');
+  t.equal((await member.post(messages, { content: 'x', sticker_ids: [made.id, last.id, made.id] })).status, 400, 'twice');
+  const four = Array.from({ length: 4 }, () => crypto.randomUUID());
+  t.equal((await member.post(messages, { content: 'x', sticker_ids: four })).status, 400, 'at most 3');
+  t.equal((await member.post(messages, { content: 'x', sticker_ids: [crypto.randomUUID()] })).status, 400, 'one that does not exist');
+  await befriend(member, stranger);
+  const dm = (await must(member.post('/api/conversations/dm', { usernames: [stranger.username] }), 201)).body.id;
+  await must(member.post(`/api/conversations/${dm}/messages`, { content: '', sticker_ids: [made.id] }), 201);
+  const refused = await stranger.post(`/api/conversations/${dm}/messages`, { content: 'mine too', sticker_ids: [made.id] });
+  t.equal(refused.status, 403, 'a sticker of a server one is not in');
+
+  // Deleted: the message shows its name; its image is gone.
+  await must(owner.delete(`${base}/${made.id}`), 204);
+  const after = (await must(member.get(`${messages}?limit=1`), 200)).body[0];
+  t.same(after.stickers[0], { id: made.id, name: 'Happy dance', animated: true, url: `/stickers/${made.id}`, available: false });
+  t.equal((await fetch(server.url + made.url)).status, 404);
+  t.equal((await member.post(messages, { content: 'x', sticker_ids: [made.id] })).status, 400, 'no longer sent');
+});

@@ -90,8 +90,12 @@ const messageBody: Schema = input(
       description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none",
     },
     poll: { anyOf: [pollInput, { type: 'null' }], description: 'a poll (JSON only; send_polls); null is none' },
+    sticker_ids: {
+      anyOf: [{ type: 'array', maxItems: 3, uniqueItems: true, items: uuid }, { type: 'null' }],
+      description: 'stickers of servers the author is in (JSON only; 400 for one that does not exist, 403 for one of another server); null is none',
+    },
   },
-  ['content', 'reply_to', 'embeds', 'poll'],
+  ['content', 'reply_to', 'embeds', 'poll', 'sticker_ids'],
 );
 /** The parts of a multipart message: content or at least one file. */
 const messageParts: Schema = {
@@ -197,7 +201,8 @@ const WEBHOOK_PROSE: Prose[] = [
   ...PARTS_PROSE,
 ];
 const MESSAGE_PROSE: Prose[] = [
-  rule('content is not blank unless the message carries files, embeds or a poll', 'content must not be empty'),
+  rule('content is not blank unless the message carries files, embeds, a poll or stickers', 'content must not be empty'),
+  rule('sticker_ids names live stickers, each once', 'sticker_ids names'),
   rule('a forum takes posts (POST …/threads), not messages', 'a forum takes posts'),
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),
@@ -1186,6 +1191,78 @@ export const operations: Ops = [
       summary: 'Delete a custom emoji (manage_emojis): messages and reactions that used it show :name: as text',
       auth: 'user',
       ok: [empty('deleted')],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/stickers',
+    { tag: 'Emoji', summary: "The server's stickers, oldest first (members)", auth: 'user', ok: [json(200, arr(ref('Sticker')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/stickers',
+    {
+      tag: 'Emoji',
+      summary:
+        'Add a sticker (manage_emojis): name, description, tags (the Unicode emoji it stands for) and one PNG, APNG (its first frame), GIF or WebP image of at most 512 KiB, drawn at 320x320 (an animated GIF or WebP stays animated) and at most 512 KiB so drawn (413 past either). 409: 30 stickers already; 429 and 503 as for emoji',
+      auth: 'user',
+      body: {
+        kind: 'multipart',
+        schema: {
+          type: 'object',
+          properties: {
+            name: text(30),
+            description: text(100, { blank: true }),
+            tags: emoji,
+            image: binary,
+          },
+          required: ['name', 'tags', 'image'],
+          additionalProperties: false,
+        },
+      },
+      prose: [
+        rule('name is 2 to 30 characters', 'name must be'),
+        rule('description at most 100 characters', 'description must be'),
+        rule('tags is one Unicode emoji or its :shortcode:', 'tags must be'),
+        ...imageProse('the sticker', 'name, description and tags'),
+      ],
+      ok: [json(201, ref('Sticker'))],
+      errors: [409, 413, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/stickers/{sticker_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Change a sticker (manage_emojis)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name: text(30), description: text(100, { blank: true }), tags: emoji }, ['name', 'description', 'tags']),
+      },
+      prose: [
+        rule('at least one of name, description and tags', 'give name, description or tags'),
+        rule('name is 2 to 30 characters', 'name must be'),
+        rule('description at most 100 characters', 'description must be'),
+        rule('tags is one Unicode emoji or its :shortcode:', 'tags must be'),
+      ],
+      ok: [json(200, ref('Sticker'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/stickers/{sticker_id}',
+    { tag: 'Emoji', summary: 'Delete a sticker (manage_emojis): messages that carried it show its name', auth: 'user', ok: [empty('deleted')] },
+  ],
+  [
+    'GET',
+    '/stickers/{sticker_id}',
+    {
+      tag: 'Emoji',
+      summary: "A sticker's image (WebP, animated or not; cached for a year)",
+      auth: 'none',
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
     },
   ],
   [

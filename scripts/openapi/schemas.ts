@@ -11,7 +11,7 @@ const FLAG_LIST: Schema = { type: 'array', items: { type: 'string', enum: FLAG_N
 const VOICE_ONLY = ['user_limit', 'bitrate'];
 
 /** The fields of a message record that only some messages have: where it is, and what webhooks and bots add. */
-export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread', 'poll'];
+export const MESSAGE_OPTIONAL = ['server_id', 'channel_id', 'conversation_id', 'webhook_id', 'webhook_avatar_url', 'embeds', 'thread', 'poll', 'stickers'];
 /** A forum's fields of a channel record: on forums only. */
 const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
 
@@ -374,6 +374,15 @@ export const schemas: Record<string, Schema> = {
     count: int,
     reacted: bool,
   }),
+  Sticker: obj({
+    id: uuid,
+    name: withDescription(str, '2 to 30 characters'),
+    description: withDescription(str, 'at most 100 characters, possibly empty'),
+    tags: withDescription(str, 'the Unicode emoji it stands for'),
+    animated: withDescription(bool, 'an animated GIF or WebP kept animated'),
+    url: withDescription(str, 'its image on this server: /stickers/{id}'),
+    creator_id: uuid,
+  }),
   Poll: obj({
     question: str,
     answers: arr(obj({ answer_id: uuid, text: str, emoji: nullable(str) })),
@@ -658,6 +667,9 @@ function auditEntries(): Schema[] {
     ['emoji_create', 'emoji', obj({ name: str, animated: bool })],
     ['emoji_update', 'emoji', obj({ name: fromTo(str) })],
     ['emoji_delete', 'emoji', obj({ name: str })],
+    ['sticker_create', 'sticker', obj({ name: str, animated: bool })],
+    ['sticker_update', 'sticker', obj({ name: fromTo(str) })],
+    ['sticker_delete', 'sticker', obj({ name: str })],
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({
@@ -834,5 +846,9 @@ export function messageFields(): Record<string, Schema> {
       'a message a thread was started from, in its parent: that thread ("N replies · last reply …")',
     ),
     poll: withDescription(ref('Poll'), 'a poll (issue 50)'),
+    stickers: withDescription(
+      { type: 'array', minItems: 1, maxItems: 3, items: obj({ id: uuid, name: str, animated: bool, url: str, available: bool }) },
+      'the stickers it carries, drawn as images (available: false once deleted: shown by name)',
+    ),
   };
 }

@@ -1,6 +1,7 @@
 import { authenticate } from '../parts/accounts/auth';
 import { checkEmbeds } from '../core/embed';
 import { resolveEmoji } from '../core/emoji';
+import { isUuid } from '../core/http/router';
 import { mediaType, readJson } from '../core/http/body';
 import { HttpError, badRequest, forbidden, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
@@ -17,7 +18,21 @@ import { votersLimit } from '../parts/messages/polls';
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit' | 'emojis' | 'polls'
+  | 'db'
+  | 'clock'
+  | 'perms'
+  | 'limits'
+  | 'messages'
+  | 'posting'
+  | 'uploads'
+  | 'sessions'
+  | 'users'
+  | 'hub'
+  | 'readStates'
+  | 'audit'
+  | 'emojis'
+  | 'stickers'
+  | 'polls'
 >;
 
 /** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
@@ -178,6 +193,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     let input: MemberInput | undefined;
     try {
       input = await readMessageInput(ctx, uploads);
+      requireStickers(ctx, input.stickerIds);
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       return created(await admitted.post(input, multipart ? () => freshCaller(ctx) : undefined));
@@ -334,6 +350,15 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     return id;
   }
 
+  /** Stickers a member sends: live ones of servers they are in (usable everywhere by their server's members, as emoji). */
+  function requireStickers(ctx: Ctx, ids: string[] | undefined) {
+    for (const id of ids ?? []) {
+      const sticker = deps.stickers.byId(id);
+      if (!sticker) throw badRequest('sticker_ids names a sticker that does not exist (or was deleted)');
+      if (perms.rank(ctx.user.id, sticker.server_id) === null) throw forbidden('you may send the stickers of servers you are in');
+    }
+  }
+
   /** Votes for one answer (one only unless multiselect: a vote for another moves it); 200 the message; 409 once ended. */
   function vote(ctx: Ctx) {
     return pollVote(ctx, true);
@@ -398,7 +423,8 @@ async function readMessageInput(ctx: Ctx, uploads: UploadStore): Promise<MemberI
   // Cards, as a webhook sends them (src/core/embed.ts); whether this author may is posting's to say. null reads as absent.
   const embeds = body.embeds === undefined || body.embeds === null ? undefined : checkEmbeds(body.embeds);
   const poll = body.poll === undefined || body.poll === null ? undefined : readPoll(body.poll);
-  return { ...messageFields(body), files: [], ...(embeds ? { embeds } : {}), ...(poll ? { poll } : {}) };
+  const stickerIds = body.sticker_ids === undefined || body.sticker_ids === null ? undefined : stickerIdsOf(body.sticker_ids);
+  return { ...messageFields(body), files: [], ...(embeds ? { embeds } : {}), ...(poll ? { poll } : {}), ...(stickerIds?.length ? { stickerIds } : {}) };
 }
 
 function messageFields(body: Body): { content: string; replyTo: string | null } {
@@ -406,6 +432,18 @@ function messageFields(body: Body): { content: string; replyTo: string | null } 
   const content = text(body, 'content', { min: 0, max: MAX_CONTENT_CHARS, trim: false, multiline: true });
   const replyTo = body.reply_to === undefined || body.reply_to === null || body.reply_to === '' ? null : uuid(body, 'reply_to');
   return { content, replyTo };
+}
+
+/** A message carries at most 3 stickers, as Discord's. */
+export const MAX_MESSAGE_STICKERS = 3;
+
+function stickerIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_MESSAGE_STICKERS || !value.every((id) => isUuid(id))) {
+    throw badRequest(`sticker_ids must be a list of at most ${MAX_MESSAGE_STICKERS} sticker ids`);
+  }
+  const ids = value.map((id: string) => id.toLowerCase());
+  if (new Set(ids).size !== ids.length) throw badRequest('sticker_ids names a sticker twice');
+  return ids;
 }
 
 /** Discord's limits for a poll. */

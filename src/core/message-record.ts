@@ -104,6 +104,16 @@ export interface MessageRecord {
   thread?: ThreadSummary;
   /** A poll (issue 50). Absent otherwise. */
   poll?: PollRecord;
+  /** Stickers (issue 50), at most 3, drawn as images; `available: false` once deleted (shown by name). Absent when none. */
+  stickers?: MessageSticker[];
+}
+
+export interface MessageSticker {
+  id: string;
+  name: string;
+  animated: boolean;
+  url: string;
+  available: boolean;
 }
 
 /** A thread as the message it was started from shows it: "N replies · last reply …". */

@@ -193,6 +193,18 @@ export interface EmojiRecord {
   creator_id: string;
 }
 
+/** A server's sticker (src/parts/community/stickers.ts). */
+export interface StickerRecord {
+  id: string;
+  name: string;
+  description: string;
+  /** The Unicode emoji it stands for. */
+  tags: string;
+  animated: boolean;
+  url: string;
+  creator_id: string;
+}
+
 export interface RoleRecord {
   id: string;
   server_id: string;

@@ -17,8 +17,8 @@ import type { DB } from '../core/db';
 export const DATABASE_FILE = 'chat.db';
 export const PID_FILE = 'server.pid';
 const UPLOADS = 'uploads';
-/** Images named by rows but kept apart from uploads, copied whole: avatars, custom emoji (src/parts/community/emojis.ts). */
-const IMAGE_DIRS = ['avatars', 'emojis'];
+/** Images named by rows but kept apart from uploads, copied whole: avatars, custom emoji and stickers (src/parts/community/). */
+const IMAGE_DIRS = ['avatars', 'emojis', 'stickers'];
 /** The key that opens the TOTP secrets (src/core/secret-box.ts): without it, two-factor codes stop working. */
 const KEY_FILE = 'secret.key';
 /** The server's VAPID key pair (src/parts/push/sender.ts): a new one would end every push subscription. */

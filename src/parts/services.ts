@@ -12,6 +12,7 @@ import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
 import type { Emojis } from './community/emojis';
+import type { Stickers } from './community/stickers';
 import type { Polls } from './messages/polls';
 import type { WorkQueue } from '../core/work-queue';
 import type { Clock } from '../core/clock';
@@ -105,6 +106,7 @@ export interface Services {
   decoders: WorkQueue;
   avatars: Avatars;
   emojis: Emojis;
+  stickers: Stickers;
   accountExports: Exports;
   deletion: AccountDeletion;
   imports: Imports;

@@ -119,6 +119,7 @@ export function buildMessage(m, on) {
       ),
     );
   }
+  if (m.stickers?.length) body.append(stickers(m.stickers));
   body.append(reactions(m, on));
   if (m.thread && m.server_id) body.append(threadSummary(m.server_id, m.thread));
   item.append(gutter, body, toolbar(m, on));
@@ -216,6 +217,22 @@ function attachment(a, on) {
     icon('file', 'file-icon'),
     el('span', { class: 'file-meta' }, el('span', { class: 'file-name', text: a.name }), el('span', { class: 'muted file-size', text: formatSize(a.size) })),
     icon('download', 'download-icon'),
+  );
+}
+
+/**
+ * Stickers (issue 50): images under the text, their name once deleted.
+ * @param {NonNullable<Message['stickers']>} list
+ */
+function stickers(list) {
+  return el(
+    'div',
+    { class: 'stickers' },
+    list.map((s) =>
+      s.available
+        ? el('img', { class: 'sticker', src: s.url, alt: s.name, title: s.name, width: 160, height: 160 })
+        : el('span', { class: 'sticker-gone', text: `[${s.name}]` }),
+    ),
   );
 }
 

@@ -45,14 +45,17 @@ export type AuditAction =
   | 'webhook_delete'
   | 'emoji_create'
   | 'emoji_update'
-  | 'emoji_delete';
+  | 'emoji_delete'
+  | 'sticker_create'
+  | 'sticker_update'
+  | 'sticker_delete';
 
 export interface AuditEntry {
   serverId: string;
   action: AuditAction;
   actorId: string;
   targetId: string | null;
-  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | 'emoji' | null;
+  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | 'emoji' | 'sticker' | null;
   reason: string | null;
   changes?: Record<string, unknown>;
 }

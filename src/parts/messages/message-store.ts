@@ -13,6 +13,7 @@ import {
   type CustomEmoji,
   type MessageRecord,
   type MessageRow,
+  type MessageSticker,
   type PollRecord,
   type PollRow,
   type Reaction,
@@ -48,6 +49,8 @@ export interface MessageInput {
   allowedMentions?: AllowedMentions;
   /** A poll (issue 50; checked by the caller: src/api/messages.ts readPoll). */
   poll?: PollInput;
+  /** Stickers of servers the author is in (issue 50; checked by the caller), at most 3. */
+  stickerIds?: string[];
 }
 
 /** A poll as a message brings it. */
@@ -94,6 +97,7 @@ export interface Written {
   reply: MessageRow | undefined;
   attachments: Attachment[];
   poll?: PollRecord;
+  stickers?: MessageSticker[];
 }
 
 /**
@@ -203,7 +207,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const mentionsOf = (container: Container, input: MessageInput, rights: AuthorRights) =>
     allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
   const requireSomething = (input: MessageInput) => {
-    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length && !input.poll) {
+    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length && !input.poll && !input.stickerIds?.length) {
       throw badRequest('content must not be empty unless the message has attachments');
     }
   };
@@ -232,8 +236,27 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       reply,
       attachments: attachments.map(toAttachment),
       ...(input.poll ? { poll: insertPoll(row.seq, input.poll) } : {}),
+      ...(input.stickerIds?.length ? { stickers: insertStickers(row.seq, input.stickerIds) } : {}),
     };
   };
+  const insertSticker = db.prepare('INSERT INTO message_stickers (message_seq, position, sticker_id) VALUES (?, ?, ?)');
+  function insertStickers(seq: number, ids: string[]): MessageSticker[] {
+    ids.forEach((id, i) => insertSticker.run(seq, i, id));
+    return stickersOf(JSON.stringify([seq])).get(seq) ?? [];
+  }
+  const stickersOfPage = db.prepare<[string], { message_seq: number; id: string; name: string; animated: number; deleted_at: string | null }>(
+    `SELECT ms.message_seq, s.id, s.name, s.animated, s.deleted_at FROM message_stickers ms JOIN stickers s ON s.id = ms.sticker_id
+      WHERE ms.message_seq IN (SELECT value FROM json_each(?)) ORDER BY ms.message_seq, ms.position`,
+  );
+  function stickersOf(seqs: string): Map<number, MessageSticker[]> {
+    const by = new Map<number, MessageSticker[]>();
+    for (const s of stickersOfPage.all(seqs)) {
+      const list = by.get(s.message_seq) ?? [];
+      list.push({ id: s.id, name: s.name, animated: s.animated === 1, url: `/stickers/${s.id}`, available: s.deleted_at === null });
+      by.set(s.message_seq, list);
+    }
+    return by;
+  }
   const insertPollRow = db.prepare('INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at) VALUES (?, ?, ?, ?, ?)');
   function insertPoll(seq: number, poll: PollInput): PollRecord {
     const answers = poll.answers.map((a) => ({ answer_id: crypto.randomUUID(), text: a.text, emoji: a.emoji }));
@@ -385,12 +408,15 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     }
     const reachedOf = typeof at === 'function' ? at : () => at;
     const polls = pollsOf(seqs);
+    const stickers = stickersOf(seqs);
     return rows.map((row) => {
       const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
       const record = toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply);
       const poll = polls.get(row.seq);
       if (poll) record.poll = poll;
+      const carried = stickers.get(row.seq);
+      if (carried) record.stickers = carried;
       // A thread shows on the message it was started from, in its parent (a forum post's first message is inside it).
       const thread = threads.get(row.id);
       if (thread && thread.parent === row.channel_id) record.thread = thread.summary;
@@ -496,11 +522,12 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return write(container, author, input, mentionsOf(container, input, rights), rights);
     },
 
-    announce({ container, row, reply, attachments, poll }) {
+    announce({ container, row, reply, attachments, poll, stickers }) {
       tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = toRecord(row, container, attachments, [], reply);
       if (poll) record.poll = poll;
+      if (stickers) record.stickers = stickers;
       metrics.messageSent();
       hub.message(container, { kind: 'created', seq: row.seq, replySeq: reply?.seq ?? null, message: record });
       return record;

@@ -43,6 +43,8 @@ export const FIXTURE_COUNTS = {
   webhookToken: 1,
   /** a custom emoji of the server */
   emoji: 1,
+  /** a sticker of the server */
+  sticker: 1,
   /** a poll of the server's general channel (a message), and its first answer */
   poll: 1,
   pollAnswer: 1,
@@ -124,6 +126,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   webhook_id: 'webhook',
   emoji_id: 'emoji',
   answer_id: 'pollAnswer',
+  sticker_id: 'sticker',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -154,7 +157,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
     category_id: ['category', 0],
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
-  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0] },
+  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0], sticker_id: ['sticker', 0] },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['poll', 0], answer_id: ['pollAnswer', 0] },
   // A thread of general (started from the member's message), the forum, and its post.
   { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },

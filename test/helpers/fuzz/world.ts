@@ -442,7 +442,11 @@ export class World {
     const emojiForm = new FormData();
     emojiForm.append('name', 'fuzz_blob');
     emojiForm.append('image', new Blob([SAMPLE_FILES.gif]), 'blob.gif');
-    const [webhook, bot, emoji, pollMessage] = await Promise.all([
+    const stickerForm = new FormData();
+    stickerForm.append('name', 'fuzz sticker');
+    stickerForm.append('tags', '🙂');
+    stickerForm.append('image', new Blob([SAMPLE_FILES.gif]), 'sticker.gif');
+    const [webhook, bot, emoji, pollMessage, sticker] = await Promise.all([
       this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/webhooks`, { name: 'fuzz hook' }, 201),
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
       this.must(owner, 'POST', `/api/servers/${S}/emojis`, emojiForm, 201),
@@ -453,6 +457,7 @@ export class World {
         { content: '', poll: { question: 'fuzz?', answers: [{ text: 'yes' }, { text: 'no' }], duration_hours: 1 } },
         201,
       ),
+      this.must(owner, 'POST', `/api/servers/${S}/stickers`, stickerForm, 201),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
     // The owner's identity at the provider, as a link through the account page leaves it (the
@@ -512,6 +517,7 @@ export class World {
       webhook: [webhook.body.id],
       emoji: [emoji.body.id],
       poll: [pollMessage.body.id],
+      sticker: [sticker.body.id],
       pollAnswer: [pollMessage.body.poll.answers[0].answer_id],
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
