@@ -1,11 +1,10 @@
-import fs from 'node:fs';
-import { badRequest, notFound } from '../core/http/errors';
-import { HANDLED, created, json, noContent } from '../core/http/respond';
+import { badRequest } from '../core/http/errors';
+import { created, json, noContent } from '../core/http/respond';
 import type { Ctx, PublicCtx, Route } from '../core/types';
 import { checkEmojiName } from '../parts/community/emojis';
 import { checkStickerFields } from '../parts/community/stickers';
 import type { Services } from '../parts/services';
-import { AVATAR_MAX_AGE_S } from './profile';
+import { sendImage } from './profile';
 
 type Deps = Pick<Services, 'perms' | 'emojis' | 'stickers' | 'hub' | 'limits'>;
 
@@ -112,19 +111,5 @@ function emojiHandlers({ perms, emojis, stickers, hub, limits }: Deps) {
    */
   function downloadEmoji(ctx: PublicCtx) {
     return sendImage(ctx, emojis.file(ctx.params.emoji_id), 'no such emoji');
-  }
-
-  async function sendImage(ctx: PublicCtx, file: string | null, missing: string) {
-    const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
-    if (!body) throw notFound(missing);
-    ctx.res.writeHead(200, {
-      'Content-Type': 'image/webp',
-      'Content-Length': body.length,
-      'Cache-Control': `public, max-age=${AVATAR_MAX_AGE_S}, immutable`,
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "sandbox; default-src 'none'",
-    });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
-    return HANDLED;
   }
 }

@@ -1,17 +1,15 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
-import { HttpError, badRequest, conflict, notFound } from '../../core/http/errors';
-import { receiveForm } from '../../core/http/multipart';
+import { badRequest, conflict, notFound } from '../../core/http/errors';
 import { isUuid } from '../../core/http/router';
-import { encodeImage } from '../../core/images';
 import type { EmojiRecord } from '../../core/records';
 import type { Log } from '../../core/types';
 import type { WorkQueue } from '../../core/work-queue';
 import type { AuditLog } from './audit';
+import { uploadServerImage } from './server-images';
 
 /** The largest upload an emoji may come from (it is re-encoded; MAX_EMOJI_BYTES holds the result). */
 export const MAX_EMOJI_UPLOAD_BYTES = 1024 * 1024;
@@ -139,42 +137,31 @@ export function createEmojis({
     list: (serverId) => listRows.all(serverId).map(record),
 
     async create(serverId, actorId, req) {
-      if (uploading.has(actorId)) throw new HttpError(429, 'one emoji at a time: wait for the one being uploaded', { 'Retry-After': '1' });
-      // Full now (slots or decoders): say so before the file is received, not after.
+      // Slots full: said before the file is received, not after.
       requireRoom(serverId, null);
-      decoders.requireRoom();
-      uploading.add(actorId);
-      const id = crypto.randomUUID();
-      const encoded = path.join(dir, `${id}.webp.part`);
-      let upload: string | null = null;
-      try {
-        const form = await receiveForm(req, { field: 'image', what: 'an emoji image', maxBytes: MAX_EMOJI_UPLOAD_BYTES, dir, textFields: ['name'] }, log);
-        upload = form.file;
-        const name = checkEmojiName(form.fields.name);
-        requireFreeName(serverId, name);
-        const { animated } = await decoders.run(() =>
-          encodeImage(form.file, encoded, { what: 'the emoji', size: EMOJI_SIZE, fit: 'contain', keepAnimation: true, maxOutputBytes: MAX_EMOJI_BYTES }),
-        );
-        // The file is whole before its row names it: a listed emoji never shows a half-written image.
-        await fs.promises.rename(encoded, finalPath(id));
-        try {
+      const id = await uploadServerImage({
+        req,
+        userId: actorId,
+        uploading,
+        decoders,
+        dir,
+        log,
+        form: { what: 'an emoji image', maxBytes: MAX_EMOJI_UPLOAD_BYTES, textFields: ['name'] },
+        image: { what: 'the emoji', size: EMOJI_SIZE, fit: 'contain', keepAnimation: true, maxOutputBytes: MAX_EMOJI_BYTES },
+        check: (fields) => {
+          const name = checkEmojiName(fields.name);
+          requireFreeName(serverId, name);
+          return name;
+        },
+        commit: (newId, name, animated) =>
           db.transaction(() => {
             requireRoom(serverId, animated);
             requireFreeName(serverId, name);
-            insertRow.run(id, serverId, name, animated ? 1 : 0, actorId, iso(clock.now()));
-            audit.write({ serverId, action: 'emoji_create', actorId, targetId: id, targetKind: 'emoji', reason: null, changes: { name, animated } });
-          })();
-        } catch (err) {
-          fs.rmSync(finalPath(id), { force: true });
-          throw err;
-        }
-        return record(rowById.get(id)!);
-      } finally {
-        uploading.delete(actorId);
-        for (const file of [upload, encoded]) {
-          if (file) await fs.promises.rm(file, { force: true }).catch((err: Error) => log(`could not remove ${file}: ${err.message}`));
-        }
-      }
+            insertRow.run(newId, serverId, name, animated ? 1 : 0, actorId, iso(clock.now()));
+            audit.write({ serverId, action: 'emoji_create', actorId, targetId: newId, targetKind: 'emoji', reason: null, changes: { name, animated } });
+          })(),
+      });
+      return record(rowById.get(id)!);
     },
 
     rename(serverId, emojiId, actorId, name) {

@@ -1,18 +1,16 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { resolveEmoji } from '../../core/emoji';
-import { HttpError, badRequest, conflict, notFound } from '../../core/http/errors';
-import { receiveForm } from '../../core/http/multipart';
+import { badRequest, conflict, notFound } from '../../core/http/errors';
 import { isUuid } from '../../core/http/router';
-import { encodeImage } from '../../core/images';
 import type { StickerRecord } from '../../core/records';
 import type { Log } from '../../core/types';
 import type { WorkQueue } from '../../core/work-queue';
 import type { AuditLog } from './audit';
+import { uploadServerImage } from './server-images';
 
 /** The largest sticker upload, and its largest drawn image (Discord's cap). */
 export const MAX_STICKER_BYTES = 512 * 1024;
@@ -128,50 +126,33 @@ export function createStickers({
     list: (serverId) => listRows.all(serverId).map(record),
 
     async create(serverId, actorId, req) {
-      if (uploading.has(actorId)) throw new HttpError(429, 'one sticker at a time: wait for the one being uploaded', { 'Retry-After': '1' });
       requireRoom(serverId);
-      decoders.requireRoom();
-      uploading.add(actorId);
-      const id = crypto.randomUUID();
-      const encoded = path.join(dir, `${id}.webp.part`);
-      let upload: string | null = null;
-      try {
-        const form = await receiveForm(
-          req,
-          { field: 'image', what: 'a sticker image', maxBytes: MAX_STICKER_BYTES, dir, textFields: ['name', 'description', 'tags'] },
-          log,
-        );
-        upload = form.file;
-        const fields = checkStickerFields(form.fields, false) as Required<ReturnType<typeof checkStickerFields>>;
-        const { animated } = await decoders.run(() =>
-          encodeImage(form.file, encoded, { what: 'the sticker', size: STICKER_SIZE, fit: 'contain', keepAnimation: true, maxOutputBytes: MAX_STICKER_BYTES }),
-        );
-        await fs.promises.rename(encoded, finalPath(id));
-        try {
+      const id = await uploadServerImage({
+        req,
+        userId: actorId,
+        uploading,
+        decoders,
+        dir,
+        log,
+        form: { what: 'a sticker image', maxBytes: MAX_STICKER_BYTES, textFields: ['name', 'description', 'tags'] },
+        image: { what: 'the sticker', size: STICKER_SIZE, fit: 'contain', keepAnimation: true, maxOutputBytes: MAX_STICKER_BYTES },
+        check: (fields) => checkStickerFields(fields, false) as Required<ReturnType<typeof checkStickerFields>>,
+        commit: (newId, fields, animated) =>
           db.transaction(() => {
             requireRoom(serverId);
-            insertRow.run(id, serverId, fields.name, fields.description, fields.tags, animated ? 1 : 0, actorId, iso(clock.now()));
+            insertRow.run(newId, serverId, fields.name, fields.description, fields.tags, animated ? 1 : 0, actorId, iso(clock.now()));
             audit.write({
               serverId,
               action: 'sticker_create',
               actorId,
-              targetId: id,
+              targetId: newId,
               targetKind: 'sticker',
               reason: null,
               changes: { name: fields.name, animated },
             });
-          })();
-        } catch (err) {
-          fs.rmSync(finalPath(id), { force: true });
-          throw err;
-        }
-        return record(rowById.get(id)!);
-      } finally {
-        uploading.delete(actorId);
-        for (const file of [upload, encoded]) {
-          if (file) await fs.promises.rm(file, { force: true }).catch((err: Error) => log(`could not remove ${file}: ${err.message}`));
-        }
-      }
+          })(),
+      });
+      return record(rowById.get(id)!);
     },
 
     update(serverId, stickerId, actorId, change) {
