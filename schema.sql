@@ -125,10 +125,10 @@ CREATE TABLE IF NOT EXISTS servers (
   created_at  TEXT NOT NULL,
   description TEXT NOT NULL DEFAULT '',
   -- the channel permissions everyone has unless a channel says otherwise (a bit mask of
-  -- src/rules/channel-permissions.ts BITS; 7663: EVERYONE_DEFAULT, all but mention_everyone,
-  -- manage_threads and the voice moderators' three; the inserts name it, as an older database's
-  -- default is 47)
-  everyone_permissions INTEGER NOT NULL DEFAULT 7663,
+  -- src/rules/channel-permissions.ts BITS; 138735: EVERYONE_DEFAULT, all but mention_everyone,
+  -- manage_threads, the voice moderators' three and manage_emojis; the inserts name it, as an
+  -- older database's default is 47)
+  everyone_permissions INTEGER NOT NULL DEFAULT 138735,
   -- 0: links posted in this server get no preview cards (issue 51; LINK_PREVIEWS=off turns them off everywhere)
   link_previews INTEGER NOT NULL DEFAULT 1
 );
@@ -572,6 +572,64 @@ CREATE TABLE IF NOT EXISTS read_states (
   container_id  TEXT NOT NULL,
   last_read_seq INTEGER NOT NULL,
   PRIMARY KEY (user_id, container_id)
+) WITHOUT ROWID;
+
+-- A server's custom emoji (issue 50): the image is DATA_DIR/emojis/<id>.webp (src/parts/community/emojis.ts).
+-- A name is unique in its server whatever its case; `<:name:id>` in a message names one.
+CREATE TABLE IF NOT EXISTS emojis (
+  id         TEXT PRIMARY KEY,
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name       TEXT NOT NULL COLLATE NOCASE,
+  animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
+  creator_id TEXT NOT NULL REFERENCES users (id),
+  created_at TEXT NOT NULL,
+  -- set when deleted: the row stays so old reactions still name it (as `:name:` text)
+  deleted_at TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
+
+-- A server's stickers (issue 50): the image is DATA_DIR/stickers/<id>.webp (src/parts/community/stickers.ts);
+-- a deleted one keeps its row (deleted_at) for the messages that carried it.
+CREATE TABLE IF NOT EXISTS stickers (
+  id          TEXT PRIMARY KEY,
+  server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name        TEXT NOT NULL,
+  description TEXT NOT NULL,
+  tags        TEXT NOT NULL,
+  animated    INTEGER NOT NULL CHECK (animated IN (0, 1)),
+  creator_id  TEXT NOT NULL REFERENCES users (id),
+  created_at  TEXT NOT NULL,
+  deleted_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS stickers_by_server ON stickers (server_id);
+
+-- The stickers a message carries (at most 3), in order.
+CREATE TABLE IF NOT EXISTS message_stickers (
+  message_seq INTEGER NOT NULL REFERENCES messages (seq) ON DELETE CASCADE,
+  position    INTEGER NOT NULL,
+  sticker_id  TEXT NOT NULL REFERENCES stickers (id),
+  PRIMARY KEY (message_seq, position)
+) WITHOUT ROWID;
+
+-- A message's poll (issue 50; src/parts/messages/polls.ts): its answers as JSON [{answer_id, text,
+-- emoji}]. Once ended (expired, or ended early by its author) `results` holds the frozen counts.
+CREATE TABLE IF NOT EXISTS polls (
+  message_seq       INTEGER PRIMARY KEY REFERENCES messages (seq) ON DELETE CASCADE,
+  question          TEXT NOT NULL,
+  answers           TEXT NOT NULL,
+  allow_multiselect INTEGER NOT NULL CHECK (allow_multiselect IN (0, 1)),
+  expires_at        TEXT NOT NULL,
+  ended_at          TEXT,
+  results           TEXT
+);
+CREATE INDEX IF NOT EXISTS polls_open ON polls (expires_at) WHERE ended_at IS NULL;
+
+CREATE TABLE IF NOT EXISTS poll_votes (
+  message_seq INTEGER NOT NULL REFERENCES polls (message_seq) ON DELETE CASCADE,
+  answer_id   TEXT NOT NULL,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at  TEXT NOT NULL,
+  PRIMARY KEY (message_seq, answer_id, user_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS reactions (

@@ -23,6 +23,7 @@ import { createWebhooks } from './parts/integrations/webhooks';
 import { createExports } from './parts/accounts/account-export';
 import { authenticate } from './parts/accounts/auth';
 import { createAvatars } from './parts/accounts/avatars';
+import { createImageDecoders } from './core/images';
 import { DEVICE_REUSE_GRACE_MS, createDeviceStore } from './parts/accounts/devices';
 import { createIdentityCheck } from './parts/accounts/identity';
 import { createIdentities } from './parts/accounts/identities';
@@ -40,6 +41,8 @@ import { createPushSubscriptions } from './parts/push/subscriptions';
 import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
+import { DEFAULT_EMOJI_SLOTS, createEmojis } from './parts/community/emojis';
+import { createStickers } from './parts/community/stickers';
 import { createChannelStore } from './parts/community/channels';
 import { createThreadStore } from './parts/community/threads';
 import { createThreadNews } from './parts/community/thread-news';
@@ -54,6 +57,7 @@ import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
 import { createPosting } from './parts/messages/posting';
+import { createPolls } from './parts/messages/polls';
 import { createSearch } from './parts/messages/search';
 import { createReadStates } from './parts/messages/unread';
 import { createUploadStore } from './parts/messages/upload-store';
@@ -80,6 +84,10 @@ export interface Settings {
   deviceReuseGraceMs: number;
   /** How often inactive threads are looked for, to archive them (their time is the clock's). */
   threadSweepMs: number;
+  /** How often polls whose time is up are looked for, to end them (their time is the clock's). */
+  pollSweepMs: number;
+  /** Custom emoji a server may hold, static and animated (read at each upload). */
+  emojiSlots: { static: number; animated: number };
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -89,6 +97,8 @@ export const DEFAULT_SETTINGS: Settings = {
   largeServerMembers: LARGE_SERVER_MEMBERS,
   deviceReuseGraceMs: DEVICE_REUSE_GRACE_MS,
   threadSweepMs: MINUTE,
+  pollSweepMs: MINUTE,
+  emojiSlots: DEFAULT_EMOJI_SLOTS,
 };
 
 export interface AppOptions {
@@ -194,6 +204,7 @@ export function createApp(options: AppOptions): RunningApp {
     userAgent: fetchUserAgent(PRODUCT_NAME, config.baseUrl),
   };
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails, media });
+  const polls = createPolls({ db, clock, messages, userById: (id) => users.byId(id), log });
   const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
@@ -210,7 +221,10 @@ export function createApp(options: AppOptions): RunningApp {
   const sso = createSso({ db, clock, config, limits, identities, accountRows, accountChanges, twoFactor });
   const passkeys = createPasskeys({ db, clock, config });
   const signInMethods = createSignInMethods({ db, config });
-  const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, log });
+  const decoders = createImageDecoders();
+  const avatars = createAvatars({ db, accountRows, dataDir: config.dataDir, decoders, log });
+  const emojis = createEmojis({ db, clock, audit, dataDir: config.dataDir, decoders, slots: () => settings.emojiSlots, log });
+  const stickers = createStickers({ db, clock, audit, dataDir: config.dataDir, decoders, log });
   const accountExports = createExports({ db, clock, directory, perms, dataDir: config.dataDir, log });
   const deletion = createAccountDeletion({
     db,
@@ -293,6 +307,7 @@ export function createApp(options: AppOptions): RunningApp {
     uploads,
     messages,
     posting,
+    polls,
     members,
     channels,
     threads,
@@ -308,7 +323,10 @@ export function createApp(options: AppOptions): RunningApp {
     sso,
     passkeys,
     signInMethods,
+    decoders,
     avatars,
+    emojis,
+    stickers,
     accountExports,
     deletion,
     imports,
@@ -350,6 +368,7 @@ export function createApp(options: AppOptions): RunningApp {
 
   // Inactive threads archive by themselves after their auto_archive_minutes (told as thread_updated).
   const archiver = every(settings.threadSweepMs, 'thread-archive', () => void threadNews.sweep(), log);
+  const pollEnder = every(settings.pollSweepMs, 'poll-expiry', () => void polls.sweep(), log);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -357,6 +376,8 @@ export function createApp(options: AppOptions): RunningApp {
       pipeline.drain();
       clearInterval(sweeper);
       clearInterval(archiver);
+      clearInterval(pollEnder);
+      polls.close();
       presence.close();
       sockets.close();
       // Uploads still streaming would hold the drain for minutes: they end now, files removed.

@@ -160,11 +160,11 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
   t.same((await client.get('/api/search?q=private')).body.results, [], 'the old DM stays private');
   // Channel permissions (12 -> 13): everyone keeps what they could do, in every channel; and
   // (18 -> 19) who could send may start and talk in threads; (20 -> 21) may connect, speak and use
-  // video in voice channels.
+  // video in voice channels; (issue 50) may send polls.
   t.same(
     db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(),
-    [7663],
-    "everyone's flags: all but mention_everyone, manage_threads and the voice moderators' three",
+    [138735],
+    "everyone's flags: all but mention_everyone, manage_threads, the voice moderators' three and manage_emojis",
   );
   t.same(db.prepare('SELECT DISTINCT permissions_synced FROM channels').pluck().all(), [1]);
   // Imports (13 -> 14): nobody was imported before.
@@ -190,6 +190,7 @@ t.test('a version 4 database with messages gains the search index (4 -> 5) and i
         'connect',
         'speak',
         'video',
+        'send_polls',
       ],
       `and may do in ${c.name} what they could, start and talk in threads, and join voice`,
     );
@@ -359,8 +360,8 @@ t.test(
     t.equal(state.version, SCHEMA_VERSION);
     t.same(
       state.everyone,
-      [495 | 7168, 33 | 7168],
-      'who could send may start and talk in threads; a server where everyone only reads stays so (and voice, 20 -> 21, adds connect, speak and video for all)',
+      [495 | 7168 | 131072, 33 | 7168 | 131072],
+      'who could send may start and talk in threads; a server where everyone only reads stays so (and voice, 20 -> 21, adds connect, speak and video for all; issue 50 send_polls, which without send_messages does nothing)',
     );
     t.same(state.roles, [2 | 64 | 128 | 256, 1], "a role's flags likewise");
     t.same(
@@ -480,6 +481,7 @@ t.test('a version 20 database: voice settings and voice flags arrive, and new se
     'connect',
     'speak',
     'video',
+    'send_polls',
   ]);
   const voice = await client.post(`/api/servers/${made.body.id}/channels`, { name: 'lounge', type: 'voice' });
   t.match(voice.body, { type: 'voice', user_limit: 0, bitrate: 64_000 }, 'a voice channel on a migrated database');
@@ -561,5 +563,35 @@ t.test('a version 21 database: what an import brought keeps its Discord tag, typ
   db = openDatabase(file);
   t.teardown(() => db.close());
   t.equal(columnsOf(db, 'imported_people').filter((c) => c === 'discord_discriminator').length, 1);
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+});
+
+t.test('the emoji migration: an older database gains the emojis table and send_polls for everyone, once (issue 50)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  // The database as it was before issue 50 (no emojis table, nobody with send_polls; one server
+  // whose owner gave everyone manage_emojis by hand is not possible yet), then migrated from there.
+  const raw = new Database(file);
+  raw.exec('DROP TABLE emojis; UPDATE servers SET everyone_permissions = everyone_permissions & ~131072');
+  raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  raw.close();
+  let db = openDatabase(file);
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [138735], 'everyone may send polls where they could send');
+  t.same(db.prepare('SELECT COUNT(*) FROM emojis').pluck().get(), 0, 'the emojis table is there, empty');
+  const insert = db.prepare(
+    "INSERT INTO emojis (id, server_id, name, animated, creator_id, created_at) VALUES (?, '00000000-0000-4000-8000-000000000010', ?, 0, '00000000-0000-4000-8000-000000000001', 'now')",
+  );
+  insert.run('e1', 'blob');
+  t.throws(() => insert.run('e2', 'BLOB'), /UNIQUE/, 'a name is unique in its server whatever its case');
+  // Run again (its place among migrations may move at a merge): an owner who since took send_polls away keeps it away.
+  db.exec('UPDATE servers SET everyone_permissions = 7663');
+  db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  db.close();
+  db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [7663], 'send_polls is not granted again');
+  t.same(db.prepare('SELECT name FROM emojis').pluck().all(), ['blob'], 'the emoji stays');
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 });

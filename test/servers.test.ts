@@ -305,6 +305,7 @@ t.test('channels', async (t) => {
         'connect',
         'speak',
         'video',
+        'send_polls',
       ],
     });
     const log = (await owner.get(`${base}/audit-log`)).body;

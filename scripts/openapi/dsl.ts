@@ -69,6 +69,8 @@ export const emoji: Schema = {
   pattern: `^(?::[a-z0-9_+-]{1,30}:|[0-9#*]\\ufe0f?\\u20e3|[^\\u0000-\\u007f]+)${END}`,
   examples: ['👍', ':+1:', '🇫🇷'],
 };
+/** A custom emoji's name (src/parts/community/emojis.ts EMOJI_NAME). */
+export const emojiName: Schema = { type: 'string', minLength: 2, maxLength: 32, pattern: `^[A-Za-z0-9_]{2,32}${END}` };
 /** Search words: not blank, at most 256 characters. */
 export const searchWords: Schema = { type: 'string', minLength: 1, maxLength: 256, pattern: `[^${SPACE}]` };
 

@@ -22,6 +22,7 @@ const TAGS: [string, string][] = [
   ['Email', 'Email verification and password reset'],
   ['Servers', 'Servers, channels, roles, members, invites'],
   ['Messages', 'Channel messages, reactions and attachments'],
+  ['Emoji', "A server's custom emoji and stickers"],
   ['Friends', 'Friends and friend requests'],
   ['Conversations', 'Direct messages and group chats'],
   ['Search', 'Message search'],

@@ -10,6 +10,7 @@ import {
   bool,
   email,
   emoji,
+  emojiName,
   input,
   inviteToken,
   nullable,
@@ -69,16 +70,32 @@ const pageHeaders = { 'X-Total-Count': 'rows matching (paged answers only)', Lin
 const MAX_CONTENT = 4000;
 /** `reply_to`: a message of the same room; empty or null is none. */
 const replyTo: Schema = { anyOf: [uuid, { type: 'string', const: '' }, { type: 'null' }] };
-const messageBody = input(
+/** A poll a message brings (issue 50; src/api/messages.ts readPoll). */
+const pollInput: Schema = input(
   {
-    content: text(MAX_CONTENT, { multiline: true }),
+    question: text(300),
+    answers: { type: 'array', minItems: 2, maxItems: 10, items: input({ text: text(55), emoji: nullable(emoji) }, ['emoji']) },
+    duration_hours: { type: 'integer', minimum: 1, maximum: 768, description: 'it ends this many hours after it was sent' },
+    allow_multiselect: { ...bool, description: 'a voter may choose several answers (default false: one, a vote for another moves it)' },
+  },
+  ['allow_multiselect'],
+);
+/** Content may be blank (or absent) only beside a poll or embeds: a rule in prose (MESSAGE_PROSE). */
+const messageBody: Schema = input(
+  {
+    content: text(MAX_CONTENT, { multiline: true, blank: true }),
     reply_to: replyTo,
     embeds: {
       anyOf: [{ type: 'array', maxItems: 10, items: ref('EmbedInput') }, { type: 'null' }],
       description: "a bot's cards, as a webhook sends them (a person's message has none: 400); null is none",
     },
+    poll: { anyOf: [pollInput, { type: 'null' }], description: 'a poll (JSON only; send_polls); null is none' },
+    sticker_ids: {
+      anyOf: [{ type: 'array', maxItems: 3, uniqueItems: true, items: uuid }, { type: 'null' }],
+      description: 'stickers of servers the author is in (JSON only; 400 for one that does not exist, 403 for one of another server); null is none',
+    },
   },
-  ['reply_to', 'embeds'],
+  ['content', 'reply_to', 'embeds', 'poll', 'sticker_ids'],
 );
 /** The parts of a multipart message: content or at least one file. */
 const messageParts: Schema = {
@@ -255,6 +272,22 @@ function discordWebhookPaths(D: string): Ops {
 /** An execute call's thread_id (src/api/webhooks.ts threadOf). */
 const WEBHOOK_THREAD_PROSE: Prose = rule("thread_id names a thread of the webhook's channel", 'thread_id names no thread');
 
+/** An image of a custom emoji or a sticker (src/core/images.ts encodeImage) and its text fields (receiveForm). */
+const imageProse = (what: string, fields: string): Prose[] => [
+  rule(`the image must be a PNG, JPEG, GIF or WebP image that can be read`, `${what} `),
+  rule(
+    'the image holds at most 24 000 000 pixels (every frame counted), and at most 32 a byte of the file past 4 000 000 (16-bit images count twice)',
+    'may hold at most',
+  ),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'send only the file image'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'unexpected field'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'unexpected file field'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'no file'),
+  rule(`image is one file part (with a filename), beside the plain fields ${fields}`, 'send one file'),
+  rule('each field once, of at most 1024 bytes', 'is given twice'),
+  rule('each field once, of at most 1024 bytes', 'is too long'),
+  rule("a part's headers at most 16 lines of at most 80 KiB in all", 'malformed multipart body'),
+];
 const WEBHOOK_PROSE: Prose[] = [
   rule('a Slack message needs text, blocks or attachments', 'a Slack message needs'),
   rule('allowed_mentions lists at most 100 ids of printable text, and a kind in parse is not also listed by id', 'allowed_mentions'),
@@ -265,6 +298,8 @@ const WEBHOOK_PROSE: Prose[] = [
   ...PARTS_PROSE,
 ];
 const MESSAGE_PROSE: Prose[] = [
+  rule('content is not blank unless the message carries files, embeds, a poll or stickers', 'content must not be empty'),
+  rule('sticker_ids names live stickers, each once', 'sticker_ids names'),
   rule('a forum takes posts (POST …/threads), not messages', 'a forum takes posts'),
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),
@@ -508,8 +543,104 @@ function messageOps(base: string, tag: string, what: string, full: boolean): Ops
         errors: [429],
       },
     ],
+    [
+      'PUT',
+      `${item}/reactions/{emoji}`,
+      {
+        tag,
+        summary:
+          "Add the caller's reaction, the emoji in the path: a Unicode emoji or :shortcode: (percent-encoded), or a custom emoji as name:id (its id decides; it must exist, and the caller be a member of its server: 403 otherwise)",
+        auth: 'user',
+        path: { emoji: REACTION_PATH },
+        prose: [
+          ...EMOJI_PROSE,
+          rule('a custom emoji named by name:id exists', 'no such custom emoji'),
+          rule('a message holds at most 20 different emoji', 'a message may carry at most'),
+          rule('one person reacts to a message with at most 10 emoji', 'you may react to one message with at most'),
+        ],
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
+    ...pollOperations(tag, item),
+    [
+      'DELETE',
+      `${item}/reactions/{emoji}`,
+      {
+        tag,
+        summary: "Remove the caller's reaction, the emoji in the path (a custom one as name:id, even once deleted)",
+        auth: 'user',
+        path: { emoji: REACTION_PATH },
+        prose: EMOJI_PROSE,
+        ok: [json(200, ref('Message'))],
+        errors: [429],
+      },
+    ],
   ];
 }
+
+/** A message's poll (issue 50): votes, voters, the end. */
+function pollOperations(tag: string, item: string): [string, string, OpSpec][] {
+  const answer = `${item}/poll/answers/{answer_id}`;
+  const ended = rule('a poll takes votes until it ends', 'this poll has ended');
+  return [
+    [
+      'PUT',
+      `${answer}/votes/@me`,
+      {
+        tag,
+        summary:
+          "Vote for an answer (idempotent; one answer unless allow_multiselect: a vote for another moves it); 200 the message. 404: no poll or no such answer; 409: it has ended. Shares the reactions' rate limit",
+        auth: 'user',
+        ok: [json(200, ref('Message'))],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'DELETE',
+      `${answer}/votes/@me`,
+      {
+        tag,
+        summary: "Take the caller's vote back (idempotent); 200 the message; 409 once ended",
+        auth: 'user',
+        ok: [json(200, ref('Message'))],
+        errors: [409, 429],
+      },
+    ],
+    [
+      'GET',
+      `${answer}/voters`,
+      {
+        tag,
+        summary: 'Who voted for an answer, by user id',
+        auth: 'user',
+        query: {
+          after: { ...uuid, description: 'a user id: the voters after it' },
+          limit: { type: 'integer', minimum: 1, maximum: 100, description: 'default 25' },
+        },
+        ok: [json(200, arr(ref('UserRef')))],
+      },
+    ],
+    [
+      'POST',
+      `${item}/poll/end`,
+      {
+        tag,
+        summary:
+          'End a poll early (its author): the results are frozen and announced by a message of its author replying to it; 200 the message; 409 once ended',
+        auth: 'user',
+        prose: [ended],
+        ok: [json(200, ref('Message'))],
+        errors: [409],
+      },
+    ],
+  ];
+}
+
+/** A reaction's emoji in a path: a Unicode emoji or :shortcode:, or a custom emoji's name:id. */
+const REACTION_PATH: Schema = {
+  anyOf: [emoji, { type: 'string', pattern: '^[A-Za-z0-9_]{2,32}:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }],
+};
 
 /** Issue 18: a DM has no name or members to manage (400). */
 const DM_UNCHANGED = rule('only a group chat is renamed or changes members: a DM is refused', 'a DM cannot be changed');
@@ -1147,6 +1278,132 @@ export const operations: Ops = [
     'DELETE',
     '/api/servers/{server_id}/members/{user_id}',
     { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/emojis',
+    { tag: 'Emoji', summary: "The server's custom emoji, oldest first (members)", auth: 'user', ok: [json(200, arr(ref('Emoji')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/emojis',
+    {
+      tag: 'Emoji',
+      summary:
+        'Add a custom emoji (manage_emojis): its name and one PNG, JPEG, GIF or WebP image of at most 1 MiB, drawn at 128x128 (an animated GIF or WebP stays animated) and at most 256 KiB so drawn (413 past either). 409: the name is taken in the server (whatever its case), or the slots are full (100 static and 100 animated); 429: past 5 image uploads in a burst, or while another of the same user is in progress; 503 with Retry-After: the image decoders are busy',
+      auth: 'user',
+      body: {
+        kind: 'multipart',
+        schema: { type: 'object', properties: { name: emojiName, image: binary }, required: ['name', 'image'], additionalProperties: false },
+      },
+      prose: [rule('name is 2 to 32 letters, digits or underscores', 'name must be'), ...imageProse('the emoji', 'name')],
+      ok: [json(201, ref('Emoji'))],
+      errors: [409, 413, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Rename a custom emoji (manage_emojis); 409 when the name is taken',
+      auth: 'user',
+      body: { kind: 'json', schema: input({ name: emojiName }) },
+      ok: [json(200, ref('Emoji'))],
+      errors: [409],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Delete a custom emoji (manage_emojis): messages and reactions that used it show :name: as text',
+      auth: 'user',
+      ok: [empty('deleted')],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/stickers',
+    { tag: 'Emoji', summary: "The server's stickers, oldest first (members)", auth: 'user', ok: [json(200, arr(ref('Sticker')))] },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/stickers',
+    {
+      tag: 'Emoji',
+      summary:
+        'Add a sticker (manage_emojis): name, description, tags (the Unicode emoji it stands for) and one PNG, APNG (its first frame), GIF or WebP image of at most 512 KiB, drawn at 320x320 (an animated GIF or WebP stays animated) and at most 512 KiB so drawn (413 past either). 409: 30 stickers already; 429 and 503 as for emoji',
+      auth: 'user',
+      body: {
+        kind: 'multipart',
+        schema: {
+          type: 'object',
+          properties: {
+            name: text(30),
+            description: text(100, { blank: true }),
+            tags: emoji,
+            image: binary,
+          },
+          required: ['name', 'tags', 'image'],
+          additionalProperties: false,
+        },
+      },
+      prose: [
+        rule('name is 2 to 30 characters', 'name must be'),
+        rule('description at most 100 characters', 'description must be'),
+        rule('tags is one Unicode emoji or its :shortcode:', 'tags must be'),
+        ...imageProse('the sticker', 'name, description and tags'),
+      ],
+      ok: [json(201, ref('Sticker'))],
+      errors: [409, 413, 429],
+    },
+  ],
+  [
+    'PATCH',
+    '/api/servers/{server_id}/stickers/{sticker_id}',
+    {
+      tag: 'Emoji',
+      summary: 'Change a sticker (manage_emojis)',
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input({ name: text(30), description: text(100, { blank: true }), tags: emoji }, ['name', 'description', 'tags']),
+      },
+      prose: [
+        rule('at least one of name, description and tags', 'give name, description or tags'),
+        rule('name is 2 to 30 characters', 'name must be'),
+        rule('description at most 100 characters', 'description must be'),
+        rule('tags is one Unicode emoji or its :shortcode:', 'tags must be'),
+      ],
+      ok: [json(200, ref('Sticker'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/stickers/{sticker_id}',
+    { tag: 'Emoji', summary: 'Delete a sticker (manage_emojis): messages that carried it show its name', auth: 'user', ok: [empty('deleted')] },
+  ],
+  [
+    'GET',
+    '/stickers/{sticker_id}',
+    {
+      tag: 'Emoji',
+      summary: "A sticker's image (WebP, animated or not; cached for a year)",
+      auth: 'none',
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
+  ],
+  [
+    'GET',
+    '/emojis/{emoji_id}',
+    {
+      tag: 'Emoji',
+      summary: "A custom emoji's image (WebP, animated or not; cached for a year: an emoji's image never changes)",
+      auth: 'none',
+      ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
   ],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],
   [

@@ -20,6 +20,8 @@ export const MESSAGE_OPTIONAL = [
   'webhook_avatar_proxy_url',
   'embeds',
   'thread',
+  'poll',
+  'stickers',
 ];
 /** A forum's fields of a channel record: on forums only. */
 const FORUM_OPTIONAL = ['available_tags', 'default_reaction', 'default_sort'];
@@ -313,6 +315,13 @@ export const schemas: Record<string, Schema> = {
   }),
   ReadState: obj({ server_id: uuid, channel_id: uuid, conversation_id: uuid, ...readState() }, ['server_id', 'channel_id', 'conversation_id']),
   Presence: obj({ status: oneOf('online', 'idle', 'dnd', 'invisible'), presence: oneOf('online', 'idle', 'dnd', 'offline') }),
+  Emoji: obj({
+    id: uuid,
+    name: withDescription({ type: 'string', minLength: 2, maxLength: 32, pattern: '^[A-Za-z0-9_]{2,32}$' }, 'unique in its server, whatever its case'),
+    animated: withDescription(bool, 'an animated GIF or WebP kept animated'),
+    url: withDescription(str, 'its image on this server: /emojis/{id}'),
+    creator_id: uuid,
+  }),
   Role: obj({
     id: uuid,
     server_id: uuid,
@@ -368,7 +377,37 @@ export const schemas: Record<string, Schema> = {
     size: int,
     preview_kind: oneOf('code', 'image', 'audio', 'video'),
   }),
-  Reaction: obj({ emoji: str, count: int, reacted: bool }),
+  Reaction: obj({
+    emoji: withDescription(
+      { anyOf: [str, ref('CustomEmoji')] },
+      "a Unicode emoji (as the spec has it), or a server's custom emoji: the two never merge, whatever their names",
+    ),
+    count: int,
+    reacted: bool,
+  }),
+  Sticker: obj({
+    id: uuid,
+    name: withDescription(str, '2 to 30 characters'),
+    description: withDescription(str, 'at most 100 characters, possibly empty'),
+    tags: withDescription(str, 'the Unicode emoji it stands for'),
+    animated: withDescription(bool, 'an animated GIF or WebP kept animated'),
+    url: withDescription(str, 'its image on this server: /stickers/{id}'),
+    creator_id: uuid,
+  }),
+  Poll: obj({
+    question: str,
+    answers: arr(obj({ answer_id: uuid, text: str, emoji: nullable(str) })),
+    allow_multiselect: bool,
+    expires_at: withDescription(time, 'when it ends unless its author ends it first'),
+    ended: withDescription(bool, 'expired, or ended early by its author: results no longer move'),
+    results: withDescription(arr(obj({ answer_id: uuid, count: int })), "each answer's votes, in the answers' order; frozen once ended"),
+  }),
+  CustomEmoji: obj({
+    id: uuid,
+    name: str,
+    animated: bool,
+    available: withDescription(bool, 'false once deleted: shown as :name: text, its image gone'),
+  }),
   ReplyPreview: obj({ id: uuid, author: ref('UserRef'), content: str }),
   Message: obj(messageFields(), MESSAGE_OPTIONAL),
   Embed: obj(embedFields(obj), ['title', 'description', 'url', 'timestamp', 'color', 'footer', 'author', 'fields', 'image', 'thumbnail', 'provider']),
@@ -682,6 +721,12 @@ function auditEntries(): Schema[] {
     ['webhook_update', 'webhook', obj({ name: str, github_secret_set: bool }, ['name', 'github_secret_set'])],
     ['webhook_token_reset', 'webhook', { type: 'null' }],
     ['webhook_delete', 'webhook', obj({ name: str, messages_deleted: int })],
+    ['emoji_create', 'emoji', obj({ name: str, animated: bool })],
+    ['emoji_update', 'emoji', obj({ name: fromTo(str) })],
+    ['emoji_delete', 'emoji', obj({ name: str })],
+    ['sticker_create', 'sticker', obj({ name: str, animated: bool })],
+    ['sticker_update', 'sticker', obj({ name: fromTo(str) })],
+    ['sticker_delete', 'sticker', obj({ name: str })],
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({
@@ -872,6 +917,11 @@ export function messageFields(): Record<string, Schema> {
     thread: withDescription(
       obj({ id: uuid, name: str, message_count: int, last_message_at: nullable(time), archived: bool, locked: bool }),
       'a message a thread was started from, in its parent: that thread ("N replies · last reply …")',
+    ),
+    poll: withDescription(ref('Poll'), 'a poll (issue 50)'),
+    stickers: withDescription(
+      { type: 'array', minItems: 1, maxItems: 3, items: obj({ id: uuid, name: str, animated: bool, url: str, available: bool }) },
+      'the stickers it carries, drawn as images (available: false once deleted: shown by name)',
     ),
   };
 }

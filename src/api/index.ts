@@ -18,6 +18,7 @@ import { clusterRoutes } from './cluster';
 import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
 import { emailRoutes } from './email';
+import { emojiRoutes } from './emojis';
 import { friendRoutes } from './friends';
 import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
@@ -71,6 +72,7 @@ export function buildRoutes(services: Services): Route[] {
     ...accountExportRoutes(services),
     ...emailRoutes(services),
     ...serverRoutes(services),
+    ...emojiRoutes(services),
     ...serverExportRoutes(services),
     ...channelRoutes(services),
     ...threadRoutes(services),

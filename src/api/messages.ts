@@ -1,6 +1,7 @@
 import { authenticate } from '../parts/accounts/auth';
 import { checkEmbeds } from '../core/embed';
 import { resolveEmoji } from '../core/emoji';
+import { isUuid } from '../core/http/router';
 import { mediaType, readJson } from '../core/http/body';
 import { HttpError, badRequest, forbidden, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
@@ -11,9 +12,28 @@ import { ALL } from '../rules/channel-permissions';
 import type { Services } from '../parts/services';
 import { type Body, type Container, type Ctx, type Reached, type Route, reachedWhole } from '../core/types';
 import type { UploadStore } from '../parts/messages/upload-store';
-import { auditReason, limitParam, text, uuid, uuidParam } from '../core/validate';
+import { auditReason, bool, integer, limitParam, text, uuid, uuidParam } from '../core/validate';
+import type { PollInput } from '../parts/messages/message-store';
+import { votersLimit } from '../parts/messages/polls';
 
-type Deps = Pick<Services, 'db' | 'clock' | 'perms' | 'limits' | 'messages' | 'posting' | 'uploads' | 'sessions' | 'users' | 'hub' | 'readStates' | 'audit'>;
+type Deps = Pick<
+  Services,
+  | 'db'
+  | 'clock'
+  | 'perms'
+  | 'limits'
+  | 'messages'
+  | 'posting'
+  | 'uploads'
+  | 'sessions'
+  | 'users'
+  | 'hub'
+  | 'readStates'
+  | 'audit'
+  | 'emojis'
+  | 'stickers'
+  | 'polls'
+>;
 
 /** Typing calls closer together than this are cheap no-ops: one event per burst of keys. */
 export const TYPING_REPEAT_MS = 3_000;
@@ -55,6 +75,12 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'DELETE', path: `${C}/:message_id`, auth: 'user', body: 'none', handler: channel.deleteMessage },
     { method: 'PUT', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.addReaction },
     { method: 'DELETE', path: `${C}/:message_id/reactions`, auth: 'user', body: 'json', handler: channel.removeReaction },
+    { method: 'PUT', path: `${C}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: channel.addReaction },
+    { method: 'DELETE', path: `${C}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: channel.removeReaction },
+    { method: 'PUT', path: `${C}/:message_id/poll/answers/:answer_id/votes/@me`, auth: 'user', body: 'none', handler: channel.vote },
+    { method: 'DELETE', path: `${C}/:message_id/poll/answers/:answer_id/votes/@me`, auth: 'user', body: 'none', handler: channel.unvote },
+    { method: 'GET', path: `${C}/:message_id/poll/answers/:answer_id/voters`, auth: 'user', body: 'none', handler: channel.listVoters },
+    { method: 'POST', path: `${C}/:message_id/poll/end`, auth: 'user', body: 'none', handler: channel.endPoll },
     { method: 'GET', path: L, auth: 'user', body: 'none', handler: legacy.listMessages },
     { method: 'POST', path: L, auth: 'user', body: 'message', handler: legacy.sendMessage },
     { method: 'GET', path: D, auth: 'user', body: 'none', handler: dm.listMessages },
@@ -64,6 +90,12 @@ export function messageRoutes(deps: Deps): Route[] {
     { method: 'DELETE', path: `${D}/:message_id`, auth: 'user', body: 'none', handler: dm.deleteMessage },
     { method: 'PUT', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.addReaction },
     { method: 'DELETE', path: `${D}/:message_id/reactions`, auth: 'user', body: 'json', handler: dm.removeReaction },
+    { method: 'PUT', path: `${D}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: dm.addReaction },
+    { method: 'DELETE', path: `${D}/:message_id/reactions/:emoji`, auth: 'user', body: 'none', handler: dm.removeReaction },
+    { method: 'PUT', path: `${D}/:message_id/poll/answers/:answer_id/votes/@me`, auth: 'user', body: 'none', handler: dm.vote },
+    { method: 'DELETE', path: `${D}/:message_id/poll/answers/:answer_id/votes/@me`, auth: 'user', body: 'none', handler: dm.unvote },
+    { method: 'GET', path: `${D}/:message_id/poll/answers/:answer_id/voters`, auth: 'user', body: 'none', handler: dm.listVoters },
+    { method: 'POST', path: `${D}/:message_id/poll/end`, auth: 'user', body: 'none', handler: dm.endPoll },
   ];
 }
 
@@ -112,7 +144,7 @@ function conversationScope({ perms }: Deps): MessageScope {
 }
 
 function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, number>) {
-  const { clock, perms, limits, messages, posting, uploads, sessions, users, hub, readStates, audit } = deps;
+  const { clock, perms, limits, messages, posting, uploads, sessions, users, hub, readStates, audit, emojis, polls } = deps;
   /** The audit entry of a moderator deleting or pinning someone's message in a channel. */
   const auditFor = (ctx: Ctx, container: Container, action: 'message_delete' | 'message_pin' | 'message_unpin', messageId: string) =>
     container.kind === 'channel'
@@ -126,6 +158,10 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     suppressEmbeds,
     deleteMessage,
     addReaction,
+    vote,
+    unvote,
+    listVoters,
+    endPoll,
     removeReaction,
     markRead,
     startTyping,
@@ -160,6 +196,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     let input: MemberInput | undefined;
     try {
       input = await readMessageInput(ctx, uploads);
+      requireStickers(ctx, input.stickerIds);
       // An upload may stream for minutes: a logout, suspension, restriction or removal that
       // landed meanwhile applies to it (401, 403, 404) as it would to a new request.
       return created(await admitted.post(input, multipart ? () => freshCaller(ctx) : undefined));
@@ -306,12 +343,79 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     return { at: access, moderator: moderates(access.rank) };
   }
 
+  /**
+   * The emoji a reaction is stored under: `{"emoji"}` in the body (a Unicode emoji, the spec's
+   * routes), or the path's `…/reactions/{emoji}`: a Unicode emoji (percent-encoded) or a custom
+   * one as `name:id` (its id decides: a renamed emoji still answers to its old name), stored under
+   * its id. Adding a custom one: it must exist, and the caller be a member of its server (usable
+   * everywhere by its server's members, as Discord's Nitro); removing: whatever became of it.
+   */
+  function reactionEmoji(ctx: Ctx, add: boolean): string {
+    const inPath = ctx.params.emoji;
+    if (inPath === undefined) return readEmoji(ctx.body);
+    const custom = CUSTOM_REACTION.exec(inPath);
+    if (!custom) return readEmoji({ emoji: inPath });
+    const id = custom[2].toLowerCase();
+    if (!add) return id;
+    const emoji = emojis.byId(id);
+    if (!emoji) throw badRequest('no such custom emoji: it was deleted, or never was');
+    if (perms.rank(ctx.user.id, emoji.serverId) === null) throw forbidden('you may react with the custom emoji of servers you are in');
+    return id;
+  }
+
+  /** Stickers a member sends: live ones of servers they are in (usable everywhere by their server's members, as emoji). */
+  function requireStickers(ctx: Ctx, ids: string[] | undefined) {
+    for (const id of ids ?? []) {
+      const sticker = deps.stickers.byId(id);
+      if (!sticker) throw badRequest('sticker_ids names a sticker that does not exist (or was deleted)');
+      if (perms.rank(ctx.user.id, sticker.server_id) === null) throw forbidden('you may send the stickers of servers you are in');
+    }
+  }
+
+  /** Votes for one answer (one only unless multiselect: a vote for another moves it); 200 the message; 409 once ended. */
+  function vote(ctx: Ctx) {
+    return pollVote(ctx, true);
+  }
+
+  /** Takes the caller's vote back; 200 the message; 409 once ended. */
+  function unvote(ctx: Ctx) {
+    return pollVote(ctx, false);
+  }
+
+  /** Voting is open to whoever may read the message and write here (their standing), as reacting. */
+  function pollVote(ctx: Ctx, add: boolean) {
+    const access = scope.resolve(ctx);
+    posting.requireMayWrite(ctx.user, access.container);
+    limits.reactionsPerUser.take(ctx.user.id, 'votes');
+    const { message_id: messageId, answer_id: answerId } = ctx.params;
+    messages.get(access, messageId, ctx.user.id);
+    if (add) polls.vote(access, messageId, ctx.user, answerId);
+    else polls.unvote(access, messageId, ctx.user, answerId);
+    return json(messages.get(access, messageId, ctx.user.id));
+  }
+
+  /** 200 who voted for the answer, by user id: `?after=` a user id, `?limit=` 1 to 100 (25). */
+  function listVoters(ctx: Ctx) {
+    const access = scope.resolve(ctx);
+    messages.get(access, ctx.params.message_id, ctx.user.id);
+    const afterId = uuidParam(ctx.query, 'after');
+    return json(polls.voters(access, ctx.params.message_id, ctx.params.answer_id, afterId, votersLimit(ctx.query.get('limit'))));
+  }
+
+  /** Its author only: the results are frozen and announced; 200 the message. */
+  async function endPoll(ctx: Ctx) {
+    const access = scope.resolve(ctx);
+    messages.get(access, ctx.params.message_id, ctx.user.id);
+    await polls.end(access, ctx.params.message_id, ctx.user);
+    return json(messages.get(access, ctx.params.message_id, ctx.user.id));
+  }
+
   /** Adding needs add_reactions; taking one's own away does not. */
   function react(ctx: Ctx, add: boolean) {
     const access = scope.resolve(ctx);
     posting.requireMayWrite(ctx.user, access.container);
     if (add) perms.requireFlag(access, 'add_reactions');
-    const emoji = readEmoji(ctx.body);
+    const emoji = reactionEmoji(ctx, add);
     limits.reactionsPerUser.take(ctx.user.id, 'reactions');
     return json(messages.react(access, ctx.params.message_id, ctx.user, emoji, add));
   }
@@ -331,7 +435,9 @@ async function readMessageInput(ctx: Ctx, uploads: UploadStore): Promise<MemberI
   const body = await readJson(ctx.req);
   // Cards, as a webhook sends them (src/core/embed.ts); whether this author may is posting's to say. null reads as absent.
   const embeds = body.embeds === undefined || body.embeds === null ? undefined : checkEmbeds(body.embeds);
-  return { ...messageFields(body), files: [], ...(embeds ? { embeds } : {}) };
+  const poll = body.poll === undefined || body.poll === null ? undefined : readPoll(body.poll);
+  const stickerIds = body.sticker_ids === undefined || body.sticker_ids === null ? undefined : stickerIdsOf(body.sticker_ids);
+  return { ...messageFields(body), files: [], ...(embeds ? { embeds } : {}), ...(poll ? { poll } : {}), ...(stickerIds?.length ? { stickerIds } : {}) };
 }
 
 function messageFields(body: Body): { content: string; replyTo: string | null } {
@@ -340,6 +446,54 @@ function messageFields(body: Body): { content: string; replyTo: string | null } 
   const replyTo = body.reply_to === undefined || body.reply_to === null || body.reply_to === '' ? null : uuid(body, 'reply_to');
   return { content, replyTo };
 }
+
+/** A message carries at most 3 stickers, as Discord's. */
+export const MAX_MESSAGE_STICKERS = 3;
+
+function stickerIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_MESSAGE_STICKERS || !value.every((id) => isUuid(id))) {
+    throw badRequest(`sticker_ids must be a list of at most ${MAX_MESSAGE_STICKERS} sticker ids`);
+  }
+  const ids = value.map((id: string) => id.toLowerCase());
+  if (new Set(ids).size !== ids.length) throw badRequest('sticker_ids names a sticker twice');
+  return ids;
+}
+
+/** Discord's limits for a poll. */
+export const POLL_QUESTION_CHARS = 300;
+export const POLL_ANSWER_CHARS = 55;
+export const POLL_ANSWERS = { min: 2, max: 10 };
+export const POLL_HOURS = { min: 1, max: 768 };
+
+/** `{"question", "answers": [{"text", "emoji"?}] (2 to 10), "duration_hours" (1 to 768), "allow_multiselect"?}`: 400 otherwise. */
+function readPoll(value: unknown): PollInput {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('poll must be an object');
+  const body = value as Body;
+  for (const key of Object.keys(body)) {
+    if (!['question', 'answers', 'duration_hours', 'allow_multiselect'].includes(key)) throw badRequest(`poll has no field ${key.slice(0, 100)}`);
+  }
+  const question = text(body, 'question', { max: POLL_QUESTION_CHARS });
+  const answers = body.answers;
+  if (!Array.isArray(answers) || answers.length < POLL_ANSWERS.min || answers.length > POLL_ANSWERS.max) {
+    throw badRequest(`answers must be a list of ${POLL_ANSWERS.min} to ${POLL_ANSWERS.max} answers`);
+  }
+  return {
+    question,
+    answers: answers.map((answer: unknown) => {
+      if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw badRequest('each answer must be an object {text, emoji?}');
+      const a = answer as Body;
+      for (const key of Object.keys(a)) if (key !== 'text' && key !== 'emoji') throw badRequest(`an answer has no field ${key.slice(0, 100)}`);
+      const emoji = a.emoji === undefined || a.emoji === null ? null : resolveEmoji(a.emoji);
+      if (emoji === null && a.emoji !== undefined && a.emoji !== null) throw badRequest('an answer’s emoji must be a single emoji, or the :shortcode: of one');
+      return { text: text(a, 'text', { max: POLL_ANSWER_CHARS }), emoji };
+    }),
+    durationHours: integer(body, 'duration_hours', POLL_HOURS.min, POLL_HOURS.max),
+    allowMultiselect: body.allow_multiselect === undefined ? false : bool(body, 'allow_multiselect'),
+  };
+}
+
+/** A custom emoji in a reaction's path: `name:id`, as Discord addresses one. */
+const CUSTOM_REACTION = /^([A-Za-z0-9_]{2,32}):([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
 
 function readEmoji(body: Body): string {
   const emoji = resolveEmoji(body.emoji);

@@ -46,10 +46,17 @@ function profileHandlers({ users, avatars, hub, directory, limits }: Deps) {
    * The WebP, cached for a year (`?v=` changes with every upload); 404 when the user has none.
    * Public like a profile picture on any chat service: the URL holds an unguessable user id.
    */
-  async function downloadAvatar(ctx: PublicCtx) {
-    const file = avatars.file(ctx.params.user_id);
-    const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
-    if (!body) throw notFound('no avatar');
-    return sendWebp(ctx.req, ctx.res, body, `public, max-age=${AVATAR_MAX_AGE_S}, immutable`);
+  function downloadAvatar(ctx: PublicCtx) {
+    return sendImage(ctx, avatars.file(ctx.params.user_id), 'no avatar');
   }
+}
+
+/**
+ * A stored WebP (an avatar, a custom emoji, a sticker), cached for a year (its URL changes when
+ * its bytes do), sandboxed; 404 `missing` when there is none.
+ */
+export async function sendImage(ctx: PublicCtx, file: string | null, missing: string) {
+  const body = file ? await fs.promises.readFile(file).catch(() => null) : null;
+  if (!body) throw notFound(missing);
+  return sendWebp(ctx.req, ctx.res, body, `public, max-age=${AVATAR_MAX_AGE_S}, immutable`);
 }

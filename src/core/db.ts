@@ -429,6 +429,29 @@ const MIGRATIONS: Migration[] = [
     const messages = columnsOf('imported_messages');
     if (messages.size > 0 && !messages.has('discord_type')) db.exec('ALTER TABLE imported_messages ADD COLUMN discord_type TEXT');
   },
+  // 23 -> 24: custom emoji and polls (issue 50). Everyone may send polls wherever they could
+  // before (send_polls, bit 17 of src/rules/channel-permissions.ts BITS: 131072, in everyone's
+  // flags); nobody but the owner and full administrators manages emoji (manage_emojis, bit 16,
+  // given to no one). Idempotent (the order of migrations made on parallel branches is settled
+  // when they meet): the flag is granted with the emojis table, once, so a database that has it is
+  // left as it is; the table's full definition is schema.sql's (run after every migration).
+  (db) => {
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'emojis'").get()) return;
+    db.exec(`
+      CREATE TABLE emojis (
+        id         TEXT PRIMARY KEY,
+        server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+        name       TEXT NOT NULL COLLATE NOCASE,
+        animated   INTEGER NOT NULL CHECK (animated IN (0, 1)),
+        creator_id TEXT NOT NULL REFERENCES users (id),
+        created_at TEXT NOT NULL,
+        -- set when deleted: the row stays so old reactions still name it (as :name: text)
+        deleted_at TEXT
+      );
+      CREATE UNIQUE INDEX emojis_name ON emojis (server_id, name) WHERE deleted_at IS NULL;
+      UPDATE servers SET everyone_permissions = everyone_permissions | 131072;
+    `);
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -14,10 +14,61 @@ export interface Attachment {
   preview_kind: 'code' | 'image' | 'audio' | 'video';
 }
 
+/** A server's custom emoji as a reaction shows it (issue 50); `available: false` once deleted: shown as `:name:` text. */
+export interface CustomEmoji {
+  id: string;
+  name: string;
+  animated: boolean;
+  available: boolean;
+}
+
 export interface Reaction {
-  emoji: string;
+  /** A Unicode emoji as the spec has it, or a custom emoji (never merged with a Unicode one of the same name). */
+  emoji: string | CustomEmoji;
   count: number;
   reacted: boolean;
+}
+
+/** The key a reaction is stored and counted under: the emoji itself, or a custom emoji's id. */
+export const reactionKey = (emoji: Reaction['emoji']): string => (typeof emoji === 'string' ? emoji : emoji.id);
+
+/** A poll as a message carries it (issue 50): the counts live until it ends, frozen after. */
+export interface PollRecord {
+  question: string;
+  answers: { answer_id: string; text: string; emoji: string | null }[];
+  allow_multiselect: boolean;
+  expires_at: string;
+  /** Expired, or ended early by its author: `results` no longer move. */
+  ended: boolean;
+  results: PollResult[];
+}
+export interface PollResult {
+  answer_id: string;
+  count: number;
+}
+
+/** A row of `polls` (schema.sql). */
+export interface PollRow {
+  question: string;
+  answers: string;
+  allow_multiselect: number;
+  expires_at: string;
+  ended_at: string | null;
+  results: string | null;
+}
+
+/** A poll as records show it: the frozen results once ended, else `counts` (answer id -> votes). */
+export function toPoll(row: PollRow, counts: ReadonlyMap<string, number>): PollRecord {
+  const answers = JSON.parse(row.answers) as PollRecord['answers'];
+  return {
+    question: row.question,
+    answers,
+    allow_multiselect: row.allow_multiselect === 1,
+    expires_at: row.expires_at,
+    ended: row.ended_at !== null,
+    results:
+      row.results !== null ? (JSON.parse(row.results) as PollResult[]) : answers.map((a) => ({ answer_id: a.answer_id, count: counts.get(a.answer_id) ?? 0 })),
+  };
 }
 
 /** The message record: REST responses and WebSocket events alike. */
@@ -53,6 +104,18 @@ export interface MessageRecord {
   embeds?: Embed[];
   /** A message a thread was started from (in the thread's parent): the thread, as its starter shows it. Absent otherwise. */
   thread?: ThreadSummary;
+  /** A poll (issue 50). Absent otherwise. */
+  poll?: PollRecord;
+  /** Stickers (issue 50), at most 3, drawn as images; `available: false` once deleted (shown by name). Absent when none. */
+  stickers?: MessageSticker[];
+}
+
+export interface MessageSticker {
+  id: string;
+  name: string;
+  animated: boolean;
+  url: string;
+  available: boolean;
 }
 
 /** A thread as the message it was started from shows it: "N replies · last reply …". */

@@ -185,6 +185,28 @@ export interface ConversationState extends ContainerState {
   conversation_id: string;
 }
 
+/** A server's custom emoji (src/parts/community/emojis.ts). */
+export interface EmojiRecord {
+  id: string;
+  name: string;
+  animated: boolean;
+  /** On our origin; the bytes behind it never change (a new image is a new emoji). */
+  url: string;
+  creator_id: string;
+}
+
+/** A server's sticker (src/parts/community/stickers.ts). */
+export interface StickerRecord {
+  id: string;
+  name: string;
+  description: string;
+  /** The Unicode emoji it stands for. */
+  tags: string;
+  animated: boolean;
+  url: string;
+  creator_id: string;
+}
+
 export interface RoleRecord {
   id: string;
   server_id: string;

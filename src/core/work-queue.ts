@@ -8,6 +8,8 @@ export interface WorkQueue {
   run<T>(work: () => Promise<T>): Promise<T>;
   /** Whether a new caller would be turned away now. */
   readonly full: boolean;
+  /** Throws what `whenFull` makes when a new caller would be turned away now (to refuse an upload before receiving it). */
+  requireRoom(): void;
 }
 
 export function createWorkQueue(concurrency: number, maxWaiting = Infinity, whenFull: () => Error = () => new Error('queue full')): WorkQueue {
@@ -16,6 +18,9 @@ export function createWorkQueue(concurrency: number, maxWaiting = Infinity, when
   return {
     get full() {
       return running >= concurrency && waiting.length >= maxWaiting;
+    },
+    requireRoom() {
+      if (this.full) throw whenFull();
     },
     async run(work) {
       if (running >= concurrency) {

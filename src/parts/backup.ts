@@ -12,12 +12,13 @@ import type { DB } from '../core/db';
  * file even if the server deletes it meanwhile), then the database is copied in one step (one
  * read transaction: a snapshot, never a half-written state), then files that appeared during the
  * copy are linked too, and only the files the copied database names go into the backup.
- * The avatars, the secret key and the VAPID keys (mode 0600) are copied as they are.
+ * The avatars, the custom emoji, the secret key and the VAPID keys (mode 0600) are copied as they are.
  */
 export const DATABASE_FILE = 'chat.db';
 export const PID_FILE = 'server.pid';
 const UPLOADS = 'uploads';
-const AVATARS = 'avatars';
+/** Images named by rows but kept apart from uploads, copied whole: avatars, custom emoji and stickers (src/parts/community/). */
+const IMAGE_DIRS = ['avatars', 'emojis', 'stickers'];
 /** The key that opens the TOTP secrets (src/core/secret-box.ts): without it, two-factor codes stop working. */
 const KEY_FILE = 'secret.key';
 /** The server's VAPID key pair (src/parts/push/sender.ts): a new one would end every push subscription. */
@@ -112,7 +113,7 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
   fs.mkdirSync(dataDir, { recursive: true });
   const keptIn = path.join(dataDir, `before-restore-${now.toISOString().replace(/[:.]/g, '-')}`);
   fs.mkdirSync(keptIn);
-  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS, AVATARS, KEY_FILE, VAPID_FILE]) {
+  for (const name of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, UPLOADS, ...IMAGE_DIRS, KEY_FILE, VAPID_FILE]) {
     if (fs.existsSync(path.join(dataDir, name))) fs.renameSync(path.join(dataDir, name), path.join(keptIn, name));
   }
   fs.copyFileSync(database, path.join(dataDir, DATABASE_FILE));
@@ -127,12 +128,14 @@ export function restore(source: string, dataDir: string, now = new Date()): { ke
   return { keptIn, files };
 }
 
-/** The avatars, the secret key and the VAPID keys, from one data directory (or backup) to another. */
+/** The avatars, the custom emoji, the secret key and the VAPID keys, from one data directory (or backup) to another. */
 function copyExtras(from: string, to: string): void {
-  const avatars = path.join(from, AVATARS);
-  fs.mkdirSync(path.join(to, AVATARS), { recursive: true });
-  for (const name of fs.existsSync(avatars) ? fs.readdirSync(avatars) : []) {
-    if (!name.endsWith('.part')) fs.copyFileSync(path.join(avatars, name), path.join(to, AVATARS, name));
+  for (const dir of IMAGE_DIRS) {
+    const images = path.join(from, dir);
+    fs.mkdirSync(path.join(to, dir), { recursive: true });
+    for (const name of fs.existsSync(images) ? fs.readdirSync(images) : []) {
+      if (!name.endsWith('.part')) fs.copyFileSync(path.join(images, name), path.join(to, dir, name));
+    }
   }
   for (const secret of [KEY_FILE, VAPID_FILE]) {
     if (!fs.existsSync(path.join(from, secret))) continue;

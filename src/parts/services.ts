@@ -11,6 +11,10 @@ import type { ThreadNews } from './community/thread-news';
 import type { AccessChanges } from './community/access-changes';
 import type { OverwriteStore } from './community/overwrites';
 import type { Avatars } from './accounts/avatars';
+import type { Emojis } from './community/emojis';
+import type { Stickers } from './community/stickers';
+import type { Polls } from './messages/polls';
+import type { WorkQueue } from '../core/work-queue';
 import type { Clock } from '../core/clock';
 import type { MediaUrls } from '../core/media-url';
 import type { FetchRules } from '../core/net/safe-fetch';
@@ -79,6 +83,7 @@ export interface Services {
   messages: MessageStore;
   /** Who may post what, where: the one way to post (members, bots, webhooks) and to edit. */
   posting: Posting;
+  polls: Polls;
   members: Members;
   channels: ChannelStore;
   /** The one writer of threads and thread_members rows, and their reads. */
@@ -101,7 +106,11 @@ export interface Services {
   passkeys: Passkeys;
   /** The ways into an account (password, passkeys, identities): the last one stays. */
   signInMethods: SignInMethods;
+  /** The one bounded pool of image decoders (src/core/images.ts): avatars, emoji, stickers. */
+  decoders: WorkQueue;
   avatars: Avatars;
+  emojis: Emojis;
+  stickers: Stickers;
   accountExports: Exports;
   deletion: AccountDeletion;
   imports: Imports;

@@ -1,5 +1,5 @@
 import type { DB } from '../core/db';
-import { ALL, type Flags, NONE, type Overwrite, VIEW, has, resolve } from './channel-permissions';
+import { ALL, type Flags, NONE, type Overwrite, VIEW, has, resolve, serverFlags } from './channel-permissions';
 
 /**
  * Channel access as it is decided on every request and every fan-out: each server's rules (its
@@ -27,6 +27,8 @@ export interface ServerAccess {
    * and a private thread is seen only by its members and by manage_threads there.
    */
   flags(userId: string, channelId: string): Flags;
+  /** What a user may do in the server as a whole (src/rules/channel-permissions.ts serverFlags): NONE for a non-member. */
+  serverFlags(userId: string): Flags;
   /** The channel a thread belongs to; null for any other channel (or none). */
   parentOf(channelId: string): string | null;
   /** The members who see a channel (every moderator, and whoever has view_channel there). */
@@ -257,6 +259,10 @@ export function createChannelAccess(db: DB): ChannelAccess {
     return {
       serverId,
       flags,
+      serverFlags(userId) {
+        const m = member(userId);
+        return m ? serverFlags(everyone, roleFlags, { userId, moderator: moderates(userId, m), roleIds: m.roles }) : NONE;
+      },
       parentOf: (channelId) => threads.get(channelId)?.parentId ?? null,
       viewers,
       isPrivate,

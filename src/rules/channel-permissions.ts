@@ -33,6 +33,9 @@ export const FLAGS = [
   'mute_members',
   'deafen_members',
   'move_members',
+  // Issue 50: manage_emojis (server-wide: serverFlags below), send_polls (channel-scoped).
+  'manage_emojis',
+  'send_polls',
 ] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
@@ -41,7 +44,8 @@ export type Flags = number;
 /**
  * Each flag's bit in a stored mask (never renumbered). Bits 6 to 9 belong to the thread flags
  * (issue 49: create_public_threads, create_private_threads, send_messages_in_threads,
- * manage_threads); the voice flags take 10 to 15.
+ * manage_threads); the voice flags take 10 to 15; manage_emojis 16 and send_polls 17 (issue 50).
+ * Bits 18 and up are kept for the other server-wide flags (issue 53).
  */
 const BITS: Record<Flag, number> = {
   view_channel: 0,
@@ -60,6 +64,8 @@ const BITS: Record<Flag, number> = {
   mute_members: 13,
   deafen_members: 14,
   move_members: 15,
+  manage_emojis: 16,
+  send_polls: 17,
 };
 
 export const NONE: Flags = 0;
@@ -70,7 +76,7 @@ export const ALL: Flags = FLAGS.reduce((all, flag) => all | bit(flag), 0);
 export const VIEW = bit('view_channel');
 const SEND = bit('send_messages');
 /** What one may do only in what one writes: without send_messages, none of it (step 7 below). */
-const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone');
+const IN_WHAT_ONE_WRITES = bit('attach_files') | bit('mention_everyone') | bit('send_polls');
 const SEND_IN_THREADS = bit('send_messages_in_threads');
 /** Making threads: nothing a thread itself offers (step 8 below). */
 const MAKING_THREADS = bit('create_public_threads') | bit('create_private_threads');
@@ -80,13 +86,27 @@ const IN_VOICE = bit('speak') | bit('video');
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
- * channel permissions existed, start and talk in threads (as Discord's @everyone may), and
- * connect, speak and use video in voice channels. `@everyone`, managing threads and the voice
- * moderators' flags stay with the owner, full server administrators and the roles given them.
- * (7663; schema.sql's default for servers.everyone_permissions.)
+ * channel permissions existed, start and talk in threads (as Discord's @everyone may), connect,
+ * speak and use video in voice channels, and send polls. `@everyone`, managing threads, the voice
+ * moderators' flags and managing emoji stay with the owner, full server administrators and the
+ * roles given them. (138735; schema.sql's default for servers.everyone_permissions.)
  */
 export const EVERYONE_DEFAULT: Flags =
-  ALL & ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members'));
+  ALL & ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members') | bit('manage_emojis'));
+
+/**
+ * What `subject` may do in the server as a whole, for the flags that are the server's rather than
+ * a channel's (manage_emojis; issue 53 adds the others; the rest are resolved per channel by
+ * `resolve`): the owner and full server administrators, every flag;
+ * otherwise the server's flags for everyone with those of every role they hold. No channel
+ * overwrite counts: these flags are about the server, not a channel.
+ */
+export function serverFlags(everyone: Flags, roleFlags: ReadonlyMap<string, Flags>, subject: Subject): Flags {
+  if (subject.moderator) return ALL;
+  let flags = everyone;
+  for (const roleId of subject.roleIds) flags |= roleFlags.get(roleId) ?? NONE;
+  return flags & ALL;
+}
 
 export function flagsOf(names: readonly Flag[]): Flags {
   let flags = NONE;
@@ -137,8 +157,8 @@ export interface Subject {
  *    allows add (so one role allowing beats another denying);
  * 5. the overwrite for them alone: its deny removes, its allow adds (the most specific wins);
  * 6. without view_channel, nothing else counts: the channel does not exist for them;
- * 7. Discord's implicit rule: without send_messages, no attach_files and no mention_everyone
- *    either (they are done in a message one sends), so what a client is told it may do is what
+ * 7. Discord's implicit rule: without send_messages, no attach_files, no mention_everyone and no
+ *    send_polls either (they are done in a message one sends), so what a client is told it may do is what
  *    the server lets it do;
  * 8. In a thread (`inThread`: the overwrites are its parent's, which it inherits), Discord's
  *    inherited permissions: send_messages is what send_messages_in_threads says (step 7 then

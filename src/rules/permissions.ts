@@ -57,6 +57,8 @@ const FLAG_ACTIONS: Record<Flag, string> = {
   mute_members: 'mute members in this voice channel',
   deafen_members: 'deafen members in this voice channel',
   move_members: 'move members out of this voice channel',
+  manage_emojis: 'manage the emoji and stickers of this server',
+  send_polls: 'send polls in this channel',
 };
 
 /** An attachment the caller may download. */
@@ -80,6 +82,12 @@ export interface Permissions {
   channelRulesOf(serverIds: readonly string[]): Map<string, ServerAccess>;
   /** 403 naming what the flag allows, when `access` lacks it. */
   requireFlag(access: Pick<Access, 'flags'>, flag: Flag): void;
+  /**
+   * A server-wide flag (manage_emojis; src/rules/channel-permissions.ts serverFlags): 404 to a
+   * non-member, 403 naming what it allows to a member without it. A timeout is checked apart
+   * (requireNotTimedOut), as for channel flags.
+   */
+  requireServerFlag(user: User, serverId: string, flag: Flag): Rank;
 
   // One access function per kind of thing: each answers 404 to anyone who may not see it.
   serverAccess(user: User, serverId: string): Rank;
@@ -206,6 +214,11 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     channelRulesOf: (serverIds) => channels.servers(serverIds),
     requireFlag(access, flag) {
       if (!has(access.flags, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
+    },
+    requireServerFlag(user, serverId, flag) {
+      const found = serverAccess(user, serverId);
+      if (!has(channels.server(serverId)?.serverFlags(user.id) ?? 0, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
+      return found;
     },
     serverAccess,
     channelAccess(user, channelId, serverId) {

@@ -63,6 +63,28 @@ md.renderer.rules.mention = (tokens, idx) => {
   return `<span class="mention" data-name="${name}">@${name}</span>`;
 };
 
+// <:name:id> and <a:name:id>: a server's custom emoji, as Discord writes it (issue 50); drawn from
+// /emojis/{id} below, its :name: as text when the image is gone (the emoji was deleted).
+const CUSTOM_EMOJI = /^<(a?):([A-Za-z0-9_]{2,32}):([0-9a-fA-F-]{36})>/;
+/** A message of custom emoji alone (and spaces): drawn large. */
+const ONLY_CUSTOM_EMOJI = /^\s*(?:<a?:[A-Za-z0-9_]{2,32}:[0-9a-fA-F-]{36}>\s*){1,27}$/;
+md.inline.ruler.before('emphasis', 'custom_emoji', (state, silent) => {
+  if (state.src.charCodeAt(state.pos) !== 60) return false;
+  const match = CUSTOM_EMOJI.exec(state.src.slice(state.pos, state.posMax));
+  if (!match) return false;
+  if (!silent) {
+    const token = state.push('custom_emoji', 'span', 0);
+    token.content = match[2];
+    token.meta = { id: match[3].toLowerCase() };
+  }
+  state.pos += match[0].length;
+  return true;
+});
+md.renderer.rules.custom_emoji = (tokens, idx) => {
+  const name = md.utils.escapeHtml(tokens[idx].content);
+  return `<span class="custom-emoji" data-name="${name}" data-emoji="${md.utils.escapeHtml(tokens[idx].meta.id)}">:${name}:</span>`;
+};
+
 /** @type {import('dompurify').Config & { RETURN_DOM_FRAGMENT: true }} */
 const PURIFY = {
   ALLOWED_TAGS: [
@@ -94,7 +116,7 @@ const PURIFY = {
     'th',
     'td',
   ],
-  ALLOWED_ATTR: ['href', 'class', 'data-name', 'start', 'title'],
+  ALLOWED_ATTR: ['href', 'class', 'data-name', 'data-emoji', 'start', 'title'],
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
   RETURN_DOM_FRAGMENT: true,
 };
@@ -123,6 +145,18 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
  */
 export function renderMarkdown(text, mention) {
   const fragment = DOMPurify.sanitize(md.render(text), PURIFY);
+  const jumbo = ONLY_CUSTOM_EMOJI.test(text);
+  for (const span of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.custom-emoji'))) {
+    const name = span.dataset.name || '';
+    const img = document.createElement('img');
+    img.className = jumbo ? 'custom-emoji jumbo' : 'custom-emoji';
+    img.alt = `:${name}:`;
+    img.title = `:${name}:`;
+    img.src = `/emojis/${span.dataset.emoji}`;
+    // Deleted (404): its name as text, as Discord shows an emoji it no longer has.
+    img.addEventListener('error', () => img.replaceWith(document.createTextNode(`:${name}:`)), { once: true });
+    span.replaceWith(img);
+  }
   for (const span of /** @type {NodeListOf<HTMLElement>} */ (fragment.querySelectorAll('span.mention'))) {
     const kind = mention(span.dataset.name || '');
     if (!kind) {

@@ -119,6 +119,7 @@ export function buildMessage(m, on) {
       ),
     );
   }
+  if (m.stickers?.length) body.append(stickers(m.stickers));
   body.append(reactions(m, on));
   if (m.thread && m.server_id) body.append(threadSummary(m.server_id, m.thread));
   item.append(gutter, body, toolbar(m, on));
@@ -230,6 +231,22 @@ function attachment(a, on) {
 }
 
 /**
+ * Stickers (issue 50): images under the text, their name once deleted.
+ * @param {NonNullable<Message['stickers']>} list
+ */
+function stickers(list) {
+  return el(
+    'div',
+    { class: 'stickers' },
+    list.map((s) =>
+      s.available
+        ? el('img', { class: 'sticker', src: s.url, alt: s.name, title: s.name, width: 160, height: 160 })
+        : el('span', { class: 'sticker-gone', text: `[${s.name}]` }),
+    ),
+  );
+}
+
+/**
  * @param {Message} m
  * @param {Record<string, any>} on
  */
@@ -237,24 +254,29 @@ function reactions(m, on) {
   const list = el(
     'div',
     { class: 'reactions' },
-    (m.reactions || []).map((reaction) =>
-      el(
+    (m.reactions || []).map((reaction) => {
+      const custom = typeof reaction.emoji === 'string' ? null : reaction.emoji;
+      const label = custom ? `:${custom.name}:` : /** @type {string} */ (reaction.emoji);
+      return el(
         'button',
         {
           type: 'button',
           class: reaction.reacted ? 'reaction reacted' : 'reaction',
           'aria-pressed': String(reaction.reacted),
-          'aria-label': `${reaction.emoji} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
-          title: reaction.reacted ? `Remove your ${reaction.emoji}` : `React with ${reaction.emoji}`,
+          'aria-label': `${label} ${reaction.count}${reaction.reacted ? ', including you' : ''}`,
+          title: reaction.reacted ? `Remove your ${label}` : `React with ${label}`,
           onclick: () => on.toggleReaction(reaction.emoji, !reaction.reacted),
-          // Without add_reactions one may take one's own back, not add.
-          disabled: !reaction.reacted && !on.react,
+          // Without add_reactions one may take one's own back (a deleted custom emoji too), not add.
+          disabled: !reaction.reacted && (!on.react || (custom !== null && !custom.available)),
         },
-        el('span', { class: 'r-emoji', text: reaction.emoji }),
+        // A custom emoji is its image while it exists, its :name: as text once deleted.
+        custom?.available
+          ? el('img', { class: 'r-emoji custom-emoji', src: `/emojis/${custom.id}`, alt: label, width: 20, height: 20 })
+          : el('span', { class: 'r-emoji', text: label }),
         ' ',
         el('span', { class: 'r-count', text: String(reaction.count) }),
-      ),
-    ),
+      );
+    }),
   );
   if ((m.reactions || []).length && on.react) {
     list.append(iconButton('smile', 'Add a reaction', (e) => on.react(e.currentTarget), { class: 'add-reaction' }));

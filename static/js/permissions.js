@@ -24,6 +24,8 @@ export const FLAGS = [
   ['mute_members', 'Mute members in voice'],
   ['deafen_members', 'Deafen members in voice'],
   ['move_members', 'Move members in voice'],
+  ['manage_emojis', 'Manage emoji and stickers (server-wide)'],
+  ['send_polls', 'Send polls'],
 ];
 
 /** Checkboxes for a set of flags (everyone's, or a role's): {node, value()}. */

@@ -14,19 +14,34 @@ import { replaceMessage } from './room-list.js';
  */
 
 /**
+ * @typedef {import('../../types/client').Message['reactions'][number]['emoji']} ReactionEmoji
+ */
+
+/**
+ * What a reaction is counted under: a Unicode emoji itself, a custom emoji's id (issue 50).
+ * @param {ReactionEmoji} emoji
+ */
+export const reactionKey = (emoji) => (typeof emoji === 'string' ? emoji : emoji.id);
+
+/**
  * @param {Opened} r
  * @param {string} id
- * @param {string} emoji
+ * @param {ReactionEmoji} emoji
  * @param {boolean} add
  */
 export async function toggleReaction(r, id, emoji, add) {
   const m = r.byId.get(id);
-  if (add && m && !(m.reactions || []).some((x) => x.emoji === emoji)) {
+  const key = reactionKey(emoji);
+  if (add && m && !(m.reactions || []).some((x) => reactionKey(x.emoji) === key)) {
     if ((m.reactions || []).length >= 20) return toast('A message may carry at most 20 different reactions.');
     if ((m.reactions || []).filter((x) => x.reacted).length >= 10) return toast('You may react to one message with at most 10 emoji.');
   }
   try {
-    const updated = await api(add ? 'PUT' : 'DELETE', `${r.base}/messages/${id}/reactions`, { emoji });
+    // A custom emoji is addressed in the path as name:id; a Unicode one keeps the spec's route.
+    const updated =
+      typeof emoji === 'string'
+        ? await api(add ? 'PUT' : 'DELETE', `${r.base}/messages/${id}/reactions`, { emoji })
+        : await api(add ? 'PUT' : 'DELETE', `${r.base}/messages/${id}/reactions/${emoji.name}:${emoji.id}`);
     if (!r.closed) replaceMessage(r, updated);
   } catch (err) {
     toast(err.message);
@@ -42,7 +57,7 @@ export function applyReaction(r, ev) {
   const m = r.byId.get(ev.message_id);
   if (!m) return;
   let list = (m.reactions || []).map((x) => ({ ...x }));
-  const existing = list.find((x) => x.emoji === ev.emoji);
+  const existing = list.find((x) => reactionKey(x.emoji) === reactionKey(ev.emoji));
   const mine = ev.user_id === state.me.user_id;
   if (existing) {
     existing.count = ev.count;

@@ -13,6 +13,7 @@ import {
   has,
   namesOf,
   resolve,
+  serverFlags,
 } from '../../src/rules/channel-permissions';
 
 const subject = (roleIds: string[] = [], moderator = false): Subject => ({ userId: 'me', moderator, roleIds: new Set(roleIds) });
@@ -56,6 +57,7 @@ t.test('the cases the issue names', async (t) => {
     'connect',
     'speak',
     'video',
+    'send_polls',
   ]);
   // A role's server-wide flags add to everyone's.
   t.ok(has(resolve(EVERYONE_DEFAULT, new Map([['heralds', flagsOf(['mention_everyone'])]]), subject(['heralds']), []), 'mention_everyone'));
@@ -70,8 +72,8 @@ function model(everyone: Flags, roleFlags: Map<string, number>, s: Subject, over
   const mine = overwrites.filter((o) => o.kind === 'role' && s.roleIds.has(o.targetId));
   f = (f & ~mine.reduce((a, o) => a | o.deny, 0)) | mine.reduce((a, o) => a | o.allow, 0);
   for (const o of overwrites.filter((o) => o.kind === 'member' && o.targetId === s.userId).slice(0, 1)) f = (f & ~o.deny) | o.allow;
-  // Discord's implicit rule (issue 46): without send_messages, no attach_files and no mention_everyone.
-  if (!has(f, 'send_messages')) f &= ~flagsOf(['attach_files', 'mention_everyone']);
+  // Discord's implicit rule (issue 46): without send_messages, no attach_files, no mention_everyone (and no send_polls, issue 50).
+  if (!has(f, 'send_messages')) f &= ~flagsOf(['attach_files', 'mention_everyone', 'send_polls']);
   // And its voice twin (issue 48): without connect, no speak and no video.
   if (!has(f, 'connect')) f &= ~flagsOf(['speak', 'video']);
   return f & VIEW ? f : 0;
@@ -156,11 +158,12 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
       'connect',
       'speak',
       'video',
+      'send_polls',
     ],
     'with send_messages they stand',
   );
   t.same(
-    namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone'], [])])),
+    namesOf(resolve(NONE, new Map(), subject(), [ow('everyone', 'server', ['view_channel', 'attach_files', 'mention_everyone', 'send_polls'], [])])),
     ['view_channel'],
     'an allow of them alone gives nothing',
   );
@@ -168,7 +171,7 @@ t.test("Discord's implicit rule: without send_messages, nothing done in a messag
   fc.assert(
     fc.property(world, (w) => {
       const got = resolve(w.everyone, w.roleFlags, subject(w.held, w.moderator), w.overwrites);
-      return has(got, 'send_messages') || (!has(got, 'attach_files') && !has(got, 'mention_everyone'));
+      return has(got, 'send_messages') || (!has(got, 'attach_files') && !has(got, 'mention_everyone') && !has(got, 'send_polls'));
     }),
   );
   t.pass('on every generated world, attach_files and mention_everyone come only with send_messages');
@@ -187,6 +190,7 @@ t.test('its voice twin: without connect, nothing done in a voice channel (speak,
       'create_public_threads',
       'create_private_threads',
       'send_messages_in_threads',
+      'send_polls',
     ],
     'denied connect, a member may neither speak nor use video, though neither was denied',
   );
@@ -196,7 +200,11 @@ t.test('its voice twin: without connect, nothing done in a voice channel (speak,
     'an allow of speak and video alone gives nothing; the moderators’ flags do not need connect',
   );
   const listenOnly = [ow('everyone', 'server', [], ['speak', 'video'])];
-  t.same(namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), listenOnly)).slice(-1), ['connect'], 'a listen-only channel: connect without speak or video');
+  t.same(
+    namesOf(resolve(EVERYONE_DEFAULT, new Map(), subject(), listenOnly)).slice(-2),
+    ['connect', 'send_polls'],
+    'a listen-only channel: connect without speak or video',
+  );
   t.notOk(
     has(EVERYONE_DEFAULT, 'mute_members') || has(EVERYONE_DEFAULT, 'deafen_members') || has(EVERYONE_DEFAULT, 'move_members'),
     'voice moderation is not everyone’s',
@@ -210,13 +218,39 @@ t.test('its voice twin: without connect, nothing done in a voice channel (speak,
   t.pass('on every generated world, speak and video come only with connect');
 });
 
-t.test('stored bits: the thread flags take 6 to 9 (issue 49), the voice flags 10 to 15 (issue 48)', async (t) => {
-  const threads = ['create_public_threads', 'create_private_threads', 'send_messages_in_threads', 'manage_threads'] as const;
-  threads.forEach((name, i) => t.equal(flagsOf([name]), 1 << (6 + i), `${name} is bit ${6 + i}`));
-  const voice = ['connect', 'speak', 'video', 'mute_members', 'deafen_members', 'move_members'] as const;
-  voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
-  t.equal(ALL, 0xffff, 'sixteen flags, bits 0 to 15');
-  t.equal(EVERYONE_DEFAULT, 7663, "everyone's default: schema.sql's (47, the thread flags 64 | 128 | 256, the voice ones 1024 | 2048 | 4096)");
+t.test(
+  'stored bits: the thread flags take 6 to 9 (issue 49), the voice flags 10 to 15 (issue 48), manage_emojis 16 and send_polls 17 (issue 50)',
+  async (t) => {
+    const threads = ['create_public_threads', 'create_private_threads', 'send_messages_in_threads', 'manage_threads'] as const;
+    threads.forEach((name, i) => t.equal(flagsOf([name]), 1 << (6 + i), `${name} is bit ${6 + i}`));
+    const voice = ['connect', 'speak', 'video', 'mute_members', 'deafen_members', 'move_members'] as const;
+    voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
+    t.equal(flagsOf(['manage_emojis']), 1 << 16, 'manage_emojis is bit 16');
+    t.equal(flagsOf(['send_polls']), 1 << 17, 'send_polls is bit 17');
+    t.equal(ALL, 0x3ffff, 'eighteen flags, bits 0 to 17');
+    t.equal(
+      EVERYONE_DEFAULT,
+      138735,
+      "everyone's default: schema.sql's (47, the thread flags 64 | 128 | 256, the voice ones 1024 | 2048 | 4096, send_polls 131072)",
+    );
+  },
+);
+
+t.test('server-wide flags (manage_emojis): everyone and the roles held, never a channel overwrite; the owner and full administrators hold them', async (t) => {
+  const roles = new Map([
+    ['keepers', flagsOf(['manage_emojis'])],
+    ['plain', NONE],
+  ]);
+  t.notOk(has(serverFlags(EVERYONE_DEFAULT, roles, subject()), 'manage_emojis'), "not everyone's by default");
+  t.ok(has(serverFlags(EVERYONE_DEFAULT, roles, subject(['keepers'])), 'manage_emojis'), 'a role gives it');
+  t.notOk(has(serverFlags(EVERYONE_DEFAULT, roles, subject(['plain'])), 'manage_emojis'), 'another role does not');
+  t.equal(serverFlags(NONE, roles, subject([], true)), ALL, 'a moderator holds every flag');
+  t.ok(has(serverFlags(flagsOf(['manage_emojis']), roles, subject()), 'manage_emojis'), "given to everyone, it is everyone's");
+  t.ok(has(EVERYONE_DEFAULT, 'send_polls'), "send_polls is everyone's by default, in every channel");
+  t.notOk(
+    has(resolve(EVERYONE_DEFAULT, roles, subject(), [ow('everyone', 'server', [], ['send_polls'])]), 'send_polls'),
+    'and a channel overwrite takes it away there',
+  );
 });
 
 t.test('in a thread (step 8): send_messages is send_messages_in_threads, and no thread is made inside one', async (t) => {
@@ -224,7 +258,7 @@ t.test('in a thread (step 8): send_messages is send_messages_in_threads, and no 
   const inThread = (overwrites: Overwrite[], moderator = false) => namesOf(resolve(EVERYONE_DEFAULT, roles, subject([], moderator), overwrites, true));
   t.same(
     inThread([]),
-    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads', 'connect', 'speak', 'video'],
+    ['view_channel', 'send_messages', 'attach_files', 'add_reactions', 'read_history', 'send_messages_in_threads', 'connect', 'speak', 'video', 'send_polls'],
     'by default',
   );
   t.ok(inThread([ow('everyone', 'server', [], ['send_messages'])]).includes('send_messages'), "a read-only channel's threads are written");

@@ -96,23 +96,55 @@ export const quotedPartName = (name: string | undefined): string => (name ? `"${
  * (said before reading when the length is declared), 400 for other fields or files. The caller
  * removes the file once done with it.
  */
-export function receiveFile(req: IncomingMessage, spec: { field: string; what: string; maxBytes: number; dir: string }, log: Log): Promise<string> {
-  const { field, what, maxBytes, dir } = spec;
-  const size = maxBytes >= 1024 * 1024 * 1024 ? `${maxBytes / 1024 / 1024 / 1024} GiB` : `${maxBytes / 1024 / 1024} MiB`;
+export async function receiveFile(req: IncomingMessage, spec: { field: string; what: string; maxBytes: number; dir: string }, log: Log): Promise<string> {
+  return (await receiveForm(req, { ...spec, textFields: [] }, log)).file;
+}
+
+/** The longest text field receiveForm takes, in bytes (a name, a description). */
+export const MAX_FORM_FIELD_BYTES = 1024;
+
+/**
+ * receiveFile with text fields beside the file: those named in `textFields` (each at most
+ * MAX_FORM_FIELD_BYTES, 400 past it), any of them absent; 400 for any other field.
+ */
+export function receiveForm(
+  req: IncomingMessage,
+  spec: { field: string; what: string; maxBytes: number; dir: string; textFields: readonly string[] },
+  log: Log,
+): Promise<{ file: string; fields: Record<string, string> }> {
+  const { field, what, maxBytes, dir, textFields } = spec;
+  const size =
+    maxBytes >= 1024 * 1024 * 1024
+      ? `${maxBytes / 1024 / 1024 / 1024} GiB`
+      : maxBytes >= 1024 * 1024
+        ? `${maxBytes / 1024 / 1024} MiB`
+        : `${maxBytes / 1024} KiB`;
   if (mediaType(req) !== 'multipart/form-data') {
-    return Promise.reject(new HttpError(415, `send ${what} as multipart/form-data with one file in the field ${field}`));
+    const also = textFields.length > 0 ? ` (and ${textFields.join(', ')})` : '';
+    return Promise.reject(new HttpError(415, `send ${what} as multipart/form-data with one file in the field ${field}${also}`));
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) {
     return Promise.reject(new HttpError(413, `${what} may be at most ${size}`, { Connection: 'close' }));
   }
   const temp = path.join(dir, `${crypto.randomUUID()}.upload.part`);
+  const fields: Record<string, string> = {};
   return new Promise((resolve, reject) => {
     let writer: fs.WriteStream | null = null;
     let written: Promise<void> | null = null;
     const read = readMultipart(
       req,
-      { limits: { fileSize: maxBytes + 1, files: 1, fields: 0, parts: 2, headerPairs: 16 } },
+      {
+        limits: {
+          fileSize: maxBytes + 1,
+          files: 1,
+          fields: textFields.length,
+          fieldSize: MAX_FORM_FIELD_BYTES + 1,
+          parts: 2 + textFields.length,
+          headerPairs: 16,
+        },
+        defParamCharset: 'utf8',
+      },
       reject,
       () => {
         // A part cut off mid-file never ends its writer by itself: close it, then remove the file.
@@ -135,15 +167,25 @@ export function receiveFile(req: IncomingMessage, spec: { field: string; what: s
       stream.on('limit', () => fail(new HttpError(413, `${what} may be at most ${size}`)));
       stream.pipe(file);
     });
-    read.on('field', (name) => fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file ${field}`)));
-    read.on('fieldsLimit', () => fail(badRequest(`send only the file ${field}`)));
+    read.on('field', (name, value, info) => {
+      if (!textFields.includes(name)) {
+        const others = textFields.length > 0 ? ` and ${textFields.join(', ')}` : '';
+        return fail(badRequest(`unexpected field ${quotedPartName(name)}: send only the file ${field}${others}`));
+      }
+      if (info.valueTruncated || Buffer.byteLength(value) > MAX_FORM_FIELD_BYTES) return fail(badRequest(`${name} is too long`));
+      if (Object.hasOwn(fields, name)) return fail(badRequest(`${name} is given twice`));
+      fields[name] = value;
+    });
+    read.on('fieldsLimit', () =>
+      fail(badRequest(textFields.length > 0 ? `send only the file ${field} and ${textFields.join(', ')}` : `send only the file ${field}`)),
+    );
     read.on('filesLimit', () => fail(badRequest('send one file')));
     read.on('partsLimit', () => fail(badRequest('send one file')));
     read.on('close', () => {
       if (read.failed) return;
       if (!written) return fail(badRequest(`no file: send it in the field ${field}`));
       void written.then(() => {
-        if (!read.failed) resolve(temp);
+        if (!read.failed) resolve({ file: temp, fields });
       });
     });
     req.pipe(parser);

@@ -2,38 +2,18 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import sharp, { type Metadata, type Sharp } from 'sharp';
 import type { DB } from '../../core/db';
-import { HttpError, badRequest } from '../../core/http/errors';
+import { HttpError } from '../../core/http/errors';
 import { receiveFile } from '../../core/http/multipart';
-import { failpoint } from '../../core/callbacks';
+import { encodeImage } from '../../core/images';
 import { isUuid } from '../../core/http/router';
-import { createWorkQueue } from '../../core/work-queue';
+import type { WorkQueue } from '../../core/work-queue';
 import type { Log } from '../../core/types';
 import type { AccountRows } from './account-rows';
 
 export const MAX_AVATAR_BYTES = 8 * 1024 * 1024;
 /** Every avatar is re-encoded to this square. */
 export const AVATAR_SIZE = 256;
-/**
- * Pixels an uploaded image may decode to (6 000 × 4 000, a camera photo): checked from the header
- * before a pixel is decoded. 16-bit images count twice.
- */
-export const MAX_AVATAR_PIXELS = 24_000_000;
-/**
- * And a budget tied to the file's size: a small file that claims many pixels (a decompression
- * bomb: 316 KiB of PNG can claim 40 megapixels) is refused. Photos hold well under 32 pixels a
- * byte; flat graphics more, which the floor covers.
- */
-export const AVATAR_PIXELS_PER_BYTE = 32;
-export const AVATAR_PIXEL_FLOOR = 4_000_000;
-/** Uploads waiting for a decoder; past this the service is busy (503 with Retry-After). */
-export const MAX_AVATARS_WAITING = 8;
-export const AVATAR_BUSY_RETRY_S = 5;
-/** The formats decoded; anything else (SVG, TIFF, PDF, HEIF...) is refused, whatever libvips could read. */
-const FORMATS = new Set(['jpeg', 'png', 'gif', 'webp']);
-/** Images decoded at once; the rest wait (decoding a large image takes a core and tens of MiB). */
-const MAX_CONCURRENT = 2;
 
 export interface Avatars {
   /**
@@ -47,8 +27,8 @@ export interface Avatars {
   file(userId: string): string | null;
   /**
    * A remote image the media proxy fetched, re-encoded to WebP within `maxSide` pixels a side, on
-   * the same bounded decoders as avatars (503 when they are busy); 400 if it is not one of the
-   * four raster formats or claims too many pixels.
+   * the same bounded decoders (503 when they are busy); 400 if it is not one of the four raster
+   * formats or claims too many pixels.
    */
   reencode(input: string, output: string, maxSide: number): Promise<void>;
 }
@@ -63,11 +43,14 @@ export function createAvatars({
   db,
   accountRows,
   dataDir,
+  decoders,
   log,
 }: {
   db: DB;
   accountRows: Pick<AccountRows, 'avatarStored' | 'avatarRemoved'>;
   dataDir: string;
+  /** The one bounded pool of image decoders (src/core/images.ts), shared with emoji and stickers. */
+  decoders: WorkQueue;
   log: Log;
 }): Avatars {
   const dir = path.join(dataDir, 'avatars');
@@ -77,16 +60,13 @@ export function createAvatars({
   const finalPath = (userId: string) => path.join(dir, `${userId}.webp`);
   /** Users with an upload in progress: one at a time each, so one user holds one decoder at most. */
   const uploading = new Set<string>();
-  const busy = () => new HttpError(503, 'avatars are busy: try again in a few seconds', { 'Retry-After': String(AVATAR_BUSY_RETRY_S) });
-  const decoders = createWorkQueue(MAX_CONCURRENT, MAX_AVATARS_WAITING, busy);
-
   const encode = (input: string, output: string) => decoders.run(() => encodeAvatar(input, output));
 
   return {
     async replace(userId, req) {
       if (uploading.has(userId)) throw new HttpError(429, 'one avatar at a time: wait for the one being uploaded', { 'Retry-After': '1' });
       // Full now: say so before the file is received, not after.
-      if (decoders.full) throw busy();
+      decoders.requireRoom();
       uploading.add(userId);
       try {
         const upload = await receiveFile(req, { field: 'avatar', what: 'an avatar', maxBytes: MAX_AVATAR_BYTES, dir }, log);
@@ -114,8 +94,9 @@ export function createAvatars({
       if (!isUuid(userId) || !(versionOf.get(userId)?.avatar_version ?? 0)) return null;
       return finalPath(userId);
     },
-    reencode: (input, output, maxSide) =>
-      decoders.run(() => encodeImage(input, output, 'the image', (image) => image.resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true }))),
+    async reencode(input, output, maxSide) {
+      await decoders.run(() => encodeImage(input, output, { what: 'the image', size: maxSide, fit: 'inside', keepAnimation: false }));
+    },
   };
 }
 
@@ -125,36 +106,5 @@ export function createAvatars({
  * (src/parts/import/) go through it.
  */
 export async function encodeAvatar(input: string, output: string): Promise<void> {
-  failpoint('avatar.encode');
-  await encodeImage(input, output, 'the avatar', (image) => image.resize(AVATAR_SIZE, AVATAR_SIZE, { fit: 'cover' }));
-}
-
-/**
- * Re-encodes one of the four raster formats (never SVG, whatever its name or type says: the
- * format is read from the bytes) to WebP, shaped by `shape`; 400 naming `what` otherwise.
- */
-async function encodeImage(input: string, output: string, what: string, shape: (image: Sharp) => Sharp): Promise<void> {
-  const The = what[0].toUpperCase() + what.slice(1);
-  // The header alone: format and dimensions, before a single pixel is decoded.
-  let meta: Metadata;
-  try {
-    meta = await sharp(input, { limitInputPixels: false }).metadata();
-  } catch {
-    throw badRequest(`${what} is not an image that can be read`);
-  }
-  if (!meta.format || !FORMATS.has(meta.format)) throw badRequest(`${what} must be a PNG, JPEG, GIF or WebP image`);
-  const pixels = (meta.width ?? 0) * (meta.height ?? 0) * (meta.depth === 'ushort' ? 2 : 1);
-  const bytes = (await fs.promises.stat(input)).size;
-  const budget = Math.min(MAX_AVATAR_PIXELS, Math.max(AVATAR_PIXEL_FLOOR, AVATAR_PIXELS_PER_BYTE * bytes));
-  if (pixels > budget) {
-    throw badRequest(`${The} (a file of ${bytes} bytes) may hold at most ${budget} pixels (width × height; 16-bit images count twice)`);
-  }
-  try {
-    // rotate(): upright by the EXIF orientation, before the metadata is dropped.
-    // sequentialRead: decoded top to bottom in strips, never held whole.
-    const image = sharp(input, { limitInputPixels: MAX_AVATAR_PIXELS, failOn: 'error', sequentialRead: true });
-    await shape(image.rotate()).webp({ quality: 82 }).toFile(output);
-  } catch {
-    throw badRequest(`${what} is not an image that can be read`);
-  }
+  await encodeImage(input, output, { what: 'the avatar', size: AVATAR_SIZE, fit: 'cover', keepAnimation: false });
 }

@@ -42,14 +42,20 @@ export type AuditAction =
   | 'webhook_create'
   | 'webhook_update'
   | 'webhook_token_reset'
-  | 'webhook_delete';
+  | 'webhook_delete'
+  | 'emoji_create'
+  | 'emoji_update'
+  | 'emoji_delete'
+  | 'sticker_create'
+  | 'sticker_update'
+  | 'sticker_delete';
 
 export interface AuditEntry {
   serverId: string;
   action: AuditAction;
   actorId: string;
   targetId: string | null;
-  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | null;
+  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | 'emoji' | 'sticker' | null;
   reason: string | null;
   changes?: Record<string, unknown>;
 }

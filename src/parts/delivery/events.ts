@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { MessageRecord } from '../../core/message-record';
+import type { CustomEmoji, MessageRecord, PollRecord } from '../../core/message-record';
 import type { UserRef } from '../../core/types';
 import { FLAGS, type Flag } from '../../rules/channel-permissions';
 import type {
@@ -8,6 +8,7 @@ import type {
   ChannelState,
   ContainerState,
   ConversationRecord,
+  EmojiRecord,
   FriendRecord,
   MemberRecord,
   NotificationSetting,
@@ -115,11 +116,19 @@ export const STREAM_EVENTS = {
     "a reaction added or removed: the change alone, the same bytes for everyone; a recipient's own reacted changes only when user_id is theirs",
     {
       message_id: uuid,
-      emoji: Type.String(),
+      emoji: Type.Union([Type.String(), record<CustomEmoji>('CustomEmoji')], {
+        description: 'a Unicode emoji, or a custom emoji (issue 50; available: false once deleted)',
+      }),
       user_id: uuid,
       added: Type.Boolean(),
       count,
     },
+  ),
+  poll_vote: placed(
+    'poll_vote',
+    READERS,
+    "a poll's counts moved (at most one event a second per poll: the counts as they then stand), or it ended (ended: true, the results frozen)",
+    { message_id: uuid, poll: record<PollRecord>('Poll') },
   ),
   message_pinned: event('message_pinned', READERS, 'a message pinned', { message: record<MessageRecord>('Message') }),
   message_unpinned: event('message_unpinned', READERS, 'a message unpinned', { message: record<MessageRecord>('Message') }),
@@ -255,6 +264,10 @@ export const STREAM_EVENTS = {
   roles_updated: event('roles_updated', SERVER_MEMBERS, 'a role created, changed, moved or deleted: every role of the server, in position order', {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
+  }),
+  emojis_updated: event('emojis_updated', SERVER_MEMBERS, 'a custom emoji added, renamed or deleted: every emoji of the server, oldest first', {
+    server_id: uuid,
+    emojis: Type.Array(record<EmojiRecord>('Emoji')),
   }),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
   history_claimed: event(
@@ -512,5 +525,6 @@ export type MessageChange =
   /** Its embeds changed (link previews), not its text: message_updated. */
   | ({ kind: 'updated'; reactors: Reactors } & Placed)
   | { kind: 'deleted'; messageId: string; seq: number }
-  | ({ kind: 'reaction'; reactors: Reactors; emoji: string; userId: string; added: boolean; count: number } & Placed)
-  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed);
+  | ({ kind: 'reaction'; reactors: Reactors; emoji: string | CustomEmoji; userId: string; added: boolean; count: number } & Placed)
+  | ({ kind: 'pinned' | 'unpinned'; reactors: Reactors } & Placed)
+  | ({ kind: 'poll'; poll: PollRecord } & Placed);

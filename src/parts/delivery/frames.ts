@@ -1,4 +1,4 @@
-import type { Reaction } from '../../core/message-record';
+import { type Reaction, reactionKey } from '../../core/message-record';
 
 /**
  * How an event becomes the bytes each socket gets. Serialized once for everyone, unless a
@@ -31,7 +31,7 @@ export function framesOf({ payload, reactors: readReactors, within }: LiveEvent)
   const frames = new Map<string, Buffer>();
   return (userId) => {
     let key = '';
-    for (const r of reactions) key += reactors.get(r.emoji)?.has(userId) ? '1' : '0';
+    for (const r of reactions) key += reactors.get(reactionKey(r.emoji))?.has(userId) ? '1' : '0';
     let frame = frames.get(key);
     if (frame === undefined) {
       frame = Buffer.from(wrap(`${head}${pieces.map((piece, i) => `${piece}${key[i] === '1'}}`).join(',')}]}`));

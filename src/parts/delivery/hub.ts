@@ -367,6 +367,10 @@ export function createHub({ log, directory, perms, sendsPerTurn }: HubParts): Hu
         );
         return;
       }
+      case 'poll':
+        // The user streams alone, the same bytes for everyone (the room sockets keep the spec's events).
+        toReaders(container, change, null, () => ({ payload: { event: 'poll_vote', message_id: change.message.id, ...place, poll: change.poll } }));
+        return;
       default:
         toReaders(container, change, null, (w) => ({
           payload: asPayload(message(w)),

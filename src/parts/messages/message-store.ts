@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { ChannelTails } from './channel-tails';
 import type { Clock } from '../../core/clock';
-import { iso } from '../../core/clock';
+import { HOUR, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { createGroupCommit } from '../../core/group-commit';
 import { badRequest, forbidden, notFound } from '../../core/http/errors';
@@ -11,19 +11,25 @@ import { type Embed, isPreview } from '../../core/embed';
 import { type MediaUrls, withMediaUrls } from '../../core/media-url';
 import {
   type Attachment,
+  type CustomEmoji,
   type MessageRecord,
   type MessageRow,
+  type MessageSticker,
+  type PollRecord,
+  type PollRow,
   type Reaction,
   type ReplyRow,
   type ThreadSummary,
   showsReplyTo,
   toAttachment,
+  toPoll,
   toRecord,
   withoutReply,
 } from '../../core/message-record';
 import type { Metrics } from '../../core/metrics';
 import type { Hub } from '../delivery/hub';
 import { type Container, type Reached, type User, reachedWhole } from '../../core/types';
+import { isUuid } from '../../core/http/router';
 import type { ReadStates } from './unread';
 import type { ReceivedFile, UploadStore } from './upload-store';
 
@@ -42,6 +48,18 @@ export interface MessageInput {
   webhook?: { id: string; name: string | null; avatarUrl: string | null };
   /** Which of the mentions found may notify (Discord's allowed_mentions); absent: all of them. */
   allowedMentions?: AllowedMentions;
+  /** A poll (issue 50; checked by the caller: src/api/messages.ts readPoll). */
+  poll?: PollInput;
+  /** Stickers of servers the author is in (issue 50; checked by the caller), at most 3. */
+  stickerIds?: string[];
+}
+
+/** A poll as a message brings it. */
+export interface PollInput {
+  question: string;
+  answers: { text: string; emoji: string | null }[];
+  durationHours: number;
+  allowMultiselect: boolean;
 }
 
 /** Discord's allowed_mentions: the kinds parsed from the text, and ids let through by name. */
@@ -79,6 +97,8 @@ export interface Written {
   row: MessageRow;
   reply: MessageRow | undefined;
   attachments: Attachment[];
+  poll?: PollRecord;
+  stickers?: MessageSticker[];
 }
 
 /**
@@ -109,6 +129,8 @@ export interface MessageStore {
   /** `write` runs in the delete's transaction (the audit entry of a moderator's delete). */
   remove(at: Reached, messageId: string, remover: User, canModerate: boolean, write?: () => void): void;
   react(at: Reached, messageId: string, user: User, emoji: string, add: boolean): MessageRecord;
+  /** Tells the readers of a message its poll as it now stands (`poll_vote`). */
+  announcePoll(at: Reached, messageId: string): void;
   /** emoji -> users who reacted with it, for per-recipient `reacted` in live events. */
   reactors(messageId: string): Map<string, Set<string>>;
   /** Pins or unpins (idempotent); 400 past MAX_PINS. `write` runs in the same transaction (the audit entry). */
@@ -198,7 +220,7 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
   const mentionsOf = (container: Container, input: MessageInput, rights: AuthorRights) =>
     allowedOnly(mentions.find(container, input.content, rights.mayMentionEveryone), input.allowedMentions);
   const requireSomething = (input: MessageInput) => {
-    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length) {
+    if (input.content.trim() === '' && input.files.length === 0 && !input.embeds?.length && !input.poll && !input.stickerIds?.length) {
       throw badRequest('content must not be empty unless the message has attachments');
     }
   };
@@ -226,8 +248,65 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       row: { ...row, username: author.username, display_name: author.displayName, avatar_url: author.avatarUrl, bot },
       reply,
       attachments: attachments.map(toAttachment),
+      ...(input.poll ? { poll: insertPoll(row.seq, input.poll) } : {}),
+      ...(input.stickerIds?.length ? { stickers: insertStickers(row.seq, input.stickerIds) } : {}),
     };
   };
+  const insertSticker = db.prepare('INSERT INTO message_stickers (message_seq, position, sticker_id) VALUES (?, ?, ?)');
+  function insertStickers(seq: number, ids: string[]): MessageSticker[] {
+    ids.forEach((id, i) => insertSticker.run(seq, i, id));
+    return stickersOf(JSON.stringify([seq])).get(seq) ?? [];
+  }
+  const stickersOfPage = db.prepare<[string], { message_seq: number; id: string; name: string; animated: number; deleted_at: string | null }>(
+    `SELECT ms.message_seq, s.id, s.name, s.animated, s.deleted_at FROM message_stickers ms JOIN stickers s ON s.id = ms.sticker_id
+      WHERE ms.message_seq IN (SELECT value FROM json_each(?)) ORDER BY ms.message_seq, ms.position`,
+  );
+  function stickersOf(seqs: string): Map<number, MessageSticker[]> {
+    const by = new Map<number, MessageSticker[]>();
+    for (const s of stickersOfPage.all(seqs)) {
+      const list = by.get(s.message_seq) ?? [];
+      list.push({ id: s.id, name: s.name, animated: s.animated === 1, url: `/stickers/${s.id}`, available: s.deleted_at === null });
+      by.set(s.message_seq, list);
+    }
+    return by;
+  }
+  const insertPollRow = db.prepare('INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at) VALUES (?, ?, ?, ?, ?)');
+  function insertPoll(seq: number, poll: PollInput): PollRecord {
+    const answers = poll.answers.map((a) => ({ answer_id: crypto.randomUUID(), text: a.text, emoji: a.emoji }));
+    const expiresAt = iso(clock.now() + poll.durationHours * HOUR);
+    insertPollRow.run(seq, poll.question, JSON.stringify(answers), poll.allowMultiselect ? 1 : 0, expiresAt);
+    return toPoll(
+      {
+        question: poll.question,
+        answers: JSON.stringify(answers),
+        allow_multiselect: poll.allowMultiselect ? 1 : 0,
+        expires_at: expiresAt,
+        ended_at: null,
+        results: null,
+      },
+      new Map(),
+    );
+  }
+  const pollsOfPage = db.prepare<[string], PollRow & { message_seq: number }>(
+    'SELECT message_seq, question, answers, allow_multiselect, expires_at, ended_at, results FROM polls WHERE message_seq IN (SELECT value FROM json_each(?))',
+  );
+  const votesOfPage = db.prepare<[string], { message_seq: number; answer_id: string; n: number }>(
+    'SELECT message_seq, answer_id, COUNT(*) AS n FROM poll_votes WHERE message_seq IN (SELECT value FROM json_each(?)) GROUP BY message_seq, answer_id',
+  );
+  /** The polls of a page of messages, by seq: two queries whatever its size. */
+  function pollsOf(seqs: string): Map<number, PollRecord> {
+    const polls = new Map<number, PollRecord>();
+    const rows = pollsOfPage.all(seqs);
+    if (rows.length === 0) return polls;
+    const counts = new Map<number, Map<string, number>>();
+    for (const v of votesOfPage.all(JSON.stringify(rows.filter((r) => r.ended_at === null).map((r) => r.message_seq)))) {
+      const of = counts.get(v.message_seq) ?? new Map<string, number>();
+      of.set(v.answer_id, v.n);
+      counts.set(v.message_seq, of);
+    }
+    for (const row of rows) polls.set(row.message_seq, toPoll(row, counts.get(row.message_seq) ?? new Map()));
+    return polls;
+  }
   const versionsOf = db.prepare<[number], { content: string; written_at: string }>(
     'SELECT content, written_at FROM message_edits WHERE message_seq = ? ORDER BY rowid',
   );
@@ -297,14 +376,32 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
        FROM messages m JOIN profiles u ON u.id = m.author_id WHERE m.id IN (SELECT value FROM json_each(?))`,
   );
 
+  // A custom emoji's reactions are stored under its id (a UUID, which no Unicode emoji is); deleted ones keep their row.
+  const customEmojiRows = db.prepare<[string], { id: string; name: string; animated: number; deleted_at: string | null }>(
+    'SELECT id, name, animated, deleted_at FROM emojis WHERE id IN (SELECT value FROM json_each(?))',
+  );
+  /** How reactions stored under `keys` show: a custom emoji's id becomes the emoji; a Unicode emoji stays itself. */
+  function shownEmoji(keys: Iterable<string>): (key: string) => Reaction['emoji'] {
+    const ids = [...new Set(keys)].filter(isUuid);
+    const custom = new Map<string, CustomEmoji>();
+    if (ids.length > 0) {
+      for (const e of customEmojiRows.all(JSON.stringify(ids))) {
+        custom.set(e.id, { id: e.id, name: e.name, animated: e.animated === 1, available: e.deleted_at === null });
+      }
+    }
+    return (key) => custom.get(key) ?? key;
+  }
+
   function hydrate(rows: MessageRow[], viewerId: string, at: Reached | ((row: MessageRow) => Reached)): MessageRecord[] {
     if (typeof at !== 'function') rows = rows.filter((row) => isShown(at, row));
     if (rows.length === 0) return [];
     const seqs = JSON.stringify(rows.map((r) => r.seq));
     const reactions = new Map<number, Reaction[]>();
-    for (const r of reactionsOfPage.all({ viewer: viewerId, seqs })) {
+    const reactionRows = reactionsOfPage.all({ viewer: viewerId, seqs });
+    const shown = shownEmoji(reactionRows.map((r) => r.emoji));
+    for (const r of reactionRows) {
       const list = reactions.get(r.message_seq) ?? [];
-      list.push({ emoji: r.emoji, count: r.count, reacted: r.mine === 1 });
+      list.push({ emoji: shown(r.emoji), count: r.count, reacted: r.mine === 1 });
       reactions.set(r.message_seq, list);
     }
     const attachments = new Map<number, Attachment[]>();
@@ -323,10 +420,16 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       }
     }
     const reachedOf = typeof at === 'function' ? at : () => at;
+    const polls = pollsOf(seqs);
+    const stickers = stickersOf(seqs);
     return rows.map((row) => {
       const { container, historyFloor } = reachedOf(row);
       const reply = row.reply_to ? replies.get(row.reply_to) : undefined;
       const record = withMediaUrls(toRecord(row, container, attachments.get(row.seq) ?? [], reactions.get(row.seq) ?? [], reply), media);
+      const poll = polls.get(row.seq);
+      if (poll) record.poll = poll;
+      const carried = stickers.get(row.seq);
+      if (carried) record.stickers = carried;
       // A thread shows on the message it was started from, in its parent (a forum post's first message is inside it).
       const thread = threads.get(row.id);
       if (thread && thread.parent === row.channel_id) record.thread = thread.summary;
@@ -447,10 +550,12 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       return write(container, author, input, mentionsOf(container, input, rights), rights);
     },
 
-    announce({ container, row, reply, attachments }) {
+    announce({ container, row, reply, attachments, poll, stickers }) {
       tails.added(row);
       // A new message has no reactions yet; everything else came back from the inserts.
       const record = withMediaUrls(toRecord(row, container, attachments, [], reply), media);
+      if (poll) record.poll = poll;
+      if (stickers) record.stickers = stickers;
       metrics.messageSent();
       hub.message(container, { kind: 'created', seq: row.seq, replySeq: reply?.seq ?? null, message: record });
       return record;
@@ -532,8 +637,22 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       else deleteReaction.run(row.seq, emoji, user.id);
       const { live, own } = changed(at, row, user.id);
       const count = reactionCount.get({ seq: row.seq, emoji })!.n;
-      hub.message(at.container, { kind: 'reaction', ...live, reactors: () => store.reactors(messageId), emoji, userId: user.id, added: add, count });
+      hub.message(at.container, {
+        kind: 'reaction',
+        ...live,
+        reactors: () => store.reactors(messageId),
+        emoji: shownEmoji([emoji])(emoji),
+        userId: user.id,
+        added: add,
+        count,
+      });
       return own;
+    },
+
+    announcePoll(at, messageId) {
+      const row = findRow(at, messageId);
+      const { live } = changed(at, row, row.author_id);
+      if (live.message.poll) hub.message(at.container, { kind: 'poll', ...live, poll: live.message.poll });
     },
 
     pin(at, messageId, user, pinned, audit) {

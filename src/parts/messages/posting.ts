@@ -213,6 +213,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   /** What a body carries beyond words: files need attach_files; embeds are a bot's (or a webhook's), never a person's. */
   function requireMayCarry(user: User, where: Access, input: MemberInput): void {
     if (input.files.length > 0) perms.requireFlag(where, 'attach_files');
+    if (input.poll) perms.requireFlag(where, 'send_polls');
     if (input.embeds?.length && !user.bot) throw badRequest('embeds are sent by bots and webhooks: a person’s message has none');
   }
 

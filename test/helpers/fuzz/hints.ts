@@ -41,6 +41,13 @@ export const FIXTURE_COUNTS = {
   /** a webhook of the server's general channel, and the token of its URL */
   webhook: 1,
   webhookToken: 1,
+  /** a custom emoji of the server */
+  emoji: 1,
+  /** a sticker of the server */
+  sticker: 1,
+  /** a poll of the server's general channel (a message), and its first answer */
+  poll: 1,
+  pollAnswer: 1,
   /** the owner's bot, a member of the server */
   bot: 1,
   /** owner, member, outsider, peer, target, admin, spare */
@@ -78,6 +85,7 @@ const ID_KINDS: FixtureKind[] = [
   'audit',
   'import',
   'webhook',
+  'emoji',
   'bot',
   'user',
   'session',
@@ -119,6 +127,9 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   // Discord's own webhook paths name their ids as Discord does (src/api/webhooks.ts discordRoutes).
   hook: 'webhook',
   message: 'message',
+  emoji_id: 'emoji',
+  answer_id: 'pollAnswer',
+  sticker_id: 'sticker',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -149,7 +160,8 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
     category_id: ['category', 0],
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
-  { server_id: ['server', 0], channel_id: ['channel', 1] },
+  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0], sticker_id: ['sticker', 0] },
+  { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['poll', 0], answer_id: ['pollAnswer', 0] },
   // A thread of general (started from the member's message), the forum, and its post.
   { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },
   { server_id: ['server', 0], channel_id: ['channel', 5] },

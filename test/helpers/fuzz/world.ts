@@ -9,6 +9,7 @@ import { type ImportPlan, scanExport } from '../../../src/parts/import/discord-p
 import { openExport } from '../../../src/parts/import/export-files';
 import type { ResolveContext } from './deferred';
 import { FIXTURE_COUNTS, type FixtureKind } from './hints';
+import { SAMPLE_FILES } from './multipart';
 import { type ListeningProvider, listenProvider } from '../oidc-provider';
 import { SoftAuthenticator } from '../webauthn';
 
@@ -438,9 +439,25 @@ export class World {
     // The owner lives across scenes and the fuzzer makes bots as them: clear them below the cap.
     const ownBots = await this.must(owner, 'GET', '/api/bots', undefined, 200);
     await Promise.all((ownBots.body as { id: string }[]).map((b) => this.must(owner, 'DELETE', `/api/bots/${b.id}`, undefined, 204, 409)));
-    const [webhook, bot] = await Promise.all([
+    const emojiForm = new FormData();
+    emojiForm.append('name', 'fuzz_blob');
+    emojiForm.append('image', new Blob([SAMPLE_FILES.gif]), 'blob.gif');
+    const stickerForm = new FormData();
+    stickerForm.append('name', 'fuzz sticker');
+    stickerForm.append('tags', '🙂');
+    stickerForm.append('image', new Blob([SAMPLE_FILES.gif]), 'sticker.gif');
+    const [webhook, bot, emoji, pollMessage, sticker] = await Promise.all([
       this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/webhooks`, { name: 'fuzz hook' }, 201),
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
+      this.must(owner, 'POST', `/api/servers/${S}/emojis`, emojiForm, 201),
+      this.must(
+        member,
+        'POST',
+        `/api/servers/${S}/channels/${C1}/messages`,
+        { content: '', poll: { question: 'fuzz?', answers: [{ text: 'yes' }, { text: 'no' }], duration_hours: 1 } },
+        201,
+      ),
+      this.must(owner, 'POST', `/api/servers/${S}/stickers`, stickerForm, 201),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
     // The owner's identity at the provider, as a link through the account page leaves it (the
@@ -498,6 +515,10 @@ export class World {
       audit: [(audit.body[0]?.id as string) ?? this.stable('audit-none')],
       import: [importId],
       webhook: [webhook.body.id],
+      emoji: [emoji.body.id],
+      poll: [pollMessage.body.id],
+      sticker: [sticker.body.id],
+      pollAnswer: [pollMessage.body.poll.answers[0].answer_id],
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
       identity: [identity.id],
