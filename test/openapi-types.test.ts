@@ -61,6 +61,15 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
       return \`webhook \${entry.changes?.name ?? ''} secret=\${entry.changes?.github_secret_set ?? '-'}\`;
     case 'webhook_delete':
       return \`webhook \${entry.changes?.name} gone with \${entry.changes?.messages_deleted} messages\`;
+    case 'emoji_create':
+    case 'sticker_create':
+      return \`\${entry.action} \${entry.changes?.name} animated=\${entry.changes?.animated}\`;
+    case 'emoji_update':
+    case 'sticker_update':
+      return \`renamed \${entry.changes?.name?.from} to \${entry.changes?.name?.to}\`;
+    case 'emoji_delete':
+    case 'sticker_delete':
+      return \`\${entry.action} \${entry.changes?.name}\`;
     default: {
       const none: null = entry.changes;
       return \`\${entry.action} on \${entry.target_kind} \${entry.target_id} \${none}\`;

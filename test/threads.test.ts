@@ -224,6 +224,7 @@ t.test('archived threads page newest first with before=', async (t) => {
   const next = (await must(member.get(`${s.C(s.general)}/threads?archived=true&limit=2&before=${first[1]}`), 200)).body.map((x: any) => x.id);
   t.same(next, [ids[2], ids[1]]);
   t.equal((await member.get(`${s.C(s.general)}/threads?before=${first[1]}`)).status, 400, 'before pages archived threads only');
+  t.equal((await member.get(`${s.C(s.general)}/threads?limit=many`)).status, 400, 'a bad limit is refused on the active list too');
   t.equal((await member.get(`${s.C(s.general)}/threads?archived=true&before=${s.general}`)).status, 404, 'before must be an archived thread here');
 
   // Private archived threads among them: a page holds what its reader sees, full, in one go.

@@ -292,6 +292,7 @@ const WEBHOOK_PROSE: Prose[] = [
   rule('a Slack message needs text, blocks or attachments', 'a Slack message needs'),
   rule('allowed_mentions lists at most 100 ids of printable text, and a kind in parse is not also listed by id', 'allowed_mentions'),
   rule('payload_json holds the JSON payload', 'malformed JSON body'),
+  rule('a multipart text field (payload_json, content, username, avatar_url) is at most 64 KiB', 'is too long'),
   rule('a webhook message needs content or an embed (or a file)', 'needs content or an embed'),
   rule('embeds hold at most 6000 characters of text in all, 25 fields each', 'embeds'),
   rule('URLs are http or https', 'must be an http or https URL'),

@@ -21,8 +21,8 @@ export const providerId: Schema = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-
 const returnTo: Schema = {
   type: 'string',
   maxLength: 1024,
-  pattern: '^/(?![/\\\\])[\\u0021-\\u005b\\u005d-\\u007e]*$(?!\\u000a)',
-  description: 'where to land after signing in: a path on this site (default /); anything else (//host, https://…) is 400',
+  pattern: '^(?:/(?![/\\\\])[\\u0021-\\u005b\\u005d-\\u007e]*)?$(?!\\u000a)',
+  description: 'where to land after signing in: a path on this site (empty or absent: /); anything else (//host, https://…) is 400',
 };
 const rememberQuery: Schema = {
   type: 'string',

@@ -194,6 +194,8 @@ export function threadHandlers(deps: Deps) {
       ...thread,
       first_message: first && first.seq > rules!.historyFloor(ctx.user.id, thread.id) ? { content: first.content, image: first.image } : null,
     });
+    // limit is read (and a bad one refused) on both lists, though only the archived one pages.
+    const limit = limitParam(ctx.query);
     if (archived !== 'true') {
       if (ctx.query.get('before') !== null) throw badRequest('before pages archived threads: add archived=true');
       return json(
@@ -203,7 +205,6 @@ export function threadHandlers(deps: Deps) {
           .map(listed),
       );
     }
-    const limit = limitParam(ctx.query);
     const beforeId = uuidParam(ctx.query, 'before');
     let cursor = null;
     if (beforeId) {
