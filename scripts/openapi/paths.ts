@@ -301,6 +301,7 @@ const WEBHOOK_PROSE: Prose[] = [
 const MESSAGE_PROSE: Prose[] = [
   rule('content is not blank unless the message carries files, embeds, a poll or stickers', 'content must not be empty'),
   rule('sticker_ids names live stickers, each once', 'sticker_ids names'),
+  rule("a poll answer's emoji is one Unicode emoji or the :shortcode: of one, as a reaction's", 'emoji must be a single emoji'),
   rule('a forum takes posts (POST …/threads), not messages', 'a forum takes posts'),
   rule('reply_to must name a message of the same room', 'reply_to must name a message in this'),
   rule("embeds are a bot's: a person's message carries none", 'embeds are sent by bots and webhooks'),

@@ -468,10 +468,8 @@ export const POLL_HOURS = { min: 1, max: 768 };
 /** `{"question", "answers": [{"text", "emoji"?}] (2 to 10), "duration_hours" (1 to 768), "allow_multiselect"?}`: 400 otherwise. */
 function readPoll(value: unknown): PollInput {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('poll must be an object');
+  // Other keys are ignored, as in every request body (docs/api.md: "Other unknown keys are ignored").
   const body = value as Body;
-  for (const key of Object.keys(body)) {
-    if (!['question', 'answers', 'duration_hours', 'allow_multiselect'].includes(key)) throw badRequest(`poll has no field ${key.slice(0, 100)}`);
-  }
   const question = text(body, 'question', { max: POLL_QUESTION_CHARS });
   const answers = body.answers;
   if (!Array.isArray(answers) || answers.length < POLL_ANSWERS.min || answers.length > POLL_ANSWERS.max) {
@@ -482,7 +480,6 @@ function readPoll(value: unknown): PollInput {
     answers: answers.map((answer: unknown) => {
       if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw badRequest('each answer must be an object {text, emoji?}');
       const a = answer as Body;
-      for (const key of Object.keys(a)) if (key !== 'text' && key !== 'emoji') throw badRequest(`an answer has no field ${key.slice(0, 100)}`);
       const emoji = a.emoji === undefined || a.emoji === null ? null : resolveEmoji(a.emoji);
       if (emoji === null && a.emoji !== undefined && a.emoji !== null) throw badRequest('an answer’s emoji must be a single emoji, or the :shortcode: of one');
       return { text: text(a, 'text', { max: POLL_ANSWER_CHARS }), emoji };

@@ -212,7 +212,8 @@ export function decodeMultipart(contentType: string, body: Buffer, schema: JsonS
     at = next + 2;
   }
   const props: Record<string, any> = typeof schema === 'object' ? (schema.properties ?? {}) : {};
-  const form: Record<string, unknown[]> = {};
+  // No prototype: a field named constructor or toString is a field like any other.
+  const form: Record<string, unknown[]> = Object.create(null);
   let unknownReason: string | undefined;
   for (const part of parts) {
     // A part that is not form-data is no field of the form: the document says the server
