@@ -72,6 +72,10 @@ t.test('signed URLs serve re-encoded images; unsigned, altered, SVG and non-imag
   const asked = connections;
   await must(owner.get(proxied), 200);
   t.equal(connections, asked, 'a second view comes from the cache');
+  // The remote address (a posted URL, whose query may be a key) never reaches the request log.
+  const remote = proxied.split('/').pop()!;
+  t.notOk(server.logs.join('\n').includes(remote), 'the proxied URL is not logged');
+  t.match(server.logs.join('\n'), /GET \/api\/media\/[A-Za-z0-9_-]{32}\/:url 200/, 'its request is logged with the URL masked');
 
   const [, , sig, encoded] = proxied.split('/').slice(1);
   const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;

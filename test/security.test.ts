@@ -565,8 +565,8 @@ t.test('every path parameter is an id or a token: a new kind of credential in a 
   // Discord's webhook paths name the webhook's and a message's id `:hook` and `:message` (read by
   // the handlers, so a malformed one is answered in Discord's shape): ids, logged as they are.
   // `:emoji` is a reaction's emoji (a Unicode emoji, a shortcode, or a custom emoji's name:id).
-  // The media proxy's `:sig` and `:url` are a URL posted in a message its reader sees and the
-  // server's signature of it; the route also needs a session, so neither grants anything alone.
+  // The media proxy's `:sig` and `:url` are the server's signature of a URL posted in a message its
+  // reader sees, and that URL: the route also needs a session; the log masks `:url` (its query may be a key).
   const named = new Set([':token', ':provider', ':hook', ':message', ':emoji', ':sig', ':url']);
   for (const param of params) t.ok(named.has(param) || param.endsWith('_id'), `${param}: an id or a token`);
 });

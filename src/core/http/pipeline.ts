@@ -206,24 +206,30 @@ export function createPipeline(parts: PipelineParts): Pipeline {
 }
 
 /**
- * The path as the request log writes it. A route parameter named `token` is a credential (a
- * webhook's URL, an invite), and docs/security.md promises tokens never reach the log: that
- * segment is written `:token`, on any path that reaches it by such a route's earlier segments
- * (letter case aside), whether or not the rest matches a route (a mistyped webhook URL still
- * holds its token).
+ * Route parameters the request log never writes, each written as its name instead: `token`, a
+ * credential (a webhook's URL, an invite: docs/security.md promises tokens never reach the log),
+ * and `url`, the remote address the media proxy serves (a URL someone posted, whose query may be
+ * a signature or a key, and the query string is never logged).
+ */
+const MASKED_PARAMS = new Set([':token', ':url']);
+
+/**
+ * The path as the request log writes it: a masked parameter's segment is written as its name, on
+ * any path that reaches it by such a route's earlier segments (letter case aside), whether or not
+ * the rest matches a route (a mistyped webhook URL still holds its token).
  */
 function credentialMask(routes: readonly Route[]): (pathname: string) => string {
-  const patterns = [...new Set(routes.map((r) => r.path).filter((path) => path.split('/').includes(':token')))].map((path) => {
+  const patterns = [...new Set(routes.map((r) => r.path))].flatMap((path) => {
     const segments = path.split('/');
-    const at = segments.indexOf(':token');
-    return { before: segments.slice(0, at).map((s) => (s.startsWith(':') ? null : s.toLowerCase())), at };
+    const before = segments.map((s) => (s.startsWith(':') ? null : s.toLowerCase()));
+    return segments.flatMap((name, at) => (MASKED_PARAMS.has(name) ? [{ before: before.slice(0, at), at, name }] : []));
   });
   return (pathname) => {
     const parts = pathname.split('/');
     let masked = false;
-    for (const { before, at } of patterns) {
+    for (const { before, at, name } of patterns) {
       if (parts.length > at && before.every((segment, i) => segment === null || segment === parts[i].toLowerCase())) {
-        parts[at] = ':token';
+        parts[at] = name;
         masked = true;
       }
     }

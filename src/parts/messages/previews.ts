@@ -101,7 +101,7 @@ export function createLinkPreviews({ clock, log, hub, messages, limits, enabled,
           activeByHost.set(host, (activeByHost.get(host) ?? 0) + 1);
           previewOf(url, rules)
             .catch((err: unknown) => {
-              if (!(err instanceof FetchRefused)) logFailure(log, `link preview of ${url}`)(err);
+              if (!(err instanceof FetchRefused)) logFailure(log, `link preview of a page on ${host}`)(err);
               return null;
             })
             .then((result) => {
