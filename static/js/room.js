@@ -13,6 +13,7 @@
 //   room-history.js   loading pages: newest, around a message, older, newer, after a reconnect
 //   room-typing.js    the typing line
 //   room-reactions.js reactions, the user's own and live
+//   room-polls.js     polls: votes, ending one's own, counts kept live
 //   room-edit.js      editing a message in place
 //   room-menu.js      a message's menu: reply, react, copy, pin, history, edit, delete, report
 //   room-live.js      live updates from the user stream
@@ -27,6 +28,7 @@ import { addMessage } from './room-list.js';
 import { loadNewest, loadAround, loadNewer, loadOlder, jumpToPresent, catchUp } from './room-history.js';
 import { renderTyping } from './room-typing.js';
 import { toggleReaction } from './room-reactions.js';
+import { vote, endPoll, myVotes } from './room-polls.js';
 import { openMenu } from './room-menu.js';
 import { followLive } from './room-live.js';
 import { initListFocus, composerField } from './room-focus.js';
@@ -73,7 +75,7 @@ export function createRoom(root) {
     readTimer: 0,
     typingTimer: 0,
     /** What a message's buttons do beyond the list (room-list.js). */
-    actions: { toggleReaction, openMenu },
+    actions: { toggleReaction, openMenu, vote, endPoll, myVotes },
     on(topic, fn) {
       if (!topics.has(topic)) topics.set(topic, new Set());
       topics.get(topic).add(fn);
