@@ -25,7 +25,7 @@ export interface Room {
   /** What a message's buttons do beyond the list (room-list.js). */
   actions: {
     toggleReaction(r: Opened, id: string, emoji: Message['reactions'][number]['emoji'], add: boolean): Promise<void>;
-    /** Polls (room-polls.js): vote or take a vote back, end one's own, the user's votes as remembered. */
+    /** Polls (room-reactions.js): vote or take a vote back, end one's own, the user's votes as remembered. */
     vote(r: Opened, id: string, answerId: string, add: boolean): Promise<void>;
     endPoll(r: Opened, id: string): Promise<void>;
     myVotes(messageId: string): Set<string>;

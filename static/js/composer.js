@@ -10,9 +10,8 @@
 // composer of a room (room.js): it writes to that room, and finds its parts under root by their
 // data-part names.
 import { api, upload } from './api.js';
-import { el, iconButton, toast, formatSize, formatTime, slowmodeLabel, standingLabel, findParts } from './ui.js';
+import { el, iconButton, toast, pickEmoji, formatSize, formatTime, slowmodeLabel, standingLabel, findParts } from './ui.js';
 import { icon } from './icons.js';
-import { allCustomEmoji, knownCustomEmoji, emojiText, pickEmoji } from './custom-emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
 import {
   state,
@@ -41,6 +40,14 @@ const TYPING_EVERY_MS = 3000;
 const slowUntil = new Map(); // channel id -> when slow mode lets the user send again (ms)
 const refused = new Map(); // room key -> why the server refused to let the user write there (403)
 const coarse = matchMedia('(pointer: coarse)');
+/** @type {import('./custom-emoji.js') | null} custom-emoji.js, loaded at the first `:` typed */
+let customEmoji = null;
+
+/**
+ * How a message writes a custom emoji, as Discord: <:name:id>, <a:name:id> animated.
+ * @param {{ id: string, name: string, animated: boolean }} emoji
+ */
+const emojiText = (emoji) => `<${emoji.animated ? 'a' : ''}:${emoji.name}:${emoji.id}>`;
 
 /** The elements a composer uses, by their data-part names under its root. */
 const PARTS = /** @type {const} */ ({
@@ -430,12 +437,15 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     const r = room.current;
     if (!emojiAsked) {
       emojiAsked = true;
-      allCustomEmoji(r?.serverId).then(() => {
-        if (document.activeElement === text()) updateSuggest();
-      });
+      import('./custom-emoji.js')
+        .then((loaded) => (customEmoji = loaded).allCustomEmoji(r?.serverId))
+        .then(() => {
+          if (document.activeElement === text()) updateSuggest();
+        });
     }
+    if (!customEmoji) return hideSuggest();
     const partial = typed.toLowerCase();
-    const known = knownCustomEmoji(r?.serverId);
+    const known = customEmoji.knownCustomEmoji(r?.serverId);
     const items = [...known.filter((e) => e.name.toLowerCase().startsWith(partial)), ...known.filter((e) => e.name.toLowerCase().slice(1).includes(partial))]
       .filter((e, i, all) => all.indexOf(e) === i)
       .slice(0, 8);

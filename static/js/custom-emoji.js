@@ -3,8 +3,8 @@
 // `:name` autocomplete or the sticker picker first wants them, and kept: `emojis_updated` brings
 // a server's whole new list. A member may use their servers' emoji everywhere (docs/api.md
 // "Reactions", Decision), so every server's are offered in every room, the room's server first.
-// And the door to the emoji picker (emoji.js), which loads when it is first opened: most visits
-// never open it, and the page's first load stays within its weight (docs/performance.md).
+// Loaded with the picker, the first `:` typed, the composer's + or the Emoji tab: not with the
+// page, whose first load stays within its weight (docs/performance.md).
 import { api } from './api.js';
 import { state, onEvent } from './store.js';
 
@@ -62,20 +62,6 @@ export function knownCustomEmoji(firstId) {
 
 /** A server's list changed here (settings): the picker shows the new one at once. */
 export const setServerEmoji = (serverId, list) => emojis.set(serverId, list);
-
-/**
- * Opens the emoji picker (emoji.js openEmojiPicker, loaded on first use) beside `anchor`.
- * @param {Element} anchor
- * @param {(emoji: string | import('./emoji.js').CustomPick) => void} onChoose
- * @param {string | null} [serverId] the server whose emoji come first
- */
-export const pickEmoji = (anchor, onChoose, serverId = null) => import('./emoji.js').then((picker) => picker.openEmojiPicker(anchor, onChoose, serverId));
-
-/**
- * How a message writes a custom emoji, as Discord: <:name:id>, <a:name:id> animated.
- * @param {{ id: string, name: string, animated: boolean }} emoji
- */
-export const emojiText = (emoji) => `<${emoji.animated ? 'a' : ''}:${emoji.name}:${emoji.id}>`;
 
 /**
  * Every server's stickers (no live event: read each time the picker opens, docs/api.md "Stickers").

@@ -5,9 +5,8 @@
 // (reactions, its menu, a jump to the message it replies to) go through the room (room.actions
 // and room.showMessage, set by createRoom() in room.js), so that those modules may in turn
 // redraw the list.
-import { el, formatDay } from './ui.js';
+import { el, formatDay, pickEmoji } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
-import { pickEmoji } from './custom-emoji.js';
 import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn, displayName } from './store.js';
 import { paintRole } from './names.js';
 import { openUserMenu } from './members.js';

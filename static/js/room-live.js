@@ -6,8 +6,7 @@ import { on, onEvent } from './store.js';
 import { addMessage, replaceMessage, removeMessage, redrawAll } from './room-list.js';
 import { countUnseen, markRead } from './room-scroll.js';
 import { renderTyping } from './room-typing.js';
-import { applyReaction } from './room-reactions.js';
-import { applyPollVote } from './room-polls.js';
+import { applyReaction, applyPollVote } from './room-reactions.js';
 
 /**
  * @typedef {import('../../types/room').Room} Room

@@ -3,9 +3,8 @@
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
 import { api, apiWithReason } from './api.js';
-import { el, toast, copyText } from './ui.js';
+import { el, toast, copyText, pickEmoji } from './ui.js';
 import { askForm } from './dialogs.js';
-import { pickEmoji } from './custom-emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, maySend, displayName, emit, findChannel, mayIn } from './store.js';
 import { setPinned } from './pins.js';
