@@ -35,6 +35,10 @@ export type ThreadState = Schemas['ThreadState'];
 /** A thread as a channel lists it: a forum post's with its first lines and first image. */
 export type ListedThread = Schemas['ListedThread'];
 export type ForumTag = Schemas['ForumTag'];
+/** A server's custom emoji and stickers, a message's poll (issue 50). */
+export type Emoji = Schemas['Emoji'];
+export type Sticker = Schemas['Sticker'];
+export type Poll = Schemas['Poll'];
 
 /** The user as the stream's ready frame says: who they are and their own status. */
 export type Me = frames['schemas']['Me'];

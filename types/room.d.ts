@@ -24,7 +24,11 @@ export interface Room {
   typingTimer: number;
   /** What a message's buttons do beyond the list (room-list.js). */
   actions: {
-    toggleReaction(r: Opened, id: string, emoji: string, add: boolean): Promise<void>;
+    toggleReaction(r: Opened, id: string, emoji: Message['reactions'][number]['emoji'], add: boolean): Promise<void>;
+    /** Polls (room-reactions.js): vote or take a vote back, end one's own, the user's votes as remembered. */
+    vote(r: Opened, id: string, answerId: string, add: boolean): Promise<void>;
+    endPoll(r: Opened, id: string): Promise<void>;
+    myVotes(messageId: string): Set<string>;
     openMenu(r: Opened, m: Message, anchor: HTMLElement, options: { mine: boolean; canDelete: boolean }): void;
   };
   /** Listens to a topic of the room ('reply': the message replied to, or null); returns the function that stops it. */

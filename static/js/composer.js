@@ -2,16 +2,16 @@
 // A room's composer: text with drafts per room (kept across reloads), Enter to send (Shift+Enter,
 // or the new-line button on a phone, for a new line), ↑ to edit the last message, files as chips
 // (checked for count and size before anything is sent) with drag-and-drop and paste, uploads
-// with a progress bar and Cancel, @ autocomplete, the emoji picker, typing notices, and the
+// with a progress bar and Cancel, @ and : (custom emoji) autocomplete, the emoji picker, stickers
+// and polls (composer-extras.js, loaded on first use), typing notices, and the
 // rules on who may write: standing, a timeout in the server, a blocked DM partner, slow mode
 // (a countdown after each message, and the server's Retry-After when it says "too soon").
 // Sending never clears what was typed after it began. createComposer(root, room) makes the
 // composer of a room (room.js): it writes to that room, and finds its parts under root by their
 // data-part names.
 import { api, upload } from './api.js';
-import { el, iconButton, toast, formatSize, formatTime, slowmodeLabel, standingLabel, findParts } from './ui.js';
+import { el, iconButton, toast, pickEmoji, formatSize, formatTime, slowmodeLabel, standingLabel, findParts } from './ui.js';
 import { icon } from './icons.js';
-import { openEmojiPicker } from './emoji.js';
 import { openPopup, closePopup, isOpen } from './popup.js';
 import {
   state,
@@ -40,6 +40,14 @@ const TYPING_EVERY_MS = 3000;
 const slowUntil = new Map(); // channel id -> when slow mode lets the user send again (ms)
 const refused = new Map(); // room key -> why the server refused to let the user write there (403)
 const coarse = matchMedia('(pointer: coarse)');
+/** @type {import('./custom-emoji.js') | null} custom-emoji.js, loaded at the first `:` typed */
+let customEmoji = null;
+
+/**
+ * How a message writes a custom emoji, as Discord: <:name:id>, <a:name:id> animated.
+ * @param {{ id: string, name: string, animated: boolean }} emoji
+ */
+const emojiText = (emoji) => `<${emoji.animated ? 'a' : ''}:${emoji.name}:${emoji.id}>`;
 
 /** The elements a composer uses, by their data-part names under its root. */
 const PARTS = /** @type {const} */ ({
@@ -55,6 +63,7 @@ const PARTS = /** @type {const} */ ({
   attach: ['attach-button', HTMLButtonElement],
   files: ['composer-files', HTMLInputElement],
   emoji: ['emoji-button', HTMLButtonElement],
+  extras: ['extras-button', HTMLButtonElement],
   newline: ['newline-button', HTMLButtonElement],
   replyBar: 'reply-bar',
   replyText: 'reply-text',
@@ -152,6 +161,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
   for (const [part, name] of [
     ['attach', 'paperclip'],
     ['emoji', 'smile'],
+    ['extras', 'plus'],
     ['newline', 'newline'],
     ['send', 'send'],
     ['replyCancel', 'x'],
@@ -291,12 +301,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
       }
       putBack(r, content, sending, replyTo);
     };
-    const sent = () => {
-      if (r.kind === 'channel' && slowmodeOf(r) && !exempt(r)) {
-        slowUntil.set(r.channelId, Date.now() + slowmodeOf(r) * 1000);
-        updateComposer();
-      }
-    };
+    const sent = () => startSlowmode(r);
     if (sending.length === 0) {
       try {
         // Text alone goes as JSON: multipart encoding turns every line break into CRLF (HTML spec).
@@ -346,6 +351,45 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     }
   }
 
+  function startSlowmode(r) {
+    if (r.kind === 'channel' && slowmodeOf(r) && !exempt(r)) {
+      slowUntil.set(r.channelId, Date.now() + slowmodeOf(r) * 1000);
+      updateComposer();
+    }
+  }
+
+  /**
+   * Sends a message of a sticker or a poll (JSON: sticker_ids or poll), as a reply when one is
+   * set; the text being typed stays. Resolves to whether it was sent.
+   * @param {{ sticker_ids?: string[], poll?: object }} body
+   */
+  async function sendExtra(body) {
+    const r = room.current;
+    if (!r) return false;
+    const rule = writeRule(r);
+    if (rule.closed || rule.wait) {
+      toast(rule.closed || rule.notice || 'Not yet.');
+      return false;
+    }
+    try {
+      const message = await api('POST', `${r.base}/messages`, { content: '', ...body, reply_to: r.replyTo ? r.replyTo.id : null });
+      if (r.replyTo) setReply(r, null);
+      startSlowmode(r);
+      room.addOwnMessage(message);
+      return true;
+    } catch (err) {
+      toast(err.message);
+      return false;
+    }
+  }
+
+  async function openExtras(anchor) {
+    const r = room.current;
+    if (!r) return;
+    const { openExtrasMenu } = await import('./composer-extras.js');
+    openExtrasMenu(anchor, { serverId: r.serverId || null, polls: mayIn(r, 'send_polls'), send: sendExtra });
+  }
+
   // ---- typing, autocomplete ---------------------------------------------------------------
 
   function typing() {
@@ -357,7 +401,8 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     api('POST', `${r.base}/typing`).catch(() => {});
   }
 
-  let suggest = null; // {start, items, index}
+  let suggest = null; // {start, items, index, emoji: custom emoji (:name) rather than people (@name)}
+  let emojiAsked = false; // the custom emoji were asked for once (custom-emoji.js keeps them)
   const suggestId = made === 1 ? 'mention-suggest' : `mention-suggest-${made}`;
   const suggestBox = el('ul', { id: suggestId, class: 'popup suggest', role: 'listbox', 'aria-label': 'People to mention' });
 
@@ -382,9 +427,45 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     return findConversation(r.conversationId)?.members || [];
   }
 
+  /**
+   * `:na` offers the custom emoji of the user's servers whose names hold "na" (the room's server
+   * first), as Discord's autocomplete; choosing one writes <:name:id>.
+   * @param {string} before the text before the caret
+   * @param {string} typed what follows the colon
+   */
+  function suggestEmoji(before, typed) {
+    const r = room.current;
+    if (!emojiAsked) {
+      emojiAsked = true;
+      import('./custom-emoji.js')
+        .then((loaded) => (customEmoji = loaded).allCustomEmoji(r?.serverId))
+        .then(() => {
+          if (document.activeElement === text()) updateSuggest();
+        });
+    }
+    if (!customEmoji) return hideSuggest();
+    const partial = typed.toLowerCase();
+    const known = customEmoji.knownCustomEmoji(r?.serverId);
+    const items = [...known.filter((e) => e.name.toLowerCase().startsWith(partial)), ...known.filter((e) => e.name.toLowerCase().slice(1).includes(partial))]
+      .filter((e, i, all) => all.indexOf(e) === i)
+      .slice(0, 8);
+    if (!items.length) return hideSuggest();
+    suggest = { start: before.length - typed.length - 1, items, index: 0, emoji: true };
+    showSuggest('Custom emoji');
+  }
+
+  function showSuggest(label) {
+    suggestBox.setAttribute('aria-label', label);
+    renderSuggest();
+    if (!isOpen(suggestBox)) openPopup(suggestBox, parts.box, { focus: false });
+    text().setAttribute('aria-controls', suggestId);
+  }
+
   function updateSuggest() {
     const area = text();
     const before = area.value.slice(0, area.selectionStart);
+    const colon = /(^|[^A-Za-z0-9_<:]):([A-Za-z0-9_]{2,32})$/.exec(before);
+    if (colon) return suggestEmoji(before, colon[2]);
     const match = /(^|[^A-Za-z0-9_.@+-])@([A-Za-z0-9_-]{0,32})$/.exec(before);
     if (!match) return hideSuggest();
     const partial = match[2].toLowerCase();
@@ -394,9 +475,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
       .slice(0, 8);
     if (!items.length) return hideSuggest();
     suggest = { start: before.length - match[2].length - 1, items, index: 0 };
-    renderSuggest();
-    if (!isOpen(suggestBox)) openPopup(suggestBox, parts.box, { focus: false });
-    text().setAttribute('aria-controls', suggestId);
+    showSuggest('People to mention');
   }
 
   function renderSuggest() {
@@ -414,13 +493,19 @@ export function createComposer(root, room, { dropZone = root } = {}) {
               choose(i);
             },
           },
-          u.group
+          suggest.emoji
             ? [
-                el('span', { class: 'suggest-at', text: '@' }),
-                el('span', { text: u.username }),
-                u.user_id === 'everyone' ? null : el('span', { class: 'suggest-at', text: ' role' }),
+                el('img', { class: 'custom-emoji', src: u.url, alt: '', width: 20, height: 20 }),
+                el('span', { class: 'suggest-name', text: ` :${u.name}:` }),
+                el('span', { class: 'suggest-at', text: ` ${u.serverName}` }),
               ]
-            : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })],
+            : u.group
+              ? [
+                  el('span', { class: 'suggest-at', text: '@' }),
+                  el('span', { text: u.username }),
+                  u.user_id === 'everyone' ? null : el('span', { class: 'suggest-at', text: ' role' }),
+                ]
+              : [el('span', { class: 'suggest-name', text: displayName(u) }), el('span', { class: 'suggest-at', text: ` @${u.username}` })],
         ),
       ),
     );
@@ -438,7 +523,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     const area = text();
     const u = suggest.items[i];
     const end = area.selectionStart;
-    const insert = `@${u.username} `;
+    const insert = suggest.emoji ? `${emojiText(u)} ` : `@${u.username} `;
     area.value = area.value.slice(0, suggest.start) + insert + area.value.slice(end);
     const caret = suggest.start + insert.length;
     area.setSelectionRange(caret, caret);
@@ -468,6 +553,7 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     parts.send.disabled = closed || Boolean(rule.wait);
     parts.attach.disabled = closed || !mayIn(r, 'attach_files');
     parts.emoji.disabled = closed;
+    parts.extras.disabled = closed;
     parts.newline.disabled = closed;
     if (rule.closed) text().placeholder = rule.closed;
     else if (r)
@@ -566,7 +652,11 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     addFiles([...parts.files.files]);
     parts.files.value = '';
   });
-  parts.emoji.addEventListener('click', (e) => openEmojiPicker(e.currentTarget, insertAtCaret));
+  parts.emoji.addEventListener('click', (e) =>
+    pickEmoji(/** @type {Element} */ (e.currentTarget), (emoji) => insertAtCaret(typeof emoji === 'string' ? emoji : emojiText(emoji)), room.current?.serverId),
+  );
+  // Stickers and polls: one button (a phone's composer has little room), its menu loaded on use.
+  parts.extras.addEventListener('click', (e) => openExtras(e.currentTarget));
   parts.newline.addEventListener('click', () => insertAtCaret('\n'));
   parts.replyCancel.addEventListener('click', () => setReply(room.current, null));
 

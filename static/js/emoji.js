@@ -2,9 +2,16 @@
 // The emoji picker: search, categories and recently used, over Emojibase's compact data set
 // served from our own origin (/vendor/emoji.json, the data the server checks shortcodes with).
 // Built here because emoji-picker-element injects <style> elements and style attributes,
-// which the page CSP (style-src 'self') refuses.
+// which the page CSP (style-src 'self') refuses. The custom emoji of the user's servers come
+// first under each server's name (custom-emoji.js); picking one gives {id, name, animated}.
 import { el } from './ui.js';
 import { openPopup, closePopup } from './popup.js';
+import { allCustomEmoji } from './custom-emoji.js';
+
+/**
+ * @typedef {{ id: string, name: string, animated: boolean, available: true }} CustomPick
+ * @typedef {import('./custom-emoji.js').ServerEmoji} ServerEmoji
+ */
 
 const GROUPS = [
   [0, 'Smileys & emotion', '😀'],
@@ -22,6 +29,8 @@ const COLUMNS = 8;
 const DEFAULT_RECENT = ['👍', '❤️', '😂', '🎉', '😮', '😢', '🙏', '👀'];
 
 let data = null; // [{unicode, label, tags, group, order}]
+/** @type {ServerEmoji[]} */
+let custom = [];
 let loading = null;
 let panel = null;
 let onPick = null;
@@ -65,6 +74,29 @@ function labelOf(emoji) {
 
 function emojiButton(emoji, label) {
   return el('button', { type: 'button', class: 'emoji-cell', 'aria-label': label, title: label, 'data-emoji': emoji, tabIndex: -1 }, emoji);
+}
+
+/** @param {ServerEmoji} e */
+function customButton(e) {
+  return el(
+    'button',
+    { type: 'button', class: 'emoji-cell custom', 'aria-label': `:${e.name}:`, title: `:${e.name}: (${e.serverName})`, 'data-custom': e.id, tabIndex: -1 },
+    el('img', { class: 'custom-emoji', src: e.url, alt: `:${e.name}:`, width: 28, height: 28, loading: 'lazy' }),
+  );
+}
+
+/** Each server's custom emoji under its name. */
+function customSections() {
+  const byServer = new Map();
+  for (const e of custom) byServer.set(e.serverId, [...(byServer.get(e.serverId) || []), e]);
+  return [...byServer.values()].map((list) =>
+    el(
+      'section',
+      { class: 'emoji-section', 'data-group': `server-${list[0].serverId}`, 'aria-label': list[0].serverName },
+      el('h4', { class: 'emoji-section-title', text: list[0].serverName }),
+      el('div', { class: 'emoji-cells' }, list.map(customButton)),
+    ),
+  );
 }
 
 /** One titled run of emoji: "Recently used", a category, or search results. */
@@ -114,14 +146,14 @@ function build() {
       const first = grid.querySelector('.emoji-cell');
       if (!first) return;
       e.preventDefault();
-      if (e.key === 'Enter') pick(first.dataset.emoji);
+      if (e.key === 'Enter') pickCell(first);
       else first.focus();
     }
   });
   grid.addEventListener('click', (e) => {
     /** @type {HTMLElement} */
     const cell = /** @type {Element} */ (e.target).closest('.emoji-cell');
-    if (cell) pick(cell.dataset.emoji);
+    if (cell) pickCell(cell);
   });
   grid.addEventListener('keydown', (e) => {
     const cells = [.../** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll('.emoji-cell'))];
@@ -159,12 +191,14 @@ function render() {
       .filter((e) => words.every((w) => e.label.toLowerCase().includes(w) || (e.tags || []).some((t) => t.startsWith(w))))
       .slice(0, 160)
       .map((e) => [e.unicode, e.label]);
-    heading.textContent = list.length ? `Results for "${q}"` : `No emoji match "${q}"`;
+    const mine = custom.filter((e) => words.every((w) => e.name.toLowerCase().includes(w)));
+    heading.textContent = list.length + mine.length ? `Results for "${q}"` : `No emoji match "${q}"`;
     heading.hidden = false;
     grid.replaceChildren(
       el(
         'div',
         { class: 'emoji-cells' },
+        mine.map(customButton),
         list.map(([emoji, label]) => emojiButton(emoji, label)),
       ),
     );
@@ -177,6 +211,7 @@ function render() {
         'Recently used',
         recentEmoji().map((e) => [e, labelOf(e)]),
       ),
+      ...customSections(),
       ...(data
         ? GROUPS.map(([id, name]) =>
             section(
@@ -192,15 +227,29 @@ function render() {
   if (first) first.tabIndex = 0;
 }
 
+/** @param {HTMLElement} cell */
+function pickCell(cell) {
+  const e = custom.find((x) => x.id === cell.dataset.custom);
+  if (e) pick({ id: e.id, name: e.name, animated: e.animated, available: true });
+  else pick(cell.dataset.emoji);
+}
+
+/** @param {string | CustomPick} emoji */
 function pick(emoji) {
-  remember(emoji);
+  if (typeof emoji === 'string') remember(emoji);
   const fn = onPick;
   closePopup();
   fn?.(emoji);
 }
 
-/** Opens the picker beside `anchor`; onChoose(emoji) is called with the one picked. */
-export async function openEmojiPicker(anchor, onChoose) {
+/**
+ * Opens the picker beside `anchor`; onChoose(emoji) is called with the one picked: a Unicode
+ * emoji, or a custom one as {id, name, animated, available}.
+ * @param {Element} anchor
+ * @param {(emoji: string | CustomPick) => void} onChoose
+ * @param {string | null} [serverId] the server whose emoji come first
+ */
+export async function openEmojiPicker(anchor, onChoose, serverId = null) {
   if (!panel) build();
   onPick = onChoose;
   activeGroup = -1;
@@ -208,6 +257,10 @@ export async function openEmojiPicker(anchor, onChoose) {
   render();
   openPopup(panel, anchor);
   panel.querySelector('.emoji-search').focus();
+  allCustomEmoji(serverId).then((list) => {
+    custom = list;
+    if (onPick === onChoose) render();
+  });
   try {
     await loadData();
     render();

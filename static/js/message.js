@@ -29,7 +29,8 @@ export function continues(prev, m) {
 
 /**
  * m: a message record. on: {continued, mine, mentionsMe, mention(name), reply(), react(anchor),
- * toggleReaction(emoji, add), menu(anchor), openUser(anchor), history() (null when the edit
+ * toggleReaction(emoji, add), myVotes (a poll's answers the user voted for), vote(answerId, add),
+ * endPoll() (null unless the user may end its poll), menu(anchor), openUser(anchor), history() (null when the edit
  * history is not for this user), jump(id), open(attachment), imageLoaded(), keepBottom(change)}.
  * @param {Message} m
  * @param {Record<string, any>} on
@@ -120,6 +121,7 @@ export function buildMessage(m, on) {
     );
   }
   if (m.stickers?.length) body.append(stickers(m.stickers));
+  if (m.poll) body.append(poll(m.poll, on));
   body.append(reactions(m, on));
   if (m.thread && m.server_id) body.append(threadSummary(m.server_id, m.thread));
   item.append(gutter, body, toolbar(m, on));
@@ -242,6 +244,63 @@ function stickers(list) {
       s.available
         ? el('img', { class: 'sticker', src: s.url, alt: s.name, title: s.name, width: 160, height: 160 })
         : el('span', { class: 'sticker-gone', text: `[${s.name}]` }),
+    ),
+  );
+}
+
+/**
+ * A poll (issue 50): each answer a button with its count and a bar of its share, the user's own
+ * votes pressed; the total and when it ends below, with "End poll" for its author.
+ * @param {NonNullable<Message['poll']>} p
+ * @param {Record<string, any>} on
+ */
+function poll(p, on) {
+  const total = p.results.reduce((n, x) => n + x.count, 0);
+  const closed = p.ended || Date.parse(p.expires_at) <= Date.now();
+  /** @type {Set<string>} */
+  const mine = on.myVotes || new Set();
+  return el(
+    'div',
+    { class: closed ? 'poll ended' : 'poll', role: 'group', 'aria-label': `Poll: ${p.question}` },
+    el('p', { class: 'poll-question', text: p.question }),
+    el('p', { class: 'poll-hint muted', text: closed ? 'Final results' : p.allow_multiselect ? 'Choose one or more answers' : 'Choose one answer' }),
+    el(
+      'ul',
+      { class: 'poll-answers' },
+      p.answers.map((a) => {
+        const count = p.results.find((x) => x.answer_id === a.answer_id)?.count || 0;
+        const share = total ? Math.round((count * 100) / total) : 0;
+        const chosen = mine.has(a.answer_id);
+        const bar = el('span', { class: 'poll-bar' });
+        bar.style.width = `${share}%`; // the CSSOM, which the CSP allows (a style attribute it would refuse)
+        const label = `${a.emoji ? `${a.emoji} ` : ''}${a.text}`;
+        return el(
+          'li',
+          {},
+          el(
+            'button',
+            {
+              type: 'button',
+              class: chosen ? 'poll-answer chosen' : 'poll-answer',
+              'aria-pressed': String(chosen),
+              'aria-label': `${label}: ${count} ${count === 1 ? 'vote' : 'votes'}${chosen ? ', including yours' : ''}`,
+              'data-answer': a.answer_id,
+              disabled: closed || !on.vote,
+              onclick: () => on.vote(a.answer_id, !chosen),
+            },
+            bar,
+            el('span', { class: 'poll-text', text: label }),
+            el('span', { class: 'poll-count', text: String(count) }),
+            el('span', { class: 'poll-share muted', text: `${share}%` }),
+          ),
+        );
+      }),
+    ),
+    el(
+      'p',
+      { class: 'poll-foot muted' },
+      `${total} ${total === 1 ? 'vote' : 'votes'} · ${closed ? 'the poll has ended' : `ends ${formatTime(p.expires_at)}`}`,
+      on.endPoll && !closed ? el('button', { type: 'button', class: 'small poll-end', onclick: on.endPoll }, 'End poll') : null,
     ),
   );
 }

@@ -5,9 +5,8 @@
 // (reactions, its menu, a jump to the message it replies to) go through the room (room.actions
 // and room.showMessage, set by createRoom() in room.js), so that those modules may in turn
 // redraw the list.
-import { el, formatDay } from './ui.js';
+import { el, formatDay, pickEmoji } from './ui.js';
 import { buildMessage, buildBlocked, continues } from './message.js';
-import { openEmojiPicker } from './emoji.js';
 import { state, findServer, canManageServer, isBlocked, mentionsMe, mayIn, displayName } from './store.js';
 import { paintRole } from './names.js';
 import { openUserMenu } from './members.js';
@@ -100,8 +99,12 @@ export function render(r, m, prev) {
     mentionsMe: named,
     mention: (name) => mentionShown(m, name, named),
     reply: () => setReply(r, m),
-    react: mayIn(r, 'add_reactions') ? (anchor) => openEmojiPicker(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true)) : null,
+    react: mayIn(r, 'add_reactions') ? (anchor) => pickEmoji(anchor, (emoji) => actions.toggleReaction(r, m.id, emoji, true), r.serverId) : null,
     toggleReaction: (emoji, add) => actions.toggleReaction(r, m.id, emoji, add),
+    // A poll: voting asks what reacting asks (docs/api.md "Polls"); its author may end it.
+    myVotes: m.poll ? actions.myVotes(m.id) : null,
+    vote: (answerId, add) => actions.vote(r, m.id, answerId, add),
+    endPoll: mine && m.poll && !m.poll.ended ? () => actions.endPoll(r, m.id) : null,
     menu: (anchor) => actions.openMenu(r, m, anchor, { mine, canDelete: mine || (server && canManageServer(server)) }),
     jump: (id) => room.showMessage(id),
     open: (a) => import('./lightbox.js').then((lightbox) => lightbox.openLightbox(a)),

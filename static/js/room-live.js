@@ -6,7 +6,7 @@ import { on, onEvent } from './store.js';
 import { addMessage, replaceMessage, removeMessage, redrawAll } from './room-list.js';
 import { countUnseen, markRead } from './room-scroll.js';
 import { renderTyping } from './room-typing.js';
-import { applyReaction } from './room-reactions.js';
+import { applyReaction, applyPollVote } from './room-reactions.js';
 
 /**
  * @typedef {import('../../types/room').Room} Room
@@ -69,6 +69,7 @@ export function followLive(room) {
       inOpenRoom(itself, (r, ev) => removeMessage(r, ev.message_id)),
     ),
     onEvent('reaction', inOpenRoom(itself, applyReaction)),
+    onEvent('poll_vote', inOpenRoom(itself, applyPollVote)),
     // A claim gave a placeholder's messages to the claimer, and mentions of it name them now
     // (issue 47 #6): an open channel of that server showing either is read again.
     onEvent('history_claimed', (ev) => {

@@ -3,9 +3,8 @@
 // history, edit, and the two that ask first: delete (a moderator may give a reason for the
 // audit log) and report.
 import { api, apiWithReason } from './api.js';
-import { el, toast, copyText } from './ui.js';
+import { el, toast, copyText, pickEmoji } from './ui.js';
 import { askForm } from './dialogs.js';
-import { openEmojiPicker } from './emoji.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
 import { state, maySend, displayName, emit, findChannel, mayIn } from './store.js';
 import { setPinned } from './pins.js';
@@ -33,7 +32,7 @@ export function openMenu(r, m, anchor, { mine, canDelete }) {
   const items = [
     menuItem('Reply', 'reply', () => setReply(r, m)),
     menuItem('Add reaction', 'smile', () =>
-      openEmojiPicker(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true)),
+      pickEmoji(findItem(r.room, m.id)?.querySelector('.react-button') || anchor, (emoji) => toggleReaction(r, m.id, emoji, true), r.serverId),
     ),
     m.content && menuItem('Copy text', 'copy', () => copyText(m.content)),
     // A thread from a message of a text channel (threads.js asks for its name and opens it).

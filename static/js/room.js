@@ -12,7 +12,7 @@
 //   room-list.js      the message list: grouping, day separators, the "new messages" divider
 //   room-history.js   loading pages: newest, around a message, older, newer, after a reconnect
 //   room-typing.js    the typing line
-//   room-reactions.js reactions, the user's own and live
+//   room-reactions.js reactions and poll votes, the user's own and live
 //   room-edit.js      editing a message in place
 //   room-menu.js      a message's menu: reply, react, copy, pin, history, edit, delete, report
 //   room-live.js      live updates from the user stream
@@ -26,7 +26,7 @@ import { nearBottom, scrollToBottom, showJump, markRead, flash } from './room-sc
 import { addMessage } from './room-list.js';
 import { loadNewest, loadAround, loadNewer, loadOlder, jumpToPresent, catchUp } from './room-history.js';
 import { renderTyping } from './room-typing.js';
-import { toggleReaction } from './room-reactions.js';
+import { toggleReaction, vote, endPoll, myVotes } from './room-reactions.js';
 import { openMenu } from './room-menu.js';
 import { followLive } from './room-live.js';
 import { initListFocus, composerField } from './room-focus.js';
@@ -73,7 +73,7 @@ export function createRoom(root) {
     readTimer: 0,
     typingTimer: 0,
     /** What a message's buttons do beyond the list (room-list.js). */
-    actions: { toggleReaction, openMenu },
+    actions: { toggleReaction, openMenu, vote, endPoll, myVotes },
     on(topic, fn) {
       if (!topics.has(topic)) topics.set(topic, new Set());
       topics.get(topic).add(fn);

@@ -1,14 +1,14 @@
 // @ts-check
 // Server settings (a dialog with tabs) and the server menu. Overview: name and description
 // (the owner and full server administrators), transfer and delete (the owner). Channels,
-// Invites, Bans, Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
+// Invites, Bans, Emoji (and stickers), Integrations (webhooks), the Audit log and Imported people have their own modules; Roles (the owner creates, renames,
 // flags and deletes them) and Members (the owner picks each member's role) live here.
 import { api } from './api.js';
 import { $, el, toast, ask, confirmAction, formatTime, reorderable, fieldForm } from './ui.js';
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, canManageServer, displayName, holdsRole, heldRoles, applyServer } from './store.js';
+import { state, on, emit, findServer, canManageServer, mayManageEmojis, displayName, holdsRole, heldRoles, applyServer } from './store.js';
 import { userAvatar, nameText, paintRole } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
@@ -125,6 +125,7 @@ function tabsFor(server) {
     ['roles', 'Roles'],
     ['members', 'Members'],
     ['invites', 'Invites'],
+    mayManageEmojis(server) && ['emoji', 'Emoji'],
     manage && ['permissions', 'Permissions'],
     manage && ['bans', 'Bans'],
     manage && ['integrations', 'Integrations'],
@@ -186,6 +187,7 @@ const PANELS = {
   permissions: async (server) => (await import('./permissions.js')).permissionsPanel(server, permissionsFocus),
   imported: async (server) => (await import('./imported-people.js')).importedPeoplePanel(server),
   integrations: async (server) => (await import('./webhooks.js')).webhooksPanel(server, webhooksFocus),
+  emoji: async (server) => (await import('./server-emoji.js')).emojiPanel(server),
 };
 
 async function renderPanel() {

@@ -258,6 +258,17 @@ export function canManageServer(server) {
 }
 
 /**
+ * Whether the user may manage the server's custom emoji and stickers (issue 50): a server-wide
+ * flag, from everyone's flags and the user's roles; no channel overwrite counts.
+ * @param {ServerEntry} server
+ */
+export function mayManageEmojis(server) {
+  if (canManageServer(server)) return true;
+  if (server.permissions?.includes('manage_emojis')) return true;
+  return (state.roles.get(server.id) || []).some((role) => holdsRole(server, role.id) && role.permissions?.includes('manage_emojis'));
+}
+
+/**
  * Whether a member holds a role (by id: names change).
  * @type {(member: { role_ids?: string[] } | null | undefined, roleId: string) => boolean}
  */

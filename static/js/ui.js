@@ -101,6 +101,15 @@ export function reorderable() {
   };
 }
 
+/**
+ * Opens the emoji picker (emoji.js openEmojiPicker) beside `anchor`, loading it on first use:
+ * most visits never open it, and the page's first load stays within its weight.
+ * @param {Element} anchor
+ * @param {(emoji: string | import('./emoji.js').CustomPick) => void} onChoose
+ * @param {string | null} [serverId] the server whose custom emoji come first
+ */
+export const pickEmoji = (anchor, onChoose, serverId = null) => import('./emoji.js').then((picker) => picker.openEmojiPicker(anchor, onChoose, serverId));
+
 /** A button holding an icon, labelled for screen readers (and a tooltip). */
 export function iconButton(name, label, onclick, extra = {}) {
   const { class: cls, ...rest } = extra;
