@@ -110,13 +110,13 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: {name, type?, and for a voice channel user_limit? (0-99,
+   * manage_channels (as the member's roles give it, server-wide): {name, type?, and for a voice channel user_limit? (0-99,
    * 0: no limit) and bitrate? (8000-96000)}; 201 channel; 409 for a name already used (any case);
    * 400 past 500; audited.
    */
   function createChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'create channels');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const type = ctx.body.type === undefined ? 'text' : oneOf(ctx.body, 'type', LISTED_CHANNEL_TYPES);
     const forum = readForumSettings(ctx.body, type === 'forum' ? { availableTags: [], defaultReaction: null, defaultSort: 'latest_activity' } : null);
@@ -141,7 +141,7 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
+   * manage_channels in that channel (its overwrites count): {name?, topic?, position?, slowmode_seconds?,
    * category_id?, permissions_synced?, and for a voice channel user_limit? and bitrate? (which
    * apply to the next people who join)}; 200 channel; positions stay 0..n-1; 409 for a name in use;
    * 404 for a category of another server; audited; who sees it gets channel_updated, and every
@@ -152,7 +152,7 @@ function channelHandlers(deps: Deps) {
   function updateChannel(ctx: Ctx) {
     if (isThread(ctx)) return threadRules.updateThread(ctx);
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'change channels');
+    perms.requireChannelFlag(ctx.user, ctx.params.channel_id, serverId, 'manage_channels');
     const before = channelIn(serverId, ctx.params.channel_id);
     const own = THREAD_FIELDS.find((key) => ctx.body[key] !== undefined);
     if (own) throw badRequest(`${own}: archived, locked, auto_archive_minutes and applied_tags are a thread's`);
@@ -205,13 +205,13 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: the channel and its messages go; files after the commit;
+   * manage_channels in that channel: the channel and its messages go; files after the commit;
    * the rest renumbered; audited; its room sockets close; members get channel_deleted. 204.
    */
   function deleteChannel(ctx: Ctx) {
     if (isThread(ctx)) return threadRules.deleteThread(ctx);
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'delete channels');
+    perms.requireChannelFlag(ctx.user, ctx.params.channel_id, serverId, 'manage_channels');
     const channel = channelIn(serverId, ctx.params.channel_id);
     const reason = auditReason(ctx);
     const threadIds = threadsOf.all(channel.id);
