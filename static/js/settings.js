@@ -117,6 +117,22 @@ async function leaveServer(server) {
 
 // ---- the settings dialog ----------------------------------------------------------------
 
+/** The caller's roles in a server, in position order. */
+function myRoles(server) {
+  const me = (state.members.get(server.id) || []).find((m) => m.user_id === state.me.user_id);
+  return (state.roles.get(server.id) || []).filter((r) => holdsRole(me, r.id));
+}
+
+/**
+ * Whether the caller holds a moderator flag in the server as a whole (docs/moderation.md): the
+ * owner and full server administrators every one; anyone else what everyone's flags and their
+ * roles give. Only which tabs and buttons show: the server decides.
+ */
+function holdsServerFlag(server, flag) {
+  if (canManageServer(server)) return true;
+  return (server.permissions || []).includes(flag) || myRoles(server).some((r) => (r.permissions || []).includes(flag));
+}
+
 function tabsFor(server) {
   const manage = canManageServer(server);
   return [
@@ -125,10 +141,10 @@ function tabsFor(server) {
     ['roles', 'Roles'],
     ['members', 'Members'],
     ['invites', 'Invites'],
-    manage && ['permissions', 'Permissions'],
-    manage && ['bans', 'Bans'],
+    holdsServerFlag(server, 'manage_roles') && ['permissions', 'Permissions'],
+    holdsServerFlag(server, 'ban_members') && ['bans', 'Bans'],
     manage && ['integrations', 'Integrations'],
-    manage && ['audit', 'Audit log'],
+    holdsServerFlag(server, 'view_audit_log') && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
   ].filter(Boolean);
 }
@@ -370,17 +386,10 @@ async function deleteServer(server) {
  */
 function mayChangeRole(server, role) {
   if (server.owner_id === state.me.user_id) return true;
-  const roles = state.roles.get(server.id) || [];
-  const mine = roles.filter((r) =>
-    holdsRole(
-      (state.members.get(server.id) || []).find((m) => m.user_id === state.me.user_id),
-      r.id,
-    ),
-  );
   if (role.full_server_admin) return false;
-  if (mine.some((r) => r.full_server_admin)) return true;
-  const flagged = (server.permissions || []).includes('manage_roles') || mine.some((r) => (r.permissions || []).includes('manage_roles'));
-  return flagged && mine.length > 0 && Math.min(...mine.map((r) => r.position)) < role.position;
+  if (canManageServer(server)) return true;
+  const mine = myRoles(server);
+  return holdsServerFlag(server, 'manage_roles') && mine.length > 0 && Math.min(...mine.map((r) => r.position)) < role.position;
 }
 
 function rolesPanel(server) {
