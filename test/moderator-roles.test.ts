@@ -2,24 +2,14 @@ import t from 'tap';
 import { startServer } from './helpers/server';
 import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
+import { MODERATOR_FLAGS } from '../src/rules/channel-permissions';
 
 /**
  * Moderator roles (issue 53): each server-level flag lets its holders do what it names (and
  * nothing else), only on members and roles below their highest role; the owner and full server
  * administrators keep every power; every use is audited. One server for the whole file.
  */
-const MODERATION_FLAGS = [
-  'manage_messages',
-  'moderate_members',
-  'kick_members',
-  'ban_members',
-  'manage_channels',
-  'manage_roles',
-  'manage_server',
-  'manage_webhooks',
-  'view_audit_log',
-] as const;
-type ModFlag = (typeof MODERATION_FLAGS)[number];
+type ModFlag = (typeof MODERATOR_FLAGS)[number];
 
 let owner: Client;
 let admin: Client;
@@ -54,9 +44,9 @@ t.before(async () => {
   };
   // Created in this order, so placed in it: 0 the top.
   await must(owner.post(`${base}/roles`, { name: 'admins', full_server_admin: true }), 201);
-  await must(owner.post(`${base}/roles`, { name: 'senior', permissions: MODERATION_FLAGS }), 201);
-  await must(owner.post(`${base}/roles`, { name: 'junior', permissions: MODERATION_FLAGS }), 201);
-  for (const flag of MODERATION_FLAGS) await must(owner.post(`${base}/roles`, { name: `only-${flag}`, permissions: [flag] }), 201);
+  await must(owner.post(`${base}/roles`, { name: 'senior', permissions: MODERATOR_FLAGS }), 201);
+  await must(owner.post(`${base}/roles`, { name: 'junior', permissions: MODERATOR_FLAGS }), 201);
+  for (const flag of MODERATOR_FLAGS) await must(owner.post(`${base}/roles`, { name: `only-${flag}`, permissions: [flag] }), 201);
   await must(owner.post(`${base}/roles`, { name: 'plain' }), 201);
   admin = await fresh('admins');
   senior = await fresh('senior');
@@ -64,7 +54,7 @@ t.before(async () => {
   junior2 = await fresh('junior');
   plain = await fresh('plain');
   author = await fresh();
-  for (const flag of MODERATION_FLAGS) holders[flag] = await fresh(`only-${flag}`);
+  for (const flag of MODERATOR_FLAGS) holders[flag] = await fresh(`only-${flag}`);
 });
 
 const patch = (client: Client, path: string, body: unknown) => client.request('PATCH', path, body);
@@ -100,13 +90,13 @@ const OK: Record<ModFlag, number> = {
 
 t.test('a new server gives everyone none of the moderators flags', async (t) => {
   const permissions: string[] = (await must(owner.get(base), 200)).body.permissions;
-  for (const flag of MODERATION_FLAGS) t.notOk(permissions.includes(flag), flag);
+  for (const flag of MODERATOR_FLAGS) t.notOk(permissions.includes(flag), flag);
 });
 
 t.test('each flag allows what it names, and nothing without it (403)', async (t) => {
-  for (const [i, flag] of MODERATION_FLAGS.entries()) {
+  for (const [i, flag] of MODERATOR_FLAGS.entries()) {
     const [what, use] = USES[flag];
-    const other = MODERATION_FLAGS[(i + 1) % MODERATION_FLAGS.length];
+    const other = MODERATOR_FLAGS[(i + 1) % MODERATOR_FLAGS.length];
     t.equal(await use(holders[flag]), OK[flag], `a holder of ${flag} ${what}`);
     t.equal(await use(holders[other]), 403, `a holder of ${other} alone does not`);
     t.equal(await use(plain), 403, 'nor a member whose role has no flags');

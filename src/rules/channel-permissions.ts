@@ -8,6 +8,23 @@
  */
 
 /**
+ * The moderators' flags (issue 53), Discord's server-level permissions. Channel-scoped (overwrites
+ * apply, as on Discord): manage_messages, manage_channels, manage_roles (in a channel: its
+ * overwrites), manage_webhooks; the others are the server's (serverFlags below).
+ */
+export const MODERATOR_FLAGS = [
+  'manage_messages',
+  'moderate_members',
+  'kick_members',
+  'ban_members',
+  'manage_channels',
+  'manage_roles',
+  'manage_server',
+  'manage_webhooks',
+  'view_audit_log',
+] as const;
+
+/**
  * The flags, in the order they are listed (namesOf); each one's stored bit is in BITS below (a
  * new flag takes a new bit, and schema.sql's default and the migration that brought it name it).
  * Threads (issue 49): create_public_threads, create_private_threads, send_messages_in_threads,
@@ -36,18 +53,8 @@ export const FLAGS = [
   // Issue 50: manage_emojis (server-wide: serverFlags below), send_polls (channel-scoped).
   'manage_emojis',
   'send_polls',
-  // Issue 53, the moderators' flags: bits 18 to 26. Channel-scoped (overwrites apply, as on
-  // Discord): manage_messages, manage_channels, manage_roles (in a channel: its overwrites),
-  // manage_webhooks; the others are the server's (serverFlags below).
-  'manage_messages',
-  'moderate_members',
-  'kick_members',
-  'ban_members',
-  'manage_channels',
-  'manage_roles',
-  'manage_server',
-  'manage_webhooks',
-  'view_audit_log',
+  // Issue 53, the moderators' flags: bits 18 to 26.
+  ...MODERATOR_FLAGS,
 ] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
@@ -109,17 +116,7 @@ const IN_VOICE = bit('speak') | bit('video');
  * The moderators' flags of issue 53: none is anyone's by default, and a role given one acts only
  * below its place in the hierarchy (src/rules/permissions.ts).
  */
-export const MODERATION: Flags = [
-  'manage_messages',
-  'moderate_members',
-  'kick_members',
-  'ban_members',
-  'manage_channels',
-  'manage_roles',
-  'manage_server',
-  'manage_webhooks',
-  'view_audit_log',
-].reduce((all, flag) => all | bit(flag as Flag), 0);
+export const MODERATION: Flags = MODERATOR_FLAGS.reduce((all, flag) => all | bit(flag), 0);
 
 /**
  * What everyone on a server may do when nothing says otherwise: what every member could do before

@@ -6,6 +6,7 @@ import {
   FLAGS,
   type Flag,
   MODERATION,
+  MODERATOR_FLAGS,
   NONE,
   type Overwrite,
   type Subject,
@@ -228,18 +229,7 @@ t.test(
     voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
     t.equal(flagsOf(['manage_emojis']), 1 << 16, 'manage_emojis is bit 16');
     t.equal(flagsOf(['send_polls']), 1 << 17, 'send_polls is bit 17');
-    const moderators = [
-      'manage_messages',
-      'moderate_members',
-      'kick_members',
-      'ban_members',
-      'manage_channels',
-      'manage_roles',
-      'manage_server',
-      'manage_webhooks',
-      'view_audit_log',
-    ] as const;
-    moderators.forEach((name, i) => t.equal(flagsOf([name]), 1 << (18 + i), `${name} is bit ${18 + i}`));
+    MODERATOR_FLAGS.forEach((name, i) => t.equal(flagsOf([name]), 1 << (18 + i), `${name} is bit ${18 + i}`));
     t.equal(ALL, 0x7ffffff, 'twenty-seven flags, bits 0 to 26');
     t.equal(EVERYONE_DEFAULT & MODERATION, NONE, "none of the moderators' flags is everyone's by default");
     t.equal(
