@@ -176,6 +176,13 @@ t.test('channel overwrites apply to the channel-scoped flags', async (t) => {
   await must(owner.put(`${base}/channels/${random}/overwrites/${channelsRole}`, { deny: ['manage_channels'] }), 200);
   t.equal((await patch(holders.manage_channels, `${base}/channels/${random}`, { topic: 'x' })).status, 403, 'manage_channels denied there');
   t.equal((await patch(holders.manage_channels, `${base}/channels/${general}`, { topic: 'x' })).status, 200, 'kept elsewhere');
+  const category = (await must(owner.post(`${base}/categories`, { name: uniqueName('cat') }), 201)).body.id;
+  t.equal(
+    (await patch(holders.manage_channels, `${base}/channels/${general}`, { category_id: category })).status,
+    403,
+    'moving a channel under a category (whose overwrites it would follow) also needs manage_roles',
+  );
+  t.equal((await patch(junior, `${base}/channels/${general}`, { category_id: category })).status, 200, 'which junior holds');
   // An overwrite of a server-wide flag changes nothing.
   await must(owner.put(`${base}/channels/${general}/overwrites/${await roleId('only-kick_members')}`, { deny: ['kick_members'] }), 200);
   t.equal((await holders.kick_members.delete(`${base}/members/${(await fresh()).userId}`)).status, 204, 'kick_members is the server’s');

@@ -147,7 +147,8 @@ function channelHandlers(deps: Deps) {
    * 404 for a category of another server; audited; who sees it gets channel_updated, and every
    * channel whose place among those they see moved too (never for a channel hidden from them). A synced
    * channel that leaves its category keeps its overwrites as its own (src/parts/community/overwrites.ts);
-   * `permissions_synced: true` drops its own and follows its category (400 without one).
+   * `permissions_synced: true` drops its own and follows its category (400 without one). Changing
+   * `category_id` or `permissions_synced` also needs manage_roles there: it changes who sees it.
    */
   function updateChannel(ctx: Ctx) {
     if (isThread(ctx)) return threadRules.updateThread(ctx);
@@ -167,6 +168,8 @@ function channelHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (categoryId !== null && categoryOf.get(categoryId)?.server_id !== serverId) throw notFound('category not found');
     if (sync === true && categoryId === null) throw badRequest('permissions_synced: the channel has no category to follow');
+    // What overwrites the channel follows is who sees it: syncing it, or moving it to another category, also needs manage_roles there (as on Discord).
+    if (sync !== null || categoryId !== before.category_id) perms.requireChannelFlag(ctx.user, before.id, serverId, 'manage_roles');
     const clash = channelByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
     let untagged: string[] = [];
