@@ -394,7 +394,7 @@ const THREAD_PROSE: Prose[] = [
   ...PARTS_PROSE,
 ];
 
-/** The overwrites of a channel or a category (owner or full server admin). */
+/** The overwrites of a channel or a category (manage_roles there). */
 function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
   const body = input({ allow: FLAG_INPUT, deny: FLAG_INPUT }, ['allow', 'deny']);
   const both = rule('a flag cannot be both allowed and denied', 'cannot be both allowed and denied');
@@ -408,7 +408,7 @@ function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
       `${base}/overwrites`,
       {
         tag: 'Servers',
-        summary: `The permission overwrites of a ${what}${followed} (owner or full server admin)`,
+        summary: `The permission overwrites of a ${what}${followed} (manage_roles)`,
         auth: 'user',
         ok: [json(200, arr(ref('Overwrite')))],
       },
@@ -418,7 +418,7 @@ function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
       `${base}/overwrites/{target_id}`,
       {
         tag: 'Servers',
-        summary: `Set what everyone (target_id: the server's id), a role or a member may do in a ${what}${detached} (owner or full server admin)`,
+        summary: `Set what everyone (target_id: the server's id), a role or a member may do in a ${what}${detached} (manage_roles)`,
         auth: 'user',
         body: { kind: 'json', schema: body },
         audited: true,
@@ -431,7 +431,7 @@ function overwriteOps(base: string, what: 'channel' | 'category'): Ops {
       `${base}/overwrites/{target_id}`,
       {
         tag: 'Servers',
-        summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (owner or full server admin)`,
+        summary: `Remove an overwrite of a ${what}: that target inherits again${detached} (manage_roles)`,
         auth: 'user',
         audited: true,
         ...(threadsFollow.length ? { prose: threadsFollow } : {}),
@@ -1064,7 +1064,8 @@ export const operations: Ops = [
     '/api/servers/{server_id}',
     {
       tag: 'Servers',
-      summary: 'Rename or describe a server, set what everyone may do in its channels, or turn its link previews on or off (owner or full server admin)',
+      summary:
+        'Rename or describe a server, set what everyone may do in its channels (also manage_roles, and only flags one holds), or turn its link previews on or off (manage_server)',
       auth: 'user',
       body: {
         kind: 'json',
@@ -1136,7 +1137,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/imported-people',
     {
       tag: 'Imports',
-      summary: 'The placeholder accounts of the people imported into a server, with their claim codes (owner or full server admin)',
+      summary: 'The placeholder accounts of the people imported into a server, with their claim codes (manage_server)',
       auth: 'user',
       ok: [json(200, arr(ref('ImportedPerson')))],
     },
@@ -1254,7 +1255,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/channels',
     {
       tag: 'Servers',
-      summary: 'Create a channel (owner or full server admin)',
+      summary: 'Create a channel (manage_channels)',
       auth: 'user',
       body: {
         kind: 'json',
@@ -1279,7 +1280,14 @@ export const operations: Ops = [
   [
     'DELETE',
     '/api/servers/{server_id}/members/{user_id}',
-    { tag: 'Servers', summary: 'Leave, or remove a member (409 for the owner leaving)', auth: 'user', audited: true, ok: [empty('removed')], errors: [409] },
+    {
+      tag: 'Servers',
+      summary: 'Leave, or remove a member (kick_members, below one in the hierarchy; 409 for the owner leaving)',
+      auth: 'user',
+      audited: true,
+      ok: [empty('removed')],
+      errors: [409],
+    },
   ],
   [
     'GET',
@@ -1436,7 +1444,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/roles/{role_id}',
     {
       tag: 'Servers',
-      summary: 'Rename, recolour, move or change a role (owner)',
+      summary: "Rename, recolour, move or change a role (manage_roles, a role below one's highest; only flags one holds; full_server_admin: the owner)",
       auth: 'user',
       body: {
         kind: 'json',
@@ -1461,7 +1469,13 @@ export const operations: Ops = [
   [
     'DELETE',
     '/api/servers/{server_id}/roles/{role_id}',
-    { tag: 'Servers', summary: 'Delete a role; its holders lose it (owner)', auth: 'user', audited: true, ok: [empty('deleted')] },
+    {
+      tag: 'Servers',
+      summary: "Delete a role; its holders lose it (manage_roles, a role below one's highest)",
+      auth: 'user',
+      audited: true,
+      ok: [empty('deleted')],
+    },
   ],
   [
     'PATCH',
@@ -1469,7 +1483,7 @@ export const operations: Ops = [
     {
       tag: 'Servers',
       summary:
-        "Rename, describe, move, slow or categorise a channel, or set a forum's tags (owner or full server admin); a thread: rename, archive, lock, retag it (its owner while unlocked, manage_threads)",
+        "Rename, describe, move, slow or categorise a channel, or set a forum's tags (manage_channels in it); a thread: rename, archive, lock, retag it (its owner while unlocked, manage_threads)",
       auth: 'user',
       body: {
         kind: 'json',
@@ -1536,7 +1550,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/categories',
     {
       tag: 'Servers',
-      summary: 'Create a category, placed last (owner or full server admin)',
+      summary: 'Create a category, placed last (manage_channels)',
       auth: 'user',
       body: { kind: 'json', schema: input({ name }) },
       audited: true,
@@ -1550,7 +1564,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/categories/{category_id}',
     {
       tag: 'Servers',
-      summary: 'Rename or move a category (owner or full server admin)',
+      summary: 'Rename or move a category (manage_channels)',
       auth: 'user',
       body: {
         kind: 'json',
@@ -1565,7 +1579,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/categories/{category_id}',
     {
       tag: 'Servers',
-      summary: 'Delete a category; its channels stay, under none (owner or full server admin)',
+      summary: 'Delete a category; its channels stay, under none (manage_channels)',
       auth: 'user',
       audited: true,
       ok: [empty('deleted')],
@@ -1576,7 +1590,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/channels/{channel_id}',
     {
       tag: 'Servers',
-      summary: 'Delete a channel, its threads and their messages (owner or full server admin); a thread with its messages (manage_threads)',
+      summary: 'Delete a channel, its threads and their messages (manage_channels in it); a thread with its messages (manage_threads)',
       auth: 'user',
       audited: true,
       ok: [empty('deleted')],
@@ -1679,31 +1693,27 @@ export const operations: Ops = [
   [
     'GET',
     '/api/servers/{server_id}/invites',
-    { tag: 'Servers', summary: "Live invites: all (owner, admins) or one's own (members)", auth: 'user', ok: [json(200, arr(ref('Invite')))] },
+    { tag: 'Servers', summary: "Live invites: all (manage_server) or one's own (members)", auth: 'user', ok: [json(200, arr(ref('Invite')))] },
   ],
   [
     'DELETE',
     '/api/invites/{token}',
     {
       tag: 'Servers',
-      summary: 'Revoke an invite (its creator, the owner, a full server admin)',
+      summary: 'Revoke an invite (its creator, or manage_server)',
       auth: 'user',
       path: { token: inviteToken },
       audited: true,
       ok: [empty('revoked')],
     },
   ],
-  [
-    'GET',
-    '/api/servers/{server_id}/bans',
-    { tag: 'Servers', summary: 'The bans (owner or full server admin)', auth: 'user', ok: [json(200, arr(ref('Ban')))] },
-  ],
+  ['GET', '/api/servers/{server_id}/bans', { tag: 'Servers', summary: 'The bans (ban_members)', auth: 'user', ok: [json(200, arr(ref('Ban')))] }],
   [
     'PUT',
     '/api/servers/{server_id}/bans/{user_id}',
     {
       tag: 'Servers',
-      summary: 'Ban a user: removed, and refused by invites until unbanned',
+      summary: 'Ban a user: removed, and refused by invites until unbanned (ban_members, below one in the hierarchy)',
       auth: 'user',
       body: { kind: 'json', schema: input({ reason: nullable(text(512, { multiline: true })) }, ['reason']), optional: true },
       audited: true,
@@ -1714,14 +1724,14 @@ export const operations: Ops = [
   [
     'DELETE',
     '/api/servers/{server_id}/bans/{user_id}',
-    { tag: 'Servers', summary: 'Lift a ban', auth: 'user', audited: true, ok: [empty('unbanned')], errors: [409] },
+    { tag: 'Servers', summary: 'Lift a ban (ban_members)', auth: 'user', audited: true, ok: [empty('unbanned')], errors: [409] },
   ],
   [
     'PUT',
     '/api/servers/{server_id}/members/{user_id}/timeout',
     {
       tag: 'Servers',
-      summary: 'Time a member out: they may read, not write',
+      summary: 'Time a member out: they may read, not write (moderate_members, below one in the hierarchy)',
       auth: 'user',
       body: { kind: 'json', schema: input({ seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }) },
       audited: true,
@@ -1732,7 +1742,14 @@ export const operations: Ops = [
   [
     'DELETE',
     '/api/servers/{server_id}/members/{user_id}/timeout',
-    { tag: 'Servers', summary: 'End a timeout', auth: 'user', audited: true, ok: [json(200, ref('Member'))], errors: [409] },
+    {
+      tag: 'Servers',
+      summary: 'End a timeout (moderate_members, below one in the hierarchy)',
+      auth: 'user',
+      audited: true,
+      ok: [json(200, ref('Member'))],
+      errors: [409],
+    },
   ],
   [
     'PATCH',
@@ -1758,7 +1775,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/audit-log',
     {
       tag: 'Servers',
-      summary: 'What owners and admins did, newest first (owner or full server admin)',
+      summary: 'What the owner and moderators did, newest first (view_audit_log)',
       auth: 'user',
       query: {
         before: { ...uuid, description: 'an entry id: the entries before it (404 for one not in this log)' },
@@ -2443,7 +2460,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/bots',
     {
       tag: 'Integrations',
-      summary: 'Add a bot to the server by its name (owner or full server admin); 200 whether it joined now or was a member',
+      summary: 'Add a bot to the server by its name (manage_server); 200 whether it joined now or was a member',
       auth: 'user',
       body: { kind: 'json', schema: input({ username }) },
       ok: [json(200, ref('BotAdded'))],
@@ -2457,7 +2474,7 @@ export const operations: Ops = [
     '/api/servers/{server_id}/channels/{channel_id}/webhooks',
     {
       tag: 'Integrations',
-      summary: "The channel's webhooks, oldest first, without tokens (owner or full server admin)",
+      summary: "The channel's webhooks, oldest first, without tokens (manage_webhooks in it)",
       auth: 'user',
       ok: [json(200, arr(ref('Webhook')))],
     },
@@ -2468,7 +2485,7 @@ export const operations: Ops = [
     {
       tag: 'Integrations',
       summary:
-        'Make a webhook that posts into the channel (owner or full server admin): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log',
+        'Make a webhook that posts into the channel (manage_webhooks in it): its token and URL are shown this once; at most 15 a channel and 100 a server (409); in the audit log',
       auth: 'user',
       body: { kind: 'json', schema: input({ name: text(80) }) },
       prose: [rule('a webhook posts into a text channel', 'a webhook posts into a text channel')],

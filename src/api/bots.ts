@@ -77,13 +77,13 @@ function botHandlers(deps: Deps) {
   }
 
   /**
-   * `{"username"}` of a bot: the owner or a full server administrator adds it as a member
+   * `{"username"}` of a bot: a holder of manage_server (as on Discord) adds it as a member
    * (people join by invite only). 200 `{server_id, user_id}`; a banned bot 403; a bot whose
    * standing may not join servers 403; a name that is no bot 404.
    */
   function addBotToServer(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'add bots');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_server');
     const bot = users.byUsername(readUsername(ctx.body));
     if (!bot?.bot) throw notFound('no bot has that name');
     assertAllowed(bot, 'join_server');

@@ -63,10 +63,10 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, cha
     return json(directory.categoriesOf(ctx.params.server_id));
   }
 
-  /** Owner or full server administrator: {name}; 201 category, placed last; 400 past 50; audited. */
+  /** manage_channels (server-wide): {name}; 201 category, placed last; 400 past 50; audited. */
   function createCategory(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'create categories');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const reason = auditReason(ctx);
     if (directory.categoriesOf(serverId).length >= MAX_CATEGORIES_PER_SERVER) {
@@ -82,10 +82,10 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, cha
     return created(categoryIn(serverId, id));
   }
 
-  /** Owner or full server administrator: {name?, position?}; 200 category; positions stay 0..n-1; audited. */
+  /** manage_channels (server-wide): {name?, position?}; 200 category; positions stay 0..n-1; audited. */
   function updateCategory(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'change categories');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_channels');
     const before = categoryIn(serverId, ctx.params.category_id);
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_CATEGORIES_PER_SERVER);
@@ -103,12 +103,12 @@ function categoryHandlers({ db, clock, perms, hub, limits, directory, audit, cha
   }
 
   /**
-   * Owner or full server administrator: 204; its channels stay, under no category
+   * manage_channels (server-wide): 204; its channels stay, under no category
    * (channel_updated), those that followed its overwrites keeping them as their own; audited.
    */
   function deleteCategory(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'delete categories');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_channels');
     const category = categoryIn(serverId, ctx.params.category_id);
     const reason = auditReason(ctx);
     const freed = directory

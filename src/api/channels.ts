@@ -110,13 +110,13 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: {name, type?, and for a voice channel user_limit? (0-99,
+   * manage_channels (as the member's roles give it, server-wide): {name, type?, and for a voice channel user_limit? (0-99,
    * 0: no limit) and bitrate? (8000-96000)}; 201 channel; 409 for a name already used (any case);
    * 400 past 500; audited.
    */
   function createChannel(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'create channels');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_channels');
     const name = text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const type = ctx.body.type === undefined ? 'text' : oneOf(ctx.body, 'type', LISTED_CHANNEL_TYPES);
     const forum = readForumSettings(ctx.body, type === 'forum' ? { availableTags: [], defaultReaction: null, defaultSort: 'latest_activity' } : null);
@@ -141,18 +141,19 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: {name?, topic?, position?, slowmode_seconds?,
+   * manage_channels in that channel (its overwrites count): {name?, topic?, position?, slowmode_seconds?,
    * category_id?, permissions_synced?, and for a voice channel user_limit? and bitrate? (which
    * apply to the next people who join)}; 200 channel; positions stay 0..n-1; 409 for a name in use;
    * 404 for a category of another server; audited; who sees it gets channel_updated, and every
    * channel whose place among those they see moved too (never for a channel hidden from them). A synced
    * channel that leaves its category keeps its overwrites as its own (src/parts/community/overwrites.ts);
-   * `permissions_synced: true` drops its own and follows its category (400 without one).
+   * `permissions_synced: true` drops its own and follows its category (400 without one). Changing
+   * `category_id` or `permissions_synced` also needs manage_roles there: it changes who sees it.
    */
   function updateChannel(ctx: Ctx) {
     if (isThread(ctx)) return threadRules.updateThread(ctx);
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'change channels');
+    perms.requireChannelFlag(ctx.user, ctx.params.channel_id, serverId, 'manage_channels');
     const before = channelIn(serverId, ctx.params.channel_id);
     const own = THREAD_FIELDS.find((key) => ctx.body[key] !== undefined);
     if (own) throw badRequest(`${own}: archived, locked, auto_archive_minutes and applied_tags are a thread's`);
@@ -167,6 +168,8 @@ function channelHandlers(deps: Deps) {
     const reason = auditReason(ctx);
     if (categoryId !== null && categoryOf.get(categoryId)?.server_id !== serverId) throw notFound('category not found');
     if (sync === true && categoryId === null) throw badRequest('permissions_synced: the channel has no category to follow');
+    // What overwrites the channel follows is who sees it: syncing it, or moving it to another category, also needs manage_roles there (as on Discord).
+    if (sync !== null || categoryId !== before.category_id) perms.requireChannelFlag(ctx.user, before.id, serverId, 'manage_roles');
     const clash = channelByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a channel named "${name}" already exists in this server`);
     let untagged: string[] = [];
@@ -205,13 +208,13 @@ function channelHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server administrator: the channel and its messages go; files after the commit;
+   * manage_channels in that channel: the channel and its messages go; files after the commit;
    * the rest renumbered; audited; its room sockets close; members get channel_deleted. 204.
    */
   function deleteChannel(ctx: Ctx) {
     if (isThread(ctx)) return threadRules.deleteThread(ctx);
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'delete channels');
+    perms.requireChannelFlag(ctx.user, ctx.params.channel_id, serverId, 'manage_channels');
     const channel = channelIn(serverId, ctx.params.channel_id);
     const reason = auditReason(ctx);
     const threadIds = threadsOf.all(channel.id);

@@ -48,19 +48,20 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
 
   return { listBans, banUser, unbanUser, timeOutMember, endTimeout, listAuditLog };
 
-  /** The owner and full server administrators: [{user_id, username, reason, banned_by, created_at}], newest first. */
+  /** ban_members (the owner and full server administrators hold it): [{user_id, username, reason, banned_by, created_at}], newest first. */
   function listBans(ctx: Ctx) {
-    perms.requireServerAdmin(ctx.user, ctx.params.server_id, 'see the bans');
+    perms.requireServerFlag(ctx.user, ctx.params.server_id, 'ban_members');
     return json(bansOf.all(ctx.params.server_id));
   }
 
   /**
    * {reason?}: the user is removed (room sockets close, invites revoked, server_left "banned") and
-   * invites refuse them (403) until unbanned; never the owner, an admin only by the owner; 204; audited.
+   * invites refuse them (403) until unbanned; ban_members, and only below one in the hierarchy
+   * (src/rules/permissions.ts requireCanModerate: never the owner, an admin only by the owner); 204; audited.
    */
   function banUser(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
-    perms.requireCanModerate(ctx.user, serverId, userId, 'ban', false);
+    perms.requireCanModerate(ctx.user, serverId, userId, 'ban', false, 'ban_members');
     if (!userExists.get(userId)) throw notFound('user not found');
     const reason = ctx.body.reason === undefined || ctx.body.reason === null ? null : text(ctx.body, 'reason', { max: MAX_BAN_REASON_CHARS, multiline: true });
     const auditNote = auditReason(ctx) ?? reason;
@@ -78,10 +79,10 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     return noContent();
   }
 
-  /** The owner and full server administrators; 204; 404 when not banned; audited (member_unban). */
+  /** ban_members; 204; 404 when not banned; audited (member_unban). */
   function unbanUser(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
-    perms.requireServerAdmin(ctx.user, serverId, 'lift bans');
+    perms.requireServerFlag(ctx.user, serverId, 'ban_members');
     const reason = auditReason(ctx);
     db.transaction(() => {
       if (deleteBan.run(serverId, userId).changes === 0) throw notFound('ban not found');
@@ -92,11 +93,12 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
 
   /**
    * {seconds: 60..2419200}: the member can read but not send, edit, react or type in the server
-   * until then; never the owner, an admin only by the owner; 200 member (timeout_until); audited.
+   * until then; moderate_members, and only below one in the hierarchy (never the owner, an admin
+   * only by the owner); 200 member (timeout_until); audited.
    */
   function timeOutMember(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
-    perms.requireCanModerate(ctx.user, serverId, userId, 'time out', true);
+    perms.requireCanModerate(ctx.user, serverId, userId, 'time out', true, 'moderate_members');
     const seconds = integer(ctx.body, 'seconds', MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS);
     const reason = auditReason(ctx);
     const until = iso(clock.now() + seconds * 1000);
@@ -116,10 +118,10 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     return json(members.record(serverId, userId));
   }
 
-  /** Lifts a timeout (the same people); 200 member; audited (member_timeout_remove). */
+  /** Lifts a timeout (the same people, the same hierarchy); 200 member; audited (member_timeout_remove). */
   function endTimeout(ctx: Ctx) {
     const { server_id: serverId, user_id: userId } = ctx.params;
-    perms.requireCanModerate(ctx.user, serverId, userId, 'time out', true);
+    perms.requireCanModerate(ctx.user, serverId, userId, 'time out', true, 'moderate_members');
     const reason = auditReason(ctx);
     db.transaction(() => {
       members.setTimeout(serverId, userId, null);
@@ -129,10 +131,10 @@ function communityHandlers({ db, clock, perms, hub, members, audit }: Deps) {
     return json(members.record(serverId, userId));
   }
 
-  /** The owner and full server administrators: newest first, `before` an entry id, `limit` 1-100 (50). */
+  /** view_audit_log: newest first, `before` an entry id, `limit` 1-100 (50). */
   function listAuditLog(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'read the audit log');
+    perms.requireServerFlag(ctx.user, serverId, 'view_audit_log');
     return json(audit.list(serverId, uuidParam(ctx.query, 'before'), limitParam(ctx.query)));
   }
 }

@@ -110,9 +110,9 @@ function importHandlers(deps: Deps) {
     return noContent();
   }
 
-  /** The owner and full server administrators: the placeholders and their claim codes. */
+  /** manage_server (the owner and full server administrators hold it): the placeholders and their claim codes. */
   function listImportedPeople(ctx: Ctx) {
-    perms.requireServerAdmin(ctx.user, ctx.params.server_id, 'see the imported people and their claim codes');
+    perms.requireServerFlag(ctx.user, ctx.params.server_id, 'manage_server');
     return json(claims.people(ctx.params.server_id));
   }
 

@@ -4,7 +4,6 @@ import { DAY, MINUTE, iso } from '../core/clock';
 import { badRequest, forbidden, notFound } from '../core/http/errors';
 import { HANDLED, created, json, noContent } from '../core/http/respond';
 import { serverEntry } from '../parts/live/ready';
-import { moderates } from '../rules/permissions';
 import type { Services } from '../parts/services';
 import { assertAllowed } from '../rules/standing';
 import type { Ctx, PublicCtx, Route } from '../core/types';
@@ -114,12 +113,12 @@ function inviteHandlers(deps: Deps) {
     return created(inviteRecord(inviteByToken.get(token)!, baseFor(ctx)));
   }
 
-  /** Live invites: every one for the owner and full server administrators, a member's own for a member. */
+  /** Live invites: every one for holders of manage_server (the owner and full server administrators hold it), a member's own for a member. */
   function listInvites(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    const rank = perms.serverAccess(ctx.user, serverId);
+    perms.serverAccess(ctx.user, serverId);
     const now = iso(clock.now());
-    const rows = moderates(rank) ? invitesOfServer.all(serverId, now) : invitesBy.all(serverId, ctx.user.id, now);
+    const rows = perms.holdsInServer(ctx.user, serverId, 'manage_server') ? invitesOfServer.all(serverId, now) : invitesBy.all(serverId, ctx.user.id, now);
     const base = baseFor(ctx);
     return json(rows.filter((r) => r.max_uses === null || r.uses < r.max_uses).map((r) => inviteRecord(r, base)));
   }
@@ -137,13 +136,13 @@ function inviteHandlers(deps: Deps) {
     });
   }
 
-  /** Its creator, the owner or a full server administrator; 204; it then answers 404 like an expired one; audited (invite_revoke). */
+  /** Its creator, or a holder of manage_server; 204; it then answers 404 like an expired one; audited (invite_revoke). */
   function revokeInvite(ctx: Ctx) {
     const invite = INVITE_TOKEN.test(ctx.params.token) ? inviteByToken.get(ctx.params.token) : undefined;
     if (!invite) throw notFound('invite not found or expired');
-    const rank = perms.serverAccess(ctx.user, invite.server_id);
-    if (invite.created_by !== ctx.user.id && !moderates(rank)) {
-      throw forbidden('only its creator, the owner or a full server administrator can revoke an invite');
+    perms.serverAccess(ctx.user, invite.server_id);
+    if (invite.created_by !== ctx.user.id && !perms.holdsInServer(ctx.user, invite.server_id, 'manage_server')) {
+      throw forbidden('only its creator or a member with manage_server can revoke an invite');
     }
     const reason = auditReason(ctx);
     db.transaction(() => {

@@ -7,7 +7,7 @@ import { HttpError, badRequest, forbidden, notFound } from '../core/http/errors'
 import { created, json, noContent } from '../core/http/respond';
 import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
 import type { MemberInput } from '../parts/messages/posting';
-import { type Access, moderates, readsEditHistory } from '../rules/permissions';
+import { type Access, readsEditHistory } from '../rules/permissions';
 import { ALL } from '../rules/channel-permissions';
 import type { Services } from '../parts/services';
 import { type Body, type Container, type Ctx, type Reached, type Route, reachedWhole } from '../core/types';
@@ -103,14 +103,14 @@ export function messageRoutes(deps: Deps): Route[] {
 interface MessageScope {
   /** Resolves and authorizes the container (404 for outsiders): what the caller may do there. */
   resolve(ctx: Ctx): Access;
-  /** Who may pin here. */
-  mayPin(access: Access): boolean;
+  /** Who may pin here (in a channel: manage_messages there). */
+  mayPin(ctx: Ctx, access: Access): boolean;
 }
 
 function channelScope({ perms }: Deps): MessageScope {
   return {
     resolve: (ctx) => perms.channelAccess(ctx.user, ctx.params.channel_id, ctx.params.server_id),
-    mayPin: (access) => moderates(access.rank),
+    mayPin: (ctx, access) => perms.holds(ctx.user, access, 'manage_messages'),
   };
 }
 
@@ -131,7 +131,7 @@ function legacyScope({ db, perms }: Deps): MessageScope {
         throw err;
       }
     },
-    mayPin: (access) => moderates(access.rank),
+    mayPin: (ctx, access) => perms.holds(ctx.user, access, 'manage_messages'),
   };
 }
 
@@ -231,7 +231,7 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
   function suppressEmbeds(ctx: Ctx) {
     const access = scope.resolve(ctx);
     if (ctx.body.suppress_embeds !== true) throw badRequest('suppress_embeds must be true: the one change this accepts, removing the link previews');
-    return json(messages.suppressEmbeds(access, ctx.params.message_id, ctx.user, moderates(access.rank)));
+    return json(messages.suppressEmbeds(access, ctx.params.message_id, ctx.user, perms.holds(ctx.user, access, 'manage_messages')));
   }
 
   /** The author, or a moderator of the container; 204; audited (message_delete) when not the author's own. */
@@ -239,7 +239,13 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     const access = scope.resolve(ctx);
     const messageId = ctx.params.message_id;
     const byOther = messages.authorOf(access, messageId) !== ctx.user.id;
-    messages.remove(access, messageId, ctx.user, moderates(access.rank), byOther ? auditFor(ctx, access.container, 'message_delete', messageId) : undefined);
+    messages.remove(
+      access,
+      messageId,
+      ctx.user,
+      perms.holds(ctx.user, access, 'manage_messages'),
+      byOther ? auditFor(ctx, access.container, 'message_delete', messageId) : undefined,
+    );
     return noContent();
   }
 
@@ -306,21 +312,22 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
 
   function pin(ctx: Ctx, pinned: boolean) {
     const access = scope.resolve(ctx);
-    if (!scope.mayPin(access)) throw forbidden('only the owner or a full server administrator can pin messages here');
+    if (!scope.mayPin(ctx, access)) throw forbidden("you do not have permission to delete or pin others' messages in this channel");
     const messageId = ctx.params.message_id;
     const write = auditFor(ctx, access.container, pinned ? 'message_pin' : 'message_unpin', messageId);
     return json(messages.pin(access, messageId, ctx.user, pinned, write));
   }
 
   /**
-   * Every version of a message, oldest first, the current one last; for its author, the
-   * server's owner and full administrators, and site administrators (403 for other members).
+   * Every version of a message, oldest first, the current one last; for its author, holders of
+   * manage_messages in its channel (the server's owner and full administrators hold it), and site
+   * administrators (403 for other members).
    */
   function messageHistory(ctx: Ctx) {
-    const { at, moderator } = siteAdminView(ctx) ?? asMember(scope.resolve(ctx));
+    const { at, moderator } = siteAdminView(ctx) ?? asMember(ctx, scope.resolve(ctx));
     const { author_id, versions } = messages.history(at, ctx.params.message_id);
     if (!readsEditHistory(ctx.user, moderator ? 'admin' : 'member', author_id)) {
-      throw forbidden('only the author, the owner, a full server administrator or a site administrator can read the edit history');
+      throw forbidden('only the author, a member with manage_messages or a site administrator can read the edit history');
     }
     return json({ message_id: ctx.params.message_id, versions });
   }
@@ -339,8 +346,8 @@ function messageHandlers(deps: Deps, scope: MessageScope, typing: Map<string, nu
     return place && named ? { at: reachedWhole(place), moderator: true } : null;
   }
 
-  function asMember(access: Access) {
-    return { at: access, moderator: moderates(access.rank) };
+  function asMember(ctx: Ctx, access: Access) {
+    return { at: access, moderator: perms.holds(ctx.user, access, 'manage_messages') };
   }
 
   /**

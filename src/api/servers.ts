@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { iso } from '../core/clock';
-import { badRequest, conflict, notFound } from '../core/http/errors';
+import { badRequest, conflict, forbidden, notFound } from '../core/http/errors';
 import { created, json, noContent } from '../core/http/respond';
 import { mutedNow, serverEntry, serverSummary } from '../parts/live/ready';
 import type { Services } from '../parts/services';
@@ -8,6 +8,7 @@ import type { Ctx, Route } from '../core/types';
 import type { RoleRecord } from '../core/records';
 import { auditReason, bool, integer, subsetOf, text, uuid } from '../core/validate';
 import { EVERYONE_DEFAULT, FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
+import { requireGrantable } from '../rules/permissions';
 
 import { MAX_NAME_CHARS } from '../rules/sizes';
 export { MAX_NAME_CHARS };
@@ -203,13 +204,14 @@ function serverHandlers(deps: Deps) {
   }
 
   /**
-   * Owner or full server admin: {name?, description?, permissions?} (permissions: what everyone
-   * may do in channels unless overwritten); 200 server; audited (server_update); members get
+   * manage_server: {name?, description?, permissions?} (permissions: what everyone may do in
+   * channels unless overwritten; changing them also needs manage_roles, and moves only flags the
+   * caller holds); 200 server; audited (server_update); members get
    * server_updated, and those whose access changed the channel events of it.
    */
   function updateServer(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireServerAdmin(ctx.user, serverId, 'change the server');
+    perms.requireServerFlag(ctx.user, serverId, 'manage_server');
     const reason = auditReason(ctx);
     const before = directory.server(serverId)!;
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
@@ -218,6 +220,10 @@ function serverHandlers(deps: Deps) {
     const everyone = ctx.body.permissions === undefined ? flagsOf(before.permissions as Flag[]) : flagsParam(ctx.body);
     const linkPreviews = ctx.body.link_previews === undefined ? before.link_previews : bool(ctx.body, 'link_previews');
     const changes = diff(before, { name, description, permissions: namesOf(everyone), link_previews: linkPreviews });
+    if (changes.permissions) {
+      perms.requireServerFlag(ctx.user, serverId, 'manage_roles');
+      requireGrantable(myFlags(ctx, serverId), everyone ^ flagsOf(before.permissions as Flag[]));
+    }
     const write = () =>
       db.transaction(() => {
         updateServerRow.run(name, description, everyone, linkPreviews ? 1 : 0, serverId);
@@ -310,6 +316,23 @@ function serverHandlers(deps: Deps) {
     return noContent();
   }
 
+  /** What the caller holds in the server as a whole (every flag for the owner and full administrators). */
+  function myFlags(ctx: Ctx, serverId: string): Flags {
+    return perms.channelRules(serverId)?.serverFlags(ctx.user.id) ?? 0;
+  }
+
+  /**
+   * The role the path names, when the caller may change it: manage_roles, and the role below their
+   * highest (the owner: any; a full server administrator: any but a full_server_admin role); 403
+   * otherwise, 404 for no such role.
+   */
+  function manageableRole(ctx: Ctx, serverId: string): RoleRow {
+    perms.requireServerFlag(ctx.user, serverId, 'manage_roles');
+    const role = roleIn(serverId, ctx.params.role_id);
+    if (!perms.isAboveRole(ctx.user.id, serverId, role)) throw forbidden('you can change only roles below your highest role');
+    return role;
+  }
+
   /** The roles, members only, in position order. */
   function listRoles(ctx: Ctx) {
     perms.serverAccess(ctx.user, ctx.params.server_id);
@@ -351,7 +374,9 @@ function serverHandlers(deps: Deps) {
   }
 
   /**
-   * Owner only: {name?, full_server_admin?, color?, hoist?, mentionable?, permissions?, position?};
+   * manage_roles, for a role below one's highest (src/rules/permissions.ts isAboveRole; the owner:
+   * any): {name?, full_server_admin? (the owner only), color?, hoist?, mentionable?, permissions?
+   * (moving only flags one holds), position? (below one's highest)};
    * 200 role; positions stay 0..n-1 (a move renumbers the others); 409 for a name in use; audited;
    * holders get member_updated (and the channel events of what they now see), everyone roles_updated. A move is told by roles_updated alone: it carries
    * the order a member's `roles` follow, and a member_updated per holder of every role would be
@@ -359,8 +384,7 @@ function serverHandlers(deps: Deps) {
    */
   function updateRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireOwner(ctx.user, serverId, 'change roles');
-    const before = roleIn(serverId, ctx.params.role_id);
+    const before = manageableRole(ctx, serverId);
     const name = ctx.body.name === undefined ? before.name : text(ctx.body, 'name', { max: MAX_NAME_CHARS });
     const admin = ctx.body.full_server_admin === undefined ? before.full_server_admin === 1 : bool(ctx.body, 'full_server_admin');
     const colour = ctx.body.color === undefined ? before.color : color(ctx.body);
@@ -369,6 +393,11 @@ function serverHandlers(deps: Deps) {
     const flags = ctx.body.permissions === undefined ? before.permissions : flagsParam(ctx.body);
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_ROLES_PER_SERVER);
     const reason = auditReason(ctx);
+    if (admin !== (before.full_server_admin === 1)) perms.requireOwner(ctx.user, serverId, 'make or unmake a full server administrator role');
+    requireGrantable(myFlags(ctx, serverId), flags ^ before.permissions);
+    if (position !== null && !perms.isAboveRole(ctx.user.id, serverId, { position, full_server_admin: 0 })) {
+      throw forbidden('you can place a role only below your highest role');
+    }
     const clash = roleByName.get(serverId, name);
     if (clash && clash.id !== before.id) throw conflict(`a role named "${name}" already exists in this server`);
     const holders = holdersOf.all(before.id).map((r) => r.user_id);
@@ -396,11 +425,13 @@ function serverHandlers(deps: Deps) {
     return json(roleRecord(after!));
   }
 
-  /** Owner only: 204; members holding it lose it (member_updated), and its overwrites go; the others move up; audited. */
+  /**
+   * manage_roles, for a role below one's highest (as updateRole): 204; members holding it lose it
+   * (member_updated), and its overwrites go; the others move up; audited.
+   */
   function deleteRole(ctx: Ctx) {
     const serverId = ctx.params.server_id;
-    perms.requireOwner(ctx.user, serverId, 'delete roles');
-    const role = roleIn(serverId, ctx.params.role_id);
+    const role = manageableRole(ctx, serverId);
     const reason = auditReason(ctx);
     const holders = holdersOf.all(role.id).map((r) => r.user_id);
     accessChanges.around(

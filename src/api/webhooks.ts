@@ -77,10 +77,9 @@ function webhookHandlers({ clock, config, perms, webhooks, messages, posting, up
     deleteDiscordMessage,
   };
 
-  /** The owner or a full administrator of the channel's server, who can see the channel. */
+  /** manage_webhooks in the channel (its overwrites count, as on Discord; the owner and full administrators hold it), who sees it. */
   function requireManager(ctx: Ctx, serverId: string, channelId: string) {
-    perms.requireServerAdmin(ctx.user, serverId, 'manage webhooks');
-    perms.channelAccess(ctx.user, channelId, serverId);
+    perms.requireChannelFlag(ctx.user, channelId, serverId, 'manage_webhooks');
   }
 
   /** 200 the channel's webhooks, oldest first, without tokens. */

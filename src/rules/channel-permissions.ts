@@ -8,6 +8,23 @@
  */
 
 /**
+ * The moderators' flags (issue 53), Discord's server-level permissions. Channel-scoped (overwrites
+ * apply, as on Discord): manage_messages, manage_channels, manage_roles (in a channel: its
+ * overwrites), manage_webhooks; the others are the server's (serverFlags below).
+ */
+export const MODERATOR_FLAGS = [
+  'manage_messages',
+  'moderate_members',
+  'kick_members',
+  'ban_members',
+  'manage_channels',
+  'manage_roles',
+  'manage_server',
+  'manage_webhooks',
+  'view_audit_log',
+] as const;
+
+/**
  * The flags, in the order they are listed (namesOf); each one's stored bit is in BITS below (a
  * new flag takes a new bit, and schema.sql's default and the migration that brought it name it).
  * Threads (issue 49): create_public_threads, create_private_threads, send_messages_in_threads,
@@ -36,6 +53,8 @@ export const FLAGS = [
   // Issue 50: manage_emojis (server-wide: serverFlags below), send_polls (channel-scoped).
   'manage_emojis',
   'send_polls',
+  // Issue 53, the moderators' flags: bits 18 to 26.
+  ...MODERATOR_FLAGS,
 ] as const;
 export type Flag = (typeof FLAGS)[number];
 /** A set of flags as a bit mask. */
@@ -45,7 +64,7 @@ export type Flags = number;
  * Each flag's bit in a stored mask (never renumbered). Bits 6 to 9 belong to the thread flags
  * (issue 49: create_public_threads, create_private_threads, send_messages_in_threads,
  * manage_threads); the voice flags take 10 to 15; manage_emojis 16 and send_polls 17 (issue 50).
- * Bits 18 and up are kept for the other server-wide flags (issue 53).
+ * The moderators' flags (issue 53) take 18 to 26.
  */
 const BITS: Record<Flag, number> = {
   view_channel: 0,
@@ -66,6 +85,15 @@ const BITS: Record<Flag, number> = {
   move_members: 15,
   manage_emojis: 16,
   send_polls: 17,
+  manage_messages: 18,
+  moderate_members: 19,
+  kick_members: 20,
+  ban_members: 21,
+  manage_channels: 22,
+  manage_roles: 23,
+  manage_server: 24,
+  manage_webhooks: 25,
+  view_audit_log: 26,
 };
 
 export const NONE: Flags = 0;
@@ -85,19 +113,28 @@ const CONNECT = bit('connect');
 const IN_VOICE = bit('speak') | bit('video');
 
 /**
+ * The moderators' flags of issue 53: none is anyone's by default, and a role given one acts only
+ * below its place in the hierarchy (src/rules/permissions.ts).
+ */
+export const MODERATION: Flags = MODERATOR_FLAGS.reduce((all, flag) => all | bit(flag), 0);
+
+/**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
  * channel permissions existed, start and talk in threads (as Discord's @everyone may), connect,
  * speak and use video in voice channels, and send polls. `@everyone`, managing threads, the voice
- * moderators' flags and managing emoji stay with the owner, full server administrators and the
- * roles given them. (138735; schema.sql's default for servers.everyone_permissions.)
+ * moderators' flags, managing emoji and the moderators' flags (MODERATION) stay with the owner,
+ * full server administrators and the roles given them. (138735; the servers' default.)
  */
 export const EVERYONE_DEFAULT: Flags =
-  ALL & ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members') | bit('manage_emojis'));
+  ALL &
+  ~(bit('mention_everyone') | bit('manage_threads') | bit('mute_members') | bit('deafen_members') | bit('move_members') | bit('manage_emojis') | MODERATION);
 
 /**
  * What `subject` may do in the server as a whole, for the flags that are the server's rather than
- * a channel's (manage_emojis; issue 53 adds the others; the rest are resolved per channel by
- * `resolve`): the owner and full server administrators, every flag;
+ * a channel's (manage_emojis, moderate_members, kick_members, ban_members, manage_server,
+ * view_audit_log; the others are resolved per channel by `resolve`, and a channel-scoped flag
+ * asked of the server as a whole, such as manage_channels to make a channel, is read here too:
+ * what roles give, before any overwrite): the owner and full server administrators, every flag;
  * otherwise the server's flags for everyone with those of every role they hold. No channel
  * overwrite counts: these flags are about the server, not a channel.
  */

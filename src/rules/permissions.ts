@@ -3,7 +3,7 @@ import type { DB } from '../core/db';
 import { conflict, forbidden, notFound } from '../core/http/errors';
 import type { Container, Reached, User } from '../core/types';
 import { type ChannelAccess, type ServerAccess, createChannelAccess } from './channel-access';
-import { ALL, type Flag, type Flags, VIEW, has } from './channel-permissions';
+import { ALL, type Flag, type Flags, VIEW, has, namesOf } from './channel-permissions';
 
 /**
  * Who may see what, and who may do what inside a server or conversation (spec section 5.6):
@@ -15,11 +15,21 @@ import { ALL, type Flag, type Flags, VIEW, has } from './channel-permissions';
 export type Rank = 'owner' | 'admin' | 'member';
 
 /**
- * The moderation rule, named once: the owner and full server administrators moderate a server
- * (delete others' messages, pin, mention everyone, see every invite, manage channels); plain
- * members do not. Every route asks this rather than comparing ranks itself.
+ * The owner and full server administrators, named once: they hold every flag (issue 53). A
+ * moderator's power is asked by its own flag (requireServerFlag, holds, requireChannelFlag); this
+ * rank rule is left to what stays theirs alone (requireServerAdmin, a report's edit history).
  */
 export const moderates = (rank: Rank): boolean => rank !== 'member';
+
+/**
+ * Never granting a flag one lacks (issue 53, as on Discord): a change to a role's flags, to
+ * everyone's or to an overwrite may move only flags the caller holds there (`mine`; the owner and
+ * full server administrators hold every one). `changed`: the flags whose allow or deny moves.
+ */
+export function requireGrantable(mine: Flags, changed: Flags): void {
+  const lacking = namesOf(changed & ~mine);
+  if (lacking.length > 0) throw forbidden(`you cannot grant or take a permission you do not have: ${lacking.join(', ')}`);
+}
 
 /**
  * Who reads a message's earlier versions (its edit history): its author, a moderator of its
@@ -59,6 +69,15 @@ const FLAG_ACTIONS: Record<Flag, string> = {
   move_members: 'move members out of this voice channel',
   manage_emojis: 'manage the emoji and stickers of this server',
   send_polls: 'send polls in this channel',
+  manage_messages: "delete or pin others' messages in this channel",
+  moderate_members: 'time out members of this server',
+  kick_members: 'kick members from this server',
+  ban_members: 'ban members from this server',
+  manage_channels: 'manage the channels of this server',
+  manage_roles: 'manage the roles and channel permissions of this server',
+  manage_server: 'manage this server',
+  manage_webhooks: 'manage the webhooks of this channel',
+  view_audit_log: 'read the audit log of this server',
 };
 
 /** An attachment the caller may download. */
@@ -83,11 +102,29 @@ export interface Permissions {
   /** 403 naming what the flag allows, when `access` lacks it. */
   requireFlag(access: Pick<Access, 'flags'>, flag: Flag): void;
   /**
-   * A server-wide flag (manage_emojis; src/rules/channel-permissions.ts serverFlags): 404 to a
-   * non-member, 403 naming what it allows to a member without it. A timeout is checked apart
-   * (requireNotTimedOut), as for channel flags.
+   * A server-wide flag (src/rules/channel-permissions.ts serverFlags; a channel-scoped one asked
+   * of the server as a whole, such as manage_channels to make a channel, as its roles give it):
+   * 404 to a non-member, 403 naming what it allows to a member without it, and 403 to a member
+   * timed out (they read, they do not act).
    */
   requireServerFlag(user: User, serverId: string, flag: Flag): Rank;
+  /** Whether requireServerFlag would let the caller (a member) pass. */
+  holdsInServer(user: User, serverId: string, flag: Flag): boolean;
+  /**
+   * Whether the caller may use a moderator's channel flag (manage_messages, manage_webhooks,
+   * manage_roles, manage_channels) where `access` is: in a channel, with the flag there and not
+   * timed out (the owner and full server administrators always, unless timed out); never in a
+   * conversation, where there is no moderator.
+   */
+  holds(user: User, access: Access, flag: Flag): boolean;
+  /** A channel of the server (404 as channelAccess) where the caller `holds` the flag (403 naming what it allows otherwise). */
+  requireChannelFlag(user: User, channelId: string, serverId: string, flag: Flag): Access;
+  /**
+   * Whether `actor` may change a role (issue 53, docs/moderation.md):
+   * the owner, any; a full server administrator, any but a full_server_admin role; anyone else,
+   * a role placed below their own highest, never a full_server_admin one.
+   */
+  isAboveRole(actorId: string, serverId: string, role: { position: number; full_server_admin: number }): boolean;
 
   // One access function per kind of thing: each answers 404 to anyone who may not see it.
   serverAccess(user: User, serverId: string): Rank;
@@ -107,20 +144,24 @@ export interface Permissions {
   attachmentAccess(user: User, attachmentId: string): AttachmentAccess;
 
   // What a member may do.
-  /** Owner or a role with full_server_admin (channel creation, deleting others' messages). */
+  /** Owner or a role with full_server_admin, for what no flag gives (moving a voice member who is in no call). */
   requireServerAdmin(user: User, serverId: string, action: string): Rank;
   requireOwner(user: User, serverId: string, action: string): void;
   /**
-   * Removing a member: oneself (leaving; not the owner), or another member by the owner, or by
-   * a full server administrator when the other is a plain member.
+   * Removing a member: oneself (leaving; not the owner), or another member by a holder of
+   * kick_members who stands above them (requireCanModerate's hierarchy).
    */
   requireCanRemove(user: User, serverId: string, targetId: string): void;
   /**
-   * Acting on another user in a server (ban, timeout): the owner or a full server administrator;
-   * never on the owner or oneself; an administrator not on another administrator. `mustBeMember`:
-   * 404 when the target is not a member (a ban may name anyone).
+   * Acting on another user in a server (ban: ban_members, timeout: moderate_members): a holder of
+   * the flag (the owner and full server administrators hold every one), not timed out; never on
+   * the owner or oneself; and only on someone they stand above: the owner above everyone, a full
+   * server administrator above everyone but the owner and other administrators (the spec's rule,
+   * whatever their roles' places), anyone else above a member who is no administrator and whose
+   * highest role is placed lower than theirs (a member with no role is above no one).
+   * `mustBeMember`: 404 when the target is not a member (a ban may name anyone).
    */
-  requireCanModerate(user: User, serverId: string, targetId: string, action: string, mustBeMember: boolean): Rank;
+  requireCanModerate(user: User, serverId: string, targetId: string, action: string, mustBeMember: boolean, flag: Flag): Rank;
   /** 403 naming the end when the member is timed out in this server: they may read, not write. */
   requireNotTimedOut(user: User, serverId: string): void;
   /** Blocks either way between two users stop DMs, groups and friend requests (403). */
@@ -157,7 +198,46 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   const blockRow = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM blocks WHERE blocker_id = ? AND blocked_id = ?');
   const hasBlocked = (blocker: string, blocked: string) => blockRow.get(blocker, blocked) !== undefined;
 
+  const topRoleOf = db
+    .prepare<[string, string], number | null>(
+      'SELECT MIN(r.position) FROM member_roles mr JOIN roles r ON r.id = mr.role_id WHERE mr.server_id = ? AND mr.user_id = ?',
+    )
+    .pluck();
+  /** The place of a member's highest role (0 the top: role positions), or null with none: the hierarchy's measure. */
+  const topRole = (userId: string, serverId: string): number | null => topRoleOf.get(serverId, userId) ?? null;
+
   const channels: ChannelAccess = createChannelAccess(db);
+  const timedOut = (userId: string, serverId: string): boolean => {
+    const until = channels.server(serverId)?.timeoutUntil(userId);
+    return !!until && until > iso(clock.now());
+  };
+  /** 403 for a member without `flag` server-wide, or timed out. */
+  const requireServerFlag = (user: User, serverId: string, flag: Flag): Rank => {
+    const found = serverAccess(user, serverId);
+    if (!has(channels.server(serverId)?.serverFlags(user.id) ?? 0, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
+    requireNotTimedOut(user, serverId);
+    return found;
+  };
+  const holdsInServer = (user: User, serverId: string, flag: Flag): boolean =>
+    has(channels.server(serverId)?.serverFlags(user.id) ?? 0, flag) && !timedOut(user.id, serverId);
+  const requireNotTimedOut = (user: User, serverId: string): void => {
+    const until = channels.server(serverId)?.timeoutUntil(user.id);
+    if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
+  };
+  const holds = (user: User, access: Access, flag: Flag): boolean =>
+    access.container.kind === 'channel' && has(access.flags, flag) && !timedOut(user.id, access.container.serverId);
+  /** The hierarchy (requireCanModerate): whether `actorId` stands above `targetId` in the server. */
+  const standsAbove = (actorId: string, targetId: string, serverId: string): boolean => {
+    const rules = channels.server(serverId);
+    const actor = rules?.standingIn(actorId);
+    const target = rules?.standingIn(targetId) ?? null;
+    if (actor === 'owner') return true;
+    if (target === 'owner' || target === 'admin') return false;
+    if (actor === 'admin') return true;
+    const mine = topRole(actorId, serverId);
+    const theirs = target === null ? null : topRole(targetId, serverId);
+    return mine !== null && (theirs === null || mine < theirs);
+  };
   /**
    * A full server administrator who is timed out acts as a plain member until the timeout ends.
    * From the server's rules kept in memory (src/rules/channel-access.ts), current as long as their
@@ -207,6 +287,19 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     return found;
   };
 
+  const channelAccess = (user: User, channelId: string, serverId?: string): Access => {
+    const channel = channelServer.get(channelId);
+    // A channel hidden from a member is one that does not exist, as for outsiders.
+    const found = channel ? accessTo(user.id, { kind: 'channel', id: channelId, serverId: channel.server_id }) : null;
+    if (!found) throw notFound('channel not found');
+    if (serverId && found.container.kind === 'channel' && found.container.serverId !== serverId) {
+      // The channel exists elsewhere: outside the named server, that server is "not found".
+      serverAccess(user, serverId);
+      throw notFound('channel not found');
+    }
+    return found;
+  };
+
   return {
     rank,
     rankIn,
@@ -215,24 +308,24 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
     requireFlag(access, flag) {
       if (!has(access.flags, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
     },
-    requireServerFlag(user, serverId, flag) {
-      const found = serverAccess(user, serverId);
-      if (!has(channels.server(serverId)?.serverFlags(user.id) ?? 0, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
-      return found;
+    requireServerFlag,
+    holdsInServer,
+    holds,
+    requireChannelFlag(user, channelId, serverId, flag) {
+      const access = channelAccess(user, channelId, serverId);
+      if (!holds(user, access, flag)) throw forbidden(`you do not have permission to ${FLAG_ACTIONS[flag]}`);
+      return access;
+    },
+    isAboveRole(actorId, serverId, role) {
+      const standing = channels.server(serverId)?.standingIn(actorId);
+      if (standing === 'owner') return true;
+      if (role.full_server_admin === 1) return false;
+      if (standing === 'admin') return true;
+      const mine = topRole(actorId, serverId);
+      return mine !== null && mine < role.position;
     },
     serverAccess,
-    channelAccess(user, channelId, serverId) {
-      const channel = channelServer.get(channelId);
-      // A channel hidden from a member is one that does not exist, as for outsiders.
-      const found = channel ? accessTo(user.id, { kind: 'channel', id: channelId, serverId: channel.server_id }) : null;
-      if (!found) throw notFound('channel not found');
-      if (serverId && found.container.kind === 'channel' && found.container.serverId !== serverId) {
-        // The channel exists elsewhere: outside the named server, that server is "not found".
-        serverAccess(user, serverId);
-        throw notFound('channel not found');
-      }
-      return found;
-    },
+    channelAccess,
     conversationAccess(user, conversationId) {
       if (!conversationMember.get(conversationId, user.id)) throw notFound('conversation not found');
       return { kind: 'conversation', id: conversationId };
@@ -269,24 +362,25 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
         if (callerRank === 'owner') throw conflict('the owner cannot leave their own server: transfer it or delete it');
         return;
       }
-      if (!moderates(callerRank) || targetRank === 'owner' || (callerRank === 'admin' && targetRank === 'admin')) {
-        throw forbidden('you cannot remove this member');
-      }
+      requireServerFlag(user, serverId, 'kick_members');
+      if (!standsAbove(user.id, targetId, serverId)) throw forbidden('you cannot remove this member: they stand at or above you');
     },
-    requireCanModerate(user, serverId, targetId, action, mustBeMember) {
-      const callerRank = serverAccess(user, serverId);
-      if (!moderates(callerRank)) throw forbidden(`only the owner or a full server administrator can ${action}`);
+    requireCanModerate(user, serverId, targetId, action, mustBeMember, flag) {
+      const callerRank = requireServerFlag(user, serverId, flag);
       const targetRank = rank(targetId, serverId);
       if (mustBeMember && !targetRank) throw notFound('member not found');
       if (targetId === user.id) throw conflict(`you cannot ${action} yourself`);
       if (targetRank === 'owner') throw forbidden(`the owner cannot be the target of ${action}`);
-      if (callerRank === 'admin' && targetRank === 'admin') throw forbidden(`only the owner can ${action} a full server administrator`);
+      if (!standsAbove(user.id, targetId, serverId)) {
+        throw forbidden(
+          callerRank === 'admin'
+            ? `only the owner can ${action} a full server administrator`
+            : `you can ${action} only members whose highest role is below yours`,
+        );
+      }
       return callerRank;
     },
-    requireNotTimedOut(user, serverId) {
-      const until = channels.server(serverId)?.timeoutUntil(user.id);
-      if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
-    },
+    requireNotTimedOut,
     requireNoBlockAmong(newcomers, others) {
       for (const a of newcomers) {
         for (const b of others) {

@@ -26,6 +26,16 @@ export const FLAGS = [
   ['move_members', 'Move members in voice'],
   ['manage_emojis', 'Manage emoji and stickers (server-wide)'],
   ['send_polls', 'Send polls'],
+  // The moderators' flags (docs/moderation.md): each acts only on members and roles below one's highest role.
+  ['manage_messages', "Delete and pin others' messages"],
+  ['moderate_members', 'Time out members (server-wide)'],
+  ['kick_members', 'Kick members (server-wide)'],
+  ['ban_members', 'Ban members (server-wide)'],
+  ['manage_channels', 'Manage channels'],
+  ['manage_roles', 'Manage roles and channel permissions'],
+  ['manage_server', 'Manage the server (server-wide)'],
+  ['manage_webhooks', 'Manage webhooks'],
+  ['view_audit_log', 'Read the audit log (server-wide)'],
 ];
 
 /** Checkboxes for a set of flags (everyone's, or a role's): {node, value()}. */

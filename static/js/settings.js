@@ -8,7 +8,7 @@ import { $, el, toast, ask, confirmAction, formatTime, reorderable, fieldForm } 
 import { icon } from './icons.js';
 import { askForm } from './dialogs.js';
 import { openPopup, menuKeys, menuItem } from './popup.js';
-import { state, on, emit, findServer, canManageServer, mayManageEmojis, displayName, holdsRole, heldRoles, applyServer } from './store.js';
+import { state, on, emit, findServer, canManageServer, mayManageEmojis, holdsServerFlag, displayName, holdsRole, heldRoles, applyServer } from './store.js';
 import { userAvatar, nameText, paintRole } from './names.js';
 import { loadMembers } from './members-data.js';
 import { toggleRole } from './members.js';
@@ -117,6 +117,12 @@ async function leaveServer(server) {
 
 // ---- the settings dialog ----------------------------------------------------------------
 
+/** The caller's roles in a server, in position order. */
+function myRoles(server) {
+  const me = (state.members.get(server.id) || []).find((m) => m.user_id === state.me.user_id);
+  return (state.roles.get(server.id) || []).filter((r) => holdsRole(me, r.id));
+}
+
 function tabsFor(server) {
   const manage = canManageServer(server);
   return [
@@ -126,10 +132,10 @@ function tabsFor(server) {
     ['members', 'Members'],
     ['invites', 'Invites'],
     mayManageEmojis(server) && ['emoji', 'Emoji'],
-    manage && ['permissions', 'Permissions'],
-    manage && ['bans', 'Bans'],
+    holdsServerFlag(server, 'manage_roles') && ['permissions', 'Permissions'],
+    holdsServerFlag(server, 'ban_members') && ['bans', 'Bans'],
     manage && ['integrations', 'Integrations'],
-    manage && ['audit', 'Audit log'],
+    holdsServerFlag(server, 'view_audit_log') && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
   ].filter(Boolean);
 }
@@ -365,6 +371,19 @@ async function deleteServer(server) {
 
 // ---- roles and members ------------------------------------------------------------------
 
+/**
+ * Whether the caller may change a role (docs/moderation.md, the hierarchy): the owner any; with
+ * manage_roles (full server administrators hold it), a role below their highest, never an
+ * administrators' role unless they own the server. The server decides; this only hides buttons.
+ */
+function mayChangeRole(server, role) {
+  if (server.owner_id === state.me.user_id) return true;
+  if (role.full_server_admin) return false;
+  if (canManageServer(server)) return true;
+  const mine = myRoles(server);
+  return holdsServerFlag(server, 'manage_roles') && mine.length > 0 && Math.min(...mine.map((r) => r.position)) < role.position;
+}
+
 function rolesPanel(server) {
   const owner = server.owner_id === state.me.user_id;
   const list = el('ul', { class: 'settings-list' });
@@ -386,26 +405,36 @@ function rolesPanel(server) {
             r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
             r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
             el('span', { class: 'muted', text: `${members.filter((m) => holdsRole(m, r.id)).length} members` }),
-            owner
+            mayChangeRole(server, r)
               ? el(
                   'span',
                   { class: 'row-actions' },
-                  el(
-                    'button',
-                    { type: 'button', class: 'small', 'aria-label': `Move role ${r.name} up`, disabled: i === 0, onclick: () => moveRole(server, r, i - 1) },
-                    '↑',
-                  ),
-                  el(
-                    'button',
-                    {
-                      type: 'button',
-                      class: 'small',
-                      'aria-label': `Move role ${r.name} down`,
-                      disabled: i === roles.length - 1,
-                      onclick: () => moveRole(server, r, i + 1),
-                    },
-                    '↓',
-                  ),
+                  owner
+                    ? el(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'small',
+                          'aria-label': `Move role ${r.name} up`,
+                          disabled: i === 0,
+                          onclick: () => moveRole(server, r, i - 1),
+                        },
+                        '↑',
+                      )
+                    : null,
+                  owner
+                    ? el(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'small',
+                          'aria-label': `Move role ${r.name} down`,
+                          disabled: i === roles.length - 1,
+                          onclick: () => moveRole(server, r, i + 1),
+                        },
+                        '↓',
+                      )
+                    : null,
                   el('button', { type: 'button', class: 'small', 'aria-label': `Edit role ${r.name}`, onclick: () => editRole(server, r) }, 'Edit'),
                   el(
                     'button',
@@ -433,11 +462,11 @@ function rolesPanel(server) {
       el('h3', { text: 'Roles' }),
       el('p', {
         class: 'muted',
-        text: 'A member may hold several roles; the first one with a colour colours their name, and the order (drag a role, or use its arrows) decides which is first. A role with "full server administrator" may manage channels, invites, bans and timeouts, remove members without such a role and delete or pin any message. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.',
+        text: 'A member may hold several roles; the first one with a colour colours their name, and the order (drag a role, or use its arrows) decides which is first. A role with "full server administrator" may do everything but create and assign roles; the moderator flags (delete and pin messages, time out, kick, ban, manage channels, roles, the server, webhooks, read the audit log) each give one power, over members and roles below the holder’s highest role. "Own group" shows its holders together in the member list; a mentionable role is notified by @name, from the owner or an administrator.',
       }),
       list,
       empty,
-      owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates, changes and assigns roles.' }),
+      owner ? roleForm(server) : el('p', { class: 'muted', text: 'Only the owner creates and assigns roles.' }),
     ],
     update,
   };
@@ -482,13 +511,15 @@ async function moveRole(server, role, position) {
 
 async function editRole(server, role) {
   const { FLAGS } = await import('./permissions.js');
+  const owner = server.owner_id === state.me.user_id;
   const answer = await askForm({
     title: `Edit the role ${role.name}`,
     submit: 'Save',
     fields: [
       { name: 'name', label: 'Role name', value: role.name, required: true, maxLength: 100 },
       { name: 'color', label: 'Colour', type: 'color', value: role.color === null || role.color === undefined ? '' : hexColor(role.color) },
-      { name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin },
+      // Only the owner turns the switch (docs/moderation.md): moderators with manage_roles do not see it.
+      ...(owner ? [{ name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin }] : []),
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
       ...FLAGS.map(([flag, label], i) => ({
@@ -505,7 +536,7 @@ async function editRole(server, role) {
   try {
     await api('PATCH', `/api/servers/${server.id}/roles/${role.id}`, {
       name: answer.name,
-      full_server_admin: answer.admin,
+      ...(owner ? { full_server_admin: answer.admin } : {}),
       hoist: answer.hoist,
       mentionable: answer.mentionable,
       permissions: FLAGS.map(([flag]) => flag).filter((flag) => answer[flag]),

@@ -258,15 +258,20 @@ export function canManageServer(server) {
 }
 
 /**
- * Whether the user may manage the server's custom emoji and stickers (issue 50): a server-wide
- * flag, from everyone's flags and the user's roles; no channel overwrite counts.
+ * Whether the user holds a server-wide flag (docs/moderation.md): the owner and full server
+ * administrators every one; anyone else what everyone's flags and their roles give (no channel
+ * overwrite counts). Only which tabs and buttons show: the server decides.
  * @param {ServerEntry} server
+ * @param {import('../../types/client').Permission} flag
  */
-export function mayManageEmojis(server) {
+export function holdsServerFlag(server, flag) {
   if (canManageServer(server)) return true;
-  if (server.permissions?.includes('manage_emojis')) return true;
-  return (state.roles.get(server.id) || []).some((role) => holdsRole(server, role.id) && role.permissions?.includes('manage_emojis'));
+  if (server.permissions?.includes(flag)) return true;
+  return (state.roles.get(server.id) || []).some((role) => holdsRole(server, role.id) && role.permissions?.includes(flag));
 }
+
+/** Whether the user may manage the server's custom emoji and stickers (issue 50). */
+export const mayManageEmojis = (/** @type {ServerEntry} */ server) => holdsServerFlag(server, 'manage_emojis');
 
 /**
  * Whether a member holds a role (by id: names change).

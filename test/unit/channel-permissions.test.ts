@@ -5,6 +5,8 @@ import {
   EVERYONE_DEFAULT,
   FLAGS,
   type Flag,
+  MODERATION,
+  MODERATOR_FLAGS,
   NONE,
   type Overwrite,
   type Subject,
@@ -227,7 +229,9 @@ t.test(
     voice.forEach((name, i) => t.equal(flagsOf([name]), 1 << (10 + i), `${name} is bit ${10 + i}`));
     t.equal(flagsOf(['manage_emojis']), 1 << 16, 'manage_emojis is bit 16');
     t.equal(flagsOf(['send_polls']), 1 << 17, 'send_polls is bit 17');
-    t.equal(ALL, 0x3ffff, 'eighteen flags, bits 0 to 17');
+    MODERATOR_FLAGS.forEach((name, i) => t.equal(flagsOf([name]), 1 << (18 + i), `${name} is bit ${18 + i}`));
+    t.equal(ALL, 0x7ffffff, 'twenty-seven flags, bits 0 to 26');
+    t.equal(EVERYONE_DEFAULT & MODERATION, NONE, "none of the moderators' flags is everyone's by default");
     t.equal(
       EVERYONE_DEFAULT,
       138735,

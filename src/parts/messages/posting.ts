@@ -6,7 +6,7 @@ import type { MessageRecord } from '../../core/message-record';
 import { type Container, type User, reachedWhole } from '../../core/types';
 import { type Flag, VIEW, has } from '../../rules/channel-permissions';
 import type { Limits } from '../../rules/limits';
-import { type Access, type Permissions, moderates } from '../../rules/permissions';
+import type { Access, Permissions } from '../../rules/permissions';
 import { MAX_SLOWMODE_SECONDS } from '../../rules/sizes';
 import { type RestrictedAction, assertAllowed } from '../../rules/standing';
 import type { Directory } from '../community/directory';
@@ -228,14 +228,15 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   });
 
   /**
-   * Slow mode: a member (not the owner or an administrator) sends one message per
+   * Slow mode: a member (not one with manage_messages or manage_channels there, as on Discord: the
+   * owner and full administrators hold both) sends one message per
    * slowmode_seconds in the channel; sooner is 429 with Retry-After. The slot is taken at once,
    * so a second message racing this one (an upload still streaming, a batch still committing)
    * waits too; the returned function gives it back if this message is not sent after all.
    */
   function slowMode(user: User, where: Access): () => void {
     const { container } = where;
-    if (container.kind !== 'channel' || moderates(where.rank)) return () => {};
+    if (container.kind !== 'channel' || has(where.flags, 'manage_messages') || has(where.flags, 'manage_channels')) return () => {};
     const seconds = directory.channel(container.id)?.slowmode_seconds ?? 0;
     if (seconds === 0) return () => {};
     const key = `${user.id}:${container.id}`;
