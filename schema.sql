@@ -715,7 +715,9 @@ CREATE TABLE IF NOT EXISTS imports (
   created_at  TEXT NOT NULL,
   finished_at TEXT,
   -- the process running it (the server's, or a CLI's), while it runs
-  runner_pid  INTEGER
+  runner_pid  INTEGER,
+  -- what came across of custom emoji, stickers and polls and what stayed text (JSON lines), once done
+  report      TEXT
 );
 CREATE INDEX IF NOT EXISTS imports_by_owner ON imports (owner_id, created_at);
 CREATE INDEX IF NOT EXISTS imports_by_guild ON imports (guild_id);
@@ -768,8 +770,9 @@ CREATE TABLE IF NOT EXISTS imported_messages (
   UNIQUE (server_id, discord_id)
 );
 
--- The custom emoji an import saw in reactions (`:name:` here), with their Discord ids, so that the
--- way out writes them as they came. Not emoji of the server: only what their reactions were.
+-- The custom emoji an import saw, with their Discord ids, so that the way out writes them as they
+-- came: `emoji` is a reaction's `:name:` when the export held no image of it, or the id of the
+-- server's emoji the import made of its image (issue 50; a later import uses it again).
 CREATE TABLE IF NOT EXISTS imported_emoji (
   server_id    TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
   emoji        TEXT NOT NULL,
@@ -777,6 +780,15 @@ CREATE TABLE IF NOT EXISTS imported_emoji (
   discord_name TEXT NOT NULL,
   animated     INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (server_id, emoji)
+) WITHOUT ROWID;
+
+-- The stickers an import brought (issue 50), by their Discord id: a later import of the same
+-- Discord server uses them again rather than making them twice (custom emoji: imported_emoji).
+CREATE TABLE IF NOT EXISTS imported_stickers (
+  server_id  TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  discord_id TEXT NOT NULL,
+  sticker_id TEXT NOT NULL REFERENCES stickers (id) ON DELETE CASCADE,
+  PRIMARY KEY (server_id, discord_id)
 ) WITHOUT ROWID;
 
 -- Reactions an export counted without naming who reacted: counted, attributed to no one.

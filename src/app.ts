@@ -42,7 +42,7 @@ import { createUserStore } from './parts/accounts/users';
 import { claimDataDir } from './parts/backup';
 import { createAuditLog } from './parts/community/audit';
 import { DEFAULT_EMOJI_SLOTS, createEmojis } from './parts/community/emojis';
-import { createStickers } from './parts/community/stickers';
+import { MAX_STICKERS, createStickers } from './parts/community/stickers';
 import { createChannelStore } from './parts/community/channels';
 import { createThreadStore } from './parts/community/threads';
 import { createThreadNews } from './parts/community/thread-news';
@@ -249,6 +249,7 @@ export function createApp(options: AppOptions): RunningApp {
     databaseFile: path.join(config.dataDir, 'chat.db'),
     durability: config.durability,
     maxBytes: config.importMaxBytes,
+    mediaSlots: () => ({ emoji: settings.emojiSlots, stickers: MAX_STICKERS }),
     // The owner sees their new server at once, and again (its channels filled) when it is done.
     onServer: (ownerId, serverId) => {
       const server = directory.server(serverId);

@@ -574,7 +574,7 @@ t.test('the emoji migration: an older database gains the emojis table and send_p
   // whose owner gave everyone manage_emojis by hand is not possible yet), then migrated from there.
   const raw = new Database(file);
   raw.exec('DROP TABLE emojis; UPDATE servers SET everyone_permissions = everyone_permissions & ~131072');
-  raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  raw.pragma('user_version = 23');
   raw.close();
   let db = openDatabase(file);
   t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
@@ -587,11 +587,34 @@ t.test('the emoji migration: an older database gains the emojis table and send_p
   t.throws(() => insert.run('e2', 'BLOB'), /UNIQUE/, 'a name is unique in its server whatever its case');
   // Run again (its place among migrations may move at a merge): an owner who since took send_polls away keeps it away.
   db.exec('UPDATE servers SET everyone_permissions = 7663');
-  db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  db.pragma('user_version = 23');
   db.close();
   db = openDatabase(file);
   t.teardown(() => db.close());
   t.same(db.prepare('SELECT DISTINCT everyone_permissions FROM servers').pluck().all(), [7663], 'send_polls is not granted again');
   t.same(db.prepare('SELECT name FROM emojis').pluck().all(), ['blob'], 'the emoji stays');
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+});
+
+t.test('the import report (24 -> 25): an older database gains imports.report, once, its imports kept (issue 50)', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  const raw = new Database(file);
+  raw.exec(`
+    ALTER TABLE imports DROP COLUMN report;
+    INSERT INTO imports (id, owner_id, guild_id, server_name, status, plan, created_at)
+      VALUES ('i1', '00000000-0000-4000-8000-000000000001', '1', 'Club', 'done', '{}', 'now');
+  `);
+  raw.pragma('user_version = 24');
+  raw.close();
+  let db = openDatabase(file);
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.same(db.prepare('SELECT id, report FROM imports').all(), [{ id: 'i1', report: null }], 'an earlier import has no report');
+  db.pragma('user_version = 24');
+  db.close();
+  db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.prepare("SELECT COUNT(*) FROM pragma_table_info('imports') WHERE name = 'report'").pluck().get(), 1, 'once');
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 });

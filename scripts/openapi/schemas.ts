@@ -169,6 +169,10 @@ export const schemas: Record<string, Schema> = {
     package_claims: withDescription(bool, 'people may claim their history with their Discord data package'),
     created_at: time,
     finished_at: nullable(time),
+    report: withDescription(
+      arr(str),
+      'once done: which custom emoji and stickers became the server’s, which stayed :name: text (slots out, image refused or not in the export), polls brought as polls or as text; empty before',
+    ),
   }),
   ImportedPerson: obj({
     ...profile(),

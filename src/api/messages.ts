@@ -9,6 +9,7 @@ import { MAX_CONTENT_CHARS, placeOf } from '../core/message-record';
 import type { MemberInput } from '../parts/messages/posting';
 import { type Access, readsEditHistory } from '../rules/permissions';
 import { ALL } from '../rules/channel-permissions';
+import { MAX_MESSAGE_STICKERS, POLL_ANSWERS, POLL_ANSWER_CHARS, POLL_HOURS, POLL_QUESTION_CHARS } from '../rules/sizes';
 import type { Services } from '../parts/services';
 import { type Body, type Container, type Ctx, type Reached, type Route, reachedWhole } from '../core/types';
 import type { UploadStore } from '../parts/messages/upload-store';
@@ -454,9 +455,6 @@ function messageFields(body: Body): { content: string; replyTo: string | null } 
   return { content, replyTo };
 }
 
-/** A message carries at most 3 stickers, as Discord's. */
-export const MAX_MESSAGE_STICKERS = 3;
-
 function stickerIdsOf(value: unknown): string[] {
   if (!Array.isArray(value) || value.length > MAX_MESSAGE_STICKERS || !value.every((id) => isUuid(id))) {
     throw badRequest(`sticker_ids must be a list of at most ${MAX_MESSAGE_STICKERS} sticker ids`);
@@ -465,12 +463,6 @@ function stickerIdsOf(value: unknown): string[] {
   if (new Set(ids).size !== ids.length) throw badRequest('sticker_ids names a sticker twice');
   return ids;
 }
-
-/** Discord's limits for a poll. */
-export const POLL_QUESTION_CHARS = 300;
-export const POLL_ANSWER_CHARS = 55;
-export const POLL_ANSWERS = { min: 2, max: 10 };
-export const POLL_HOURS = { min: 1, max: 768 };
 
 /** `{"question", "answers": [{"text", "emoji"?}] (2 to 10), "duration_hours" (1 to 768), "allow_multiselect"?}`: 400 otherwise. */
 function readPoll(value: unknown): PollInput {

@@ -452,6 +452,13 @@ const MIGRATIONS: Migration[] = [
       UPDATE servers SET everyone_permissions = everyone_permissions | 131072;
     `);
   },
+  // 24 -> 25: an import's report (issue 50): which custom emoji, stickers and polls came across
+  // and which stayed text, in words, once it is done (JSON lines). Imports before had none: NULL.
+  // Idempotent (the order of migrations made on parallel branches is settled when they meet).
+  (db) => {
+    const columns = db.prepare<[], { name: string }>('PRAGMA table_info(imports)').all();
+    if (columns.length > 0 && !columns.some((c) => c.name === 'report')) db.exec('ALTER TABLE imports ADD COLUMN report TEXT');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -25,3 +25,10 @@ export const MAX_VOICE_PARTICIPANTS = 99;
 export const MIN_VOICE_BITRATE = 8_000;
 export const MAX_VOICE_BITRATE = 96_000;
 export const DEFAULT_VOICE_BITRATE = 64_000;
+/** A message carries at most 3 stickers, as Discord's. */
+export const MAX_MESSAGE_STICKERS = 3;
+/** Discord's limits for a poll (the API's, and what an import brings as a poll). */
+export const POLL_QUESTION_CHARS = 300;
+export const POLL_ANSWER_CHARS = 55;
+export const POLL_ANSWERS = { min: 2, max: 10 };
+export const POLL_HOURS = { min: 1, max: 768 };

@@ -56,7 +56,7 @@ export const message = (m: Msg) => ({
   reactions: m.reactions ?? [],
   mentions: m.mentions ?? [],
   ...(m.reference !== undefined ? { reference: m.reference } : {}),
-  inlineEmojis: [],
+  inlineEmojis: [] as object[],
 });
 
 export interface ChannelSpec {

@@ -26,8 +26,12 @@ export const PARTITION_MESSAGES = 10_000;
 export const EXPORT_PAGE = 2_000;
 /** Discord's epoch (2015-01-01T00:00:00Z): a snowflake counts milliseconds from it. */
 const DISCORD_EPOCH_MS = 1_420_070_400_000n;
-/** Where avatars go in the zip, beside the channel files (one folder for all of them). */
+/** Where avatars go in the zip, beside the channel files (one folder for all of them); custom emoji and stickers alike. */
 const AVATARS_DIR = 'avatars_Files';
+const EMOJIS_DIR = 'emojis_Files';
+const STICKERS_DIR = 'stickers_Files';
+/** A custom emoji of ours in a message's text: `<:name:uuid>`, `<a:name:uuid>`. */
+const OUR_EMOJI = /<(a?):([A-Za-z0-9_]{2,32}):([0-9a-fA-F-]{36})>/g;
 
 // @name where a username may start and end: the boundaries of src/parts/messages/mentions.ts.
 const MENTION = /(?<![A-Za-z0-9_@.-])@([A-Za-z0-9_-]{3,32})(?![A-Za-z0-9_-])/g;
@@ -164,8 +168,46 @@ export async function writeServerExport(
       discordNames.set(person.claimed_by, name);
     }
   }
-  /** Custom emoji reacted with, as Discord named them. */
+  /** Custom emoji reacted with, as Discord named them (an import's `:name:` without an image, or the server's emoji it made). */
   const customEmoji = new Map(q.emoji.all(serverId).map((e) => [e.emoji, e]));
+  const emojiFiles = path.join(dataDir, 'emojis');
+  const stickerFiles = path.join(dataDir, 'stickers');
+  /** Our custom emoji as DiscordChatExporter writes one, its image added to the zip once (with --media). */
+  const shownEmoji = new Map<string, ReturnType<typeof emojiOf> | null>();
+  async function ourEmoji(emojiId: string): Promise<ReturnType<typeof emojiOf> | null> {
+    if (shownEmoji.has(emojiId)) return shownEmoji.get(emojiId)!;
+    const row = isUuid(emojiId) ? q.emojiRow.get(emojiId) : undefined;
+    let shown: ReturnType<typeof emojiOf> | null = null;
+    if (row) {
+      const id = customEmoji.get(emojiId)?.discord_id ?? syntheticSnowflake(row.id, row.created_at);
+      const source = path.join(emojiFiles, `${row.id}.webp`);
+      let imageUrl: string | null = null;
+      if (row.deleted_at === null && (await fs.promises.stat(source).catch(() => null))) {
+        imageUrl = `${EMOJIS_DIR}/${id}.webp`;
+        zip.addFile(source, imageUrl, { compress: false, mtime });
+        counts.files++;
+      }
+      shown = { id, name: row.name, code: row.name, isAnimated: row.animated === 1, imageUrl };
+    }
+    shownEmoji.set(emojiId, shown);
+    return shown;
+  }
+  /** Our stickers as DiscordChatExporter writes one, its image added once. */
+  const shownStickers = new Map<string, { id: string; name: string; format: string; sourceUrl: string } | null>();
+  async function ourSticker(row: { id: string; name: string; animated: number; created_at: string; deleted_at: string | null }) {
+    if (shownStickers.has(row.id)) return shownStickers.get(row.id)!;
+    const id = q.stickerDiscordId.get(serverId, row.id) ?? syntheticSnowflake(row.id, row.created_at);
+    const source = path.join(stickerFiles, `${row.id}.webp`);
+    let shown: { id: string; name: string; format: string; sourceUrl: string } | null = null;
+    // A deleted sticker's image is gone: the message names it (an import makes it a line).
+    if (row.deleted_at === null && isUuid(row.id) && (await fs.promises.stat(source).catch(() => null))) {
+      shown = { id, name: row.name, format: row.animated === 1 ? 'Gif' : 'Png', sourceUrl: `${STICKERS_DIR}/${id}.webp` };
+      zip.addFile(source, shown.sourceUrl, { compress: false, mtime });
+      counts.files++;
+    } else shown = { id, name: row.name, format: 'Png', sourceUrl: `https://media.discordapp.net/stickers/${id}.png` };
+    shownStickers.set(row.id, shown);
+    return shown;
+  }
   const snowflake = (localId: string, createdAt: string): string => {
     let id = ids.get(localId);
     if (id === undefined) {
@@ -254,6 +296,29 @@ export async function writeServerExport(
       }
       attachments.set(a.message_seq, [...(attachments.get(a.message_seq) ?? []), { id, url, fileName: a.name, fileSizeBytes: a.size }]);
     }
+    const stickers = new Map<number, object[]>();
+    for (const row of q.stickersOfPage.all(seqs)) stickers.set(row.message_seq, [...(stickers.get(row.message_seq) ?? []), (await ourSticker(row))!]);
+    const polls = new Map<number, object>();
+    const pollRows = q.pollsOfPage.all(seqs);
+    if (pollRows.length) {
+      const live = new Map<string, number>();
+      for (const v of q.pollVotesOfPage.all(seqs)) live.set(`${v.message_seq} ${v.answer_id}`, v.n);
+      for (const row of pollRows) polls.set(row.message_seq, discordPoll(row, live));
+    }
+    // Our custom emoji: in reactions (stored under their id) and in the text.
+    const emojiOfKey = new Map<string, ReturnType<typeof emojiOf>>();
+    for (const byEmoji of reactions.values())
+      for (const key of byEmoji.keys()) {
+        if (!emojiOfKey.has(key) && isUuid(key)) {
+          const ours = await ourEmoji(key);
+          if (ours) emojiOfKey.set(key, ours);
+        }
+      }
+    for (const m of page)
+      for (const [, , , id] of m.content.matchAll(OUR_EMOJI)) {
+        const ours = await ourEmoji(id.toLowerCase());
+        if (ours) emojiOfKey.set(id.toLowerCase(), ours);
+      }
     const targets = page.map((m) => m.reply_to).filter((id): id is string => id !== null);
     const replies = new Map(targets.length ? q.repliesOfPage.all(JSON.stringify(targets)).map((r) => [r.id, r]) : []);
 
@@ -268,6 +333,13 @@ export async function writeServerExport(
     const withoutRoles = ({ roles: _, ...user }: ExportedUser) => user;
 
     return page.map((m) => {
+      const inline = new Map<string, ReturnType<typeof emojiOf>>();
+      const text = m.content.replace(OUR_EMOJI, (whole, a: string, _name: string, id: string) => {
+        const ours = emojiOfKey.get(id.toLowerCase());
+        if (!ours?.id) return whole;
+        inline.set(ours.id, ours);
+        return `<${a}:${ours.name}:${ours.id}>`;
+      });
       const users = mentioned.get(m.seq)!.filter((id) => people.has(id));
       const roleIds = m.mention_roles ? (JSON.parse(m.mention_roles) as string[]).filter((id) => roles.has(id)) : [];
       const target = m.reply_to ? replies.get(m.reply_to) : undefined;
@@ -281,22 +353,23 @@ export async function writeServerExport(
         callEndedTimestamp: null,
         isPinned: m.pinned_at !== null,
         content: rawMentions(
-          m.discord_type === null ? m.content : systemText(m.content, m.discord_type),
+          m.discord_type === null ? text : systemText(text, m.discord_type),
           new Map(users.filter((id) => mentionName.has(id)).map((id) => [mentionName.get(id)!, people.get(id)!.id])),
           new Map(roleIds.map((id) => [roles.get(id)!.name.toLowerCase(), roles.get(id)!.id])),
         ),
         author: people.get(m.author_id)!,
         attachments: attachments.get(m.seq) ?? [],
         embeds: [],
-        stickers: [],
+        stickers: stickers.get(m.seq) ?? [],
         reactions: [...(reactions.get(m.seq)?.entries() ?? [])].map(([emoji, r]) => ({
-          emoji: emojiOf(emoji, customEmoji.get(emoji)),
+          emoji: emojiOfKey.get(emoji) ?? emojiOf(emoji, customEmoji.get(emoji)),
           count: r.users.length + r.extra,
           users: r.users.filter((id) => people.has(id)).map((id) => withoutRoles(people.get(id)!)),
         })),
         mentions: users.map((id) => people.get(id)!),
         reference: reply ? { messageId: messageSnowflake(reply), channelId: channel.snowflake, guildId: guild.id } : null,
-        inlineEmojis: [],
+        inlineEmojis: [...inline.values()],
+        ...(polls.has(m.seq) ? { poll: polls.get(m.seq) } : {}),
       };
     });
   }
@@ -382,9 +455,47 @@ export async function writeServerExport(
 }
 
 /** A reaction's emoji as DiscordChatExporter writes it: a custom one an import brought with its Discord id and name. */
-function emojiOf(emoji: string, custom: { discord_id: string; discord_name: string; animated: number } | undefined) {
+function emojiOf(
+  emoji: string,
+  custom: { discord_id: string; discord_name: string; animated: number } | undefined,
+): { id: string | null; name: string; code: string; isAnimated: boolean; imageUrl: string | null } {
   if (!custom) return { id: null, name: emoji, code: '', isAnimated: false, imageUrl: null };
   return { id: custom.discord_id, name: custom.discord_name, code: custom.discord_name, isAnimated: custom.animated === 1, imageUrl: null };
+}
+
+/**
+ * A poll as Discord's API gives a message's `poll` (DiscordChatExporter writes none; the importer
+ * reads this): answer ids 1, 2, ... in order, and the counts, final once it ended.
+ */
+function discordPoll(
+  row: {
+    message_seq: number;
+    question: string;
+    answers: string;
+    allow_multiselect: number;
+    expires_at: string;
+    ended_at: string | null;
+    results: string | null;
+  },
+  live: Map<string, number>,
+): object {
+  const answers = JSON.parse(row.answers) as { answer_id: string; text: string; emoji: string | null }[];
+  const frozen = row.results ? new Map((JSON.parse(row.results) as { answer_id: string; count: number }[]).map((r) => [r.answer_id, r.count])) : null;
+  return {
+    question: { text: row.question },
+    answers: answers.map((a, i) => ({ answer_id: i + 1, poll_media: { text: a.text, ...(a.emoji ? { emoji: { id: null, name: a.emoji } } : {}) } })),
+    expiry: row.expires_at,
+    allow_multiselect: row.allow_multiselect === 1,
+    layout_type: 1,
+    results: {
+      is_finalized: row.ended_at !== null,
+      answer_counts: answers.map((a, i) => ({
+        id: i + 1,
+        count: (frozen ? frozen.get(a.answer_id) : live.get(`${row.message_seq} ${a.answer_id}`)) ?? 0,
+        me_voted: false,
+      })),
+    },
+  };
 }
 
 /** A system line's text as Discord had it: the import wrote it in italics (`*Joined the server.*`), or its type alone when it had none. */
@@ -423,6 +534,25 @@ function statements(db: DB) {
     ),
     emoji: db.prepare<[string], { emoji: string; discord_id: string; discord_name: string; animated: number }>(
       'SELECT emoji, discord_id, discord_name, animated FROM imported_emoji WHERE server_id = ?',
+    ),
+    emojiRow: db.prepare<[string], { id: string; name: string; animated: number; created_at: string; deleted_at: string | null }>(
+      'SELECT id, name, animated, created_at, deleted_at FROM emojis WHERE id = ?',
+    ),
+    stickerDiscordId: db.prepare<[string, string], string>('SELECT discord_id FROM imported_stickers WHERE server_id = ? AND sticker_id = ?').pluck(),
+    stickersOfPage: db.prepare<[string], { message_seq: number; id: string; name: string; animated: number; created_at: string; deleted_at: string | null }>(
+      `SELECT ms.message_seq, s.id, s.name, s.animated, s.created_at, s.deleted_at FROM message_stickers ms JOIN stickers s ON s.id = ms.sticker_id
+        WHERE ms.message_seq IN (SELECT value FROM json_each(?)) ORDER BY ms.message_seq, ms.position`,
+    ),
+    pollsOfPage: db.prepare<
+      [string],
+      { message_seq: number; question: string; answers: string; allow_multiselect: number; expires_at: string; ended_at: string | null; results: string | null }
+    >(
+      `SELECT message_seq, question, answers, allow_multiselect, expires_at, ended_at, results FROM polls
+        WHERE message_seq IN (SELECT value FROM json_each(?))`,
+    ),
+    pollVotesOfPage: db.prepare<[string], { message_seq: number; answer_id: string; n: number }>(
+      `SELECT message_seq, answer_id, COUNT(*) AS n FROM poll_votes
+        WHERE message_seq IN (SELECT value FROM json_each(?)) GROUP BY message_seq, answer_id`,
     ),
     roles: db.prepare<[string], { id: string; name: string; color: number | null; created_at: string }>(
       'SELECT id, name, color, created_at FROM roles WHERE server_id = ? ORDER BY position, created_at',

@@ -38,6 +38,46 @@ const emoji = Type.Object({
   imageUrl: Type.Optional(maybe(assetUrl)),
 });
 
+/**
+ * A poll, as Discord's API gives a message's `poll` (DiscordChatExporter 2.47 writes none; our own
+ * export writes this, src/parts/import/discord-export.ts): the question, the answers with their
+ * ids, and the final counts. Bounded loosely: one that is no poll here (fewer than 2 or more than
+ * 10 answers, texts too long) is brought as text, not refused.
+ */
+const pollText = Type.Optional(maybe(Type.String({ maxLength: 1000 })));
+const poll = Type.Object({
+  question: Type.Object({ text: pollText }),
+  answers: Type.Array(
+    Type.Object({
+      answer_id: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+      poll_media: Type.Object({
+        text: pollText,
+        emoji: Type.Optional(
+          Type.Union([
+            Type.Object({ id: Type.Optional(maybe(Type.String({ maxLength: 40 }))), name: Type.Optional(maybe(Type.String({ maxLength: 200 }))) }),
+            Type.Null(),
+          ]),
+        ),
+      }),
+    }),
+    { maxItems: 100 },
+  ),
+  expiry: Type.Optional(maybe(Type.String({ maxLength: 64 }))),
+  allow_multiselect: Type.Optional(Type.Boolean()),
+  results: Type.Optional(
+    Type.Union([
+      Type.Object({
+        is_finalized: Type.Optional(Type.Boolean()),
+        answer_counts: Type.Array(Type.Object({ id: Type.Integer({ minimum: 0, maximum: 1_000_000 }), count: Type.Integer({ minimum: 0 }) }), {
+          maxItems: 100,
+        }),
+      }),
+      Type.Null(),
+    ]),
+  ),
+});
+export type DiscordPoll = Static<typeof poll>;
+
 /** An embed: the parts brought across as text (anything else in it is ignored). */
 const embedText = Type.Optional(maybe(Type.String({ maxLength: 10_000 })));
 const embed = Type.Object({
@@ -70,6 +110,9 @@ export const MESSAGE = Type.Object({
       { maxItems: 10 },
     ),
   ),
+  /** The custom (and Unicode) emoji of the content, each once: with --media, their images are files of the export. */
+  inlineEmojis: Type.Optional(Type.Array(emoji, { maxItems: 200 })),
+  poll: Type.Optional(Type.Union([poll, Type.Null()])),
   reactions: Type.Optional(
     Type.Array(Type.Object({ emoji, count: Type.Integer({ minimum: 0 }), users: Type.Optional(Type.Array(user, { maxItems: 100_000 })) }), { maxItems: 100 }),
   ),

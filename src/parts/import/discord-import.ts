@@ -6,7 +6,7 @@ import type { DB } from '../../core/db';
 import { isEmoji } from '../../core/emoji';
 import { MAX_CONTENT_CHARS } from '../../core/message-record';
 import { SNIFF_BYTES, sniff } from '../../core/sniff';
-import { MAX_DISPLAY_NAME_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
+import { MAX_DISPLAY_NAME_CHARS, MAX_MESSAGE_STICKERS, MAX_NAME_CHARS, MAX_TOPIC_CHARS } from '../../rules/sizes';
 import { EVERYONE_DEFAULT, VIEW, flagsOf } from '../../rules/channel-permissions';
 import { createAccountRows } from '../accounts/account-rows';
 import { encodeAvatar } from '../accounts/avatars';
@@ -19,6 +19,9 @@ import { MAX_ATTACHMENT_BYTES, cleanFileName } from '../messages/upload-store';
 import { CHANNEL_KINDS, type DiscordEmbed, type DiscordMessage, type DiscordUser, MESSAGE_KINDS } from './discord-format';
 import { type ChannelEntry, type ExportScan, type ImportPlan, heldAsset, isForward, readChannel, repliesTo } from './discord-plan';
 import { type ExportFiles, ImportError } from './export-files';
+import { type BroughtMedia, CUSTOM_EMOJI, DEFAULT_MEDIA_SLOTS, type MediaSlots, bringMedia, pollShape } from './discord-media';
+import { createImageDecoders } from '../../core/images';
+import type { WorkQueue } from '../../core/work-queue';
 
 /**
  * The import of a DiscordChatExporter export into a server (docs/import.md): what the dry run
@@ -74,6 +77,10 @@ export interface ImportOptions {
   onServer?(serverId: string, created: boolean): void;
   /** Asked between batches: true stops the import where it is (it resumes from there later). */
   stopped?(): boolean;
+  /** The server's slots for custom emoji and stickers (the server's settings; Discord's boosted tiers by default). */
+  slots?: MediaSlots;
+  /** The bounded pool emoji and sticker images are decoded through (one of the import's own by default). */
+  decoders?: WorkQueue;
 }
 
 export interface ImportResult {
@@ -89,6 +96,12 @@ export interface ImportResult {
   refreshed: { edited: number; pinned: number; unpinned: number; reactions: number };
   attachments: number;
   placeholders: number;
+  /** Custom emoji and stickers made of the export's images, and polls brought as polls (issue 50). */
+  emoji: number;
+  stickers: number;
+  polls: number;
+  /** What came across of emoji, stickers and polls, and what stayed text, in words. */
+  report: string[];
   /** False when asked to stop before the end (a later run resumes). */
   complete: boolean;
 }
@@ -229,6 +242,7 @@ export function formatResult(r: ImportResult, owner: string): string {
     ...(r.skipped ? [`  ${r.skipped} messages were already there (an earlier run): not written again`] : []),
     ...(refreshedLine(r.refreshed) ? [`  of those, refreshed from this export: ${refreshedLine(r.refreshed)}`] : []),
     ...(r.leftOut ? [`  ${r.leftOut} messages left out (no text and no file, or system lines skipped)`] : []),
+    ...r.report.map((line) => `  ${line}`),
     ...visibilityNote(r.serverId),
     'Placeholders and their claim codes: server settings > Imported people.',
   ].join('\n');
@@ -425,6 +439,19 @@ export async function importDiscord(
   };
   await avatarsMade();
 
+  // 2b. Custom emoji and stickers whose image the export holds: the server's own (discord-media.ts).
+  const media = await bringMedia({
+    db,
+    clock,
+    dataDir,
+    files,
+    tally: scan.media,
+    serverId,
+    ownerId: options.ownerId,
+    slots: options.slots ?? DEFAULT_MEDIA_SLOTS,
+    decoders: options.decoders ?? createImageDecoders(),
+  });
+
   // 3. The messages, channel by channel, in batches.
   const result: ImportResult = {
     serverId,
@@ -435,9 +462,13 @@ export async function importDiscord(
     refreshed: { edited: 0, pinned: 0, unpinned: 0, reactions: 0 },
     attachments: 0,
     placeholders,
+    emoji: media.counts.emoji,
+    stickers: media.counts.stickers,
+    polls: 0,
+    report: media.report,
     complete: false,
   };
-  const context: Context = { person: personOf, roleOf, channelOf, system: options.system };
+  const context: Context = { person: personOf, roleOf, channelOf, system: options.system, media, importedAt: now() };
   // A refresh of messages already brought makes nobody: a person who claimed (and so has no
   // placeholder here yet) gets no new one for it; their reactions count, unnamed.
   const refreshing: Context = { ...context, person: (discordId) => people.get(discordId) };
@@ -479,6 +510,7 @@ export async function importDiscord(
       }
       result.messages += prepared.length;
       result.attachments += prepared.reduce((n, p) => n + p.files.length, 0);
+      result.polls += prepared.reduce((n, p) => n + (p.poll ? 1 : 0), 0);
       // Let the event loop breathe between batches (a server importing keeps serving).
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -501,9 +533,11 @@ export async function importDiscord(
   result.placeholders = placeholders;
 
   // 4. Read state: imported history is old news, read by every member.
+  if (result.polls) result.report.push(`${result.polls} polls brought as polls, ended, with their final counts`);
   db.transaction(() => {
     w.membersReadAll.run(serverId);
     w.readStatesReadAll.run(serverId);
+    w.setReport.run(JSON.stringify(result.report), options.importId);
   })();
   result.complete = true;
   return result;
@@ -527,6 +561,10 @@ interface Prepared {
   /** Files of the export to bring: path in the export and file name. */
   assets: { file: string; name: string }[];
   files: StoredFile[];
+  /** The server's stickers it carries (those brought). */
+  stickerIds: string[];
+  /** Its poll, ended, with its final counts. */
+  poll: { question: string; answers: string; allowMultiselect: boolean; expiresAt: string; ended: { at: string; results: string } } | null;
 }
 
 interface Context {
@@ -535,6 +573,10 @@ interface Context {
   roleOf: Map<string, { id: string; name: string }>;
   channelOf: Map<string, { id: string; name: string }>;
   system: 'lines' | 'skip';
+  /** The emoji and stickers brought, by Discord id. */
+  media: BroughtMedia;
+  /** When the import runs: an imported poll ended then at the latest. */
+  importedAt: string;
 }
 
 /** A message as it will be written, or null when it is left out (empty, or a system line skipped). */
@@ -559,7 +601,12 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
       roles.add(role.id);
       return `@${role.name}`;
     })
-    // Custom emoji (`<:name:id>`) stay as written, their ids with them (issue 50 shows them).
+    // A custom emoji brought points at the server's own; any other stays as written, its Discord
+    // id with it (shown as :name: text; a later export writes it as it came).
+    .replace(CUSTOM_EMOJI, (whole, _a: string, _name: string, id: string) => {
+      const ours = ctx.media.emoji.get(id);
+      return ours ? `<${ours.animated ? 'a' : ''}:${ours.name}:${ours.id}>` : whole;
+    })
     .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`);
   for (const u of m.mentions ?? []) {
     const person = ctx.person(u.id);
@@ -577,12 +624,28 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
   for (const e of m.embeds ?? []) notes.push(...embedLines(e));
   const assets: Prepared['assets'] = [];
   for (const a of m.attachments ?? []) assets.push({ file: a.url, name: a.fileName });
-  for (const s of m.stickers ?? []) assets.push({ file: s.sourceUrl, name: `${s.name}${path.extname(s.sourceUrl.split('?')[0]) || '.png'}` });
+  // Stickers brought are the server's (3 a message at most); any other is a line naming it.
+  const stickerIds: string[] = [];
+  for (const s of m.stickers ?? []) {
+    const ours = ctx.media.stickers.get(s.id);
+    if (ours && stickerIds.length < MAX_MESSAGE_STICKERS && !stickerIds.includes(ours.id)) stickerIds.push(ours.id);
+    else notes.push(`*[sticker: ${s.name}]*`);
+  }
+  const poll = m.poll ? pollOf(m, ctx.importedAt) : null;
+  if (m.poll && !poll) notes.push(...pollText(m.poll));
   if (notes.length) content = [content, ...notes].filter((line) => line.trim() !== '').join('\n');
   if (content.length > MAX_CONTENT_CHARS) content = `${content.slice(0, MAX_CONTENT_CHARS - 1)}…`;
-  if (content.trim() === '' && assets.length === 0) return null;
+  if (content.trim() === '' && assets.length === 0 && stickerIds.length === 0 && poll === null) return null;
   const reactions: Prepared['reactions'] = [];
   for (const r of m.reactions ?? []) {
+    // A custom emoji brought: a reaction with the server's own (stored under its id).
+    const ours = r.emoji.id ? ctx.media.emoji.get(r.emoji.id) : undefined;
+    if (ours) {
+      if (reactions.some((x) => x.emoji === ours.id)) continue;
+      const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
+      reactions.push({ emoji: ours.id, users, extra: Math.max(0, r.count - users.length) });
+      continue;
+    }
     const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
     if (!isEmoji(emoji) || reactions.some((x) => x.emoji === emoji)) continue;
     const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
@@ -604,7 +667,43 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     reactions,
     assets,
     files: [],
+    stickerIds,
+    poll,
   };
+}
+
+/**
+ * A Discord poll as an ended poll here: its answers (new ids), its final counts (Discord's
+ * `results`; who voted is not in it, so nobody is named), frozen when it expired, or now if it had
+ * not yet. Null when it cannot be one here (pollShape says why): the message then carries it as text.
+ */
+function pollOf(m: DiscordMessage, importedAt: string): Prepared['poll'] {
+  const shape = pollShape(m.poll!);
+  if (typeof shape === 'string') return null;
+  const answers = shape.answers.map((a) => ({ answer_id: crypto.randomUUID(), text: a.text, emoji: a.emoji }));
+  const counts = new Map((m.poll!.results?.answer_counts ?? []).map((c) => [c.id, c.count]));
+  const results = shape.answers.map((a, i) => ({ answer_id: answers[i].answer_id, count: counts.get(a.discordId) ?? 0 }));
+  const expiry = m.poll!.expiry && Number.isFinite(Date.parse(m.poll!.expiry)) ? new Date(Date.parse(m.poll!.expiry)).toISOString() : null;
+  const expiresAt = expiry ?? new Date(Date.parse(m.timestamp)).toISOString();
+  const endedAt = Date.parse(expiresAt) < Date.parse(importedAt) ? expiresAt : importedAt;
+  return {
+    question: shape.question,
+    answers: JSON.stringify(answers),
+    allowMultiselect: shape.allowMultiselect,
+    expiresAt,
+    ended: { at: endedAt, results: JSON.stringify(results) },
+  };
+}
+
+/** A poll that is none here, as lines of its message: the question, each answer and its count. */
+function pollText(poll: NonNullable<DiscordMessage['poll']>): string[] {
+  const counts = new Map((poll.results?.answer_counts ?? []).map((c) => [c.id, c.count]));
+  return [
+    `> 📊 **${(poll.question.text ?? '').replace(/\s+/g, ' ').slice(0, 300)}**`,
+    ...poll.answers
+      .slice(0, 20)
+      .map((a) => `> - ${(a.poll_media.text ?? a.poll_media.emoji?.name ?? '').replace(/\s+/g, ' ').slice(0, 100)}: ${counts.get(a.answer_id) ?? 0}`),
+  ];
 }
 
 /** An embed as lines of text below its message: title and link, description, fields, footer. */
@@ -663,6 +762,8 @@ function writeBatch(w: Statements, serverId: string, channelId: string, options:
         pinned: p.pinned ? { at: p.createdAt, by: options.ownerId } : null,
       });
       w.insertImported.run(seq, serverId, p.discordId, p.discordType);
+      if (p.stickerIds.length) w.messageWrites.addStickers(seq, p.stickerIds);
+      if (p.poll) w.messageWrites.addPoll(seq, p.poll);
       for (const r of p.reactions) {
         if (r.custom) w.insertEmoji.run(serverId, r.emoji, r.custom.id, r.custom.name, r.custom.animated ? 1 : 0);
         for (const userId of r.users) w.messageWrites.addReaction(seq, r.emoji, userId, p.createdAt);
@@ -746,6 +847,7 @@ function statements(db: DB) {
       .pluck(),
     setLast: db.prepare('UPDATE import_map SET last_message_id = ? WHERE server_id = ? AND kind = ? AND discord_id = ?'),
     setDone: db.prepare('UPDATE imports SET done = ? WHERE id = ?'),
+    setReport: db.prepare('UPDATE imports SET report = ? WHERE id = ?'),
     insertCategory: db.prepare(
       `INSERT INTO categories (id, server_id, name, position, created_at)
        VALUES (?, ?, ?, (SELECT COUNT(*) FROM categories WHERE server_id = ?), ?)`,

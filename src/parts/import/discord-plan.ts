@@ -9,7 +9,10 @@ import {
   channelFileError,
   messageError,
 } from './discord-format';
-import { type ExportFiles, ImportError, insidePath } from './export-files';
+import { type ExportFiles, ImportError, assetPath } from './export-files';
+
+export { assetPath };
+import { DEFAULT_MEDIA_SLOTS, type MediaSlots, type MediaTally, mediaNotes, newTally, tallyMessage } from './discord-media';
 import { JsonRefusal, boundedOrThrow, readJson } from './json-reader';
 import { MAX_ATTACHMENT_BYTES } from '../messages/upload-store';
 import { MAX_AVATAR_BYTES } from '../accounts/avatars';
@@ -94,21 +97,6 @@ export const snowflakeOrder = (a: { id: string }, b: { id: string }) => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
-/** Where an attachment's `url` points: a file of the export, a remote address (missing), or an error. */
-export function assetPath(jsonFile: string, url: string): { file: string } | { remote: string } {
-  if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^[A-Za-z]:[\\/]/.test(url)) return { remote: url };
-  let decoded = url;
-  try {
-    decoded = decodeURIComponent(url);
-  } catch {
-    // Not percent-encoded after all: taken as it is.
-  }
-  const dir = jsonFile.includes('/') ? jsonFile.slice(0, jsonFile.lastIndexOf('/') + 1) : '';
-  const file = insidePath(dir + decoded);
-  if (file === null) throw new ImportError(`${jsonFile}: an attachment path leaves the export: ${url.slice(0, 200)}`);
-  return { file };
-}
-
 /** A channel of the export: what its first file says of it, and its files (partitions), in path order. */
 export interface ChannelEntry {
   channel: ChannelFile['channel'];
@@ -138,6 +126,8 @@ export interface ExportScan {
   people: Map<string, { user: DiscordUser; avatar: string | null }>;
   /** The authors' roles, by Discord id. */
   roles: Map<string, DiscordRole>;
+  /** Custom emoji, stickers and polls: how often each is used, and where its image is (discord-media.ts). */
+  media: MediaTally;
 }
 
 /**
@@ -337,8 +327,13 @@ export async function planDiscordImport(files: ExportFiles, maxChannelFileBytes 
  * roles it names. Messages are counted as they are read, never all held: what is kept of the
  * export is its channels, people and roles, and 8 bytes per message id.
  */
-export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES): Promise<ExportScan> {
+export async function scanExport(
+  files: ExportFiles,
+  maxChannelFileBytes = MAX_CHANNEL_FILE_BYTES,
+  slots: MediaSlots = DEFAULT_MEDIA_SLOTS,
+): Promise<ExportScan> {
   const { guild, channels: entries } = await indexExport(files, maxChannelFileBytes);
+  const media = newTally();
   const categories: string[] = [];
   const people: ExportScan['people'] = new Map();
   /** The message whose author record each person's is: the newest wins (a mention or a reaction only adds someone unknown). */
@@ -421,6 +416,7 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
           else report.attachments.missing++;
         }
         report.stickers += m.stickers?.length ?? 0;
+        tallyMessage(files, file, m, media);
         report.embeds += m.embeds?.length ?? 0;
         for (const r of m.reactions ?? []) {
           report.reactions += r.count;
@@ -450,10 +446,11 @@ export async function scanExport(files: ExportFiles, maxChannelFileBytes = MAX_C
     throw new ImportError(`the export has ${categories.length} categories; a server holds at most ${MAX_CATEGORIES_PER_SERVER}`);
   channels.sort((a, b) => a.name.localeCompare(b.name) || snowflakeOrder(a, b));
   return {
-    plan: { guild, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried] },
+    plan: { guild, channels, categories, people: people.size, roles: roles.size, notCarried: [...notCarried, ...mediaNotes(media, slots)] },
     channels: entries,
     people,
     roles,
+    media,
   };
 }
 

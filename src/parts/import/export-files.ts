@@ -76,6 +76,21 @@ export function insidePath(raw: string): string | null {
   return parts.length ? parts.join('/') : null;
 }
 
+/** Where an attachment's `url` points: a file of the export, a remote address (missing), or an error. */
+export function assetPath(jsonFile: string, url: string): { file: string } | { remote: string } {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^[A-Za-z]:[\\/]/.test(url)) return { remote: url };
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // Not percent-encoded after all: taken as it is.
+  }
+  const dir = jsonFile.includes('/') ? jsonFile.slice(0, jsonFile.lastIndexOf('/') + 1) : '';
+  const file = insidePath(dir + decoded);
+  if (file === null) throw new ImportError(`${jsonFile}: an attachment path leaves the export: ${url.slice(0, 200)}`);
+  return { file };
+}
+
 export async function openExport(source: string, limits: ExportLimits = EXPORT_LIMITS): Promise<ExportFiles> {
   let stat: fs.Stats;
   try {

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../../core/clock';
 import { openConnection } from '../../core/db';
 import { importDiscord } from './discord-import';
+import type { MediaSlots } from './discord-media';
 import { scanExport } from './discord-plan';
 import { ImportError, openExport } from './export-files';
 
@@ -22,6 +23,8 @@ export interface WorkerJob {
   ownerId: string;
   serverName: string;
   system: 'lines' | 'skip';
+  /** The server's slots for custom emoji and stickers. */
+  slots: MediaSlots;
 }
 
 export type WorkerMessage =
@@ -34,7 +37,7 @@ export type WorkerMessage =
 async function run(job: WorkerJob): Promise<WorkerMessage> {
   const files = await openExport(job.source);
   try {
-    const scan = await scanExport(files);
+    const scan = await scanExport(files, undefined, job.slots);
     if (job.mode === 'scan') return { kind: 'plan', plan: scan.plan };
     const db = openConnection(job.databaseFile, job.durability);
     try {
@@ -43,6 +46,7 @@ async function run(job: WorkerJob): Promise<WorkerMessage> {
         ownerId: job.ownerId,
         serverName: job.serverName,
         system: job.system,
+        slots: job.slots,
         onServer: (serverId, created) => parentPort!.postMessage({ kind: 'server', serverId, created } satisfies WorkerMessage),
         stopped: () => stopping,
       });

@@ -12,6 +12,7 @@ import type { Log } from '../../core/types';
 import { markInterrupted, recordImport, setImportStatus } from './discord-import';
 import type { ImportPlan } from './discord-plan';
 import type { WorkerJob, WorkerMessage } from './import-worker';
+import { DEFAULT_MEDIA_SLOTS, type MediaSlots } from './discord-media';
 
 /**
  * Imports from the browser (docs/import.md): a zip of a DiscordChatExporter export is uploaded
@@ -43,6 +44,8 @@ export interface ImportRecord {
   package_claims: boolean;
   created_at: string;
   finished_at: string | null;
+  /** Once done: what came across of custom emoji, stickers and polls, and what stayed text, in words. */
+  report: string[];
 }
 
 /** A worker's bounds: its heap (V8's old generation, MiB) and its time (ms; null: none). */
@@ -100,6 +103,8 @@ export interface ImportsParts {
   maxBytes: number;
   /** A server came to be (told its owner), and an import ended (told the owner again). */
   onServer(ownerId: string, serverId: string): void;
+  /** The server's slots for custom emoji and stickers, read when a check or an import starts (defaults: Discord's boosted tiers). */
+  mediaSlots?(): MediaSlots;
 }
 
 interface Row {
@@ -118,6 +123,7 @@ interface Row {
   system: StartOptions['system'];
   created_at: string;
   finished_at: string | null;
+  report: string | null;
 }
 
 const toRecord = (row: Row): ImportRecord => {
@@ -134,6 +140,7 @@ const toRecord = (row: Row): ImportRecord => {
     package_claims: row.package_claims === 1,
     created_at: row.created_at,
     finished_at: row.finished_at,
+    report: row.report ? (JSON.parse(row.report) as string[]) : [],
   };
 };
 
@@ -201,7 +208,7 @@ export function runWorker(
 }
 
 /** A worker's job for the dry run of an export alone (it writes nothing). */
-export const checkJob = (source: string): WorkerJob => ({
+export const checkJob = (source: string, slots: MediaSlots = DEFAULT_MEDIA_SLOTS): WorkerJob => ({
   databaseFile: '',
   dataDir: '',
   durability: 'normal',
@@ -211,6 +218,7 @@ export const checkJob = (source: string): WorkerJob => ({
   ownerId: '',
   serverName: '',
   system: 'lines',
+  slots,
 });
 
 export function createImports(parts: ImportsParts): Imports {
@@ -241,7 +249,7 @@ export function createImports(parts: ImportsParts): Imports {
   function check(source: string): Promise<WorkerMessage> {
     const turn = queue.then(async () => {
       if (stopping) throw new HttpError(503, 'the server is stopping; upload the export again in a minute', { 'Retry-After': String(RETRY_AFTER_S) });
-      const { worker, ended } = runWorker(checkJob(source), CHECK_LIMITS, () => {}, log);
+      const { worker, ended } = runWorker(checkJob(source, parts.mediaSlots?.()), CHECK_LIMITS, () => {}, log);
       checking = worker;
       try {
         return await ended;
@@ -271,6 +279,7 @@ export function createImports(parts: ImportsParts): Imports {
     ownerId: row.owner_id,
     serverName: row.server_name,
     system: row.system,
+    slots: parts.mediaSlots?.() ?? DEFAULT_MEDIA_SLOTS,
   });
 
   function begin(row: Row): void {

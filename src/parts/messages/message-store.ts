@@ -252,9 +252,8 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
       ...(input.stickerIds?.length ? { stickers: insertStickers(row.seq, input.stickerIds) } : {}),
     };
   };
-  const insertSticker = db.prepare('INSERT INTO message_stickers (message_seq, position, sticker_id) VALUES (?, ?, ?)');
   function insertStickers(seq: number, ids: string[]): MessageSticker[] {
-    ids.forEach((id, i) => insertSticker.run(seq, i, id));
+    writes.addStickers(seq, ids);
     return stickersOf(JSON.stringify([seq])).get(seq) ?? [];
   }
   const stickersOfPage = db.prepare<[string], { message_seq: number; id: string; name: string; animated: number; deleted_at: string | null }>(
@@ -270,11 +269,10 @@ export function createMessageStore({ db, clock, hub, uploads, metrics, readState
     }
     return by;
   }
-  const insertPollRow = db.prepare('INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at) VALUES (?, ?, ?, ?, ?)');
   function insertPoll(seq: number, poll: PollInput): PollRecord {
     const answers = poll.answers.map((a) => ({ answer_id: crypto.randomUUID(), text: a.text, emoji: a.emoji }));
     const expiresAt = iso(clock.now() + poll.durationHours * HOUR);
-    insertPollRow.run(seq, poll.question, JSON.stringify(answers), poll.allowMultiselect ? 1 : 0, expiresAt);
+    writes.addPoll(seq, { question: poll.question, answers: JSON.stringify(answers), allowMultiselect: poll.allowMultiselect, expiresAt });
     return toPoll(
       {
         question: poll.question,

@@ -71,6 +71,16 @@ export interface MessageWrites {
    * with other text than the row holds could not be deleted right later.
    */
   setEmbeds(seq: number, embeds: readonly Embed[], suppressed?: boolean): void;
+  /** The stickers a message carries, in order (issue 50). */
+  addStickers(seq: number, stickerIds: readonly string[]): void;
+  /**
+   * A message's poll: its answers as JSON [{answer_id, text, emoji}]; `ended` with its frozen
+   * results for a poll that is over (an import's).
+   */
+  addPoll(
+    seq: number,
+    poll: { question: string; answers: string; allowMultiselect: boolean; expiresAt: string; ended?: { at: string; results: string } },
+  ): void;
 }
 
 export function createMessageWrites(db: DB): MessageWrites {
@@ -127,6 +137,10 @@ export function createMessageWrites(db: DB): MessageWrites {
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
   const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
+  const insertSticker = db.prepare('INSERT INTO message_stickers (message_seq, position, sticker_id) VALUES (?, ?, ?)');
+  const insertPoll = db.prepare(
+    'INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at, ended_at, results) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
 
   const idsJson = (ids: readonly string[]) => (ids.length ? JSON.stringify(ids) : null);
   const columns = (m: NewMessage): Columns => {
@@ -200,5 +214,12 @@ export function createMessageWrites(db: DB): MessageWrites {
     },
 
     addReaction: (seq, emoji, userId, at) => void insertReaction.run(seq, emoji, userId, at),
+
+    addStickers(seq, stickerIds) {
+      stickerIds.forEach((id, i) => insertSticker.run(seq, i, id));
+    },
+
+    addPoll: (seq, poll) =>
+      void insertPoll.run(seq, poll.question, poll.answers, poll.allowMultiselect ? 1 : 0, poll.expiresAt, poll.ended?.at ?? null, poll.ended?.results ?? null),
   };
 }
