@@ -36,6 +36,7 @@ const RARE = emoji('950000000000000003', 'rare', `${MEDIA}/rare.png`);
 const PARTY = emoji('950000000000000004', 'party', `${MEDIA}/party.gif`, true);
 const BROKEN = emoji('950000000000000005', 'broken', `${MEDIA}/broken.png`);
 const CLIMB = emoji('950000000000000006', 'climb', '../../../etc/passwd');
+const HUGE = emoji('950000000000000008', 'huge', `${MEDIA}/huge.png`);
 const CDN = emoji('950000000000000007', 'cdn', 'https://cdn.discordapp.com/emojis/950000000000000007.png');
 const use = (e: { id: string; name: string; isAnimated: boolean }) => `<${e.isAnimated ? 'a' : ''}:${e.name}:${e.id}>`;
 
@@ -46,7 +47,7 @@ async function exportFiles() {
       ...message({
         id: '900000000000010001',
         author: ALICE,
-        content: `hi ${use(BLOB)} ${use(BLOB)} ${use(BLOB_TOO)} ${use(PARTY)} ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)}`,
+        content: `hi ${use(BLOB)} ${use(BLOB)} ${use(BLOB_TOO)} ${use(PARTY)} ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)} ${use(HUGE)}`,
         reactions: [
           { emoji: BLOB, count: 3, users: [ALICE] },
           { emoji: BLOB_TOO, count: 2, users: [BOB] },
@@ -55,7 +56,7 @@ async function exportFiles() {
           { emoji: BROKEN, count: 4 },
         ],
       }),
-      inlineEmojis: [BLOB, BLOB_TOO, PARTY, RARE, BROKEN, CLIMB, CDN],
+      inlineEmojis: [BLOB, BLOB_TOO, PARTY, RARE, BROKEN, CLIMB, CDN, HUGE],
     },
     message({
       id: '900000000000010002',
@@ -64,6 +65,7 @@ async function exportFiles() {
         { id: '960000000000000001', name: 'Wave', format: 'Png', sourceUrl: `${MEDIA}/wave.png` },
         { id: '960000000000000002', name: 'Dance', format: 'Lottie', sourceUrl: `${MEDIA}/dance.json` },
         { id: '960000000000000003', name: 'Far', format: 'Png', sourceUrl: 'https://media.discordapp.net/stickers/960000000000000003.png' },
+        { id: '960000000000000004', name: 'Sneaky', format: 'Png', sourceUrl: '../../secret.png' },
       ],
     }),
     {
@@ -99,6 +101,7 @@ async function exportFiles() {
     [`${MEDIA}/broken.png`]: Buffer.concat([png.subarray(0, 40), Buffer.alloc(200, 7)]),
     [`${MEDIA}/wave.png`]: await square(90),
     [`${MEDIA}/dance.json`]: Buffer.from('{"v":"5.5.2"}'),
+    [`${MEDIA}/huge.png`]: Buffer.alloc(1024 * 1024 + 1, 1),
   };
 }
 
@@ -125,24 +128,24 @@ t.test('custom emoji, stickers and polls: imported, re-imported, exported and im
   const notes = plan.notCarried.join('\n');
   // The dry run cannot know an image is corrupt before it is decoded: it counts :broken: in.
   t.match(notes, /past the server's slots \(2 static, 1 animated; the most used are brought\): stay :name: text: :blob:, :rare:\n/, 'the dry run: slots out');
+  t.match(notes, /does not hold .*: stay :name: text: :cdn:\n/, 'the dry run: no image (a CDN link is not fetched)');
   t.match(
     notes,
-    /does not hold .*: stay :name: text: :cdn:, :climb:\n/,
-    'the dry run: no image (a CDN link is not fetched; a path leaving the export is none)',
+    /image cannot be used: stay :name: text: :climb: \(its image path leaves the export\), :huge: \(its image is 1048577 bytes, more than 1048576\)\n/,
   );
-  t.match(notes, /stickers whose image the export does not hold, or Lottie ones .*: Dance, Far/);
+  t.match(notes, /stickers whose image the export does not hold, or Lottie ones .*: Dance, Far, Sneaky\n/);
   t.match(notes, /polls that are not polls here .*: brought as text: “Only one\?”/);
   const report = record.report.join('\n');
   t.match(report, /3 custom emoji brought/);
   t.match(report, /past the server's slots \(2 static, 1 animated\): stay :name: text: :rare:\n/, 'the report: slots out, the most used won');
   t.match(
     report,
-    /image was refused: stay :name: text: :broken: \(the emoji is not an image that can be read\), :climb: \(its image path leaves the export\)\n/,
-    'a corrupt image and a path leaving the export: named, not a failed import',
+    /image was refused: stay :name: text: :broken: \(the emoji is not an image that can be read\), :climb: \(its image path leaves the export\), :huge: \(its image is 1048577 bytes, more than 1048576\)\n/,
+    'a corrupt image, a path leaving the export, a file too large: named, not a failed import',
   );
   t.match(report, /image the export does not hold: stay :name: text: :cdn:/);
   t.match(report, /1 stickers brought/);
-  t.match(report, /a line naming them in their message: Dance \(Lottie\), Far \(no image in the export\)/);
+  t.match(report, /a line naming them in their message: Dance \(Lottie\), Far \(no image in the export\), Sneaky \(its image path leaves the export\)\n/);
   t.match(report, /polls brought as text \(not a poll here\): “Only one\?”/);
   t.match(report, /1 polls brought as polls/);
 
@@ -172,7 +175,7 @@ t.test('custom emoji, stickers and polls: imported, re-imported, exported and im
   const [hi, sticker, poll, textPoll] = [...page].reverse();
   t.equal(
     hi.content,
-    `hi <:blob:${blob.id}> <:blob:${blob.id}> <:blob_2:${blob2.id}> <a:party:${party.id}> ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)}`,
+    `hi <:blob:${blob.id}> <:blob:${blob.id}> <:blob_2:${blob2.id}> <a:party:${party.id}> ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)} ${use(HUGE)}`,
     'the emoji brought point at the new ones; the others stay as written (shown as :name:)',
   );
   // Reactions made at one time are listed by their key (an emoji's id): compared in a fixed order.
@@ -191,7 +194,7 @@ t.test('custom emoji, stickers and polls: imported, re-imported, exported and im
   );
   t.match(sticker.stickers, [{ name: 'Wave', available: true }]);
   t.equal(sticker.stickers.length, 1);
-  t.equal(sticker.content, '*[sticker: Dance]*\n*[sticker: Far]*', 'a sticker not brought: a line naming it');
+  t.equal(sticker.content, '*[sticker: Dance]*\n*[sticker: Far]*\n*[sticker: Sneaky]*', 'a sticker not brought: a line naming it');
   t.match(poll.poll, {
     question: 'Pizza or tacos?',
     answers: [
@@ -235,7 +238,7 @@ t.test('custom emoji, stickers and polls: imported, re-imported, exported and im
   const out = JSON.parse(entries.get(name)!.toString('utf8')).messages;
   t.equal(
     out[0].content,
-    `hi ${use(BLOB)} ${use(BLOB)} <:blob_2:${BLOB_TOO.id}> ${use(PARTY)} ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)}`,
+    `hi ${use(BLOB)} ${use(BLOB)} <:blob_2:${BLOB_TOO.id}> ${use(PARTY)} ${use(RARE)} ${use(BROKEN)} ${use(CLIMB)} ${use(CDN)} ${use(HUGE)}`,
     'Discord ids again',
   );
   const outBlob = out[0].inlineEmojis.find((e: { id: string }) => e.id === BLOB.id);

@@ -150,6 +150,8 @@ function showRun(record) {
       ? `${done} of ${plural(total, 'message')}. You can leave this page: the import goes on, and this page follows it again when you come back.`
       : `${done} of ${plural(total, 'message')}.`;
   $('run-done').hidden = record.status !== 'done';
+  // What came across of custom emoji, stickers and polls, and what stayed text.
+  $('run-report').replaceChildren(...record.report.map((line) => el('li', { text: line })));
   if (record.status === 'done' && record.server_id) $('open-server', HTMLAnchorElement).href = `/?server=${encodeURIComponent(record.server_id)}`;
   showText('run-failed', record.status === 'failed' ? `The import failed: ${record.error || 'no reason was given'}.` : '');
 }

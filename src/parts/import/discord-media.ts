@@ -150,11 +150,13 @@ export const DEFAULT_MEDIA_SLOTS: MediaSlots = { emoji: DEFAULT_EMOJI_SLOTS, sti
 export function mediaNotes(tally: MediaTally, slots: MediaSlots = DEFAULT_MEDIA_SLOTS): string[] {
   const notes: string[] = [];
   const emoji = [...tally.emoji.values()].sort(mostUsed);
-  const imageless = emoji.filter((e) => e.image === null);
+  const imageless = emoji.filter((e) => e.image === null && e.refused === null);
   if (imageless.length)
     notes.push(
       `custom emoji whose image the export does not hold (exported without --media; a CDN link is not fetched): stay :name: text: ${listed(imageless.map((e) => `:${e.name}:`))}`,
     );
+  const refused = emoji.filter((e) => e.image === null && e.refused !== null);
+  if (refused.length) notes.push(`custom emoji whose image cannot be used: stay :name: text: ${listed(refused.map((e) => `:${e.name}: (${e.refused})`))}`);
   const left = { ...slots.emoji };
   const past: string[] = [];
   for (const e of emoji.filter((x) => x.image !== null)) {
