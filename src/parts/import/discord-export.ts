@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type yazl from 'yazl';
 import type { DB } from '../../core/db';
+import type { PollRecord, PollResult, PollRow } from '../../core/message-record';
 import { isUuid } from '../../core/http/router';
 
 /**
@@ -467,20 +468,9 @@ function emojiOf(
  * A poll as Discord's API gives a message's `poll` (DiscordChatExporter writes none; the importer
  * reads this): answer ids 1, 2, ... in order, and the counts, final once it ended.
  */
-function discordPoll(
-  row: {
-    message_seq: number;
-    question: string;
-    answers: string;
-    allow_multiselect: number;
-    expires_at: string;
-    ended_at: string | null;
-    results: string | null;
-  },
-  live: Map<string, number>,
-): object {
-  const answers = JSON.parse(row.answers) as { answer_id: string; text: string; emoji: string | null }[];
-  const frozen = row.results ? new Map((JSON.parse(row.results) as { answer_id: string; count: number }[]).map((r) => [r.answer_id, r.count])) : null;
+function discordPoll(row: PollRow & { message_seq: number }, live: Map<string, number>): object {
+  const answers = JSON.parse(row.answers) as PollRecord['answers'];
+  const frozen = row.results ? new Map((JSON.parse(row.results) as PollResult[]).map((r) => [r.answer_id, r.count])) : null;
   return {
     question: { text: row.question },
     answers: answers.map((a, i) => ({ answer_id: i + 1, poll_media: { text: a.text, ...(a.emoji ? { emoji: { id: null, name: a.emoji } } : {}) } })),
@@ -543,10 +533,7 @@ function statements(db: DB) {
       `SELECT ms.message_seq, s.id, s.name, s.animated, s.created_at, s.deleted_at FROM message_stickers ms JOIN stickers s ON s.id = ms.sticker_id
         WHERE ms.message_seq IN (SELECT value FROM json_each(?)) ORDER BY ms.message_seq, ms.position`,
     ),
-    pollsOfPage: db.prepare<
-      [string],
-      { message_seq: number; question: string; answers: string; allow_multiselect: number; expires_at: string; ended_at: string | null; results: string | null }
-    >(
+    pollsOfPage: db.prepare<[string], PollRow & { message_seq: number }>(
       `SELECT message_seq, question, answers, allow_multiselect, expires_at, ended_at, results FROM polls
         WHERE message_seq IN (SELECT value FROM json_each(?))`,
     ),
