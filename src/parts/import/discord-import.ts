@@ -486,7 +486,7 @@ export async function importDiscord(
     for (let i = 0; i < earlier.length; i += BATCH_MESSAGES) {
       if (options.stopped?.()) return result;
       const batch = earlier.slice(i, i + BATCH_MESSAGES).flatMap((m) => prepareMessage(m, entry, refreshing) ?? []);
-      refreshBatch(w, serverId, local.id, options, batch, result.refreshed);
+      refreshBatch(w, serverId, local.id, options, batch, result.refreshed, media);
       await new Promise((resolve) => setImmediate(resolve));
     }
     for (let i = 0; i < fresh.length; i += BATCH_MESSAGES) {
@@ -555,7 +555,8 @@ interface Prepared {
   mentions: string[];
   everyone: boolean;
   mentionRoles: string[];
-  reactions: { emoji: string; users: string[]; extra: number; custom?: { id: string; name: string; animated: boolean } }[];
+  /** `legacy`: the key an import that had no image of a custom emoji stored its reactions under (`:name:`). */
+  reactions: { emoji: string; users: string[]; extra: number; custom?: { id: string; name: string; animated: boolean }; legacy?: string }[];
   /** Its Discord type when it is not Default or Reply (a system line), kept for the way out. */
   discordType: string | null;
   /** Files of the export to bring: path in the export and file name. */
@@ -601,13 +602,8 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
       roles.add(role.id);
       return `@${role.name}`;
     })
-    // A custom emoji brought points at the server's own; any other stays as written, its Discord
-    // id with it (shown as :name: text; a later export writes it as it came).
-    .replace(CUSTOM_EMOJI, (whole, _a: string, _name: string, id: string) => {
-      const ours = ctx.media.emoji.get(id);
-      return ours ? `<${ours.animated ? 'a' : ''}:${ours.name}:${ours.id}>` : whole;
-    })
     .replace(/<#([0-9]{1,20})>/g, (_, id: string) => `#${ctx.channelOf.get(id)?.name ?? 'deleted-channel'}`);
+  content = relinked(content, ctx.media);
   for (const u of m.mentions ?? []) {
     const person = ctx.person(u.id);
     if (person) mentioned.add(person.userId);
@@ -643,7 +639,7 @@ function prepareMessage(m: DiscordMessage, entry: ChannelEntry, ctx: Context): P
     if (ours) {
       if (reactions.some((x) => x.emoji === ours.id)) continue;
       const users = [...new Set((r.users ?? []).map((u) => ctx.person(u.id)?.userId).filter((id): id is string => id !== undefined))];
-      reactions.push({ emoji: ours.id, users, extra: Math.max(0, r.count - users.length) });
+      reactions.push({ emoji: ours.id, users, extra: Math.max(0, r.count - users.length), legacy: `:${r.emoji.name.toLowerCase()}:` });
       continue;
     }
     const emoji = r.emoji.id ? `:${r.emoji.name.toLowerCase()}:` : r.emoji.name;
@@ -704,6 +700,17 @@ function pollText(poll: NonNullable<DiscordMessage['poll']>): string[] {
       .slice(0, 20)
       .map((a) => `> - ${(a.poll_media.text ?? a.poll_media.emoji?.name ?? '').replace(/\s+/g, ' ').slice(0, 100)}: ${counts.get(a.answer_id) ?? 0}`),
   ];
+}
+
+/**
+ * Text whose custom emoji brought point at the server's own (`<:name:our-id>`); any other stays as
+ * written, its Discord id with it (shown as :name: text; the way out writes it as it came).
+ */
+function relinked(content: string, media: BroughtMedia): string {
+  return content.replace(CUSTOM_EMOJI, (whole, _a: string, _name: string, id: string) => {
+    const ours = media.emoji.get(id);
+    return ours ? `<${ours.animated ? 'a' : ''}:${ours.name}:${ours.id}>` : whole;
+  });
 }
 
 /** An embed as lines of text below its message: title and link, description, fields, footer. */
@@ -788,19 +795,26 @@ function refreshBatch(
   options: ImportOptions,
   batch: Prepared[],
   refreshed: ImportResult['refreshed'],
+  media: BroughtMedia,
 ): void {
   const container = { kind: 'channel' as const, id: channelId, serverId };
   w.db.transaction(() => {
     for (const p of batch) {
       const row = w.importedRow.get(serverId, p.discordId);
       if (!row) continue;
-      if (p.editedAt !== null && (row.edited_at === null || Date.parse(p.editedAt) > Date.parse(row.edited_at)) && p.content !== row.content) {
+      const edited = p.editedAt !== null && (row.edited_at === null || Date.parse(p.editedAt) > Date.parse(row.edited_at)) && p.content !== row.content;
+      if (edited) {
         const mentions = { userIds: p.mentions, everyone: p.everyone, roleIds: p.mentionRoles };
         w.messageWrites.keepVersion(row.seq, row.content, row.edited_at ?? row.created_at);
         w.messageWrites.setText(row.seq, p.content, mentions, p.editedAt);
         w.messageWrites.recountMentions(row.seq, container, row.author_id, mentions);
         refreshed.edited++;
       }
+      // Custom emoji brought since the message was (an earlier export without their images): its
+      // text points at them now, and their reactions move to them. No edit: the words are the same.
+      const text = relinked(row.content, media);
+      if (!edited && text !== row.content) w.messageWrites.relink(row.seq, text);
+      for (const r of p.reactions) if (r.legacy) w.messageWrites.moveReactions(row.seq, r.legacy, r.emoji);
       if (p.pinned !== (row.pinned_at !== null)) {
         w.messageWrites.setPinned(row.seq, p.pinned ? { at: p.editedAt ?? p.createdAt, by: options.ownerId } : null);
         if (p.pinned) refreshed.pinned++;

@@ -335,7 +335,9 @@ export async function bringMedia(opts: {
   if (refused.length) brought.report.push(`custom emoji whose image was refused: stay :name: text: ${listed(refused)}`);
   if (deletedHere.size)
     brought.report.push(`custom emoji an earlier import brought and that were deleted since: stay :name: text: ${listed([...deletedHere.values()])}`);
-  const imageless = [...tally.emoji.values()].filter((e) => e.image === null && e.refused === null && !brought.emoji.has(e.id) && !deletedHere.has(e.id));
+  const imageless = [...tally.emoji.values()]
+    .filter((e) => e.image === null && e.refused === null && !brought.emoji.has(e.id) && !deletedHere.has(e.id))
+    .sort(mostUsed);
   if (imageless.length)
     brought.report.push(`custom emoji whose image the export does not hold: stay :name: text: ${listed(imageless.map((e) => `:${e.name}:`))}`);
 

@@ -71,6 +71,10 @@ export interface MessageWrites {
    * with other text than the row holds could not be deleted right later.
    */
   setEmbeds(seq: number, embeds: readonly Embed[], suppressed?: boolean): void;
+  /** Text whose custom emoji now point at a server's own (an import's refresh): no edit, mentions as they were. */
+  relink(seq: number, content: string): void;
+  /** A message's reactions (named and counted) from one emoji key to another: an emoji an import brought later. */
+  moveReactions(seq: number, from: string, to: string): void;
   /** The stickers a message carries, in order (issue 50). */
   addStickers(seq: number, stickerIds: readonly string[]): void;
   /**
@@ -137,6 +141,12 @@ export function createMessageWrites(db: DB): MessageWrites {
   const deleteMessage = db.prepare('DELETE FROM messages WHERE seq = ?');
   const attachmentIdsOf = db.prepare<[number], string>('SELECT id FROM attachments WHERE message_seq = ?').pluck();
   const insertReaction = db.prepare('INSERT OR IGNORE INTO reactions (message_seq, emoji, user_id, created_at) VALUES (?, ?, ?, ?)');
+  const updateContent = db.prepare('UPDATE messages SET content = ? WHERE seq = ?');
+  // OR IGNORE, then the rest deleted: someone who reacted with both keeps one reaction.
+  const moveReactionRows = db.prepare('UPDATE OR IGNORE reactions SET emoji = ? WHERE message_seq = ? AND emoji = ?');
+  const dropReactionRows = db.prepare('DELETE FROM reactions WHERE message_seq = ? AND emoji = ?');
+  const moveExtras = db.prepare('UPDATE OR IGNORE reaction_extras SET emoji = ? WHERE message_seq = ? AND emoji = ?');
+  const dropExtras = db.prepare('DELETE FROM reaction_extras WHERE message_seq = ? AND emoji = ?');
   const insertSticker = db.prepare('INSERT INTO message_stickers (message_seq, position, sticker_id) VALUES (?, ?, ?)');
   const insertPoll = db.prepare(
     'INSERT INTO polls (message_seq, question, answers, allow_multiselect, expires_at, ended_at, results) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -214,6 +224,15 @@ export function createMessageWrites(db: DB): MessageWrites {
     },
 
     addReaction: (seq, emoji, userId, at) => void insertReaction.run(seq, emoji, userId, at),
+
+    relink: (seq, content) => void updateContent.run(content, seq),
+
+    moveReactions(seq, from, to) {
+      moveReactionRows.run(to, seq, from);
+      dropReactionRows.run(seq, from);
+      moveExtras.run(to, seq, from);
+      dropExtras.run(seq, from);
+    },
 
     addStickers(seq, stickerIds) {
       stickerIds.forEach((id, i) => insertSticker.run(seq, i, id));
