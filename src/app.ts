@@ -254,6 +254,8 @@ export function createApp(options: AppOptions): RunningApp {
     onServer: (ownerId, serverId) => {
       const server = directory.server(serverId);
       if (server) hub.toUsers([ownerId], { event: 'server_joined', server: serverEntry(sidebar, ownerId, server) });
+      // The emoji an import brought (issue 50): members see them without a reload (a re-import into a live server).
+      if (server) hub.toServer(serverId, { event: 'emojis_updated', server_id: serverId, emojis: emojis.list(serverId) });
     },
   });
   const claims = createClaims({ db, clock, dataDir: config.dataDir, members, accountRows, tails });

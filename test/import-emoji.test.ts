@@ -17,6 +17,7 @@ import { ALICE, BOB, channelFile, message, writeExport } from './helpers/discord
 import { unzip } from './helpers/export';
 import { zipForm } from './helpers/imports';
 import { startServer } from './helpers/server';
+import { openSocket } from './helpers/ws';
 
 const square = (r: number) =>
   sharp({ create: { width: 40, height: 40, channels: 4, background: { r, g: 90, b: 40, alpha: 1 } } })
@@ -229,8 +230,15 @@ t.test('custom emoji, stickers and polls: imported, re-imported, exported and im
   t.match(textPoll.content, /a poll of one\n> 📊 \*\*Only one\?\*\*\n> - Yes: 0/);
   t.notOk(textPoll.poll);
 
-  // A re-import of the same export into the same server: nothing made twice.
+  // A re-import of the same export into the same server: nothing made twice; members are told the emoji.
+  const stream = await openSocket(server.url, '/api/ws', { client: owner });
+  t.teardown(() => stream.close());
   const again = await importZip(owner, files);
+  t.same(
+    (await stream.event('emojis_updated')).emojis.map((e: { name: string }) => e.name),
+    ['blob', 'blob_2', 'party'],
+    'emojis_updated, to the server',
+  );
   t.equal(again.record.status, 'done', again.record.error ?? '');
   t.equal(again.record.server_id, serverId);
   t.equal((await owner.get(`${base}/emojis`)).body.length, 3, 'no emoji twice');

@@ -265,10 +265,15 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
-  emojis_updated: event('emojis_updated', SERVER_MEMBERS, 'a custom emoji added, renamed or deleted: every emoji of the server, oldest first', {
-    server_id: uuid,
-    emojis: Type.Array(record<EmojiRecord>('Emoji')),
-  }),
+  emojis_updated: event(
+    'emojis_updated',
+    SERVER_MEMBERS,
+    'a custom emoji added, renamed or deleted, or an import into the server ended: every emoji of the server, oldest first',
+    {
+      server_id: uuid,
+      emojis: Type.Array(record<EmojiRecord>('Emoji')),
+    },
+  ),
   member_left: event('member_left', SERVER_MEMBERS, 'a member left or was removed', { server_id: uuid, user_id: uuid }),
   history_claimed: event(
     'history_claimed',
