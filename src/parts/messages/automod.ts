@@ -515,7 +515,7 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
       if (block) {
         act(hits, said, true, null).catch(logFailure(log, 'AutoMod alert'));
         const action = block.rule.actions.find((a) => a.type === 'block_message') as Extract<Action, { type: 'block_message' }>;
-        throw forbidden(action.custom_message ?? `Your message was blocked by this server's AutoMod rule “${block.rule.name}”.`);
+        throw forbidden(action.custom_message ?? `Your message was blocked by this server’s AutoMod rule “${block.rule.name}”.`);
       }
       return { written: (messageId) => void act(hits, said, false, messageId).catch(logFailure(log, 'AutoMod alert')) };
     },
