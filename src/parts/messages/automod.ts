@@ -282,7 +282,9 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
         { name: 'Channel', value: `#${channel?.name ?? 'unknown'}`, inline: true },
         { name: 'Rule', value: `${hit.rule.name.slice(0, 100)} (${hit.cause.slice(0, 120)})`, inline: false },
       ],
-      footer: { text: `automod user:${said.webhook ? '-' : said.author.id} channel:${said.container.id}${messageId ? ` message:${messageId}` : ''}` },
+      footer: {
+        text: `automod server:${said.container.serverId} user:${said.webhook ? '-' : said.author.id} channel:${said.container.id}${messageId ? ` message:${messageId}` : ''}`,
+      },
     };
   }
 
