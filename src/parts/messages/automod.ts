@@ -416,6 +416,27 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
     actions: r.actions.map((a) => a.type),
   });
 
+  /** A rule of this server (404 for any other id). */
+  const findRule = (serverId: string, ruleId: string): AutomodRule => {
+    const row = isUuid(ruleId) ? ruleById.get(ruleId.toLowerCase(), serverId) : undefined;
+    if (!row) throw notFound('unknown AutoMod rule');
+    return toRule(row);
+  };
+  /** One change of a rule and its audit entry, together; the server's compiled rules are dropped. */
+  function change(
+    action: 'automod_rule_create' | 'automod_rule_update' | 'automod_rule_delete',
+    actor: User,
+    rule: AutomodRule,
+    write: () => void,
+  ): AutomodRule {
+    db.transaction(() => {
+      write();
+      audit.write({ serverId: rule.server_id, action, actorId: actor.id, targetId: rule.id, targetKind: 'automod_rule', reason: null, changes: summary(rule) });
+    })();
+    compiled.delete(rule.server_id);
+    return rule;
+  }
+
   return {
     list: (serverId) => rulesOf.all(serverId).map(toRule),
 
@@ -433,29 +454,16 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
         creator_id: actor.id,
         created_at: iso(clock.now()),
       };
-      db.transaction(() => {
+      return change('automod_rule_create', actor, rule, () => {
         const same = rulesOf.all(serverId).filter((r) => (JSON.parse(r.trigger) as Trigger).type === trigger.type).length;
         const max = MAX_RULES_OF_TYPE[trigger.type];
         if (same >= max) throw badRequest(`a server has at most ${max} ${trigger.type} rule${max === 1 ? '' : 's'}`);
         insert.run(rowOf(rule));
-        audit.write({
-          serverId,
-          action: 'automod_rule_create',
-          actorId: actor.id,
-          targetId: rule.id,
-          targetKind: 'automod_rule',
-          reason: null,
-          changes: summary(rule),
-        });
-      })();
-      compiled.delete(serverId);
-      return rule;
+      });
     },
 
     update(serverId, ruleId, actor, body) {
-      const row = isUuid(ruleId) ? ruleById.get(ruleId.toLowerCase(), serverId) : undefined;
-      if (!row) throw notFound('unknown AutoMod rule');
-      const before = toRule(row);
+      const before = findRule(serverId, ruleId);
       const trigger = body.trigger === undefined ? before.trigger : readTrigger(body.trigger);
       if (trigger.type !== before.trigger.type) throw badRequest("trigger.type: a rule's trigger type cannot change (make a new rule)");
       const rule: AutomodRule = {
@@ -467,38 +475,12 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
         exempt_role_ids: body.exempt_role_ids === undefined ? before.exempt_role_ids : readExempt(serverId, body, 'exempt_role_ids'),
         exempt_channel_ids: body.exempt_channel_ids === undefined ? before.exempt_channel_ids : readExempt(serverId, body, 'exempt_channel_ids'),
       };
-      db.transaction(() => {
-        updateRow.run(rowOf(rule));
-        audit.write({
-          serverId,
-          action: 'automod_rule_update',
-          actorId: actor.id,
-          targetId: rule.id,
-          targetKind: 'automod_rule',
-          reason: null,
-          changes: summary(rule),
-        });
-      })();
-      compiled.delete(serverId);
-      return rule;
+      return change('automod_rule_update', actor, rule, () => updateRow.run(rowOf(rule)));
     },
 
     remove(serverId, ruleId, actor) {
-      const row = isUuid(ruleId) ? ruleById.get(ruleId.toLowerCase(), serverId) : undefined;
-      if (!row) throw notFound('unknown AutoMod rule');
-      db.transaction(() => {
-        deleteRow.run(row.id);
-        audit.write({
-          serverId,
-          action: 'automod_rule_delete',
-          actorId: actor.id,
-          targetId: row.id,
-          targetKind: 'automod_rule',
-          reason: null,
-          changes: summary(toRule(row)),
-        });
-      })();
-      compiled.delete(serverId);
+      const rule = findRule(serverId, ruleId);
+      change('automod_rule_delete', actor, rule, () => deleteRow.run(rule.id));
     },
 
     screen(said) {
