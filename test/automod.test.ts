@@ -25,6 +25,7 @@ let free: string;
 let third: string;
 let trustedRole: string;
 let hookPath: string;
+let discordHook: string;
 let fresh: () => Promise<Client>;
 
 const messagesIn = (channel: string) => `${base}/channels/${channel}/messages`;
@@ -76,6 +77,7 @@ t.before(async () => {
   botAuth = { authorization: `Bot ${made.token}` };
   const hook = (await must(owner.post(`${base}/channels/${general}/webhooks`, { name: 'CI' }), 201)).body;
   hookPath = (hook.url as string).slice(server.url.length);
+  discordHook = `/api/v10/webhooks/${hook.id}/${hook.token}`;
 });
 
 const keywordRule = () => ({
@@ -188,11 +190,22 @@ t.test('a keyword rule: whole words in any case, wildcards, the allow list; bloc
   t.equal(byHook.status, 403, "so is a webhook's");
   t.equal(byHook.text.trim(), 'Please keep it civil here.');
   t.equal((await new Client(owner.base).post(hookPath, { content: 'build passed' })).status, 204, 'a clean one passes');
+  const anyone = new Client(owner.base);
+  const hooked = (await must(anyone.post(`${discordHook}?wait=true`, { content: 'deployed' }), 200)).body;
+  t.equal(
+    (await anyone.request('PATCH', `${discordHook}/messages/${hooked.id}`, { content: 'deployed badword' })).status,
+    403,
+    "a webhook's edit is judged too",
+  );
+  t.ok((await contents(general)).includes('deployed'), 'and its message stays as it was');
+  const forum = (await must(owner.post(`${base}/channels`, { name: 'questions', type: 'forum' }), 201)).body.id;
+  t.equal((await member.post(`${base}/channels/${forum}/threads`, { name: 'help', content: 'a badword question' })).status, 403, 'a forum post is judged');
+  t.same((await must(owner.get(`${base}/channels/${forum}/threads`), 200)).body, [], 'and no post was made');
 
   const entries = (await audit()).filter((e) => e.action === 'automod_block');
   t.ok(entries.length >= 7, `each block is audited (${entries.length})`);
   t.match(
-    entries.find((e) => e.target_id === member.userId),
+    entries.find((e) => e.target_id === member.userId && e.changes.channel_id === general),
     { target_kind: 'user', changes: { rule_id: rule.id, channel_id: general } },
   );
   t.ok(
