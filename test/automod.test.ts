@@ -175,6 +175,8 @@ t.test('a keyword rule: whole words in any case, wildcards, the allow list; bloc
 
   t.equal((await say(trusted, 'badword')).status, 201, 'a role the rule exempts');
   t.equal((await say(member, 'badword', free)).status, 201, 'a channel the rule exempts');
+  const thread = (await must(member.post(`${base}/channels/${free}/threads`, { name: 'side talk' }), 201)).body.id;
+  t.equal((await say(member, 'badword', thread)).status, 201, 'and its threads');
   t.equal((await say(owner, 'badword')).status, 201, 'the owner');
   t.equal((await say(mod, 'badword')).status, 201, 'a holder of manage_server');
 
