@@ -414,6 +414,24 @@ CREATE TABLE IF NOT EXISTS audit_log (
 );
 CREATE INDEX IF NOT EXISTS audit_log_by_server ON audit_log (server_id, seq);
 
+-- AutoMod's rules of a server (issue 53; src/parts/messages/automod.ts is their one writer):
+-- trigger and actions are JSON in the API's shape (src/rules/automod.ts), checked before they are
+-- stored; exempt roles and channels are JSON arrays of ids (a deleted one simply matches nothing).
+-- A table a database lacks is made here, after any migration: no migration needed.
+CREATE TABLE IF NOT EXISTS automod_rules (
+  id                 TEXT PRIMARY KEY,
+  server_id          TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  name               TEXT NOT NULL,
+  enabled            INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  trigger            TEXT NOT NULL,
+  actions            TEXT NOT NULL,
+  exempt_role_ids    TEXT NOT NULL DEFAULT '[]',
+  exempt_channel_ids TEXT NOT NULL DEFAULT '[]',
+  creator_id         TEXT NOT NULL REFERENCES users (id),
+  created_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS automod_rules_by_server ON automod_rules (server_id);
+
 -- Who blocked whom. Either direction keeps the two apart in DMs, groups and friend requests.
 CREATE TABLE IF NOT EXISTS blocks (
   blocker_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,

@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { automodRows, automodSetup, measureAutomod } from './automod';
 import { avatarRows, measureAvatars } from './avatars';
 import { coldStartRows, measureColdStart } from './cold-start';
 import { type FanoutFigures, fanoutRows, fanoutSetup, runFanout } from './fanout';
@@ -109,6 +110,12 @@ async function main(): Promise<void> {
       ['2. ceiling / post (DURABILITY=strict) server CPU per request', f.strictRatio.toFixed(2), '', ''],
       ['2. post / strict server CPU per request', f.strictVsNormal.toFixed(2), '', ''],
     );
+  });
+
+  await section('2b. AutoMod', async () => {
+    const rows = automodRows(await measureAutomod());
+    printTable(`2b. AutoMod: a member's post with and without a keyword rule of 1 000 keywords (${automodSetup})`, rows);
+    summary.push(...targets(rows, '2b.'));
   });
 
   let seeded: SeededHistory | undefined;

@@ -14,7 +14,7 @@ import { type FetchRules, fetchUserAgent, ownListener } from './core/net/safe-fe
 import { createLinkPreviews } from './parts/messages/previews';
 import { createMediaProxy } from './parts/accounts/media-proxy';
 import { stdoutLog } from './core/log';
-import type { Log } from './core/types';
+import type { Log, User } from './core/types';
 import { createAccountChanges } from './parts/accounts/account-changes';
 import { createAccountDeletion } from './parts/accounts/account-deletion';
 import { createAccountRows } from './parts/accounts/account-rows';
@@ -57,6 +57,7 @@ import { HEARTBEAT_MS, createSockets } from './parts/live/sockets';
 import { createChannelTails } from './parts/messages/channel-tails';
 import { createMessageStore } from './parts/messages/message-store';
 import { createPosting } from './parts/messages/posting';
+import { createAutomod } from './parts/messages/automod';
 import { createPolls } from './parts/messages/polls';
 import { createSearch } from './parts/messages/search';
 import { createReadStates } from './parts/messages/unread';
@@ -205,12 +206,18 @@ export function createApp(options: AppOptions): RunningApp {
   };
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails, media });
   const polls = createPolls({ db, clock, messages, userById: (id) => users.byId(id), log });
-  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
+  const audit = createAuditLog(db, clock);
+  // AutoMod's alerts have an author of their own in each server (users.bot = 2, as a webhook's: never signs in).
+  const alertAuthor = (serverId: string): User => {
+    const name = `automod.${serverId}`;
+    return users.byUsername(name) ?? users.byId(accountRows.createAccount({ kind: 'webhook', username: name, displayName: 'AutoMod' }))!;
+  };
+  const automod = createAutomod({ db, clock, log, perms, directory, members, audit, hub, messages, alertAuthor });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
-  const audit = createAuditLog(db, clock);
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(secretKey);
   const twoFactor = createTwoFactor({ db, clock, box, log });
@@ -310,6 +317,7 @@ export function createApp(options: AppOptions): RunningApp {
     uploads,
     messages,
     posting,
+    automod,
     polls,
     members,
     channels,

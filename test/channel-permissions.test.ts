@@ -247,6 +247,47 @@ t.test('every route that reveals or writes channel content, for each member and 
       t.equal(room, view, `${where}: the room socket`);
     }
   }
+
+  // AutoMod (issue 53): its rules are manage_server's (the owner and the full administrator
+  // here); a blocked author reads only the rule's reason; the alert, written in #secret, shows
+  // what was said to who sees #secret and to nobody else (history, search, the stream).
+  const rules = `${base}/automod/rules`;
+  for (const s of SUBJECTS) t.equal((await clients[s].get(rules)).status, moderator(s) ? 200 : 403, `${s}: the AutoMod rules`);
+  t.equal((await made.outsider.get(rules)).status, 404, 'an outsider: the AutoMod rules are not found');
+  const rule = {
+    name: 'words',
+    trigger: { type: 'keyword', keyword_filter: ['forbiddenword'] },
+    actions: [{ type: 'block_message' }, { type: 'send_alert_message', channel_id: ids.secret }],
+  };
+  t.equal((await clients.plain.post(rules, rule)).status, 403, 'a plain member may not make a rule');
+  await must(clients.owner.post(rules, rule), 201);
+  for (const s of SUBJECTS) await sockets[s].drain(0);
+  const blocked = await clients.plain.post(`${base}/channels/${ids.open}/messages`, { content: 'a forbiddenword in open' });
+  t.equal(blocked.status, 403, 'the message is blocked');
+  t.equal(blocked.text.trim(), 'Your message was blocked by this server’s AutoMod rule “words”.', 'its author reads the reason, not the alert');
+  await must(clients.owner.post(`${base}/channels/${ids.open}/messages`, { content: 'after the alert' }), 201);
+  for (const s of SUBJECTS) {
+    const view = may(s, 'secret').view;
+    const history = await clients[s].get(`${base}/channels/${ids.secret}/messages`);
+    t.equal(
+      history.status === 200 && history.body.some((m: any) => m.embeds?.[0]?.description === 'a forbiddenword in open'),
+      view,
+      `${s}: the alert in #secret`,
+    );
+    const found = (await must(clients[s].get('/api/search?q=forbiddenword'), 200)).body.results;
+    t.equal(found.length > 0, view, `${s}: search finds the alert only in #secret`);
+    const frames: any[] = [];
+    for (;;) {
+      const frame = await sockets[s].next();
+      frames.push(frame);
+      if (frame.event === 'message' && frame.message.content === 'after the alert') break;
+    }
+    t.equal(
+      frames.some((f) => JSON.stringify(f).includes('forbiddenword')),
+      view,
+      `${s}: the stream tells of the alert only to who sees #secret`,
+    );
+  }
   t.end();
 });
 

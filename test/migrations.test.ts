@@ -618,3 +618,28 @@ t.test('the import report (24 -> 25): an older database gains imports.report, on
   t.equal(db.prepare("SELECT COUNT(*) FROM pragma_table_info('imports') WHERE name = 'report'").pluck().get(), 1, 'once');
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 });
+
+t.test('AutoMod (issue 53): an older database gains the automod_rules table, empty, with no migration of its own', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  // The database as it was before issue 53's AutoMod (reserved migration number 26: none was
+  // needed, as schema.sql makes every table a database lacks after the migrations).
+  const raw = new Database(file);
+  raw.exec('DROP TABLE automod_rules');
+  raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+  raw.close();
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  t.equal(db.prepare('SELECT COUNT(*) FROM automod_rules').pluck().get(), 0, 'the table is there, empty');
+  const insert = db.prepare(
+    `INSERT INTO automod_rules (id, server_id, name, enabled, trigger, actions, creator_id, created_at)
+     VALUES ('r1', '00000000-0000-4000-8000-000000000010', 'rule', 1, '{"type":"spam"}', '[{"type":"block_message","custom_message":null}]', '00000000-0000-4000-8000-000000000001', 'now')`,
+  );
+  insert.run();
+  t.same(db.prepare('SELECT exempt_role_ids, exempt_channel_ids FROM automod_rules').get(), { exempt_role_ids: '[]', exempt_channel_ids: '[]' });
+  db.exec("DELETE FROM servers WHERE id = '00000000-0000-4000-8000-000000000010'");
+  t.equal(db.prepare('SELECT COUNT(*) FROM automod_rules').pluck().get(), 0, "a server's rules go with it");
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+});

@@ -70,6 +70,13 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
     case 'emoji_delete':
     case 'sticker_delete':
       return \`\${entry.action} \${entry.changes?.name}\`;
+    case 'automod_rule_create':
+    case 'automod_rule_update':
+    case 'automod_rule_delete':
+      return \`\${entry.action} \${entry.changes?.name} (\${entry.changes?.trigger_type}, \${entry.changes?.keywords ?? 0} keywords): \${entry.changes?.actions.join()}\`;
+    case 'automod_block':
+    case 'automod_alert':
+      return \`AutoMod \${entry.changes?.rule_name} in \${entry.changes?.channel_id}: \${entry.changes?.cause} \${entry.changes?.alert_message_id ?? ''}\`;
     default: {
       const none: null = entry.changes;
       return \`\${entry.action} on \${entry.target_kind} \${entry.target_id} \${none}\`;

@@ -39,6 +39,8 @@ export type ForumTag = Schemas['ForumTag'];
 export type Emoji = Schemas['Emoji'];
 export type Sticker = Schemas['Sticker'];
 export type Poll = Schemas['Poll'];
+/** A server's AutoMod rule (issue 53). */
+export type AutomodRule = Schemas['AutomodRule'];
 
 /** The user as the stream's ready frame says: who they are and their own status. */
 export type Me = frames['schemas']['Me'];

@@ -1784,6 +1784,7 @@ export const operations: Ops = [
       ok: [json(200, arr(ref('AuditEntry')))],
     },
   ],
+  ...automodOps('/api/servers/{server_id}/automod/rules'),
   [
     'PUT',
     '/api/servers/{server_id}/members/{user_id}/role',
@@ -2634,3 +2635,83 @@ export const operations: Ops = [
     },
   ],
 ];
+
+/** AutoMod's rules (docs/api.md "AutoMod"): manage_server (the owner and full administrators hold it). */
+function automodOps(R: string): Ops {
+  const keyword = { ...text(60), description: "a keyword: '*' only at its start or end" };
+  const trigger: Schema = {
+    description: 'one of five types (docs/moderation.md "AutoMod")',
+    oneOf: [
+      input(
+        {
+          type: { type: 'string', const: 'keyword' },
+          keyword_filter: { ...arr(keyword), minItems: 1, maxItems: 1000 },
+          allow_list: { ...arr(keyword), maxItems: 100 },
+        },
+        ['allow_list'],
+      ),
+      input({ type: { type: 'string', const: 'mention_spam' }, mention_total_limit: { type: 'integer', minimum: 1, maximum: 50 } }),
+      input({ type: { type: 'string', const: 'spam' } }),
+      input({ type: { type: 'string', const: 'links' }, allow_list: { ...arr({ type: 'string', maxLength: 253 }), maxItems: 100 } }, ['allow_list']),
+      input({ type: { type: 'string', const: 'invite_links' } }),
+    ],
+  };
+  const action: Schema = {
+    oneOf: [
+      input({ type: { type: 'string', const: 'block_message' }, custom_message: nullable(text(150)) }, ['custom_message']),
+      input({ type: { type: 'string', const: 'send_alert_message' }, channel_id: uuid }),
+      input({ type: { type: 'string', const: 'timeout' }, duration_seconds: { type: 'integer', minimum: 60, maximum: 2419200 } }),
+    ],
+  };
+  const fields = {
+    name: text(100),
+    enabled: bool,
+    trigger,
+    actions: { ...arr(action), minItems: 1, maxItems: 3 },
+    exempt_role_ids: { ...arr(uuid), maxItems: 20 },
+    exempt_channel_ids: { ...arr(uuid), maxItems: 50 },
+  };
+  const prose: Prose[] = [
+    rule("a keyword has a character besides '*'", 'a keyword needs a letter or digit'),
+    rule("'*' stands only at the start or the end of a keyword", "'*' stands only at the start or the end"),
+    rule('a keyword has no control characters', 'a keyword has no control characters'),
+    rule('a links rule allows domain names (example.com)', 'is not a domain name'),
+    rule('each type of action at most once', 'each type of action at most once'),
+    rule("an alert's channel_id is a text channel of the server that the caller sees", 'channel_id: '),
+    rule('exempt roles and channels are those of the server', 'of this server'),
+    rule('a server has at most 6 keyword rules and one rule of each other type', 'a server has at most'),
+  ];
+  return [
+    ['GET', R, { tag: 'Servers', summary: "The server's AutoMod rules, oldest first (manage_server)", auth: 'user', ok: [json(200, arr(ref('AutomodRule')))] }],
+    [
+      'POST',
+      R,
+      {
+        tag: 'Servers',
+        summary: 'Make an AutoMod rule (manage_server); audited (automod_rule_create)',
+        auth: 'user',
+        body: { kind: 'json', schema: input(fields, ['enabled', 'exempt_role_ids', 'exempt_channel_ids']) },
+        prose,
+        ok: [json(201, ref('AutomodRule'))],
+        errors: [429],
+      },
+    ],
+    [
+      'PATCH',
+      `${R}/{rule_id}`,
+      {
+        tag: 'Servers',
+        summary: "Change an AutoMod rule: any of its fields, its trigger's type excepted (manage_server); audited (automod_rule_update)",
+        auth: 'user',
+        body: { kind: 'json', schema: input(fields, Object.keys(fields)) },
+        prose: [...prose, rule("a rule's trigger type does not change", "a rule's trigger type cannot change")],
+        ok: [json(200, ref('AutomodRule'))],
+      },
+    ],
+    [
+      'DELETE',
+      `${R}/{rule_id}`,
+      { tag: 'Servers', summary: 'Delete an AutoMod rule (manage_server); audited (automod_rule_delete)', auth: 'user', ok: [empty('deleted')] },
+    ],
+  ];
+}

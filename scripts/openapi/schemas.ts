@@ -370,6 +370,52 @@ export const schemas: Record<string, Schema> = {
     oneOf: auditEntries(),
   },
   Block: obj({ ...profile(), created_at: time }),
+  AutomodTrigger: {
+    description: 'what sets a rule off (docs/moderation.md "AutoMod"): one of five types, each with its own settings',
+    oneOf: [
+      obj({
+        type: { type: 'string', const: 'keyword' },
+        keyword_filter: withDescription(
+          arr(str),
+          "1 to 1000 keywords of up to 60 characters: whole words in any case; '*' at the start or end for a suffix or prefix",
+        ),
+        allow_list: withDescription(arr(str), 'up to 100 keywords (the same syntax) whose matches are let through'),
+      }),
+      obj({
+        type: { type: 'string', const: 'mention_spam' },
+        mention_total_limit: withDescription(int, 'more than this many distinct @names in one message (1 to 50)'),
+      }),
+      obj({ type: { type: 'string', const: 'spam' } }),
+      obj({
+        type: { type: 'string', const: 'links' },
+        allow_list: withDescription(arr(str), 'domains (their subdomains included) whose links are let through; empty: every link'),
+      }),
+      obj({ type: { type: 'string', const: 'invite_links' } }),
+    ],
+  },
+  AutomodAction: {
+    description: 'what a rule does when set off',
+    oneOf: [
+      obj({
+        type: { type: 'string', const: 'block_message' },
+        custom_message: withDescription(nullable(str), "shown to the author (the 403's text); null: a default naming the rule"),
+      }),
+      obj({ type: { type: 'string', const: 'send_alert_message' }, channel_id: withDescription(uuid, 'the text channel where the alert is written') }),
+      obj({ type: { type: 'string', const: 'timeout' }, duration_seconds: withDescription(int, 'the timeout given to the author, 60 to 2419200 (28 days)') }),
+    ],
+  },
+  AutomodRule: obj({
+    id: uuid,
+    server_id: uuid,
+    name: str,
+    enabled: bool,
+    trigger: ref('AutomodTrigger'),
+    actions: arr(ref('AutomodAction')),
+    exempt_role_ids: withDescription(arr(uuid), 'members holding any of these roles are not judged'),
+    exempt_channel_ids: withDescription(arr(uuid), 'messages in these channels (and their threads) are not judged'),
+    creator_id: uuid,
+    created_at: time,
+  }),
   MessageHistory: obj({ message_id: uuid, versions: arr(obj({ content: str, edited_at: nullable(time) })) }),
   Joined: obj({ server_id: uuid }),
 
@@ -731,6 +777,34 @@ function auditEntries(): Schema[] {
     ['sticker_create', 'sticker', obj({ name: str, animated: bool })],
     ['sticker_update', 'sticker', obj({ name: fromTo(str) })],
     ['sticker_delete', 'sticker', obj({ name: str })],
+    ...(['automod_rule_create', 'automod_rule_update', 'automod_rule_delete'] as const).map((action): [string, string, Schema] => [
+      action,
+      'automod_rule',
+      obj(
+        {
+          name: str,
+          enabled: bool,
+          trigger_type: oneOf('keyword', 'mention_spam', 'spam', 'links', 'invite_links'),
+          keywords: withDescription(int, 'a keyword rule: how many keywords (never the keywords)'),
+          actions: arr(oneOf('block_message', 'send_alert_message', 'timeout')),
+        },
+        ['keywords'],
+      ),
+    ]),
+    ...(['automod_block', 'automod_alert'] as const).map((action): [string, string, Schema] => [
+      action,
+      'user',
+      obj(
+        {
+          rule_id: uuid,
+          rule_name: str,
+          channel_id: withDescription(uuid, 'where the message was said (never what it said: readers of the log may not see that channel)'),
+          cause: withDescription(str, 'what set the rule off: the keyword, the link host, a count'),
+          alert_message_id: withDescription(uuid, 'automod_alert: the alert written'),
+        },
+        ['alert_message_id'],
+      ),
+    ]),
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({

@@ -19,6 +19,7 @@ import { communityRoutes } from './community';
 import { conversationRoutes } from './conversations';
 import { emailRoutes } from './email';
 import { emojiRoutes } from './emojis';
+import { automodRoutes } from './automod';
 import { friendRoutes } from './friends';
 import { importRoutes } from './imports';
 import { inviteRoutes } from './invites';
@@ -80,6 +81,7 @@ export function buildRoutes(services: Services): Route[] {
     ...overwriteRoutes(services),
     ...inviteRoutes(services),
     ...communityRoutes(services),
+    ...automodRoutes(services),
     ...messageRoutes(services),
     ...searchRoutes(services),
     ...friendRoutes(services),

@@ -28,6 +28,7 @@ import type { Mailer } from './accounts/mail';
 import type { Members } from './community/members';
 import type { MessageStore } from './messages/message-store';
 import type { Posting } from './messages/posting';
+import type { Automod } from './messages/automod';
 import type { Metrics } from '../core/metrics';
 import type { Permissions } from '../rules/permissions';
 import type { Presence } from './live/presence';
@@ -83,6 +84,8 @@ export interface Services {
   messages: MessageStore;
   /** Who may post what, where: the one way to post (members, bots, webhooks) and to edit. */
   posting: Posting;
+  /** A server's AutoMod rules and their judgement of each message (posting asks it). */
+  automod: Automod;
   polls: Polls;
   members: Members;
   channels: ChannelStore;

@@ -8,7 +8,8 @@
 // description and field values go through markdown.js like a message body. Images load only from
 // our media proxy (`proxy_url`, /api/media/…: the page CSP allows nothing else), lazily, in boxes
 // of a fixed shape so the list does not jump when they arrive.
-import { el, formatTime } from './ui.js';
+import { el, formatTime, toast, confirmAction } from './ui.js';
+import { api } from './api.js';
 import { renderMarkdown } from './markdown.js';
 
 /** Only http(s) addresses become links; anything else stays text. */
@@ -87,6 +88,12 @@ function buildEmbed(e, mention) {
     main.append(el('div', { class: 'embed-media' }, link(e.image.url, `Image: ${hostOf(e.image.url)}`, 'embed-media-link')));
   }
   const footer = str(e.footer?.text);
+  const alert = /^automod server:(\S+) user:(\S+) channel:(\S+)(?: message:(\S+))?$/.exec(footer);
+  if (alert) {
+    main.append(automodActions(...alert.slice(1)));
+    card.append(main);
+    return card;
+  }
   const when = typeof e.timestamp === 'string' && !Number.isNaN(Date.parse(e.timestamp)) ? e.timestamp : null;
   if (footer || when) {
     main.append(
@@ -117,4 +124,35 @@ function hostOf(url) {
   } catch {
     return url;
   }
+}
+
+/**
+ * An AutoMod alert's quick actions (docs/moderation.md "AutoMod"): delete the message (when it
+ * was let through), time its author out for an hour, kick them. Each calls the moderators' own
+ * route; who lacks the power is told so by the server.
+ */
+function automodActions(serverId, userId, channelId, messageId) {
+  const S = `/api/servers/${serverId}`;
+  const act = (label, ask, method, path, body) =>
+    el('button', {
+      type: 'button',
+      class: 'small',
+      text: label,
+      onclick: async () => {
+        if (!(await confirmAction(`${label}?`, ask, label))) return;
+        api(method, path, body).then(
+          () => toast(`${label}: done.`, false),
+          (err) => toast(err.message),
+        );
+      },
+    });
+  return el(
+    'div',
+    { class: 'embed-footer automod-actions' },
+    messageId ? act('Delete message', 'The flagged message is deleted.', 'DELETE', `${S}/channels/${channelId}/messages/${messageId}`) : null,
+    userId !== '-'
+      ? act('Time out 1 hour', 'The author may read but not write for an hour.', 'PUT', `${S}/members/${userId}/timeout`, { seconds: 3600 })
+      : null,
+    userId !== '-' ? act('Kick', 'The author is removed from the server (an invite brings them back).', 'DELETE', `${S}/members/${userId}`) : null,
+  );
 }

@@ -246,12 +246,18 @@ export interface Scene {
  * fresh profile, named as given (a `phone` one is 390×844 with touch, preferring dark). The users
  * start signed out: a step signs them up in the page, or signIn() does it through the API.
  */
-export async function openScene(t: Test, prefix: string, users: { name: string; phone?: boolean }[], env: Record<string, string> = {}): Promise<Scene> {
+/** `expected`: refusals a window's user meets on purpose in this scene (an AutoMod block), as path patterns of watch(). */
+export async function openScene(
+  t: Test,
+  prefix: string,
+  users: { name: string; phone?: boolean; expected?: [number, string][] }[],
+  env: Record<string, string> = {},
+): Promise<Scene> {
   const started = Date.now();
   const server = await startServer({ env });
   t.teardown(server.close);
   const browser = await launchChromium(t);
-  const windows = await Promise.all(users.map((u) => openWindow(t, browser, u.name, EXPECTED_REFUSALS, u.phone)));
+  const windows = await Promise.all(users.map((u) => openWindow(t, browser, u.name, [...EXPECTED_REFUSALS, ...(u.expected ?? [])], u.phone)));
   return { server, windows, step: stepper(t, windows, prefix), started };
 }
 

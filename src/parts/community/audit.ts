@@ -48,14 +48,19 @@ export type AuditAction =
   | 'emoji_delete'
   | 'sticker_create'
   | 'sticker_update'
-  | 'sticker_delete';
+  | 'sticker_delete'
+  | 'automod_rule_create'
+  | 'automod_rule_update'
+  | 'automod_rule_delete'
+  | 'automod_block'
+  | 'automod_alert';
 
 export interface AuditEntry {
   serverId: string;
   action: AuditAction;
   actorId: string;
   targetId: string | null;
-  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | 'emoji' | 'sticker' | null;
+  targetKind: 'server' | 'user' | 'channel' | 'category' | 'role' | 'invite' | 'message' | 'webhook' | 'emoji' | 'sticker' | 'automod_rule' | null;
   reason: string | null;
   changes?: Record<string, unknown>;
 }

@@ -15,6 +15,7 @@ import type { ThreadRecord } from '../../core/records';
 import type { ThreadStore } from '../community/threads';
 import type { ThreadNews } from '../community/thread-news';
 import type { ReceivedFile } from './upload-store';
+import type { Automod, Screened } from './automod';
 
 /** What a member's or a bot's message says, as its route read it. */
 export type MemberInput = Omit<MessageInput, 'webhook' | 'allowedMentions'>;
@@ -54,8 +55,9 @@ export interface WebhookInput {
  * in an archived, unlocked thread unarchives it; posting (and being mentioned, for who sees its
  * parent) joins it, in the message's own write. A forum takes no message of its own: a post is a
  * thread and its first message, written in one transaction (`admitPost`, MessageStore.insert).
- * AutoMod's rules look at what is said in `rightsFor`, before anything is written, for new
- * messages and edits alike.
+ * AutoMod's rules (src/parts/messages/automod.ts) look at what is said (`screened`), after every
+ * other check and before anything is written, for new messages, forum posts and edits of members,
+ * bots and webhooks alike: a rule that blocks is a 403 with its reason, and nothing is written.
  */
 export interface Posting {
   /** The checks before a member's or bot's message is read (403, 429); its post, or its cancel when it is not sent. */
@@ -123,9 +125,10 @@ export interface PostingParts {
   messages: MessageStore;
   threads: ThreadStore;
   threadNews: ThreadNews;
+  automod: Automod;
 }
 
-export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews }: PostingParts): Posting {
+export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod }: PostingParts): Posting {
   const dmPartner = db.prepare<[string, string], { user_id: string; deleted: number }>(
     `SELECT cm.user_id, u.deleted_at IS NOT NULL AS deleted
        FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id JOIN users u ON u.id = cm.user_id
@@ -200,13 +203,25 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
     threadNews.members(thread, changes.joined, []);
   }
 
+  /**
+   * AutoMod's judgement of what is said in a server channel (a conversation has no rules): a 403
+   * with the reason of a rule that blocks it; else what the rules do once it is written.
+   */
+  function screened(author: User, container: Container, content: string, how: { webhook?: boolean; edit?: boolean } = {}): Screened {
+    if (container.kind !== 'channel') return { written: () => {} };
+    return automod.screen({ author, container, content, webhook: how.webhook ?? false, edit: how.edit ?? false });
+  }
+
   /** A message into a room (a thread: with what posting there changes of it). */
   async function write(user: User, where: Access, input: MemberInput): Promise<MessageRecord> {
+    const judged = screened(user, where.container, input.content);
     const thread = threadAt(where.container);
-    if (!thread) return messages.create(where.container, user, input, rightsFor(where));
     let changes = { joined: [] as string[], unarchived: false };
-    const record = await messages.create(where.container, user, input, rightsFor(where), (written) => (changes = inThread(thread, written)));
-    announceThread(thread.id, changes);
+    const record = thread
+      ? await messages.create(where.container, user, input, rightsFor(where), (written) => (changes = inThread(thread, written)))
+      : await messages.create(where.container, user, input, rightsFor(where));
+    if (thread) announceThread(thread.id, changes);
+    judged.written(record.id);
     return record;
   }
 
@@ -220,7 +235,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   /**
    * What the author may do in what they write: @everyone and @role, in a server channel, with
    * mention_everyone (the owner and full server administrators always); a reply, to what they
-   * may read. AutoMod's rules belong here, before the write, for a new message and an edit alike.
+   * may read. (What they say is AutoMod's to judge: `screened`.)
    */
   const rightsFor = (where: Access): AuthorRights => ({
     mayMentionEveryone: where.container.kind === 'channel' && has(where.flags, 'mention_everyone'),
@@ -285,6 +300,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
             requireMayPost(who.user, who.where);
           }
           requireMayCarry(who.user, who.where, input);
+          const judged = screened(who.user, who.where.container, input.content);
           const serverId = (who.where.container as Extract<Container, { kind: 'channel' }>).serverId;
           const { threadId, written, joined } = db.transaction(() => {
             const id = open();
@@ -298,6 +314,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
           threadNews.created(thread);
           const message = messages.announce(written);
           threadNews.members(thread, joined, []);
+          judged.written(message.id);
           return { threadId, message };
         },
         cancel: giveBack,
@@ -306,7 +323,14 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
 
     admitEdit(user, where) {
       requireMaySend(user, where);
-      return { edit: (messageId, content) => messages.edit(where, messageId, user, content, rightsFor(where)) };
+      return {
+        edit(messageId, content) {
+          const judged = screened(user, where.container, content, { edit: true });
+          const record = messages.edit(where, messageId, user, content, rightsFor(where));
+          judged.written(record.id);
+          return record;
+        },
+      };
     },
 
     async postAsWebhook({ webhookId, author, channel }, input) {
@@ -321,11 +345,14 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
       // Into a thread of its channel (Discord's thread_id): unarchived by it, as Discord does; a
       // locked one takes no webhook's words. The webhook does not join it; who it mentions does.
       const thread = threadAt(channel);
-      if (!thread) return messages.create(channel, author, message, { mayMentionEveryone: true });
-      if (thread.locked) throw forbidden('this thread is locked: only those who manage threads write in it');
+      if (thread?.locked) throw forbidden('this thread is locked: only those who manage threads write in it');
+      const judged = screened(author, channel, input.content, { webhook: true });
       let changes = { joined: [] as string[], unarchived: false };
-      const record = await messages.create(channel, author, message, { mayMentionEveryone: true }, (written) => (changes = inThread(thread, written, false)));
-      announceThread(thread.id, changes);
+      const record = thread
+        ? await messages.create(channel, author, message, { mayMentionEveryone: true }, (written) => (changes = inThread(thread, written, false)))
+        : await messages.create(channel, author, message, { mayMentionEveryone: true });
+      if (thread) announceThread(thread.id, changes);
+      judged.written(record.id);
       return record;
     },
 
@@ -334,7 +361,10 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
       const current = messages.get(at, messageId, author.id);
       if (current.webhook_id !== webhookId) throw new HttpError(404, 'unknown message: this webhook did not post it', {}, 'unknown_message');
       const content = change.content ?? current.content;
-      return messages.edit(at, messageId, author, content, { mayMentionEveryone: true }, change.embeds);
+      const judged = change.content === undefined ? null : screened(author, channel, content, { webhook: true, edit: true });
+      const record = messages.edit(at, messageId, author, content, { mayMentionEveryone: true }, change.embeds);
+      judged?.written(record.id);
+      return record;
     },
 
     requireMayStartThread(user, where, isPrivate) {

@@ -45,6 +45,8 @@ export const FIXTURE_COUNTS = {
   emoji: 1,
   /** a sticker of the server */
   sticker: 1,
+  /** an AutoMod rule of the server (a keyword rule that blocks a word no one writes) */
+  automodRule: 1,
   /** a poll of the server's general channel (a message), and its first answer */
   poll: 1,
   pollAnswer: 1,
@@ -86,6 +88,7 @@ const ID_KINDS: FixtureKind[] = [
   'import',
   'webhook',
   'emoji',
+  'automodRule',
   'bot',
   'user',
   'session',
@@ -130,6 +133,7 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   emoji_id: 'emoji',
   answer_id: 'pollAnswer',
   sticker_id: 'sticker',
+  rule_id: 'automodRule',
   bot_id: 'bot',
   user_id: 'user',
   author_id: 'user',
@@ -160,7 +164,7 @@ export const COHERENT: Partial<Record<string, [FixtureKind, number]>>[] = [
     category_id: ['category', 0],
   },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['message', 1], token: ['invite', 1] },
-  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0], sticker_id: ['sticker', 0] },
+  { server_id: ['server', 0], channel_id: ['channel', 1], emoji_id: ['emoji', 0], sticker_id: ['sticker', 0], rule_id: ['automodRule', 0] },
   { server_id: ['server', 0], channel_id: ['channel', 0], message_id: ['poll', 0], answer_id: ['pollAnswer', 0] },
   // A thread of general (started from the member's message), the forum, and its post.
   { server_id: ['server', 0], channel_id: ['channel', 4], user_id: ['user', 1] },

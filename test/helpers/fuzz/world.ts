@@ -446,7 +446,7 @@ export class World {
     stickerForm.append('name', 'fuzz sticker');
     stickerForm.append('tags', '🙂');
     stickerForm.append('image', new Blob([SAMPLE_FILES.gif]), 'sticker.gif');
-    const [webhook, bot, emoji, pollMessage, sticker] = await Promise.all([
+    const [webhook, bot, emoji, pollMessage, sticker, automodRule] = await Promise.all([
       this.must(owner, 'POST', `/api/servers/${S}/channels/${C1}/webhooks`, { name: 'fuzz hook' }, 201),
       this.must(owner, 'POST', '/api/bots', { name: `fuzzbot${crypto.randomUUID().slice(0, 8)}` }, 201),
       this.must(owner, 'POST', `/api/servers/${S}/emojis`, emojiForm, 201),
@@ -458,6 +458,13 @@ export class World {
         201,
       ),
       this.must(owner, 'POST', `/api/servers/${S}/stickers`, stickerForm, 201),
+      this.must(
+        owner,
+        'POST',
+        `/api/servers/${S}/automod/rules`,
+        { name: 'fuzz rule', trigger: { type: 'keyword', keyword_filter: ['fuzzforbidden'] }, actions: [{ type: 'block_message' }] },
+        201,
+      ),
     ]);
     await this.must(owner, 'POST', `/api/servers/${S}/bots`, { username: bot.body.username }, 200);
     // The owner's identity at the provider, as a link through the account page leaves it (the
@@ -518,6 +525,7 @@ export class World {
       emoji: [emoji.body.id],
       poll: [pollMessage.body.id],
       sticker: [sticker.body.id],
+      automodRule: [automodRule.body.id],
       pollAnswer: [pollMessage.body.poll.answers[0].answer_id],
       webhookToken: [webhook.body.token],
       bot: [bot.body.id],
