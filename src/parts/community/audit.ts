@@ -48,7 +48,8 @@ export type AuditAction =
   | 'emoji_delete'
   | 'sticker_create'
   | 'sticker_update'
-  | 'sticker_delete';
+  | 'sticker_delete'
+  | 'joins_pause';
 
 export interface AuditEntry {
   serverId: string;
