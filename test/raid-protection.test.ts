@@ -67,10 +67,10 @@ t.test('verification levels: below the level a member reads but neither posts no
   // Level 1: a verified email.
   const refused = await say(unverified);
   t.equal(refused.status, 403);
-  t.match(refused.text, /verify your email address/);
+  t.match(refused.text, /asks that you verify your email address before you post or react here/);
   t.equal((await unverified.put(`${base}/channels/${general}/messages/${message}/reactions/${encodeURIComponent('👍')}`)).status, 403, 'no reaction either');
   t.equal((await unverified.get(`${base}/channels/${general}/messages`)).status, 200, 'reading stays');
-  t.same(await gateOf(unverified), { reason: "this server's verification level asks that verify your email address", until: null });
+  t.same(await gateOf(unverified), { reason: "this server's verification level asks that you verify your email address", until: null });
   verifyEmail(unverified);
   await must(say(unverified), 201);
   t.equal(await gateOf(unverified), null, 'no gate once passed');
@@ -83,7 +83,7 @@ t.test('verification levels: below the level a member reads but neither posts no
   const newcomerJoined = clock.ms;
   const until = new Date(clock.ms + 5 * MINUTE).toISOString();
   t.match(young.text, new RegExp(`older than 5 minutes: you can post and react here from ${until.replace(/\./g, '\\.')}`));
-  t.same(await gateOf(newcomer), { reason: "this server's verification level asks that your account must be older than 5 minutes", until });
+  t.same(await gateOf(newcomer), { reason: "this server's verification level asks that your account be older than 5 minutes", until });
   clock.advance(5 * MINUTE + SECOND);
   await must(say(newcomer), 201);
 
@@ -95,7 +95,7 @@ t.test('verification levels: below the level a member reads but neither posts no
   t.same(
     ready.servers.find((s: { id: string }) => s.id === serverId).posting_gate,
     {
-      reason: "this server's verification level asks that you must be a member of this server for 10 minutes",
+      reason: "this server's verification level asks that you be a member of this server for 10 minutes",
       until: new Date(newcomerJoined + 10 * MINUTE).toISOString(),
     },
     'the ready snapshot carries the gate: a member for 5 minutes waits 5 more at level 3',
@@ -104,7 +104,7 @@ t.test('verification levels: below the level a member reads but neither posts no
   const joinedAt = clock.ms;
   const early = await say(settled);
   t.equal(early.status, 403);
-  t.match(early.text, /older than 5 minutes, and you must be a member of this server for 10 minutes/);
+  t.match(early.text, /older than 5 minutes, and you be a member of this server for 10 minutes/);
   t.equal((await gateOf(settled)).until, new Date(joinedAt + 10 * MINUTE).toISOString(), 'the later of the two times');
   clock.advance(10 * MINUTE + SECOND);
   await must(say(settled), 201);

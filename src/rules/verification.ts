@@ -37,18 +37,18 @@ export function postingGate(facts: GateFacts): PostingGate | null {
   const reasons: string[] = [];
   let until = -Infinity;
   const noEmail = !facts.emailVerified;
-  if (noEmail) reasons.push('verify your email address');
+  if (noEmail) reasons.push('you verify your email address');
   if (facts.level >= 2) {
     const old = Date.parse(facts.accountCreatedAt) + ACCOUNT_AGE_MS;
     if (old > facts.now) {
-      reasons.push('your account must be older than 5 minutes');
+      reasons.push('your account be older than 5 minutes');
       until = Math.max(until, old);
     }
   }
   if (facts.level >= 3) {
     const settled = Date.parse(facts.joinedAt) + MEMBERSHIP_AGE_MS;
     if (settled > facts.now) {
-      reasons.push('you must be a member of this server for 10 minutes');
+      reasons.push('you be a member of this server for 10 minutes');
       until = Math.max(until, settled);
     }
   }
