@@ -28,6 +28,9 @@ import { signInOperations } from './sign-in';
 import { AUTO_ARCHIVE_MINUTES, FORUM_SORTS, LISTED_CHANNEL_TYPES } from '../../src/core/records';
 import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 
+/** A JSON body whose every field may be left out (a PATCH): what is absent stays. */
+const everyOptional = (props: Record<string, Schema>) => input(props, Object.keys(props));
+
 /** A role members take themselves carries no power (src/api/servers.ts requirePowerless). */
 const SELF_ASSIGNABLE_POWERLESS = rule(
   "a self-assignable role has neither full_server_admin nor a power flag (the moderators', manage_threads, manage_emojis, the voice moderators', mention_everyone)",
@@ -1075,32 +1078,18 @@ export const operations: Ops = [
       auth: 'user',
       body: {
         kind: 'json',
-        schema: input(
-          {
-            name,
-            description: text(1000, { multiline: true, blank: true }),
-            permissions: FLAG_INPUT,
-            link_previews: bool,
-            verification_level: { type: 'integer', enum: [0, 1, 2, 3], description: 'docs/moderation.md "Verification levels"' },
-            two_factor_for_moderators: bool,
-            join_rate_threshold: { type: 'integer', minimum: 0, maximum: 1000, description: 'joins per minute; 0: off' },
-            join_rate_action: { type: 'string', enum: ['pause', 'alert'] },
-            invites_paused: bool,
-            joins_paused: bool,
-          },
-          [
-            'name',
-            'description',
-            'permissions',
-            'link_previews',
-            'verification_level',
-            'two_factor_for_moderators',
-            'join_rate_threshold',
-            'join_rate_action',
-            'invites_paused',
-            'joins_paused',
-          ],
-        ),
+        schema: everyOptional({
+          name,
+          description: text(1000, { multiline: true, blank: true }),
+          permissions: FLAG_INPUT,
+          link_previews: bool,
+          verification_level: { type: 'integer', enum: [0, 1, 2, 3], description: 'docs/moderation.md "Verification levels"' },
+          two_factor_for_moderators: bool,
+          join_rate_threshold: { type: 'integer', minimum: 0, maximum: 1000, description: 'joins per minute; 0: off' },
+          join_rate_action: { type: 'string', enum: ['pause', 'alert'] },
+          invites_paused: bool,
+          joins_paused: bool,
+        }),
       },
       audited: true,
       ok: [json(200, ref('Server'))],
