@@ -1,7 +1,8 @@
 // Raid protection and self-assigned roles in Chromium (issue 53): a newcomer below the server's
 // verification level finds the composer closed with the reason and the time, and open again as
 // soon as the level drops; from the server menu's Roles page they take a self-assignable role,
-// and the channel that role opens (through its overwrite) appears in the sidebar.
+// and the channel that role opens (through its overwrite) appears in the sidebar; made a
+// moderator, they are alerted when joins pass the server's rate.
 import t from 'tap';
 import { must } from './helpers/community';
 import { signUp } from './helpers/client';
@@ -54,6 +55,15 @@ t.test('a newcomer waits out the verification level, then takes a role that open
     const held = (await must(owner.get(`${base}/members`), 200)).body.find((m: { user_id: string }) => m.user_id === newcomer.userId);
     t.same(held.roles, ['Gamers'], 'the role is taken');
     await shotsAtBothWidths(page, 'raid-self-roles');
+  });
+
+  await step('a moderator is told of a wave of joins, and new joins are paused', async (t) => {
+    await must(owner.post(`${base}/roles`, { name: 'Wardens', permissions: ['kick_members'] }), 201);
+    await must(owner.put(`${base}/members/${newcomer.userId}/role`, { role: 'Wardens' }), 200);
+    await must(owner.request('PATCH', base, { join_rate_threshold: 1, join_rate_action: 'pause' }), 200);
+    await join(owner, serverId, [await signUp(server.url), await signUp(server.url)]);
+    await page.locator('#toast', { hasText: 'Raid-safe: 2 joins in a minute. New joins are paused' }).waitFor();
+    t.pass('the alert is shown');
   });
 
   closeScene(t, scene);
