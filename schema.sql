@@ -130,7 +130,18 @@ CREATE TABLE IF NOT EXISTS servers (
   -- older database's default is 47)
   everyone_permissions INTEGER NOT NULL DEFAULT 138735,
   -- 0: links posted in this server get no preview cards (issue 51; LINK_PREVIEWS=off turns them off everywhere)
-  link_previews INTEGER NOT NULL DEFAULT 1
+  link_previews INTEGER NOT NULL DEFAULT 1,
+  -- raid protection (issue 53, docs/moderation.md): who may post (0 none, 1 a verified email,
+  -- 2 an account older than 5 minutes, 3 a member for 10 minutes: src/rules/verification.ts)
+  verification_level INTEGER NOT NULL DEFAULT 0,
+  -- 1: a moderator's power is refused to an account without two-factor sign-in
+  two_factor_for_moderators INTEGER NOT NULL DEFAULT 0,
+  -- joins per minute past which join_rate_action ('pause' or 'alert') happens; 0: off
+  join_rate_threshold INTEGER NOT NULL DEFAULT 0,
+  join_rate_action TEXT NOT NULL DEFAULT 'alert',
+  -- 1: invites take nobody in; joins_paused 1: no one joins by any way until a moderator resumes
+  invites_paused INTEGER NOT NULL DEFAULT 0,
+  joins_paused INTEGER NOT NULL DEFAULT 0
 );
 
 -- Named groups of a server's channels, in position order (0 first, dense).
@@ -249,6 +260,8 @@ CREATE TABLE IF NOT EXISTS roles (
   mentionable       INTEGER NOT NULL DEFAULT 0,
   -- the channel permissions holders have server-wide, beside everyone's (a bit mask)
   permissions       INTEGER NOT NULL DEFAULT 0,
+  -- 1: a member takes or drops it themselves (issue 53); never a role with a power
+  self_assignable   INTEGER NOT NULL DEFAULT 0,
   UNIQUE (server_id, name COLLATE NOCASE)
 );
 

@@ -50,6 +50,7 @@ import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
+import { createJoinGate } from './parts/community/join-rate';
 import { SENDS_PER_TURN, createHub } from './parts/delivery/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
 import { readyFrame, serverEntry } from './parts/live/ready';
@@ -172,7 +173,7 @@ export function createApp(options: AppOptions): RunningApp {
   });
   const presence = createPresence({ db, hub, log, settings });
   const notifications = createNotificationSettings(db, perms);
-  const sidebar = { directory, readStates, presence, notifications, clock, voice };
+  const sidebar = { directory, readStates, presence, notifications, clock, voice, perms };
   const sockets = createSockets({
     config,
     clock,
@@ -218,6 +219,7 @@ export function createApp(options: AppOptions): RunningApp {
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
+  const joinGate = createJoinGate({ db, clock, perms, directory, hub, audit });
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(secretKey);
   const twoFactor = createTwoFactor({ db, clock, box, log });
@@ -265,7 +267,7 @@ export function createApp(options: AppOptions): RunningApp {
       if (server) hub.toServer(serverId, { event: 'emojis_updated', server_id: serverId, emojis: emojis.list(serverId) });
     },
   });
-  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, accountRows, tails });
+  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, joinGate, accountRows, tails });
   const vapidKeys = loadVapidKeys(config.dataDir);
   const pushSender = createPushSender({
     keys: vapidKeys,
@@ -326,6 +328,7 @@ export function createApp(options: AppOptions): RunningApp {
     overwrites,
     accessChanges,
     audit,
+    joinGate,
     search,
     twoFactor,
     identity,

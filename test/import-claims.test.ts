@@ -28,6 +28,13 @@ t.test('a later import appends what a person who claimed wrote to a new placehol
   const alice = await signUp(server.url);
   const code = (await people()).find((p) => p.discord_name === 'alice').claim_code;
   t.same((await must(alice.get('/api/account/claims'), 200)).body, [], 'nothing claimed yet: the account page offers no hide or erase (issue 47 #7)');
+  // Paused joins (raid protection, issue 53) keep a claimer out as they keep anyone; nothing is claimed meanwhile.
+  await must(owner.request('PATCH', `/api/servers/${serverId}`, { joins_paused: true }), 200);
+  const paused = await alice.post('/api/account/claims', { code });
+  t.equal(paused.status, 403);
+  t.match(paused.text, /paused joins/);
+  t.same((await must(alice.get('/api/account/claims'), 200)).body, [], 'nothing claimed while joins are paused');
+  await must(owner.request('PATCH', `/api/servers/${serverId}`, { joins_paused: false }), 200);
   await must(alice.post('/api/account/claims', { code }), 200);
   const mine = (await must(alice.get('/api/account/claims'), 200)).body;
   t.same(

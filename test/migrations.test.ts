@@ -643,3 +643,46 @@ t.test('AutoMod (issue 53): an older database gains the automod_rules table, emp
   t.equal(db.prepare('SELECT COUNT(*) FROM automod_rules').pluck().get(), 0, "a server's rules go with it");
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 });
+
+t.test('raid protection (25 -> 26, issue 53): an older database gains the server settings and self_assignable, off, once, every row kept', async (t) => {
+  const { dataDir, file } = v1Database();
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  openDatabase(file).close();
+  const SERVER_COLUMNS = ['verification_level', 'two_factor_for_moderators', 'join_rate_threshold', 'join_rate_action', 'invites_paused', 'joins_paused'];
+  const columnsOf = (db: Database.Database, table: string) =>
+    db
+      .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+      .all()
+      .map((c) => c.name);
+  // As the database was before issue 53's raid protection: without the columns.
+  const raw = new Database(file);
+  const servers = raw.prepare('SELECT COUNT(*) FROM servers').pluck().get() as number;
+  const roles = raw.prepare('SELECT COUNT(*) FROM roles').pluck().get() as number;
+  for (const column of SERVER_COLUMNS) raw.exec(`ALTER TABLE servers DROP COLUMN ${column}`);
+  raw.exec('ALTER TABLE roles DROP COLUMN self_assignable');
+  raw.pragma('user_version = 25');
+  raw.close();
+  let db = openDatabase(file);
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  for (const column of SERVER_COLUMNS) t.ok(columnsOf(db, 'servers').includes(column), column);
+  t.same(
+    db
+      .prepare(
+        'SELECT DISTINCT verification_level, two_factor_for_moderators, join_rate_threshold, join_rate_action, invites_paused, joins_paused FROM servers',
+      )
+      .all(),
+    [{ verification_level: 0, two_factor_for_moderators: 0, join_rate_threshold: 0, join_rate_action: 'alert', invites_paused: 0, joins_paused: 0 }],
+    'every server as before: nothing asked, nothing paused',
+  );
+  t.same(db.prepare('SELECT DISTINCT self_assignable FROM roles').pluck().all(), roles > 0 ? [0] : [], 'no role is self-assignable');
+  t.equal(db.prepare('SELECT COUNT(*) FROM servers').pluck().get(), servers, 'every server kept');
+  // Run again (its place among migrations may move at a merge): nothing changes, nothing fails.
+  db.exec('UPDATE servers SET verification_level = 2');
+  db.pragma('user_version = 25');
+  db.close();
+  db = openDatabase(file);
+  t.teardown(() => db.close());
+  t.same(db.prepare('SELECT DISTINCT verification_level FROM servers').pluck().all(), [2], 'a level set since stays');
+  t.equal(columnsOf(db, 'roles').filter((c) => c === 'self_assignable').length, 1);
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+});

@@ -22,6 +22,8 @@ t.test('who may do what in a server', async (t) => {
   const server = await startServer();
   t.teardown(server.close);
   const { base, token, clients } = await community(server);
+  // A role members take themselves (issue 53), placed last: below every role with a power.
+  const pronouns: string = (await must(clients.owner.post(`${base}/roles`, { name: 'pronouns', self_assignable: true }), 201)).body.id;
 
   const matrix: { name: string; call: (c: Client, actor: Actor) => Promise<Res>; expect: Expect }[] = [
     { name: 'GET /api/servers/{id}', call: (c) => c.get(base), expect: MEMBERS_READ },
@@ -43,6 +45,16 @@ t.test('who may do what in a server', async (t) => {
       // The target already holds "regulars": the matrix changes nobody's rank.
       call: (c) => c.put(`${base}/members/${clients.roleMember.userId}/role`, { role: 'regulars' }),
       expect: OWNER_ONLY,
+    },
+    {
+      name: 'PUT /api/servers/{id}/members/@me/roles/{role_id} (a self-assignable role)',
+      call: (c) => c.put(`${base}/members/@me/roles/${pronouns}`),
+      expect: MEMBERS_READ,
+    },
+    {
+      name: 'PATCH /api/servers/{id} raid protection (verification level, paused invites)',
+      call: (c) => c.request('PATCH', base, { verification_level: 0, invites_paused: false, join_rate_threshold: 0 }),
+      expect: { ...MEMBERS_READ, roleMember: 403, member: 403, suspended: 403 },
     },
     { name: 'POST /api/servers/{id}/invites', call: (c) => c.post(`${base}/invites`), expect: MEMBERS_CREATE },
     { name: 'GET /api/invites/{token} (no auth)', call: (c) => c.get(`/api/invites/${token}`), expect: ANYONE },
@@ -71,6 +83,7 @@ t.test('who may do what in a server', async (t) => {
       ['PUT role', () => clients.owner.put(`${ghost}/members/${clients.member.userId}/role`, { role: 'x' })],
       ['DELETE member', () => clients.owner.delete(`${ghost}/members/${clients.member.userId}`)],
       ['POST invites', () => clients.owner.post(`${ghost}/invites`)],
+      ['PUT a self-assigned role', () => clients.owner.put(`${ghost}/members/@me/roles/${pronouns}`)],
     ];
     for (const [what, probe] of probes) t.equal((await probe()).status, 404, what);
     const outsider = await clients.outsider.get(base);
@@ -95,7 +108,21 @@ t.test('servers', async (t) => {
     t.equal(res.status, 201);
     t.match(res.body, { name: 'Book club', owner_id: alice.userId, created_at: iso(clock.now()) });
     t.match(res.body.id, /^[0-9a-f-]{36}$/);
-    t.same(Object.keys(res.body).sort(), ['created_at', 'description', 'id', 'link_previews', 'name', 'owner_id', 'permissions']);
+    t.same(Object.keys(res.body).sort(), [
+      'created_at',
+      'description',
+      'id',
+      'invites_paused',
+      'join_rate_action',
+      'join_rate_threshold',
+      'joins_paused',
+      'link_previews',
+      'name',
+      'owner_id',
+      'permissions',
+      'two_factor_for_moderators',
+      'verification_level',
+    ]);
     t.same((await alice.get(`/api/servers/${res.body.id}`)).body, res.body, 'GET returns the same record');
   });
 
@@ -363,6 +390,7 @@ t.test('roles and role assignment', async (t) => {
       'name',
       'permissions',
       'position',
+      'self_assignable',
       'server_id',
     ]);
     const admins = await owner.post(`${base}/roles`, { name: 'admins', full_server_admin: true });

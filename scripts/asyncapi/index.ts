@@ -10,7 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { CLIENT_FRAMES, ROOM_EVENTS, STREAM_EVENTS, VOICE_CLIENT_FRAMES, VOICE_EVENTS } from '../../src/parts/delivery/events';
 import { type Schema, arr, bool, int, obj, oneOf, ref, uuid, withText } from '../openapi/dsl';
 import { API_GUIDE_FILE, OPENAPI_FILE } from '../openapi';
-import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, profile, schemas, server } from '../openapi/schemas';
+import { BOT_FLAG, MESSAGE_OPTIONAL, messageFields, postingGate, profile, schemas, server } from '../openapi/schemas';
 
 export const ASYNCAPI_FILE = path.join(path.dirname(OPENAPI_FILE), 'asyncapi.json');
 
@@ -22,6 +22,7 @@ const SOCKET_RECORDS: Record<string, Schema> = {
     unread: bool,
     mention_count: int,
     role_ids: withText(arr(uuid), 'the roles the recipient holds in this server'),
+    posting_gate: postingGate(),
     channels: arr(ref('ChannelWithState')),
     categories: arr(ref('Category')),
     threads: withText(arr(ref('ThreadState')), 'the active threads of its channels the user sees'),

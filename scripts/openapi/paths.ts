@@ -28,6 +28,15 @@ import { signInOperations } from './sign-in';
 import { AUTO_ARCHIVE_MINUTES, FORUM_SORTS, LISTED_CHANNEL_TYPES } from '../../src/core/records';
 import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 
+/** A JSON body whose every field may be left out (a PATCH): what is absent stays. */
+const everyOptional = (props: Record<string, Schema>) => input(props, Object.keys(props));
+
+/** A role members take themselves carries no power (src/api/servers.ts requirePowerless). */
+const SELF_ASSIGNABLE_POWERLESS = rule(
+  "a self-assignable role has neither full_server_admin nor a power flag (the moderators', manage_threads, manage_emojis, the voice moderators', mention_everyone)",
+  'a self-assignable role carries no power',
+);
+
 /** A role's colour: 0xRRGGBB as an integer, or null for none. */
 const ROLE_COLOR = {
   anyOf: [{ type: 'integer', minimum: 0, maximum: 0xffffff }, { type: 'null' }],
@@ -1065,16 +1074,22 @@ export const operations: Ops = [
     {
       tag: 'Servers',
       summary:
-        'Rename or describe a server, set what everyone may do in its channels (also manage_roles, and only flags one holds), or turn its link previews on or off (manage_server)',
+        'Rename or describe a server, set what everyone may do in its channels (also manage_roles, and only flags one holds), turn its link previews on or off, or set its raid protection: verification level, two-factor for moderators (changed only by someone with two-factor on), join-rate threshold and action, paused invites, paused joins (false: resume) (manage_server)',
       auth: 'user',
       body: {
         kind: 'json',
-        schema: input({ name, description: text(1000, { multiline: true, blank: true }), permissions: FLAG_INPUT, link_previews: bool }, [
-          'name',
-          'description',
-          'permissions',
-          'link_previews',
-        ]),
+        schema: everyOptional({
+          name,
+          description: text(1000, { multiline: true, blank: true }),
+          permissions: FLAG_INPUT,
+          link_previews: bool,
+          verification_level: { type: 'integer', enum: [0, 1, 2, 3], description: 'docs/moderation.md "Verification levels"' },
+          two_factor_for_moderators: bool,
+          join_rate_threshold: { type: 'integer', minimum: 0, maximum: 1000, description: 'joins per minute; 0: off' },
+          join_rate_action: { type: 'string', enum: ['pause', 'alert'] },
+          invites_paused: bool,
+          joins_paused: bool,
+        }),
       },
       audited: true,
       ok: [json(200, ref('Server'))],
@@ -1425,16 +1440,17 @@ export const operations: Ops = [
       auth: 'user',
       body: {
         kind: 'json',
-        schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT }, [
+        schema: input({ name, full_server_admin: bool, color: ROLE_COLOR, hoist: bool, mentionable: bool, permissions: FLAG_INPUT, self_assignable: bool }, [
           'full_server_admin',
           'color',
           'hoist',
           'mentionable',
           'permissions',
+          'self_assignable',
         ]),
       },
       audited: true,
-      prose: [rule('a server holds at most 250 roles', 'a server may have at most')],
+      prose: [rule('a server holds at most 250 roles', 'a server may have at most'), SELF_ASSIGNABLE_POWERLESS],
       ok: [json(201, ref('Role'))],
       errors: [409, 429],
     },
@@ -1457,11 +1473,13 @@ export const operations: Ops = [
             mentionable: bool,
             permissions: FLAG_INPUT,
             position: { type: 'integer', minimum: 0, maximum: 250, description: '0 is first; past the end is last' },
+            self_assignable: bool,
           },
-          ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position'],
+          ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position', 'self_assignable'],
         ),
       },
       audited: true,
+      prose: [SELF_ASSIGNABLE_POWERLESS],
       ok: [json(200, ref('Role'))],
       errors: [409],
     },
@@ -1793,6 +1811,29 @@ export const operations: Ops = [
       summary: 'Give a member a role by name, beside those they hold, or null to take them all (owner)',
       auth: 'user',
       body: { kind: 'json', schema: input({ role: nullable(name) }) },
+      audited: true,
+      ok: [json(200, ref('Member'))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/members/@me/roles/{role_id}',
+    {
+      tag: 'Servers',
+      summary:
+        'Take a self-assignable role (any member; docs/moderation.md "Self-assigned roles"): 200 the member, unchanged if held already; 403 for a role not self-assignable, with a power, or placed above a role with a power',
+      auth: 'user',
+      audited: true,
+      ok: [json(200, ref('Member'))],
+    },
+  ],
+  [
+    'DELETE',
+    '/api/servers/{server_id}/members/@me/roles/{role_id}',
+    {
+      tag: 'Servers',
+      summary: 'Drop a self-assignable role (any member): 200 the member; 404 when not held; 403 as for taking it',
+      auth: 'user',
       audited: true,
       ok: [json(200, ref('Member'))],
     },

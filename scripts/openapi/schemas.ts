@@ -1,6 +1,7 @@
 /** The records the API answers with (components/schemas of docs/openapi.json). */
 import { FLAGS } from '../../src/rules/channel-permissions';
-import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FIRST_LINES_CHARS, FORUM_SORTS } from '../../src/core/records';
+import { AUTO_ARCHIVE_MINUTES, CHANNEL_TYPES, FIRST_LINES_CHARS, FORUM_SORTS, JOIN_RATE_ACTIONS, VERIFICATION_LEVELS } from '../../src/core/records';
+import { MAX_JOIN_RATE_THRESHOLD } from '../../src/parts/community/join-rate';
 import { MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
 import { type Schema, arr, bool, input, int, nullable, obj, oneOf, ref, str, time, uuid } from './dsl';
 
@@ -205,7 +206,7 @@ export const schemas: Record<string, Schema> = {
   }),
 
   Server: obj(server()),
-  ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int }),
+  ServerWithUnread: obj({ ...server(), unread: bool, mention_count: int, posting_gate: postingGate() }),
   Channel: obj({ ...channel(), ...forum(), ...voice() }, [...FORUM_OPTIONAL, ...VOICE_ONLY]),
   ForumTag: obj({
     id: uuid,
@@ -337,6 +338,7 @@ export const schemas: Record<string, Schema> = {
     hoist: withDescription(bool, 'its holders are a group of their own in the member list'),
     mentionable: withDescription(bool, '@name counts as a mention of every holder, from who may use @everyone'),
     permissions: withDescription(FLAG_LIST, "the channel permissions its holders have server-wide, beside everyone's"),
+    self_assignable: withDescription(bool, 'members take and drop it themselves (PUT/DELETE …/members/@me/roles/{role_id}); it carries no power'),
   }),
   Member: obj(
     {
@@ -662,13 +664,34 @@ function auditEntries(): Schema[] {
     [
       'server_update',
       'server',
-      obj({ name: fromTo(str), description: fromTo(str), permissions: fromTo(FLAG_LIST), link_previews: fromTo(bool) }, [
-        'name',
-        'description',
-        'permissions',
-        'link_previews',
-      ]),
+      obj(
+        {
+          name: fromTo(str),
+          description: fromTo(str),
+          permissions: fromTo(FLAG_LIST),
+          link_previews: fromTo(bool),
+          verification_level: fromTo(int),
+          two_factor_for_moderators: fromTo(bool),
+          join_rate_threshold: fromTo(int),
+          join_rate_action: fromTo(oneOf(...JOIN_RATE_ACTIONS)),
+          invites_paused: fromTo(bool),
+          joins_paused: fromTo(bool),
+        },
+        [
+          'name',
+          'description',
+          'permissions',
+          'link_previews',
+          'verification_level',
+          'two_factor_for_moderators',
+          'join_rate_threshold',
+          'join_rate_action',
+          'invites_paused',
+          'joins_paused',
+        ],
+      ),
     ],
+    ['joins_pause', 'server', obj({ joins_paused: fromTo(bool) })],
     ['owner_transfer', 'user', obj({ owner_id: uuid })],
     ['channel_create', 'channel', obj({ name: str, type: oneOf(...CHANNEL_TYPES), user_limit: int, bitrate: int }, ['type', 'user_limit', 'bitrate'])],
     [
@@ -734,7 +757,13 @@ function auditEntries(): Schema[] {
         obj({ target_id: uuid, kind: oneOf('everyone', 'role', 'member'), allow: fromTo(nullable(FLAG_LIST)), deny: fromTo(nullable(FLAG_LIST)) }),
       ],
     ]),
-    ['role_create', 'role', obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool, permissions: FLAG_LIST })],
+    [
+      'role_create',
+      'role',
+      obj({ name: str, full_server_admin: bool, color: nullable(int), hoist: bool, mentionable: bool, permissions: FLAG_LIST, self_assignable: bool }, [
+        'self_assignable',
+      ]),
+    ],
     [
       'role_update',
       'role',
@@ -747,13 +776,32 @@ function auditEntries(): Schema[] {
           mentionable: fromTo(bool),
           permissions: fromTo(FLAG_LIST),
           position: fromTo(int),
+          self_assignable: fromTo(bool),
         },
-        ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position'],
+        ['name', 'full_server_admin', 'color', 'hoist', 'mentionable', 'permissions', 'position', 'self_assignable'],
       ),
     ],
     ['role_delete', 'role', name],
-    ['role_assign', 'user', obj({ role: nullable(str), role_id: nullable(uuid), roles: fromTo(arr(str)) })],
-    ['role_unassign', 'user', obj({ role: str, role_id: uuid, roles: fromTo(arr(str)) })],
+    [
+      'role_assign',
+      'user',
+      obj(
+        {
+          role: nullable(str),
+          role_id: nullable(uuid),
+          roles: fromTo(arr(str)),
+          self: withDescription({ type: 'boolean', const: true }, 'the member took it themselves'),
+        },
+        ['self'],
+      ),
+    ],
+    [
+      'role_unassign',
+      'user',
+      obj({ role: str, role_id: uuid, roles: fromTo(arr(str)), self: withDescription({ type: 'boolean', const: true }, 'the member dropped it themselves') }, [
+        'self',
+      ]),
+    ],
     ['member_kick', 'user', { type: 'null' }],
     ['member_ban', 'user', { type: 'null' }],
     ['member_unban', 'user', { type: 'null' }],
@@ -829,7 +877,32 @@ export function server(): Record<string, Schema> {
     description: str,
     permissions: withDescription(FLAG_LIST, "what everyone may do in the server's channels unless a channel's overwrites say otherwise"),
     link_previews: withDescription(bool, 'links posted here get preview cards (on by default; LINK_PREVIEWS=off turns them off on every server)'),
+    verification_level: withDescription(
+      { type: 'integer', enum: [...VERIFICATION_LEVELS] },
+      'who may post and react (docs/moderation.md "Verification levels"): 0 anyone; 1 a verified email; 2 also an account older than 5 minutes; 3 also a member for 10 minutes',
+    ),
+    two_factor_for_moderators: withDescription(bool, "a moderator's power is refused to an account without two-factor sign-in"),
+    join_rate_threshold: withDescription(
+      { type: 'integer', minimum: 0, maximum: MAX_JOIN_RATE_THRESHOLD },
+      'joins per minute past which join_rate_action happens (docs/moderation.md "Raid protection"); 0: off',
+    ),
+    join_rate_action: withDescription(oneOf(...JOIN_RATE_ACTIONS), "past the threshold: 'pause' new joins and alert moderators, or 'alert' only"),
+    invites_paused: withDescription(bool, 'invites take nobody in while set'),
+    joins_paused: withDescription(bool, 'nobody joins by any way until a moderator resumes (set by join-rate protection, or by hand)'),
   };
+}
+
+/** What keeps the caller from posting and reacting in a server now (src/rules/verification.ts), or null. */
+export function postingGate(): Schema {
+  return withDescription(
+    nullable(
+      obj({
+        reason: str,
+        until: withDescription(nullable(time), 'when it lifts by itself; null while an email is still to verify'),
+      }),
+    ),
+    "what keeps the caller from posting and reacting here now (the server's verification level), or null",
+  );
 }
 
 function channel(): Record<string, Schema> {

@@ -25,6 +25,7 @@ type Deps = Pick<
   | 'uploads'
   | 'imports'
   | 'claims'
+  | 'joinGate'
   | 'notifications'
   | 'clock'
 >;
@@ -60,7 +61,7 @@ export function importRoutes(deps: Deps): Route[] {
 }
 
 function importHandlers(deps: Deps) {
-  const { config, log, perms, limits, hub, directory, members, uploads, imports, claims } = deps;
+  const { config, log, perms, limits, hub, directory, members, uploads, imports, claims, joinGate } = deps;
 
   return {
     listImports,
@@ -188,6 +189,7 @@ function importHandlers(deps: Deps) {
       const serverId = claimed.server_id;
       if (!before.has(serverId)) {
         before.add(serverId);
+        joinGate.joined(serverId, ctx.user.id);
         hub.toUsers([ctx.user.id], { event: 'server_joined', server: serverEntry(deps, ctx.user.id, directory.server(serverId)!) });
         hub.toServer(serverId, { event: 'member_joined', server_id: serverId, member: members.record(serverId, ctx.user.id)! });
       } else {

@@ -18,7 +18,20 @@ const INVITE_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
 
 type Deps = Pick<
   Services,
-  'db' | 'clock' | 'config' | 'perms' | 'hub' | 'limits' | 'staticFiles' | 'directory' | 'readStates' | 'presence' | 'members' | 'audit' | 'notifications'
+  | 'db'
+  | 'clock'
+  | 'config'
+  | 'perms'
+  | 'hub'
+  | 'limits'
+  | 'staticFiles'
+  | 'directory'
+  | 'readStates'
+  | 'presence'
+  | 'members'
+  | 'audit'
+  | 'notifications'
+  | 'joinGate'
 >;
 
 /** Invites: made by any member, revoked by their creator, the owner or an administrator. */
@@ -47,7 +60,7 @@ interface InviteRow {
 }
 
 function inviteHandlers(deps: Deps) {
-  const { db, clock, config, perms, hub, limits, staticFiles, directory, members, audit } = deps;
+  const { db, clock, config, perms, hub, limits, staticFiles, directory, members, audit, joinGate } = deps;
   const insertInvite = db.prepare('INSERT INTO invites (token, server_id, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)');
   const COLUMNS = `i.token, i.server_id, s.name AS server_name, i.created_by, u.username AS creator_username, i.created_at,
       i.expires_at, i.max_uses, i.uses
@@ -169,6 +182,7 @@ function inviteHandlers(deps: Deps) {
     if (removal && !invitedAnew) {
       throw forbidden('you were removed from this server; ask its owner or an administrator for a new invite');
     }
+    joinGate.requireOpen(serverId, 'invite');
     members.requireRoom(ctx.user.id);
     db.transaction(() => {
       // Counted in the same transaction: two people cannot both take the last use.
@@ -179,6 +193,7 @@ function inviteHandlers(deps: Deps) {
     const server = directory.server(serverId)!;
     hub.toUsers([ctx.user.id], { event: 'server_joined', server: serverEntry(deps, ctx.user.id, server) });
     hub.toServer(serverId, { event: 'member_joined', server_id: serverId, member: members.record(serverId, ctx.user.id)! });
+    joinGate.joined(serverId, ctx.user.id);
     return json({ server_id: serverId });
   }
 

@@ -5,9 +5,10 @@ import { created, json, noContent } from '../core/http/respond';
 import { mutedNow, serverEntry, serverSummary } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import type { Ctx, Route } from '../core/types';
-import type { RoleRecord } from '../core/records';
-import { auditReason, bool, integer, subsetOf, text, uuid } from '../core/validate';
-import { EVERYONE_DEFAULT, FLAGS, type Flag, type Flags, flagsOf, namesOf } from '../rules/channel-permissions';
+import { JOIN_RATE_ACTIONS, type RoleRecord, type ServerRecord, type VerificationLevel } from '../core/records';
+import { MAX_JOIN_RATE_THRESHOLD } from '../parts/community/join-rate';
+import { auditReason, bool, integer, oneOf, subsetOf, text, uuid } from '../core/validate';
+import { EVERYONE_DEFAULT, FLAGS, type Flag, type Flags, POWERS, flagsOf, namesOf } from '../rules/channel-permissions';
 import { requireGrantable } from '../rules/permissions';
 
 import { MAX_NAME_CHARS } from '../rules/sizes';
@@ -37,6 +38,7 @@ type Deps = Pick<
   | 'overwrites'
   | 'accessChanges'
   | 'users'
+  | 'twoFactor'
 >;
 
 /** Servers, their members and roles (spec section 4; who may do what: src/rules/permissions.ts). */
@@ -58,6 +60,8 @@ export function serverRoutes(deps: Deps): Route[] {
     { method: 'DELETE', path: `${S}/roles/:role_id`, auth: 'user', body: 'none', handler: h.deleteRole },
     { method: 'PUT', path: `${S}/members/:user_id/role`, auth: 'user', body: 'json', handler: h.assignRole },
     { method: 'DELETE', path: `${S}/members/:user_id/roles/:role_id`, auth: 'user', body: 'none', handler: h.unassignRole },
+    { method: 'PUT', path: `${S}/members/@me/roles/:role_id`, auth: 'user', body: 'none', handler: h.takeRole },
+    { method: 'DELETE', path: `${S}/members/@me/roles/:role_id`, auth: 'user', body: 'none', handler: h.dropRole },
   ];
 }
 
@@ -72,6 +76,7 @@ interface RoleRow {
   hoist: number;
   mentionable: number;
   permissions: number;
+  self_assignable: number;
 }
 
 const roleRecord = (r: RoleRow): RoleRecord => ({
@@ -80,8 +85,22 @@ const roleRecord = (r: RoleRow): RoleRecord => ({
   hoist: r.hoist === 1,
   mentionable: r.mentionable === 1,
   permissions: namesOf(r.permissions),
+  self_assignable: r.self_assignable === 1,
 });
-const ROLE_COLUMNS = 'id, server_id, name, full_server_admin, created_at, color, position, hoist, mentionable, permissions';
+const ROLE_COLUMNS = 'id, server_id, name, full_server_admin, created_at, color, position, hoist, mentionable, permissions, self_assignable';
+
+/**
+ * A self-assignable role carries no power (issue 53): neither full_server_admin nor any flag of
+ * POWERS (the moderators' flags, managing threads and emoji, the voice moderators', @everyone),
+ * so taking one never lifts anyone's rights; 400 for a role that would.
+ */
+function requirePowerless(selfAssignable: boolean, admin: boolean, flags: Flags): void {
+  if (!selfAssignable) return;
+  const powers = namesOf(flags & POWERS);
+  if (admin || powers.length > 0) {
+    throw badRequest(`a self-assignable role carries no power: ${admin ? 'full_server_admin' : powers.join(', ')} cannot be on a role members take themselves`);
+  }
+}
 
 /** `permissions`: channel permission names (src/rules/channel-permissions.ts FLAGS). */
 const flagsParam = (body: Record<string, unknown>): Flags => flagsOf(subsetOf(body, 'permissions', FLAGS));
@@ -94,10 +113,30 @@ function color(body: Record<string, unknown>): number | null {
 }
 
 function serverHandlers(deps: Deps) {
-  const { db, clock, perms, hub, limits, directory, readStates, members, audit, uploads, channels, overwrites, accessChanges, notifications, users } = deps;
+  const {
+    db,
+    clock,
+    perms,
+    hub,
+    limits,
+    directory,
+    readStates,
+    members,
+    audit,
+    uploads,
+    channels,
+    overwrites,
+    accessChanges,
+    notifications,
+    users,
+    twoFactor,
+  } = deps;
   // Everyone's flags written out: a database migrated from before threads keeps an older column default.
   const insertServer = db.prepare('INSERT INTO servers (id, name, owner_id, created_at, everyone_permissions) VALUES (?, ?, ?, ?, ?)');
-  const updateServerRow = db.prepare('UPDATE servers SET name = ?, description = ?, everyone_permissions = ?, link_previews = ? WHERE id = ?');
+  const updateServerRow = db.prepare(
+    `UPDATE servers SET name = ?, description = ?, everyone_permissions = ?, link_previews = ?, verification_level = ?, two_factor_for_moderators = ?,
+       join_rate_threshold = ?, join_rate_action = ?, invites_paused = ?, joins_paused = ? WHERE id = ?`,
+  );
   const setOwner = db.prepare('UPDATE servers SET owner_id = ? WHERE id = ?');
   const deleteServerRow = db.prepare('DELETE FROM servers WHERE id = ?');
   const attachmentsOfServer = db.prepare<[string], { id: string }>(
@@ -106,14 +145,20 @@ function serverHandlers(deps: Deps) {
   const channelIdsOf = db.prepare<[string], { id: string }>('SELECT id FROM channels WHERE server_id = ?');
   const insertRemoval = db.prepare('INSERT OR REPLACE INTO server_removals (server_id, user_id, removed_by, removed_at) VALUES (?, ?, ?, ?)');
   const insertRole = db.prepare(
-    `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, permissions, position)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
+    `INSERT INTO roles (id, server_id, name, full_server_admin, created_at, color, hoist, mentionable, permissions, self_assignable, position)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COUNT(*) FROM roles WHERE server_id = ?))`,
   );
   const roleById = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = ?`);
   const roleByName = db.prepare<[string, string], { id: string; name: string }>('SELECT id, name FROM roles WHERE server_id = ? AND name = ? COLLATE NOCASE');
   const rolesOfServer = db.prepare<[string], RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE server_id = ? ORDER BY position, created_at, rowid`);
   const roleCount = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM roles WHERE server_id = ?');
-  const updateRoleRow = db.prepare('UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ? WHERE id = ?');
+  const updateRoleRow = db.prepare(
+    'UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ?, self_assignable = ? WHERE id = ?',
+  );
+  /** The lowest place (largest position) of a role with a power: a self-assignable role must sit below it. */
+  const lowestPoweredRole = db
+    .prepare<[string, number], number | null>('SELECT MAX(position) FROM roles WHERE server_id = ? AND (full_server_admin = 1 OR permissions & ? <> 0)')
+    .pluck();
   const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
@@ -160,6 +205,8 @@ function serverHandlers(deps: Deps) {
     deleteRole,
     assignRole,
     unassignRole,
+    takeRole,
+    dropRole,
   };
 
   /** 201 server; the caller owns it and is its first member; a "general" channel comes with it. */
@@ -193,6 +240,7 @@ function serverHandlers(deps: Deps) {
           muted,
           threads.filter((thread) => thread.server_id === server.id),
         ),
+        posting_gate: perms.postingGate(ctx.user.id, server.id),
       })),
     );
   }
@@ -219,19 +267,53 @@ function serverHandlers(deps: Deps) {
       ctx.body.description === undefined ? before.description : text(ctx.body, 'description', { min: 0, max: MAX_DESCRIPTION_CHARS, multiline: true });
     const everyone = ctx.body.permissions === undefined ? flagsOf(before.permissions as Flag[]) : flagsParam(ctx.body);
     const linkPreviews = ctx.body.link_previews === undefined ? before.link_previews : bool(ctx.body, 'link_previews');
-    const changes = diff(before, { name, description, permissions: namesOf(everyone), link_previews: linkPreviews });
+    const safety = safetySettings(ctx, before);
+    const changes = diff(before, { name, description, permissions: namesOf(everyone), link_previews: linkPreviews, ...safety });
     if (changes.permissions) {
       perms.requireServerFlag(ctx.user, serverId, 'manage_roles');
       requireGrantable(myFlags(ctx, serverId), everyone ^ flagsOf(before.permissions as Flag[]));
     }
+    // Turning it on or off needs it on one's own account, as on Discord: a password alone cannot lift it.
+    if (changes.two_factor_for_moderators && !twoFactor.isOn(ctx.user.id)) {
+      throw forbidden('turn on two-factor authentication for your own account before changing what this server asks of its moderators');
+    }
     const write = () =>
       db.transaction(() => {
-        updateServerRow.run(name, description, everyone, linkPreviews ? 1 : 0, serverId);
+        updateServerRow.run(
+          name,
+          description,
+          everyone,
+          linkPreviews ? 1 : 0,
+          safety.verification_level,
+          safety.two_factor_for_moderators ? 1 : 0,
+          safety.join_rate_threshold,
+          safety.join_rate_action,
+          safety.invites_paused ? 1 : 0,
+          safety.joins_paused ? 1 : 0,
+          serverId,
+        );
         audit.write({ serverId, action: 'server_update', actorId: ctx.user.id, targetId: serverId, targetKind: 'server', reason, changes });
       })();
     if (changes.permissions) accessChanges.around(serverId, write);
     else write();
     return json(announceServer(serverId));
+  }
+
+  /**
+   * The raid-protection settings of a PATCH (docs/moderation.md "Verification levels", "Raid
+   * protection"), each kept as it was when absent.
+   */
+  function safetySettings(ctx: Ctx, before: ServerRecord) {
+    const { body } = ctx;
+    return {
+      verification_level: body.verification_level === undefined ? before.verification_level : (integer(body, 'verification_level', 0, 3) as VerificationLevel),
+      two_factor_for_moderators: body.two_factor_for_moderators === undefined ? before.two_factor_for_moderators : bool(body, 'two_factor_for_moderators'),
+      join_rate_threshold:
+        body.join_rate_threshold === undefined ? before.join_rate_threshold : integer(body, 'join_rate_threshold', 0, MAX_JOIN_RATE_THRESHOLD),
+      join_rate_action: body.join_rate_action === undefined ? before.join_rate_action : oneOf(body, 'join_rate_action', JOIN_RATE_ACTIONS),
+      invites_paused: body.invites_paused === undefined ? before.invites_paused : bool(body, 'invites_paused'),
+      joins_paused: body.joins_paused === undefined ? before.joins_paused : bool(body, 'joins_paused'),
+    };
   }
 
   /**
@@ -352,13 +434,15 @@ function serverHandlers(deps: Deps) {
     const hoist = ctx.body.hoist === undefined ? false : bool(ctx.body, 'hoist');
     const mentionable = ctx.body.mentionable === undefined ? false : bool(ctx.body, 'mentionable');
     const flags = ctx.body.permissions === undefined ? 0 : flagsParam(ctx.body);
+    const selfAssignable = ctx.body.self_assignable === undefined ? false : bool(ctx.body, 'self_assignable');
     const reason = auditReason(ctx);
+    requirePowerless(selfAssignable, admin, flags);
     if (roleByName.get(serverId, name)) throw conflict(`a role named "${name}" already exists in this server`);
     if (roleCount.get(serverId)!.n >= MAX_ROLES_PER_SERVER) throw badRequest(`a server may have at most ${MAX_ROLES_PER_SERVER} roles`);
     limits.creationsPerUser.take(ctx.user.id, 'channels, roles and invites created');
     const id = crypto.randomUUID();
     db.transaction(() => {
-      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()), colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, serverId);
+      insertRole.run(id, serverId, name, admin ? 1 : 0, iso(clock.now()), colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, selfAssignable ? 1 : 0, serverId);
       audit.write({
         serverId,
         action: 'role_create',
@@ -366,7 +450,7 @@ function serverHandlers(deps: Deps) {
         targetId: id,
         targetKind: 'role',
         reason,
-        changes: { name, full_server_admin: admin, color: colour, hoist, mentionable, permissions: namesOf(flags) },
+        changes: { name, full_server_admin: admin, color: colour, hoist, mentionable, permissions: namesOf(flags), self_assignable: selfAssignable },
       });
     })();
     announceRoles(serverId);
@@ -392,7 +476,9 @@ function serverHandlers(deps: Deps) {
     const mentionable = ctx.body.mentionable === undefined ? before.mentionable === 1 : bool(ctx.body, 'mentionable');
     const flags = ctx.body.permissions === undefined ? before.permissions : flagsParam(ctx.body);
     const position = ctx.body.position === undefined ? null : integer(ctx.body, 'position', 0, MAX_ROLES_PER_SERVER);
+    const selfAssignable = ctx.body.self_assignable === undefined ? before.self_assignable === 1 : bool(ctx.body, 'self_assignable');
     const reason = auditReason(ctx);
+    requirePowerless(selfAssignable, admin, flags);
     if (admin !== (before.full_server_admin === 1)) perms.requireOwner(ctx.user, serverId, 'make or unmake a full server administrator role');
     requireGrantable(myFlags(ctx, serverId), flags ^ before.permissions);
     if (position !== null && !perms.isAboveRole(ctx.user.id, serverId, { position, full_server_admin: 0 })) {
@@ -404,7 +490,7 @@ function serverHandlers(deps: Deps) {
     let after: RoleRow | undefined;
     const write = () =>
       db.transaction(() => {
-        updateRoleRow.run(name, admin ? 1 : 0, colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, before.id);
+        updateRoleRow.run(name, admin ? 1 : 0, colour, hoist ? 1 : 0, mentionable ? 1 : 0, flags, selfAssignable ? 1 : 0, before.id);
         if (position !== null) reorderRoles(serverId, before.id, position);
         after = roleById.get(before.id)!;
         const changes = diff(roleRecord(before), {
@@ -415,6 +501,7 @@ function serverHandlers(deps: Deps) {
           mentionable,
           permissions: namesOf(flags),
           position: after.position,
+          self_assignable: selfAssignable,
         });
         audit.write({ serverId, action: 'role_update', actorId: ctx.user.id, targetId: before.id, targetKind: 'role', reason, changes });
       })();
@@ -466,7 +553,7 @@ function serverHandlers(deps: Deps) {
       roleId = role.id;
       roleName = role.name;
     }
-    return changeRoles(ctx, 'role_assign', { role: roleName, role_id: roleId }, () => {
+    return changeRoles(ctx, userId, 'role_assign', { role: roleName, role_id: roleId }, () => {
       if (roleId) members.addRole(serverId, userId, roleId);
       else members.clearRoles(serverId, userId);
     });
@@ -477,7 +564,7 @@ function serverHandlers(deps: Deps) {
     const { server_id: serverId, user_id: userId } = ctx.params;
     perms.requireOwner(ctx.user, serverId, 'remove roles');
     const role = roleIn(serverId, ctx.params.role_id);
-    return changeRoles(ctx, 'role_unassign', { role: role.name, role_id: role.id }, () => {
+    return changeRoles(ctx, userId, 'role_unassign', { role: role.name, role_id: role.id }, () => {
       if (!members.removeRole(serverId, userId, role.id)) throw notFound('the member does not hold this role');
     });
   }
@@ -487,8 +574,14 @@ function serverHandlers(deps: Deps) {
    * transaction with its audit entry (the role named, the roles before and after), then told: the
    * member's new access to channels, and their record to the server.
    */
-  function changeRoles(ctx: Ctx, action: 'role_assign' | 'role_unassign', named: { role: string | null; role_id: string | null }, change: () => void) {
-    const { server_id: serverId, user_id: userId } = ctx.params;
+  function changeRoles(
+    ctx: Ctx,
+    userId: string,
+    action: 'role_assign' | 'role_unassign',
+    named: { role: string | null; role_id: string | null; self?: true },
+    change: () => void,
+  ) {
+    const serverId = ctx.params.server_id;
     const reason = auditReason(ctx);
     if (!perms.rank(userId, serverId)) throw notFound('member not found');
     const before = members.record(serverId, userId)!.roles;
@@ -507,6 +600,44 @@ function serverHandlers(deps: Deps) {
     });
     accessChanges.around(serverId, () => write(), [userId]);
     return json(announceMember(serverId, userId));
+  }
+
+  /**
+   * A role the caller may take or drop themselves (issue 53, docs/moderation.md "Self-assigned
+   * roles"): 404 for a non-member or another server's role; 403 for a role not self-assignable,
+   * one carrying a power (refused when marked, checked again here), or one placed above a role
+   * with a power (its holders would stand above moderators in the hierarchy, out of their reach).
+   */
+  function selfAssignableRole(ctx: Ctx): RoleRow {
+    const serverId = ctx.params.server_id;
+    perms.serverAccess(ctx.user, serverId);
+    const role = roleIn(serverId, ctx.params.role_id);
+    if (role.self_assignable !== 1) throw forbidden('this role is not self-assignable: ask a moderator for it');
+    if (role.full_server_admin === 1 || (role.permissions & POWERS) !== 0) throw forbidden('a role with a power is never self-assigned');
+    const lowest = lowestPoweredRole.get(serverId, POWERS);
+    if (lowest !== null && lowest !== undefined && role.position < lowest) {
+      throw forbidden('this role sits above a moderator role: move it below them before members take it');
+    }
+    return role;
+  }
+
+  /** PUT …/members/@me/roles/{role_id}: the caller takes a self-assignable role; 200 member (unchanged if held already); audited (role_assign, self). */
+  function takeRole(ctx: Ctx) {
+    const role = selfAssignableRole(ctx);
+    const serverId = ctx.params.server_id;
+    if (members.record(serverId, ctx.user.id)?.role_ids.includes(role.id)) return json(members.record(serverId, ctx.user.id));
+    return changeRoles(ctx, ctx.user.id, 'role_assign', { role: role.name, role_id: role.id, self: true }, () =>
+      members.addRole(serverId, ctx.user.id, role.id),
+    );
+  }
+
+  /** DELETE …/members/@me/roles/{role_id}: the caller drops a self-assignable role; 200 member; 404 when not held; audited (role_unassign, self). */
+  function dropRole(ctx: Ctx) {
+    const role = selfAssignableRole(ctx);
+    const serverId = ctx.params.server_id;
+    return changeRoles(ctx, ctx.user.id, 'role_unassign', { role: role.name, role_id: role.id, self: true }, () => {
+      if (!members.removeRole(serverId, ctx.user.id, role.id)) throw notFound('you do not hold this role');
+    });
   }
 
   /** The member's record after a change, told to the server. */

@@ -459,6 +459,24 @@ const MIGRATIONS: Migration[] = [
     const columns = db.prepare<[], { name: string }>('PRAGMA table_info(imports)').all();
     if (columns.length > 0 && !columns.some((c) => c.name === 'report')) db.exec('ALTER TABLE imports ADD COLUMN report TEXT');
   },
+  // 25 -> 26 (issue 53; the order of migrations made on parallel branches is settled when they
+  // meet): raid protection and self-assigned roles. A
+  // server's verification level (0: none), two-factor for moderators (off), its join-rate
+  // threshold (0: off) and action, invites and joins paused (no); a role is not self-assignable.
+  // Idempotent: each column is added only when missing, so a run in another place changes nothing.
+  (db) => {
+    const has = (table: string, column: string) => db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column) !== undefined;
+    const add = (table: string, column: string, definition: string) => {
+      if (!has(table, column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    };
+    add('servers', 'verification_level', 'INTEGER NOT NULL DEFAULT 0');
+    add('servers', 'two_factor_for_moderators', 'INTEGER NOT NULL DEFAULT 0');
+    add('servers', 'join_rate_threshold', 'INTEGER NOT NULL DEFAULT 0');
+    add('servers', 'join_rate_action', "TEXT NOT NULL DEFAULT 'alert'");
+    add('servers', 'invites_paused', 'INTEGER NOT NULL DEFAULT 0');
+    add('servers', 'joins_paused', 'INTEGER NOT NULL DEFAULT 0');
+    add('roles', 'self_assignable', 'INTEGER NOT NULL DEFAULT 0');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -21,6 +21,29 @@ export interface ServerRecord {
   permissions: string[];
   /** Links posted here get preview cards (docs/api.md "Link previews"); LINK_PREVIEWS=off overrides it. */
   link_previews: boolean;
+  /** Who may post (docs/moderation.md "Verification levels"): 0 anyone, 1 a verified email, 2 an account older than 5 minutes, 3 a member for 10 minutes. */
+  verification_level: VerificationLevel;
+  /** A moderator's power is refused to an account without two-factor sign-in. */
+  two_factor_for_moderators: boolean;
+  /** Joins per minute past which join_rate_action happens; 0: off (docs/moderation.md "Raid protection"). */
+  join_rate_threshold: number;
+  join_rate_action: JoinRateAction;
+  /** Invites take nobody in while set. */
+  invites_paused: boolean;
+  /** Nobody joins, by any way, until a moderator resumes (set by join-rate protection or by hand). */
+  joins_paused: boolean;
+}
+
+export const VERIFICATION_LEVELS = [0, 1, 2, 3] as const;
+export type VerificationLevel = (typeof VERIFICATION_LEVELS)[number];
+/** What join-rate protection does past its threshold: pause joins (and alert), or alert only. */
+export const JOIN_RATE_ACTIONS = ['pause', 'alert'] as const;
+export type JoinRateAction = (typeof JOIN_RATE_ACTIONS)[number];
+/** What keeps the caller from posting in a server now (src/rules/verification.ts), or null. */
+export interface PostingGate {
+  reason: string;
+  /** When it lifts by itself (ISO 8601); null when only the member can lift it (verify an email). */
+  until: string | null;
 }
 
 /** The kinds of channel there are; every channel record carries its `type`. */
@@ -223,6 +246,8 @@ export interface RoleRecord {
   mentionable: boolean;
   /** The channel permissions its holders have server-wide, beside everyone's. */
   permissions: string[];
+  /** Members take and drop it themselves (PUT/DELETE …/members/@me/roles/{role_id}); such a role carries no power. */
+  self_assignable: boolean;
 }
 
 export interface MemberRecord {

@@ -26,6 +26,7 @@ import type { Directory } from './community/directory';
 import type { Limits } from '../rules/limits';
 import type { Mailer } from './accounts/mail';
 import type { Members } from './community/members';
+import type { JoinGate } from './community/join-rate';
 import type { MessageStore } from './messages/message-store';
 import type { Posting } from './messages/posting';
 import type { Automod } from './messages/automod';
@@ -96,6 +97,8 @@ export interface Services {
   overwrites: OverwriteStore;
   accessChanges: AccessChanges;
   audit: AuditLog;
+  /** Raid protection at the door: paused invites and joins, the join rate. */
+  joinGate: JoinGate;
   search: Search;
   twoFactor: TwoFactor;
   identity: IdentityCheck;

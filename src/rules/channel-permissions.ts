@@ -119,6 +119,16 @@ const IN_VOICE = bit('speak') | bit('video');
 export const MODERATION: Flags = MODERATOR_FLAGS.reduce((all, flag) => all | bit(flag), 0);
 
 /**
+ * Every power a role may carry beyond taking part (issue 53): the moderators' flags, managing
+ * threads and emoji, the voice moderators' three, and @everyone. A self-assignable role carries
+ * none of them (nor full_server_admin); two-factor for moderators guards all but @everyone.
+ */
+export const POWERS: Flags =
+  MODERATION | bit('manage_threads') | bit('manage_emojis') | bit('mute_members') | bit('deafen_members') | bit('move_members') | bit('mention_everyone');
+/** The powers a server that asks two-factor of its moderators refuses to an account without it. */
+export const TWO_FACTOR_POWERS: Flags = POWERS & ~bit('mention_everyone');
+
+/**
  * What everyone on a server may do when nothing says otherwise: what every member could do before
  * channel permissions existed, start and talk in threads (as Discord's @everyone may), connect,
  * speak and use video in voice channels, and send polls. `@everyone`, managing threads, the voice

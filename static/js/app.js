@@ -656,6 +656,10 @@ export async function startApp(account) {
     else if (ev.reason === 'kicked') toast(`You were removed from ${name}.`);
     else if (ev.reason === 'deleted' && ev.server?.owner_id !== state.me.user_id) toast(`${name} was deleted by its owner.`);
   });
+  // Raid protection (issue 53): moderators hear of a wave of joins.
+  onEvent('join_rate_alert', (ev) =>
+    toast(`${findServer(ev.server_id)?.name}: ${ev.joins} joins in a minute${ev.joins_paused ? '. New joins are paused (Server settings, Safety).' : '.'}`),
+  );
 
   onReady(() => {
     renderMe();

@@ -124,6 +124,13 @@ function writeRule(r) {
       ticking: true,
     };
   }
+  const gate = r.kind === 'channel' ? findServer(r.serverId)?.posting_gate : null;
+  const gateLeft = gate?.until ? Date.parse(gate.until) - Date.now() : Infinity;
+  if (gate && gateLeft > 0) {
+    const why = `${gate.reason[0].toUpperCase()}${gate.reason.slice(1)}`;
+    const when = gate.until ? `: you can post and react here ${inTime(gateLeft)} (${formatTime(gate.until)})` : ' before you post or react here';
+    return { closed: `${why}${when}.`, notice: `${why}${when}.`, ticking: Boolean(gate.until) };
+  }
   // Read-only: the composer's own words are the one notice (issue 47 #9).
   if (!mayIn(r, 'send_messages')) return { closed: 'This channel is read-only for you: you can read it, not write in it.' };
   if (r.kind === 'conversation') {
@@ -580,6 +587,19 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     }
   }
 
+  /** Each server's posting_gate as the server sees it now (GET /api/servers answers the caller's own). */
+  function refreshGates() {
+    api('GET', '/api/servers')
+      .then((/** @type {{ id: string, posting_gate: import('../../types/client').ServerEntry['posting_gate'] }[]} */ list) => {
+        for (const entry of list) {
+          const server = findServer(entry.id);
+          if (server) server.posting_gate = entry.posting_gate;
+        }
+        updateComposer();
+      })
+      .catch(() => {});
+  }
+
   /** The reply bar says what the room's reply is to (room.setReply), or hides. */
   function showReply(message) {
     parts.replyBar.hidden = !message;
@@ -712,6 +732,8 @@ export function createComposer(root, room, { dropZone = root } = {}) {
     }),
     on('nav', updateComposer), // slow mode or a channel's name changed; a DM was opened
     on('blocks', updateComposer),
+    // The server's verification level changed, or the user's roles (a moderator is exempt): their gate anew.
+    on('gate', refreshGates),
   ];
   return {
     /** A place was opened in the room: its draft back in the field, no files, the rules applied. */

@@ -67,6 +67,7 @@ export function openServerMenu(server, anchor) {
     ...[
       menuItem('Invite people', 'user', () => invite(server)),
       menuItem('Server settings', 'gear', () => openSettings(server.id)),
+      menuItem('Roles', 'shield', async () => (await import('./self-roles.js')).openSelfRoles(server)),
       menuItem('Notification settings', 'bell', async () => {
         const places = await import('./place-menu.js');
         places.openNotificationSettings(places.placeOf('server', server.id));
@@ -135,6 +136,7 @@ function tabsFor(server) {
     holdsServerFlag(server, 'manage_roles') && ['permissions', 'Permissions'],
     holdsServerFlag(server, 'ban_members') && ['bans', 'Bans'],
     holdsServerFlag(server, 'manage_server') && ['automod', 'AutoMod'],
+    manage && ['safety', 'Safety'],
     manage && ['integrations', 'Integrations'],
     holdsServerFlag(server, 'view_audit_log') && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
@@ -196,6 +198,7 @@ const PANELS = {
   integrations: async (server) => (await import('./webhooks.js')).webhooksPanel(server, webhooksFocus),
   emoji: async (server) => (await import('./server-emoji.js')).emojiPanel(server),
   automod: async (server) => (await import('./automod-settings.js')).automodPanel(server),
+  safety: async (server) => (await import('./server-safety.js')).safetyPanel(server),
 };
 
 async function renderPanel() {
@@ -406,6 +409,7 @@ function rolesPanel(server) {
             r.full_server_admin ? el('span', { class: 'role-flag', text: 'full server administrator' }) : el('span', { class: 'muted', text: 'label only' }),
             r.hoist ? el('span', { class: 'tag', text: 'own group' }) : null,
             r.mentionable ? el('span', { class: 'tag', text: `@${r.name}` }) : null,
+            r.self_assignable ? el('span', { class: 'tag', text: 'self-assigned' }) : null,
             el('span', { class: 'muted', text: `${members.filter((m) => holdsRole(m, r.id)).length} members` }),
             mayChangeRole(server, r)
               ? el(
@@ -524,6 +528,7 @@ async function editRole(server, role) {
       ...(owner ? [{ name: 'admin', label: 'Full server administrator', type: 'checkbox', value: role.full_server_admin }] : []),
       { name: 'hoist', label: 'Show its members as a group of their own', type: 'checkbox', value: role.hoist },
       { name: 'mentionable', label: 'Mentionable with @name', type: 'checkbox', value: role.mentionable },
+      { name: 'self', label: 'Members take it themselves (Roles page; never with a power)', type: 'checkbox', value: role.self_assignable },
       ...FLAGS.map(([flag, label], i) => ({
         name: flag,
         label,
@@ -541,6 +546,7 @@ async function editRole(server, role) {
       ...(owner ? { full_server_admin: answer.admin } : {}),
       hoist: answer.hoist,
       mentionable: answer.mentionable,
+      self_assignable: answer.self,
       permissions: FLAGS.map(([flag]) => flag).filter((flag) => answer[flag]),
       color: colour ? parseInt(colour.replace('#', ''), 16) : null,
     });

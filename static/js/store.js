@@ -729,7 +729,12 @@ const handlers = {
     state.members.delete(ev.server_id);
     emit('nav');
   },
-  server_updated: (ev) => applyServer(ev.server_id, ev.server),
+  server_updated(ev) {
+    // The caller's own gate (posting_gate) is theirs alone: a new level asks for it again (composer.js).
+    const level = findServer(ev.server_id)?.verification_level;
+    applyServer(ev.server_id, ev.server);
+    if (level !== ev.server.verification_level) emit('gate', ev.server_id);
+  },
   channel_created: (ev) => addChannel(ev.server_id, ev.channel),
   channel_updated: (ev) => applyChannel(ev.server_id, { ...ev.channel, id: ev.channel_id }),
   // What the user may do in a channel changed (an overwrite, a role): the composer and the lock follow.
@@ -783,7 +788,11 @@ const storeHandlers = new Map(Object.entries(handlers));
 function applyMember(ev) {
   learnUser(ev.member);
   const server = ev.member.user_id === state.me.user_id ? findServer(ev.server_id) : null;
-  if (server) server.role_ids = ev.member.role_ids;
+  if (server) {
+    server.role_ids = ev.member.role_ids;
+    // A role may make the user a moderator, who is exempt from the verification level.
+    if (server.posting_gate) emit('gate', ev.server_id);
+  }
   if (ev.member.presence) state.presence.set(ev.member.user_id, ev.member.presence);
   const list = state.members.get(ev.server_id);
   if (list) {

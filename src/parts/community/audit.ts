@@ -53,7 +53,8 @@ export type AuditAction =
   | 'automod_rule_update'
   | 'automod_rule_delete'
   | 'automod_block'
-  | 'automod_alert';
+  | 'automod_alert'
+  | 'joins_pause';
 
 export interface AuditEntry {
   serverId: string;

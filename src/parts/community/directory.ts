@@ -60,11 +60,20 @@ interface ConversationMemberRow extends Omit<UserRef, 'bot'> {
   bot: number;
 }
 
-type ServerRow = Omit<ServerRecord, 'permissions' | 'link_previews'> & { everyone_permissions: number; link_previews: number };
-const serverRecord = ({ everyone_permissions, link_previews, ...row }: ServerRow): ServerRecord => ({
+type ServerRow = Omit<ServerRecord, 'permissions' | 'link_previews' | 'two_factor_for_moderators' | 'invites_paused' | 'joins_paused'> & {
+  everyone_permissions: number;
+  link_previews: number;
+  two_factor_for_moderators: number;
+  invites_paused: number;
+  joins_paused: number;
+};
+const serverRecord = ({ everyone_permissions, link_previews, two_factor_for_moderators, invites_paused, joins_paused, ...row }: ServerRow): ServerRecord => ({
   ...row,
   permissions: namesOf(everyone_permissions),
   link_previews: link_previews === 1,
+  two_factor_for_moderators: two_factor_for_moderators === 1,
+  invites_paused: invites_paused === 1,
+  joins_paused: joins_paused === 1,
 });
 type ChannelRow = Omit<ChannelRecord, 'permissions_synced' | 'available_tags' | 'default_reaction' | 'default_sort' | 'user_limit' | 'bitrate'> & {
   permissions_synced: number;
@@ -93,7 +102,9 @@ export const channelRecord = ({
 /** Servers whose channel lists are kept in memory at most (all are dropped past it). */
 const CHANNEL_LISTS = 4096;
 
-const SERVER_COLUMNS = 's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions, s.link_previews';
+const SERVER_COLUMNS =
+  's.id, s.name, s.owner_id, s.created_at, s.description, s.everyone_permissions, s.link_previews, ' +
+  's.verification_level, s.two_factor_for_moderators, s.join_rate_threshold, s.join_rate_action, s.invites_paused, s.joins_paused';
 const CHANNEL_COLUMNS =
   'c.id, c.server_id, c.type, c.parent_id, c.name, c.position, c.created_at, c.topic, c.slowmode_seconds, c.category_id, c.permissions_synced, c.available_tags, c.default_reaction, c.default_sort, c.user_limit, c.bitrate';
 // The last message is found through messages_by_conversation (conversation_id, seq).

@@ -12,6 +12,7 @@ import type {
   FriendRecord,
   MemberRecord,
   NotificationSetting,
+  PostingGate,
   RoleRecord,
   ServerRecord,
   Shown,
@@ -44,6 +45,8 @@ export type ServerEntry = ServerRecord & {
   unread: boolean;
   mention_count: number;
   role_ids: string[];
+  /** What keeps the recipient from posting and reacting here now (the verification level), or null. */
+  posting_gate: PostingGate | null;
   channels: ChannelState[];
   categories: CategoryRecord[];
   threads: ThreadState[];
@@ -245,6 +248,18 @@ export const STREAM_EVENTS = {
       thread: record<ThreadRecord>('Thread'),
       added: Type.Array(uuid),
       removed: Type.Array(uuid),
+    },
+  ),
+  join_rate_alert: event(
+    'join_rate_alert',
+    'members holding manage_server, kick_members or ban_members (the owner and full server administrators)',
+    'more joins in the last minute than the server\'s join-rate threshold (docs/moderation.md "Raid protection"): what was counted, and whether joins are now paused; at most once a minute per server unless joins were just paused',
+    {
+      server_id: uuid,
+      joins: count,
+      threshold: count,
+      action: Type.Unsafe<'pause' | 'alert'>({ type: 'string', enum: ['pause', 'alert'] }),
+      joins_paused: Type.Boolean(),
     },
   ),
   member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),

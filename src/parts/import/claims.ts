@@ -6,6 +6,7 @@ import type { DB } from '../../core/db';
 import { conflict, forbidden, notFound } from '../../core/http/errors';
 import type { UserRef } from '../../core/types';
 import type { AccountRows } from '../accounts/account-rows';
+import type { JoinGate } from '../community/join-rate';
 import type { Members } from '../community/members';
 import type { ChannelTails } from '../messages/channel-tails';
 import { createMessageWrites } from '../messages/message-writes';
@@ -100,13 +101,15 @@ export interface ClaimsParts {
   clock: Clock;
   dataDir: string;
   members: Pick<Members, 'add' | 'requireRoom'>;
+  /** Paused joins keep claimers out as they keep anyone (the API counts the join after the commit). */
+  joinGate: Pick<JoinGate, 'requireOpen'>;
   /** The placeholders' rows: made nameless here when hidden. */
   accountRows: Pick<AccountRows, 'anonymize'>;
   /** Told of every channel whose messages changed author or went. */
   tails: Pick<ChannelTails, 'changed'>;
 }
 
-export function createClaims({ db, clock, dataDir, members, accountRows, tails }: ClaimsParts): Claims {
+export function createClaims({ db, clock, dataDir, members, joinGate, accountRows, tails }: ClaimsParts): Claims {
   const peopleOf = db.prepare<
     [string],
     Omit<ImportedPerson, 'claimed_by' | 'hidden'> & {
@@ -191,6 +194,7 @@ export function createClaims({ db, clock, dataDir, members, accountRows, tails }
     const serverId = person.server_id;
     if (banned.get(serverId, claimerId)) throw forbidden('you are banned from the server this history is in');
     if (!isMember.get(serverId, claimerId)) {
+      joinGate.requireOpen(serverId, 'claim');
       members.requireRoom(claimerId);
       members.add(serverId, claimerId);
     }

@@ -1,6 +1,7 @@
 import type { Directory } from '../community/directory';
 import type { Presence } from './presence';
 import type { Voice } from '../voice/voice';
+import type { Permissions } from '../../rules/permissions';
 import type { Clock } from '../../core/clock';
 import { type NotificationSettings, mutedAt } from '../accounts/notifications';
 import { type User, refOf } from '../../core/types';
@@ -13,6 +14,7 @@ import {
   type ConversationRecord,
   type ConversationState,
   NOTHING_READ,
+  type PostingGate,
   type NotificationSetting,
   type ServerRecord,
   type ThreadState,
@@ -29,6 +31,8 @@ export interface SidebarParts {
   presence: Presence;
   notifications: Pick<NotificationSettings, 'list'>;
   clock: Clock;
+  /** What keeps the user from posting in each server now (its verification level: posting_gate). */
+  perms: Pick<Permissions, 'postingGate'>;
   /** Who is in the voice channels a user sees. */
   voice: Pick<Voice, 'statesSeenBy'>;
 }
@@ -79,7 +83,8 @@ export function readyFrame(parts: SidebarParts, user: User): string {
   const serverTexts = servers.map((server) => {
     const entries = channelsByServer.get(server.id) ?? [];
     const threads = threadsByServer.get(server.id) ?? [];
-    const { channels: _, categories: __, threads: ___, ...head } = serverWithChannels(server, entries, [], threads, quiet, roleIds.get(server.id) ?? []);
+    const gate = gateOf(parts, user.id, server);
+    const { channels: _, categories: __, threads: ___, ...head } = serverWithChannels(server, entries, [], threads, quiet, roleIds.get(server.id) ?? [], gate);
     const byId = new Map((records.get(server.id) ?? []).map((r) => [r.id, r]));
     const channels = entries.map((state) => channelText(byId.get(state.id), state));
     return `${JSON.stringify(head).slice(0, -1)},"channels":[${channels.join(',')}],"categories":${JSON.stringify(categories.get(server.id) ?? [])},"threads":${JSON.stringify(threads)}}`;
@@ -110,6 +115,10 @@ function channelText(record: ChannelRecord | undefined, state: ChannelState): st
   return `${head},"position":${state.position},"last_message_id":${JSON.stringify(state.last_message_id)},"last_read_id":${JSON.stringify(state.last_read_id)},"unread_count":${state.unread_count},"mention_count":${state.mention_count},"permissions":${permissions},"private":${state.private}}`;
 }
 
+/** The user's posting gate in a server: asked only where a verification level is set, so `ready` stays a fixed number of queries for most servers. */
+const gateOf = (parts: Pick<SidebarParts, 'perms'>, userId: string, server: ServerRecord): PostingGate | null =>
+  server.verification_level === 0 ? null : parts.perms.postingGate(userId, server.id);
+
 /** One server as the sidebar shows it to `userId`. */
 export function serverEntry(parts: Omit<SidebarParts, 'voice' | 'presence'>, userId: string, server: ServerRecord): ServerEntry {
   const quiet = mutedNow(parts.notifications.list(userId), parts.clock.now());
@@ -120,6 +129,7 @@ export function serverEntry(parts: Omit<SidebarParts, 'voice' | 'presence'>, use
     [...parts.readStates.threads(userId, server.id).values()],
     quiet,
     parts.directory.roleIdsOf(userId, server.id).get(server.id) ?? [],
+    gateOf(parts, userId, server),
   );
 }
 
@@ -162,8 +172,9 @@ function serverWithChannels(
   threads: ThreadState[],
   muted: Set<string>,
   roleIds: string[],
+  gate: PostingGate | null,
 ): ServerEntry {
-  return { ...server, ...serverSummary(server.id, entries, muted, threads), role_ids: roleIds, channels: entries, categories, threads };
+  return { ...server, ...serverSummary(server.id, entries, muted, threads), role_ids: roleIds, posting_gate: gate, channels: entries, categories, threads };
 }
 
 function conversationWithState(conversation: ConversationRecord, states: Map<string, ConversationState>): ConversationEntry {

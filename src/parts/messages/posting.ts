@@ -9,6 +9,7 @@ import type { Limits } from '../../rules/limits';
 import type { Access, Permissions } from '../../rules/permissions';
 import { MAX_SLOWMODE_SECONDS } from '../../rules/sizes';
 import { type RestrictedAction, assertAllowed } from '../../rules/standing';
+import { requirePassed } from '../../rules/verification';
 import type { Directory } from '../community/directory';
 import type { AllowedMentions, AuthorRights, MessageInput, MessageStore, Written } from './message-store';
 import type { ThreadRecord } from '../../core/records';
@@ -85,8 +86,9 @@ export interface Posting {
   /** 403 unless the user may send here now (typing is for who may send). */
   requireMaySend(user: User, where: Access): void;
   /**
-   * 403 when nothing may be written here by this user, whatever their flags: a timeout in a
-   * server, a block or a deleted account across a DM. Reactions ask it too.
+   * 403 when nothing may be written here by this user, whatever their flags: a timeout or the
+   * verification level (src/rules/verification.ts) in a server, a block or a deleted account
+   * across a DM. Reactions ask it too.
    */
   requireMayWrite(user: User, container: Container): void;
 }
@@ -154,6 +156,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   function requireMayWrite(user: User, container: Container): void {
     if (container.kind === 'channel') {
       perms.requireNotTimedOut(user, container.serverId);
+      requirePassed(perms.postingGate(user.id, container.serverId));
       return;
     }
     const partner = dmPartner.get(container.id, user.id);

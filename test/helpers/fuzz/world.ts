@@ -364,7 +364,7 @@ export class World {
       this.must(owner, 'POST', `/api/servers/${S}/channels`, { name: 'random' }, 201),
       this.must(owner, 'POST', `/api/servers/${S}/channels`, { name: 'doomed' }, 201),
       this.must(owner, 'POST', `/api/servers/${S}/invites`, undefined, 201),
-      this.must(owner, 'POST', `/api/servers/${S}/roles`, { name: 'regulars', full_server_admin: false }, 201),
+      this.must(owner, 'POST', `/api/servers/${S}/roles`, { name: 'regulars', full_server_admin: false, self_assignable: true }, 201),
       this.must(outsider, 'GET', `/api/servers/${S2}/channels`, undefined, 200),
       this.must(outsider, 'POST', `/api/servers/${S2}/invites`, undefined, 201),
       this.must(peer, 'POST', '/api/servers', { name: 'doomed' }, 201),
