@@ -50,6 +50,7 @@ import { createDirectory } from './parts/community/directory';
 import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
+import { createOnboarding } from './parts/community/onboarding';
 import { SENDS_PER_TURN, createHub } from './parts/delivery/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
 import { readyFrame, serverEntry } from './parts/live/ready';
@@ -205,12 +206,13 @@ export function createApp(options: AppOptions): RunningApp {
   };
   const messages = createMessageStore({ db, clock, hub, uploads, metrics, readStates, tails, media });
   const polls = createPolls({ db, clock, messages, userById: (id) => users.byId(id), log });
-  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews });
   const members = createMembers({ db, clock, presence });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
   const audit = createAuditLog(db, clock);
+  const onboarding = createOnboarding({ db, clock, perms, members, directory, audit });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, screening: onboarding });
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(secretKey);
   const twoFactor = createTwoFactor({ db, clock, box, log });
@@ -309,6 +311,7 @@ export function createApp(options: AppOptions): RunningApp {
     posting,
     polls,
     members,
+    onboarding,
     channels,
     threads,
     threadNews,

@@ -241,6 +241,8 @@ export interface MemberRecord {
   presence: string;
   /** Until when the member may only read; null when not timed out. */
   timeout_until: string | null;
+  /** In membership screening: reads, may not write or react until they accept the server's rules. */
+  pending: boolean;
   /** Present (true) on bots only. */
   bot?: true;
 }

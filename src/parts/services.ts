@@ -26,6 +26,7 @@ import type { Directory } from './community/directory';
 import type { Limits } from '../rules/limits';
 import type { Mailer } from './accounts/mail';
 import type { Members } from './community/members';
+import type { Onboarding } from './community/onboarding';
 import type { MessageStore } from './messages/message-store';
 import type { Posting } from './messages/posting';
 import type { Metrics } from '../core/metrics';
@@ -85,6 +86,8 @@ export interface Services {
   posting: Posting;
   polls: Polls;
   members: Members;
+  /** Membership screening: a server's rules and questions, pending members, the gate on writing. */
+  onboarding: Onboarding;
   channels: ChannelStore;
   /** The one writer of threads and thread_members rows, and their reads. */
   threads: ThreadStore;

@@ -25,3 +25,17 @@ export const MAX_VOICE_PARTICIPANTS = 99;
 export const MIN_VOICE_BITRATE = 8_000;
 export const MAX_VOICE_BITRATE = 96_000;
 export const DEFAULT_VOICE_BITRATE = 64_000;
+
+/** Limits of a server's membership screening (src/parts/community/onboarding.ts; docs/api.md "Membership screening"). */
+export const ONBOARDING_LIMITS = {
+  rules: 20,
+  ruleChars: 300,
+  questions: 10,
+  questionChars: 100,
+  answers: 20,
+  answerChars: 100,
+  /** Roles and channels one answer names. */
+  answerTargets: 10,
+  defaultChannels: 20,
+  idChars: 36,
+} as const;

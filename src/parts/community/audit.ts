@@ -48,7 +48,9 @@ export type AuditAction =
   | 'emoji_delete'
   | 'sticker_create'
   | 'sticker_update'
-  | 'sticker_delete';
+  | 'sticker_delete'
+  | 'onboarding_update'
+  | 'onboarding_accept';
 
 export interface AuditEntry {
   serverId: string;

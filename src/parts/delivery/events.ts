@@ -265,6 +265,12 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
+  onboarding_updated: event(
+    'onboarding_updated',
+    SERVER_MEMBERS,
+    "a server's membership screening changed (GET …/onboarding reads it as each member may see it)",
+    { server_id: uuid, enabled: Type.Boolean() },
+  ),
   emojis_updated: event('emojis_updated', SERVER_MEMBERS, 'a custom emoji added, renamed or deleted: every emoji of the server, oldest first', {
     server_id: uuid,
     emojis: Type.Array(record<EmojiRecord>('Emoji')),

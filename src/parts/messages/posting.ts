@@ -14,6 +14,7 @@ import type { AllowedMentions, AuthorRights, MessageInput, MessageStore, Written
 import type { ThreadRecord } from '../../core/records';
 import type { ThreadStore } from '../community/threads';
 import type { ThreadNews } from '../community/thread-news';
+import type { Onboarding } from '../community/onboarding';
 import type { ReceivedFile } from './upload-store';
 
 /** What a member's or a bot's message says, as its route read it. */
@@ -123,9 +124,11 @@ export interface PostingParts {
   messages: MessageStore;
   threads: ThreadStore;
   threadNews: ThreadNews;
+  /** Membership screening: a pending member reads, does not write. */
+  screening: Pick<Onboarding, 'requireAccepted'>;
 }
 
-export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews }: PostingParts): Posting {
+export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, screening }: PostingParts): Posting {
   const dmPartner = db.prepare<[string, string], { user_id: string; deleted: number }>(
     `SELECT cm.user_id, u.deleted_at IS NOT NULL AS deleted
        FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id JOIN users u ON u.id = cm.user_id
@@ -144,13 +147,15 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   const isForum = (container: Container) => container.kind === 'channel' && directory.channel(container.id)?.type === 'forum';
 
   /**
-   * In a server, a timed-out member may read but not write. Only members reach a conversation; a
+   * In a server, a timed-out member, or one who has not accepted its rules yet (membership
+   * screening), may read but not write. Only members reach a conversation; a
    * DM between two people where one blocked the other, or with a deleted account, takes no new
    * words (its history stays readable).
    */
   function requireMayWrite(user: User, container: Container): void {
     if (container.kind === 'channel') {
       perms.requireNotTimedOut(user, container.serverId);
+      screening.requireAccepted(user, container.serverId);
       return;
     }
     const partner = dmPartner.get(container.id, user.id);
