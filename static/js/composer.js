@@ -124,6 +124,8 @@ function writeRule(r) {
       ticking: true,
     };
   }
+  if (r.kind === 'channel' && (state.members.get(r.serverId) || []).find((m) => m.user_id === state.me.user_id)?.pending)
+    return { closed: "Accept this server's rules first: you can read, but not write or react, until you do." };
   // Read-only: the composer's own words are the one notice (issue 47 #9).
   if (!mayIn(r, 'send_messages')) return { closed: 'This channel is read-only for you: you can read it, not write in it.' };
   if (r.kind === 'conversation') {

@@ -134,6 +134,7 @@ function tabsFor(server) {
     mayManageEmojis(server) && ['emoji', 'Emoji'],
     holdsServerFlag(server, 'manage_roles') && ['permissions', 'Permissions'],
     holdsServerFlag(server, 'ban_members') && ['bans', 'Bans'],
+    holdsServerFlag(server, 'manage_server') && ['onboarding', 'Onboarding'],
     manage && ['integrations', 'Integrations'],
     holdsServerFlag(server, 'view_audit_log') && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
@@ -194,6 +195,7 @@ const PANELS = {
   imported: async (server) => (await import('./imported-people.js')).importedPeoplePanel(server),
   integrations: async (server) => (await import('./webhooks.js')).webhooksPanel(server, webhooksFocus),
   emoji: async (server) => (await import('./server-emoji.js')).emojiPanel(server),
+  onboarding: async (server) => (await import('./onboarding.js')).onboardingPanel(server),
 };
 
 async function renderPanel() {
