@@ -2,6 +2,7 @@ import t from 'tap';
 import { startServer } from './helpers/server';
 import { type Client, signUp, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
+import { openSocket } from './helpers/ws';
 
 /**
  * Membership screening (issue 53): a server's rules and questions, set by manage_server holders;
@@ -21,10 +22,12 @@ let artist: string;
 let mods: string;
 let above: string;
 let join: () => Promise<Client>;
+let url: string;
 
 t.before(async () => {
   const server = await startServer();
   t.teardown(server.close);
+  url = server.url;
   owner = await signUp(server.url);
   outsider = await signUp(server.url);
   serverId = (await must(owner.post('/api/servers', { name: uniqueName('screen') }), 201)).body.id;
@@ -177,9 +180,14 @@ t.test('powers are never pending; turning screening off lets every pending membe
 
   const waiting = await join();
   t.equal((await waiting.post(`${base}/channels/${general}/messages`, { content: 'hi' })).status, 403);
+  const socket = await openSocket(url, '/api/ws', { client: plain });
+  t.teardown(() => socket.close());
+  await socket.event('ready');
   const off = (await must(owner.put(`${base}/onboarding`, { ...screening(), enabled: false }), 200)).body;
   t.equal(off.enabled, false);
   t.equal(await pendingIn(waiting), false);
+  t.same(await socket.event('onboarding_updated'), { event: 'onboarding_updated', server_id: serverId, enabled: false }, 'the members hear of it');
+  t.match(await socket.until((f) => f.event === 'member_updated' && f.member.user_id === waiting.userId), { member: { pending: false } }, 'and who was let in');
   await must(waiting.post(`${base}/channels/${general}/messages`, { content: 'in at last' }), 201);
   t.match((await must(owner.get(`${base}/audit-log`), 200)).body[0], {
     action: 'onboarding_update',
