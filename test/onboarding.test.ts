@@ -23,11 +23,13 @@ let mods: string;
 let above: string;
 let join: () => Promise<Client>;
 let url: string;
+let app: Awaited<ReturnType<typeof startServer>>['app'];
 
 t.before(async () => {
   const server = await startServer();
   t.teardown(server.close);
   url = server.url;
+  app = server.app;
   owner = await signUp(server.url);
   outsider = await signUp(server.url);
   serverId = (await must(owner.post('/api/servers', { name: uniqueName('screen') }), 201)).body.id;
@@ -195,4 +197,16 @@ t.test('powers are never pending; turning screening off lets every pending membe
   });
   const later = await join();
   t.equal(await pendingIn(later), false, 'who joins while it is off is not pending');
+});
+
+t.test('join-rate protection puts a member in screening with markPending, even with screening off; the stored questions still apply', async (t) => {
+  const held = await join();
+  app.db.transaction(() => app.onboarding.markPending(serverId, held.userId))();
+  t.equal(await pendingIn(held), true);
+  t.equal((await must(held.get(`${base}/onboarding`), 200)).body.pending, true, 'their onboarding view says so');
+  t.equal((await held.post(`${base}/channels/${general}/messages`, { content: 'hi' })).status, 403);
+  t.match((await held.post(`${base}/onboarding/accept`, {})).text, /needs an answer/, 'the required question is still asked');
+  const done = (await must(held.post(`${base}/onboarding/accept`, { answers: { games: ['no'] } }), 200)).body;
+  t.same(done.role_ids, [], 'an answer that gives no role');
+  await must(held.post(`${base}/channels/${general}/messages`, { content: 'in' }), 201);
 });
