@@ -37,5 +37,4 @@ export const ONBOARDING_LIMITS = {
   /** Roles and channels one answer names. */
   answerTargets: 10,
   defaultChannels: 20,
-  idChars: 36,
 } as const;
