@@ -5,13 +5,15 @@
 // rules, answers and accepts in a dialog. Loaded when first needed (most visits need neither).
 import { api } from './api.js';
 import { el, toast } from './ui.js';
-import { state } from './store.js';
+import { state, on, findChannel } from './store.js';
 
 /**
  * @typedef {import('../../types/client').Onboarding} Onboarding
  * @typedef {import('../../types/client').ServerEntry} ServerEntry
  */
 
+/** The moderators' flags (src/rules/channel-permissions.ts MODERATOR_FLAGS). */
+const POWERS = /^(manage_(messages|channels|roles|server|webhooks)|(moderate|kick|ban)_members|view_audit_log)$/;
 let n = 0;
 const uid = (prefix) => `${prefix}-${++n}`;
 /** A labelled field: [label, input]. */
@@ -36,7 +38,8 @@ export async function onboardingPanel(server) {
   const base = `/api/servers/${server.id}/onboarding`;
   /** @type {Onboarding} */
   const current = await api('GET', base);
-  const roles = (state.roles.get(server.id) || []).filter((r) => !r.full_server_admin).map((r) => [r.id, r.name]);
+  // An answer never gives a role with powers (the server refuses it): those are not offered.
+  const roles = (state.roles.get(server.id) || []).filter((r) => !r.full_server_admin && !r.permissions.some((p) => POWERS.test(p))).map((r) => [r.id, r.name]);
   const channels = server.channels.filter((c) => c.type !== 'voice').map((c) => [c.id, `#${c.name}`]);
 
   const enabled = el('input', { type: 'checkbox', id: 'onboarding-enabled', checked: current.enabled });
@@ -184,7 +187,14 @@ export async function showOnboarding(server, open) {
         const done = await api('POST', `/api/servers/${server.id}/onboarding/accept`, { answers });
         dialog.close();
         toast('Welcome! You can write here now.', false);
-        if (done.channel_ids.length) open(done.channel_ids[done.channel_ids.length - 1]);
+        // The channels the roles open arrive as events, maybe after this answer: open it once listed.
+        const target = done.channel_ids[done.channel_ids.length - 1];
+        if (!target) return;
+        if (findChannel(server.id, target)) return open(target);
+        const off = on('nav', () => {
+          if (findChannel(server.id, target)) (off(), open(target));
+        });
+        setTimeout(off, 5000);
       } catch (err) {
         toast(err.message);
       }
