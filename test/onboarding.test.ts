@@ -179,6 +179,11 @@ t.test('powers are never pending; turning screening off lets every pending membe
   await must(owner.put(`${base}/members/${promoted.userId}/role`, { role: 'mods' }), 200);
   t.equal(await pendingIn(promoted), false, "a moderator's role ends the wait");
   await must(promoted.post(`${base}/channels/${general}/messages`, { content: 'on duty' }), 201);
+  const botName = uniqueName('bot');
+  await must(owner.post('/api/bots', { name: botName }), 201);
+  await must(owner.post(`${base}/bots`, { username: botName }), 200);
+  const botRecord = (await must(owner.get(`${base}/members`), 200)).body.find((m: { username: string }) => m.username === botName);
+  t.equal(botRecord.pending, false, 'a bot, added by a manager, is never pending');
 
   const waiting = await join();
   t.equal((await waiting.post(`${base}/channels/${general}/messages`, { content: 'hi' })).status, 403);
