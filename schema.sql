@@ -276,9 +276,24 @@ CREATE TABLE IF NOT EXISTS members (
   joined_seq INTEGER NOT NULL DEFAULT 0,
   -- until then the member can read but not send, edit, react or type in the server
   timeout_until TEXT,
+  -- 1: in membership screening (src/parts/community/onboarding.ts): reads, does not write or
+  -- react until they accept the server's rules (the owner and holders of powers never count as so)
+  pending INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (server_id, user_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id);
+
+-- A server's membership screening (issue 53, docs/moderation.md "Membership screening and
+-- onboarding"): its rules, its questions (JSON: [{id, title, required, single_select, answers:
+-- [{id, title, role_ids, channel_ids}]}]) and the channels shown to everyone first. No row: off.
+CREATE TABLE IF NOT EXISTS server_onboarding (
+  server_id           TEXT PRIMARY KEY REFERENCES servers (id) ON DELETE CASCADE,
+  enabled             INTEGER NOT NULL DEFAULT 0,
+  rules               TEXT NOT NULL DEFAULT '[]',
+  questions           TEXT NOT NULL DEFAULT '[]',
+  default_channel_ids TEXT NOT NULL DEFAULT '[]',
+  updated_at          TEXT NOT NULL
+) WITHOUT ROWID;
 
 -- The roles a member holds, any number (PUT .../members/{user_id}/role adds one).
 CREATE TABLE IF NOT EXISTS member_roles (

@@ -51,6 +51,7 @@ import { createAccessChanges } from './parts/community/access-changes';
 import { createOverwriteStore } from './parts/community/overwrites';
 import { createMembers } from './parts/community/members';
 import { createJoinGate } from './parts/community/join-rate';
+import { createOnboarding } from './parts/community/onboarding';
 import { SENDS_PER_TURN, createHub } from './parts/delivery/hub';
 import { LARGE_SERVER_MEMBERS, PRESENCE_GRACE_MS, createPresence } from './parts/live/presence';
 import { readyFrame, serverEntry } from './parts/live/ready';
@@ -215,11 +216,12 @@ export function createApp(options: AppOptions): RunningApp {
     return users.byUsername(name) ?? users.byId(accountRows.createAccount({ kind: 'webhook', username: name, displayName: 'AutoMod' }))!;
   };
   const automod = createAutomod({ db, clock, log, perms, directory, members, audit, hub, messages, alertAuthor });
-  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod });
   const channels = createChannelStore({ db, clock });
   const overwrites = createOverwriteStore(db);
   const accessChanges = createAccessChanges({ perms, hub, directory, readStates });
   const joinGate = createJoinGate({ db, clock, perms, directory, hub, audit });
+  const onboarding = createOnboarding({ db, clock, perms, members, directory, audit });
+  const posting = createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod, screening: onboarding });
   const search = createSearch(db, messages, perms);
   const box = createSecretBox(secretKey);
   const twoFactor = createTwoFactor({ db, clock, box, log });
@@ -267,7 +269,7 @@ export function createApp(options: AppOptions): RunningApp {
       if (server) hub.toServer(serverId, { event: 'emojis_updated', server_id: serverId, emojis: emojis.list(serverId) });
     },
   });
-  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, joinGate, accountRows, tails });
+  const claims = createClaims({ db, clock, dataDir: config.dataDir, members, joinGate, screening: onboarding, accountRows, tails });
   const vapidKeys = loadVapidKeys(config.dataDir);
   const pushSender = createPushSender({
     keys: vapidKeys,
@@ -322,6 +324,7 @@ export function createApp(options: AppOptions): RunningApp {
     automod,
     polls,
     members,
+    onboarding,
     channels,
     threads,
     threadNews,

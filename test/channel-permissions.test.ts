@@ -91,7 +91,7 @@ async function scene(url: string) {
     const m = (await must(owner.post(`${base}/channels/${ids[c]}/messages`, file(`afterword ${c}`)), 201)).body;
     after[c] = { id: m.id, file: m.attachments[0].url };
   }
-  return { clients, outsider, server, base, ids, vault, staffRole, before, after };
+  return { clients, outsider, server, base, ids, vault, staffRole, before, after, token };
 }
 
 /** The two threads, each with a message (a file, pinned) and another after it, as the owner wrote them. */
@@ -208,8 +208,43 @@ t.test('every route that reveals or writes channel content, for each member and 
     }
   }
 
+  // A pending member (membership screening, issue 53): reads exactly what a plain member reads, writes nothing.
+  await must(clients.owner.put(`${base}/onboarding`, { enabled: true, rules: ['Be kind.'] }), 200);
+  const pending = await signUp(app.url);
+  await must(pending.post(`/api/invites/${made.token}/accept`), 200);
+  const pendingSocket = await openSocket(app.url, '/api/ws', { client: pending });
+  t.teardown(() => pendingSocket.ws.close());
+  const pendingReady = (await pendingSocket.event('ready')).servers.find((x: any) => x.id === server.id);
+  const pendingListed = (await must(pending.get(`${base}/channels`), 200)).body.map((c: any) => c.id);
+  for (const c of ROOMS) {
+    // Everything the owner wrote came before the pending member joined: read_history decides.
+    const { view, history: old } = may('plain', c);
+    const where = `pending in ${c}`;
+    const C = `${base}/channels/${ids[c]}`;
+    const seen = view ? 200 : 404;
+    t.equal(pendingListed.includes(ids[c]) || (isThread(c) && view), view, `${where}: the channel list`);
+    t.equal(pendingReady.channels.some((x: any) => x.id === ids[c]) || pendingReady.threads.some((x: any) => x.id === ids[c]), view, `${where}: ready`);
+    const history = await pending.get(`${C}/messages`);
+    t.equal(history.status, seen, `${where}: history`);
+    if (view)
+      t.equal(
+        history.body.some((x: any) => x.id === before[c].id),
+        old,
+        `${where}: what came before joining (read_history)`,
+      );
+    t.equal((await pending.get(after[c].file)).status, old ? 200 : 404, `${where}: a file`);
+    const found = (await must(pending.get(`/api/search?q=afterword`), 200)).body.results.map((x: any) => x.id);
+    t.equal(found.includes(after[c].id), old, `${where}: search`);
+    const refused = view ? 403 : 404;
+    t.equal((await pending.post(`${C}/typing`)).status, refused, `${where}: typing`);
+    t.equal((await pending.post(`${C}/messages`, { content: 'hello' })).status, refused, `${where}: sending`);
+    t.equal((await pending.post(`${C}/messages`, file('from pending'))).status, refused, `${where}: a file`);
+    t.equal((await pending.put(`${C}/messages/${after[c].id}/reactions`, { emoji: '👍' })).status, refused, `${where}: reacting`);
+  }
+
   // The stream: what the owner does in every channel reaches who sees it, and nobody else.
   for (const s of SUBJECTS) await sockets[s].drain(50);
+  await pendingSocket.drain(50);
   for (const c of ROOMS) {
     const C = `${base}/channels/${ids[c]}`;
     const live = (await must(clients.owner.post(`${C}/messages`, { content: `live ${c}` }), 201)).body;
@@ -246,6 +281,16 @@ t.test('every route that reveals or writes channel content, for each member and 
       );
       t.equal(room, view, `${where}: the room socket`);
     }
+  }
+  const pendingFrames: any[] = [];
+  for (;;) {
+    const frame = await pendingSocket.next();
+    pendingFrames.push(frame);
+    if (frame.event === 'message' && frame.message.content === 'the end') break;
+  }
+  for (const c of ROOMS) {
+    const heard = pendingFrames.some((f) => f.event === 'message' && f.message.channel_id === ids[c]);
+    t.equal(heard, may('plain', c).view, `pending in ${c}: message events as a plain member's`);
   }
 
   // AutoMod (issue 53): its rules are manage_server's (the owner and the full administrator

@@ -166,6 +166,25 @@ t.test('join-rate protection: past the threshold joins pause until a moderator r
   for (const person of two) await must(join(person), 200);
   t.match(await ownerStream.event('join_rate_alert'), { joins: 2, threshold: 1, action: 'alert', joins_paused: false });
   t.equal((await must(owner.get(`/api/servers/${serverId}`), 200)).body.joins_paused, false);
+
+  // Screening: past the threshold newcomers come in pending (membership screening, even with its
+  // rules off) and write nothing until they accept; who came before the surge is not.
+  clock.advance(MINUTE + SECOND);
+  await must(patch(owner, base, { join_rate_threshold: 1, join_rate_action: 'screen' }), 200);
+  const three = await Promise.all([signUp(server.url), signUp(server.url), signUp(server.url)]);
+  for (const person of three) await must(join(person), 200);
+  t.match(await ownerStream.event('join_rate_alert'), { joins: 2, threshold: 1, action: 'screen', joins_paused: false });
+  const listed = (await must(owner.get(`${base}/members`), 200)).body as { user_id: string; pending?: boolean }[];
+  t.same(
+    three.map((p) => listed.find((m) => m.user_id === p.userId)?.pending),
+    [false, true, true],
+    'the join that passes the threshold and those after it wait in screening',
+  );
+  t.equal((await say(three[1])).status, 403, 'a screened newcomer does not post');
+  await must(three[1].post(`${base}/onboarding/accept`, { answers: {} }), 200);
+  verifyEmail(three[1]);
+  await must(say(three[1]), 201);
+  t.equal((await must(owner.get(`/api/servers/${serverId}`), 200)).body.joins_paused, false, 'joins are not paused');
   await must(patch(owner, base, { join_rate_threshold: 0 }), 200);
 });
 

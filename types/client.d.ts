@@ -37,6 +37,7 @@ export type ListedThread = Schemas['ListedThread'];
 export type ForumTag = Schemas['ForumTag'];
 /** A server's custom emoji and stickers, a message's poll (issue 50). */
 export type Emoji = Schemas['Emoji'];
+export type Onboarding = Schemas['Onboarding'];
 export type Sticker = Schemas['Sticker'];
 export type Poll = Schemas['Poll'];
 /** A server's AutoMod rule (issue 53). */

@@ -26,7 +26,7 @@ import {
 import { FLAG_NAMES } from './schemas';
 import { signInOperations } from './sign-in';
 import { AUTO_ARCHIVE_MINUTES, FORUM_SORTS, LISTED_CHANNEL_TYPES } from '../../src/core/records';
-import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE } from '../../src/rules/sizes';
+import { DEFAULT_VOICE_BITRATE, MAX_VOICE_BITRATE, MAX_VOICE_USER_LIMIT, MIN_VOICE_BITRATE, ONBOARDING_LIMITS } from '../../src/rules/sizes';
 
 /** A JSON body whose every field may be left out (a PATCH): what is absent stays. */
 const everyOptional = (props: Record<string, Schema>) => input(props, Object.keys(props));
@@ -327,6 +327,8 @@ const EMOJI_PROSE = [
   ),
 ];
 const name = text(100);
+/** A question's or an answer's id in an onboarding (src/parts/community/onboarding.ts): the server makes one when it is left out. */
+const ONBOARDING_ID: Schema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,36}$(?!\\u000a)' };
 /** A voice channel's settings (src/rules/sizes.ts). */
 const VOICE_FIELDS: Record<string, Schema> = {
   user_limit: {
@@ -1428,6 +1430,102 @@ export const operations: Ops = [
       summary: "A custom emoji's image (WebP, animated or not; cached for a year: an emoji's image never changes)",
       auth: 'none',
       ok: [{ status: 200, kind: 'file', description: 'image/webp' }],
+    },
+  ],
+  [
+    'GET',
+    '/api/servers/{server_id}/onboarding',
+    {
+      tag: 'Servers',
+      summary: "A server's membership screening: rules, questions, default channels (any member, a pending one too; channels the caller does not see left out)",
+      auth: 'user',
+      ok: [json(200, ref('Onboarding'))],
+    },
+  ],
+  [
+    'PUT',
+    '/api/servers/{server_id}/onboarding',
+    {
+      tag: 'Servers',
+      summary:
+        "Set a server's membership screening (manage_server). 403: an answer gives a role with powers (full_server_admin, a moderator's flag), one not below the caller's highest role, or a flag the caller lacks. Off: every pending member is let in",
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            enabled: bool,
+            rules: { type: 'array', maxItems: ONBOARDING_LIMITS.rules, items: text(ONBOARDING_LIMITS.ruleChars) },
+            questions: {
+              type: 'array',
+              maxItems: ONBOARDING_LIMITS.questions,
+              items: input(
+                {
+                  id: ONBOARDING_ID,
+                  title: text(ONBOARDING_LIMITS.questionChars),
+                  required: bool,
+                  single_select: bool,
+                  answers: {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: ONBOARDING_LIMITS.answers,
+                    items: input(
+                      {
+                        id: ONBOARDING_ID,
+                        title: text(ONBOARDING_LIMITS.answerChars),
+                        role_ids: { type: 'array', maxItems: ONBOARDING_LIMITS.answerTargets, items: uuid },
+                        channel_ids: { type: 'array', maxItems: ONBOARDING_LIMITS.answerTargets, items: uuid },
+                      },
+                      ['id', 'role_ids', 'channel_ids'],
+                    ),
+                  },
+                },
+                ['id', 'required', 'single_select'],
+              ),
+            },
+            default_channel_ids: { type: 'array', maxItems: ONBOARDING_LIMITS.defaultChannels, items: uuid },
+          },
+          ['rules', 'questions', 'default_channel_ids'],
+        ),
+      },
+      audited: true,
+      prose: [
+        rule('role_ids name roles of this server', 'role_ids: no role'),
+        rule('channel_ids and default_channel_ids name channels of this server the caller sees', 'channel_ids: no channel'),
+        rule('questions and the answers of one question have distinct ids', 'two share one id'),
+        rule('an onboarding turned on has a rule or a question', 'an onboarding turned on needs'),
+      ],
+      ok: [json(200, ref('Onboarding'))],
+    },
+  ],
+  [
+    'POST',
+    '/api/servers/{server_id}/onboarding/accept',
+    {
+      tag: 'Servers',
+      summary:
+        "A pending member accepts the server's rules with their answers: the answers' roles are given, pending ends (member_updated). 400: a required question unanswered, two answers to a single-select one, or the caller is not pending",
+      auth: 'user',
+      body: {
+        kind: 'json',
+        schema: input(
+          {
+            answers: {
+              type: 'object',
+              maxProperties: ONBOARDING_LIMITS.questions,
+              additionalProperties: { type: 'array', maxItems: ONBOARDING_LIMITS.answers, items: str },
+              description: 'question id -> the ids of the answers picked',
+            },
+          },
+          ['answers'],
+        ),
+      },
+      prose: [
+        rule('answers name questions and answers of the onboarding', 'answers: no'),
+        rule('every required question has an answer, a single-select one at most one', 'answers: the question'),
+        rule('only a pending member accepts', 'you are not waiting'),
+      ],
+      ok: [json(200, ref('OnboardingAccepted'))],
     },
   ],
   ['GET', '/api/servers/{server_id}/roles', { tag: 'Servers', summary: 'The roles of a server', auth: 'user', ok: [json(200, arr(ref('Role')))] }],

@@ -350,10 +350,39 @@ export const schemas: Record<string, Schema> = {
       joined_at: time,
       presence: ref('Shown'),
       timeout_until: withDescription(nullable(time), 'until when the member may only read; null when not timed out'),
+      pending: withDescription(bool, "in membership screening: reads, may not write or react until they accept the server's rules"),
       bot: BOT_FLAG,
     },
     ['bot'],
   ),
+  Onboarding: obj({
+    server_id: uuid,
+    enabled: withDescription(bool, 'whoever joins from now on is pending until they accept'),
+    rules: withDescription(arr(str), 'the rules a new member accepts, in order'),
+    questions: arr(
+      obj({
+        id: str,
+        title: str,
+        required: bool,
+        single_select: withDescription(bool, 'at most one answer'),
+        answers: arr(
+          obj({
+            id: str,
+            title: str,
+            role_ids: withDescription(arr(uuid), 'the roles this answer gives'),
+            channel_ids: withDescription(arr(uuid), 'channels shown first to who picks it (those the caller sees)'),
+          }),
+        ),
+      }),
+    ),
+    default_channel_ids: withDescription(arr(uuid), 'channels shown first to everyone who accepts (those the caller sees)'),
+    pending: withDescription(bool, 'whether the caller is pending in this server'),
+  }),
+  OnboardingAccepted: obj({
+    member: ref('Member'),
+    role_ids: withDescription(arr(uuid), 'the roles the answers gave'),
+    channel_ids: withDescription(arr(uuid), 'the channels to show first: the defaults, then the answers’, those the member now sees'),
+  }),
   Shown: withDescription(oneOf('online', 'idle', 'dnd', 'offline'), 'what others see: invisible shows as offline'),
   Invite: obj({
     token: str,
@@ -853,6 +882,14 @@ function auditEntries(): Schema[] {
         ['alert_message_id'],
       ),
     ]),
+    [
+      'onboarding_update',
+      'server',
+      obj({ enabled: fromTo(bool), rules: fromTo(int), questions: fromTo(int), let_in: withDescription(int, 'pending members let in by turning it off') }, [
+        'let_in',
+      ]),
+    ],
+    ['onboarding_accept', 'user', obj({ answers: withDescription(arr(str), 'the titles of the answers picked'), role_ids: arr(uuid) })],
   ];
   return kinds.map(([action, targetKind, changes]) =>
     obj({
@@ -886,7 +923,10 @@ export function server(): Record<string, Schema> {
       { type: 'integer', minimum: 0, maximum: MAX_JOIN_RATE_THRESHOLD },
       'joins per minute past which join_rate_action happens (docs/moderation.md "Raid protection"); 0: off',
     ),
-    join_rate_action: withDescription(oneOf(...JOIN_RATE_ACTIONS), "past the threshold: 'pause' new joins and alert moderators, or 'alert' only"),
+    join_rate_action: withDescription(
+      oneOf(...JOIN_RATE_ACTIONS),
+      "past the threshold: 'pause' new joins and alert moderators, 'screen' (newcomers wait in membership screening until they accept, and moderators are alerted), or 'alert' only",
+    ),
     invites_paused: withDescription(bool, 'invites take nobody in while set'),
     joins_paused: withDescription(bool, 'nobody joins by any way until a moderator resumes (set by join-rate protection, or by hand)'),
   };

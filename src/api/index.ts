@@ -28,6 +28,7 @@ import { mediaRoutes } from './media';
 import { messageRoutes } from './messages';
 import { moderationRoutes } from './moderation';
 import { notificationRoutes } from './notifications';
+import { onboardingRoutes } from './onboarding';
 import { pushRoutes } from './push';
 import { overwriteRoutes } from './overwrites';
 import { profileRoutes } from './profile';
@@ -74,6 +75,7 @@ export function buildRoutes(services: Services): Route[] {
     ...emailRoutes(services),
     ...serverRoutes(services),
     ...emojiRoutes(services),
+    ...onboardingRoutes(services),
     ...serverExportRoutes(services),
     ...channelRoutes(services),
     ...threadRoutes(services),

@@ -32,6 +32,7 @@ type Deps = Pick<
   | 'audit'
   | 'notifications'
   | 'joinGate'
+  | 'onboarding'
 >;
 
 /** Invites: made by any member, revoked by their creator, the owner or an administrator. */
@@ -60,7 +61,7 @@ interface InviteRow {
 }
 
 function inviteHandlers(deps: Deps) {
-  const { db, clock, config, perms, hub, limits, staticFiles, directory, members, audit, joinGate } = deps;
+  const { db, clock, config, perms, hub, limits, staticFiles, directory, members, audit, joinGate, onboarding } = deps;
   const insertInvite = db.prepare('INSERT INTO invites (token, server_id, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?)');
   const COLUMNS = `i.token, i.server_id, s.name AS server_name, i.created_by, u.username AS creator_username, i.created_at,
       i.expires_at, i.max_uses, i.uses
@@ -188,6 +189,7 @@ function inviteHandlers(deps: Deps) {
       // Counted in the same transaction: two people cannot both take the last use.
       if (useInvite.run(invite.token).changes === 0) throw notFound('invite not found or expired');
       members.add(serverId, ctx.user.id);
+      if (joinGate.screens(serverId)) onboarding.markPending(serverId, ctx.user.id);
       deleteRemoval.run(serverId, ctx.user.id);
     })();
     const server = directory.server(serverId)!;

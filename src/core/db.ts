@@ -477,6 +477,14 @@ const MIGRATIONS: Migration[] = [
     add('servers', 'joins_paused', 'INTEGER NOT NULL DEFAULT 0');
     add('roles', 'self_assignable', 'INTEGER NOT NULL DEFAULT 0');
   },
+  // 26 -> 27: membership screening (issue 53): members.pending, 0 for everyone already in (only
+  // who joins once a server turns screening on waits); the onboarding itself is a table of its own
+  // (schema.sql server_onboarding, made after the migrations as every table a database lacks).
+  // Idempotent (the order of migrations made on parallel branches is settled when they meet).
+  (db) => {
+    const has = db.prepare("SELECT 1 FROM pragma_table_info('members') WHERE name = 'pending'").get();
+    if (!has) db.exec('ALTER TABLE members ADD COLUMN pending INTEGER NOT NULL DEFAULT 0');
+  },
 ];
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 

@@ -37,7 +37,7 @@ export interface ServerRecord {
 export const VERIFICATION_LEVELS = [0, 1, 2, 3] as const;
 export type VerificationLevel = (typeof VERIFICATION_LEVELS)[number];
 /** What join-rate protection does past its threshold: pause joins (and alert), or alert only. */
-export const JOIN_RATE_ACTIONS = ['pause', 'alert'] as const;
+export const JOIN_RATE_ACTIONS = ['pause', 'alert', 'screen'] as const;
 export type JoinRateAction = (typeof JOIN_RATE_ACTIONS)[number];
 /** What keeps the caller from posting in a server now (src/rules/verification.ts), or null. */
 export interface PostingGate {
@@ -266,6 +266,8 @@ export interface MemberRecord {
   presence: string;
   /** Until when the member may only read; null when not timed out. */
   timeout_until: string | null;
+  /** In membership screening: reads, may not write or react until they accept the server's rules. */
+  pending: boolean;
   /** Present (true) on bots only. */
   bot?: true;
 }

@@ -27,6 +27,7 @@ import type { Limits } from '../rules/limits';
 import type { Mailer } from './accounts/mail';
 import type { Members } from './community/members';
 import type { JoinGate } from './community/join-rate';
+import type { Onboarding } from './community/onboarding';
 import type { MessageStore } from './messages/message-store';
 import type { Posting } from './messages/posting';
 import type { Automod } from './messages/automod';
@@ -89,6 +90,8 @@ export interface Services {
   automod: Automod;
   polls: Polls;
   members: Members;
+  /** Membership screening: a server's rules and questions, pending members, the gate on writing. */
+  onboarding: Onboarding;
   channels: ChannelStore;
   /** The one writer of threads and thread_members rows, and their reads. */
   threads: ThreadStore;

@@ -32,3 +32,16 @@ export const POLL_QUESTION_CHARS = 300;
 export const POLL_ANSWER_CHARS = 55;
 export const POLL_ANSWERS = { min: 2, max: 10 };
 export const POLL_HOURS = { min: 1, max: 768 };
+
+/** Limits of a server's membership screening (src/parts/community/onboarding.ts; docs/api.md "Membership screening"). */
+export const ONBOARDING_LIMITS = {
+  rules: 20,
+  ruleChars: 300,
+  questions: 10,
+  questionChars: 100,
+  answers: 20,
+  answerChars: 100,
+  /** Roles and channels one answer names. */
+  answerTargets: 10,
+  defaultChannels: 20,
+} as const;

@@ -171,7 +171,9 @@ export function select(place, { focusRoom = true } = {}) {
     if (!channel) return;
     localStorage.setItem(LAST_CHANNEL + server.id, channel.id);
     showRoom({ kind: 'channel', serverId: server.id, channelId: channel.id }, { server: server.id, channel: channel.id });
-    loadMembers(server.id).catch((err) => toast(err.message));
+    loadMembers(server.id)
+      .then(() => screen(server))
+      .catch((err) => toast(err.message));
   } else if (place.kind === 'conversation') {
     const conversation = findConversation(place.id);
     if (!conversation) {
@@ -194,6 +196,13 @@ export function select(place, { focusRoom = true } = {}) {
   emit('nav');
   if (focusRoom && place.kind !== 'friends' && !matchMedia('(pointer: coarse)').matches && !$('composer-text', HTMLTextAreaElement).disabled)
     $('composer-text').focus();
+}
+
+/** Membership screening: a pending member opening the server reads its rules first (onboarding.js). */
+function screen(server) {
+  const mine = (state.members.get(server.id) || []).find((m) => m.user_id === state.me.user_id);
+  if (mine?.pending)
+    import('./onboarding.js').then((o) => o.showOnboarding(server, (channelId) => select({ kind: 'channel', serverId: server.id, channelId })));
 }
 
 /**

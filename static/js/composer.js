@@ -124,6 +124,8 @@ function writeRule(r) {
       ticking: true,
     };
   }
+  if (r.kind === 'channel' && (state.members.get(r.serverId) || []).find((m) => m.user_id === state.me.user_id)?.pending)
+    return { closed: "Accept this server's rules first: you can read, but not write or react, until you do." };
   const gate = r.kind === 'channel' ? findServer(r.serverId)?.posting_gate : null;
   const gateLeft = gate?.until ? Date.parse(gate.until) - Date.now() : Infinity;
   if (gate && gateLeft > 0) {

@@ -55,7 +55,7 @@ function memberRow(member, server) {
     'li',
     { class: `member${presence === 'offline' ? ' offline' : ''}` },
     labelled(
-      `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}, ${words[presence] || presence}`,
+      `${fullName(member)}${member.bot ? ', bot' : ''}${member.is_owner ? ', owner' : ''}${role ? `, role ${role}` : ''}${until ? ', timed out' : ''}${member.pending ? ', has not accepted the rules yet' : ''}, ${words[presence] || presence}`,
       el(
         'button',
         {
@@ -75,6 +75,7 @@ function memberRow(member, server) {
         member.bot ? el('span', { class: 'tag bot-tag', text: 'BOT', title: 'A bot account' }) : null,
         member.is_owner ? el('span', { class: 'owner-mark', title: 'Server owner' }, icon('crown')) : null,
         until ? el('span', { class: 'timeout-mark', title: `Timed out until ${formatTime(until)}` }, icon('clock')) : null,
+        member.pending ? el('span', { class: 'tag pending-tag', text: 'NEW', title: 'Has not accepted the rules yet' }) : null,
       ),
     ),
   );

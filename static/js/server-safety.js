@@ -31,6 +31,7 @@ export function safetyPanel(server) {
     { id: 'safety-action' },
     el('option', { value: 'pause', text: 'Pause new joins and alert' }),
     el('option', { value: 'alert', text: 'Alert moderators only' }),
+    el('option', { value: 'screen', text: 'Put newcomers in screening and alert' }),
   );
   const invites = el('button', { type: 'button', id: 'safety-invites', onclick: () => save(s(), { invites_paused: !s().invites_paused }, 'Invites changed.') });
   const joins = el('p', { class: 'notice' });

@@ -137,6 +137,7 @@ function tabsFor(server) {
     holdsServerFlag(server, 'ban_members') && ['bans', 'Bans'],
     holdsServerFlag(server, 'manage_server') && ['automod', 'AutoMod'],
     manage && ['safety', 'Safety'],
+    holdsServerFlag(server, 'manage_server') && ['onboarding', 'Onboarding'],
     manage && ['integrations', 'Integrations'],
     holdsServerFlag(server, 'view_audit_log') && ['audit', 'Audit log'],
     manage && ['imported', 'Imported people'],
@@ -199,6 +200,7 @@ const PANELS = {
   emoji: async (server) => (await import('./server-emoji.js')).emojiPanel(server),
   automod: async (server) => (await import('./automod-settings.js')).automodPanel(server),
   safety: async (server) => (await import('./server-safety.js')).safetyPanel(server),
+  onboarding: async (server) => (await import('./onboarding.js')).onboardingPanel(server),
 };
 
 async function renderPanel() {

@@ -54,7 +54,9 @@ export type AuditAction =
   | 'automod_rule_delete'
   | 'automod_block'
   | 'automod_alert'
-  | 'joins_pause';
+  | 'joins_pause'
+  | 'onboarding_update'
+  | 'onboarding_accept';
 
 export interface AuditEntry {
   serverId: string;

@@ -37,6 +37,12 @@ export type JoinWay = 'invite' | 'claim';
 export interface JoinGate {
   /** 403 when this join may not happen now. */
   requireOpen(serverId: string, way: JoinWay): void;
+  /**
+   * Inside a join's write, before it is counted: whether this newcomer is to wait in screening
+   * (action `screen`: the join that passes the threshold and every one after it, while joins per
+   * minute stay past it).
+   */
+  screens(serverId: string): boolean;
   /** After a join's commit: counts it; past the threshold, pauses joins (action `pause`) and alerts. */
   joined(serverId: string, userId: string): void;
   /**
@@ -132,6 +138,13 @@ export function createJoinGate({ db, clock, perms, directory, hub, audit }: Join
         action: door.join_rate_action,
         joins_paused: pause,
       });
+    },
+
+    screens(serverId) {
+      const door = doorOf.get(serverId);
+      return (
+        !!door && door.join_rate_action === 'screen' && door.join_rate_threshold > 0 && recent(serverId, clock.now()).length + 1 > door.join_rate_threshold
+      );
     },
 
     surging(serverId) {

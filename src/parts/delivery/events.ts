@@ -10,6 +10,7 @@ import type {
   ConversationRecord,
   EmojiRecord,
   FriendRecord,
+  JoinRateAction,
   MemberRecord,
   NotificationSetting,
   PostingGate,
@@ -21,6 +22,7 @@ import type {
   ThreadState,
   VoiceStateRecord,
 } from '../../core/records';
+import { JOIN_RATE_ACTIONS } from '../../core/records';
 
 /**
  * Every event a live socket receives, defined once: its TypeScript type (the hub takes nothing
@@ -258,7 +260,7 @@ export const STREAM_EVENTS = {
       server_id: uuid,
       joins: count,
       threshold: count,
-      action: Type.Unsafe<'pause' | 'alert'>({ type: 'string', enum: ['pause', 'alert'] }),
+      action: Type.Unsafe<JoinRateAction>({ type: 'string', enum: [...JOIN_RATE_ACTIONS] }),
       joins_paused: Type.Boolean(),
     },
   ),
@@ -280,6 +282,12 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     roles: Type.Array(record<RoleRecord>('Role')),
   }),
+  onboarding_updated: event(
+    'onboarding_updated',
+    SERVER_MEMBERS,
+    "a server's membership screening changed (GET …/onboarding reads it as each member may see it)",
+    { server_id: uuid, enabled: Type.Boolean() },
+  ),
   emojis_updated: event(
     'emojis_updated',
     SERVER_MEMBERS,

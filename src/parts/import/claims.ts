@@ -8,6 +8,7 @@ import type { UserRef } from '../../core/types';
 import type { AccountRows } from '../accounts/account-rows';
 import type { JoinGate } from '../community/join-rate';
 import type { Members } from '../community/members';
+import type { Onboarding } from '../community/onboarding';
 import type { ChannelTails } from '../messages/channel-tails';
 import { createMessageWrites } from '../messages/message-writes';
 
@@ -102,14 +103,16 @@ export interface ClaimsParts {
   dataDir: string;
   members: Pick<Members, 'add' | 'requireRoom'>;
   /** Paused joins keep claimers out as they keep anyone (the API counts the join after the commit). */
-  joinGate: Pick<JoinGate, 'requireOpen'>;
+  joinGate: Pick<JoinGate, 'requireOpen' | 'screens'>;
+  /** Join-rate protection's `screen`: a claimer coming in during a surge waits in screening too. */
+  screening: Pick<Onboarding, 'markPending'>;
   /** The placeholders' rows: made nameless here when hidden. */
   accountRows: Pick<AccountRows, 'anonymize'>;
   /** Told of every channel whose messages changed author or went. */
   tails: Pick<ChannelTails, 'changed'>;
 }
 
-export function createClaims({ db, clock, dataDir, members, joinGate, accountRows, tails }: ClaimsParts): Claims {
+export function createClaims({ db, clock, dataDir, members, joinGate, screening, accountRows, tails }: ClaimsParts): Claims {
   const peopleOf = db.prepare<
     [string],
     Omit<ImportedPerson, 'claimed_by' | 'hidden'> & {
@@ -197,6 +200,7 @@ export function createClaims({ db, clock, dataDir, members, joinGate, accountRow
       joinGate.requireOpen(serverId, 'claim');
       members.requireRoom(claimerId);
       members.add(serverId, claimerId);
+      if (joinGate.screens(serverId)) screening.markPending(serverId, claimerId);
     }
     const from = usernameOf.get(placeholderId)!;
     const to = usernameOf.get(claimerId)!;

@@ -15,6 +15,7 @@ import type { AllowedMentions, AuthorRights, MessageInput, MessageStore, Written
 import type { ThreadRecord } from '../../core/records';
 import type { ThreadStore } from '../community/threads';
 import type { ThreadNews } from '../community/thread-news';
+import type { Onboarding } from '../community/onboarding';
 import type { ReceivedFile } from './upload-store';
 import type { Automod, Screened } from './automod';
 
@@ -128,9 +129,11 @@ export interface PostingParts {
   threads: ThreadStore;
   threadNews: ThreadNews;
   automod: Automod;
+  /** Membership screening: a pending member reads, does not write. */
+  screening: Pick<Onboarding, 'requireAccepted'>;
 }
 
-export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod }: PostingParts): Posting {
+export function createPosting({ db, clock, perms, limits, directory, messages, threads, threadNews, automod, screening }: PostingParts): Posting {
   const dmPartner = db.prepare<[string, string], { user_id: string; deleted: number }>(
     `SELECT cm.user_id, u.deleted_at IS NOT NULL AS deleted
        FROM conversations c JOIN conversation_members cm ON cm.conversation_id = c.id JOIN users u ON u.id = cm.user_id
@@ -149,7 +152,8 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
   const isForum = (container: Container) => container.kind === 'channel' && directory.channel(container.id)?.type === 'forum';
 
   /**
-   * In a server, a timed-out member may read but not write. Only members reach a conversation; a
+   * In a server, a timed-out member, or one who has not accepted its rules yet (membership
+   * screening), may read but not write. Only members reach a conversation; a
    * DM between two people where one blocked the other, or with a deleted account, takes no new
    * words (its history stays readable).
    */
@@ -157,6 +161,7 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
     if (container.kind === 'channel') {
       perms.requireNotTimedOut(user, container.serverId);
       requirePassed(perms.postingGate(user.id, container.serverId));
+      screening.requireAccepted(user, container.serverId);
       return;
     }
     const partner = dmPartner.get(container.id, user.id);

@@ -147,6 +147,10 @@ export const KIND_OF_NAME: Record<string, FixtureKind> = {
   around: 'message',
   target: 'message',
   applied_tags: 'tag',
+  // An onboarding's answers (PUT …/onboarding): the roles they give, the channels they show.
+  role_ids: 'role',
+  channel_ids: 'channel',
+  default_channel_ids: 'channel',
 };
 
 /**
