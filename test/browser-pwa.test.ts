@@ -315,6 +315,7 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
 
     // The tap: the worker's notificationclick for that notification (see the comment at the top).
     const [worker] = context.serviceWorkers();
+    await worker.evaluate(KEEP_NAMES);
     await worker.evaluate(async (tag) => {
       const scope = globalThis as unknown as {
         registration: { getNotifications(o: object): Promise<unknown[]> };
