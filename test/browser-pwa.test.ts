@@ -8,6 +8,7 @@ import {
   ARGS,
   CHROMIUM,
   EXPECTED_REFUSALS,
+  KEEP_NAMES,
   PASSWORD,
   PHONE,
   SKIP,
@@ -72,6 +73,7 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
     ...PHONE,
   });
   t.teardown(() => context.close());
+  await context.addInitScript({ content: KEEP_NAMES });
   // Recorded in the page: every count given to the app's badge, and whether the page pretends to be
   // hidden (so the server pushes to this phone rather than tell its open page).
   await context.addInitScript(() => {
@@ -313,6 +315,7 @@ t.test('the installed app: installable, offline, pushes, badge, share target, ge
 
     // The tap: the worker's notificationclick for that notification (see the comment at the top).
     const [worker] = context.serviceWorkers();
+    await worker.evaluate(KEEP_NAMES);
     await worker.evaluate(async (tag) => {
       const scope = globalThis as unknown as {
         registration: { getNotifications(o: object): Promise<unknown[]> };
@@ -516,9 +519,10 @@ t.test('on an iPhone: notifications are offered once the app is on the Home Scre
   const open = async (name: string, standalone: boolean) => {
     const context = await browser.newContext({ ...PHONE, colorScheme: 'light', userAgent: IPHONE });
     t.teardown(() => context.close());
-    // Safari says it was started from the Home Screen with navigator.standalone.
-    if (standalone) await context.addInitScript(() => Object.defineProperty((globalThis as any).navigator, 'standalone', { get: () => true }));
     const w = await watch(name, context, await context.newPage(), EXPECTED_REFUSALS);
+    // Safari says it was started from the Home Screen with navigator.standalone (after watch's
+    // init script, which the functions a test hands the page need).
+    if (standalone) await context.addInitScript(() => Object.defineProperty((globalThis as any).navigator, 'standalone', { get: () => true }));
     const client = await signUp(server.url);
     await context.addCookies([{ name: 'app_session', value: client.cookie!.replace(/^app_session=/, ''), url: server.url }]);
     return w;

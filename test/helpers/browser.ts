@@ -49,12 +49,20 @@ export interface Watched {
 }
 
 /**
+ * The functions a test hands a page (evaluate, init scripts) are compiled by tsx, whose esbuild
+ * keeps their names with calls to a helper `__name` of the test's module; in the page they need
+ * one too (it need do nothing there). Every context gets it first, before any other init script.
+ */
+export const KEEP_NAMES = 'globalThis.__name = (target) => target;';
+
+/**
  * Watches a context's page. Chromium logs every 4xx answer as a console error; `expected` lists
  * the [status, path] pairs a test asks for on purpose, any other is a problem.
  */
 export async function watch(name: string, context: BrowserContext, page: Page, expected: [number, string][]): Promise<Watched> {
   context.setDefaultTimeout(WAIT);
   // The browser reports CSP violations to the page; make each one loud.
+  await context.addInitScript({ content: KEEP_NAMES });
   await context.addInitScript({
     content:
       "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));",

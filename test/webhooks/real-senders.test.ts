@@ -5,8 +5,9 @@ import t from 'tap';
 import { community, must } from '../helpers/community';
 import { startServer } from '../helpers/server';
 
-/** GitHub's signing, from its own library (ES modules only: test/helpers/octokit-methods.mjs). */
-const { sign } = require('../helpers/octokit-methods.mjs') as { sign(secret: string, payload: string): Promise<string> };
+/** GitHub's signing, from its own library (published as ES modules only: loaded with import()). */
+type Methods = { sign(secret: string, payload: string): Promise<string> };
+const sign = async (secret: string, payload: string) => (await (import('@octokit/webhooks-methods' as string) as Promise<Methods>)).sign(secret, payload);
 
 /**
  * Slack's and GitHub's own senders, unchanged, against a real server (issue 52): @slack/webhook's
