@@ -185,6 +185,12 @@ t.test('a keyword rule: whole words in any case, wildcards, the allow list; bloc
   t.equal(edit.status, 403, 'an edit is judged too');
   t.equal(edit.text.trim(), 'Please keep it civil here.');
   t.ok((await contents(general)).includes('all fine') && !(await contents(general)).includes('all badword'), 'the message stays as it was');
+  const audited = async () => (await audit()).filter((e) => e.action === 'automod_block').length;
+  const blocksBefore = await audited();
+  const notTheirs = await bot.put(`${messagesIn(general)}/${fine.id}`, { content: 'all badword' }, botAuth);
+  t.equal(notTheirs.status, 403);
+  t.match(notTheirs.text, /only the author/, "someone else's edit is refused as not theirs, not judged");
+  t.equal(await audited(), blocksBefore, 'and AutoMod does not act on it');
 
   const byBot = await say(bot, 'badword from a bot', general, botAuth);
   t.equal(byBot.status, 403, "a bot's message is judged as a member's");

@@ -333,6 +333,8 @@ export function createPosting({ db, clock, perms, limits, directory, messages, t
       requireMaySend(user, where);
       return {
         edit(messageId, content) {
+          // Only the author's edit is judged: someone else's is refused (by the store) without AutoMod acting on it.
+          if (messages.get(where, messageId, user.id).author_id !== user.id) throw forbidden('only the author can edit a message');
           const judged = screened(user, where.container, content, { edit: true });
           const record = messages.edit(where, messageId, user, content, rightsFor(where));
           judged.written(record.id);
