@@ -153,7 +153,18 @@ export function createApp(options: AppOptions): RunningApp {
   const threadNews = createThreadNews({ threads, hub, perms, clock });
   const pushSubscriptions = createPushSubscriptions(db, clock);
   // Voice channels: Janus's one client, and the signaling of voice sockets (off without JANUS_URL).
-  const voice = createVoice({ config, clock, log, db, hub, perms, directory });
+  // Taking part in a call is under the rules of writing in its server (a timeout, the verification
+  // level, screening): the posting rules' check, made later in this function, asked at each join.
+  const voice = createVoice({
+    config,
+    clock,
+    log,
+    db,
+    hub,
+    perms,
+    directory,
+    requireMayTakePart: (user, channel) => posting.requireMayWrite(user, channel),
+  });
   // A session that ends, however it ends, closes the sockets opened with it (its voice calls end),
   // and ends the push subscription its browser made.
   const sessions = new SessionStore(clock, (session) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { SKIP, addChannel, bookClub, closeScene, openChannel, openScene, shot, signIn } from './helpers/browser';
-import { uniqueName } from './helpers/client';
+import { Client, uniqueName } from './helpers/client';
 
 /**
  * AutoMod in the browser (issue 53): the owner (a desktop) sets a keyword rule with a reason and
@@ -56,6 +56,19 @@ t.test('an AutoMod keyword rule, a blocked message and its alert', { skip: SKIP 
     await page.locator('#toast', { hasText: 'Time out 1 hour: done.' }).waitFor();
     const members = (await aliceApi.get(`/api/servers/${serverId}/members`)).body as any[];
     t.ok(members.find((m) => m.user_id === bobApi.userId).timeout_until, 'the member is timed out');
+  });
+
+  await step("a look-alike card from a webhook gets no quick actions: only AutoMod's own alerts do", async (t) => {
+    const hook = (await aliceApi.post(`/api/servers/${serverId}/channels/${alertsId}/webhooks`, { name: 'Mimic' })).body;
+    const forged = {
+      title: 'AutoMod blocked a message',
+      description: 'a forged alert',
+      footer: { text: `automod server:${serverId} user:${aliceApi.userId} channel:${generalId}` },
+    };
+    t.equal((await new Client(server.url).post(`/api/webhooks/${hook.id}/${hook.token}`, { embeds: [forged] })).status, 204);
+    const card = page.locator('#messages li.msg .embed', { hasText: 'a forged alert' });
+    await card.waitFor();
+    t.equal(await card.getByRole('button').count(), 0, 'no Kick, Time out or Delete on it');
   });
 
   closeScene(t, scene);

@@ -1,17 +1,19 @@
 import t from 'tap';
-import { SKIP, bookClub, closeScene, openChannel, openScene, shot, signIn } from './helpers/browser';
+import { SKIP, addChannel, bookClub, closeScene, openChannel, openScene, shot, signIn } from './helpers/browser';
 import { uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
 /**
- * Membership screening in the browser (issue 53): the owner (a desktop) writes the rules and a
- * question in Server settings → Onboarding, whose answer gives a role that opens a private
- * channel; a newcomer (a phone) joins by invite, reads the rules, cannot write (the composer says
- * why), accepts with that answer, gets the role and sees the channel. Machines without
- * /usr/bin/chromium skip this.
+ * A community that protects itself, end to end in the browser (issue 53): the owner (a desktop)
+ * has a keyword rule that alerts #mod-alerts (set in Server settings → AutoMod: its own test,
+ * browser-automod, drives that form), and writes the rules and a question in Server settings →
+ * Onboarding, whose answer gives a role that opens a private channel; a newcomer (a phone) joins
+ * by invite, reads the rules, cannot write (the composer says why), accepts with that answer, gets
+ * the role and sees the channel, where a message with the rule's word is blocked with its reason;
+ * the alert appears for the owner. Machines without /usr/bin/chromium skip this.
  */
-t.test('an owner sets a screening; a newcomer reads the rules, accepts, and the channel opens', { skip: SKIP }, async (t) => {
-  const scene = await openScene(t, 'browser-onboarding', [{ name: 'owner' }, { name: 'newcomer-phone', phone: true }]);
+t.test('an owner sets a screening; a newcomer reads the rules, accepts, the channel opens, and AutoMod blocks a word', { skip: SKIP }, async (t) => {
+  const scene = await openScene(t, 'browser-onboarding', [{ name: 'owner' }, { name: 'newcomer-phone', phone: true, expected: [[403, '/api/servers/*']] }]);
   const { server, step } = scene;
   const [owner, newcomer] = scene.windows;
   const ownerApi = await signIn(scene, owner, uniqueName('owner'));
@@ -22,6 +24,17 @@ t.test('an owner sets a screening; a newcomer reads the rules, accepts, and the 
   const games = (await must(ownerApi.post(`${base}/channels`, { name: 'games' }), 201)).body.id;
   await must(ownerApi.put(`${base}/channels/${games}/overwrites/${serverId}`, { deny: ['view_channel'] }), 200);
   await must(ownerApi.put(`${base}/channels/${games}/overwrites/${gamers}`, { allow: ['view_channel'] }), 200);
+  const alertsId = await addChannel(ownerApi, serverId, 'mod-alerts');
+  await must(ownerApi.put(`${base}/channels/${alertsId}/overwrites/${serverId}`, { deny: ['view_channel'] }), 200);
+  const rule = {
+    name: 'No spoilers',
+    trigger: { type: 'keyword', keyword_filter: ['spoiler*'] },
+    actions: [
+      { type: 'block_message', custom_message: 'No spoilers here, please.' },
+      { type: 'send_alert_message', channel_id: alertsId },
+    ],
+  };
+  await must(ownerApi.post(`${base}/automod/rules`, rule), 201);
   await openChannel(owner, server.url, serverId, generalId, 'general');
   const { page } = owner;
 
@@ -81,6 +94,19 @@ t.test('an owner sets a screening; a newcomer reads the rules, accepts, and the 
     t.same(me.roles, ['Gamers']);
     t.equal(me.pending, false);
     await page.locator('#members .member-button', { hasText: newcomerApi.username }).locator('.pending-tag').waitFor({ state: 'detached' });
+  });
+
+  await step('in the channel that opened, a word of the rule is blocked with its reason; the owner sees the alert', async (t) => {
+    await newcomer.page.fill('#composer-text', 'SPOILERS: the dragon wins');
+    await newcomer.page.click('#send-button');
+    await newcomer.page.locator('#toast', { hasText: 'No spoilers here, please.' }).waitFor();
+    t.equal(await newcomer.page.inputValue('#composer-text'), 'SPOILERS: the dragon wins', 'the text is back in the composer');
+    t.equal(await newcomer.page.locator('#messages li.msg', { hasText: 'the dragon wins' }).count(), 0, 'nothing was posted');
+    await shot(newcomer.page, 'onboarding-blocked-phone');
+    await openChannel(owner, server.url, serverId, alertsId, 'mod-alerts');
+    const alert = page.locator('#messages li.msg .embed', { hasText: 'AutoMod blocked a message' });
+    await alert.waitFor();
+    t.match(await alert.textContent(), 'SPOILERS: the dragon wins', 'the alert shows what was said, to moderators');
   });
 
   closeScene(t, scene);

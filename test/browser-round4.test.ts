@@ -2,7 +2,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { SKIP, addChannel, bookClub, closeScene, message, openChannel, openScene, post, shotsAtBothWidths, signIn, until } from './helpers/browser';
+import {
+  EXPECTED_REFUSALS,
+  SKIP,
+  addChannel,
+  bookClub,
+  closeScene,
+  message,
+  openChannel,
+  openScene,
+  post,
+  shotsAtBothWidths,
+  signIn,
+  until,
+} from './helpers/browser';
 import { type Client, uniqueName } from './helpers/client';
 import { must } from './helpers/community';
 
@@ -148,6 +161,8 @@ t.test("the fourth newcomer review's defects in the app, fixed", { skip: SKIP },
   await step('#4: losing access to the open channel says so by its name, neutrally, at desktop and phone width', async (t) => {
     await openChannel(bob, server.url, serverId, supportId, 'support');
     await openChannel(carol, server.url, serverId, supportId, 'support');
+    // A read mark still on its way when access goes gets a 404: expected.
+    EXPECTED_REFUSALS.push([404, `/api/servers/${serverId}/channels/${supportId}/read`]);
     await must(aliceApi.put(`/api/servers/${serverId}/channels/${supportId}/overwrites/${serverId}`, { deny: ['view_channel'] }), 200);
     for (const { page } of [bob, carol]) {
       const said = page.locator('#toast', { hasText: 'You no longer have access to #support.' });

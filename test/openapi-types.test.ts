@@ -77,6 +77,12 @@ export function describeAudit(entry: Schemas['AuditEntry']): string {
     case 'automod_block':
     case 'automod_alert':
       return \`AutoMod \${entry.changes?.rule_name} in \${entry.changes?.channel_id}: \${entry.changes?.cause} \${entry.changes?.alert_message_id ?? ''}\`;
+    case 'joins_pause':
+      return \`joins paused: \${entry.changes?.joins_paused.to}\`;
+    case 'onboarding_update':
+      return \`screening \${entry.changes?.enabled?.to ?? '-'}, \${entry.changes?.rules?.to ?? '-'} rules, \${entry.changes?.questions?.to ?? '-'} questions, \${entry.changes?.let_in ?? 0} let in\`;
+    case 'onboarding_accept':
+      return \`accepted with \${entry.changes?.answers.join()} (\${entry.changes?.role_ids.join()})\`;
     default: {
       const none: null = entry.changes;
       return \`\${entry.action} on \${entry.target_kind} \${entry.target_id} \${none}\`;

@@ -493,6 +493,7 @@ t.test('roles and role assignment', async (t) => {
       'display_name',
       'is_owner',
       'joined_at',
+      'pending',
       'presence',
       'role',
       'role_ids',

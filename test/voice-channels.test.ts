@@ -265,6 +265,18 @@ t.test('voice channels on Janus, through our signaling', { skip: SKIP, timeout: 
     t.match(rejoin, { event: 'error', status: 404 }, 'no longer a member: refused');
   });
 
+  await t.test('a member waiting in membership screening does not join a call', async (t) => {
+    const pending = (on: boolean) =>
+      server.app.db.prepare('UPDATE members SET pending = ? WHERE server_id = ? AND user_id = ?').run(on ? 1 : 0, serverId, c.userId);
+    pending(true);
+    const waiting = await caller(c, 'carol-pending', 550);
+    const refused = await waiting.join(lounge);
+    t.match(refused, { event: 'error', status: 403 });
+    t.match(refused.message, /accept the server's rules first/);
+    waiting.close();
+    pending(false);
+  });
+
   await t.test('a timeout ends the connection and a rejoin is refused', async (t) => {
     const carol = await caller(c, 'carol2', 550);
     t.equal((await carol.join(lounge)).event, 'joined');

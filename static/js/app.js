@@ -45,8 +45,7 @@ import { initSearch, closeSearch, roomChanged } from './search.js';
 import { initPins } from './pins.js';
 import { openGroupMenu } from './groups.js';
 import { loadBlocks } from './blocks.js';
-import { forgetRemembered, logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
-import { passkeysSupported, signInWithPasskey } from './passkeys.js';
+import { forgetRemembered, logIn, codeStep, passkeysSupported, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 /** @typedef {import('../../types/client').Place} Place */
 
@@ -352,6 +351,7 @@ function signedInAgain(result) {
 async function signInAgainWithPasskey() {
   $('signin-problem').hidden = true;
   try {
+    const { signInWithPasskey } = await import('./passkeys.js');
     signedInAgain(await signInWithPasskey({ remember: $('signin-remember', HTMLInputElement).checked }));
   } catch (err) {
     $('signin-problem').hidden = false;

@@ -27,9 +27,9 @@ export function embedColor(color) {
   return Number.isInteger(color) && color >= 0 && color <= 0xffffff ? `#${color.toString(16).padStart(6, '0')}` : null;
 }
 
-/** The cards of a message; `mention(name)` as for the message body (markdown.js). */
-export function buildEmbeds(embeds, mention) {
-  return embeds.filter((e) => e && typeof e === 'object').map((e) => buildEmbed(e, mention));
+/** The cards of a message; `mention(name)` as for the message body (markdown.js); `fromAutomod`: the message is AutoMod's (its alerts get their quick actions). */
+export function buildEmbeds(embeds, mention, fromAutomod = false) {
+  return embeds.filter((e) => e && typeof e === 'object').map((e) => buildEmbed(e, mention, fromAutomod));
 }
 
 /** An image of a card through our proxy, in a box that keeps its place, or null. */
@@ -39,7 +39,7 @@ function picture(media, cls) {
   return el('img', { class: cls, src, alt: '', loading: 'lazy', decoding: 'async' });
 }
 
-function buildEmbed(e, mention) {
+function buildEmbed(e, mention, fromAutomod) {
   // A link to an image: the image alone, opening the original in a new tab.
   if (e.type === 'image') {
     const image = picture(e.image, 'embed-image');
@@ -88,7 +88,7 @@ function buildEmbed(e, mention) {
     main.append(el('div', { class: 'embed-media' }, link(e.image.url, `Image: ${hostOf(e.image.url)}`, 'embed-media-link')));
   }
   const footer = str(e.footer?.text);
-  const alert = /^automod server:(\S+) user:(\S+) channel:(\S+)(?: message:(\S+))?$/.exec(footer);
+  const alert = fromAutomod && /^automod server:(\S+) user:(\S+) channel:(\S+)(?: message:(\S+))?$/.exec(footer);
   if (alert) {
     main.append(automodActions(...alert.slice(1)));
     card.append(main);

@@ -11,8 +11,7 @@
 import './theme.js';
 import { api } from './api.js';
 import { $, el, showText, toast, standingLabel, submitButton } from './ui.js';
-import { logIn, codeStep, CODE_REQUIRED, CODE_WRONG } from './signin.js';
-import { conditionalSupported, passkeysSupported, signInWithPasskey } from './passkeys.js';
+import { logIn, codeStep, passkeysSupported, CODE_REQUIRED, CODE_WRONG } from './signin.js';
 
 // Set while this browser has a signed-in app open: the next visit starts fetching the app's
 // modules and style sheet at once, beside the account request, instead of after it.
@@ -152,6 +151,7 @@ async function wireOtherWays() {
     waiting?.abort();
     waiting = conditional ? new AbortController() : null;
     try {
+      const { signInWithPasskey } = await import('./passkeys.js');
       const result = await signInWithPasskey({ conditional, signal: waiting?.signal, remember: remember() });
       goOn(result.suspended);
     } catch (err) {
@@ -170,9 +170,12 @@ async function wireOtherWays() {
     }
   };
   const listen = () => {
-    conditionalSupported().then((ok) => {
-      if (ok) withPasskey(true);
-    });
+    // (passkeys.js loads only where passkeys can be used: the app page of a signed-in user never needs it.)
+    import('./passkeys.js')
+      .then((passkeys) => passkeys.conditionalSupported())
+      .then((ok) => {
+        if (ok) withPasskey(true);
+      });
   };
   $('other-ways').hidden = false;
   // A recovery code alone signs in an account without a password (the server refuses it for one that has a password).

@@ -171,7 +171,9 @@ function embeds(m, on) {
   const box = el('div', { class: 'embeds' });
   const grow = on.keepBottom || ((change) => change());
   import('./embeds.js').then(
-    (module) => grow(() => box.append(...module.buildEmbeds(m.embeds, on.mention))),
+    // An AutoMod alert's quick actions only on AutoMod's own messages (a name no account can take:
+    // no dot in a username), never on a look-alike card a bot or a webhook posts.
+    (module) => grow(() => box.append(...module.buildEmbeds(m.embeds, on.mention, m.author?.username === `automod.${m.server_id}`))),
     () => box.append(el('span', { class: 'muted', text: '(a card of this message could not be shown: reload the page)' })),
   );
   return box;

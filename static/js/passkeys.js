@@ -6,8 +6,10 @@
 // (@simplewebauthn/server): this only carries bytes.
 import { api, markRemembered } from './api.js';
 
-/** Whether this browser can make and use passkeys at all. */
-export const passkeysSupported = () => typeof window.PublicKeyCredential === 'function' && Boolean(navigator.credentials);
+// Whether this browser can make and use passkeys at all: in signin.js, which the app page loads
+// at start (this module it loads only when a passkey is used).
+import { passkeysSupported } from './signin.js';
+export { passkeysSupported };
 
 /** Whether it offers passkeys in a field's autofill (the conditional UI). */
 export async function conditionalSupported() {

@@ -6,6 +6,9 @@
 import { api, markRemembered } from './api.js';
 import { $ } from './ui.js';
 
+/** Whether this browser can make and use passkeys at all (passkeys.js does the rest). */
+export const passkeysSupported = () => typeof window.PublicKeyCredential === 'function' && Boolean(navigator.credentials);
+
 export const CODE_REQUIRED = 'two-factor code required';
 export const CODE_WRONG = 'invalid two-factor code';
 

@@ -265,7 +265,10 @@ export async function openScene(
   const server = await startServer({ env });
   t.teardown(server.close);
   const browser = await launchChromium(t);
-  const windows = await Promise.all(users.map((u) => openWindow(t, browser, u.name, [...EXPECTED_REFUSALS, ...(u.expected ?? [])], u.phone)));
+  // (The shared list itself where a window has no refusals of its own: a test may add to it later.)
+  const windows = await Promise.all(
+    users.map((u) => openWindow(t, browser, u.name, u.expected ? [...EXPECTED_REFUSALS, ...u.expected] : EXPECTED_REFUSALS, u.phone)),
+  );
   return { server, windows, step: stepper(t, windows, prefix), started };
 }
 

@@ -9,7 +9,7 @@ import { HttpError, badRequest, conflict, forbidden, notFound } from '../../core
 import { toHttpError } from '../../core/http/respond';
 import { isUuid } from '../../core/http/router';
 import type { ChannelRecord, VoiceStateRecord } from '../../core/records';
-import type { Log, User } from '../../core/types';
+import type { Container, Log, User } from '../../core/types';
 import { VIEW, has } from '../../rules/channel-permissions';
 import type { ServerAccess } from '../../rules/channel-access';
 import type { Permissions } from '../../rules/permissions';
@@ -118,7 +118,12 @@ export interface VoiceParts {
   log: Log;
   db: DB;
   hub: Pick<Hub, 'toUsers'>;
-  perms: Pick<Permissions, 'channelRules' | 'channelRulesOf' | 'requireNotTimedOut'>;
+  perms: Pick<Permissions, 'channelRules' | 'channelRulesOf'>;
+  /**
+   * 403 unless the user may take part in this server's channel now, as for writing there (a
+   * timeout, the server's verification level, membership screening): the posting rules' own check.
+   */
+  requireMayTakePart(user: User, channel: Container): void;
   directory: Pick<Directory, 'channel'>;
   /** Timings a test shortens; production's by default. */
   timings?: Partial<typeof VOICE_TIMINGS>;
@@ -241,7 +246,7 @@ interface Socket {
 }
 
 export function createVoice(parts: VoiceParts): Voice {
-  const { config, clock, log, db, hub, perms, directory } = parts;
+  const { config, clock, log, db, hub, perms, directory, requireMayTakePart } = parts;
   const timings = { ...VOICE_TIMINGS, ...parts.timings };
   const settings = config.voice;
   const loadModeration = db.prepare<[string, string], { mute: number; deaf: number }>(
@@ -428,7 +433,7 @@ export function createVoice(parts: VoiceParts): Voice {
     if (!channel || !(flags & VIEW)) throw notFound('channel not found');
     if (channel.type !== 'voice') throw badRequest('this is not a voice channel');
     if (!has(flags, 'connect')) throw forbidden('you do not have permission to connect to this voice channel');
-    perms.requireNotTimedOut(socket.user, channel.server_id);
+    requireMayTakePart(socket.user, { kind: 'channel', id: channel.id, serverId: channel.server_id });
     const others = [...(rooms.get(channel.id)?.members.keys() ?? [])].filter((id) => id !== socket.user.id).length;
     const limit = channel.user_limit ?? 0;
     const moved = socket.movedTo === channel.id;
