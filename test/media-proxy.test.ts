@@ -76,6 +76,9 @@ t.test('signed URLs serve re-encoded images; unsigned, altered, SVG and non-imag
   const remote = proxied.split('/').pop()!;
   t.notOk(server.logs.join('\n').includes(remote), 'the proxied URL is not logged');
   t.match(server.logs.join('\n'), /GET \/api\/media\/[A-Za-z0-9_-]{32}\/:url 200/, 'its request is logged with the URL masked');
+  // A malformed one, its URL's slashes unencoded: no part of the URL is logged either.
+  await owner.get('/api/media/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/https:/secret-host.example/private/path');
+  t.notOk(server.logs.join('\n').includes('secret-host'), 'nor the rest of a URL whose slashes were not encoded');
 
   const [, , sig, encoded] = proxied.split('/').slice(1);
   const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;

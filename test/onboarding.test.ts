@@ -41,12 +41,12 @@ t.before(async () => {
     await must(client.post(`/api/invites/${token}/accept`), 200);
     return client;
   };
-  // Placed in this order (0 the top): above, managers, gamer, artist, mods.
+  // Placed in this order (0 the top): above, managers, mods, gamer, artist, then below-mods-no-more.
   above = (await must(owner.post(`${base}/roles`, { name: 'above' }), 201)).body.id;
-  const managers = (await must(owner.post(`${base}/roles`, { name: 'managers', permissions: ['manage_server'] }), 201)).body.id;
+  const managers = (await must(owner.post(`${base}/roles`, { name: 'managers', permissions: ['manage_server', 'manage_roles'] }), 201)).body.id;
+  mods = (await must(owner.post(`${base}/roles`, { name: 'mods', permissions: ['manage_messages'] }), 201)).body.id;
   gamer = (await must(owner.post(`${base}/roles`, { name: 'gamer' }), 201)).body.id;
   artist = (await must(owner.post(`${base}/roles`, { name: 'artist' }), 201)).body.id;
-  mods = (await must(owner.post(`${base}/roles`, { name: 'mods', permissions: ['manage_messages'] }), 201)).body.id;
   manager = await join();
   await must(owner.put(`${base}/members/${manager.userId}/role`, { role: 'managers' }), 200);
   plain = await join();
@@ -111,6 +111,21 @@ t.test('PUT …/onboarding: manage_server holders only, every field checked', as
     t.match(res.text, reason, what);
   }
   t.equal((await owner.put(`${base}/onboarding`, screening([mods]))).status, 403, 'not even the owner hands a moderator role to strangers');
+  // Any power, not only a moderator's flag; and no role above a moderator role (its holders would
+  // stand out of the moderators' reach): the rule of roles members take themselves.
+  const shouter = (await must(owner.post(`${base}/roles`, { name: 'shouter', permissions: ['mention_everyone'] }), 201)).body.id;
+  t.equal((await owner.put(`${base}/onboarding`, screening([shouter]))).status, 403, 'a role that may mention everyone is a power too');
+  await must(owner.request('DELETE', `${base}/roles/${shouter}`), 204);
+  const high = await owner.put(`${base}/onboarding`, screening([above]));
+  t.equal(high.status, 403, 'a role above a moderator role: 403, even from the owner');
+  t.match(high.text, /above a moderator role/);
+  // Handing roles out is manage_roles' power too: manage_server alone sets rules, not roles.
+  const rulesOnly = (await must(owner.post(`${base}/roles`, { name: 'rules-only', permissions: ['manage_server'] }), 201)).body.id;
+  const editor = await join();
+  await must(owner.put(`${base}/members/${editor.userId}/role`, { role: 'rules-only' }), 200);
+  t.equal((await editor.put(`${base}/onboarding`, screening())).status, 403, 'manage_server without manage_roles: no answer that gives a role');
+  await must(editor.put(`${base}/onboarding`, { enabled: false, rules: ['Be kind.'] }), 200);
+  await must(owner.request('DELETE', `${base}/roles/${rulesOnly}`), 204);
   const set = (await must(manager.put(`${base}/onboarding`, screening(), { 'X-Audit-Log-Reason': 'opening day' }), 200)).body;
   t.equal(set.enabled, true);
   t.same(set.rules, ['Be kind.', 'No spam.']);
@@ -141,6 +156,7 @@ t.test('a new member is pending: reads, does not post, react or type, until they
   t.match(post.text, /accept the server's rules first/);
   t.equal((await newcomer.put(`${base}/channels/${general}/messages/${message}/reactions/${encodeURIComponent('👍')}`)).status, 403, 'no reaction');
   t.equal((await newcomer.post(`${base}/channels/${general}/typing`)).status, 403, 'no typing');
+  t.equal((await newcomer.post(`${base}/invites`)).status, 403, 'no invite: a newcomer held back does not bring others in');
 
   const accept = (answers: unknown) => newcomer.post(`${base}/onboarding/accept`, { answers });
   const refusals: [string, unknown, RegExp][] = [

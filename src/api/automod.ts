@@ -40,6 +40,8 @@ function automodHandlers({ perms, automod, limits }: Deps) {
   /** Any of the fields (the trigger's type stays): 200 the rule; audited. */
   function updateRule(ctx: Ctx) {
     requireManager(ctx);
+    // A change compiles the server's rules again at its next message: as often as a creation, no more.
+    limits.creationsPerUser.take(ctx.user.id, 'creations');
     return json(automod.update(ctx.params.server_id, ctx.params.rule_id, ctx.user, ctx.body));
   }
 

@@ -6,6 +6,7 @@ import { HANDLED, created, json, noContent } from '../core/http/respond';
 import { serverEntry } from '../parts/live/ready';
 import type { Services } from '../parts/services';
 import { assertAllowed } from '../rules/standing';
+import { requirePassed } from '../rules/verification';
 import type { Ctx, PublicCtx, Route } from '../core/types';
 import { auditReason, integer } from '../core/validate';
 
@@ -106,12 +107,15 @@ function inviteHandlers(deps: Deps) {
   return { createInvite, listInvites, getInvite, revokeInvite, acceptInvite, invitePage };
 
   /**
-   * Any member; optional {max_uses: 1..1000, expires_in_seconds: 300..604800} (default: seven
+   * Any member who may take part (not waiting in screening, past the server's verification level:
+   * a newcomer held back does not bring others in); optional {max_uses: 1..1000, expires_in_seconds: 300..604800} (default: seven
    * days, unlimited); 201 {token, server_id, expires_at, url, ...}; 400 past 1000 live invites.
    */
   function createInvite(ctx: Ctx) {
     const serverId = ctx.params.server_id;
     perms.serverAccess(ctx.user, serverId);
+    onboarding.requireAccepted(ctx.user, serverId);
+    requirePassed(perms.postingGate(ctx.user.id, serverId));
     const maxUses = ctx.body.max_uses === undefined || ctx.body.max_uses === null ? null : integer(ctx.body, 'max_uses', 1, MAX_INVITE_USES);
     const seconds =
       ctx.body.expires_in_seconds === undefined || ctx.body.expires_in_seconds === null

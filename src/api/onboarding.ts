@@ -34,7 +34,7 @@ function onboardingHandlers({ perms, onboarding, members, hub, accessChanges }: 
   }
 
   /**
-   * manage_server: replaces the onboarding; 200 it. Roles and channels of this server only (400),
+   * manage_server (and manage_roles when an answer gives a role): replaces the onboarding; 200 it. Roles and channels of this server only (400),
    * a role the caller may give and without powers (403); audited (onboarding_update). Off: every
    * pending member is let in (member_updated each).
    */
@@ -42,6 +42,8 @@ function onboardingHandlers({ perms, onboarding, members, hub, accessChanges }: 
     const serverId = ctx.params.server_id;
     perms.requireServerFlag(ctx.user, serverId, 'manage_server');
     const settings = checkOnboarding(ctx.body);
+    // Answers that give roles hand roles out: that is manage_roles' power too.
+    if (settings.questions.some((q) => q.answers.some((a) => a.role_ids.length > 0))) perms.requireServerFlag(ctx.user, serverId, 'manage_roles');
     const { freed } = onboarding.set(ctx.user, serverId, settings, auditReason(ctx));
     hub.toServer(serverId, { event: 'onboarding_updated', server_id: serverId, enabled: settings.enabled });
     announceMembers(serverId, freed);

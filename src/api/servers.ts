@@ -155,10 +155,6 @@ function serverHandlers(deps: Deps) {
   const updateRoleRow = db.prepare(
     'UPDATE roles SET name = ?, full_server_admin = ?, color = ?, hoist = ?, mentionable = ?, permissions = ?, self_assignable = ? WHERE id = ?',
   );
-  /** The lowest place (largest position) of a role with a power: a self-assignable role must sit below it. */
-  const lowestPoweredRole = db
-    .prepare<[string, number], number | null>('SELECT MAX(position) FROM roles WHERE server_id = ? AND (full_server_admin = 1 OR permissions & ? <> 0)')
-    .pluck();
   const setRolePosition = db.prepare('UPDATE roles SET position = ? WHERE id = ?');
   const deleteRoleRow = db.prepare('DELETE FROM roles WHERE id = ?');
   const holdersOf = db.prepare<[string], { user_id: string }>('SELECT user_id FROM member_roles WHERE role_id = ?');
@@ -613,11 +609,9 @@ function serverHandlers(deps: Deps) {
     perms.serverAccess(ctx.user, serverId);
     const role = roleIn(serverId, ctx.params.role_id);
     if (role.self_assignable !== 1) throw forbidden('this role is not self-assignable: ask a moderator for it');
-    if (role.full_server_admin === 1 || (role.permissions & POWERS) !== 0) throw forbidden('a role with a power is never self-assigned');
-    const lowest = lowestPoweredRole.get(serverId, POWERS);
-    if (lowest !== null && lowest !== undefined && role.position < lowest) {
-      throw forbidden('this role sits above a moderator role: move it below them before members take it');
-    }
+    const problem = perms.strangerRoleProblem(serverId, role);
+    if (problem === 'power') throw forbidden('a role with a power is never self-assigned');
+    if (problem === 'above') throw forbidden('this role sits above a moderator role: move it below them before members take it');
     return role;
   }
 

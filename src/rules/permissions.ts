@@ -3,7 +3,7 @@ import type { DB } from '../core/db';
 import { conflict, forbidden, notFound } from '../core/http/errors';
 import type { Container, Reached, User } from '../core/types';
 import { type ChannelAccess, type ServerAccess, createChannelAccess } from './channel-access';
-import { ALL, type Flag, type Flags, MODERATION, TWO_FACTOR_POWERS, VIEW, has, namesOf } from './channel-permissions';
+import { ALL, type Flag, type Flags, MODERATION, POWERS, TWO_FACTOR_POWERS, VIEW, has, namesOf } from './channel-permissions';
 import { postingGate } from './verification';
 import type { PostingGate, VerificationLevel } from '../core/records';
 
@@ -127,6 +127,13 @@ export interface Permissions {
    * a role placed below their own highest, never a full_server_admin one.
    */
   isAboveRole(actorId: string, serverId: string, role: { position: number; full_server_admin: number }): boolean;
+  /**
+   * Why a role may not go to members without a moderator's hand (taken by themselves, or given by
+   * an onboarding answer; issue 53): 'power', it carries full_server_admin or a power
+   * (channel-permissions.ts POWERS); 'above', it sits above a role that does, so its holders would
+   * stand above the moderators, out of their reach; null when it may.
+   */
+  strangerRoleProblem(serverId: string, role: { position: number; full_server_admin: number; permissions: number }): 'power' | 'above' | null;
 
   // One access function per kind of thing: each answers 404 to anyone who may not see it.
   serverAccess(user: User, serverId: string): Rank;
@@ -214,10 +221,16 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
   const topRole = (userId: string, serverId: string): number | null => topRoleOf.get(serverId, userId) ?? null;
 
   const channels: ChannelAccess = createChannelAccess(db);
-  const timedOut = (userId: string, serverId: string): boolean => {
+  /** The lowest place (largest position) of a role with a power. */
+  const lowestPoweredRole = db
+    .prepare<[string, number], number | null>('SELECT MAX(position) FROM roles WHERE server_id = ? AND (full_server_admin = 1 OR permissions & ? <> 0)')
+    .pluck();
+  /** The end of a member's timeout while it runs, else null. */
+  const timeoutEnd = (userId: string, serverId: string): string | null => {
     const until = channels.server(serverId)?.timeoutUntil(userId);
-    return !!until && until > iso(clock.now());
+    return until && until > iso(clock.now()) ? until : null;
   };
+  const timedOut = (userId: string, serverId: string): boolean => timeoutEnd(userId, serverId) !== null;
   const twoFactorRow = db.prepare<[string, string], { asked: number; enabled: number }>(
     'SELECT s.two_factor_for_moderators AS asked, u.totp_secret IS NOT NULL AS enabled FROM servers s, users u WHERE s.id = ? AND u.id = ?',
   );
@@ -252,8 +265,8 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
        FROM members m JOIN servers s ON s.id = m.server_id JOIN users u ON u.id = m.user_id WHERE m.server_id = ? AND m.user_id = ?`,
   );
   const requireNotTimedOut = (user: User, serverId: string): void => {
-    const until = channels.server(serverId)?.timeoutUntil(user.id);
-    if (until && until > iso(clock.now())) throw forbidden(`you are timed out in this server until ${until}`);
+    const until = timeoutEnd(user.id, serverId);
+    if (until) throw forbidden(`you are timed out in this server until ${until}`);
   };
   const holds = (user: User, access: Access, flag: Flag): boolean =>
     access.container.kind === 'channel' &&
@@ -358,6 +371,11 @@ export function createPermissions(db: DB, clock: Clock): Permissions {
       if (standing === 'admin') return true;
       const mine = topRole(actorId, serverId);
       return mine !== null && mine < role.position;
+    },
+    strangerRoleProblem(serverId, role) {
+      if (role.full_server_admin === 1 || (role.permissions & POWERS) !== 0) return 'power';
+      const lowest = lowestPoweredRole.get(serverId, POWERS);
+      return lowest !== null && lowest !== undefined && role.position < lowest ? 'above' : null;
     },
     serverAccess,
     channelAccess,

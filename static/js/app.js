@@ -667,7 +667,9 @@ export async function startApp(account) {
   });
   // Raid protection (issue 53): moderators hear of a wave of joins.
   onEvent('join_rate_alert', (ev) =>
-    toast(`${findServer(ev.server_id)?.name}: ${ev.joins} joins in a minute${ev.joins_paused ? '. New joins are paused (Server settings, Safety).' : '.'}`),
+    toast(
+      `${findServer(ev.server_id)?.name ?? 'A server'}: ${ev.joins} joins in a minute${ev.joins_paused ? '. New joins are paused (Server settings, Safety).' : '.'}`,
+    ),
   );
 
   onReady(() => {

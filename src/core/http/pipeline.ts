@@ -222,14 +222,16 @@ function credentialMask(routes: readonly Route[]): (pathname: string) => string 
   const patterns = [...new Set(routes.map((r) => r.path))].flatMap((path) => {
     const segments = path.split('/');
     const before = segments.map((s) => (s.startsWith(':') ? null : s.toLowerCase()));
-    return segments.flatMap((name, at) => (MASKED_PARAMS.has(name) ? [{ before: before.slice(0, at), at, name }] : []));
+    return segments.flatMap((name, at) => (MASKED_PARAMS.has(name) ? [{ before: before.slice(0, at), at, name, rest: name === ':url' }] : []));
   });
   return (pathname) => {
     const parts = pathname.split('/');
     let masked = false;
-    for (const { before, at, name } of patterns) {
+    for (const { before, at, name, rest } of patterns) {
       if (parts.length > at && before.every((segment, i) => segment === null || segment === parts[i].toLowerCase())) {
         parts[at] = name;
+        // A posted URL is the rest of the path: what an unencoded slash in it left behind goes too.
+        if (rest) parts.length = at + 1;
         masked = true;
       }
     }

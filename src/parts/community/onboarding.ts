@@ -3,7 +3,7 @@ import { type Clock, iso } from '../../core/clock';
 import type { DB } from '../../core/db';
 import { badRequest, forbidden } from '../../core/http/errors';
 import type { User } from '../../core/types';
-import { MODERATION, VIEW } from '../../rules/channel-permissions';
+import { VIEW } from '../../rules/channel-permissions';
 import { type Permissions, requireGrantable } from '../../rules/permissions';
 import { ONBOARDING_LIMITS } from '../../rules/sizes';
 import type { AuditLog } from './audit';
@@ -137,16 +137,17 @@ export function createOnboarding({
   /**
    * A role an answer may give, set by `actor`: one they may change (below their highest role,
    * src/rules/permissions.ts isAboveRole), giving no flag they lack, and never one with powers
-   * (full_server_admin or a moderator's flag), whoever sets it: screening hands its roles to
-   * strangers who clicked an answer.
+   * or one above a role with powers (src/rules/permissions.ts strangerRoleProblem, as for a role
+   * members take themselves), whoever sets it: screening hands its roles to strangers who clicked
+   * an answer.
    */
   function requireOnboardingRole(actor: User, serverId: string, roleId: string): void {
     const role = roleById.get(roleId, serverId);
     if (!role) throw badRequest(`role_ids: no role ${JSON.stringify(roleId.slice(0, 40))} in this server`);
-    if (role.full_server_admin === 1 || (role.permissions & MODERATION) !== 0) {
-      throw forbidden(`an answer cannot give the role ${role.name}: it holds an administrator's or a moderator's power`);
-    }
+    const problem = perms.strangerRoleProblem(serverId, role);
+    if (problem === 'power') throw forbidden(`an answer cannot give the role ${role.name}: it holds an administrator's or a moderator's power`);
     if (!perms.isAboveRole(actor.id, serverId, role)) throw forbidden(`an answer cannot give the role ${role.name}: it is not below your highest role`);
+    if (problem === 'above') throw forbidden(`an answer cannot give the role ${role.name}: it sits above a moderator role (move it below them first)`);
     requireGrantable(perms.channelRules(serverId)?.serverFlags(actor.id) ?? 0, role.permissions);
   }
 
@@ -231,7 +232,7 @@ export function createOnboarding({
       // Checked again as the roles go out: one that gained a power since is not given.
       const roleIds = [...new Set(chosen.flatMap((a) => a.role_ids))].filter((id) => {
         const role = roleById.get(id, serverId);
-        return role && role.full_server_admin === 0 && (role.permissions & MODERATION) === 0;
+        return role && perms.strangerRoleProblem(serverId, role) === null;
       });
       db.transaction(() => {
         for (const id of roleIds) members.addRole(serverId, user.id, id);

@@ -180,10 +180,15 @@ export const STREAM_EVENTS = {
     server_id: uuid,
     reason: Type.Unsafe<'left' | 'kicked' | 'banned' | 'deleted'>({ type: 'string', enum: ['left', 'kicked', 'banned', 'deleted'] }),
   }),
-  server_updated: event('server_updated', SERVER_MEMBERS, 'a server renamed, described or handed to a new owner', {
-    server_id: uuid,
-    server: record<ServerRecord>('Server'),
-  }),
+  server_updated: event(
+    'server_updated',
+    SERVER_MEMBERS,
+    "a server renamed, described, handed to a new owner, its settings changed (safety, link previews, everyone's permissions), or its joins paused by join-rate protection",
+    {
+      server_id: uuid,
+      server: record<ServerRecord>('Server'),
+    },
+  ),
   channel_created: event(
     'channel_created',
     CHANNEL_VIEWERS,
@@ -265,7 +270,7 @@ export const STREAM_EVENTS = {
     },
   ),
   member_joined: event('member_joined', SERVER_MEMBERS, 'a new member', { server_id: uuid, member: record<MemberRecord>('Member') }),
-  member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership)', {
+  member_updated: event('member_updated', SERVER_MEMBERS, 'a member changed (a role, a timeout, ownership, membership screening: pending or let in)', {
     server_id: uuid,
     member: record<MemberRecord>('Member'),
   }),

@@ -98,7 +98,7 @@ export function tallyMessage(files: ExportFiles, jsonFile: string, m: DiscordMes
       tally.emoji.set(id, entry);
     }
     entry.uses += uses;
-    noteImage(entry, imageOf(files, jsonFile, url, MAX_EMOJI_UPLOAD_BYTES));
+    if (entry.image === null) noteImage(entry, imageOf(files, jsonFile, url, MAX_EMOJI_UPLOAD_BYTES));
   };
   for (const [, a, name, id] of m.content.matchAll(CUSTOM_EMOJI)) emoji(id, name, a === 'a', 1);
   for (const e of m.inlineEmojis ?? []) if (e.id && /^[0-9]{1,20}$/.test(e.id)) emoji(e.id, e.name, e.isAnimated === true, 0, e.imageUrl);
@@ -117,7 +117,7 @@ export function tallyMessage(files: ExportFiles, jsonFile: string, m: DiscordMes
       tally.stickers.set(s.id, entry);
     }
     entry.uses++;
-    if (!isLottie(entry)) noteImage(entry, imageOf(files, jsonFile, s.sourceUrl, MAX_STICKER_BYTES));
+    if (entry.image === null && !isLottie(entry)) noteImage(entry, imageOf(files, jsonFile, s.sourceUrl, MAX_STICKER_BYTES));
   }
   if (m.poll) {
     tally.polls++;
@@ -270,7 +270,8 @@ export async function bringMedia(opts: {
       await fs.promises.rename(encoded, final);
       return { animated };
     } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
+      // A refused image, or one the export cannot give after all (a damaged entry): a line of the report, never a failed import.
+      if (!(err instanceof HttpError || err instanceof ImportError)) throw err;
       return { refused: err.message };
     } finally {
       for (const file of [source, encoded]) await fs.promises.rm(file, { force: true });

@@ -172,6 +172,9 @@ function readTrigger(value: unknown): Trigger {
   }
 }
 
+/** How many servers' compiled rules stay in memory at once (the most recently judged). */
+const COMPILED_SERVERS = 64;
+
 export function createAutomod({ db, clock, log, perms, directory, members, audit, hub, messages, alertAuthor }: AutomodParts): Automod {
   const COLUMNS = 'id, server_id, name, enabled, trigger, actions, exempt_role_ids, exempt_channel_ids, creator_id, created_at';
   const rulesOf = db.prepare<[string], Row>(`SELECT ${COLUMNS} FROM automod_rules WHERE server_id = ? ORDER BY created_at, id`);
@@ -188,17 +191,25 @@ export function createAutomod({ db, clock, log, perms, directory, members, audit
   const roleInServer = db.prepare<[string, string], { id: string }>('SELECT id FROM roles WHERE id = ? AND server_id = ?');
   const inviteServer = db.prepare<[string], string>('SELECT server_id FROM invites WHERE token = ?').pluck();
 
-  /** Each server's enabled rules, compiled; dropped when one of its rules changes. */
+  /**
+   * Each server's enabled rules, compiled; dropped when one of its rules changes, and the least
+   * recently judged past COMPILED_SERVERS (six full keyword rules hold about 16 MB: memory stays
+   * bounded whoever makes servers; a server dropped is compiled again at its next message).
+   */
   const compiled = new Map<string, Compiled[]>();
   const rulesFor = (serverId: string): Compiled[] => {
     let list = compiled.get(serverId);
-    if (!list) {
+    if (list) {
+      compiled.delete(serverId);
+      compiled.set(serverId, list);
+    } else {
       list = rulesOf
         .all(serverId)
         .map(toRule)
         .filter((r) => r.enabled)
         .map((rule) => ({ rule, keywords: rule.trigger.type === 'keyword' ? compileKeywords(rule.trigger.keyword_filter, rule.trigger.allow_list) : null }));
       compiled.set(serverId, list);
+      if (compiled.size > COMPILED_SERVERS) compiled.delete(compiled.keys().next().value!);
     }
     return list;
   };
